@@ -1,0 +1,238 @@
+"""Plain data the engine works on: judgments (answer synsets with levels) and rankings.
+
+Both are column arrays (numpy), built once and then read by the vectorized marking and
+metric code in ``engine.py``.  Nothing here knows about files or the database: the parsers
+(``parsers.py``) and the ORM adapter (``evaluation/services.py``) build these objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError, IssueList
+from .normalize import MATCH_MODES, is_nil, normalize_many
+
+DEFAULT_LEVELS = ("S", "A", "B")
+ID_MATCH = "id"  # TREC qrels: document ids compared as they are
+
+
+def default_gains(levels: Sequence[str]) -> tuple[float, ...]:
+    """Gains n, n-1, ..., 1 for n levels, highest first (3:2:1 for S, A, B)."""
+    n = len(levels)
+    return tuple(float(n - i) for i in range(n))
+
+
+@dataclass(frozen=True, eq=False)
+class Judgments:
+    """Answer synsets and judged strings of a set of *judged* questions.
+
+    Question ``q`` is ``questions[q]``.  Strings: ``str_q``, ``str_key`` (matching key),
+    ``str_text``, ``str_synset`` (global synset index, -1 = judged incorrect),
+    ``str_level`` (index into ``levels``, 0 = highest; -1 = incorrect), ``str_nil``.
+    Synsets: ``syn_q``, ``syn_label`` (the synset id as given), ``syn_xmax`` (index of the
+    highest level among the synset's strings, the paper's xmax(i)), ``syn_nil``.
+    """
+
+    questions: np.ndarray
+    levels: tuple[str, ...]
+    gains: tuple[float, ...]
+    match: str
+    nil_rule: bool
+    str_q: np.ndarray
+    str_key: np.ndarray
+    str_text: np.ndarray
+    str_synset: np.ndarray
+    str_level: np.ndarray
+    str_nil: np.ndarray
+    syn_q: np.ndarray
+    syn_label: np.ndarray
+    syn_xmax: np.ndarray
+    syn_nil: np.ndarray
+    _qindex: pd.Index = field(repr=False)
+
+    @property
+    def nq(self) -> int:
+        return len(self.questions)
+
+    def question_index(self, qids: Sequence[str] | np.ndarray) -> np.ndarray:
+        """Index of each question id in ``questions``; -1 for ids not judged here."""
+        return self._qindex.get_indexer(np.asarray(qids, dtype=object))
+
+    def synset_counts(self) -> np.ndarray:
+        """R per question: the number of answer synsets."""
+        return np.bincount(self.syn_q, minlength=self.nq)
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        qids: Sequence[str],
+        synsets: Sequence[str | None],
+        texts: Sequence[str],
+        levels_of: Sequence[str | None],
+        levels: Sequence[str] = DEFAULT_LEVELS,
+        gains: Sequence[float] | None = None,
+        match: str = "normalized",
+        nil_rule: bool = True,
+        lines: Sequence[int] | None = None,
+        file: str = "<judgments>",
+        question_order: Sequence[str] | None = None,
+    ) -> Judgments:
+        """Build judgments from one row per judged string.
+
+        ``synsets[i]``/``levels_of[i]`` are None (or "") for a string judged incorrect.
+        Raises InputError, with ``lines`` when given, if a level is unknown or if one
+        matching key occurs twice in a question (a string in two synsets, or twice).
+        """
+        if match not in MATCH_MODES and match != ID_MATCH:
+            raise ValueError(f"unknown matching mode {match!r}")
+        levels = tuple(levels)
+        gains = tuple(float(g) for g in (gains if gains is not None else default_gains(levels)))
+        if len(gains) != len(levels):
+            raise ValueError("one gain per level is needed")
+        n = len(texts)
+        issues = IssueList(file)
+
+        def where(i: int) -> int | None:
+            return lines[i] if lines is not None else None
+
+        qid_arr = np.asarray(qids, dtype=object)
+        if question_order is not None:
+            order = list(dict.fromkeys(list(question_order) + list(pd.unique(qid_arr))))
+            questions = np.asarray(order, dtype=object)
+            qindex = pd.Index(questions)
+            str_q = qindex.get_indexer(qid_arr).astype(np.int64)
+        else:
+            codes, uniques = pd.factorize(qid_arr)
+            str_q = codes.astype(np.int64)
+            questions = np.asarray(uniques, dtype=object)
+            qindex = pd.Index(questions)
+        text_arr = np.asarray(texts, dtype=object)
+        if match == ID_MATCH:
+            key_arr = text_arr
+        else:
+            key_arr = np.asarray(normalize_many(text_arr, match), dtype=object)
+
+        level_pos = {code: i for i, code in enumerate(levels)}
+        str_level = np.full(n, -1, dtype=np.int64)
+        syn_raw = [s if s not in (None, "") else None for s in synsets]
+        for i, (lev, syn) in enumerate(zip(levels_of, syn_raw, strict=True)):
+            if syn is None:
+                continue
+            pos = level_pos.get(lev)
+            if pos is None:
+                issues.add(where(i), f"unknown level {lev!r} (expected one of {', '.join(levels)})")
+            else:
+                str_level[i] = pos
+
+        frame = pd.DataFrame({"q": str_q, "key": key_arr})
+        dup = frame.duplicated(["q", "key"], keep=False).to_numpy()
+        if dup.any():
+            first_at: dict[tuple[int, str], int] = {}
+            for i in np.flatnonzero(dup):
+                k = (int(str_q[i]), key_arr[i])
+                j = first_at.setdefault(k, i)
+                if j == i:
+                    continue
+                qid = questions[str_q[i]]
+                if syn_raw[i] != syn_raw[j]:
+                    what = (f"synset {syn_raw[j]!r}" if syn_raw[j] is not None
+                            else "the incorrect answers")
+                    issues.add(where(i), f"answer {text_arr[i]!r} of question {qid!r} is "
+                               f"already in {what}" + (f" (line {where(j)})" if lines else "")
+                               + "; a string belongs to at most one synset")
+                else:
+                    issues.add(where(i), f"answer {text_arr[i]!r} of question {qid!r} repeats "
+                               f"{text_arr[j]!r}" + (f" (line {where(j)})" if lines else ""))
+        issues.raise_if_any()
+
+        in_syn = np.array([s is not None for s in syn_raw], dtype=bool)
+        str_synset = np.full(n, -1, dtype=np.int64)
+        if in_syn.any():
+            sub = pd.DataFrame({"q": str_q[in_syn], "s": [syn_raw[i] for i in np.flatnonzero(in_syn)]})
+            str_synset[in_syn] = sub.groupby(["q", "s"], sort=False).ngroup().to_numpy()
+        nsyn = int(str_synset.max()) + 1 if n and in_syn.any() else 0
+        if nil_rule and n:
+            str_nil = np.asarray([is_nil(t) for t in text_arr], dtype=bool)
+        else:
+            str_nil = np.zeros(n, dtype=bool)
+        syn_q = np.zeros(nsyn, dtype=np.int64)
+        syn_label = np.empty(nsyn, dtype=object)
+        syn_xmax = np.full(nsyn, len(levels), dtype=np.int64)
+        syn_nil = np.zeros(nsyn, dtype=bool)
+        idx = np.flatnonzero(in_syn)
+        if nsyn:
+            s = str_synset[idx]
+            syn_q[s] = str_q[idx]
+            syn_label[s] = [syn_raw[i] for i in idx]
+            np.minimum.at(syn_xmax, s, str_level[idx])
+            syn_nil[s[str_nil[idx]]] = True
+        return cls(
+            questions=questions, levels=levels, gains=gains, match=match, nil_rule=nil_rule,
+            str_q=str_q, str_key=key_arr, str_text=text_arr, str_synset=str_synset,
+            str_level=str_level, str_nil=str_nil, syn_q=syn_q, syn_label=syn_label,
+            syn_xmax=syn_xmax, syn_nil=syn_nil, _qindex=qindex,
+        )
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[tuple[str, str | None, str, str | None]], **kwargs) -> Judgments:
+        """Build from ``(question_id, synset_id, answer, level)`` rows (as in the CSV)."""
+        rows = list(rows)
+        return cls.build(
+            qids=[r[0] for r in rows], synsets=[r[1] for r in rows],
+            texts=[r[2] for r in rows], levels_of=[r[3] for r in rows], **kwargs,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Ranking:
+    """One run: rows grouped by question, each group in rank order (rank 1 first).
+
+    ``qid`` and ``text`` are object arrays of equal length; ``score`` is optional.
+    """
+
+    name: str
+    qid: np.ndarray
+    text: np.ndarray
+    score: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.qid)
+
+    @classmethod
+    def from_rows(cls, name: str, rows: Iterable[tuple[str, int, str]]) -> Ranking:
+        """Build from ``(question_id, rank, answer)`` rows in any order; ranks order answers."""
+        rows = list(rows)
+        if not rows:
+            return cls(name, np.empty(0, dtype=object), np.empty(0, dtype=object))
+        frame = pd.DataFrame(rows, columns=["qid", "rank", "text"])
+        frame["q"] = pd.factorize(frame["qid"])[0]
+        frame = frame.sort_values(["q", "rank"], kind="stable")
+        return cls(name, frame["qid"].to_numpy(dtype=object), frame["text"].to_numpy(dtype=object))
+
+    @classmethod
+    def from_lists(cls, name: str, lists: dict[str, Sequence[str]]) -> Ranking:
+        """Build from ``{question_id: [answer at rank 1, answer at rank 2, ...]}``."""
+        qid, text = [], []
+        for q, answers in lists.items():
+            qid.extend([q] * len(answers))
+            text.extend(answers)
+        return cls(name, np.asarray(qid, dtype=object), np.asarray(text, dtype=object))
+
+
+def check_unique_names(rankings: Sequence[Ranking]) -> None:
+    """Raise InputError when two runs share a name (their rows would mix in reports)."""
+    seen: set[str] = set()
+    issues = IssueList("<runs>")
+    for r in rankings:
+        if r.name in seen:
+            issues.add(None, f"two runs are named {r.name!r}")
+        seen.add(r.name)
+    issues.raise_if_any()
+
+
+__all__ = ["DEFAULT_LEVELS", "ID_MATCH", "InputError", "Judgments", "Ranking", "default_gains"]

@@ -1,0 +1,474 @@
+"""Marking (paper Figure 1) and the metric suite (Figure 2 and DESIGN.md section 5).
+
+Everything is vectorized over *groups*: one group per (run, judged question).  Rows of the
+marked table are sorted by group, then by rank, so per-group sums are ``np.bincount`` and
+running sums are a cumulative sum minus the group's offset.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .data import ID_MATCH, Judgments, Ranking
+from .gains import GainProfile
+from .normalize import is_nil, normalize_many
+
+CORRECT, DUPLICATE, INCORRECT, UNJUDGED, NIL_NOT_FIRST = 0, 1, 2, 3, 4
+STATUS_NAMES = ("correct", "duplicate", "incorrect", "unjudged", "nil_not_first")
+
+BASE_METRICS = (
+    "q_measure", "r_measure", "rr", "ap", "ap_rigid", "awp", "rwp", "r_prec", "ndcg", "rbp",
+    "rr_trunc", "ap_trunc", "ndcg_trunc", "rbp_trunc",
+)
+CUTOFF_METRICS = ("p", "ndcg")  # p@k, ndcg@k
+DEFAULT_METRICS = ("q_measure", "r_measure", "rr", "ap", "ndcg@5")
+_CUTOFF = re.compile(r"^(p|ndcg)@([1-9][0-9]*)$")
+
+
+def parse_metrics(spec: str | Sequence[str]) -> list[str]:
+    """Validate a comma list (or sequence) of metric column names; return them in order."""
+    names = [m.strip() for m in spec.split(",")] if isinstance(spec, str) else list(spec)
+    names = [m for m in names if m]
+    if not names:
+        raise ValueError("no metric named")
+    bad = [m for m in names if m not in BASE_METRICS and not _CUTOFF.match(m)]
+    if bad:
+        raise ValueError(f"unknown metric(s) {', '.join(bad)}; known: {', '.join(BASE_METRICS)}, "
+                         "p@k, ndcg@k")
+    return list(dict.fromkeys(names))
+
+
+@dataclass(frozen=True, eq=False)
+class Marked:
+    """The marked answers of one or more runs against one set of judgments.
+
+    Row arrays (sorted by group, then rank): ``group`` (= run * nq + question),
+    ``rank`` (1-based position), ``text``, ``synset`` (-1 if none), ``level`` (-1),
+    ``status`` (see STATUS_NAMES), ``explicit_nil`` (the answer is the string NIL).
+    ``unknown`` counts, per run, the answers to questions the judgments do not know.
+    """
+
+    judgments: Judgments
+    runs: tuple[str, ...]
+    group: np.ndarray
+    rank: np.ndarray
+    text: np.ndarray
+    synset: np.ndarray
+    level: np.ndarray
+    status: np.ndarray
+    explicit_nil: np.ndarray
+    unknown: np.ndarray
+
+    @property
+    def ngroups(self) -> int:
+        return len(self.runs) * self.judgments.nq
+
+    def group_lengths(self) -> np.ndarray:
+        """L: the number of answers of each group."""
+        return np.bincount(self.group, minlength=self.ngroups)
+
+    def frame(self) -> pd.DataFrame:
+        """Every marked answer as a table: run, question_id, rank, answer, synset, level,
+        status -- what a person needs to see why a question got its score."""
+        j = self.judgments
+        nq = j.nq
+        has_syn = self.synset >= 0
+        synset = np.full(len(self.group), None, dtype=object)
+        synset[has_syn] = j.syn_label[self.synset[has_syn]]
+        level = np.full(len(self.group), None, dtype=object)
+        has_lev = self.level >= 0
+        level[has_lev] = np.asarray(j.levels, dtype=object)[self.level[has_lev]]
+        return pd.DataFrame({
+            "run": np.asarray(self.runs, dtype=object)[self.group // nq] if nq else [],
+            "question_id": j.questions[self.group % nq] if nq else [],
+            "rank": self.rank,
+            "answer": self.text,
+            "synset": synset,
+            "level": level,
+            "status": np.asarray(STATUS_NAMES, dtype=object)[self.status],
+        })
+
+
+def _encode(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    codes, uniques = pd.factorize(values)
+    return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+
+
+def mark(judgments: Judgments, rankings: Sequence[Ranking]) -> Marked:
+    """Mark every answer of ``rankings`` (paper, Figure 1).
+
+    An answer matching a string of synset i is marked with that string's own level if i
+    has not been credited yet (and then credits i); a later string of a credited synset is
+    a duplicate; a matching ``NIL`` is marked only at rank 1.  Unmatched answers are
+    ``incorrect`` when an assessor judged that string incorrect, else ``unjudged``.
+    """
+    j = judgments
+    nq = j.nq
+    parts_q, parts_run, parts_text = [], [], []
+    unknown = np.zeros(len(rankings), dtype=np.int64)
+    for i, ranking in enumerate(rankings):
+        q = j.question_index(ranking.qid)
+        known = q >= 0
+        unknown[i] = int((~known).sum())
+        parts_q.append(q[known])
+        parts_run.append(np.full(int(known.sum()), i, dtype=np.int64))
+        parts_text.append(ranking.text[known])
+    q = np.concatenate(parts_q) if parts_q else np.empty(0, dtype=np.int64)
+    run = np.concatenate(parts_run) if parts_run else np.empty(0, dtype=np.int64)
+    text = np.concatenate(parts_text) if parts_text else np.empty(0, dtype=object)
+    group = run * nq + q
+    order = np.argsort(group, kind="stable")
+    group, q, run, text = group[order], q[order], run[order], text[order]
+    n = len(group)
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if n else np.empty(0, int)
+    first = np.repeat(starts, np.diff(np.r_[starts, n])) if n else starts
+    rank = np.arange(n, dtype=np.int64) - first + 1
+
+    tcodes, tuniq = _encode(text)
+    if j.match == ID_MATCH:
+        ukeys = tuniq
+        unil = np.zeros(len(tuniq), dtype=bool)
+    else:
+        ukeys = np.asarray(normalize_many(tuniq, j.match), dtype=object)
+        unil = np.asarray([is_nil(t) for t in tuniq], dtype=bool) if j.nil_rule else (
+            np.zeros(len(tuniq), dtype=bool))
+    explicit_nil = unil[tcodes] if n else np.zeros(0, dtype=bool)
+
+    # Look up (question, key) among the judged strings through integer codes.
+    kcodes, kuniq = _encode(np.concatenate([j.str_key, ukeys]))
+    nk = max(len(kuniq), 1)
+    jcomb = j.str_q * nk + kcodes[: len(j.str_key)]
+    rcomb = q * nk + kcodes[len(j.str_key):][tcodes] if n else np.empty(0, dtype=np.int64)
+    jorder = np.argsort(jcomb, kind="stable")
+    jsorted = jcomb[jorder]
+    pos = np.searchsorted(jsorted, rcomb)
+    pos_c = np.minimum(pos, max(len(jsorted) - 1, 0))
+    matched = (pos < len(jsorted)) & (jsorted[pos_c] == rcomb) if len(jsorted) else (
+        np.zeros(n, dtype=bool))
+    sidx = np.where(matched, jorder[pos_c] if len(jsorted) else 0, -1)
+
+    synset = np.where(matched, j.str_synset[sidx], -1) if n else np.empty(0, dtype=np.int64)
+    level = np.where(matched, j.str_level[sidx], -1) if n else np.empty(0, dtype=np.int64)
+    snil = np.where(matched, j.str_nil[sidx], False) if n else np.zeros(0, dtype=bool)
+    status = np.full(n, UNJUDGED, dtype=np.int8)
+    status[matched & (synset < 0)] = INCORRECT
+    late_nil = matched & (synset >= 0) & snil & (rank > 1)
+    status[late_nil] = NIL_NOT_FIRST
+    eligible = matched & (synset >= 0) & ~late_nil
+    nsyn = max(len(j.syn_q), 1)
+    credit = run[eligible] * nsyn + synset[eligible]
+    dup = pd.Series(credit).duplicated().to_numpy()
+    el_idx = np.flatnonzero(eligible)
+    status[el_idx[dup]] = DUPLICATE
+    status[el_idx[~dup]] = CORRECT
+    synset = np.where(status == UNJUDGED, -1, synset)
+    level = np.where(status == CORRECT, level, np.where(status == DUPLICATE, level, -1))
+    return Marked(j, tuple(r.name for r in rankings), group, rank, text, synset, level,
+                  status, explicit_nil, unknown)
+
+
+class Scorer:
+    """Computes metrics for every group of a ``Marked`` table under one configuration."""
+
+    def __init__(self, marked: Marked, *, gains: GainProfile | None = None, beta: float = 1.0,
+                 rbp_p: float = 0.5):
+        if beta < 0:
+            raise ValueError("beta must be >= 0")
+        if not 0 <= rbp_p < 1:
+            raise ValueError("the RBP persistence p must be in [0, 1)")
+        self.m = marked
+        self.beta = float(beta)
+        self.p = float(rbp_p)
+        j = marked.judgments
+        nq, ng = j.nq, marked.ngroups
+        self.nq, self.ng = nq, ng
+        profile = gains or GainProfile()
+        base = profile.resolve(j.levels, j.gains)
+        self.gtop = float(base.max()) if len(base) and base.max() > 0 else 1.0
+        self.G = profile.per_question(base, j.syn_q, j.syn_xmax, nq)
+        self.nlev = len(j.levels)
+
+        self.gq = np.arange(ng, dtype=np.int64) % max(nq, 1)  # question of each group
+        self.rowq = marked.group % max(nq, 1)
+        self.rel = marked.status == CORRECT
+        lev = np.where(self.rel, marked.level, 0)
+        self.g = np.where(self.rel, self.G[self.rowq, lev], 0.0) if len(lev) else np.zeros(0)
+        self.pos = marked.rank.astype(float)
+        n = len(marked.group)
+        grp = marked.group
+        self.starts = np.flatnonzero(np.r_[True, grp[1:] != grp[:-1]]) if n else np.empty(0, int)
+        self.first = np.repeat(self.starts, np.diff(np.r_[self.starts, n])) if n else self.starts
+
+        # Ideal list per question: xmax gains sorted descending (Figure 2).
+        syn_gain = self.G[j.syn_q, np.minimum(j.syn_xmax, self.nlev - 1)] if len(j.syn_q) else (
+            np.zeros(0))
+        self.R = np.bincount(j.syn_q, minlength=nq)
+        self.ideal = self._ideal(j.syn_q, syn_gain)
+        nonnil = ~j.syn_nil
+        self.Rt = np.bincount(j.syn_q[nonnil], minlength=nq)
+        self.ideal_t = self._ideal(j.syn_q[nonnil], syn_gain[nonnil])
+        rigid = j.syn_xmax < self.nlev - 1 if self.nlev > 1 else np.ones(len(j.syn_q), bool)
+        self.R_rigid = np.bincount(j.syn_q[rigid], minlength=nq)
+
+    # -- helpers --------------------------------------------------------------------------
+    def _ideal(self, syn_q: np.ndarray, gains: np.ndarray):
+        order = np.lexsort((-gains, syn_q))
+        iq, ig = syn_q[order], gains[order]
+        counts = np.bincount(iq, minlength=self.nq)
+        offset = np.r_[0, np.cumsum(counts)[:-1]] if self.nq else np.zeros(0, int)
+        ipos = np.arange(len(iq)) - offset[iq] + 1 if len(iq) else np.zeros(0, int)
+        icum = self._segcum(ig, iq, offset)
+        total = np.bincount(iq, weights=ig, minlength=self.nq)
+        return {"q": iq, "gain": ig, "pos": ipos, "cum": icum, "offset": offset,
+                "count": counts, "total": total}
+
+    @staticmethod
+    def _segcum(values: np.ndarray, seg: np.ndarray, offset: np.ndarray) -> np.ndarray:
+        if not len(values):
+            return np.zeros(0)
+        cs = np.cumsum(values, dtype=float)
+        first = offset[seg]
+        return cs - cs[first] + values[first]
+
+    def _cum(self, values: np.ndarray) -> np.ndarray:
+        """Running sum within each group (rows sorted by group and rank)."""
+        if not len(values):
+            return np.zeros(0)
+        cs = np.cumsum(values, dtype=float)
+        return cs - cs[self.first] + values[self.first]
+
+    def _sum(self, weights: np.ndarray) -> np.ndarray:
+        return np.bincount(self.m.group, weights=weights, minlength=self.ng)
+
+    def _cig(self, ideal, q: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """Cumulative ideal gain at rank r (frozen after rank R) for questions q."""
+        count = ideal["count"][q]
+        if not len(ideal["cum"]):
+            return np.zeros(len(q))
+        at = ideal["offset"][q] + np.minimum(r, count) - 1
+        return np.where(count > 0, ideal["cum"][np.clip(at, 0, None)], 0.0)
+
+    @staticmethod
+    def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+        den = np.asarray(den, dtype=float)
+        return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den > 0)
+
+    def _by_group(self, per_q: np.ndarray) -> np.ndarray:
+        return per_q[self.gq]
+
+    @property
+    def _row_R(self) -> np.ndarray:
+        return self.R[self.rowq]
+
+    # -- Sakai-style metrics --------------------------------------------------------------
+    def q_measure(self) -> np.ndarray:
+        """Q-measure (paper eq. 5 with beta): (1/R) sum_rel (b*cg(r)+count(r))/(b*cig(r)+r)."""
+        cg, count = self._cum(self.g), self._cum(self.rel.astype(float))
+        cig = self._cig(self.ideal, self.rowq, self.m.rank)
+        term = self._div(self.beta * cg + count, self.beta * cig + self.pos)
+        return self._div(self._sum(np.where(self.rel, term, 0.0)), self._by_group(self.R))
+
+    def r_measure(self) -> np.ndarray:
+        """R-measure (paper eq. 6 with beta): (b*cg(R)+count(R))/(b*cig(R)+R)."""
+        upto = self.m.rank <= self._row_R
+        num = self._sum(np.where(upto & self.rel, self.beta * self.g + 1.0, 0.0))
+        R = self._by_group(self.R)
+        return self._div(num, self.beta * self._by_group(self.ideal["total"]) + R)
+
+    def _first_rel_rank(self, rel: np.ndarray) -> np.ndarray:
+        first = np.zeros(self.ng)
+        idx = np.flatnonzero(rel)
+        if len(idx):
+            grp = self.m.group[idx]
+            keep = np.r_[True, grp[1:] != grp[:-1]]
+            first[grp[keep]] = self.m.rank[idx[keep]]
+        return first
+
+    def rr(self) -> np.ndarray:
+        """Reciprocal rank of the first marked answer; 0 if none."""
+        first = self._first_rel_rank(self.rel)
+        return self._div(np.ones(self.ng), first)
+
+    def ap(self) -> np.ndarray:
+        """Relaxed AP (paper eq. 1): any level counts as correct."""
+        count = self._cum(self.rel.astype(float))
+        return self._div(self._sum(np.where(self.rel, count / self.pos, 0.0)),
+                         self._by_group(self.R))
+
+    def ap_rigid(self) -> np.ndarray:
+        """Rigid AP: only marks above the lowest level count (equals ap with one level)."""
+        if self.nlev <= 1:
+            return self.ap()
+        rel = self.rel & (self.m.level < self.nlev - 1)
+        count = self._cum(rel.astype(float))
+        return self._div(self._sum(np.where(rel, count / self.pos, 0.0)),
+                         self._by_group(self.R_rigid))
+
+    def awp(self) -> np.ndarray:
+        """Average weighted precision (paper eq. 3): (1/R) sum_rel cg(r)/cig(r)."""
+        cg = self._cum(self.g)
+        cig = self._cig(self.ideal, self.rowq, self.m.rank)
+        return self._div(self._sum(np.where(self.rel, self._div(cg, cig), 0.0)),
+                         self._by_group(self.R))
+
+    def rwp(self) -> np.ndarray:
+        """R-weighted precision (paper eq. 4): cg(R)/cig(R)."""
+        upto = self.m.rank <= self._row_R
+        return self._div(self._sum(np.where(upto, self.g, 0.0)),
+                         self._by_group(self.ideal["total"]))
+
+    def r_prec(self) -> np.ndarray:
+        """R-precision (paper eq. 2): count(R)/R."""
+        upto = self.m.rank <= self._row_R
+        return self._div(self._sum((upto & self.rel).astype(float)), self._by_group(self.R))
+
+    def p_at(self, k: int) -> np.ndarray:
+        """Precision at k (relaxed), dividing by k as trec_eval's P_k does."""
+        return self._sum(((self.m.rank <= k) & self.rel).astype(float)) / k
+
+    def ndcg_at(self, k: float) -> np.ndarray:
+        """nDCG@k with linear gains and 1/log2(r+1) discounts (trec_eval's ndcg_cut)."""
+        dcg = self._sum(np.where(self.m.rank <= k, self.g / np.log2(self.pos + 1), 0.0))
+        ip = self.ideal["pos"]
+        idcg_q = np.bincount(self.ideal["q"], minlength=self.nq,
+                             weights=np.where(ip <= k, self.ideal["gain"] / np.log2(ip + 1.0), 0))
+        return self._div(dcg, self._by_group(idcg_q))
+
+    def ndcg(self) -> np.ndarray:
+        return self.ndcg_at(np.inf)
+
+    def rbp(self) -> np.ndarray:
+        """Rank-biased precision, gains divided by the top gain: (1-p) sum g(r)/gtop p^(r-1)."""
+        return (1 - self.p) * self._sum(self.g / self.gtop * self.p ** (self.pos - 1))
+
+    # -- truncation-aware metrics (truncated-rankings-and-nil-answers.txt) --------------------
+    def _trunc(self):
+        if hasattr(self, "_tcache"):
+            return self._tcache
+        L = self.m.group_lengths()
+        d = L.astype(float).copy()
+        nil_rows = np.flatnonzero(self.m.explicit_nil)
+        if len(nil_rows):
+            grp = self.m.group[nil_rows]
+            keep = np.r_[True, grp[1:] != grp[:-1]]
+            d[grp[keep]] = self.m.rank[nil_rows[keep]] - 1
+        inside = self.m.rank <= d[self.m.group]
+        j = self.m.judgments
+        syn_nil = np.zeros(len(self.rel), dtype=bool)
+        has = self.m.synset >= 0
+        syn_nil[has] = j.syn_nil[self.m.synset[has]]
+        rel = self.rel & inside & ~syn_nil
+        g = np.where(rel, self.g / self.gtop, 0.0)
+        Rt = self._by_group(self.Rt)
+        acc_bin = self._sum(rel.astype(float))
+        acc_gain = self._sum(g)
+        total = self._by_group(self.ideal_t["total"]) / self.gtop
+        rt_bin = np.where(Rt == 0, 1.0, np.minimum(1.0, self._div(acc_bin, Rt)))
+        rt_gain = np.where(Rt == 0, 1.0, np.minimum(1.0, self._div(acc_gain, total)))
+        self._tcache = (d, rel, g, Rt, acc_bin, rt_bin, rt_gain)
+        return self._tcache
+
+    def rr_trunc(self) -> np.ndarray:
+        """RR': 1/rank of the first correct answer before the cut, else r_t/(d+1)."""
+        d, rel, _, _, _, rt_bin, _ = self._trunc()
+        first = self._first_rel_rank(rel)
+        return np.where(first > 0, self._div(np.ones(self.ng), first), rt_bin / (d + 1))
+
+    def ap_trunc(self) -> np.ndarray:
+        """AP': AP of the ranking extended by the terminal item, divided by R+1."""
+        d, rel, _, Rt, acc, rt, _ = self._trunc()
+        count = self._cum(rel.astype(float))
+        s = self._sum(np.where(rel, count / self.pos, 0.0))
+        return (s + rt * (acc + rt) / (d + 1)) / (Rt + 1)
+
+    def rbp_trunc(self) -> np.ndarray:
+        """RBP': (1-p) sum_{r<=d} g(r) p^(r-1) + p^d r_t, gains divided by the top gain."""
+        d, _, g, _, _, _, rt = self._trunc()
+        return (1 - self.p) * self._sum(g * self.p ** (self.pos - 1)) + self.p ** d * rt
+
+    def ndcg_trunc(self) -> np.ndarray:
+        """NDCG': DCG@(d+1) of the answers and the terminal item over the ideal d+1 list
+        that holds a terminal 1.0 in its first zero-gain slot (capped at 1)."""
+        d, _, g, Rt, _, _, rt = self._trunc()
+        dcg = self._sum(g / np.log2(self.pos + 1)) + rt / np.log2(d + 2)
+        it = self.ideal_t
+        ig = it["gain"] / self.gtop / np.log2(it["pos"] + 1.0)
+        # ideal DCG over the first d+1 slots, per group (d differs between runs)
+        gq = self.gq
+        if len(it["q"]):
+            cum = self._segcum(ig, it["q"], it["offset"])
+            cnt = it["count"][gq]
+            upto = np.minimum(cnt, d + 1).astype(np.int64)
+            at = it["offset"][gq] + upto - 1
+            idcg = np.where(upto > 0, cum[np.clip(at, 0, None)], 0.0)
+        else:
+            idcg = np.zeros(self.ng)
+        idcg = idcg + np.where(Rt < d + 1, 1.0 / np.log2(Rt + 2.0), 0.0)
+        return np.minimum(1.0, self._div(dcg, idcg))
+
+    # -- dispatch ---------------------------------------------------------------------------
+    def metric(self, name: str) -> np.ndarray:
+        """Per-group values of one metric column name (e.g. ``q_measure``, ``ndcg@5``)."""
+        m = _CUTOFF.match(name)
+        if m:
+            k = int(m.group(2))
+            return self.p_at(k) if m.group(1) == "p" else self.ndcg_at(k)
+        if name not in BASE_METRICS:
+            raise ValueError(f"unknown metric {name!r}")
+        return getattr(self, name)()
+
+
+@dataclass(frozen=True, eq=False)
+class Scores:
+    """Per-question scores of each run: ``per_question[run]`` is a DataFrame indexed by
+    question id (every judged question, in judgment order) with one column per metric."""
+
+    metrics: tuple[str, ...]
+    runs: tuple[str, ...]
+    per_question: dict[str, pd.DataFrame]
+    unknown: dict[str, int]
+    marked: Marked
+
+    def means(self) -> pd.DataFrame:
+        """Mean of each metric per run over the judged questions (rows: runs)."""
+        return pd.DataFrame({r: self.per_question[r].mean() if len(self.per_question[r])
+                             else pd.Series(0.0, index=list(self.metrics)) for r in self.runs}).T
+
+    def long(self) -> pd.DataFrame:
+        """One row per run and question, then a row ``all`` per run with the means."""
+        frames = []
+        for r in self.runs:
+            pq = self.per_question[r]
+            f = pq.reset_index().rename(columns={"index": "question_id"})
+            f.insert(0, "run", r)
+            mean = self.means().loc[[r]].reset_index(drop=True)
+            mean.insert(0, "question_id", "all")
+            mean.insert(0, "run", r)
+            frames.append(pd.concat([f, mean], ignore_index=True))
+        cols = ["run", "question_id", *self.metrics]
+        return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
+
+
+def evaluate(judgments: Judgments, rankings: Sequence[Ranking],
+             metrics: Sequence[str] = DEFAULT_METRICS, *, gains: GainProfile | None = None,
+             beta: float = 1.0, rbp_p: float = 0.5) -> Scores:
+    """Mark and score ``rankings``; every judged question is scored for every run (a
+    question a run did not answer scores as an empty ranking, like trec_eval -c)."""
+    metrics = tuple(parse_metrics(metrics))
+    marked = mark(judgments, rankings)
+    scorer = Scorer(marked, gains=gains, beta=beta, rbp_p=rbp_p)
+    nq = judgments.nq
+    values = {name: scorer.metric(name) for name in metrics}
+    per_question = {}
+    index = pd.Index(judgments.questions, name=None)
+    for i, ranking in enumerate(rankings):
+        sl = slice(i * nq, (i + 1) * nq)
+        per_question[ranking.name] = pd.DataFrame(
+            {name: values[name][sl] for name in metrics}, index=index)
+    return Scores(metrics, tuple(r.name for r in rankings), per_question,
+                  {r.name: int(marked.unknown[i]) for i, r in enumerate(rankings)}, marked)

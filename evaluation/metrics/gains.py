@@ -1,0 +1,89 @@
+"""Gain profiles: fixed (3:2:1, 1:1:1, 10:5:1, custom) and Sakai's topic-adjusted gains.
+
+A profile maps each correctness level, highest first, to a gain value.  ``adjusted``
+applies the paper's eq. 7 per question (q-measure-for-question-answering.txt, 5.1):
+gain'(X) = gain(X) - (R(X)/R) (gain(X) - gain(X')), X' one level lower (gain 0 below the
+lowest level), not applied when R(X) = R.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+NAMED_PROFILES = {"3:2:1": (3.0, 2.0, 1.0), "1:1:1": (1.0, 1.0, 1.0), "10:5:1": (10.0, 5.0, 1.0)}
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+@dataclass(frozen=True)
+class GainProfile:
+    """``values`` are the gains of the levels highest first (None: the judgments' own)."""
+
+    values: tuple[float, ...] | None = None
+    adjusted: bool = False
+    label: str = "default"
+
+    def resolve(self, levels: Sequence[str], default: Sequence[float]) -> np.ndarray:
+        """Return the base gains for ``levels`` (highest first), before any adjustment."""
+        if self.values is None:
+            return np.asarray(default, dtype=float)
+        if isinstance(self.values, dict):  # explicit LEVEL=gain
+            missing = [lv for lv in levels if lv not in self.values]
+            if missing:
+                raise ValueError(f"gain profile {self.label!r} gives no gain for level(s) "
+                                 f"{', '.join(missing)}")
+            return np.asarray([self.values[lv] for lv in levels], dtype=float)
+        if len(self.values) < len(levels):
+            raise ValueError(f"gain profile {self.label!r} has {len(self.values)} value(s) "
+                             f"but there are {len(levels)} levels ({', '.join(levels)})")
+        return np.asarray(self.values[: len(levels)], dtype=float)
+
+    def per_question(self, base: np.ndarray, syn_q: np.ndarray, syn_xmax: np.ndarray,
+                     nq: int) -> np.ndarray:
+        """Gain matrix (questions x levels); rows differ only for ``adjusted`` profiles."""
+        nlev = len(base)
+        matrix = np.broadcast_to(base, (nq, nlev)).copy()
+        if not self.adjusted or nq == 0:
+            return matrix
+        counts = np.zeros((nq, nlev + 1))
+        np.add.at(counts, (syn_q, np.minimum(syn_xmax, nlev)), 1)
+        counts = counts[:, :nlev]
+        r = counts.sum(axis=1, keepdims=True)
+        lower = np.append(base[1:], 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            adj = base - (counts / np.where(r == 0, 1, r)) * (base - lower)
+        apply = (counts != r) & (r > 0)
+        return np.where(apply, adj, matrix)
+
+
+def parse_gains(spec: str | None) -> GainProfile:
+    """Parse ``3:2:1``, ``1:1:1``, ``10:5:1``, ``S=3,A=2,B=1``, ``adjusted`` or
+    ``adjusted:10:5:1`` (adjusted on another base); None means the judgments' own gains."""
+    if spec is None or spec.strip() in ("", "default"):
+        return GainProfile()
+    text = spec.strip()
+    adjusted = False
+    if text.lower().startswith("adjusted"):
+        adjusted = True
+        text = text[len("adjusted"):].lstrip(":")
+        if not text:
+            return GainProfile(None, True, spec.strip())
+    if "=" in text:
+        values: dict[str, float] = {}
+        for part in text.split(","):
+            m = re.fullmatch(rf"\s*([^=\s]+)\s*=\s*({_NUM})\s*", part)
+            if not m:
+                raise ValueError(f"bad gain {part!r} in {spec!r} (expected LEVEL=number)")
+            values[m.group(1)] = float(m.group(2))
+        return GainProfile(values, adjusted, spec.strip())  # type: ignore[arg-type]
+    parts = text.split(":")
+    if not all(re.fullmatch(_NUM, p.strip()) for p in parts):
+        raise ValueError(f"bad gain profile {spec!r} (expected e.g. 3:2:1, 1:1:1, 10:5:1, "
+                         "S=3,A=2,B=1 or adjusted)")
+    values_t = tuple(float(p) for p in parts)
+    if any(v < 0 for v in values_t):
+        raise ValueError(f"gains must not be negative: {spec!r}")
+    return GainProfile(values_t, adjusted, spec.strip())

@@ -1,0 +1,56 @@
+"""Answer-string normalization (DESIGN.md section 4).
+
+``normalized`` matching: Unicode NFKC (so full-width and half-width Japanese and
+Latin forms match), case-fold, collapse runs of whitespace to one space, strip
+surrounding whitespace and punctuation.  ``exact`` matching compares the strings
+stripped of surrounding whitespace only.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+MATCH_MODES = ("exact", "normalized")
+NIL = "NIL"
+NIL_KEY = "nil"
+
+_WS = re.compile(r"\s+")
+
+
+def _is_edge_char(ch: str) -> bool:
+    return ch.isspace() or unicodedata.category(ch).startswith("P")
+
+
+def normalize_answer(text: str, mode: str = "normalized") -> str:
+    """Return the matching key of ``text`` under ``mode`` (``exact`` or ``normalized``)."""
+    if mode == "exact":
+        return text.strip()
+    if mode != "normalized":
+        raise ValueError(f"unknown matching mode {mode!r} (expected exact or normalized)")
+    key = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    key = _WS.sub(" ", key)
+    start, end = 0, len(key)
+    while start < end and _is_edge_char(key[start]):
+        start += 1
+    while end > start and _is_edge_char(key[end - 1]):
+        end -= 1
+    return key[start:end]
+
+
+def normalize_many(texts: Iterable[str], mode: str = "normalized") -> list[str]:
+    """Normalize many strings, computing each distinct string once."""
+    cache: dict[str, str] = {}
+    out = []
+    for text in texts:
+        key = cache.get(text)
+        if key is None:
+            key = cache[text] = normalize_answer(text, mode)
+        out.append(key)
+    return out
+
+
+def is_nil(text: str) -> bool:
+    """True when ``text`` is an explicit NIL answer ("there is no answer")."""
+    return normalize_answer(text, "normalized") == NIL_KEY

@@ -1,0 +1,535 @@
+"""Parsers for every file format of DESIGN.md section 6.
+
+Each parser takes the file's bytes (or text) and its name, and returns plain data or
+raises ``InputError`` listing every problem with its line number (nothing is returned on
+error).  Files are UTF-8 with or without a BOM, with LF or CRLF line ends; blank lines are
+skipped; TREC files may hold ``#`` comment lines.  Large TREC and QA runs go through
+pandas' C reader; when that fast path meets anything irregular, the line-by-line reader
+runs instead and produces the error list.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .data import DEFAULT_LEVELS, ID_MATCH, Judgments, Ranking
+from .errors import InputError, IssueList
+
+MAX_LINE = 65536  # characters; longer lines are refused
+_COMMENT = re.compile(r"(?m)^[ \t]*#[^\n]*(\n|$)")
+_INT = re.compile(r"[-+]?\d+")
+_POS_INT = re.compile(r"\+?0*[1-9]\d*")
+
+Data = bytes | str
+
+
+# -- decoding and line iteration ------------------------------------------------------------
+def decode(data: Data, file: str) -> str:
+    """Decode UTF-8 (BOM optional); raise InputError naming every undecodable line."""
+    if isinstance(data, str):
+        text = data[1:] if data.startswith("\ufeff") else data
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            issues = IssueList(file)
+            for n, raw in enumerate(data.split(b"\n"), start=1):
+                try:
+                    raw.decode("utf-8-sig" if n == 1 else "utf-8")
+                except UnicodeDecodeError as e:
+                    issues.add(n, f"not valid UTF-8 (byte 0x{raw[e.start]:02x} at column "
+                               f"{e.start + 1}); save the file as UTF-8")
+            issues.raise_if_any()
+            raise  # pragma: no cover - some line must have failed
+    return text
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) for every line, without its LF/CRLF end."""
+    for n, line in enumerate(text.split("\n"), start=1):
+        if line.endswith("\r"):
+            line = line[:-1]
+        yield n, line
+
+
+def _line_ok(issues: IssueList, n: int, line: str) -> bool:
+    if "\x00" in line:
+        issues.add(n, "contains a NUL byte")
+        return False
+    if len(line) > MAX_LINE:
+        issues.add(n, f"line is {len(line)} characters long (at most {MAX_LINE})")
+        return False
+    return True
+
+
+def _is_number(s: str) -> bool:
+    try:
+        return math.isfinite(float(s))
+    except ValueError:
+        return False
+
+
+# -- CSV files with a header ----------------------------------------------------------------
+def _csv_rows(text: str, file: str, issues: IssueList, required: tuple[str, ...],
+              optional: tuple[str, ...] = ()) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """Rows of a CSV file with a header naming at least ``required`` (any order, any case).
+    Returns (header, [(line, {column: value})]); problems go to ``issues``."""
+    for n, line in _lines(text):
+        if not _line_ok(issues, n, line):
+            return [], []
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header: list[str] = []
+    rows: list[tuple[int, dict[str, str]]] = []
+    try:
+        for record in reader:
+            n = reader.line_num
+            if not record or all(not c.strip() for c in record):
+                continue
+            if not header:
+                header = [c.strip().lower() for c in record]
+                missing = [c for c in required if c not in header]
+                if missing:
+                    issues.add(n, f"header must name the columns {','.join(required)}"
+                               + (f" (optional: {','.join(optional)})" if optional else "")
+                               + f"; missing {', '.join(missing)} in {','.join(record)!r}")
+                    return header, []
+                dups = {c for c in header if c and header.count(c) > 1}
+                if dups:
+                    issues.add(n, f"header names column(s) {', '.join(sorted(dups))} twice")
+                    return header, []
+                continue
+            if len(record) > len(header) and any(c.strip() for c in record[len(header):]):
+                issues.add(n, f"expected {len(header)} columns as in the header, found "
+                           f"{len(record)}")
+                continue
+            if len(record) < len(header):
+                needed = max(header.index(c) for c in required) + 1
+                if len(record) < needed:
+                    issues.add(n, f"expected {len(header)} columns as in the header, found "
+                               f"{len(record)}")
+                    continue
+            rows.append((n, {h: (record[i] if i < len(record) else "")
+                             for i, h in enumerate(header)}))
+    except csv.Error as e:
+        issues.add(reader.line_num, f"malformed CSV: {e}")
+    if not header and not issues:
+        issues.add(1, f"empty file: expected a header {','.join(required)}")
+    return header, rows
+
+
+@dataclass(frozen=True)
+class QuestionRow:
+    line: int
+    question_id: str
+    text: str
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AnswerRow:
+    line: int
+    question_id: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class JudgmentRow:
+    line: int
+    question_id: str
+    synset_id: str
+    answer: str
+    level: str
+
+
+def parse_questions_csv(data: Data, *, filename: str = "questions.csv") -> list[QuestionRow]:
+    """Questions CSV: header ``question_id,question`` (+ optional columns, kept in extra)."""
+    issues = IssueList(filename)
+    header, rows = _csv_rows(decode(data, filename), filename, issues, ("question_id", "question"))
+    out: list[QuestionRow] = []
+    seen: dict[str, int] = {}
+    for n, row in rows:
+        qid, text = row["question_id"].strip(), row["question"].strip()
+        if not qid:
+            issues.add(n, "empty question_id")
+            continue
+        if not text:
+            issues.add(n, f"question {qid!r} has an empty question text")
+        if qid in seen:
+            issues.add(n, f"question_id {qid!r} repeats line {seen[qid]}")
+            continue
+        seen[qid] = n
+        extra = {k: v for k, v in row.items() if k not in ("question_id", "question") and k}
+        out.append(QuestionRow(n, qid, text, extra))
+    if header and not rows and not issues:
+        issues.add(None, "no questions in the file")
+    issues.raise_if_any()
+    return out
+
+
+def parse_flat_answers(data: Data, *, filename: str = "answers.csv") -> list[AnswerRow]:
+    """Flat answer list (QAC1 style): header ``question_id,answer``, one answer per row."""
+    issues = IssueList(filename)
+    header, rows = _csv_rows(decode(data, filename), filename, issues, ("question_id", "answer"))
+    out = []
+    for n, row in rows:
+        qid, answer = row["question_id"].strip(), row["answer"].strip()
+        if not qid:
+            issues.add(n, "empty question_id")
+        elif not answer:
+            issues.add(n, f"empty answer for question {qid!r}")
+        else:
+            out.append(AnswerRow(n, qid, answer))
+    if header and not rows and not issues:
+        issues.add(None, "no answers in the file")
+    issues.raise_if_any()
+    return out
+
+
+def read_judgment_rows(data: Data, *, filename: str = "judgments.csv",
+                       levels: tuple[str, ...] = DEFAULT_LEVELS) -> list[JudgmentRow]:
+    """Rows of a judgments CSV (``question_id,synset_id,answer,level``), each checked on
+    its own: ids and answer present, synset and level both set or both empty, level known.
+    Cross-row checks (a string in two synsets) happen when Judgments are built."""
+    issues = IssueList(filename)
+    header, rows = _csv_rows(decode(data, filename), filename, issues,
+                             ("question_id", "synset_id", "answer", "level"))
+    known = set(levels)
+    out = []
+    for n, row in rows:
+        qid = row["question_id"].strip()
+        syn = row["synset_id"].strip()
+        answer = row["answer"].strip()
+        level = row["level"].strip()
+        if not qid:
+            issues.add(n, "empty question_id")
+            continue
+        if not answer:
+            issues.add(n, f"empty answer for question {qid!r}")
+            continue
+        if bool(syn) != bool(level):
+            issues.add(n, f"answer {answer!r}: synset_id and level must both be set (a correct "
+                       "answer) or both be empty (judged incorrect)")
+            continue
+        if level and level not in known:
+            issues.add(n, f"unknown level {level!r} (expected one of {', '.join(levels)})")
+            continue
+        out.append(JudgmentRow(n, qid, syn, answer, level))
+    if header and not rows and not issues:
+        issues.add(None, "no judgments in the file")
+    issues.raise_if_any()
+    return out
+
+
+def parse_judgments_csv(data: Data, *, filename: str = "judgments.csv",
+                        levels: tuple[str, ...] = DEFAULT_LEVELS,
+                        gains: tuple[float, ...] | None = None,
+                        match: str = "normalized") -> Judgments:
+    """Judgments CSV -> Judgments (a string in two synsets of a question is an error)."""
+    rows = read_judgment_rows(data, filename=filename, levels=levels)
+    return Judgments.build(
+        qids=[r.question_id for r in rows], synsets=[r.synset_id or None for r in rows],
+        texts=[r.answer for r in rows], levels_of=[r.level or None for r in rows],
+        levels=levels, gains=gains, match=match, nil_rule=True,
+        lines=[r.line for r in rows], file=filename,
+    )
+
+
+# -- TREC qrels -----------------------------------------------------------------------------
+def _strip_comments(text: str) -> str:
+    return _COMMENT.sub("", text) if "#" in text else text
+
+
+def _fast_table(text: str, ncols: int, sep: str) -> pd.DataFrame | None:
+    """Read ``text`` with pandas' C reader into exactly ``ncols`` string columns; None if
+    any line has another number of fields or the reader objects (the slow path explains)."""
+    if "\x00" in text:
+        return None
+    try:
+        kw = {"quoting": csv.QUOTE_NONE} if sep == "\t" else {}
+        frame = pd.read_csv(io.StringIO(text), sep=sep, header=None, names=list(range(ncols + 1)),
+                            dtype=str, keep_default_na=False, na_filter=False,
+                            skip_blank_lines=True, engine="c", **kw)
+    except Exception:  # noqa: BLE001 - any reader failure means "use the slow path"
+        return None
+    if len(frame) and (frame[ncols] != "").any():
+        return None
+    return frame
+
+
+def parse_qrels(data: Data, *, filename: str = "qrels") -> Judgments:
+    """TREC qrels ``qid 0 docno grade``: each docno with grade > 0 is its own synset with
+    the grade as its level and gain (as in trec_eval); grade <= 0 is judged incorrect."""
+    text = _strip_comments(decode(data, filename))
+    frame = _fast_table(text, 4, r"\s+")
+    ok = frame is not None and len(frame) > 0
+    if ok:
+        ok = bool(frame[3].str.fullmatch(r"[-+]?\d+").all() and (frame[3] != "").all()
+                  and (frame[2] != "").all())
+    if ok:
+        qid, docno = frame[0].to_numpy(dtype=object), frame[2].to_numpy(dtype=object)
+        grade = frame[3].astype(np.int64).to_numpy()
+        dup = pd.DataFrame({"q": qid, "d": docno}).duplicated().any()
+        ok = not dup
+    if not ok:
+        qid_l, doc_l, grade_l = _slow_qrels(decode(data, filename), filename)
+        qid = np.asarray(qid_l, dtype=object)
+        docno = np.asarray(doc_l, dtype=object)
+        grade = np.asarray(grade_l, dtype=np.int64)
+    return qrels_judgments(qid, docno, grade, file=filename)
+
+
+def qrels_judgments(qid: np.ndarray, docno: np.ndarray, grade: np.ndarray, *,
+                    file: str = "qrels") -> Judgments:
+    """Judgments from qrels columns: levels are the positive grades, highest first."""
+    positive = np.unique(grade[grade > 0])[::-1]
+    levels = tuple(str(int(g)) for g in positive) or ("1",)
+    gains = tuple(float(g) for g in positive) or (1.0,)
+    rel = grade > 0
+    synsets = np.where(rel, docno, None)
+    level_codes = np.where(rel, grade.astype(str).astype(object), None)
+    return Judgments.build(qids=qid, synsets=synsets, texts=docno, levels_of=level_codes,
+                           levels=levels, gains=gains, match=ID_MATCH, nil_rule=False,
+                           file=file)
+
+
+def _slow_qrels(text: str, file: str) -> tuple[list[str], list[str], list[int]]:
+    issues = IssueList(file)
+    qids, docs, grades = [], [], []
+    seen: dict[tuple[str, str], int] = {}
+    for n, line in _lines(text):
+        if not _line_ok(issues, n, line):
+            continue
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) != 4:
+            issues.add(n, f"expected 4 fields 'qid iter docno grade', found {len(fields)}")
+            continue
+        q, _, d, g = fields
+        if not _INT.fullmatch(g):
+            issues.add(n, f"grade {g!r} is not an integer")
+            continue
+        if (q, d) in seen:
+            issues.add(n, f"document {d!r} of topic {q!r} is judged twice (line {seen[q, d]})")
+            continue
+        seen[q, d] = n
+        qids.append(q)
+        docs.append(d)
+        grades.append(int(g))
+    if not qids and not issues:
+        issues.add(None, "no judgments in the file")
+    issues.raise_if_any()
+    return qids, docs, grades
+
+
+# -- runs -----------------------------------------------------------------------------------
+def detect_run_format(data: Data, *, filename: str = "run") -> str:
+    """``qa`` (TSV or CSV with a question_id header) or ``trec`` (6 columns)."""
+    text = decode(data, filename)
+    for _, line in _lines(text):
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        if s.lower().startswith("question_id"):
+            return "qa"
+        tabs = line.split("\t")
+        if len(tabs) in (3, 4) and _POS_INT.fullmatch(tabs[1].strip()):
+            return "qa"
+        if len(s.split()) == 6:
+            return "trec"
+        return "qa"
+    return "qa"
+
+
+def parse_run(data: Data, *, filename: str = "run", name: str | None = None,
+              fmt: str | None = None) -> Ranking:
+    """Parse a run in either format (``fmt`` = qa, trec, or None to detect it)."""
+    fmt = fmt or detect_run_format(data, filename=filename)
+    if fmt == "trec":
+        return parse_trec_run(data, filename=filename, name=name)
+    if fmt == "qa":
+        return parse_qa_run(data, filename=filename, name=name)
+    raise ValueError(f"unknown run format {fmt!r}")
+
+
+def _default_name(filename: str) -> str:
+    base = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    return base.rsplit(".", 1)[0] if "." in base else base
+
+
+def parse_trec_run(data: Data, *, filename: str = "run", name: str | None = None) -> Ranking:
+    """TREC run ``qid Q0 docno rank score tag``, ordered as trec_eval orders it: score
+    descending, then docno descending (the rank column is not used).  A docno twice in
+    one topic is an error.  The run is named ``name``, else its tag, else the file name."""
+    text = _strip_comments(decode(data, filename))
+    frame = _fast_table(text, 6, r"\s+")
+    ok = frame is not None and len(frame) > 0
+    if ok:
+        score = pd.to_numeric(frame[4], errors="coerce").to_numpy(dtype=float)
+        ok = bool(np.isfinite(score).all() and frame[3].str.fullmatch(r"[-+]?\d+").all()
+                  and (frame[5] != "").all())
+    if ok:
+        qid = frame[0].to_numpy(dtype=object)
+        docno = frame[2].to_numpy(dtype=object)
+        ok = not pd.DataFrame({"q": qid, "d": docno}).duplicated().any()
+        tag = frame[5].iat[0]
+    if not ok:
+        qid_l, doc_l, score_l, tag = _slow_trec_run(decode(data, filename), filename)
+        qid = np.asarray(qid_l, dtype=object)
+        docno = np.asarray(doc_l, dtype=object)
+        score = np.asarray(score_l, dtype=float)
+    qcode = pd.factorize(qid)[0]
+    dcode = pd.factorize(docno, sort=True)[0]
+    order = np.lexsort((-dcode, -score, qcode))
+    return Ranking(name or tag or _default_name(filename), qid[order], docno[order], score[order])
+
+
+def _slow_trec_run(text: str, file: str):
+    issues = IssueList(file)
+    qids, docs, scores = [], [], []
+    tag = None
+    seen: dict[tuple[str, str], int] = {}
+    for n, line in _lines(text):
+        if not _line_ok(issues, n, line):
+            continue
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) != 6:
+            issues.add(n, f"expected 6 fields 'qid Q0 docno rank score tag', found {len(fields)}")
+            continue
+        q, _, d, rank, score, t = fields
+        if not _INT.fullmatch(rank):
+            issues.add(n, f"rank {rank!r} is not an integer")
+            continue
+        if not _is_number(score):
+            issues.add(n, f"score {score!r} is not a number")
+            continue
+        if (q, d) in seen:
+            issues.add(n, f"document {d!r} appears twice for topic {q!r} (line {seen[q, d]})")
+            continue
+        seen[q, d] = n
+        tag = tag or t
+        qids.append(q)
+        docs.append(d)
+        scores.append(float(score))
+    if not qids and not issues:
+        issues.add(None, "no answers in the run")
+    issues.raise_if_any()
+    return qids, docs, scores, tag
+
+
+def parse_qa_run(data: Data, *, filename: str = "run.tsv", name: str | None = None) -> Ranking:
+    """QA run: TSV ``question_id<TAB>rank<TAB>answer[<TAB>score]`` without a header, or
+    CSV with the header ``question_id,rank,answer[,score]``.  Ranks are positive integers
+    and order the answers; a (question, rank) pair twice is an error."""
+    text = decode(data, filename)
+    name = name or _default_name(filename)
+    first = next((line for _, line in _lines(text) if line.strip()), "")
+    if first.strip().lower().startswith("question_id"):
+        return _qa_csv_run(text, filename, name)
+    frame = _fast_table(text, 4, "\t")
+    ok = frame is not None and len(frame) > 0
+    if ok:
+        qid = frame[0].str.strip()
+        rank_s = frame[1].str.strip()
+        answer = frame[2].str.strip()
+        score_s = frame[3].str.strip()
+        ok = bool(rank_s.str.fullmatch(r"\+?0*[1-9]\d*").all() and (qid != "").all()
+                  and (answer != "").all())
+        if ok:
+            has_score = score_s != ""
+            score = pd.to_numeric(score_s.where(has_score, "nan"), errors="coerce")
+            ok = bool(np.isfinite(score[has_score]).all())
+        if ok:
+            rank = rank_s.astype(np.int64)
+            ok = not pd.DataFrame({"q": qid, "r": rank}).duplicated().any()
+    if ok:
+        return _qa_ranking(name, qid.to_numpy(dtype=object), rank.to_numpy(),
+                           answer.to_numpy(dtype=object), score.to_numpy(dtype=float))
+    issues = IssueList(filename)
+    rows = []
+    seen: dict[tuple[str, int], int] = {}
+    for n, line in _lines(text):
+        if not _line_ok(issues, n, line):
+            continue
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) not in (3, 4):
+            issues.add(n, "expected 3 or 4 tab-separated fields 'question_id<TAB>rank<TAB>answer"
+                       f"[<TAB>score]', found {len(fields)}")
+            continue
+        _check_qa_fields(issues, n, fields, seen, rows)
+    if not rows and not issues:
+        issues.add(None, "no answers in the run")
+    issues.raise_if_any()
+    return _rows_to_ranking(name, rows)
+
+
+def _check_qa_fields(issues: IssueList, n: int, fields: list[str],
+                     seen: dict[tuple[str, int], int], rows: list) -> None:
+    qid, rank, answer = (f.strip() for f in fields[:3])
+    score = fields[3].strip() if len(fields) > 3 else ""
+    if not qid:
+        issues.add(n, "empty question_id")
+        return
+    if not _POS_INT.fullmatch(rank):
+        issues.add(n, f"rank {rank!r} is not a positive integer")
+        return
+    if not answer:
+        issues.add(n, f"empty answer for question {qid!r} at rank {int(rank)}")
+        return
+    if score and not _is_number(score):
+        issues.add(n, f"score {score!r} is not a number")
+        return
+    r = int(rank)
+    if (qid, r) in seen:
+        issues.add(n, f"question {qid!r} has rank {r} twice (line {seen[qid, r]})")
+        return
+    seen[qid, r] = n
+    rows.append((qid, r, answer, float(score) if score else math.nan))
+
+
+def _qa_csv_run(text: str, file: str, name: str) -> Ranking:
+    issues = IssueList(file)
+    _, rows_in = _csv_rows(text, file, issues, ("question_id", "rank", "answer"), ("score",))
+    rows: list = []
+    seen: dict[tuple[str, int], int] = {}
+    for n, row in rows_in:
+        fields = [row["question_id"], row["rank"], row["answer"]]
+        if row.get("score", "").strip():
+            fields.append(row["score"])
+        _check_qa_fields(issues, n, fields, seen, rows)
+    if not rows and not issues:
+        issues.add(None, "no answers in the run")
+    issues.raise_if_any()
+    return _rows_to_ranking(name, rows)
+
+
+def _rows_to_ranking(name: str, rows: list) -> Ranking:
+    return _qa_ranking(name, np.asarray([r[0] for r in rows], dtype=object),
+                       np.asarray([r[1] for r in rows], dtype=np.int64),
+                       np.asarray([r[2] for r in rows], dtype=object),
+                       np.asarray([r[3] for r in rows], dtype=float))
+
+
+def _qa_ranking(name: str, qid: np.ndarray, rank: np.ndarray, answer: np.ndarray,
+                score: np.ndarray) -> Ranking:
+    order = np.lexsort((rank, pd.factorize(qid)[0]))
+    return Ranking(name, qid[order], answer[order], score[order])
+
+
+__all__ = [
+    "AnswerRow", "InputError", "JudgmentRow", "QuestionRow", "decode", "detect_run_format",
+    "parse_flat_answers", "parse_judgments_csv", "parse_qa_run", "parse_qrels", "parse_run",
+    "parse_trec_run", "qrels_judgments", "read_judgment_rows",
+]
