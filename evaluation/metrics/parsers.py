@@ -343,7 +343,8 @@ def detect_run_format(data: Data, *, filename: str = "run") -> str:
         tabs = line.split("\t")
         if len(tabs) in (3, 4) and _POS_INT.fullmatch(tabs[1].strip()):
             return "qa"
-        if len(s.split()) == 6:
+        fields = s.split()
+        if len(fields) >= 6 and _INT.fullmatch(fields[3]) and _is_number(fields[4]):
             return "trec"
         return "qa"
     return "qa"
@@ -367,7 +368,8 @@ def _default_name(filename: str) -> str:
 
 def parse_trec_run(data: Data, *, filename: str = "run", name: str | None = None) -> Ranking:
     """TREC run ``qid Q0 docno rank score tag``, ordered as trec_eval orders it: score
-    descending, then docno descending (the rank column is not used).  A docno twice in
+    descending, then docno descending (the rank column is not used; as in trec_eval, text
+    after the sixth field is ignored).  A docno twice in
     one topic is an error.  The run is named ``name``, else its tag, else the file name."""
     text = _strip_comments(decode(data, filename))
     frame = _fast_table(text, 6, r"\s+")
@@ -403,10 +405,10 @@ def _slow_trec_run(text: str, file: str):
         fields = line.split()
         if not fields or fields[0].startswith("#"):
             continue
-        if len(fields) != 6:
+        if len(fields) < 6:  # like trec_eval, text after the sixth field is ignored
             issues.add(n, f"expected 6 fields 'qid Q0 docno rank score tag', found {len(fields)}")
             continue
-        q, _, d, rank, score, t = fields
+        q, _, d, rank, score, t = fields[:6]
         if not _INT.fullmatch(rank):
             issues.add(n, f"rank {rank!r} is not an integer")
             continue
