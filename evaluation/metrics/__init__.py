@@ -11,7 +11,14 @@ Typical use::
 
 from .data import DEFAULT_LEVELS, Judgments, Ranking, default_gains
 from .engine import (
-    BASE_METRICS, DEFAULT_METRICS, STATUS_NAMES, Marked, Scorer, Scores, evaluate, mark,
+    BASE_METRICS,
+    DEFAULT_METRICS,
+    STATUS_NAMES,
+    Marked,
+    Scorer,
+    Scores,
+    evaluate,
+    mark,
     parse_metrics,
 )
 from .errors import InputError, Issue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -60,7 +61,20 @@ class Judgments:
 
     def question_index(self, qids: Sequence[str] | np.ndarray) -> np.ndarray:
         """Index of each question id in ``questions``; -1 for ids not judged here."""
-        return self._qindex.get_indexer(np.asarray(qids, dtype=object))
+        codes, uniques = pd.factorize(np.asarray(qids, dtype=object))
+        if not len(codes):
+            return codes.astype(np.int64)
+        return self._qindex.get_indexer(uniques)[codes].astype(np.int64)
+
+    @cached_property
+    def lookup(self) -> tuple[pd.Index, np.ndarray, np.ndarray]:
+        """(index of distinct keys, sorted (question, key) codes, string of each code):
+        what marking needs to find a run answer among the judged strings."""
+        kcodes, kuniq = pd.factorize(self.str_key)
+        nk = max(len(kuniq), 1)
+        comb = self.str_q * nk + kcodes
+        order = np.argsort(comb, kind="stable")
+        return pd.Index(kuniq), comb[order], order
 
     def synset_counts(self) -> np.ndarray:
         """R per question: the number of answer synsets."""
@@ -117,17 +131,17 @@ class Judgments:
         else:
             key_arr = np.asarray(normalize_many(text_arr, match), dtype=object)
 
-        level_pos = {code: i for i, code in enumerate(levels)}
-        str_level = np.full(n, -1, dtype=np.int64)
-        syn_raw = [s if s not in (None, "") else None for s in synsets]
-        for i, (lev, syn) in enumerate(zip(levels_of, syn_raw, strict=True)):
-            if syn is None:
-                continue
-            pos = level_pos.get(lev)
-            if pos is None:
-                issues.add(where(i), f"unknown level {lev!r} (expected one of {', '.join(levels)})")
-            else:
-                str_level[i] = pos
+        syn_series = pd.Series(np.asarray(synsets, dtype=object), dtype=object)
+        in_syn = (syn_series.notna() & (syn_series != "")).to_numpy()
+        syn_raw = np.where(in_syn, syn_series.to_numpy(), None)
+        level_pos = pd.Series(np.asarray(levels_of, dtype=object), dtype=object).map(
+            {code: i for i, code in enumerate(levels)})
+        unknown = in_syn & level_pos.isna().to_numpy()
+        for i in np.flatnonzero(unknown):
+            issues.add(where(i), f"unknown level {levels_of[i]!r} (expected one of "
+                       f"{', '.join(levels)})")
+        str_level = np.where(in_syn & ~unknown, level_pos.fillna(-1).to_numpy(), -1).astype(
+            np.int64)
 
         frame = pd.DataFrame({"q": str_q, "key": key_arr})
         dup = frame.duplicated(["q", "key"], keep=False).to_numpy()
@@ -150,10 +164,9 @@ class Judgments:
                                f"{text_arr[j]!r}" + (f" (line {where(j)})" if lines else ""))
         issues.raise_if_any()
 
-        in_syn = np.array([s is not None for s in syn_raw], dtype=bool)
         str_synset = np.full(n, -1, dtype=np.int64)
         if in_syn.any():
-            sub = pd.DataFrame({"q": str_q[in_syn], "s": [syn_raw[i] for i in np.flatnonzero(in_syn)]})
+            sub = pd.DataFrame({"q": str_q[in_syn], "s": syn_raw[in_syn]})
             str_synset[in_syn] = sub.groupby(["q", "s"], sort=False).ngroup().to_numpy()
         nsyn = int(str_synset.max()) + 1 if n and in_syn.any() else 0
         if nil_rule and n:
@@ -168,7 +181,7 @@ class Judgments:
         if nsyn:
             s = str_synset[idx]
             syn_q[s] = str_q[idx]
-            syn_label[s] = [syn_raw[i] for i in idx]
+            syn_label[s] = syn_raw[idx]
             np.minimum.at(syn_xmax, s, str_level[idx])
             syn_nil[s[str_nil[idx]]] = True
         return cls(

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .data import ID_MATCH, Judgments, Ranking
 from .gains import GainProfile
-from .normalize import is_nil, normalize_many
+from .normalize import NIL_KEY, is_nil, normalize_many
 
 CORRECT, DUPLICATE, INCORRECT, UNJUDGED, NIL_NOT_FIRST = 0, 1, 2, 3, 4
 STATUS_NAMES = ("correct", "duplicate", "incorrect", "unjudged", "nil_not_first")
@@ -122,35 +122,39 @@ def mark(judgments: Judgments, rankings: Sequence[Ranking]) -> Marked:
     run = np.concatenate(parts_run) if parts_run else np.empty(0, dtype=np.int64)
     text = np.concatenate(parts_text) if parts_text else np.empty(0, dtype=object)
     group = run * nq + q
-    order = np.argsort(group, kind="stable")
-    group, q, run, text = group[order], q[order], run[order], text[order]
+    if len(group) > 1 and not (group[1:] >= group[:-1]).all():
+        order = np.argsort(group, kind="stable")
+        group, q, run, text = group[order], q[order], run[order], text[order]
     n = len(group)
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if n else np.empty(0, int)
     first = np.repeat(starts, np.diff(np.r_[starts, n])) if n else starts
     rank = np.arange(n, dtype=np.int64) - first + 1
 
-    tcodes, tuniq = _encode(text)
+    # Find (question, key) among the judged strings through integer codes.
+    key_index, jsorted, jorder = j.lookup
     if j.match == ID_MATCH:
-        ukeys = tuniq
-        unil = np.zeros(len(tuniq), dtype=bool)
+        kcode = key_index.get_indexer(text) if n else np.empty(0, dtype=np.int64)
+        explicit_nil = np.zeros(n, dtype=bool)
     else:
+        tcodes, tuniq = _encode(text)
         ukeys = np.asarray(normalize_many(tuniq, j.match), dtype=object)
-        unil = np.asarray([is_nil(t) for t in tuniq], dtype=bool) if j.nil_rule else (
-            np.zeros(len(tuniq), dtype=bool))
-    explicit_nil = unil[tcodes] if n else np.zeros(0, dtype=bool)
-
-    # Look up (question, key) among the judged strings through integer codes.
-    kcodes, kuniq = _encode(np.concatenate([j.str_key, ukeys]))
-    nk = max(len(kuniq), 1)
-    jcomb = j.str_q * nk + kcodes[: len(j.str_key)]
-    rcomb = q * nk + kcodes[len(j.str_key):][tcodes] if n else np.empty(0, dtype=np.int64)
-    jorder = np.argsort(jcomb, kind="stable")
-    jsorted = jcomb[jorder]
-    pos = np.searchsorted(jsorted, rcomb)
-    pos_c = np.minimum(pos, max(len(jsorted) - 1, 0))
-    matched = (pos < len(jsorted)) & (jsorted[pos_c] == rcomb) if len(jsorted) else (
-        np.zeros(n, dtype=bool))
-    sidx = np.where(matched, jorder[pos_c] if len(jsorted) else 0, -1)
+        kcode = key_index.get_indexer(ukeys)[tcodes] if n else np.empty(0, dtype=np.int64)
+        if not j.nil_rule:
+            unil = np.zeros(len(tuniq), dtype=bool)
+        elif j.match == "normalized":
+            unil = ukeys == NIL_KEY
+        else:
+            unil = np.asarray([is_nil(t) for t in tuniq], dtype=bool)
+        explicit_nil = unil[tcodes] if n else np.zeros(0, dtype=bool)
+    nk = max(len(key_index), 1)
+    rcomb = np.where(kcode >= 0, q * nk + kcode, -1)
+    if len(jsorted) and n:
+        pos = np.minimum(np.searchsorted(jsorted, rcomb), len(jsorted) - 1)
+        matched = (jsorted[pos] == rcomb) & (kcode >= 0)
+        sidx = np.where(matched, jorder[pos], -1)
+    else:
+        matched = np.zeros(n, dtype=bool)
+        sidx = np.full(n, -1, dtype=np.int64)
 
     synset = np.where(matched, j.str_synset[sidx], -1) if n else np.empty(0, dtype=np.int64)
     level = np.where(matched, j.str_level[sidx], -1) if n else np.empty(0, dtype=np.int64)

@@ -17,6 +17,9 @@ NIL = "NIL"
 NIL_KEY = "nil"
 
 _WS = re.compile(r"\s+")
+# ASCII characters of Unicode category P* and whitespace: what is stripped from the edges
+_ASCII_EDGE = "".join(chr(c) for c in range(128)
+                      if unicodedata.category(chr(c)).startswith("P") or chr(c).isspace())
 
 
 def _is_edge_char(ch: str) -> bool:
@@ -29,6 +32,8 @@ def normalize_answer(text: str, mode: str = "normalized") -> str:
         return text.strip()
     if mode != "normalized":
         raise ValueError(f"unknown matching mode {mode!r} (expected exact or normalized)")
+    if text.isascii():  # NFKC leaves ASCII alone and casefold is lower: the common case, fast
+        return " ".join(text.lower().split()).strip(_ASCII_EDGE)
     key = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
     key = _WS.sub(" ", key)
     start, end = 0, len(key)

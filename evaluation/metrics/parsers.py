@@ -24,7 +24,7 @@ from .data import DEFAULT_LEVELS, ID_MATCH, Judgments, Ranking
 from .errors import InputError, IssueList
 
 MAX_LINE = 65536  # characters; longer lines are refused
-_COMMENT = re.compile(r"(?m)^[ \t]*#[^\n]*(\n|$)")
+_COMMENT_B = re.compile(rb"(?m)^[ \t]*#[^\n]*(\n|$)")
 _INT = re.compile(r"[-+]?\d+")
 _POS_INT = re.compile(r"\+?0*[1-9]\d*")
 
@@ -35,7 +35,7 @@ Data = bytes | str
 def decode(data: Data, file: str) -> str:
     """Decode UTF-8 (BOM optional); raise InputError naming every undecodable line."""
     if isinstance(data, str):
-        text = data[1:] if data.startswith("\ufeff") else data
+        text = data.removeprefix("\ufeff")
     else:
         try:
             text = data.decode("utf-8-sig")
@@ -55,8 +55,7 @@ def decode(data: Data, file: str) -> str:
 def _lines(text: str) -> Iterator[tuple[int, str]]:
     """(line number, line) for every line, without its LF/CRLF end."""
     for n, line in enumerate(text.split("\n"), start=1):
-        if line.endswith("\r"):
-            line = line[:-1]
+        line = line.removesuffix("\r")
         yield n, line
 
 
@@ -243,61 +242,93 @@ def parse_judgments_csv(data: Data, *, filename: str = "judgments.csv",
 
 
 # -- TREC qrels -----------------------------------------------------------------------------
-def _strip_comments(text: str) -> str:
-    return _COMMENT.sub("", text) if "#" in text else text
-
-
-def _fast_table(text: str, ncols: int, sep: str) -> pd.DataFrame | None:
-    """Read ``text`` with pandas' C reader into exactly ``ncols`` string columns; None if
-    any line has another number of fields or the reader objects (the slow path explains)."""
-    if "\x00" in text:
+def _fast_table(data: Data, ncols: int, sep: str, dtypes: dict[int, type] | None = None,
+                *, comments: bool = False, usecols: list[int] | None = None
+                ) -> pd.DataFrame | None:
+    """Read ``data`` with pandas' C reader into ``ncols`` columns (strings unless ``dtypes``
+    says otherwise).  Returns None if a line has another number of fields, a value does not
+    convert, or the reader objects -- then the line-by-line reader explains what is wrong.
+    With ``usecols`` only those columns are read and fields after the ``ncols``-th are
+    ignored (trec_eval ignores text after a run line's sixth field)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if b"\x00" in data:
         return None
+    if comments and b"#" in data and _COMMENT_B.search(data):
+        data = _COMMENT_B.sub(b"", data)
+    names = list(range(ncols)) if usecols is not None else list(range(ncols + 1))
+    cols = usecols if usecols is not None else names
+    types: dict[int, type] = {i: object for i in cols}
+    types.update({k: v for k, v in (dtypes or {}).items() if k in cols})
     try:
         kw = {"quoting": csv.QUOTE_NONE} if sep == "\t" else {}
-        frame = pd.read_csv(io.StringIO(text), sep=sep, header=None, names=list(range(ncols + 1)),
-                            dtype=str, keep_default_na=False, na_filter=False,
-                            skip_blank_lines=True, engine="c", **kw)
+        frame = pd.read_csv(io.BytesIO(data), sep=sep, header=None, names=names, usecols=usecols,
+                            dtype=types, keep_default_na=False, na_filter=False,
+                            skip_blank_lines=True, engine="c", encoding="utf-8", **kw)
     except Exception:  # noqa: BLE001 - any reader failure means "use the slow path"
         return None
-    if len(frame) and (frame[ncols] != "").any():
+    if not isinstance(frame.index, pd.RangeIndex):  # a first line with too many fields
+        return None
+    if usecols is None and len(frame) and (frame[ncols] != "").any():
         return None
     return frame
+
+
+def _pair_duplicated(a: np.ndarray, b: np.ndarray) -> bool:
+    """True if some (a[i], b[i]) pair occurs twice."""
+    ca, _ = pd.factorize(a)
+    cb, ub = pd.factorize(b)
+    return _codes_duplicated(ca, cb, len(ub))
+
+
+def _codes_duplicated(ca: np.ndarray, cb: np.ndarray, nb: int) -> bool:
+    comb = ca.astype(np.int64) * max(nb, 1) + cb
+    return bool(pd.Series(comb).duplicated().any())
 
 
 def parse_qrels(data: Data, *, filename: str = "qrels") -> Judgments:
     """TREC qrels ``qid 0 docno grade``: each docno with grade > 0 is its own synset with
     the grade as its level and gain (as in trec_eval); grade <= 0 is judged incorrect."""
-    text = _strip_comments(decode(data, filename))
-    frame = _fast_table(text, 4, r"\s+")
+    decode(data, filename)  # reports undecodable lines
+    frame = _fast_table(data, 4, r"\s+", {3: np.int64}, comments=True)
     ok = frame is not None and len(frame) > 0
     if ok:
-        ok = bool(frame[3].str.fullmatch(r"[-+]?\d+").all() and (frame[3] != "").all()
-                  and (frame[2] != "").all())
-    if ok:
         qid, docno = frame[0].to_numpy(dtype=object), frame[2].to_numpy(dtype=object)
-        grade = frame[3].astype(np.int64).to_numpy()
-        dup = pd.DataFrame({"q": qid, "d": docno}).duplicated().any()
-        ok = not dup
+        grade = frame[3].to_numpy()
+        qcode, quniq = pd.factorize(qid)
+        dcode, duniq = pd.factorize(docno)
+        ok = not _codes_duplicated(qcode, dcode, len(duniq))
     if not ok:
         qid_l, doc_l, grade_l = _slow_qrels(decode(data, filename), filename)
         qid = np.asarray(qid_l, dtype=object)
         docno = np.asarray(doc_l, dtype=object)
         grade = np.asarray(grade_l, dtype=np.int64)
-    return qrels_judgments(qid, docno, grade, file=filename)
+        qcode, quniq = pd.factorize(qid)
+    return qrels_judgments(qcode, np.asarray(quniq, dtype=object), docno, grade)
 
 
-def qrels_judgments(qid: np.ndarray, docno: np.ndarray, grade: np.ndarray, *,
-                    file: str = "qrels") -> Judgments:
-    """Judgments from qrels columns: levels are the positive grades, highest first."""
+def qrels_judgments(qcode: np.ndarray, questions: np.ndarray, docno: np.ndarray,
+                    grade: np.ndarray) -> Judgments:
+    """Judgments from qrels columns (no (topic, docno) twice): every docno with grade > 0
+    is its own synset; levels are the positive grades, highest first, each its own gain."""
     positive = np.unique(grade[grade > 0])[::-1]
     levels = tuple(str(int(g)) for g in positive) or ("1",)
     gains = tuple(float(g) for g in positive) or (1.0,)
     rel = grade > 0
-    synsets = np.where(rel, docno, None)
-    level_codes = np.where(rel, grade.astype(str).astype(object), None)
-    return Judgments.build(qids=qid, synsets=synsets, texts=docno, levels_of=level_codes,
-                           levels=levels, gains=gains, match=ID_MATCH, nil_rule=False,
-                           file=file)
+    n = len(docno)
+    str_q = qcode.astype(np.int64)
+    str_synset = np.where(rel, np.cumsum(rel) - 1, -1).astype(np.int64)
+    # level index: position of the grade among the positive grades, highest first
+    str_level = np.where(rel, len(positive) - 1 - np.searchsorted(positive[::-1], grade), -1)
+    return Judgments(
+        questions=questions, levels=levels, gains=gains, match=ID_MATCH, nil_rule=False,
+        str_q=str_q, str_key=docno, str_text=docno, str_synset=str_synset,
+        str_level=str_level.astype(np.int64), str_nil=np.zeros(n, dtype=bool),
+        syn_q=str_q[rel], syn_label=docno[rel], syn_xmax=str_level[rel].astype(np.int64),
+        syn_nil=np.zeros(int(rel.sum()), dtype=bool), _qindex=pd.Index(questions),
+    )
 
 
 def _slow_qrels(text: str, file: str) -> tuple[list[str], list[str], list[int]]:
@@ -332,9 +363,11 @@ def _slow_qrels(text: str, file: str) -> tuple[list[str], list[str], list[int]]:
 
 # -- runs -----------------------------------------------------------------------------------
 def detect_run_format(data: Data, *, filename: str = "run") -> str:
-    """``qa`` (TSV or CSV with a question_id header) or ``trec`` (6 columns)."""
-    text = decode(data, filename)
-    for _, line in _lines(text):
+    """``qa`` (TSV or CSV with a question_id header) or ``trec`` (6 columns), from the
+    first line that is not blank or a comment."""
+    head = data[:65536]
+    text = head.decode("utf-8", errors="replace") if isinstance(head, bytes) else head
+    for _, line in _lines(text.lstrip("\ufeff")):
         s = line.strip()
         if not s or s.startswith("#"):
             continue
@@ -368,30 +401,49 @@ def _default_name(filename: str) -> str:
 
 def parse_trec_run(data: Data, *, filename: str = "run", name: str | None = None) -> Ranking:
     """TREC run ``qid Q0 docno rank score tag``, ordered as trec_eval orders it: score
-    descending, then docno descending (the rank column is not used; as in trec_eval, text
-    after the sixth field is ignored).  A docno twice in
+    descending, then docno descending (as in trec_eval, the rank column is not used and
+    text after the sixth field is ignored).  A docno twice in
     one topic is an error.  The run is named ``name``, else its tag, else the file name."""
-    text = _strip_comments(decode(data, filename))
-    frame = _fast_table(text, 6, r"\s+")
+    decode(data, filename)  # reports undecodable lines
+    frame = _fast_table(data, 6, r"\s+", {4: np.float64}, comments=True,
+                        usecols=[0, 2, 4, 5])
     ok = frame is not None and len(frame) > 0
     if ok:
-        score = pd.to_numeric(frame[4], errors="coerce").to_numpy(dtype=float)
-        ok = bool(np.isfinite(score).all() and frame[3].str.fullmatch(r"[-+]?\d+").all()
-                  and (frame[5] != "").all())
-    if ok:
+        score = frame[4].to_numpy()
         qid = frame[0].to_numpy(dtype=object)
         docno = frame[2].to_numpy(dtype=object)
-        ok = not pd.DataFrame({"q": qid, "d": docno}).duplicated().any()
-        tag = frame[5].iat[0]
+        qcode = pd.factorize(qid)[0]
+        dcode, duniq = pd.factorize(docno)
+        ok = bool(np.isfinite(score).all() and (frame[5] != "").all()
+                  and not _codes_duplicated(qcode, dcode, len(duniq)))
+        tag = frame[5].iat[0] if ok else None
     if not ok:
         qid_l, doc_l, score_l, tag = _slow_trec_run(decode(data, filename), filename)
         qid = np.asarray(qid_l, dtype=object)
         docno = np.asarray(doc_l, dtype=object)
         score = np.asarray(score_l, dtype=float)
-    qcode = pd.factorize(qid)[0]
-    dcode = pd.factorize(docno, sort=True)[0]
-    order = np.lexsort((-dcode, -score, qcode))
+        qcode = pd.factorize(qid)[0]
+    order = trec_order(qcode, score, docno)
     return Ranking(name or tag or _default_name(filename), qid[order], docno[order], score[order])
+
+
+def trec_order(qcode: np.ndarray, score: np.ndarray, docno: np.ndarray) -> np.ndarray:
+    """trec_eval's order: by topic (in file order), score descending, then docno descending.
+    Only rows whose score ties with a neighbour are ordered by docno (strings are slow)."""
+    if len(qcode) > 1 and (qcode[1:] >= qcode[:-1]).all() and (
+            (qcode[1:] != qcode[:-1]) | (score[1:] <= score[:-1])).all():
+        order = np.arange(len(qcode))  # already in order (the usual case)
+    else:
+        order = np.lexsort((-score, qcode))
+    qs, ss = qcode[order], score[order]
+    tie = np.r_[False, (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])]
+    if tie.any():
+        in_block = tie | np.r_[tie[1:], False]
+        idx = np.flatnonzero(in_block)
+        block = np.cumsum(in_block[idx] & ~tie[idx])
+        dcode = pd.factorize(docno[order[idx]], sort=True)[0]
+        order[idx] = order[idx][np.lexsort((-dcode, block))]
+    return order
 
 
 def _slow_trec_run(text: str, file: str):
@@ -408,10 +460,7 @@ def _slow_trec_run(text: str, file: str):
         if len(fields) < 6:  # like trec_eval, text after the sixth field is ignored
             issues.add(n, f"expected 6 fields 'qid Q0 docno rank score tag', found {len(fields)}")
             continue
-        q, _, d, rank, score, t = fields[:6]
-        if not _INT.fullmatch(rank):
-            issues.add(n, f"rank {rank!r} is not an integer")
-            continue
+        q, _, d, _, score, t = fields[:6]
         if not _is_number(score):
             issues.add(n, f"score {score!r} is not a number")
             continue
@@ -435,28 +484,28 @@ def parse_qa_run(data: Data, *, filename: str = "run.tsv", name: str | None = No
     and order the answers; a (question, rank) pair twice is an error."""
     text = decode(data, filename)
     name = name or _default_name(filename)
-    first = next((line for _, line in _lines(text) if line.strip()), "")
+    head = text[:65536]
+    first = next((line for _, line in _lines(head) if line.strip()), "")
     if first.strip().lower().startswith("question_id"):
         return _qa_csv_run(text, filename, name)
-    frame = _fast_table(text, 4, "\t")
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    # the fast reader does not strip fields: leave files with padded fields to the slow one
+    frame = None if _padded(raw) else _fast_table(raw, 4, "\t", {1: np.int64})
     ok = frame is not None and len(frame) > 0
     if ok:
-        qid = frame[0].str.strip()
-        rank_s = frame[1].str.strip()
-        answer = frame[2].str.strip()
-        score_s = frame[3].str.strip()
-        ok = bool(rank_s.str.fullmatch(r"\+?0*[1-9]\d*").all() and (qid != "").all()
-                  and (answer != "").all())
-        if ok:
-            has_score = score_s != ""
-            score = pd.to_numeric(score_s.where(has_score, "nan"), errors="coerce")
-            ok = bool(np.isfinite(score[has_score]).all())
-        if ok:
-            rank = rank_s.astype(np.int64)
-            ok = not pd.DataFrame({"q": qid, "r": rank}).duplicated().any()
+        qid = frame[0].to_numpy(dtype=object)
+        rank = frame[1].to_numpy()
+        answer = frame[2].to_numpy(dtype=object)
+        score_s = frame[3].to_numpy(dtype=object)
+        score = np.full(len(frame), np.nan)
+        has_score = score_s != ""
+        if has_score.any():
+            score[has_score] = pd.to_numeric(pd.Series(score_s[has_score]), errors="coerce")
+        ok = bool((rank >= 1).all() and (qid != "").all() and (answer != "").all()
+                  and np.isfinite(score[has_score]).all()
+                  and not _pair_duplicated(qid, rank))
     if ok:
-        return _qa_ranking(name, qid.to_numpy(dtype=object), rank.to_numpy(),
-                           answer.to_numpy(dtype=object), score.to_numpy(dtype=float))
+        return _qa_ranking(name, qid, rank, answer, score)
     issues = IssueList(filename)
     rows = []
     seen: dict[tuple[str, int], int] = {}
@@ -475,6 +524,14 @@ def parse_qa_run(data: Data, *, filename: str = "run.tsv", name: str | None = No
         issues.add(None, "no answers in the run")
     issues.raise_if_any()
     return _rows_to_ranking(name, rows)
+
+
+def _padded(raw: bytes) -> bool:
+    """True if some tab-separated field may begin or end with blanks (substring tests are
+    much faster than a regular expression on large files)."""
+    return (raw[:1] in (b" ", b"\f", b"\v") or b"\f" in raw or b"\v" in raw
+            or any(p in raw for p in (b" \t", b"\t ", b" \n", b"\n ", b" \r", b"\t\r",
+                                      b"\t\n")) or raw.endswith((b" ", b"\t")))
 
 
 def _check_qa_fields(issues: IssueList, n: int, fields: list[str],

@@ -9,7 +9,13 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.metrics import DEFAULT_METRICS, InputError, evaluate, parse_gains, parse_metrics
+from evaluation.metrics import (
+    DEFAULT_METRICS,
+    InputError,
+    evaluate,
+    parse_gains,
+    parse_metrics,
+)
 from evaluation.metrics.data import check_unique_names
 from evaluation.metrics.parsers import parse_judgments_csv, parse_qrels, parse_run
 from evaluation.metrics.report import FORMATS
