@@ -1,0 +1,73 @@
+"""evaluation/stats.py against scipy called directly (no database)."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from evaluation.stats import disagreements, paired, randomization_p, rank_correlations
+
+
+def sample(n, seed=0, shift=0.05):
+    rng = np.random.default_rng(seed)
+    a = rng.random(n).round(2)
+    b = np.clip(a + rng.normal(shift, 0.2, n), 0, 1).round(2)
+    b[: min(3, n // 3)] = a[: min(3, n // 3)]  # some ties
+    return a, b
+
+
+def test_counts_and_p_values_equal_scipy():
+    a, b = sample(60)
+    p = paired("q_measure", a, b)
+    d = b - a
+    assert (p.up, p.down, p.tied) == ((d > 0).sum(), (d < 0).sum(), (d == 0).sum())
+    assert p.mean_a == pytest.approx(a.mean()) and p.mean_b == pytest.approx(b.mean())
+    assert p.sign_p == pytest.approx(sps.binomtest(p.up, p.up + p.down).pvalue)
+    assert p.wilcoxon_p == pytest.approx(sps.wilcoxon(d[d != 0]).pvalue)
+    assert p.t_p == pytest.approx(sps.ttest_rel(b, a).pvalue)
+    assert p.effect_size == pytest.approx(d.mean() / d.std(ddof=1))
+    assert 0 < p.randomization_p <= 1
+
+
+def test_randomization_is_exact_for_few_questions_and_equals_scipy():
+    for n in (3, 8, 12):
+        a, b = sample(n, seed=n, shift=0.2)
+        want = sps.permutation_test((a, b), lambda x, y, axis: np.mean(y - x, axis=axis),
+                                    permutation_type="samples", vectorized=True,
+                                    n_resamples=100_000).pvalue
+        assert randomization_p(b - a) == pytest.approx(want)
+
+
+def test_randomization_is_seeded_and_uses_10000_permutations():
+    a, b = sample(400, shift=0.01)
+    p1 = randomization_p(b - a)
+    assert p1 == randomization_p(b - a)
+    assert (p1 * 10_001) == pytest.approx(round(p1 * 10_001))  # (k + 1) / (10,000 + 1)
+    # close to the t-test on this many questions
+    assert abs(p1 - sps.ttest_rel(b, a).pvalue) < 0.05
+
+
+def test_identical_runs_give_no_p_values():
+    a = np.array([0.1, 0.5, 1.0])
+    p = paired("rr", a, a)
+    assert (p.up, p.down, p.tied) == (0, 0, 3)
+    assert math.isnan(p.sign_p) and math.isnan(p.wilcoxon_p) and math.isnan(p.randomization_p)
+
+
+def test_disagreements_like_the_paper():
+    import pandas as pd
+    q = pd.Series([0.0, 0.1, -0.2, 0.0], index=["1013", "1021", "1006", "1001"])
+    rr = pd.Series([0.0, 0.0, -0.1, 0.0], index=q.index)
+    assert list(disagreements(rr, q)) == ["1021"]
+
+
+def test_rank_correlations_equal_scipy():
+    import pandas as pd
+    means = pd.DataFrame({"q_measure": [0.68, 0.64, 0.50, 0.55], "rr": [0.68, 0.64, 0.52, 0.51],
+                          "ap": [0.1, 0.2, 0.3, 0.4]}, index=["AF", "noAF", "x", "y"])
+    table = rank_correlations(means)
+    row = table[(table.metric_a == "q_measure") & (table.metric_b == "rr")].iloc[0]
+    assert row.kendall_tau == pytest.approx(sps.kendalltau(means.q_measure, means.rr).statistic)
+    assert row.spearman_rho == pytest.approx(sps.spearmanr(means.q_measure, means.rr).statistic)
+    assert len(table) == 3
