@@ -222,7 +222,8 @@ def main() -> None:
                 continue
             ratio = (f"{res['seconds'] / base['seconds']:.2f}" if base.get("seconds") else "--")
             vals = " ".join(f"{k}={v:.4f}" for k, v in res["values"].items())
-            print(f"{wl:8} {tool:12} {res['seconds']:8.3f} {ratio:>9} {res['peak_mb']:8.0f}  {vals}")
+            print(f"{wl:8} {tool:12} {res['seconds']:8.3f} {ratio:>9} "
+                  f"{res['peak_mb']:8.0f}  {vals}")
 
 
 if __name__ == "__main__":

@@ -192,7 +192,8 @@ class Judgments:
         )
 
     @classmethod
-    def from_rows(cls, rows: Iterable[tuple[str, str | None, str, str | None]], **kwargs) -> Judgments:
+    def from_rows(cls, rows: Iterable[tuple[str, str | None, str, str | None]],
+                  **kwargs) -> Judgments:
         """Build from ``(question_id, synset_id, answer, level)`` rows (as in the CSV)."""
         rows = list(rows)
         return cls.build(

@@ -25,8 +25,8 @@ kawabata,1,"December 10, 1968",S
 kawabata,1,1968,B
 """
 
-NOAF = "beatles\t1\tMcCartney\nbeatles\t2\tLennon\nbeatles\t3\tPaul\nbeatles\t4\tGeorge Harrison\n" \
-       "beatles\t5\tStarr\nlove\t1\tNIL\nother\t1\tx\n"
+NOAF = ("beatles\t1\tMcCartney\nbeatles\t2\tLennon\nbeatles\t3\tPaul\n"
+        "beatles\t4\tGeorge Harrison\nbeatles\t5\tStarr\nlove\t1\tNIL\nother\t1\tx\n")
 
 
 @pytest.fixture
@@ -98,7 +98,7 @@ def test_bad_options_fail_clearly(files):
     j, r = files
     for args, message in [(("--metrics", "q_measure,bogus"), "unknown metric"),
                           (("--gains", "3:x"), "bad gain profile"),
-                          (("--gains", "3:2"), "2 value(s) but there are 3 levels")]:
+                          (("--gains", "3:2"), r"2 value\(s\) but there are 3 levels")]:
         with pytest.raises(CommandError, match=message):
             run("--judgments", j, r, *args)
     with pytest.raises(CommandError, match="cannot read"):

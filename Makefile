@@ -1,0 +1,47 @@
+# The README's commands.  `make demo` sets everything up and serves the app; `make test`
+# runs the whole suite (SQLite; set DATABASE_URL for PostgreSQL).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: demo test install lint fuzz bench migrate serve clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $@
+
+install: $(VENV)/.installed
+
+migrate: install
+	$(PY) manage.py migrate --noinput -v0
+
+demo: install migrate
+	$(PY) manage.py load_demo
+	@echo ""
+	@echo "  QA synsets demo: http://$(HOST):$(PORT)/"
+	@echo "  log in as organizer / demo-organizer, assessor1 / demo-assessor1,"
+	@echo "  assessor2 / demo-assessor2, participant / demo-participant, admin / demo-admin"
+	@echo ""
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+test: install
+	$(VENV)/bin/pytest
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+fuzz: install
+	$(VENV)/bin/pytest -m fuzz -p no:randomly tests
+
+bench: install
+	$(PY) -m pip install --quiet -e ".[dev,bench]"
+	$(PY) bench/score_bench.py
+
+clean:
+	rm -rf $(VENV) db.sqlite3 staticfiles test-artifacts

@@ -1,0 +1,111 @@
+"""The demo collection: the worked examples of Sakai's QA paper and two runs in the spirit
+of its AF and noAF runs (q-measure-for-question-answering.txt, Examples 1-3, section 4.3)."""
+
+from __future__ import annotations
+
+# (qid, question, synsets [[(answer, level), ...], ...], incorrect strings, unjudged strings)
+QUESTIONS = [
+    ("EX1-BEATLES", "Who played in the Beatles?", [
+        [("Sir Paul McCartney", "S"), ("Paul McCartney", "S"), ("McCartney", "A"), ("Paul", "B")],
+        [("John Lennon", "S"), ("Lennon", "A"), ("John", "B")],
+        [("George Harrison", "S"), ("Harrison", "A"), ("George", "B")],
+        [("Ringo Starr", "S"), ("Starr", "A"), ("Ringo", "B")],
+    ], ["Yoko Ono"], []),
+    ("EX1-BEATLES-5", "Who played in the Beatles, counting early members?", [
+        [("Sir Paul McCartney", "S"), ("Paul McCartney", "S"), ("McCartney", "A"), ("Paul", "B")],
+        [("John Lennon", "S"), ("Lennon", "A"), ("John", "B")],
+        [("George Harrison", "S"), ("Harrison", "A"), ("George", "B")],
+        [("Ringo Starr", "S"), ("Starr", "A"), ("Ringo", "B")],
+        [("Stuart Sutcliffe", "B"), ("Sutcliffe", "B"), ("Stuart", "B")],
+    ], [], []),
+    ("EX2-DVD", "What does DVD stand for?", [
+        [("Digital Versatile Disk", "S"), ("Digital Video Disk", "A")],
+    ], ["Digital Vinyl Disk"], []),
+    ("EX3-LOVE", "What is love?", [[("NIL", "A")]], [], []),
+    ("QAC1-1012", "When did Yasunari Kawabata become the first Japanese to receive the Nobel "
+     "Prize in Literature?", [[("December 10, 1968", "S"), ("1968", "B")]], ["1969"], []),
+    ("QAC1-1058", "Japanese who received the Nobel Prize in Physics", [
+        [("Hideki Yukawa", "S"), ("Doctor Hideki Yukawa", "S"), ("Yukawa", "B")],
+        [("Shinichiro Tomonaga", "S"), ("Tomonaga", "B")],
+        [("Leo Esaki", "S"), ("Esaki", "B")],
+    ], ["Kyoto University", "1949"], []),
+    ("TDL-1", "Where is Tokyo Disneyland?", [
+        [("Chiba prefecture", "S"), ("Urayasu, Chiba", "S"), ("Chiba", "A"), ("Japan", "B")],
+    ], ["Tokyo"], []),
+    ("BASTILLE", "When did French revolutionaries storm the Bastille?", [
+        [("July 14, 1789", "S"), ("14 July 1789", "S"), ("July 14", "A"), ("1789", "A")],
+    ], ["1790"], []),
+    ("SWISS-LANG", "What is the official language in Switzerland?", [
+        [("German", "S"), ("Deutsch", "A")], [("French", "S")], [("Italian", "S")],
+        [("Romansh", "A")],
+    ], ["English"], []),
+    ("QAC1-1006", "When will NTT Communications take over NTT International Network?", [
+        [("October 1", "S"), ("October 1, 1999", "S")],
+    ], ["October", "1998"], []),
+    ("QAC1-1021", "How was Prime Minister Obuchi criticized just after inauguration?", [
+        [("ordinary man", "S")], [("cold pizza", "S")],
+    ], [], []),
+    ("JA-TDL", "東京ディズニーランドは何県にありますか？", [
+        [("千葉県", "S"), ("千葉", "A"), ("Chiba", "A")],
+    ], ["東京都"], []),
+    ("SNOW-COUNTRY", "Who wrote the novel 'Snow Country'?", [], [],
+     ["Yasunari Kawabata", "Kawabata", "Yukio Mishima"]),
+]
+
+RUNS = {
+    "noAF": {
+        "description": "Without the Answer Formulator: duplicates are not consolidated.",
+        "answers": {
+            "EX1-BEATLES": ["McCartney", "Lennon", "Paul", "George Harrison", "Starr"],
+            "EX1-BEATLES-5": ["Paul McCartney", "John Lennon", "Paul", "Stuart Sutcliffe"],
+            "EX2-DVD": ["Digital Video Disk", "Digital Versatile Disk"],
+            "EX3-LOVE": ["a feeling", "NIL"],
+            "QAC1-1012": ["1969", "1968"],
+            "QAC1-1058": ["Hideki Yukawa", "Kyoto University", "1949", "Doctor Hideki Yukawa",
+                          "Nagoya"],
+            "TDL-1": ["Japan", "Chiba prefecture"],
+            "BASTILLE": ["1789", "July 14"],
+            "SWISS-LANG": ["German", "Deutsch", "French"],
+            "QAC1-1006": ["1998", "NTT", "October", "October 1"],
+            "QAC1-1021": ["ordinary man", "cold pizza"],
+            "JA-TDL": ["東京都", "千葉県"],
+            "SNOW-COUNTRY": ["Kawabata", "Yukio Mishima"],
+        },
+    },
+    "AF": {
+        "description": "With the Answer Formulator: answer strings consolidated.",
+        "answers": {
+            "EX1-BEATLES": ["Paul McCartney", "John Lennon", "George Harrison", "Starr"],
+            "EX1-BEATLES-5": ["John Lennon", "Paul McCartney", "George Harrison", "Ringo Starr",
+                              "Stuart Sutcliffe"],
+            "EX2-DVD": ["Digital Versatile Disk"],
+            "EX3-LOVE": ["NIL"],
+            "QAC1-1012": ["1968"],
+            "QAC1-1058": ["Hideki Yukawa", "Kyoto University", "1949", "Nagoya",
+                          "Shinichiro Tomonaga"],
+            "TDL-1": ["Chiba prefecture"],
+            "BASTILLE": ["July 14, 1789"],
+            "SWISS-LANG": ["German", "French", "Italian"],
+            "QAC1-1006": ["1998", "NTT", "October 1"],
+            "QAC1-1021": ["ordinary man", "Obuchi is as uninspiring as cold pizza"],
+            "JA-TDL": ["ＣＨＩＢＡ"],
+            "SNOW-COUNTRY": ["Yasunari Kawabata"],
+        },
+    },
+}
+
+LEVELS = [("S", "Correct and complete", 3.0), ("A", "Correct, less specific", 2.0),
+          ("B", "Partially correct", 1.0)]
+
+USERS = [  # username, password, role, staff
+    ("organizer", "demo-organizer", "organizer", False),
+    ("assessor1", "demo-assessor1", "assessor", False),
+    ("assessor2", "demo-assessor2", "assessor", False),
+    ("participant", "demo-participant", "participant", False),
+    ("admin", "demo-admin", None, True),
+]
+
+GUIDELINES = """Group the answer strings that mean the same answer into one synset.
+Give every string its own level: S = correct and as specific as asked; A = correct but less
+specific; B = partially correct. Judge a string incorrect when it does not answer the
+question. A question with no answer has one synset holding the string NIL."""

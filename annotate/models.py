@@ -1,0 +1,226 @@
+"""Collections, levels, questions, answer synsets and answer strings (DESIGN.md section 4).
+
+A string's judgment is one of three states: *correct* (in a synset, with a level),
+*incorrect* (no synset, ``judged_at`` set) or *unjudged* (no synset, ``judged_at`` null).
+Business logic lives in ``annotate/services.py``, not here.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Count, Q
+
+
+class Role(models.TextChoices):
+    ORGANIZER = "organizer", "Organizer"
+    ASSESSOR = "assessor", "Assessor"
+    PARTICIPANT = "participant", "Participant"
+
+
+class MatchingMode(models.TextChoices):
+    NORMALIZED = "normalized", "Normalized (NFKC, case, spaces, punctuation)"
+    EXACT = "exact", "Exact (surrounding spaces only)"
+
+
+class CollectionQuerySet(models.QuerySet):
+    def visible_to(self, user) -> CollectionQuerySet:
+        """Collections ``user`` is a member of (every collection for staff)."""
+        if user.is_staff or user.is_superuser:
+            return self.all()
+        return self.filter(memberships__user=user).distinct()
+
+    def with_counts(self) -> CollectionQuerySet:
+        return self.annotate(
+            n_questions=Count("questions", distinct=True),
+            n_done=Count("questions", filter=Q(questions__status="done"), distinct=True),
+        )
+
+
+class Collection(models.Model):
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    description = models.TextField(blank=True)
+    guidelines = models.TextField("assessor guidelines", blank=True)
+    matching_mode = models.CharField(max_length=12, choices=MatchingMode.choices,
+                                     default=MatchingMode.NORMALIZED)
+    max_output_size = models.PositiveSmallIntegerField(
+        "max output size L'", default=5, help_text="answers per question a run may return")
+    open_for_submissions = models.BooleanField(default=False)
+    leaderboard_published = models.BooleanField(
+        default=False, help_text="participants see every run's scores, not only their own")
+    judgment_version = models.PositiveIntegerField(default=0, editable=False)
+    judgments_changed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = CollectionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(max_output_size__gte=1),
+                                   name="collection_max_output_size_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE,
+                                   related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="memberships")
+    role = models.CharField(max_length=12, choices=Role.choices)
+
+    class Meta:
+        ordering = ["collection", "role", "user"]
+        constraints = [
+            models.UniqueConstraint(fields=["collection", "user"], name="membership_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} — {self.role} in {self.collection}"
+
+
+class Level(models.Model):
+    """A correctness level of a collection; ``order`` 0 is the highest."""
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="levels")
+    code = models.CharField(max_length=8)
+    label = models.CharField(max_length=100, blank=True)
+    gain = models.FloatField(default=1.0)
+    order = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["collection", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["collection", "code"], name="level_code_unique"),
+            models.UniqueConstraint(fields=["collection", "order"], name="level_order_unique"),
+            models.CheckConstraint(condition=Q(gain__gte=0), name="level_gain_non_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return self.code
+
+
+class QuestionStatus(models.TextChoices):
+    TODO = "todo", "To do"
+    IN_PROGRESS = "in_progress", "In progress"
+    DONE = "done", "Done"
+
+
+class QuestionQuerySet(models.QuerySet):
+    def with_counts(self) -> QuestionQuerySet:
+        """R (synsets), strings, and unjudged strings per question."""
+        return self.annotate(
+            n_synsets=Count("synsets", distinct=True),
+            n_strings=Count("strings", distinct=True),
+            n_unjudged=Count("strings", filter=Q(strings__judged_at__isnull=True), distinct=True),
+        )
+
+    def assigned_to(self, user) -> QuestionQuerySet:
+        return self.filter(assessors=user)
+
+
+class Question(models.Model):
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE,
+                                   related_name="questions")
+    qid = models.CharField("question id", max_length=100)
+    text = models.TextField()
+    status = models.CharField(max_length=12, choices=QuestionStatus.choices,
+                              default=QuestionStatus.TODO)
+    assessors = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True,
+                                       related_name="assigned_questions")
+    notes = models.TextField(blank=True)
+    version = models.PositiveIntegerField(default=0, editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = QuestionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["collection", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["collection", "qid"], name="question_qid_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.qid
+
+
+class AnswerSynset(models.Model):
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="synsets")
+    ordinal = models.PositiveIntegerField()
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["question", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(fields=["question", "ordinal"], name="synset_ordinal_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question.qid} AS({self.ordinal})"
+
+
+class Source(models.TextChoices):
+    FLAT = "flat", "Flat answer import"
+    POOL = "pool", "Pooled from runs"
+    ASSESSOR = "assessor", "Typed by an assessor"
+    IMPORT = "import", "Judgments import"
+
+
+class AnswerString(models.Model):
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="strings")
+    text = models.TextField()
+    key = models.TextField(help_text="matching key under the collection's matching mode")
+    synset = models.ForeignKey(AnswerSynset, null=True, blank=True, on_delete=models.RESTRICT,
+                               related_name="strings")
+    level = models.ForeignKey(Level, null=True, blank=True, on_delete=models.RESTRICT,
+                              related_name="strings")
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.ASSESSOR)
+    judged_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                  on_delete=models.SET_NULL, related_name="+")
+    judged_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["question", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["question", "key"], name="string_key_unique"),
+            models.CheckConstraint(
+                condition=Q(synset__isnull=True, level__isnull=True)
+                | Q(synset__isnull=False, level__isnull=False, judged_at__isnull=False),
+                name="string_synset_level_together",
+            ),
+        ]
+        indexes = [models.Index(fields=["question", "judged_at"])]
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def state(self) -> str:
+        if self.synset_id is not None:
+            return "correct"
+        return "incorrect" if self.judged_at is not None else "unjudged"
+
+
+class JudgmentEvent(models.Model):
+    """Append-only audit of every change: who, when, which question, what before and after."""
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="events")
+    question = models.ForeignKey(Question, null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="events")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                             on_delete=models.SET_NULL, related_name="+")
+    action = models.CharField(max_length=40)
+    before = models.JSONField(default=dict, blank=True)
+    after = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.action}"

@@ -1,0 +1,36 @@
+"""Per-collection roles: organizer, assessor, participant.  Staff act as organizers."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+
+from .models import Membership, Role
+
+ORGANIZER, ASSESSOR, PARTICIPANT = Role.ORGANIZER.value, Role.ASSESSOR.value, Role.PARTICIPANT.value
+
+
+def collection_role(user, collection) -> str | None:
+    """The role of ``user`` in ``collection`` (None for a non-member or anonymous user)."""
+    if not user.is_authenticated:
+        return None
+    if user.is_staff or user.is_superuser:
+        return ORGANIZER
+    cache = getattr(user, "_collection_roles", None)
+    if cache is None:
+        cache = user._collection_roles = {}
+    if collection.pk not in cache:
+        cache[collection.pk] = (Membership.objects.filter(collection=collection, user=user)
+                                .values_list("role", flat=True).first())
+    return cache[collection.pk]
+
+
+def require_role(user, collection, *roles: str) -> str:
+    """Return the user's role if it is one of ``roles``; raise PermissionDenied (403)."""
+    role = collection_role(user, collection)
+    if role is None or (roles and role not in roles):
+        raise PermissionDenied("You do not have access to this page of this collection.")
+    return role
+
+
+def can_see_scores(user, collection) -> bool:
+    return collection_role(user, collection) in (ORGANIZER, PARTICIPANT)

@@ -1,0 +1,75 @@
+"""Runs and their ranked answers (DESIGN.md section 4)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class RunFormat(models.TextChoices):
+    QA = "qa", "QA run (question_id, rank, answer)"
+    TREC = "trec", "TREC run (qid Q0 docno rank score tag)"
+
+
+class RunQuerySet(models.QuerySet):
+    def visible_to(self, user, collection=None) -> RunQuerySet:
+        """Runs ``user`` may see: every run of collections they organize (staff: all), their
+        own, and other participants' runs where the leaderboard is published.  Assessors
+        see no runs."""
+        qs = self if collection is None else self.filter(collection=collection)
+        if user.is_staff or user.is_superuser:
+            return qs
+        return qs.filter(
+            Q(collection__memberships__user=user, collection__memberships__role="organizer")
+            | Q(owner=user, collection__memberships__user=user,
+                collection__memberships__role="participant")
+            | Q(collection__leaderboard_published=True, collection__memberships__user=user,
+                collection__memberships__role="participant")
+        ).distinct()
+
+
+class Run(models.Model):
+    collection = models.ForeignKey("annotate.Collection", on_delete=models.CASCADE,
+                                   related_name="runs")
+    name = models.CharField(max_length=100, help_text="the run tag")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                              related_name="runs")
+    description = models.TextField(blank=True)
+    uploaded_at = models.DateTimeField(auto_now_add=True)
+    source_name = models.CharField(max_length=255, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True)
+    format = models.CharField(max_length=4, choices=RunFormat.choices, default=RunFormat.QA)
+
+    objects = RunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["collection", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["collection", "name"], name="run_name_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RunAnswer(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="answers")
+    question = models.ForeignKey("annotate.Question", on_delete=models.CASCADE,
+                                 related_name="run_answers")
+    rank = models.PositiveIntegerField()
+    text = models.TextField()
+    key = models.TextField()
+    score = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "question", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "question", "rank"],
+                                    name="run_answer_rank_unique"),
+            models.CheckConstraint(condition=Q(rank__gte=1), name="run_answer_rank_positive"),
+        ]
+        indexes = [models.Index(fields=["question", "key"])]
+
+    def __str__(self) -> str:
+        return f"{self.run} {self.question_id} #{self.rank}"

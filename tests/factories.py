@@ -1,0 +1,68 @@
+"""Keyword-only factory functions for tests (STYLE.md habit 8)."""
+
+from __future__ import annotations
+
+import itertools
+
+from django.contrib.auth import get_user_model
+
+from annotate.models import AnswerString, AnswerSynset, Collection, Level, Membership, Question
+from evaluation.metrics.normalize import normalize_answer
+from evaluation.models import Run, RunAnswer
+
+_seq = itertools.count(1)
+
+
+def make_user(*, username: str | None = None, password: str = "pw-123456", staff: bool = False):
+    User = get_user_model()
+    user = User.objects.create_user(username=username or f"user{next(_seq)}", password=password)
+    if staff:
+        user.is_staff = user.is_superuser = True
+        user.save()
+    return user
+
+
+def make_collection(*, slug: str | None = None, name: str | None = None,
+                    levels=(("S", 3.0), ("A", 2.0), ("B", 1.0)), **fields) -> Collection:
+    n = next(_seq)
+    c = Collection.objects.create(slug=slug or f"c{n}", name=name or f"Collection {n}", **fields)
+    for order, (code, gain) in enumerate(levels):
+        Level.objects.create(collection=c, code=code, label=code, gain=gain, order=order)
+    return c
+
+
+def add_member(*, collection: Collection, user, role: str) -> Membership:
+    return Membership.objects.create(collection=collection, user=user, role=role)
+
+
+def make_question(*, collection: Collection, qid: str | None = None, text: str = "Q?",
+                  synsets=(), incorrect=(), unjudged=()) -> Question:
+    """``synsets`` is a list of lists of (answer, level code)."""
+    from django.utils import timezone
+    q = Question.objects.create(collection=collection, qid=qid or f"Q{next(_seq)}", text=text)
+    levels = {lv.code: lv for lv in collection.levels.all()}
+    now = timezone.now()
+    mode = collection.matching_mode
+    for ordinal, members in enumerate(synsets, start=1):
+        syn = AnswerSynset.objects.create(question=q, ordinal=ordinal)
+        for text_, code in members:
+            AnswerString.objects.create(question=q, text=text_, key=normalize_answer(text_, mode),
+                                        synset=syn, level=levels[code], judged_at=now)
+    for text_ in incorrect:
+        AnswerString.objects.create(question=q, text=text_, key=normalize_answer(text_, mode),
+                                    judged_at=now)
+    for text_ in unjudged:
+        AnswerString.objects.create(question=q, text=text_, key=normalize_answer(text_, mode),
+                                    source="pool")
+    return q
+
+
+def make_run(*, collection: Collection, owner, name: str | None = None,
+             answers: dict[str, list[str]] | None = None) -> Run:
+    run = Run.objects.create(collection=collection, owner=owner, name=name or f"run{next(_seq)}")
+    questions = {q.qid: q for q in collection.questions.all()}
+    RunAnswer.objects.bulk_create(
+        RunAnswer(run=run, question=questions[qid], rank=r, text=a,
+                  key=normalize_answer(a, collection.matching_mode))
+        for qid, texts in (answers or {}).items() for r, a in enumerate(texts, start=1))
+    return run

@@ -1,0 +1,56 @@
+"""Every page needs login: walk the URLconf and request each pattern anonymously."""
+
+import re
+import uuid
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+
+DUMMY = {"int": "1", "slug": "demo", "str": "x", "path": "x/y", "uuid": str(uuid.uuid4())}
+PUBLIC = {"login", "admin:login"}  # the login pages themselves
+
+
+def walk(patterns, prefix="", namespace=""):
+    for p in patterns:
+        if isinstance(p, URLResolver):
+            ns = f"{namespace}{p.namespace}:" if p.namespace else namespace
+            yield from walk(p.url_patterns, prefix + str(p.pattern), ns)
+        elif isinstance(p, URLPattern):
+            yield f"{namespace}{p.name}", prefix + str(p.pattern)
+
+
+def concrete(route: str) -> str | None:
+    """A URL for a route: converters get dummy values; regex routes (admin) are skipped."""
+    if route.startswith("^") or "(?P" in route:
+        return None
+    return "/" + re.sub(r"<(?:(\w+):)?\w+>", lambda m: DUMMY[m.group(1) or "str"], route)
+
+
+def all_urls():
+    out = []
+    for name, route in walk(get_resolver().url_patterns):
+        url = concrete(route)
+        if url and name not in PUBLIC:
+            out.append(pytest.param(url, id=name or url))
+    return out
+
+
+def test_the_walk_finds_the_app_pages():
+    names = {name for name, _ in walk(get_resolver().url_patterns)}
+    assert {"annotate:collection-list", "annotate:collection-detail",
+            "evaluation:run-list", "admin:index"} <= names
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("url", all_urls())
+@pytest.mark.parametrize("method", ["get", "post"])
+def test_anonymous_request_is_sent_to_login(client, url, method):
+    response = getattr(client, method)(url)
+    assert response.status_code in (301, 302), (url, response.status_code)
+    location = response.headers["Location"]
+    assert "/login/" in location, location
+
+
+@pytest.mark.django_db
+def test_login_page_is_public(client):
+    assert client.get("/accounts/login/").status_code == 200

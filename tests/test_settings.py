@@ -1,0 +1,37 @@
+"""Production settings pass ``check --deploy``; DATABASE_URL selects the database."""
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_manage(*args, **env):
+    full = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
+    full.update(env)
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=full,
+                          capture_output=True, text=True)
+
+
+def test_check_deploy_is_clean_with_production_settings():
+    out = run_manage("check", "--deploy", "--fail-level", "WARNING", DJANGO_DEBUG="0",
+                     DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+                     DJANGO_ALLOWED_HOSTS="qa.example.org")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "no issues" in out.stdout
+
+
+def test_production_refuses_to_start_without_a_secret_key():
+    out = run_manage("check", DJANGO_DEBUG="0", DJANGO_SECRET_KEY="")
+    assert out.returncode != 0
+    assert "DJANGO_SECRET_KEY must be set" in out.stderr
+
+
+def test_database_url_selects_postgresql():
+    code = ("from django.conf import settings; d = settings.DATABASES['default']; "
+            "print(d['ENGINE'], d['NAME'], d['HOST'])")
+    out = run_manage("shell", "--no-imports", "-c", code, DATABASE_URL="postgres://u@db.example:5432/qa")
+    assert out.stdout.split()[-3:] == ["django.db.backends.postgresql", "qa", "db.example"]
