@@ -7,4 +7,13 @@ app_name = "evaluation"
 urlpatterns = [
     path("runs/", views.my_runs, name="my-runs"),
     path("collections/<slug:slug>/runs/", views.run_list, name="run-list"),
+    path("collections/<slug:slug>/runs/upload/", views.run_upload, name="run-upload"),
+    path("collections/<slug:slug>/runs/<int:run_id>/", views.run_detail, name="run-detail"),
+    path("collections/<slug:slug>/runs/<int:run_id>/scores.csv", views.run_scores_csv,
+         name="run-scores-csv"),
+    path("collections/<slug:slug>/runs/<int:run_id>/pool/", views.run_pool, name="run-pool"),
+    path("collections/<slug:slug>/compare/", views.compare, name="compare"),
+    path("collections/<slug:slug>/compare.csv", views.compare_csv, name="compare-csv"),
+    path("collections/<slug:slug>/ranking/", views.ranking, name="ranking"),
+    path("collections/<slug:slug>/ranking.csv", views.ranking_csv, name="ranking-csv"),
 ]

@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+
+from evaluation.metrics import BASE_METRICS
+
+METRIC_LABELS = {
+    "q_measure": "Q-measure", "r_measure": "R-measure", "rr": "RR", "ap": "AP",
+    "ap_rigid": "AP (rigid)", "awp": "AWP", "rwp": "R-WP", "r_prec": "R-prec",
+    "ndcg": "nDCG", "rbp": "RBP", "rr_trunc": "RR′", "ap_trunc": "AP′",
+    "ndcg_trunc": "nDCG′", "rbp_trunc": "RBP′",
+}
+CUTOFFS = ("p@1", "p@3", "p@5", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10")
+
+
+def metric_label(name: str) -> str:
+    if name in METRIC_LABELS:
+        return METRIC_LABELS[name]
+    base, _, k = name.partition("@")
+    return f"{'P' if base == 'p' else 'nDCG'}@{k}"
+
+
+METRIC_CHOICES = [(m, metric_label(m)) for m in (*BASE_METRICS, *CUTOFFS)]
+GAIN_CHOICES = [("default", "collection's gains"), ("3:2:1", "3:2:1"), ("1:1:1", "1:1:1 (binary)"),
+                ("10:5:1", "10:5:1 (steep)"), ("adjusted", "adjusted (eq. 7)"),
+                ("custom", "custom…")]
+
+
+class ScoreConfigForm(forms.Form):
+    """The score configuration of a page, read from the query string."""
+
+    metric = forms.MultipleChoiceField(choices=METRIC_CHOICES, required=False,
+                                       widget=forms.CheckboxSelectMultiple)
+    gains = forms.ChoiceField(choices=GAIN_CHOICES, required=False)
+    custom_gains = forms.CharField(required=False, max_length=200,
+                                   help_text="e.g. S=4,A=2,B=1 or adjusted:10:5:1")
+    beta = forms.FloatField(required=False, min_value=0, max_value=1000)
+    rbp_p = forms.FloatField(required=False, min_value=0, max_value=0.99, label="RBP p")
+
+    def gain_spec(self) -> str:
+        gains = self.cleaned_data.get("gains") or "default"
+        if gains == "custom":
+            return (self.cleaned_data.get("custom_gains") or "").strip() or "default"
+        return gains
+
+
+class RunUploadForm(forms.Form):
+    name = forms.CharField(max_length=100, help_text="the run tag, unique in the collection")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    format = forms.ChoiceField(choices=[("", "detect"), ("qa", "QA run (TSV or CSV)"),
+                                        ("trec", "TREC run")], required=False)
+    file = forms.FileField(help_text="QA TSV: question_id<TAB>rank<TAB>answer[<TAB>score]; "
+                                     "CSV with a header question_id,rank,answer[,score]; or "
+                                     "TREC: qid Q0 docno rank score tag")
+
+    def clean_file(self):
+        f = self.cleaned_data["file"]
+        limit = settings.RUN_UPLOAD_MAX_MB * 1024 * 1024
+        if f.size > limit:
+            raise forms.ValidationError(
+                f"The file is {f.size / 1048576:.1f} MB; runs may be at most "
+                f"{settings.RUN_UPLOAD_MAX_MB} MB.")
+        return f

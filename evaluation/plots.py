@@ -1,0 +1,44 @@
+"""Geometry of the per-question difference plot (the paper's Figure 3), drawn as SVG by
+the template: questions on x, difference B - A on y, one marker shape per metric."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+SHAPES = ("circle", "square", "triangle", "diamond", "cross")
+COLORS = ("#2457c5", "#b3261e", "#1f7a3a", "#7a5b00", "#6b4fa0")
+
+
+def difference_plot(diffs: pd.DataFrame, labels: dict[str, str], *, width: int = 960,
+                    height: int = 320, pad: int = 40) -> dict:
+    """``diffs``: one row per question (index = question id), one column per metric.
+    Returns what the template draws: the frame, the zero line, ticks and the points."""
+    n = len(diffs)
+    inner_w, inner_h = width - 2 * pad, height - 2 * pad
+    ymax = max(0.1, float(diffs.abs().max().max()) if n else 0.1)
+    ymax = min(1.0, round(ymax + 0.05, 1)) if ymax < 1 else 1.0
+
+    def x(i: int) -> float:
+        return pad + (inner_w * (i + 0.5) / n if n else inner_w / 2)
+
+    def y(v: float) -> float:
+        return pad + inner_h / 2 - (v / ymax) * (inner_h / 2)
+
+    series = []
+    for k, metric in enumerate(diffs.columns):
+        points = [{"x": round(x(i), 1), "y": round(y(float(v)), 1), "qid": str(qid),
+                   "value": float(v)} for i, (qid, v) in enumerate(diffs[metric].items())]
+        series.append({"metric": metric, "label": labels.get(metric, metric),
+                       "shape": SHAPES[k % len(SHAPES)], "color": COLORS[k % len(COLORS)],
+                       "points": points})
+    ticks = [{"y": round(y(t), 1), "label": f"{t:+.1f}" if t else "0"}
+             for t in (-ymax, -ymax / 2, 0, ymax / 2, ymax)]
+    return {"width": width, "height": height, "pad": pad, "zero": round(y(0), 1),
+            "right": width - pad, "bottom": height - pad, "ticks": ticks, "series": series,
+            "n": n}
+
+
+def shape_legend(series: Sequence[dict]) -> list[dict]:
+    return [{"label": s["label"], "shape": s["shape"], "color": s["color"]} for s in series]

@@ -1,0 +1,221 @@
+"""The ORM adapter of the scoring engine, and the writes of the evaluation app.
+
+Reads judgments and runs from the database into the engine's plain arrays
+(``evaluation.metrics``), scores them, and caches the result under the collection's
+judgment version, so a page always shows scores of the current judgments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models import Count, Exists, Max, Min, OuterRef
+
+from annotate.models import AnswerString, Collection, Question
+from evaluation.metrics import (
+    GainProfile,
+    InputError,
+    Issue,
+    Judgments,
+    Ranking,
+    Scores,
+    evaluate,
+    parse_gains,
+    parse_metrics,
+)
+from evaluation.metrics.normalize import normalize_many
+from evaluation.metrics.parsers import detect_run_format, parse_run
+
+from .models import Run, RunAnswer
+
+DEFAULT_METRICS = ("q_measure", "r_measure", "rr", "ap", "ndcg@5")
+GAIN_CHOICES = ("default", "3:2:1", "1:1:1", "10:5:1", "adjusted")
+
+
+@dataclass(frozen=True)
+class ScoreConfig:
+    """What a score page is computed with (kept in the URL so a view can be shared)."""
+
+    metrics: tuple[str, ...] = DEFAULT_METRICS
+    gains: str = "default"
+    beta: float = 1.0
+    rbp_p: float = 0.5
+
+    def profile(self) -> GainProfile:
+        return parse_gains(None if self.gains == "default" else self.gains)
+
+    def key(self) -> str:
+        return f"{','.join(self.metrics)}|{self.gains}|{self.beta!r}|{self.rbp_p!r}"
+
+
+def check_config(*, metrics: Sequence[str], gains: str, beta: float, rbp_p: float,
+                 levels: Sequence[str]) -> ScoreConfig:
+    """Validate a configuration against a collection's levels; raise ValueError."""
+    names = tuple(parse_metrics(list(metrics)))
+    profile = parse_gains(None if gains == "default" else gains)
+    profile.resolve(tuple(levels), [1.0] * len(levels))  # raises on a mismatch
+    if beta < 0:
+        raise ValueError("beta must be >= 0")
+    if not 0 <= rbp_p < 1:
+        raise ValueError("the RBP persistence p must be in [0, 1)")
+    return ScoreConfig(names, gains, float(beta), float(rbp_p))
+
+
+# -- reads --------------------------------------------------------------------------------
+def judgment_stamp(collection: Collection) -> tuple:
+    """Changes whenever a judgment of the collection changes (the cache key of scores)."""
+    agg = AnswerString.objects.filter(question__collection=collection).aggregate(
+        n=Count("id"), judged=Count("judged_at"), correct=Count("synset"), last=Max("judged_at"))
+    version = (Collection.objects.filter(pk=collection.pk)
+               .values_list("judgment_version", "judgments_changed_at").first())
+    return (*version, agg["n"], agg["judged"], agg["correct"],
+            agg["last"].isoformat() if agg["last"] else None)
+
+
+def collection_judgments(collection: Collection) -> Judgments:
+    """The collection's judged strings as engine Judgments (unjudged strings left out;
+    a question counts as judged when at least one of its strings is judged)."""
+    levels = list(collection.levels.order_by("order").values_list("code", "gain"))
+    rows = list(AnswerString.objects.filter(question__collection=collection,
+                                            judged_at__isnull=False)
+                .order_by("question_id", "id")
+                .values_list("question__qid", "synset__ordinal", "text", "level__code"))
+    order = [qid for qid in Question.objects.filter(collection=collection).order_by("id")
+             .values_list("qid", flat=True)]
+    judged = {r[0] for r in rows}
+    return Judgments.build(
+        qids=[r[0] for r in rows],
+        synsets=[str(r[1]) if r[1] is not None else None for r in rows],
+        texts=[r[2] for r in rows], levels_of=[r[3] for r in rows],
+        levels=[code for code, _ in levels] or ["S"], gains=[g for _, g in levels] or [1.0],
+        match=collection.matching_mode, nil_rule=True,
+        question_order=[q for q in order if q in judged], file=f"collection {collection.slug}",
+    )
+
+
+def run_ranking(run: Run) -> Ranking:
+    rows = list(RunAnswer.objects.filter(run=run).order_by("question_id", "rank")
+                .values_list("question__qid", "text"))
+    return Ranking(run.name, np.asarray([r[0] for r in rows], dtype=object),
+                   np.asarray([r[1] for r in rows], dtype=object))
+
+
+def score_runs(collection: Collection, runs: Sequence[Run], config: ScoreConfig) -> Scores:
+    """Scores of ``runs`` under ``config`` for the current judgments (cached per judgment
+    version, runs and configuration)."""
+    runs = list(runs)
+    key = "scores:" + hashlib.sha256(repr((
+        collection.pk, judgment_stamp(collection), [(r.pk, r.sha256) for r in runs],
+        config.key())).encode()).hexdigest()
+    scores = cache.get(key)
+    if scores is None:
+        judgments = collection_judgments(collection)
+        scores = evaluate(judgments, [run_ranking(r) for r in runs], config.metrics,
+                          gains=config.profile(), beta=config.beta, rbp_p=config.rbp_p)
+        cache.set(key, scores, 600)
+    return scores
+
+
+def run_answer_stats(runs: Sequence[Run]) -> dict[int, dict]:
+    """Per run: questions answered and answers in total (one query)."""
+    rows = (RunAnswer.objects.filter(run__in=runs).values("run_id")
+            .annotate(answers=Count("id"), questions=Count("question", distinct=True)))
+    return {r["run_id"]: r for r in rows}
+
+
+def _judged_string():
+    return AnswerString.objects.filter(question=OuterRef("question"), key=OuterRef("key"),
+                                       judged_at__isnull=False)
+
+
+def unjudged_counts(runs: Sequence[Run]) -> dict[int, int]:
+    """Per run: answers whose string no assessor has judged (one query)."""
+    rows = (RunAnswer.objects.filter(run__in=runs).filter(~Exists(_judged_string()))
+            .values("run_id").annotate(n=Count("id")))
+    return {r["run_id"]: r["n"] for r in rows}
+
+
+def unjudged_answers(run: Run) -> list[dict]:
+    """The run's distinct unjudged answers: question id, answer, best rank, in question
+    order (one query)."""
+    rows = (RunAnswer.objects.filter(run=run).filter(~Exists(_judged_string()))
+            .values("question_id", "question__qid", "key").annotate(rank=Min("rank"),
+                                                                    text=Min("text"))
+            .order_by("question_id", "rank"))
+    return [{"question_id": r["question__qid"], "answer": r["text"], "rank": r["rank"]}
+            for r in rows]
+
+
+# -- writes -------------------------------------------------------------------------------
+def run_import(*, collection: Collection, owner, name: str, data: bytes, filename: str,
+               description: str = "", fmt: str | None = None) -> Run:
+    """Parse, check and store a run, all or nothing.  Raises InputError listing every
+    problem: the file's own errors with line numbers, a name already used in the
+    collection, answers for question ids the collection does not have (named), and
+    questions with more answers than the collection's maximum output size L'."""
+    issues: list[Issue] = []
+    name = name.strip()
+    if not name:
+        issues.append(Issue(filename, None, "the run needs a name"))
+    elif Run.objects.filter(collection=collection, name=name).exists():
+        issues.append(Issue(filename, None, f"a run named {name!r} already exists in this "
+                                            "collection; choose another name"))
+    fmt = fmt or detect_run_format(data, filename=filename)
+    try:
+        ranking = parse_run(data, filename=filename, name=name or "run", fmt=fmt)
+    except InputError as e:
+        raise InputError(issues + e.issues) from e
+    qids = dict(Question.objects.filter(collection=collection).values_list("qid", "id"))
+    present = list(dict.fromkeys(ranking.qid.tolist()))
+    unknown = [q for q in present if q not in qids]
+    if unknown:
+        shown = ", ".join(unknown[:20]) + (f" and {len(unknown) - 20} more" if len(unknown) > 20
+                                          else "")
+        issues.append(Issue(filename, None, f"{len(unknown)} question id(s) are not in this "
+                                            f"collection: {shown}"))
+    counts = {}
+    for q in ranking.qid.tolist():
+        counts[q] = counts.get(q, 0) + 1
+    too_long = [q for q, n in counts.items() if n > collection.max_output_size]
+    if too_long:
+        issues.append(Issue(filename, None, f"{len(too_long)} question(s) have more than "
+                            f"{collection.max_output_size} answers (the collection's maximum "
+                            f"output size L'): {', '.join(too_long[:20])}"))
+    if issues:
+        raise InputError(issues)
+    keys = normalize_many(ranking.text.tolist(), collection.matching_mode)
+    with transaction.atomic():
+        run = Run.objects.create(collection=collection, owner=owner, name=name,
+                                 description=description, source_name=filename[:255],
+                                 sha256=hashlib.sha256(data).hexdigest(), format=fmt)
+        rank = _positions(ranking.qid)
+        scores = ranking.score if ranking.score is not None else [None] * len(ranking)
+        RunAnswer.objects.bulk_create(
+            (RunAnswer(run=run, question_id=qids[q], rank=int(r), text=t, key=k,
+                       score=None if s is None or s != s else float(s))
+             for q, r, t, k, s in zip(ranking.qid.tolist(), rank, ranking.text.tolist(), keys,
+                                      scores, strict=True)),
+            batch_size=5000)
+    return run
+
+
+def _positions(qid: np.ndarray) -> list[int]:
+    """1-based position of each row within its question (rows grouped by question)."""
+    out, last, n = [], None, 0
+    for q in qid.tolist():
+        n = n + 1 if q == last else 1
+        last = q
+        out.append(n)
+    return out
+
+
+def run_pool(*, run: Run, by=None) -> int:
+    """Send the run's answers that nobody has judged to the assessors' pool (the annotation
+    app's pooling hook); returns how many strings were added."""
+    from annotate import services as annotate_services
+    return annotate_services.pool_run(run=run, by=by)
