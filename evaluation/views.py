@@ -21,7 +21,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from annotate.models import AnswerSynset, Collection, Question
 from annotate.permissions import ORGANIZER, PARTICIPANT, require_role
 from evaluation import services
-from evaluation.forms import RunUploadForm, ScoreConfigForm, metric_label
+from evaluation.forms import GAIN_CHOICES, RunUploadForm, ScoreConfigForm, metric_label
 from evaluation.metrics import InputError
 from evaluation.plots import difference_plot
 from evaluation.stats import disagreements, paired, rank_correlations
@@ -69,10 +69,13 @@ def _config(request: HttpRequest, collection: Collection,
         error = str(e)
         config = services.check_config(metrics=default_metrics, gains="default", beta=1.0,
                                        rbp_p=0.5, levels=levels)
-    if not form.is_bound:
-        form = ScoreConfigForm(initial={"metric": list(config.metrics), "gains": "default",
-                                        "beta": 1.0, "rbp_p": 0.5})
-    return config, form, error
+    # the form shows what the page was computed with
+    shown = {"metric": list(config.metrics), "beta": config.beta, "rbp_p": config.rbp_p,
+             "gains": config.gains if config.gains in dict(GAIN_CHOICES) else "custom",
+             "custom_gains": "" if config.gains in dict(GAIN_CHOICES) else config.gains}
+    if form.is_bound and form.errors:
+        return config, form, error
+    return config, ScoreConfigForm(initial=shown), error
 
 
 def _preamble(collection: Collection, config, **extra) -> dict:
