@@ -7,7 +7,7 @@ import itertools
 from django.contrib.auth import get_user_model
 
 from annotate.models import AnswerString, AnswerSynset, Collection, Level, Membership, Question
-from evaluation.metrics.normalize import normalize_answer
+from annotate.normalize import normalize_answer
 from evaluation.models import Run, RunAnswer
 
 _seq = itertools.count(1)
