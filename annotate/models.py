@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Count, Q
+from django.db.models import Case, Count, Q, When
 
 
 class Role(models.TextChoices):
@@ -121,6 +121,11 @@ class QuestionQuerySet(models.QuerySet):
 
     def assigned_to(self, user) -> QuestionQuerySet:
         return self.filter(assessors=user)
+
+    def for_queue(self) -> QuestionQuerySet:
+        """With their collection, by collection; in progress, then to do, then done."""
+        rank = Case(When(status="in_progress", then=0), When(status="todo", then=1), default=2)
+        return self.select_related("collection").order_by("collection__name", rank, "id")
 
 
 class Question(models.Model):

@@ -15,6 +15,8 @@ def collection_role(user, collection) -> str | None:
         return None
     if user.is_staff or user.is_superuser:
         return ORGANIZER
+    # memoized on the user object, which lives for one request: a page asking several times
+    # costs one query per collection
     cache = getattr(user, "_collection_roles", None)
     if cache is None:
         cache = user._collection_roles = {}
@@ -24,8 +26,12 @@ def collection_role(user, collection) -> str | None:
     return cache[collection.pk]
 
 
-def require_role(user, collection, *roles: str) -> str:
-    """Return the user's role if it is one of ``roles``; raise PermissionDenied (403)."""
+def require_role(request_or_user, collection, *roles: str) -> str:
+    """Return the user's role in ``collection`` if it is one of ``roles`` (any role when none
+    are given); otherwise raise PermissionDenied, which Django answers with 403.
+
+    Takes the request (views) or a user (services, tests)."""
+    user = getattr(request_or_user, "user", request_or_user)
     role = collection_role(user, collection)
     if role is None or (roles and role not in roles):
         raise PermissionDenied("You do not have access to this page of this collection.")
@@ -33,4 +39,5 @@ def require_role(user, collection, *roles: str) -> str:
 
 
 def can_see_scores(user, collection) -> bool:
+    """Organizers and participants see scores; assessors judge blind to them."""
     return collection_role(user, collection) in (ORGANIZER, PARTICIPANT)

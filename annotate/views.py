@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET
 
-from .models import Collection, Membership, Question
-from .permissions import ORGANIZER, collection_role, require_role
+from .models import Collection, Membership, Question, QuestionStatus
+from .permissions import ORGANIZER, require_role
 from .selectors import collection_overview
 
 
@@ -31,7 +30,7 @@ def collection_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
-    role = require_role(request.user, collection)
+    role = require_role(request, collection)
     context = {
         "collection": collection,
         "role": role,
@@ -43,13 +42,10 @@ def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return TemplateResponse(request, "annotate/collection_detail.html", context)
 
 
-@login_required
 @require_GET
 def my_queue(request: HttpRequest) -> HttpResponse:
-    questions = (Question.objects.assigned_to(request.user).with_counts()
-                 .select_related("collection").order_by("collection__name", "status", "id"))
-    open_questions = [q for q in questions if q.status != "done"]
-    return TemplateResponse(request, "annotate/my_queue.html", {
-        "questions": questions, "open_count": len(open_questions),
-        "role_of": lambda c: collection_role(request.user, c),
-    })
+    """Questions assigned to the user in any collection, open ones first."""
+    questions = list(Question.objects.assigned_to(request.user).with_counts().for_queue())
+    open_count = sum(q.status != QuestionStatus.DONE for q in questions)
+    return TemplateResponse(request, "annotate/my_queue.html",
+                            {"questions": questions, "open_count": open_count})

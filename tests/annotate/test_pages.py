@@ -1,0 +1,95 @@
+"""Collections list, collection overview and my queue: who sees what, in how many queries."""
+
+import pytest
+
+from annotate.models import Question
+from tests.factories import add_member, make_collection, make_question, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def test_collections_list_shows_memberships_and_staff_sees_all(client):
+    mine, theirs = make_collection(slug="mine"), make_collection(slug="theirs")
+    user = make_user()
+    add_member(collection=mine, user=user, role="participant")
+    make_question(collection=mine, qid="Q1")
+    client.force_login(user)
+    r = client.get("/collections/")
+    assert [(row["collection"].slug, row["role"]) for row in r.context["rows"]] == [
+        ("mine", "participant")]
+    assert "theirs" not in r.content.decode()
+    client.force_login(make_user(staff=True))
+    r = client.get("/collections/")
+    assert {row["collection"].slug for row in r.context["rows"]} == {"mine", "theirs"}
+    assert {row["role"] for row in r.context["rows"]} == {"organizer"}
+    assert theirs.slug in r.content.decode()
+
+
+def test_home_redirects_to_the_collections(client):
+    client.force_login(make_user())
+    r = client.get("/")
+    assert r.status_code == 302 and r.headers["Location"] == "/collections/"
+
+
+def test_overview_progress_and_members_for_organizers(client):
+    c = make_collection(slug="p")
+    for i, status in enumerate(["done", "done", "in_progress", "todo"]):
+        Question.objects.create(collection=c, qid=f"Q{i}", text="?", status=status)
+    org, assessor = make_user(username="olga"), make_user(username="arne")
+    add_member(collection=c, user=org, role="organizer")
+    add_member(collection=c, user=assessor, role="assessor")
+    client.force_login(org)
+    r = client.get("/collections/p/")
+    stats = r.context["stats"]
+    assert (stats["done"], stats["in_progress"], stats["questions"], stats["percent_done"]) == (
+        2, 1, 4, 50)
+    html = r.content.decode()
+    assert '<progress max="100" value="50"' in html and "arne" in html  # members listed
+    client.force_login(assessor)
+    assert "olga" not in client.get("/collections/p/").content.decode()
+
+
+def test_my_queue_lists_assigned_questions_across_collections_open_first(client):
+    a, b = make_collection(slug="a", name="A"), make_collection(slug="b", name="B")
+    me, other = make_user(), make_user()
+    for c in (a, b):
+        add_member(collection=c, user=me, role="assessor")
+    q_done = Question.objects.create(collection=a, qid="A-done", text="?", status="done")
+    q_todo = Question.objects.create(collection=a, qid="A-todo", text="?", status="todo")
+    q_prog = Question.objects.create(collection=a, qid="A-prog", text="?", status="in_progress")
+    q_b = make_question(collection=b, qid="B-1", synsets=[[("x", "S")]], unjudged=["y"])
+    not_mine = Question.objects.create(collection=a, qid="A-other", text="?")
+    for q in (q_done, q_todo, q_prog, q_b):
+        q.assessors.add(me)
+    not_mine.assessors.add(other)
+    client.force_login(me)
+    r = client.get("/queue/")
+    assert [q.qid for q in r.context["questions"]] == ["A-prog", "A-todo", "A-done", "B-1"]
+    assert r.context["open_count"] == 3
+    html = r.content.decode()
+    assert "A-other" not in html and 'href="/collections/b/"' in html
+    row = r.context["questions"][3]
+    assert (row.n_synsets, row.n_strings, row.n_unjudged) == (1, 2, 1)
+
+
+def test_pages_issue_a_fixed_number_of_queries(client, django_assert_max_num_queries):
+    user = make_user()
+    for i in range(30):
+        c = make_collection(slug=f"c{i}")
+        add_member(collection=c, user=user, role="organizer")
+        q = make_question(collection=c, synsets=[[("a", "S")], [("b", "A")]], incorrect=["c"],
+                          unjudged=["d"])
+        q.assessors.add(user)
+    client.force_login(user)
+    # session + user, then the page's own reads; independent of the 30 collections
+    for url, queries in [("/collections/", 4), ("/collections/c7/", 10), ("/queue/", 3)]:
+        with django_assert_max_num_queries(queries):
+            assert client.get(url).status_code == 200
+
+
+def test_pages_answer_htmx_requests_too(client, demo):
+    from django.contrib.auth import get_user_model
+    client.force_login(get_user_model().objects.get(username="assessor1"))
+    for url in ["/collections/", "/collections/demo/", "/queue/"]:
+        r = client.get(url, headers={"HX-Request": "true"})
+        assert r.status_code == 200, url
