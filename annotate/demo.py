@@ -33,7 +33,7 @@ QUESTIONS = [
         [("Chiba prefecture", "S"), ("Urayasu, Chiba", "S"), ("Chiba", "A"), ("Japan", "B")],
     ], ["Tokyo"], []),
     ("BASTILLE", "When did French revolutionaries storm the Bastille?", [
-        [("July 14, 1789", "S"), ("14 July 1789", "S"), ("July 14", "A"), ("1789", "A")],
+        [("July 14, 1789", "S"), ("14 July 1789", "S"), ("July 14", "B"), ("1789", "B")],
     ], ["1790"], []),
     ("SWISS-LANG", "What is the official language in Switzerland?", [
         [("German", "S"), ("Deutsch", "A")], [("French", "S")], [("Italian", "S")],
@@ -51,6 +51,12 @@ QUESTIONS = [
     ("SNOW-COUNTRY", "Who wrote the novel 'Snow Country'?", [], [],
      ["Yasunari Kawabata", "Kawabata", "Yukio Mishima"]),
 ]
+
+# Candidates pooled from the runs that no assessor has judged yet (shown as unjudged).
+POOLED = {"EX3-LOVE": ["a feeling"], "QAC1-1058": ["Nagoya"]}
+
+# Questions an assessor has started but not finished; the others with judgments are done.
+IN_PROGRESS = {"QAC1-1021"}
 
 RUNS = {
     "noAF": {

@@ -18,9 +18,10 @@ from annotate.models import (
     Level,
     Membership,
     Question,
+    QuestionStatus,
     Source,
 )
-from evaluation.metrics.normalize import normalize_answer
+from annotate.normalize import normalize_answer
 from evaluation.models import Run, RunAnswer
 
 SLUG = "demo"
@@ -64,25 +65,32 @@ def load_demo() -> Collection:
         if role:
             Membership.objects.create(collection=collection, user=users[username], role=role)
 
+    def key(text: str) -> str:
+        return normalize_answer(text, collection.matching_mode)
+
     now = timezone.now()
-    judge = users["assessor1"]
     questions = {}
     strings = []
     for i, (qid, text, synsets, incorrect, unjudged) in enumerate(demo.QUESTIONS):
-        q = Question.objects.create(collection=collection, qid=qid, text=text,
-                                    status="done" if synsets or incorrect else "todo")
-        q.assessors.add(users["assessor1"] if i % 2 == 0 else users["assessor2"])
+        if qid in demo.IN_PROGRESS:
+            status = QuestionStatus.IN_PROGRESS
+        else:
+            status = QuestionStatus.DONE if synsets or incorrect else QuestionStatus.TODO
+        q = Question.objects.create(collection=collection, qid=qid, text=text, status=status)
+        judge = users["assessor1"] if i % 2 == 0 else users["assessor2"]
+        q.assessors.add(judge)
         questions[qid] = q
         for ordinal, members in enumerate(synsets, start=1):
             syn = AnswerSynset.objects.create(question=q, ordinal=ordinal)
-            strings += [AnswerString(question=q, text=a, key=normalize_answer(a), synset=syn,
+            strings += [AnswerString(question=q, text=a, key=key(a), synset=syn,
                                      level=levels[lv], source=Source.IMPORT, judged_by=judge,
                                      judged_at=now) for a, lv in members]
-        strings += [AnswerString(question=q, text=a, key=normalize_answer(a),
-                                 source=Source.IMPORT, judged_by=judge, judged_at=now)
-                    for a in incorrect]
-        strings += [AnswerString(question=q, text=a, key=normalize_answer(a), source=Source.FLAT)
+        strings += [AnswerString(question=q, text=a, key=key(a), source=Source.IMPORT,
+                                 judged_by=judge, judged_at=now) for a in incorrect]
+        strings += [AnswerString(question=q, text=a, key=key(a), source=Source.FLAT)
                     for a in unjudged]
+        strings += [AnswerString(question=q, text=a, key=key(a), source=Source.POOL)
+                    for a in demo.POOLED.get(qid, [])]
         JudgmentEvent.objects.create(collection=collection, question=q, user=None,
                                      action="demo_load", after={"synsets": len(synsets)})
     AnswerString.objects.bulk_create(strings)
@@ -95,6 +103,6 @@ def load_demo() -> Collection:
                                  description=spec["description"], source_name=f"{name}.tsv",
                                  sha256=hashlib.sha256(body).hexdigest(), format="qa")
         RunAnswer.objects.bulk_create(
-            RunAnswer(run=run, question=questions[qid], rank=r, text=a, key=normalize_answer(a))
+            RunAnswer(run=run, question=questions[qid], rank=r, text=a, key=key(a))
             for qid, answers in spec["answers"].items() for r, a in enumerate(answers, start=1))
     return collection
