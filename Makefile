@@ -1,6 +1,7 @@
 # The README's commands.  `make demo` sets everything up and serves the app; `make test`
 # runs the whole suite (SQLite; set DATABASE_URL for PostgreSQL).
-PYTHON ?= python3
+# the interpreter that creates .venv: python3.11 where installed, else python3 (>= 3.11)
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || echo python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
