@@ -28,6 +28,15 @@ def default_gains(levels: Sequence[str]) -> tuple[float, ...]:
 
 
 @dataclass(frozen=True, eq=False)
+class Interned:
+    """Tables of distinct strings that several files were read against (by the fast
+    reader): question ids and items (documents or answers), each an object array."""
+
+    qids: np.ndarray
+    items: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
 class Judgments:
     """Answer synsets and judged strings of a set of *judged* questions.
 
@@ -54,6 +63,9 @@ class Judgments:
     syn_xmax: np.ndarray
     syn_nil: np.ndarray
     _qindex: pd.Index = field(repr=False)
+    # set by the fast reader: ids of str_key in a table of strings shared with the runs
+    key_ids: np.ndarray | None = field(default=None, repr=False)
+    interned: Interned | None = field(default=None, repr=False)
 
     @property
     def nq(self) -> int:
@@ -213,6 +225,10 @@ class Ranking:
     qid: np.ndarray
     text: np.ndarray
     score: np.ndarray | None = None
+    # set by the fast reader: ids of qid and text in tables shared with the judgments
+    qid_ids: np.ndarray | None = field(default=None, repr=False)
+    text_ids: np.ndarray | None = field(default=None, repr=False)
+    interned: Interned | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.qid)

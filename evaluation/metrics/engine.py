@@ -109,35 +109,55 @@ def mark(judgments: Judgments, rankings: Sequence[Ranking]) -> Marked:
     """
     j = judgments
     nq = j.nq
-    parts_q, parts_run, parts_text = [], [], []
+    interned = rankings[0].interned if rankings else None
+    if interned is None or any(r.interned is not interned for r in rankings):
+        interned = None  # no shared string tables: match by the strings themselves
+    qmap = j.question_index(interned.qids) if interned is not None else None
+    parts_q, parts_run, parts_text, parts_ids = [], [], [], []
     unknown = np.zeros(len(rankings), dtype=np.int64)
     for i, ranking in enumerate(rankings):
-        q = j.question_index(ranking.qid)
+        q = qmap[ranking.qid_ids] if interned is not None else j.question_index(ranking.qid)
         known = q >= 0
         unknown[i] = int((~known).sum())
         parts_q.append(q[known])
         parts_run.append(np.full(int(known.sum()), i, dtype=np.int64))
         parts_text.append(ranking.text[known])
+        if interned is not None:
+            parts_ids.append(ranking.text_ids[known])
     q = np.concatenate(parts_q) if parts_q else np.empty(0, dtype=np.int64)
     run = np.concatenate(parts_run) if parts_run else np.empty(0, dtype=np.int64)
     text = np.concatenate(parts_text) if parts_text else np.empty(0, dtype=object)
+    ids = np.concatenate(parts_ids) if parts_ids else None
     group = run * nq + q
     if len(group) > 1 and not (group[1:] >= group[:-1]).all():
         order = np.argsort(group, kind="stable")
         group, q, run, text = group[order], q[order], run[order], text[order]
+        ids = ids[order] if ids is not None else None
     n = len(group)
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if n else np.empty(0, int)
     first = np.repeat(starts, np.diff(np.r_[starts, n])) if n else starts
     rank = np.arange(n, dtype=np.int64) - first + 1
 
-    # Find (question, key) among the judged strings through integer codes.
-    key_index, jsorted, jorder = j.lookup
-    if j.match == ID_MATCH:
-        kcode = key_index.get_indexer(text) if n else np.empty(0, dtype=np.int64)
+    # Find (question, key) among the judged strings through integer codes: the keys of
+    # the distinct answers are computed once, then looked up per row by their codes.
+    if interned is not None and j.interned is interned and j.match == ID_MATCH:
+        nk = max(len(interned.items), 1)
+        jcomb = j.str_q * nk + j.key_ids
+        jorder = np.argsort(jcomb, kind="stable")
+        jsorted = jcomb[jorder]
+        kcode = ids
         explicit_nil = np.zeros(n, dtype=bool)
     else:
-        tcodes, tuniq = _encode(text)
-        ukeys = np.asarray(normalize_many(tuniq, j.match), dtype=object)
+        key_index, jsorted, jorder = j.lookup
+        nk = max(len(key_index), 1)
+        if interned is not None:
+            tcodes, tuniq = ids, interned.items
+        else:
+            tcodes, tuniq = _encode(text)
+        if j.match == ID_MATCH:
+            ukeys = tuniq
+        else:
+            ukeys = np.asarray(normalize_many(tuniq, j.match), dtype=object)
         kcode = key_index.get_indexer(ukeys)[tcodes] if n else np.empty(0, dtype=np.int64)
         if not j.nil_rule:
             unil = np.zeros(len(tuniq), dtype=bool)
@@ -146,7 +166,6 @@ def mark(judgments: Judgments, rankings: Sequence[Ranking]) -> Marked:
         else:
             unil = np.asarray([is_nil(t) for t in tuniq], dtype=bool)
         explicit_nil = unil[tcodes] if n else np.zeros(0, dtype=bool)
-    nk = max(len(key_index), 1)
     rcomb = np.where(kcode >= 0, q * nk + kcode, -1)
     if len(jsorted) and n:
         pos = np.minimum(np.searchsorted(jsorted, rcomb), len(jsorted) - 1)

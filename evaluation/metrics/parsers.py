@@ -310,7 +310,7 @@ def parse_qrels(data: Data, *, filename: str = "qrels") -> Judgments:
 
 
 def qrels_judgments(qcode: np.ndarray, questions: np.ndarray, docno: np.ndarray,
-                    grade: np.ndarray) -> Judgments:
+                    grade: np.ndarray, **extra) -> Judgments:
     """Judgments from qrels columns (no (topic, docno) twice): every docno with grade > 0
     is its own synset; levels are the positive grades, highest first, each its own gain."""
     positive = np.unique(grade[grade > 0])[::-1]
@@ -327,7 +327,7 @@ def qrels_judgments(qcode: np.ndarray, questions: np.ndarray, docno: np.ndarray,
         str_q=str_q, str_key=docno, str_text=docno, str_synset=str_synset,
         str_level=str_level.astype(np.int64), str_nil=np.zeros(n, dtype=bool),
         syn_q=str_q[rel], syn_label=docno[rel], syn_xmax=str_level[rel].astype(np.int64),
-        syn_nil=np.zeros(int(rel.sum()), dtype=bool), _qindex=pd.Index(questions),
+        syn_nil=np.zeros(int(rel.sum()), dtype=bool), _qindex=pd.Index(questions), **extra,
     )
 
 

@@ -17,6 +17,7 @@ from evaluation.metrics import (
     parse_metrics,
 )
 from evaluation.metrics.data import check_unique_names
+from evaluation.metrics.fast import read_inputs
 from evaluation.metrics.parsers import parse_judgments_csv, parse_qrels, parse_run
 from evaluation.metrics.report import FORMATS
 
@@ -58,14 +59,18 @@ class Command(BaseCommand):
         except ValueError as e:
             raise CommandError(str(e), returncode=2) from e
         try:
+            run_files = [(p, _read(p)) for p in opts["runs"]]
             if opts["judgments"]:
                 path = opts["judgments"]
                 judgments = parse_judgments_csv(_read(path), filename=path, levels=levels,
                                                 match=opts["match"])
+                fast = read_inputs(qrels=None, judgments=judgments, runs=run_files)
             else:
                 path = opts["qrels"]
-                judgments = parse_qrels(_read(path), filename=path)
-            runs = [parse_run(_read(p), filename=p) for p in opts["runs"]]
+                qrels = _read(path)
+                fast = read_inputs(qrels=qrels, runs=run_files)
+                judgments = fast[0] if fast else parse_qrels(qrels, filename=path)
+            runs = fast[1] if fast else [parse_run(data, filename=p) for p, data in run_files]
             check_unique_names(runs)
             scores = evaluate(judgments, runs, metrics, gains=gains, beta=opts["beta"],
                               rbp_p=opts["rbp_p"])
