@@ -1,0 +1,56 @@
+"""Unjudged answers go back to the assessors' pool; once judged, scores change."""
+
+import io
+
+import pandas as pd
+import pytest
+from django.contrib.auth import get_user_model
+
+from annotate import services as annotate_services
+from annotate.models import AnswerString, Question
+from evaluation.models import Run
+
+pytestmark = pytest.mark.django_db
+
+
+def q_of(client, run, qid):
+    text = client.get(f"/collections/demo/runs/{run.pk}/scores.csv").content.decode()
+    return pd.read_csv(io.StringIO(text), comment="#").set_index("question_id").at[qid,
+                                                                                 "q_measure"]
+
+
+def test_pool_button_then_judging_changes_scores(client, demo):
+    User = get_user_model()
+    organizer = User.objects.get(username="organizer")
+    af = Run.objects.get(collection=demo, name="AF")
+    client.force_login(organizer)
+    page = client.get(f"/collections/demo/runs/{af.pk}/")
+    unjudged = {(u["question_id"], u["answer"]) for u in page.context["unjudged"]}
+    assert ("QAC1-1021", "Obuchi is as uninspiring as cold pizza") in unjudged
+    assert q_of(client, af, "QAC1-1021") == pytest.approx(0.5)
+
+    # only organizers may send answers to the pool
+    client.force_login(User.objects.get(username="participant"))
+    assert client.post(f"/collections/demo/runs/{af.pk}/pool/").status_code == 403
+    client.force_login(organizer)
+    before = AnswerString.objects.filter(question__collection=demo).count()
+    resp = client.post(f"/collections/demo/runs/{af.pk}/pool/", follow=True)
+    added = AnswerString.objects.filter(question__collection=demo).count() - before
+    assert added > 0
+    assert f"{added} unjudged answer(s) of AF sent" in resp.content.decode()
+    q = Question.objects.get(collection=demo, qid="QAC1-1021")
+    pooled = AnswerString.objects.get(question=q, text="Obuchi is as uninspiring as cold pizza")
+    assert pooled.source == "pool" and pooled.judged_at is None
+    # a second press adds nothing new
+    client.post(f"/collections/demo/runs/{af.pk}/pool/")
+    assert AnswerString.objects.filter(question__collection=demo).count() == before + added
+
+    # an assessor judges it into the "cold pizza" synset: AF's score follows
+    assessor = User.objects.get(username="assessor1")
+    q.assessors.add(assessor)
+    annotate_services.string_judge(question=q, string=pooled.pk, by=assessor,
+                                   synset=q.synsets.get(ordinal=2).pk)
+    assert q_of(client, af, "QAC1-1021") == pytest.approx(1.0)
+    page = client.get(f"/collections/demo/runs/{af.pk}/")
+    assert ("QAC1-1021", "Obuchi is as uninspiring as cold pizza") not in {
+        (u["question_id"], u["answer"]) for u in page.context["unjudged"]}
