@@ -37,8 +37,9 @@ test: install
 lint: install
 	$(VENV)/bin/ruff check .
 
+# 15 parser fuzz tests x 12,500 generated inputs (> 100,000 in all) plus the upload page
 fuzz: install
-	$(VENV)/bin/pytest -m fuzz -p no:randomly tests
+	FUZZ_EXAMPLES=12500 $(VENV)/bin/pytest -q -p no:cacheprovider tests/fuzz
 
 bench: install
 	$(PY) -m pip install --quiet -e ".[dev,bench]"
