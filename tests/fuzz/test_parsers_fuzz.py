@@ -12,8 +12,13 @@ from hypothesis import strategies as st
 from evaluation.metrics import InputError, evaluate
 from evaluation.metrics.fast import read_inputs
 from evaluation.metrics.parsers import (
-    parse_flat_answers, parse_judgments_csv, parse_qa_run, parse_qrels, parse_questions_csv,
-    parse_run, parse_trec_run,
+    parse_flat_answers,
+    parse_judgments_csv,
+    parse_qa_run,
+    parse_qrels,
+    parse_questions_csv,
+    parse_run,
+    parse_trec_run,
 )
 
 LONG = os.environ.get("FUZZ_EXAMPLES")
