@@ -13,7 +13,7 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(PY)
+$(VENV)/.installed: pyproject.toml setup.py evaluation/metrics/_fastparse.c | $(PY)
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $@
 
@@ -21,6 +21,7 @@ install: $(VENV)/.installed
 
 migrate: install
 	$(PY) manage.py migrate --noinput -v0
+	$(PY) manage.py createcachetable
 
 demo: install migrate
 	$(PY) manage.py load_demo

@@ -128,7 +128,14 @@ STORAGES = {
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 SESSION_ENGINE = "django.contrib.sessions.backends.db"
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Shared state (login throttling) lives in the database, so every worker sees it; computed
+# scores are cached per process, keyed by the judgment version, so they are never stale.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache",
+                "LOCATION": "django_cache"},
+    "scores": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+               "LOCATION": "scores", "OPTIONS": {"MAX_ENTRIES": 200}},
+}
 
 # Uploads: runs up to RUN_UPLOAD_MAX_MB; larger request bodies are streamed to disk.
 RUN_UPLOAD_MAX_MB = int(os.environ.get("RUN_UPLOAD_MAX_MB", "50"))

@@ -3,10 +3,11 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from annotate import views as annotate_views
+from config.auth import RateLimitedLoginView
 
 urlpatterns = [
     path("", annotate_views.home, name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("annotate.urls")),

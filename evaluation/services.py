@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from django.core.cache import cache
+from django.core.cache import caches
 from django.db import transaction
 from django.db.models import Count, Exists, Max, Min, OuterRef
 
@@ -112,6 +112,7 @@ def score_runs(collection: Collection, runs: Sequence[Run], config: ScoreConfig)
     key = "scores:" + hashlib.sha256(repr((
         collection.pk, judgment_stamp(collection), [(r.pk, r.sha256) for r in runs],
         config.key())).encode()).hexdigest()
+    cache = caches["scores"]
     scores = cache.get(key)
     if scores is None:
         judgments = collection_judgments(collection)
