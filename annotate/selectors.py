@@ -29,3 +29,134 @@ def collection_overview(collection: Collection) -> dict:
         **q, **s, "synsets": synsets, "runs": runs, "judged": judged,
         "percent_done": round(100 * q["done"] / total) if total else 0,
     }
+
+
+def question_workspace(question: Question, *, fuzzy_cutoff: float = 90.0) -> dict:
+    """Everything the judging workspace shows for ``question``, in a fixed number of
+    queries whatever its size: synsets with their strings (each with its level) and best
+    level, the pool of unjudged candidates most frequent first (frequency = number of runs
+    that returned the key; run names are not read), a suggested synset per candidate (same
+    key, or a fuzzy match of at least ``fuzzy_cutoff`` with rapidfuzz -- a suggestion only)
+    and the incorrect strings."""
+    from rapidfuzz import fuzz, process
+
+    from evaluation.models import RunAnswer
+
+    from .models import Level
+
+    levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
+    by_level = {lv.pk: lv for lv in levels}
+    rank = {lv.pk: i for i, lv in enumerate(levels, start=1)}
+    synsets = list(AnswerSynset.objects.filter(question=question).order_by("ordinal"))
+    by_synset = {s.pk: s for s in synsets}
+    for s in synsets:
+        s.members, s.best = [], None
+    freq = dict(RunAnswer.objects.filter(question=question).values("key")
+                .annotate(n=Count("run_id", distinct=True)).values_list("key", "n"))
+    candidates, incorrect = [], []
+    for s in AnswerString.objects.filter(question=question).order_by("id"):
+        s.freq = freq.get(s.key, 0)
+        if s.synset_id is not None:
+            syn = by_synset[s.synset_id]
+            s.level = by_level[s.level_id]
+            s.level_rank = rank[s.level_id]
+            syn.members.append(s)
+            if syn.best is None or s.level.order < syn.best.order:
+                syn.best = s.level
+                syn.best_rank = s.level_rank
+        elif s.judged_at is not None:
+            incorrect.append(s)
+        else:
+            candidates.append(s)
+    candidates.sort(key=lambda s: (-s.freq, s.pk))
+    keys = {s.key: by_synset[s.synset_id] for syn in synsets for s in syn.members}
+    choices = list(keys)
+    for c in candidates:
+        c.suggestion, c.suggestion_score = keys.get(c.key), 100
+        if c.suggestion is None and choices:
+            hit = process.extractOne(c.key, choices, scorer=fuzz.ratio, score_cutoff=fuzzy_cutoff)
+            if hit is not None:
+                c.suggestion, c.suggestion_score = keys[hit[0]], round(hit[1])
+    return {"levels": levels, "synsets": synsets, "candidates": candidates,
+            "incorrect": incorrect, "n_strings": sum(len(s.members) for s in synsets)
+            + len(candidates) + len(incorrect)}
+
+
+def question_history(question: Question, limit: int = 30) -> list:
+    """The latest events of a question, newest first, with their user."""
+    from .models import JudgmentEvent
+    return list(JudgmentEvent.objects.filter(question=question).select_related("user")
+                .order_by("-id")[:limit])
+
+
+def next_question(user, *, collection: Collection | None = None, after: Question | None = None,
+                  organizer: bool = False) -> Question | None:
+    """The next question for ``user`` to judge: assigned to them (any question of
+    ``collection`` for an organizer), not done, in progress first, then by id; the one
+    after ``after`` when given (wrapping round)."""
+    from django.db.models import Case, When
+    qs = Question.objects.exclude(status="done")
+    if collection is not None:
+        qs = qs.filter(collection=collection)
+    if not organizer:
+        qs = qs.filter(assessors=user)
+    if after is not None:
+        qs = qs.exclude(pk=after.pk)
+    rank = Case(When(status="in_progress", then=0), default=1)
+    ordered = list(qs.order_by("collection__name", rank, "id").values_list("pk", flat=True)[:500])
+    if not ordered:
+        return None
+    if after is not None:
+        later = [pk for pk in ordered if pk > after.pk]
+        pick = later[0] if later else ordered[0]
+    else:
+        pick = ordered[0]
+    return Question.objects.select_related("collection").get(pk=pick)
+
+
+def question_list_queryset(collection: Collection, *, status: str = "", assessor: str = "",
+                           unjudged: str = "", search: str = ""):
+    """Questions of ``collection`` for the question list, with their counts and last
+    change, filtered by status, assessor (user id or ``none``), has-unjudged and a search
+    in qid and text."""
+    from django.db.models import IntegerField, Max, OuterRef, Subquery, Value
+    from django.db.models.functions import Coalesce
+
+    from .models import JudgmentEvent
+
+    def count(model, **where):
+        # one subquery per count: joins of synsets x strings x events would multiply rows
+        sub = (model.objects.filter(question=OuterRef("pk"), **where).order_by()
+               .values("question").annotate(c=Count("pk")).values("c"))
+        return Coalesce(Subquery(sub, output_field=IntegerField()), Value(0))
+
+    last = (JudgmentEvent.objects.filter(question=OuterRef("pk")).order_by()
+            .values("question").annotate(m=Max("created_at")).values("m"))
+    qs = (Question.objects.filter(collection=collection)
+          .annotate(n_synsets=count(AnswerSynset), n_strings=count(AnswerString),
+                    n_unjudged=count(AnswerString, judged_at__isnull=True),
+                    last_change=Subquery(last)).order_by("id"))
+    if status:
+        qs = qs.filter(status=status)
+    if assessor == "none":
+        qs = qs.filter(assessors__isnull=True)
+    elif assessor.isdigit():
+        qs = qs.filter(assessors=int(assessor))
+    if unjudged == "1":
+        qs = qs.filter(n_unjudged__gt=0)
+    elif unjudged == "0":
+        qs = qs.filter(n_unjudged=0)
+    if search:
+        qs = qs.filter(Q(qid__icontains=search) | Q(text__icontains=search))
+    return qs
+
+
+def attach_assessors(questions: list) -> None:
+    """Set ``q.assessor_names`` on each question with one query."""
+    through = Question.assessors.through
+    names: dict[int, list[str]] = {q.pk: [] for q in questions}
+    for qid, username in (through.objects.filter(question_id__in=names)
+                          .values_list("question_id", "user__username").order_by("user__username")):
+        names[qid].append(username)
+    for q in questions:
+        q.assessor_names = names[q.pk]

@@ -467,3 +467,37 @@ def question_undo(*, question: Question | int, by, any_user: bool = False,
     op.question.notes = before["notes"]
     op.detail = {"undoes": event.pk, "undone_action": event.action}
     return op.finish()
+
+
+# -- organizer writes -------------------------------------------------------------------------
+@transaction.atomic
+def questions_assign(*, collection: Collection, questions: Sequence[Question], assessors,
+                     by, round_robin: bool = True, replace: bool = True) -> int:
+    """Assign ``questions`` to ``assessors`` (members of the collection): round-robin gives
+    each question one assessor in turn, otherwise each gets all of them; ``replace`` drops
+    the current assignments first.  Returns the number of questions changed."""
+    from .models import Membership
+    assessors = list(assessors)
+    members = set(Membership.objects.filter(collection=collection, role__in=[
+        "organizer", "assessor"]).values_list("user_id", flat=True))
+    strangers = [u.get_username() for u in assessors if u.pk not in members]
+    if strangers:
+        raise Conflict(f"Not an assessor of this collection: {', '.join(strangers)}.")
+    if not assessors:
+        raise Conflict("Choose at least one assessor.")
+    questions = [q for q in questions if q.collection_id == collection.pk]
+    through = Question.assessors.through
+    ids = [q.pk for q in questions]
+    if replace:
+        through.objects.filter(question_id__in=ids).delete()
+    links = []
+    for i, q in enumerate(questions):
+        chosen = [assessors[i % len(assessors)]] if round_robin else assessors
+        links += [through(question_id=q.pk, user_id=u.pk) for u in chosen]
+    through.objects.bulk_create(links, ignore_conflicts=True)
+    JudgmentEvent.objects.create(
+        collection=collection, user=by if by is not None and by.is_authenticated else None,
+        action="questions_assign",
+        after={"questions": len(ids), "assessors": [u.get_username() for u in assessors],
+               "round_robin": round_robin, "replace": replace})
+    return len(ids)

@@ -7,5 +7,11 @@ app_name = "annotate"
 urlpatterns = [
     path("collections/", views.collection_list, name="collection-list"),
     path("collections/<slug:slug>/", views.collection_detail, name="collection-detail"),
+    path("collections/<slug:slug>/questions/", views.question_list, name="question-list"),
+    path("collections/<slug:slug>/questions/assign/", views.question_assign,
+         name="question-assign"),
+    path("questions/<int:pk>/judge/", views.question_judge, name="question-judge"),
+    path("questions/<int:pk>/act/", views.question_act, name="question-act"),
     path("queue/", views.my_queue, name="my-queue"),
+    path("queue/next/", views.next_to_judge, name="next-question"),
 ]

@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
-from django.views.decorators.http import require_GET
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.middleware import HtmxDetails
 
+from . import services
 from .models import Collection, Membership, Question, QuestionStatus
-from .permissions import ORGANIZER, require_role
-from .selectors import collection_overview
+from .permissions import ASSESSOR, ORGANIZER, require_role
+from .selectors import (
+    attach_assessors,
+    collection_overview,
+    next_question,
+    question_history,
+    question_list_queryset,
+    question_workspace,
+)
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
 
 
 @require_GET
@@ -49,3 +66,209 @@ def my_queue(request: HttpRequest) -> HttpResponse:
     open_count = sum(q.status != QuestionStatus.DONE for q in questions)
     return TemplateResponse(request, "annotate/my_queue.html",
                             {"questions": questions, "open_count": open_count})
+
+
+# -- the judging workspace -----------------------------------------------------------------
+def _judge_access(request, question: Question) -> tuple[str, bool]:
+    """(role, may_write): organizers and assessors see the workspace (participants get
+    403); assessors write only on questions assigned to them."""
+    role = require_role(request, question.collection, ORGANIZER, ASSESSOR)
+    if role == ORGANIZER:
+        return role, True
+    return role, question.assessors.filter(pk=request.user.pk).exists()
+
+
+def _workspace_context(request, question: Question, role: str, may_write: bool,
+                       notice: str = "", notice_kind: str = "warning") -> dict:
+    ws = question_workspace(question)
+    edit_pk = _int_or_none(request.GET.get("edit"))
+    edit_string = (question.strings.filter(pk=edit_pk).first()
+                   if edit_pk and may_write and request.method == "GET" else None)
+    return {
+        "question": question, "collection": question.collection, "role": role,
+        "may_write": may_write, "notice": notice, "notice_kind": notice_kind,
+        "history": question_history(question), "edit_string": edit_string, **ws,
+    }
+
+
+@require_GET
+def question_judge(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """The judging workspace of one question (DESIGN.md section 4; issue 4 item 4)."""
+    question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
+    role, may_write = _judge_access(request, question)
+    template_name = "annotate/question_judge.html"
+    if request.htmx and not request.htmx.boosted:
+        template_name += "#workspace"
+    return TemplateResponse(request, template_name,
+                            _workspace_context(request, question, role, may_write))
+
+
+def _int_or_none(value: str | None) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def _apply(request, question: Question, role: str) -> services.JudgmentEvent | None:
+    """Dispatch one judging operation posted by the workspace."""
+    p = request.POST
+    op = p.get("op", "")
+    common = {"question": question, "by": request.user, "version": _int_or_none(p.get("version"))}
+    string = _int_or_none(p.get("string"))
+    expect = p.get("expect") or None
+    level = p.get("level") or None
+    synset = _int_or_none(p.get("synset"))
+    if synset is None and p.get("ordinal"):  # a synset given by its number on the page
+        ordinal = _int_or_none(p.get("ordinal"))
+        synset = (question.synsets.filter(ordinal=ordinal).values_list("pk", flat=True).first()
+                  if ordinal else None)
+        if synset is None:
+            raise services.Conflict(f"There is no synset {p.get('ordinal')}.")
+    if op in ("add", "new", "incorrect"):
+        if string is None:
+            raise services.Conflict("No answer string chosen.")
+        return services.string_judge(string=string, synset=synset if op == "add" else None,
+                                     new_synset=op == "new", level=level, expect=expect,
+                                     **common)
+    if op == "level":
+        return services.string_set_level(string=string, level=level, expect=expect, **common)
+    if op == "unjudge":
+        return services.string_unjudge(string=string, expect=expect, **common)
+    if op == "edit":
+        return services.string_edit(string=string, text=p.get("text", ""), expect=expect,
+                                    **common)
+    if op == "delete":
+        return services.string_delete(string=string, expect=expect, **common)
+    if op == "type":
+        text = p.get("text", "").strip()
+        if not text:
+            raise services.Conflict("Type an answer string first.")
+        return services.string_add(text=text, synset=synset, level=level,
+                                   new_synset=p.get("target") == "new", **common)
+    if op == "merge":
+        into = synset
+        others = [_int_or_none(v) for v in p.getlist("merge")]
+        return services.synset_merge(synsets=[into, *others], **common)
+    if op == "split":
+        strings = [_int_or_none(v) for v in p.getlist("strings")]
+        if not strings:
+            raise services.Conflict("Tick the strings to split out first.")
+        return services.synset_split(strings=strings, **common)
+    if op == "nil":
+        return services.question_mark_nil(level=level, **common)
+    if op == "notes":
+        return services.question_set_notes(notes=p.get("notes", ""), **common)
+    if op in ("done", "reopen"):
+        return services.question_set_status(
+            status="done" if op == "done" else "in_progress", **common)
+    if op == "undo":
+        return services.question_undo(any_user=role == ORGANIZER, **common)
+    raise services.Conflict(f"Unknown operation {op!r}.")
+
+
+@require_POST
+def question_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Apply one operation to the question and answer with the refreshed workspace (htmx)
+    or a redirect to it; a refused or stale edit comes back with a visible notice."""
+    question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
+    role, may_write = _judge_access(request, question)
+    if not may_write:
+        raise PermissionDenied("This question is not assigned to you.")
+    notice, kind = "", "warning"
+    try:
+        event = _apply(request, question, role)
+    except services.Conflict as e:
+        notice = f"{e} The workspace has been refreshed."
+        event = None
+    else:
+        posted = _int_or_none(request.POST.get("version"))
+        if posted is not None and event.before.get("version") != posted:
+            notice, kind = ("Someone else changed this question meanwhile; your edit still "
+                            "applied and the workspace now shows their changes too."), "info"
+    question.refresh_from_db()
+    go_next = request.POST.get("op") == "done" and event is not None
+    if go_next:
+        nxt = next_question(request.user, collection=question.collection, after=question,
+                            organizer=role == ORGANIZER)
+        url = (reverse("annotate:question-judge", args=[nxt.pk]) if nxt else
+               reverse("annotate:question-list", args=[question.collection.slug]))
+        if request.htmx:
+            return HttpResponse(status=204, headers={"HX-Redirect": url})
+        return redirect(url)
+    if not request.htmx:
+        if notice:
+            messages.warning(request, notice)
+        return redirect("annotate:question-judge", pk=question.pk)
+    context = _workspace_context(request, question, role, may_write, notice, kind)
+    return TemplateResponse(request, "annotate/question_judge.html#workspace", context)
+
+
+@require_GET
+def next_to_judge(request: HttpRequest) -> HttpResponse:
+    """Redirect to the next question the user should judge (my queue's button)."""
+    slug = request.GET.get("collection")
+    collection = get_object_or_404(Collection, slug=slug) if slug else None
+    organizer = bool(collection and require_role(request, collection) == ORGANIZER)
+    nxt = next_question(request.user, collection=collection, organizer=organizer)
+    if nxt is None:
+        messages.info(request, "Nothing left to judge. Well done!")
+        return redirect("annotate:my-queue")
+    return redirect("annotate:question-judge", pk=nxt.pk)
+
+
+# -- question list ---------------------------------------------------------------------------
+@require_GET
+def question_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """Questions of a collection with status, assessors, R, strings and unjudged counts;
+    filters, search and paging (issue 4 item 3).  Participants get 403."""
+    collection = get_object_or_404(Collection, slug=slug)
+    role = require_role(request, collection, ORGANIZER, ASSESSOR)
+    f = request.GET
+    qs = question_list_queryset(collection, status=f.get("status", ""),
+                                assessor=f.get("assessor", ""), unjudged=f.get("unjudged", ""),
+                                search=f.get("q", "").strip())
+    page = Paginator(qs, 50).get_page(f.get("page"))
+    questions = list(page.object_list)
+    attach_assessors(questions)
+    assessors = list(Membership.objects.filter(collection=collection, role__in=[
+        ORGANIZER, ASSESSOR]).select_related("user").order_by("user__username"))
+    context = {
+        "collection": collection, "role": role, "is_organizer": role == ORGANIZER,
+        "page": page, "questions": questions, "stats": collection_overview(collection),
+        "assessors": assessors, "filters": f, "statuses": QuestionStatus.choices,
+    }
+    template_name = "annotate/question_list.html"
+    if request.htmx and not request.htmx.boosted:
+        template_name += "#results"
+    return TemplateResponse(request, template_name, context)
+
+
+@require_POST
+def question_assign(request: HttpRequest, slug: str) -> HttpResponse:
+    """Bulk assignment of the ticked (or all filtered) questions to assessors."""
+    from django.contrib.auth import get_user_model
+    collection = get_object_or_404(Collection, slug=slug)
+    require_role(request, collection, ORGANIZER)
+    p = request.POST
+    if p.get("scope") == "filtered":
+        questions = list(question_list_queryset(
+            collection, status=p.get("f_status", ""), assessor=p.get("f_assessor", ""),
+            unjudged=p.get("f_unjudged", ""), search=p.get("f_q", "").strip()))
+    else:
+        ids = [int(v) for v in p.getlist("questions") if v.isdigit()]
+        questions = list(Question.objects.filter(collection=collection, pk__in=ids)
+                         .order_by("id"))
+    users = list(get_user_model().objects.filter(
+        pk__in=[int(v) for v in p.getlist("assessors") if v.isdigit()]).order_by("username"))
+    try:
+        n = services.questions_assign(collection=collection, questions=questions,
+                                      assessors=users, by=request.user,
+                                      round_robin=p.get("mode", "round_robin") == "round_robin",
+                                      replace=p.get("replace") == "1")
+    except services.Conflict as e:
+        messages.error(request, str(e))
+    else:
+        messages.success(request, f"Assigned {n} question{'s' if n != 1 else ''}.")
+    query = "&".join(f"{k[2:]}={v}" for k, v in p.items() if k.startswith("f_") and v)
+    return redirect(reverse("annotate:question-list", args=[slug]) + (f"?{query}" if query else ""))

@@ -1,0 +1,215 @@
+/* Keyboard-first judging (issue 4 item 5).  Vanilla JS, no build step.
+ *
+ * With the focus on a candidate, one key judges it and moves the focus on; every
+ * judgment is a POST of the hidden #keyform (htmx swaps in the refreshed workspace), and
+ * the page's version and the string's state token go with it so a stale edit is refused
+ * by the server.  Keys typed while a request is in flight are queued, not lost.  Keys
+ * never fire in text fields or with a modifier key.
+ */
+(() => {
+  "use strict";
+  let level = null;            // level code for the next judgments (null: the highest)
+  let pending = null;          // {id, index} to focus once the new workspace is in
+  let busy = false;
+  let mergeArmed = false;
+  const queue = [];
+
+  const ws = () => document.getElementById("workspace");
+  const items = () => Array.from(document.querySelectorAll("#workspace [data-item]"));
+  const levels = () => (ws()?.dataset.levels || "").split(" ").filter(Boolean);
+  const current = () => {
+    const a = document.activeElement;
+    return a && a.matches && a.matches("#workspace [data-item]") ? a : null;
+  };
+
+  function focusItem(el) {
+    if (!el) return;
+    el.focus({ preventScroll: true });
+    el.scrollIntoView({ block: "nearest" });
+  }
+
+  function move(delta) {
+    const list = items();
+    if (!list.length) return;
+    const cur = current();
+    let i = cur ? list.indexOf(cur) + delta : 0;
+    i = Math.max(0, Math.min(list.length - 1, i));
+    focusItem(list[i]);
+  }
+
+  function hint(text) {
+    const el = document.getElementById("key-hint");
+    if (el) el.textContent = text || "";
+  }
+
+  function showLevel() {
+    const codes = levels();
+    if (level && !codes.includes(level)) level = null;
+    const el = document.getElementById("cur-level");
+    if (el) el.textContent = level || codes[0] || "";
+  }
+
+  /* where the focus goes after ``el`` is judged: the next item of the same kind */
+  function after(el, stay) {
+    const list = items();
+    const index = list.indexOf(el);
+    if (stay) return { id: el.dataset.id, index };
+    const same = (x) => x.classList.contains("cand") === el.classList.contains("cand");
+    const next = list.slice(index + 1).find(same) || list.slice(0, index).reverse().find(same);
+    return { id: next ? next.dataset.id : null, index };
+  }
+
+  function send(fields, focusAfter) {
+    const form = document.getElementById("keyform");
+    if (!form || ws().dataset.mayWrite !== "1") {
+      hint("read only");
+      return;
+    }
+    form.querySelectorAll("input[data-k]").forEach((i) => i.remove());
+    for (const [name, value] of Object.entries(fields)) {
+      for (const v of [].concat(value)) {
+        if (v === null || v === undefined) continue;
+        const input = document.createElement("input");
+        input.type = "hidden";
+        input.name = name;
+        input.value = v;
+        input.dataset.k = "1";
+        form.appendChild(input);
+      }
+    }
+    pending = focusAfter || null;
+    busy = true;
+    hint("…");
+    form.requestSubmit();
+  }
+
+  function stringFields(el, extra) {
+    return Object.assign({ string: el.dataset.id, expect: el.dataset.token }, extra);
+  }
+
+  function toggleLegend() {
+    const full = document.getElementById("legend-full");
+    if (full) full.hidden = !full.hidden;
+  }
+
+  function handle(key, cur) {
+    if (key === "?") return toggleLegend();
+    if (key === "j" || key === "ArrowDown") return move(1);
+    if (key === "k" || key === "ArrowUp") return move(-1);
+    if (key === "u") return send({ op: "undo" }, cur ? after(cur, true) : null);
+    if (key === "d") return send({ op: "done" }, null);
+    if (key === "t" || key === "/") {
+      const input = document.getElementById("add-text");
+      if (input) input.focus();
+      return;
+    }
+    if (key === "Escape") {
+      mergeArmed = false;
+      return hint("");
+    }
+    const code = levels().find((c) => c.toLowerCase() === key.toLowerCase());
+    if (!cur) {
+      if (code) { level = code; showLevel(); }
+      return;
+    }
+    const member = Boolean(cur.dataset.synset);
+    if (mergeArmed) {
+      mergeArmed = false;
+      hint("");
+      if (member && /^[1-9]$/.test(key)) {
+        return send({ op: "merge", ordinal: key, merge: cur.dataset.synset }, after(cur, true));
+      }
+      return;
+    }
+    if (/^[1-9]$/.test(key)) {
+      return send(stringFields(cur, { op: "add", ordinal: key, level: member ? null : level }),
+        after(cur, member));
+    }
+    if (key === "n") {
+      const card = cur.closest(".synset");
+      const ticked = card ? Array.from(card.querySelectorAll("input[name=strings]:checked")) : [];
+      if (member && ticked.length) {
+        const ids = new Set(ticked.map((i) => i.value).concat([cur.dataset.id]));
+        return send({ op: "split", strings: Array.from(ids) }, after(cur, true));
+      }
+      return send(stringFields(cur, { op: "new", level: member ? cur.querySelector(".badge").textContent : level }),
+        after(cur, member));
+    }
+    if (key === "x") return send(stringFields(cur, { op: "incorrect" }), after(cur, false));
+    if (key === "r") return send(stringFields(cur, { op: "unjudge" }), after(cur, false));
+    if (key === "m" && member) {
+      mergeArmed = true;
+      return hint("merge this synset into… (digit)");
+    }
+    if (key === " " && member) {
+      const box = cur.querySelector("input[name=strings]");
+      if (box) box.checked = !box.checked;
+      return;
+    }
+    if (key === "e") {
+      const old = cur.querySelector(".text").textContent;
+      const text = window.prompt("Edit the answer string", old);
+      if (text !== null && text.trim() && text !== old) {
+        send(stringFields(cur, { op: "edit", text }), after(cur, true));
+      }
+      return;
+    }
+    if (key === "Delete") return send(stringFields(cur, { op: "delete" }), after(cur, false));
+    if (code) {
+      if (member) return send(stringFields(cur, { op: "level", level: code }), after(cur, true));
+      level = code;
+      showLevel();
+    }
+  }
+
+  const HANDLED = /^([1-9]|[a-z]|\?|\/| |Escape|Delete|ArrowUp|ArrowDown)$/i;
+
+  document.addEventListener("keydown", (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey || !ws()) return;
+    const t = e.target;
+    if (t && t.closest && t.closest("input, textarea, select, [contenteditable]")) {
+      if (e.key === "Escape") t.blur();
+      return;
+    }
+    if (!HANDLED.test(e.key)) return;
+    e.preventDefault();
+    if (busy) {
+      queue.push(e.key);
+      return;
+    }
+    handle(e.key, current());
+  });
+
+  function restore() {
+    busy = false;
+    showLevel();
+    const list = items();
+    if (pending) {
+      const el = (pending.id && document.querySelector(`#workspace [data-item][data-id="${pending.id}"]`))
+        || list[Math.min(pending.index, list.length - 1)];
+      focusItem(el);
+      pending = null;
+    } else if (!current() && !document.activeElement?.closest?.("input, textarea, select")) {
+      focusItem(list[0]);
+    }
+    const notice = document.querySelector("#workspace .notice");
+    hint(notice ? "refused — see the notice" : "");
+    if (notice) queue.length = 0;  // the page changed under us: do not replay blind keys
+    while (queue.length && !busy) handle(queue.shift(), current());
+  }
+
+  document.addEventListener("htmx:afterSettle", (e) => {
+    if (e.target && e.target.id === "workspace") restore();
+  });
+  document.addEventListener("htmx:afterRequest", (e) => {
+    if (!e.detail.successful) {
+      busy = false;
+      queue.length = 0;
+      hint("the request failed; reload the page");
+    }
+  });
+  document.addEventListener("DOMContentLoaded", () => {
+    showLevel();
+    if (!current()) focusItem(items()[0]);
+  });
+})();
