@@ -307,10 +307,16 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
         disagree = list(disagreements(diffs[rr_metric], diffs[q_metric])) if (
             q_metric != rr_metric) else []
         focus = request.GET.get("question")
-        shown = [*disagree, *([focus] if focus and focus in diffs.index and focus not in
-                              disagree else [])]
+        focus = focus if focus in diffs.index else None
+        shown = [*disagree, *([focus] if focus else [])]
         marks_a = _marks_by_question(result["scores"], result["a"].name, shown)
         marks_b = _marks_by_question(result["scores"], result["b"].name, shown)
+
+        def side(q):
+            return {"qid": q, "text": texts.get(q, ""), "d_q": diffs.at[q, q_metric],
+                    "d_rr": diffs.at[q, rr_metric], "marks_a": marks_a.get(q, []),
+                    "marks_b": marks_b.get(q, [])}
+
         context.update({
             "a": result["a"], "b": result["b"],
             "tests": [{"t": t, "label": metric_label(t.metric), "mean_a": _fmt(t.mean_a),
@@ -323,10 +329,8 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
                            "cells": [(pa.at[q, m], pb.at[q, m], diffs.at[q, m])
                                      for m in config.metrics]}
                           for q in diffs.index],
-            "disagree": [{"qid": q, "text": texts.get(q, ""),
-                          "d_q": diffs.at[q, q_metric], "d_rr": diffs.at[q, rr_metric],
-                          "marks_a": marks_a.get(q, []), "marks_b": marks_b.get(q, [])}
-                         for q in shown],
+            "disagree": [side(q) for q in disagree],
+            "focus": side(focus) if focus and focus not in disagree else None,
             "q_label": metric_label(q_metric), "rr_label": metric_label(rr_metric),
         })
     return TemplateResponse(request, "evaluation/compare.html", context)

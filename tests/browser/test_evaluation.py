@@ -74,5 +74,7 @@ def test_upload_score_compare_and_download(page, live_server, demo, artifacts, t
     first = page.locator("#diff-plot a").first
     qid = first.get_attribute("data-qid")
     first.click()
-    assert page.url.endswith(f"#cmp-{qid}")
+    page.wait_for_url(f"**#side-{qid}")
+    side = page.locator(f"[id='side-{qid}']")
+    assert side.is_visible() and side.locator("ol.marks").count() == 2
     page.screenshot(path=str(artifacts / "compare.png"), full_page=True)
