@@ -66,3 +66,24 @@ def make_run(*, collection: Collection, owner, name: str | None = None,
                   key=normalize_answer(a, collection.matching_mode))
         for qid, texts in (answers or {}).items() for r, a in enumerate(texts, start=1))
     return run
+
+
+def make_big_question(*, collection: Collection, qid: str = "BIG", n_synsets: int = 100,
+                      n_strings: int = 1000, n_unjudged: int = 100) -> Question:
+    """A question with ``n_synsets`` synsets holding ``n_strings - n_unjudged`` strings
+    and ``n_unjudged`` pooled candidates (bulk inserts: fast)."""
+    from django.utils import timezone
+    q = Question.objects.create(collection=collection, qid=qid, text="A big question?")
+    levels = list(collection.levels.all())
+    synsets = AnswerSynset.objects.bulk_create(
+        AnswerSynset(question=q, ordinal=i) for i in range(1, n_synsets + 1))
+    now = timezone.now()
+    strings = []
+    for i in range(n_strings - n_unjudged):
+        strings.append(AnswerString(question=q, text=f"answer {i}", key=f"answer {i}",
+                                    synset=synsets[i % n_synsets],
+                                    level=levels[i % len(levels)], judged_at=now))
+    strings += [AnswerString(question=q, text=f"candidate {i}", key=f"candidate {i}",
+                             source="pool") for i in range(n_unjudged)]
+    AnswerString.objects.bulk_create(strings)
+    return q

@@ -185,7 +185,9 @@
     showLevel();
     const list = items();
     if (pending) {
+      // the remembered item; else the first candidate, else the first string of a synset
       const el = (pending.id && document.querySelector(`#workspace [data-item][data-id="${pending.id}"]`))
+        || document.querySelector("#workspace .cand, #workspace .member")
         || list[Math.min(pending.index, list.length - 1)];
       focusItem(el);
       pending = null;
