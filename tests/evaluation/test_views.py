@@ -278,3 +278,11 @@ def test_run_page_query_count_is_bounded(client, django_assert_max_num_queries):
     assert page.context["means"][0] == pytest.approx(0.8)  # S at rank 2: 4 / (3 + 2)
     with django_assert_max_num_queries(25):
         assert client.get("/collections/big/runs/").status_code == 200
+    other = Run.objects.create(collection=c, owner=org, name="s")
+    RunAnswer.objects.bulk_create(RunAnswer(run=other, question=q, rank=1, text=f"a{i}",
+                                            key=f"a{i}") for i, q in enumerate(qs[:2500]))
+    with django_assert_max_num_queries(25):
+        page = client.get(f"/collections/big/compare/?a={run.pk}&b={other.pk}")
+    assert page.status_code == 200 and len(page.context["diff_rows"]) == 5000
+    with django_assert_max_num_queries(25):
+        assert client.get("/collections/big/ranking/").status_code == 200
