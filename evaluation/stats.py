@@ -10,6 +10,7 @@ Spearman's rho between the system rankings two metrics give.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -120,9 +121,11 @@ def rank_correlations(means: pd.DataFrame) -> pd.DataFrame:
         for y in cols[i + 1:]:
             if len(means) < 2:
                 tau = rho = math.nan
-            else:
-                tau = stats.kendalltau(means[x], means[y]).statistic
-                rho = stats.spearmanr(means[x], means[y]).statistic
+            else:  # a metric giving every run the same score has no ranking: NaN
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", stats.ConstantInputWarning)
+                    tau = stats.kendalltau(means[x], means[y]).statistic
+                    rho = stats.spearmanr(means[x], means[y]).statistic
             rows.append({"metric_a": x, "metric_b": y, "kendall_tau": _nan_to_none(tau),
                          "spearman_rho": _nan_to_none(rho)})
     return pd.DataFrame(rows, columns=["metric_a", "metric_b", "kendall_tau", "spearman_rho"])
