@@ -501,3 +501,62 @@ def questions_assign(*, collection: Collection, questions: Sequence[Question], a
         after={"questions": len(ids), "assessors": [u.get_username() for u in assessors],
                "round_robin": round_robin, "replace": replace})
     return len(ids)
+
+
+DEFAULT_LEVELS = (("S", "Correct and complete", 3.0), ("A", "Correct, less specific", 2.0),
+                  ("B", "Partially correct", 1.0))
+
+
+@transaction.atomic
+def collection_save(*, collection: Collection, levels: Sequence[tuple[str, str, float]] | None,
+                    by) -> Collection:
+    """Create or update ``collection`` (an unsaved or changed instance) and set its levels
+    (code, label, gain; highest first).  A new collection gets S/A/B 3/2/1 unless levels are
+    given, and its creator becomes an organizer.  A level still used by a string cannot be
+    removed (Conflict)."""
+    from .models import Membership
+    created = collection.pk is None
+    collection.save()
+    if created and not levels:
+        levels = DEFAULT_LEVELS
+    if levels is not None:
+        if not levels:
+            raise Conflict("A collection needs at least one level.")
+        existing = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
+        keep = {code for code, _, _ in levels}
+        gone = [lv for code, lv in existing.items() if code not in keep]
+        used = [lv.code for lv in gone if lv.strings.exists()]
+        if used:
+            raise Conflict(f"Level(s) {', '.join(used)} are used by judged strings; change "
+                           "those strings first.")
+        Level.objects.filter(pk__in=[lv.pk for lv in gone]).delete()
+        Level.objects.filter(collection=collection).update(order=F("order") + 1000)
+        for order, (code, label, gain) in enumerate(levels):
+            Level.objects.update_or_create(collection=collection, code=code, defaults={
+                "label": label, "gain": gain, "order": order})
+        collection_judgments_changed(collection_id=collection.pk)
+    user = by if by is not None and by.is_authenticated else None
+    if created and user is not None and not user.is_staff:
+        Membership.objects.get_or_create(collection=collection, user=user,
+                                         defaults={"role": "organizer"})
+    JudgmentEvent.objects.create(
+        collection=collection, user=user,
+        action="collection_create" if created else "collection_update",
+        after={"name": collection.name, "levels": [list(lv) for lv in levels or ()]})
+    return collection
+
+
+@transaction.atomic
+def membership_set(*, collection: Collection, user, role: str | None, by) -> None:
+    """Give ``user`` ``role`` in ``collection``; ``role`` None removes the membership."""
+    from .models import Membership, Role
+    if role is None:
+        Membership.objects.filter(collection=collection, user=user).delete()
+    else:
+        if role not in Role.values:
+            raise Conflict(f"Unknown role {role!r}.")
+        Membership.objects.update_or_create(collection=collection, user=user,
+                                            defaults={"role": role})
+    JudgmentEvent.objects.create(
+        collection=collection, user=by if by is not None and by.is_authenticated else None,
+        action="membership_set", after={"user": user.get_username(), "role": role})

@@ -5,15 +5,15 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
 from . import services
-from .models import Collection, Membership, Question, QuestionStatus
+from .models import Collection, Membership, Question, QuestionStatus, Role
 from .permissions import ASSESSOR, ORGANIZER, require_role
 from .selectors import (
     attach_assessors,
@@ -272,3 +272,156 @@ def question_assign(request: HttpRequest, slug: str) -> HttpResponse:
         messages.success(request, f"Assigned {n} question{'s' if n != 1 else ''}.")
     query = "&".join(f"{k[2:]}={v}" for k, v in p.items() if k.startswith("f_") and v)
     return redirect(reverse("annotate:question-list", args=[slug]) + (f"?{query}" if query else ""))
+
+
+# -- organizer pages -------------------------------------------------------------------------
+def _level_initial(collection: Collection | None) -> list[dict]:
+    if collection is None:
+        return [{"code": c, "label": label, "gain": g} for c, label, g in services.DEFAULT_LEVELS]
+    return [{"code": lv.code, "label": lv.label, "gain": lv.gain}
+            for lv in collection.levels.order_by("order")]
+
+
+def _collection_form_page(request: HttpRequest, collection: Collection | None) -> HttpResponse:
+    from .forms import CollectionForm, LevelFormSet
+    if request.method == "POST":
+        form = CollectionForm(request.POST, instance=collection)
+        levels = LevelFormSet(request.POST, prefix="levels")
+        if form.is_valid() and levels.is_valid():
+            rows = [(f.cleaned_data["code"].strip(), f.cleaned_data.get("label", ""),
+                     f.cleaned_data["gain"]) for f in levels.forms
+                    if f.cleaned_data and not f.cleaned_data.get("DELETE")]
+            try:
+                saved = services.collection_save(collection=form.save(commit=False),
+                                                 levels=rows, by=request.user)
+            except services.Conflict as e:
+                levels._non_form_errors = levels.error_class([str(e)])
+            else:
+                messages.success(request, f"Saved {saved.name}.")
+                return redirect("annotate:collection-detail", slug=saved.slug)
+    else:
+        form = CollectionForm(instance=collection)
+        levels = LevelFormSet(prefix="levels", initial=_level_initial(collection))
+    return TemplateResponse(request, "annotate/collection_form.html",
+                            {"form": form, "levels": levels, "collection": collection})
+
+
+@require_http_methods(["GET", "POST"])
+def collection_create(request: HttpRequest) -> HttpResponse:
+    """Any logged-in user may create a collection and becomes its organizer."""
+    return _collection_form_page(request, None)
+
+
+@require_http_methods(["GET", "POST"])
+def collection_edit(request: HttpRequest, slug: str) -> HttpResponse:
+    collection = get_object_or_404(Collection, slug=slug)
+    require_role(request, collection, ORGANIZER)
+    return _collection_form_page(request, collection)
+
+
+@require_http_methods(["GET", "POST"])
+def collection_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """Members and their roles: add by username, change a role, remove."""
+    from django.contrib.auth import get_user_model
+
+    from .forms import MemberAddForm
+    collection = get_object_or_404(Collection, slug=slug)
+    require_role(request, collection, ORGANIZER)
+    form = MemberAddForm()
+    if request.method == "POST":
+        if request.POST.get("action") == "add":
+            form = MemberAddForm(request.POST)
+            if form.is_valid():
+                services.membership_set(collection=collection, user=form.user,
+                                        role=form.cleaned_data["role"], by=request.user)
+                form = MemberAddForm()
+        else:
+            user = get_object_or_404(get_user_model(), pk=_int_or_none(request.POST.get("user")))
+            role = None if request.POST.get("action") == "remove" else request.POST.get("role")
+            try:
+                services.membership_set(collection=collection, user=user, role=role,
+                                        by=request.user)
+            except services.Conflict as e:
+                messages.error(request, str(e))
+        if not request.htmx and form.is_bound is False:
+            return redirect("annotate:collection-members", slug=slug)
+    members = list(collection.memberships.select_related("user").order_by("role", "user__username"))
+    template_name = "annotate/collection_members.html"
+    if request.htmx:
+        template_name += "#members"
+    return TemplateResponse(request, template_name, {
+        "collection": collection, "members": members, "form": form, "roles": Role.choices})
+
+
+IMPORT_SESSION_KEY = "annotate_import"
+
+
+@require_http_methods(["GET", "POST"])
+def collection_import_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """Upload a file: it is validated completely and previewed (counts, or every error
+    with its line number); nothing is written until the confirm step."""
+    import base64
+    import secrets
+
+    from .forms import ImportForm
+    from .imports import import_plan
+    collection = get_object_or_404(Collection, slug=slug)
+    require_role(request, collection, ORGANIZER)
+    plan, token = None, None
+    form = ImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        data = upload.read()
+        plan = import_plan(collection=collection, kind=form.cleaned_data["kind"], data=data,
+                           filename=upload.name, by=request.user)
+        if plan.ok:
+            token = secrets.token_hex(16)
+            request.session[IMPORT_SESSION_KEY] = {
+                "token": token, "collection": collection.pk, "kind": plan.kind,
+                "filename": upload.name, "data": base64.b64encode(data).decode()}
+    template_name = "annotate/collection_import.html"
+    if request.htmx:
+        template_name += "#preview"
+    return TemplateResponse(request, template_name, {
+        "collection": collection, "form": form, "plan": plan, "token": token})
+
+
+@require_POST
+def collection_import_confirm(request: HttpRequest, slug: str) -> HttpResponse:
+    """Write the previewed file (validated again, all or nothing)."""
+    import base64
+
+    from .imports import ImportRefused, collection_import
+    collection = get_object_or_404(Collection, slug=slug)
+    require_role(request, collection, ORGANIZER)
+    pending = request.session.get(IMPORT_SESSION_KEY) or {}
+    if pending.get("token") != request.POST.get("token") or \
+            pending.get("collection") != collection.pk:
+        messages.error(request, "That preview has expired; upload the file again.")
+        return redirect("annotate:collection-import", slug=slug)
+    del request.session[IMPORT_SESSION_KEY]
+    try:
+        plan = collection_import(collection=collection, kind=pending["kind"],
+                                 data=base64.b64decode(pending["data"]),
+                                 filename=pending["filename"], by=request.user)
+    except ImportRefused as e:
+        messages.error(request, f"Nothing imported: {e}")
+        return redirect("annotate:collection-import", slug=slug)
+    summary = ", ".join(f"{k}: {v}" for k, v in plan.counts.items())
+    messages.success(request, f"Imported {pending['filename']} ({summary}).")
+    return redirect("annotate:collection-detail", slug=slug)
+
+
+@require_GET
+def collection_export(request: HttpRequest, slug: str, what: str) -> HttpResponse:
+    """CSV downloads for organizers: judgments, questions, audit events."""
+    from .imports import export_events, export_judgments, export_questions
+    collection = get_object_or_404(Collection, slug=slug)
+    require_role(request, collection, ORGANIZER)
+    exporters = {"judgments": export_judgments, "questions": export_questions,
+                 "events": export_events}
+    if what not in exporters:
+        raise Http404("unknown export")
+    response = HttpResponse(exporters[what](collection), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{slug}-{what}.csv"'
+    return response

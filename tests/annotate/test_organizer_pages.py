@@ -1,0 +1,75 @@
+"""Collection create/edit with levels, members and roles."""
+
+import pytest
+
+from annotate.models import Collection, Level, Membership
+from tests.factories import add_member, make_collection, make_question, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def level_post(rows, **fields):
+    data = {"levels-TOTAL_FORMS": str(len(rows)), "levels-INITIAL_FORMS": "0", **fields}
+    for i, (code, gain, delete) in enumerate(rows):
+        data |= {f"levels-{i}-code": code, f"levels-{i}-label": code, f"levels-{i}-gain": gain}
+        if delete:
+            data[f"levels-{i}-DELETE"] = "on"
+    return data
+
+
+def test_create_collection_with_default_levels_and_creator_as_organizer(client):
+    user = make_user()
+    client.force_login(user)
+    r = client.get("/collections/new/")
+    assert r.status_code == 200 and 'value="S"' in r.content.decode()
+    r = client.post("/collections/new/", level_post(
+        [("S", 3, False), ("A", 2, False), ("B", 1, False)], name="Trivia", slug="trivia",
+        matching_mode="normalized", max_output_size=5))
+    assert r.status_code == 302
+    c = Collection.objects.get(slug="trivia")
+    assert [(lv.code, lv.gain, lv.order) for lv in c.levels.all()] == [
+        ("S", 3, 0), ("A", 2, 1), ("B", 1, 2)]
+    assert Membership.objects.get(collection=c).role == "organizer"
+
+
+def test_edit_levels_refuses_none_and_used_levels(client):
+    c = make_collection(slug="e")
+    make_question(collection=c, synsets=[[("x", "B")]])
+    org = make_user()
+    add_member(collection=c, user=org, role="organizer")
+    client.force_login(org)
+    base = {"name": c.name, "slug": "e", "matching_mode": "exact", "max_output_size": 3}
+    r = client.post("/collections/e/edit/", level_post([("S", 3, True)], **base))
+    assert r.status_code == 200 and "at least one level" in r.content.decode()
+    r = client.post("/collections/e/edit/", level_post([("S", 3, False)], **base))
+    assert r.status_code == 200 and "used by judged strings" in r.content.decode()
+    r = client.post("/collections/e/edit/", level_post(
+        [("S", 5, False), ("B", 1, False)], **base))
+    assert r.status_code == 302
+    assert list(Level.objects.filter(collection=c).values_list("code", "gain")) == [
+        ("S", 5), ("B", 1)]
+    c.refresh_from_db()
+    assert (c.matching_mode, c.max_output_size) == ("exact", 3)
+    assessor = make_user()
+    add_member(collection=c, user=assessor, role="assessor")
+    client.force_login(assessor)
+    assert client.get("/collections/e/edit/").status_code == 403
+
+
+def test_members_add_change_remove(client):
+    c = make_collection(slug="m")
+    org, bob = make_user(), make_user(username="bob")
+    add_member(collection=c, user=org, role="organizer")
+    client.force_login(org)
+    r = client.post("/collections/m/members/", {"action": "add", "username": "nobody",
+                                                "role": "assessor"}, headers={"HX-Request": "true"})
+    assert "No user" in r.content.decode() and "<html" not in r.content.decode()
+    client.post("/collections/m/members/", {"action": "add", "username": "bob",
+                                            "role": "assessor"})
+    assert Membership.objects.get(user=bob).role == "assessor"
+    client.post("/collections/m/members/", {"action": "role", "user": bob.pk,
+                                            "role": "participant"})
+    assert Membership.objects.get(user=bob).role == "participant"
+    r = client.post("/collections/m/members/", {"action": "remove", "user": bob.pk})
+    assert r.status_code == 302 and not Membership.objects.filter(user=bob).exists()
+    assert client.get("/collections/m/members/").status_code == 200
