@@ -1,0 +1,79 @@
+"""Two assessors writing the same question at once (PostgreSQL: real row locks).
+
+Run with: DATABASE_URL=postgres://postgres@127.0.0.1:5432/qasynset_dev .venv/bin/pytest \
+tests/annotate/test_concurrency.py"""
+
+import threading
+
+import pytest
+from django.db import connection
+
+from annotate import services
+from annotate.models import AnswerString, AnswerSynset, JudgmentEvent, Question
+from tests.factories import make_collection, make_question, make_user
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(autouse=True)
+def _postgres_only():
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL row locks: set DATABASE_URL=postgres://... "
+                    f"(this run uses {connection.vendor})")
+
+
+def race(*calls):
+    """Run ``calls`` in threads released together; return 'ok' or 'conflict' for each."""
+    barrier = threading.Barrier(len(calls))
+    results = [None] * len(calls)
+
+    def run(i, call):
+        try:
+            barrier.wait()
+            call()
+            results[i] = "ok"
+        except services.Conflict:
+            results[i] = "conflict"
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return results
+
+
+def test_same_candidate_judged_twice_one_wins_the_other_is_refused():
+    c = make_collection()
+    q = make_question(collection=c, unjudged=["Kawabata"])
+    a, b = make_user(), make_user()
+    s = AnswerString.objects.get(question=q)
+    v = q.version
+    results = race(
+        lambda: services.string_judge(question=q.pk, string=s.pk, new_synset=True, by=a,
+                                      expect="u", version=v),
+        lambda: services.string_judge(question=q.pk, string=s.pk, by=b, expect="u",
+                                      version=v))
+    assert sorted(results) == ["conflict", "ok"]
+    q.refresh_from_db()
+    assert q.version == v + 1
+    assert JudgmentEvent.objects.filter(question=q).count() == 1
+    s.refresh_from_db()
+    assert s.state == ("correct" if results[0] == "ok" else "incorrect")
+
+
+def test_two_new_synsets_at_once_both_apply_with_contiguous_ordinals():
+    c = make_collection()
+    q = make_question(collection=c, unjudged=["one", "two", "three"])
+    users = [make_user() for _ in range(3)]
+    strings = list(AnswerString.objects.filter(question=q).order_by("id"))
+    results = race(*[
+        (lambda s=s, u=u: services.string_judge(question=q.pk, string=s.pk, new_synset=True,
+                                                by=u, expect="u", version=0))
+        for s, u in zip(strings, users, strict=True)])
+    assert results == ["ok", "ok", "ok"]  # stale versions, but still meaningful
+    assert sorted(AnswerSynset.objects.filter(question=q).values_list("ordinal", flat=True)) \
+        == [1, 2, 3]
+    assert Question.objects.get(pk=q.pk).version == 3
