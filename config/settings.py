@@ -3,7 +3,9 @@
 DJANGO_DEBUG (default 1), DJANGO_SECRET_KEY (required when DJANGO_DEBUG=0),
 DJANGO_ALLOWED_HOSTS (comma list), DATABASE_URL (SQLite file db.sqlite3 by default;
 postgres://user@host:port/name for PostgreSQL), DJANGO_SECURE_SSL_REDIRECT (default 1 when
-not in debug; set 0 behind a proxy that already redirects), RUN_UPLOAD_MAX_MB (50).
+not in debug; set 0 behind a proxy that already redirects), DJANGO_SECURE_COOKIES (default 1
+when not in debug; 0 only for plain-http runs on 127.0.0.1 such as bench/load.py),
+DJANGO_CONN_MAX_AGE (0), RUN_UPLOAD_MAX_MB (50).
 """
 
 import os
@@ -92,6 +94,8 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         conn_max_age=int(os.environ.get("DJANGO_CONN_MAX_AGE", "0")),
+        # a persistent connection broken by a database restart is replaced, not reused
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -155,8 +159,7 @@ X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
 if not DEBUG:
-    SESSION_COOKIE_SECURE = True
-    CSRF_COOKIE_SECURE = True
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
     SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
     SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", "31536000"))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True

@@ -35,3 +35,13 @@ def test_database_url_selects_postgresql():
             "print(d['ENGINE'], d['NAME'], d['HOST'])")
     out = run_manage("shell", "--no-imports", "-c", code, DATABASE_URL="postgres://u@db.example:5432/qa")
     assert out.stdout.split()[-3:] == ["django.db.backends.postgresql", "qa", "db.example"]
+
+
+def test_secure_cookies_by_default_in_production_and_off_only_when_asked():
+    code = ("from django.conf import settings; "
+            "print(settings.SESSION_COOKIE_SECURE, settings.CSRF_COOKIE_SECURE)")
+    prod = {"DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": secrets.token_urlsafe(50)}
+    assert run_manage("shell", "--no-imports", "-c", code, **prod).stdout.split() == [
+        "True", "True"]
+    assert run_manage("shell", "--no-imports", "-c", code, DJANGO_SECURE_COOKIES="0",
+                      **prod).stdout.split() == ["False", "False"]
