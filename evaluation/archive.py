@@ -19,7 +19,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate.models import (
-    AnswerString, AnswerSynset, Collection, JudgmentEvent, Level, Membership, Question,
+    AnswerString,
+    AnswerSynset,
+    Collection,
+    JudgmentEvent,
+    Level,
+    Membership,
+    Question,
 )
 from evaluation.metrics import InputError, Issue
 
