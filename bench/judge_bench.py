@@ -1,0 +1,73 @@
+"""p50/p95 of the judging POST round trip (request -> rendered workspace partial) on
+SQLite, one user (issue 4 item 9).
+
+    .venv/bin/python bench/judge_bench.py [--n 100]
+
+Uses a throw-away SQLite file; each timed request judges one candidate into a synset
+(op=add, htmx) and renders the refreshed workspace, as a keypress in the browser does.
+Targets: p95 < 50 ms for 20 synsets / 200 strings, < 150 ms for 100 / 1,000.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DB = Path(tempfile.gettempdir()) / "judge_bench.sqlite3"
+os.environ["DATABASE_URL"] = f"sqlite:///{DB}"
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ["DJANGO_DEBUG"] = "1"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=100, help="timed requests per size")
+    args = parser.parse_args()
+    DB.unlink(missing_ok=True)
+    import django
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.test import Client
+
+    settings.ALLOWED_HOSTS = ["*"]
+    call_command("migrate", verbosity=0)
+    from annotate.models import AnswerString
+    from tests.factories import add_member, make_big_question, make_collection, make_user
+
+    user = make_user(username="bench")
+    client = Client()
+    client.force_login(user)
+    for synsets, strings in ((20, 200), (100, 1000)):
+        c = make_collection()
+        add_member(collection=c, user=user, role="organizer")
+        q = make_big_question(collection=c, qid=f"B{synsets}", n_synsets=synsets,
+                              n_strings=strings, n_unjudged=min(args.n + 5, strings // 2))
+        cands = list(AnswerString.objects.filter(question=q, judged_at__isnull=True)
+                     .values_list("pk", flat=True))
+        url = f"/questions/{q.pk}/act/"
+        times = []
+        for i, pk in enumerate(cands[: args.n + 5]):
+            t = time.perf_counter()
+            r = client.post(url, {"op": "add", "string": pk, "ordinal": (i % synsets) + 1,
+                                  "expect": "u"}, headers={"HX-Request": "true"})
+            r.content  # noqa: B018 - rendered
+            times.append((time.perf_counter() - t) * 1000)
+            assert r.status_code == 200 and b"notice" not in r.content, r.content[:500]
+        times = sorted(times[5:])  # the first requests warm the template cache
+        p50 = statistics.median(times)
+        p95 = times[int(0.95 * (len(times) - 1))]
+        print(f"{synsets:4d} synsets / {strings:5d} strings: p50 {p50:6.1f} ms  "
+              f"p95 {p95:6.1f} ms  (n={len(times)})")
+    DB.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    main()
