@@ -98,8 +98,12 @@ class _Edit:
 
     def __init__(self, *, question: Question | int, by, version: int | None, action: str):
         pk = question.pk if isinstance(question, Question) else question
-        self.question = Question.objects.select_for_update().select_related(
-            "collection").get(pk=pk)
+        # lock the question row only: locking the joined collection row as well made every
+        # edit of a collection wait for the others and deadlock with a run import (which
+        # holds key-share locks on the collection and its questions); "no key" still
+        # serializes edits of one question without blocking foreign-key checks
+        self.question = Question.objects.select_for_update(of=("self",), no_key=True
+                                                            ).select_related("collection").get(pk=pk)
         self.stale = version is not None and int(version) != self.question.version
         self.by = by if by is not None and by.is_authenticated else None
         self.action = action
