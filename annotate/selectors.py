@@ -54,15 +54,19 @@ def question_workspace(question: Question, *, fuzzy_cutoff: float = 90.0) -> dic
     freq = dict(RunAnswer.objects.filter(question=question).values("key")
                 .annotate(n=Count("run_id", distinct=True)).values_list("key", "n"))
     candidates, incorrect = [], []
-    for s in AnswerString.objects.filter(question=question).order_by("id"):
+    # only the columns the page shows: a question may hold 1,000 strings
+    strings = (AnswerString.objects.filter(question=question).order_by("id")
+               .only("id", "question_id", "text", "key", "synset_id", "level_id", "judged_at"))
+    for s in strings:
         s.freq = freq.get(s.key, 0)
         if s.synset_id is not None:
             syn = by_synset[s.synset_id]
-            s.level = by_level[s.level_id]
+            # a plain attribute: assigning the ``level`` relation costs a descriptor call
+            s.level_obj = lv = by_level[s.level_id]
             s.level_rank = rank[s.level_id]
             syn.members.append(s)
-            if syn.best is None or s.level.order < syn.best.order:
-                syn.best = s.level
+            if syn.best is None or lv.order < syn.best.order:
+                syn.best = lv
                 syn.best_rank = s.level_rank
         elif s.judged_at is not None:
             incorrect.append(s)

@@ -84,7 +84,10 @@ def _judge_access(request, question: Question) -> tuple[str, bool]:
 def _workspace_context(request, question: Question, role: str, may_write: bool,
                        notice: str = "", notice_kind: str = "warning") -> dict:
     ws = question_workspace(question)
-    _prerender(ws, may_write)
+    act_url = reverse("annotate:question-act", args=[question.pk])
+    csrf_input = format_html('<input type="hidden" name="csrfmiddlewaretoken" value="{}">',
+                             get_token(request))
+    _prerender(ws, may_write, act_url=act_url, csrf_input=csrf_input, version=question.version)
     edit_pk = _int_or_none(request.GET.get("edit"))
     edit_string = (question.strings.filter(pk=edit_pk).first()
                    if edit_pk and may_write and request.method == "GET" else None)
@@ -92,15 +95,14 @@ def _workspace_context(request, question: Question, role: str, may_write: bool,
         "question": question, "collection": question.collection, "role": role,
         "may_write": may_write, "notice": notice, "notice_kind": notice_kind,
         "history": question_history(question), "edit_string": edit_string,
-        "act_url": reverse("annotate:question-act", args=[question.pk]),
-        "csrf_input": format_html('<input type="hidden" name="csrfmiddlewaretoken" value="{}">',
-                                  get_token(request)), **ws,
+        "act_url": act_url, "csrf_input": csrf_input, **ws,
     }
 
 
-def _prerender(ws: dict, may_write: bool) -> None:
-    """Render the rows of synset strings in Python: a question may hold 1,000 strings, and
-    the template engine costs ~0.2 ms a row (bench/judge_bench.py)."""
+def _prerender(ws: dict, may_write: bool, *, act_url: str, csrf_input: str,
+               version: int) -> None:
+    """Render the rows of synset strings and candidates in Python: a question may hold
+    1,000 strings, and the template engine costs ~0.2 ms a row (bench/judge_bench.py)."""
     box = ('<input type="checkbox" name="strings" value="{0}" tabindex="-1" '
            'aria-label="tick">') if may_write else ""
     link = ' <a href="?edit={0}" class="edit-link small" tabindex="-1">edit</a>' if may_write \
@@ -110,12 +112,45 @@ def _prerender(ws: dict, may_write: bool) -> None:
               '<span class="text">{5}</span>' + link + '</li>')
     for syn in ws["synsets"]:
         syn.html = mark_safe("".join(
-            member.format(s.pk, s.synset_id, s.level_id, s.level_rank, escape(s.level.code),
+            member.format(s.pk, s.synset_id, s.level_id, s.level_rank, escape(s.level_obj.code),
                           escape(s.text)) for s in syn.members))
     wrong = ('<li class="item wrong" tabindex="0" data-item data-id="{0}" data-token="x">'
              '<span class="text">{1}</span>' + link + '</li>')
     ws["incorrect_html"] = mark_safe("".join(
         wrong.format(s.pk, escape(s.text)) for s in ws["incorrect"]))
+    options = "".join(f'<option value="{escape(lv.code)}">{escape(lv.code)}</option>'
+                      for lv in ws["levels"])
+    url = escape(act_url)
+    rows = []
+    for c in ws["candidates"]:
+        row = [f'<li class="item cand" tabindex="0" data-item data-id="{c.pk}" data-token="u">'
+               f'<span class="text">{escape(c.text)}</span>']
+        if c.freq:
+            row.append(f' <span class="freq small muted" title="number of runs that returned '
+                       f'it">×{c.freq}</span>')
+        sug = c.suggestion
+        if sug is not None:
+            score = f" ({c.suggestion_score}%)" if c.suggestion_score < 100 else ""
+            row.append(f' <span class="suggest small" title="same or similar string already '
+                       f'in synset {sug.ordinal} (a suggestion only)">→ {sug.ordinal}?{score}'
+                       '</span>')
+        if may_write:
+            value = f' value="{sug.ordinal}"' if sug is not None else ""
+            row.append(
+                f'<form class="row-form" method="post" action="{url}" hx-post="{url}">'
+                f'{csrf_input}<input type="hidden" name="version" value="{version}">'
+                f'<input type="hidden" name="string" value="{c.pk}">'
+                '<input type="hidden" name="expect" value="u">'
+                '<input type="number" name="ordinal" min="1" aria-label="synset number" '
+                f'placeholder="#" class="ordinal-in"{value}>'
+                f'<select name="level" aria-label="level">{options}</select>'
+                '<button type="submit" name="op" value="add" tabindex="-1">Add</button>'
+                '<button type="submit" name="op" value="new" tabindex="-1">New</button>'
+                '<button type="submit" name="op" value="incorrect" tabindex="-1">✗</button>'
+                '</form>')
+        row.append("</li>")
+        rows.append("".join(row))
+    ws["candidates_html"] = mark_safe("".join(rows))
 
 
 @require_GET

@@ -1,5 +1,5 @@
 """p50/p95 of the judging POST round trip (request -> rendered workspace partial) on
-SQLite, one user (issue 4 item 9).
+SQLite, one user (issue 4 item 9), with production settings (DJANGO_DEBUG=0).
 
     .venv/bin/python bench/judge_bench.py [--n 100]
 
@@ -23,7 +23,11 @@ sys.path.insert(0, str(ROOT))
 DB = Path(tempfile.gettempdir()) / "judge_bench.sqlite3"
 os.environ["DATABASE_URL"] = f"sqlite:///{DB}"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-os.environ["DJANGO_DEBUG"] = "1"
+# production settings (DEBUG off: no query log, no template debug info), over plain http
+os.environ["DJANGO_DEBUG"] = "0"
+os.environ.setdefault("DJANGO_SECRET_KEY", "judge-bench-" + "k" * 50)
+os.environ["DJANGO_SECURE_SSL_REDIRECT"] = "0"
+os.environ["DJANGO_SECURE_COOKIES"] = "0"
 
 
 def main() -> None:
@@ -38,6 +42,9 @@ def main() -> None:
     from django.test import Client
 
     settings.ALLOWED_HOSTS = ["*"]
+    # no collectstatic here: plain static storage instead of the manifest
+    settings.STORAGES = {**settings.STORAGES, "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
     call_command("migrate", verbosity=0)
     from annotate.models import AnswerString
     from tests.factories import add_member, make_big_question, make_collection, make_user
