@@ -1,0 +1,76 @@
+"""Subprocesses of the app against the test database (shared by the fault tests)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def database_url() -> str:
+    """The URL of the test database this run uses (pytest-django's test_<name>)."""
+    s = connection.settings_dict
+    auth = s["USER"] + (f":{s['PASSWORD']}" if s["PASSWORD"] else "")
+    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+def app_env(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
+    env.update(DATABASE_URL=database_url(), PYTHONPATH=str(ROOT), **extra)
+    return env
+
+
+def admin_sql(sql: str, *params) -> list:
+    """Run ``sql`` on the server's maintenance database (not the test database)."""
+    import psycopg
+    s = connection.settings_dict
+    with psycopg.connect(host=s["HOST"] or "127.0.0.1", port=s["PORT"] or 5432,
+                         user=s["USER"], password=s["PASSWORD"] or None, dbname="postgres",
+                         autocommit=True) as conn:
+        cur = conn.execute(sql, params or None)
+        return cur.fetchall() if cur.description else []
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_gunicorn(port: int, log: Path, workers: int = 2) -> subprocess.Popen:
+    env = app_env(DJANGO_DEBUG="0", DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+                  DJANGO_ALLOWED_HOSTS="127.0.0.1", DJANGO_SECURE_SSL_REDIRECT="0",
+                  DJANGO_SECURE_COOKIES="0", DJANGO_CONN_MAX_AGE="60")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "config.wsgi", "-w", str(workers), "-b",
+         f"127.0.0.1:{port}", "--timeout", "30", "--graceful-timeout", "5"],
+        cwd=ROOT, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("gunicorn exited at start:\n" + log.read_text()[-2000:])
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("gunicorn did not start")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
