@@ -48,3 +48,10 @@ bench: install
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles test-artifacts
+
+# load test: gunicorn + PostgreSQL on 127.0.0.1 (bench/README.md); DURATION in seconds
+.PHONY: load
+DURATION ?= 120
+load: install
+	$(PY) -m pip install --quiet -e ".[dev,bench]"
+	$(PY) bench/load.py --duration $(DURATION)

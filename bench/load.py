@@ -265,8 +265,8 @@ def report(results: dict, args, load_before) -> None:
           f"{args.duration} s, {args.workers} gunicorn workers, {os.cpu_count()} cores; "
           "load average before %.1f, after %.1f (other work on this machine included)"
           % (load_before[0], os.getloadavg()[0]))
-    print("statistics from the moment every user had spawned (and logged in); warm-up rows: "
-          "the whole run")
+    print("statistics from the moment every user had been started (locust --reset-stats; "
+          "logins still under way then are counted); warm-up rows: the whole run")
     print(f"{'request':44} {'count':>7} {'fail':>5} {'req/s':>7} {'p50':>6} {'p95':>6} "
           f"{'p99':>6} {'max':>7}  (ms)")
     for name, e in stats.items():
