@@ -42,3 +42,34 @@ def difference_plot(diffs: pd.DataFrame, labels: dict[str, str], *, width: int =
 
 def shape_legend(series: Sequence[dict]) -> list[dict]:
     return [{"label": s["label"], "shape": s["shape"], "color": s["color"]} for s in series]
+
+
+def _marker(shape: str, x: float, y: float) -> str:
+    if shape == "circle":
+        return f'<circle cx="{x}" cy="{y}" r="4" fill-opacity=".75"/>'
+    if shape == "square":
+        return (f'<rect x="{x - 3.5:.1f}" y="{y - 3.5:.1f}" width="7" height="7" fill="none" '
+                'stroke-width="1.5"/>')
+    if shape == "triangle":
+        return f'<path d="M{x} {y} m0 -5 l4.5 8 l-9 0 z" fill-opacity=".6"/>'
+    if shape == "diamond":
+        return f'<path d="M{x} {y} m0 -5 l5 5 l-5 5 l-5 -5 z" fill-opacity=".6"/>'
+    return f'<path d="M{x} {y} m-4 -4 l8 8 m0 -8 l-8 8" stroke-width="1.5"/>'
+
+
+def markers_svg(plot: dict, href) -> str:
+    """The plot's markers as SVG (built here, not in the template: thousands of points),
+    each a link (``href(qid)``) with a hover title; every text is escaped."""
+    from django.utils.html import escape
+    out = []
+    for s in plot["series"]:
+        out.append(f'<g class="series" data-metric="{escape(s["metric"])}" '
+                   f'fill="{s["color"]}" stroke="{s["color"]}">')
+        label = escape(s["label"])
+        for p in s["points"]:
+            qid = escape(p["qid"])
+            out.append(f'<a href="{escape(href(p["qid"]))}" data-qid="{qid}">'
+                       f'{_marker(s["shape"], p["x"], p["y"])}'
+                       f'<title>{qid} · {label} {p["value"]:.3f}</title></a>')
+        out.append("</g>")
+    return "".join(out)

@@ -15,6 +15,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -23,7 +25,7 @@ from annotate.permissions import ORGANIZER, PARTICIPANT, require_role
 from evaluation import services
 from evaluation.forms import GAIN_CHOICES, RunUploadForm, ScoreConfigForm, metric_label
 from evaluation.metrics import InputError
-from evaluation.plots import difference_plot
+from evaluation.plots import difference_plot, markers_svg
 from evaluation.stats import disagreements, paired, rank_correlations
 
 from .exports import csv_response
@@ -302,6 +304,13 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
     if result:
         diffs, pa, pb = result["diffs"], result["pa"], result["pb"]
         texts = dict(Question.objects.filter(collection=collection).values_list("qid", "text"))
+        params = request.GET.copy()
+
+        def href(qid: str) -> str:
+            params["question"] = qid
+            return f"?{params.urlencode()}#side-{qid}"
+
+        plot = difference_plot(diffs, _labels(config.metrics))
         q_metric = "q_measure" if "q_measure" in config.metrics else config.metrics[0]
         rr_metric = "rr" if "rr" in config.metrics else config.metrics[-1]
         disagree = list(disagreements(diffs[rr_metric], diffs[q_metric])) if (
@@ -324,16 +333,35 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
                        "wilcoxon_p": _fmt(t.wilcoxon_p), "t_p": _fmt(t.t_p),
                        "rand_p": _fmt(t.randomization_p), "effect": _fmt(t.effect_size)}
                       for t in result["tests"]],
-            "plot": difference_plot(diffs, _labels(config.metrics)),
-            "diff_rows": [{"qid": q, "text": texts.get(q, ""),
-                           "cells": [(pa.at[q, m], pb.at[q, m], diffs.at[q, m])
-                                     for m in config.metrics]}
-                          for q in diffs.index],
+            "plot": plot, "markers": mark_safe(markers_svg(plot, href)),
+            "n_questions": len(diffs),
+            "diff_table": _diff_table_html(diffs.index, texts, pa, pb, diffs, config.metrics,
+                                           href),
             "disagree": [side(q) for q in disagree],
             "focus": side(focus) if focus and focus not in disagree else None,
             "q_label": metric_label(q_metric), "rr_label": metric_label(rr_metric),
         })
     return TemplateResponse(request, "evaluation/compare.html", context)
+
+
+def _diff_table_html(qids, texts, pa, pb, diffs, metrics, href) -> str:
+    """Rows of the all-questions table (built here: 5,000 questions x 3 cells a metric)."""
+    A, B, D = pa[list(metrics)].to_numpy(), pb[list(metrics)].to_numpy(), diffs[
+        list(metrics)].to_numpy()
+    rows = []
+    for i, q in enumerate(qids):
+        text = texts.get(q, "")
+        text = text if len(text) <= 60 else text[:59] + "…"
+        cells = []
+        for k in range(len(metrics)):
+            d = D[i, k]
+            cls = "up" if d > 0 else "down" if d < 0 else ""
+            cells.append(f'<td class="num">{A[i, k]:.4f}</td><td class="num">{B[i, k]:.4f}</td>'
+                         f'<td class="num {cls}">{d:.4f}</td>')
+        rows.append(f'<tr id="cmp-{escape(q)}"><td><span class="qid">{escape(q)}</span> '
+                    f'{escape(text)}</td>{"".join(cells)}'
+                    f'<td><a href="{escape(href(q))}">both lists</a></td></tr>')
+    return mark_safe("".join(rows))
 
 
 @require_GET
