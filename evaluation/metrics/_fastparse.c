@@ -282,7 +282,9 @@ static PyObject *parse(PyObject *self, PyObject *args) {
         total += PyBytes_GET_SIZE(PyList_GET_ITEM(files, k));
     }
     Interner qt, it;
-    if (intern_init(&qt, 1024) < 0 || intern_init(&it, total / 40 + 16) < 0) return PyErr_NoMemory();
+    /* start small and grow: a table sized for the worst case spreads a few distinct
+     * strings over many cache lines */
+    if (intern_init(&qt, 1024) < 0 || intern_init(&it, 1 << 15) < 0) return PyErr_NoMemory();
     PyObject *results = PyList_New(nfiles), *ret = NULL;
     int failed = 0;
     for (Py_ssize_t k = 0; k < nfiles && results; k++) {

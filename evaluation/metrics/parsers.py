@@ -232,6 +232,15 @@ def parse_judgments_csv(data: Data, *, filename: str = "judgments.csv",
                         gains: tuple[float, ...] | None = None,
                         match: str = "normalized") -> Judgments:
     """Judgments CSV -> Judgments (a string in two synsets of a question is an error)."""
+    cols = _fast_judgment_columns(data, levels)
+    if cols is not None:
+        qids, synsets, texts, levels_of = cols
+        try:
+            return Judgments.build(qids=qids, synsets=synsets, texts=texts,
+                                   levels_of=levels_of, levels=levels, gains=gains,
+                                   match=match, nil_rule=True, file=filename)
+        except InputError:
+            pass  # read it again line by line: the errors then carry line numbers
     rows = read_judgment_rows(data, filename=filename, levels=levels)
     return Judgments.build(
         qids=[r.question_id for r in rows], synsets=[r.synset_id or None for r in rows],
@@ -239,6 +248,40 @@ def parse_judgments_csv(data: Data, *, filename: str = "judgments.csv",
         levels=levels, gains=gains, match=match, nil_rule=True,
         lines=[r.line for r in rows], file=filename,
     )
+
+
+def _fast_judgment_columns(data: Data, levels: tuple[str, ...]):
+    """The columns of a regular judgments CSV read by pandas' C reader, or None when
+    anything needs the line-by-line reader (which accepts the same files)."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if b"\x00" in raw or b"\r" in raw or len(raw) < 1 << 16:  # small files: no gain
+        return None
+    head = raw[: raw.find(b"\n")] if b"\n" in raw else raw
+    try:
+        header = [c.strip().lower() for c in next(csv.reader([head.decode("utf-8")]))]
+    except (UnicodeDecodeError, StopIteration, csv.Error):
+        return None
+    need = ("question_id", "synset_id", "answer", "level")
+    if not header or any(h not in header for h in need) or len(set(header)) != len(header):
+        return None
+    try:
+        frame = pd.read_csv(io.BytesIO(raw), header=None, skiprows=1, names=header,
+                            dtype=object, keep_default_na=False, na_filter=False,
+                            skip_blank_lines=True, engine="c", encoding="utf-8")
+    except Exception:  # noqa: BLE001 - any reader failure means "use the slow path"
+        return None
+    if not isinstance(frame.index, pd.RangeIndex) or not len(frame):
+        return None
+    qid, syn, answer, level = (frame[c].str.strip() for c in need)
+    correct = syn != ""
+    ok = ((qid != "").all() and (answer != "").all() and (correct == (level != "")).all()
+          and level[correct].isin(list(levels)).all())
+    if not ok:
+        return None
+    return (qid.tolist(), syn.where(correct, None).tolist(), answer.tolist(),
+            level.where(correct, None).tolist())
 
 
 # -- TREC qrels -----------------------------------------------------------------------------

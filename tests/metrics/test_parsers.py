@@ -1,6 +1,8 @@
 """Parsers: every format of DESIGN.md section 6, encodings, and specific errors."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evaluation.metrics import InputError
 from evaluation.metrics.parsers import (
@@ -168,3 +170,52 @@ def test_empty_files_are_errors():
     for fn in (parse_qa_run, parse_trec_run, parse_qrels):
         assert errors(fn, b"\n\n", filename="f")
     assert errors(parse_judgments_csv, b"", filename="f")
+
+
+def test_large_judgments_file_fast_reader_equals_line_reader():
+    from evaluation.metrics.parsers import _fast_judgment_columns, read_judgment_rows
+    lines = ["question_id,synset_id,answer,level"]
+    for q in range(3000):
+        lines += [f"Q{q},1,\"Answer {q}, one\",S", f"Q{q},1, answer {q} b ,B",
+                  f"Q{q},,wrong {q},", f"Q{q},2,=formula {q},A"]
+    data = ("\n".join(lines) + "\n\n").encode()
+    fast = _fast_judgment_columns(data, ("S", "A", "B"))
+    assert fast is not None
+    rows = read_judgment_rows(data)
+    assert fast == ([r.question_id for r in rows], [r.synset_id or None for r in rows],
+                    [r.answer for r in rows], [r.level or None for r in rows])
+    j1 = parse_judgments_csv(data)
+    assert list(j1.str_text) == [r.answer for r in rows]
+    # a conflict found after the fast read is reported with its line number
+    bad = data + b"Q7,2,\"answer 7,  ONE\",A\n"
+    errs = errors(parse_judgments_csv, bad, filename="j.csv")
+    assert errs[0][0] == len(lines) + 2 and "already in synset '1'" in errs[0][1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["Q1", " Q2", "Q3 ", ""]),
+                          st.sampled_from(["1", "2", "", " 3"]),
+                          st.text(alphabet="ab ,\"é=+\t", max_size=6),
+                          st.sampled_from(["S", "A", "B", "", "Z", " A"])), min_size=1,
+                max_size=8))
+def test_fast_judgments_reader_agrees_with_the_line_reader(rows):
+    import csv as _csv
+    import io as _io
+
+    from evaluation.metrics.parsers import _fast_judgment_columns, read_judgment_rows
+    out = _io.StringIO()
+    w = _csv.writer(out, lineterminator="\n")
+    w.writerow(["question_id", "synset_id", "answer", "level"])
+    for k in range(4000 // len(rows) + 1):  # over 64 KB: the fast reader is tried
+        for q, s, a, lv in rows:
+            w.writerow([f"{q}{k}" if q.strip() else q, s, a, lv])
+    data = out.getvalue().encode()
+    fast = _fast_judgment_columns(data, ("S", "A", "B"))
+    try:
+        slow = read_judgment_rows(data)
+    except InputError:
+        assert fast is None
+        return
+    if fast is not None:
+        assert fast == ([r.question_id for r in slow], [r.synset_id or None for r in slow],
+                        [r.answer for r in slow], [r.level or None for r in slow])
