@@ -270,7 +270,7 @@ def _fast_judgment_columns(data: Data, levels: tuple[str, ...]):
         frame = pd.read_csv(io.BytesIO(raw), header=None, skiprows=1, names=header,
                             dtype=object, keep_default_na=False, na_filter=False,
                             skip_blank_lines=True, engine="c", encoding="utf-8")
-    except Exception:  # noqa: BLE001 - any reader failure means "use the slow path"
+    except Exception:
         return None
     if not isinstance(frame.index, pd.RangeIndex) or not len(frame):
         return None
