@@ -374,16 +374,22 @@ def qrels_judgments(qcode: np.ndarray, questions: np.ndarray, docno: np.ndarray,
     )
 
 
-def _slow_qrels(text: str, file: str) -> tuple[list[str], list[str], list[int]]:
-    issues = IssueList(file)
-    qids, docs, grades = [], [], []
-    seen: dict[tuple[str, str], int] = {}
+def _fields(text: str, issues: IssueList) -> Iterator[tuple[int, list[str]]]:
+    """(line number, whitespace-separated fields) of a TREC file's lines that are not
+    blank or ``#`` comments."""
     for n, line in _lines(text):
         if not _line_ok(issues, n, line):
             continue
         fields = line.split()
-        if not fields or fields[0].startswith("#"):
-            continue
+        if fields and not fields[0].startswith("#"):
+            yield n, fields
+
+
+def _slow_qrels(text: str, file: str) -> tuple[list[str], list[str], list[int]]:
+    issues = IssueList(file)
+    qids, docs, grades = [], [], []
+    seen: dict[tuple[str, str], int] = {}
+    for n, fields in _fields(text, issues):
         if len(fields) != 4:
             issues.add(n, f"expected 4 fields 'qid iter docno grade', found {len(fields)}")
             continue
@@ -494,12 +500,7 @@ def _slow_trec_run(text: str, file: str):
     qids, docs, scores = [], [], []
     tag = None
     seen: dict[tuple[str, str], int] = {}
-    for n, line in _lines(text):
-        if not _line_ok(issues, n, line):
-            continue
-        fields = line.split()
-        if not fields or fields[0].startswith("#"):
-            continue
+    for n, fields in _fields(text, issues):
         if len(fields) < 6:  # like trec_eval, text after the sixth field is ignored
             issues.add(n, f"expected 6 fields 'qid Q0 docno rank score tag', found {len(fields)}")
             continue
