@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.forms import formset_factory
 
@@ -54,3 +55,12 @@ class MemberAddForm(forms.Form):
 class ImportForm(forms.Form):
     kind = forms.ChoiceField(choices=list(KINDS.items()))
     file = forms.FileField()
+
+    def clean_file(self):
+        f = self.cleaned_data["file"]
+        limit = settings.IMPORT_MAX_MB * 1024 * 1024
+        if f.size > limit:
+            raise forms.ValidationError(
+                f"The file is {f.size / 1048576:.1f} MB; imports may be at most "
+                f"{settings.IMPORT_MAX_MB} MB.")
+        return f

@@ -144,6 +144,7 @@ CACHES = {
 
 # Uploads: runs up to RUN_UPLOAD_MAX_MB; larger request bodies are streamed to disk.
 RUN_UPLOAD_MAX_MB = int(os.environ.get("RUN_UPLOAD_MAX_MB", "50"))
+IMPORT_MAX_MB = int(os.environ.get("IMPORT_MAX_MB", "50"))  # questions/answers/judgments
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 

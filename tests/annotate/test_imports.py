@@ -159,3 +159,14 @@ def test_import_and_export_pages(client):
     client.force_login(assessor)
     assert client.get("/collections/imp/export/judgments.csv").status_code == 403
     assert client.get("/collections/imp/import/").status_code == 403
+
+
+def test_import_size_limit(client, settings):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    c = make_collection(slug="lim")
+    client.force_login(make_user(staff=True))
+    settings.IMPORT_MAX_MB = 0
+    f = SimpleUploadedFile("q.csv", b"question_id,question\nQ1,Who?\n")
+    r = client.post("/collections/lim/import/", {"kind": "questions", "file": f})
+    assert r.status_code == 200 and "imports may be at most 0 MB" in r.content.decode()
+    assert not c.questions.exists()
