@@ -53,7 +53,8 @@ class Client:
             return e.code, e.read().decode(errors="replace")
 
     def login(self, username: str) -> None:
-        _, page = self.request("/accounts/login/")
+        status, page = self.request("/accounts/login/")
+        assert status == 200, page[-2000:]
         status, _ = self.request("/accounts/login/", {
             "username": username, "password": PASSWORD,
             "csrfmiddlewaretoken": RE_CSRF.search(page).group(1)})
