@@ -12,3 +12,11 @@ def demo(db):
     """The demo collection (load_demo)."""
     from annotate.management.commands.load_demo import load_demo
     return load_demo()
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(request, settings):
+    """A cheap hasher in tests (the real one costs ~0.25 s a password here); not for tests
+    that start a separate server process, which knows only the production hashers."""
+    if request.node.get_closest_marker("postgres") is None:
+        settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

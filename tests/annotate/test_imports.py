@@ -170,3 +170,9 @@ def test_import_size_limit(client, settings):
     r = client.post("/collections/lim/import/", {"kind": "questions", "file": f})
     assert r.status_code == 200 and "imports may be at most 0 MB" in r.content.decode()
     assert not c.questions.exists()
+    # an htmx submit shows the form's error in the part of the page it swaps
+    f = SimpleUploadedFile("q.csv", b"question_id,question\nQ1,Who?\n")
+    r = client.post("/collections/lim/import/", {"kind": "questions", "file": f},
+                    headers={"HX-Request": "true"})
+    html = r.content.decode()
+    assert "<html" not in html and 'id="preview"' in html and "at most 0 MB" in html
