@@ -69,6 +69,13 @@ def _line_ok(issues: IssueList, n: int, line: str) -> bool:
     return True
 
 
+def _longest_line(raw: bytes) -> int:
+    """Length in bytes of the longest line (vectorized: files may hold millions)."""
+    ends = np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == 10)
+    bounds = np.concatenate(([-1], ends, [len(raw)]))
+    return int(np.diff(bounds).max()) - 1 if len(raw) else 0
+
+
 def _is_number(s: str) -> bool:
     try:
         return math.isfinite(float(s))
@@ -258,6 +265,8 @@ def _fast_judgment_columns(data: Data, levels: tuple[str, ...]):
         raw = raw[3:]
     if b"\x00" in raw or b"\r" in raw or len(raw) < 1 << 16:  # small files: no gain
         return None
+    if _longest_line(raw) > MAX_LINE:
+        return None
     head = raw[: raw.find(b"\n")] if b"\n" in raw else raw
     try:
         header = [c.strip().lower() for c in next(csv.reader([head.decode("utf-8")]))]
@@ -297,8 +306,8 @@ def _fast_table(data: Data, ncols: int, sep: str, dtypes: dict[int, type] | None
         data = data.encode("utf-8")
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    if b"\x00" in data:
-        return None
+    if b"\x00" in data or _longest_line(data) > MAX_LINE:
+        return None  # the line reader names the offending lines
     if comments and b"#" in data and _COMMENT_B.search(data):
         data = _COMMENT_B.sub(b"", data)
     names = list(range(ncols)) if usecols is not None else list(range(ncols + 1))

@@ -219,3 +219,13 @@ def test_fast_judgments_reader_agrees_with_the_line_reader(rows):
     if fast is not None:
         assert fast == ([r.question_id for r in slow], [r.synset_id or None for r in slow],
                         [r.answer for r in slow], [r.level or None for r in slow])
+
+
+def test_overlong_lines_are_refused():
+    from evaluation.metrics.parsers import MAX_LINE
+    long_answer = "x" * (MAX_LINE + 1)
+    errs = errors(parse_qa_run, f"Q1\t1\tok\nQ1\t2\t{long_answer}\n".encode(), filename="r")
+    assert errs[0][0] == 2 and "characters long" in errs[0][1]
+    errs = errors(parse_judgments_csv, ("question_id,synset_id,answer,level\n"
+                                        f"Q1,1,{long_answer},S\n").encode(), filename="j")
+    assert errs[0][0] == 2 and "characters long" in errs[0][1]
