@@ -3,7 +3,6 @@
 Run with: DATABASE_URL=postgres://postgres@127.0.0.1:5432/qasynset_dev .venv/bin/pytest \
 tests/annotate/test_concurrency.py"""
 
-import threading
 
 import pytest
 from django.db import connection
@@ -11,6 +10,7 @@ from django.db import connection
 from annotate import services
 from annotate.models import AnswerString, AnswerSynset, JudgmentEvent, Question
 from tests.factories import make_collection, make_question, make_user
+from tests.race import race
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -20,29 +20,6 @@ def _postgres_only():
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL row locks: set DATABASE_URL=postgres://... "
                     f"(this run uses {connection.vendor})")
-
-
-def race(*calls):
-    """Run ``calls`` in threads released together; return 'ok' or 'conflict' for each."""
-    barrier = threading.Barrier(len(calls))
-    results = [None] * len(calls)
-
-    def run(i, call):
-        try:
-            barrier.wait()
-            call()
-            results[i] = "ok"
-        except services.Conflict:
-            results[i] = "conflict"
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    return results
 
 
 def test_same_candidate_judged_twice_one_wins_the_other_is_refused():

@@ -12,31 +12,9 @@ from annotate import services
 from annotate.models import AnswerString, AnswerSynset, Collection, JudgmentEvent, Question
 from evaluation.models import Run, RunAnswer
 from tests.factories import make_collection, make_question, make_user
+from tests.race import race
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-
-def race(*calls):
-    """Run ``calls`` in threads released together; 'ok' or 'conflict' for each."""
-    barrier = threading.Barrier(len(calls))
-    results = [None] * len(calls)
-
-    def run(i, call):
-        try:
-            barrier.wait()
-            call()
-            results[i] = "ok"
-        except services.Conflict:
-            results[i] = "conflict"
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    return results
 
 
 def assert_consistent(q: Question) -> None:
