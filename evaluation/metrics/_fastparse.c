@@ -1,17 +1,27 @@
 /*
  * Fast reader for large, regular run and qrels files (optional accelerator).
  *
- * parse(files, kinds) tokenizes every file, interns question ids and documents/answers in
- * two tables shared by all files, and returns
- *     (qid_strings, item_strings, [per file: (qid_ids, item_ids, values, ranks, tag) or None])
- * where qid_ids/item_ids are int32 buffers, values float64 (qrels grade / run score, NaN if
- * absent) and ranks int64 (QA runs only).  kind 0 = TREC qrels "qid iter docno grade",
- * kind 1 = TREC run "qid Q0 docno rank score tag [ignored...]", kind 2 = QA TSV
- * "qid<TAB>rank<TAB>answer[<TAB>score]".
+ * parse(files, kinds) reads every file and returns
+ *     (qid_strings, item_blob, item_offsets, item_topic, [per file: (qid_ids, item_ids,
+ *      values, tag) or None])
+ * kind 0 = TREC qrels "qid iter docno grade", kind 1 = TREC run "qid Q0 docno rank score tag
+ * [ignored...]", kind 2 = QA TSV "qid<TAB>rank<TAB>answer[<TAB>score]".
  *
- * It accepts only a strict subset of what the Python parsers accept (plain ASCII
- * separators, plain decimal numbers, UTF-8); for anything else a file's entry is None and
- * the caller uses the Python parser, which also produces the error messages.
+ * Question ids are interned in one table shared by all files.  Documents and answers are
+ * interned *per question*: an item is one (question, string) pair, so a run's row and a
+ * judgment are the same item exactly when they match, and each question's table stays
+ * small enough to live in the cache.  The distinct item strings are returned as one UTF-8
+ * blob with int64 offsets (item i is blob[off[i]:off[i+1]]) and the question of each item;
+ * Python strings are made only on demand (take()).
+ *
+ * Every file's rows come back in the order the Python parsers give: qrels in file order;
+ * runs grouped by question in order of first appearance, TREC runs by score descending,
+ * then docno descending (trec_eval's order), QA runs by rank.  qid_ids/item_ids are int32
+ * buffers, values float64 (qrels grade, run score; NaN when a QA run has none).
+ *
+ * It accepts only a strict subset of what the Python parsers accept (UTF-8, plain ASCII
+ * separators, plain decimal numbers, no duplicates); for anything else a file's entry is
+ * None and the caller uses the Python parser, which also produces the error messages.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -22,118 +32,255 @@
 
 typedef struct { const char *p; Py_ssize_t n; } Span;
 
-typedef struct { int32_t id1; uint32_t tag; } Slot;  /* id + 1 (0 = empty), hash tag */
+/* -- string store and hash tables ------------------------------------------------------- */
 
+/* Distinct strings copied into one growing blob; string i is blob[off[i]:off[i+1]]. */
 typedef struct {
-    Span *keys;      /* interned strings, by id */
-    Slot *slots;
-    uint64_t *hashes;
-    Py_ssize_t count, cap_keys, nslots;
-} Interner;
+    char *blob;
+    int64_t *off;
+    int32_t *topic;          /* question id of each item (items only) */
+    Py_ssize_t count, cap, bytes, bcap;
+} Store;
 
-static int intern_init(Interner *t, Py_ssize_t hint) {
-    Py_ssize_t n = 1024;
-    while (n < hint * 2) n <<= 1;
-    t->nslots = n;
-    t->slots = calloc((size_t)n, sizeof(Slot));
-    t->cap_keys = hint > 16 ? hint : 16;
-    t->keys = malloc((size_t)t->cap_keys * sizeof(Span));
-    t->hashes = malloc((size_t)t->cap_keys * sizeof(uint64_t));
-    t->count = 0;
-    return t->slots && t->keys && t->hashes ? 0 : -1;
-}
+typedef struct { int32_t id1; uint32_t h; } Slot;   /* id + 1 (0 = empty), 32-bit hash */
 
-static void intern_free(Interner *t) { free(t->slots); free(t->keys); free(t->hashes); }
+typedef struct { Slot *slots; uint32_t mask; int32_t count; } Table;
 
-static uint64_t hash_bytes(const char *p, Py_ssize_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (Py_ssize_t i = 0; i < n; i++) { h ^= (unsigned char)p[i]; h *= 1099511628211ULL; }
-    h ^= h >> 33; h *= 0xff51afd7ed558ccdULL; h ^= h >> 33;  /* mix all bits down */
-    return h;
-}
-
-static int intern_grow(Interner *t) {
-    Py_ssize_t n = t->nslots * 2;
-    Slot *slots = calloc((size_t)n, sizeof(Slot));
-    if (!slots) return -1;
-    for (Py_ssize_t id = 0; id < t->count; id++) {
-        Py_ssize_t i = (Py_ssize_t)(t->hashes[id] & (uint64_t)(n - 1));
-        while (slots[i].id1) i = (i + 1) & (n - 1);
-        slots[i].id1 = (int32_t)(id + 1);
-        slots[i].tag = (uint32_t)(t->hashes[id] >> 32);
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->nslots = n;
+static int store_init(Store *s, Py_ssize_t cap, Py_ssize_t bcap) {
+    s->count = 0; s->cap = cap; s->bytes = 0; s->bcap = bcap;
+    s->blob = malloc((size_t)bcap);
+    s->off = malloc((size_t)(cap + 1) * sizeof(int64_t));
+    s->topic = malloc((size_t)cap * sizeof(int32_t));
+    if (!s->blob || !s->off || !s->topic) return -1;
+    s->off[0] = 0;
     return 0;
 }
 
-/* id of the string, adding it if new; -1 on memory failure */
-static int32_t intern(Interner *t, const char *p, Py_ssize_t n) {
-    uint64_t h = hash_bytes(p, n);
-    Py_ssize_t mask = t->nslots - 1, i = (Py_ssize_t)(h & (uint64_t)mask);
-    uint32_t tag = (uint32_t)(h >> 32);
-    while (t->slots[i].id1) {
-        if (t->slots[i].tag == tag) {
-            int32_t id = t->slots[i].id1 - 1;
-            if (t->keys[id].n == n && memcmp(t->keys[id].p, p, (size_t)n) == 0) return id;
-        }
-        i = (i + 1) & mask;
+static void store_free(Store *s) { free(s->blob); free(s->off); free(s->topic); }
+
+static int32_t store_add(Store *s, const char *p, Py_ssize_t n, int32_t topic) {
+    if (s->count >= INT32_MAX - 1) return -1;
+    if (s->count == s->cap) {
+        Py_ssize_t cap = s->cap * 2;
+        int64_t *off = realloc(s->off, (size_t)(cap + 1) * sizeof(int64_t));
+        if (!off) return -1;
+        s->off = off;
+        int32_t *tp = realloc(s->topic, (size_t)cap * sizeof(int32_t));
+        if (!tp) return -1;
+        s->topic = tp;
+        s->cap = cap;
     }
-    if (t->count >= INT32_MAX - 1) return -1;
-    if (t->count == t->cap_keys) {
-        Py_ssize_t cap = t->cap_keys * 2;
-        Span *k = realloc(t->keys, (size_t)cap * sizeof(Span));
-        if (!k) return -1;
-        t->keys = k;
-        uint64_t *hs = realloc(t->hashes, (size_t)cap * sizeof(uint64_t));
-        if (!hs) return -1;
-        t->hashes = hs;
-        t->cap_keys = cap;
+    if (s->bytes + n > s->bcap) {
+        Py_ssize_t bcap = s->bcap * 2;
+        while (s->bytes + n > bcap) bcap *= 2;
+        char *b = realloc(s->blob, (size_t)bcap);
+        if (!b) return -1;
+        s->blob = b;
+        s->bcap = bcap;
     }
-    int32_t id = (int32_t)t->count++;
-    t->keys[id].p = p; t->keys[id].n = n; t->hashes[id] = h;
-    t->slots[i].id1 = id + 1;
-    t->slots[i].tag = tag;
-    if (t->count * 2 > t->nslots && intern_grow(t) < 0) return -1;
+    memcpy(s->blob + s->bytes, p, (size_t)n);
+    s->bytes += n;
+    int32_t id = (int32_t)s->count++;
+    s->off[id + 1] = s->bytes;
+    s->topic[id] = topic;
     return id;
 }
 
-/* Unicode whitespace that Python's str.split()/strip() would treat as a separator; such
- * text goes to the Python parser. */
-static int has_odd_space(const unsigned char *p, Py_ssize_t n) {
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char c = p[i];
-        if (c == 0 || c == 0x0b || c == 0x0c || (c >= 0x1c && c <= 0x1f) || c == '\r') return 1;
-        if (c == 0xc2 && i + 1 < n && (p[i + 1] == 0x85 || p[i + 1] == 0xa0)) return 1;
-        if (c == 0xe1 && i + 2 < n && p[i + 1] == 0x9a && p[i + 2] == 0x80) return 1;
-        if (c == 0xe2 && i + 2 < n) {
-            unsigned char a = p[i + 1], b = p[i + 2];
-            if (a == 0x80 && ((b >= 0x80 && b <= 0x8a) || b == 0xa8 || b == 0xa9 || b == 0xaf))
-                return 1;
-            if (a == 0x81 && b == 0x9f) return 1;
-        }
-        if (c == 0xe3 && i + 2 < n && p[i + 1] == 0x80 && p[i + 2] == 0x80) return 1;
+static inline uint32_t hash_bytes(const char *p, Py_ssize_t n) {
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+        p += 8; n -= 8;
     }
+    uint64_t w = 0;
+    for (Py_ssize_t i = 0; i < n; i++) w |= (uint64_t)(unsigned char)p[i] << (8 * i);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 29; h *= 0x9e3779b97f4a7c15ULL; h ^= h >> 32;
+    return (uint32_t)h;
+}
+
+static int table_grow(Table *t) {
+    uint32_t n = t->slots ? (t->mask + 1) * 2 : 16;
+    Slot *slots = calloc(n, sizeof(Slot));
+    if (!slots) return -1;
+    if (t->slots) {
+        for (uint32_t i = 0; i <= t->mask; i++) {
+            if (!t->slots[i].id1) continue;
+            uint32_t j = t->slots[i].h & (n - 1);
+            while (slots[j].id1) j = (j + 1) & (n - 1);
+            slots[j] = t->slots[i];
+        }
+        free(t->slots);
+    }
+    t->slots = slots;
+    t->mask = n - 1;
     return 0;
 }
 
-/* strict decimal: [+-]?digits[.digits]?([eE][+-]?digits)? ; 0 = ok */
+/* id of the string in table t (adding it to the store if new); -1 on memory failure */
+static int32_t intern(Table *t, Store *s, const char *p, Py_ssize_t n, int32_t topic) {
+    if (!t->slots && table_grow(t) < 0) return -1;
+    uint32_t h = hash_bytes(p, n), i = h & t->mask;
+    while (t->slots[i].id1) {
+        if (t->slots[i].h == h) {
+            int32_t id = t->slots[i].id1 - 1;
+            if (s->off[id + 1] - s->off[id] == n && memcmp(s->blob + s->off[id], p, (size_t)n) == 0)
+                return id;
+        }
+        i = (i + 1) & t->mask;
+    }
+    int32_t id = store_add(s, p, n, topic);
+    if (id < 0) return -1;
+    t->slots[i].id1 = id + 1;
+    t->slots[i].h = h;
+    if ((uint32_t)++t->count * 2 > t->mask + 1 && table_grow(t) < 0) return -1;
+    return id;
+}
+
+typedef struct {
+    Store qs, items;
+    Table qtable;
+    Table *topics;          /* one item table per question id */
+    Py_ssize_t ntopics_cap;
+} Reader;
+
+static int reader_init(Reader *r) {
+    memset(r, 0, sizeof(*r));
+    if (store_init(&r->qs, 1024, 1 << 14) < 0 || store_init(&r->items, 1 << 15, 1 << 20) < 0)
+        return -1;
+    r->ntopics_cap = 1024;
+    r->topics = calloc((size_t)r->ntopics_cap, sizeof(Table));
+    return r->topics ? 0 : -1;
+}
+
+static void reader_free(Reader *r) {
+    store_free(&r->qs); store_free(&r->items);
+    free(r->qtable.slots);
+    if (r->topics) for (Py_ssize_t i = 0; i < r->ntopics_cap; i++) free(r->topics[i].slots);
+    free(r->topics);
+}
+
+static int32_t intern_qid(Reader *r, const char *p, Py_ssize_t n) {
+    int32_t q = intern(&r->qtable, &r->qs, p, n, -1);
+    if (q >= 0 && q >= r->ntopics_cap) {
+        Py_ssize_t cap = r->ntopics_cap * 2;
+        Table *t = realloc(r->topics, (size_t)cap * sizeof(Table));
+        if (!t) return -1;
+        memset(t + r->ntopics_cap, 0, (size_t)(cap - r->ntopics_cap) * sizeof(Table));
+        r->topics = t;
+        r->ntopics_cap = cap;
+    }
+    return q;
+}
+
+/* -- validation and numbers ------------------------------------------------------------- */
+
+/* strict UTF-8, as Python's decoder checks it (no overlongs, surrogates or > U+10FFFF) */
+static int utf8_valid(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        if (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if (!(w & 0x8080808080808080ULL)) { i += 8; continue; }
+        }
+        unsigned char c = s[i];
+        if (c < 0x80) { i++; continue; }
+        if (c < 0xc2 || c > 0xf4) return 0;
+        if (c < 0xe0) {
+            if (i + 1 >= n || (s[i + 1] & 0xc0) != 0x80) return 0;
+            i += 2;
+        } else if (c < 0xf0) {
+            if (i + 2 >= n || (s[i + 1] & 0xc0) != 0x80 || (s[i + 2] & 0xc0) != 0x80) return 0;
+            if ((c == 0xe0 && s[i + 1] < 0xa0) || (c == 0xed && s[i + 1] >= 0xa0)) return 0;
+            i += 3;
+        } else {
+            if (i + 3 >= n || (s[i + 1] & 0xc0) != 0x80 || (s[i + 2] & 0xc0) != 0x80 ||
+                (s[i + 3] & 0xc0) != 0x80) return 0;
+            if ((c == 0xf0 && s[i + 1] < 0x90) || (c == 0xf4 && s[i + 1] >= 0x90)) return 0;
+            i += 4;
+        }
+    }
+    return 1;
+}
+
+/* byte classes: 0 plain, 1 blank (space, tab), 2 odd whitespace or NUL (Python would split
+ * or refuse there: the Python parser takes the file), 3 lead byte of a possible Unicode
+ * space (checked by odd_unicode_space) */
+static unsigned char CLS[256];
+
+static void init_classes(void) {
+    CLS[' '] = 1; CLS['\t'] = 1;
+    CLS[0] = 2; CLS[0x0b] = 2; CLS[0x0c] = 2; CLS['\r'] = 2;
+    for (int c = 0x1c; c <= 0x1f; c++) CLS[c] = 2;
+    CLS[0xc2] = 3; CLS[0xe1] = 3; CLS[0xe2] = 3; CLS[0xe3] = 3;
+}
+
+/* U+0085, U+00A0, U+1680, U+2000-200A, U+2028, U+2029, U+202F, U+205F, U+3000 at p */
+static int odd_unicode_space(const unsigned char *p, Py_ssize_t left) {
+    unsigned char c = p[0];
+    if (c == 0xc2) return left > 1 && (p[1] == 0x85 || p[1] == 0xa0);
+    if (left < 3) return 0;
+    if (c == 0xe1) return p[1] == 0x9a && p[2] == 0x80;
+    if (c == 0xe2) {
+        if (p[1] == 0x80) return (p[2] >= 0x80 && p[2] <= 0x8a) || p[2] == 0xa8 || p[2] == 0xa9 ||
+                                 p[2] == 0xaf;
+        return p[1] == 0x81 && p[2] == 0x9f;
+    }
+    return c == 0xe3 && p[1] == 0x80 && p[2] == 0x80;
+}
+
+static const double POW10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* strict decimal [+-]?digits[.digits]?([eE][+-]?digits)? as Python's float() reads it:
+ * exact (Clinger's fast path) when the digits fit in 53 bits and |exponent| <= 22, else
+ * strtod; 0 = ok */
 static int parse_number(const char *p, Py_ssize_t n, double *out) {
     Py_ssize_t i = 0, digits = 0;
-    char buf[64];
+    uint64_t m = 0;
+    int nd = 0, neg = 0, inexact = 0;
+    long dexp = 0;
     if (n <= 0 || n >= 63) return -1;
-    if (p[i] == '+' || p[i] == '-') i++;
-    while (i < n && p[i] >= '0' && p[i] <= '9') { i++; digits++; }
-    if (i < n && p[i] == '.') { i++; while (i < n && p[i] >= '0' && p[i] <= '9') { i++; digits++; } }
+    if (p[i] == '+' || p[i] == '-') { neg = p[i] == '-'; i++; }
+    for (; i < n && p[i] >= '0' && p[i] <= '9'; i++, digits++) {
+        if (m || p[i] != '0') {
+            if (nd < 19) { m = m * 10 + (uint64_t)(p[i] - '0'); nd++; }
+            else { inexact = 1; dexp++; }
+        }
+    }
+    if (i < n && p[i] == '.') {
+        for (i++; i < n && p[i] >= '0' && p[i] <= '9'; i++, digits++) {
+            if (m || p[i] != '0') {
+                if (nd < 19) { m = m * 10 + (uint64_t)(p[i] - '0'); nd++; dexp--; }
+                else inexact = 1;
+            } else {
+                dexp--;
+            }
+        }
+    }
     if (!digits) return -1;
     if (i < n && (p[i] == 'e' || p[i] == 'E')) {
-        Py_ssize_t e = 0; i++;
-        if (i < n && (p[i] == '+' || p[i] == '-')) i++;
-        while (i < n && p[i] >= '0' && p[i] <= '9') { i++; e++; }
+        Py_ssize_t e = 0; long ev = 0; int eneg = 0;
+        i++;
+        if (i < n && (p[i] == '+' || p[i] == '-')) { eneg = p[i] == '-'; i++; }
+        for (; i < n && p[i] >= '0' && p[i] <= '9'; i++, e++)
+            if (ev < 100000) ev = ev * 10 + (p[i] - '0');
         if (!e) return -1;
+        dexp += eneg ? -ev : ev;
     }
     if (i != n) return -1;
+    if (m == 0) { *out = neg ? -0.0 : 0.0; return 0; }
+    if (!inexact && m < (1ULL << 53) && dexp >= -22 && dexp <= 22) {
+        double v = (double)m;
+        v = dexp < 0 ? v / POW10[-dexp] : v * POW10[dexp];
+        *out = neg ? -v : v;
+        return 0;
+    }
+    char buf[64];
     memcpy(buf, p, (size_t)n); buf[n] = 0;
     *out = strtod(buf, NULL);
     return isfinite(*out) ? 0 : -1;
@@ -158,6 +305,8 @@ static int parse_rank(const char *p, Py_ssize_t n, long long *out) {
     *out = v;
     return 0;
 }
+
+/* -- rows ------------------------------------------------------------------------------- */
 
 typedef struct { int32_t *q, *item; double *val; long long *rank; Py_ssize_t n, cap; } Cols;
 
@@ -185,13 +334,15 @@ static int cols_push(Cols *c, int32_t q, int32_t item, double val, long long ran
 static void cols_free(Cols *c) { free(c->q); free(c->item); free(c->val); free(c->rank); }
 
 #define MAXF 8
-/* 1 = parsed, 0 = irregular (use Python), -1 = memory error */
-static int parse_file(const char *data, Py_ssize_t size, int kind, Interner *qt, Interner *it,
-                      Cols *out, Span *tag) {
+/* Tokenize one file into rows.  1 = parsed, 0 = irregular (use Python), -1 = memory error */
+static int tokenize(const char *data, Py_ssize_t size, int kind, Reader *r, Cols *out,
+                    Span *tag) {
     Py_ssize_t pos = 0;
     tag->p = NULL; tag->n = 0;
     if (size >= 3 && (unsigned char)data[0] == 0xef && (unsigned char)data[1] == 0xbb &&
         (unsigned char)data[2] == 0xbf) pos = 3;
+    if (!utf8_valid((const unsigned char *)data + pos, size - pos)) return 0;
+    const unsigned char *u = (const unsigned char *)data;
     while (pos < size) {
         const char *line = data + pos;
         const char *nl = memchr(line, '\n', (size_t)(size - pos));
@@ -199,18 +350,19 @@ static int parse_file(const char *data, Py_ssize_t size, int kind, Interner *qt,
         pos += len + 1;
         if (len > 0 && line[len - 1] == '\r') len--;
         if (len > 65536) return 0;
-        Py_ssize_t i = 0;
-        while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
-        if (i == len) continue;                              /* blank */
-        if (has_odd_space((const unsigned char *)line, len)) return 0;
+        const unsigned char *ul = u + (line - data);
         Span f[MAXF]; int nf = 0;
         if (kind == 2) {                                     /* tab-separated, no padding */
-            Py_ssize_t start = 0;
-            for (Py_ssize_t j = 0; j <= len; j++) {
-                if (j == len || line[j] == '\t') {
+            Py_ssize_t start = 0, j = 0;
+            while (j < len && (ul[j] == ' ' || ul[j] == '\t')) j++;
+            if (j == len) continue;                          /* blank */
+            for (j = 0; j <= len; j++) {
+                if (j == len || ul[j] == '\t') {
                     if (nf == MAXF) return 0;
                     f[nf].p = line + start; f[nf].n = j - start; nf++;
                     start = j + 1;
+                } else if (CLS[ul[j]] >= 2) {
+                    if (CLS[ul[j]] == 2 || odd_unicode_space(ul + j, len - j)) return 0;
                 }
             }
             if (nf < 3 || nf > 4) return 0;
@@ -219,50 +371,157 @@ static int parse_file(const char *data, Py_ssize_t size, int kind, Interner *qt,
             }
             if (!f[0].n || !f[2].n) return 0;
         } else {
-            if (line[i] == '#') continue;                    /* comment */
             Py_ssize_t j = 0;
             while (j < len) {
-                while (j < len && (line[j] == ' ' || line[j] == '\t')) j++;
+                while (j < len && CLS[ul[j]] == 1) j++;
                 if (j == len) break;
                 Py_ssize_t s = j;
-                while (j < len && line[j] != ' ' && line[j] != '\t') j++;
+                for (; j < len; j++) {
+                    unsigned char c = CLS[ul[j]];
+                    if (!c) continue;
+                    if (c == 1) break;
+                    if (c == 2 || odd_unicode_space(ul + j, len - j)) return 0;
+                }
+                if (nf == 0 && line[s] == '#') {             /* comment line */
+                    if (memchr(line + s, 0, (size_t)(len - s))) return 0;  /* NUL: refused */
+                    break;
+                }
                 if (nf < MAXF) { f[nf].p = line + s; f[nf].n = j - s; }
                 nf++;
             }
+            if (nf == 0) continue;                           /* blank or comment */
             if (kind == 0 && nf != 4) return 0;
             if (kind == 1 && nf < 6) return 0;
         }
         double val = NAN; long long rank = 0, g;
-        int32_t q, item;
         if (kind == 0) {
             if (parse_int(f[3].p, f[3].n, &g) < 0) return 0;
             val = (double)g;
-            item = intern(it, f[2].p, f[2].n);
         } else if (kind == 1) {
             if (parse_number(f[4].p, f[4].n, &val) < 0) return 0;
-            item = intern(it, f[2].p, f[2].n);
             if (!tag->p) *tag = f[5];
         } else {
             if (parse_rank(f[1].p, f[1].n, &rank) < 0) return 0;
             if (nf == 4 && f[3].n && parse_number(f[3].p, f[3].n, &val) < 0) return 0;
-            item = intern(it, f[2].p, f[2].n);
         }
-        q = intern(qt, f[0].p, f[0].n);
-        if (q < 0 || item < 0) return -1;
+        int32_t q = intern_qid(r, f[0].p, f[0].n);
+        if (q < 0) return -1;
+        int32_t item = intern(&r->topics[q], &r->items, f[2].p, f[2].n, q);
+        if (item < 0) return -1;
         if (cols_push(out, q, item, val, rank) < 0) return -1;
     }
     return out->n > 0 ? 1 : 0;
 }
 
-static PyObject *strings_of(Interner *t) {
-    PyObject *list = PyList_New(t->count);
-    if (!list) return NULL;
-    for (Py_ssize_t i = 0; i < t->count; i++) {
-        PyObject *s = PyUnicode_DecodeUTF8(t->keys[i].p, t->keys[i].n, "strict");
-        if (!s) { Py_DECREF(list); return NULL; }
-        PyList_SET_ITEM(list, i, s);
+/* -- ordering --------------------------------------------------------------------------- */
+
+typedef struct { const Cols *c; const Store *items; int kind; } Order;
+
+/* < 0 when row a comes before row b */
+static inline int row_cmp(const Order *o, int32_t a, int32_t b) {
+    if (o->kind == 2) return (o->c->rank[a] > o->c->rank[b]) - (o->c->rank[a] < o->c->rank[b]);
+    double x = o->c->val[a], y = o->c->val[b];
+    if (x != y) return x > y ? -1 : 1;                   /* score descending */
+    const Store *s = o->items;
+    int32_t ia = o->c->item[a], ib = o->c->item[b];
+    int64_t na = s->off[ia + 1] - s->off[ia], nb = s->off[ib + 1] - s->off[ib];
+    int d = memcmp(s->blob + s->off[ia], s->blob + s->off[ib], (size_t)(na < nb ? na : nb));
+    if (!d) d = (na > nb) - (na < nb);
+    return -d;                                           /* then docno descending */
+}
+
+static void merge_sort(const Order *o, int32_t *a, int32_t *tmp, Py_ssize_t n) {
+    if (n <= 16) {
+        for (Py_ssize_t i = 1; i < n; i++) {
+            int32_t v = a[i];
+            Py_ssize_t j = i;
+            while (j > 0 && row_cmp(o, a[j - 1], v) > 0) { a[j] = a[j - 1]; j--; }
+            a[j] = v;
+        }
+        return;
     }
-    return list;
+    Py_ssize_t h = n / 2;
+    merge_sort(o, a, tmp, h);
+    merge_sort(o, a + h, tmp, n - h);
+    if (row_cmp(o, a[h - 1], a[h]) <= 0) return;
+    memcpy(tmp, a, (size_t)h * sizeof(int32_t));
+    Py_ssize_t i = 0, j = h, k = 0;
+    while (i < h && j < n) a[k++] = row_cmp(o, a[j], tmp[i]) < 0 ? a[j++] : tmp[i++];
+    while (i < h) a[k++] = tmp[i++];
+}
+
+/* The order of a file's rows (see the header); 0 = a duplicate (the Python parser reports
+ * it), 1 = ok, -1 = memory error.  `stamp` marks items seen in this file. */
+static int order_rows(const Cols *c, int kind, const Store *items, int32_t *seen_item,
+                      int32_t stamp, Py_ssize_t nq, int32_t **perm_out) {
+    Py_ssize_t n = c->n;
+    int32_t *perm = malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+    int32_t *slot = malloc((size_t)(nq ? nq : 1) * sizeof(int32_t));   /* topic -> block # */
+    int32_t *tmp = NULL;
+    int ok = -1;
+    if (!perm || !slot) goto done;
+    if (kind == 0) {                                     /* qrels: file order, no repeats */
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int32_t it = c->item[i];
+            if (seen_item[it] == stamp) { ok = 0; goto done; }
+            seen_item[it] = stamp;
+            perm[i] = (int32_t)i;
+        }
+        ok = 1;
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nq; i++) slot[i] = -1;
+    /* group by question, in order of first appearance (a stable counting sort) */
+    int32_t nblocks = 0, contiguous = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t q = c->q[i];
+        if (slot[q] < 0) slot[q] = nblocks++;
+        else if (q != c->q[i - 1]) contiguous = 0;
+    }
+    if (contiguous) {
+        for (Py_ssize_t i = 0; i < n; i++) perm[i] = (int32_t)i;
+    } else {
+        Py_ssize_t *start = calloc((size_t)nblocks + 1, sizeof(Py_ssize_t));
+        if (!start) goto done;
+        for (Py_ssize_t i = 0; i < n; i++) start[slot[c->q[i]] + 1]++;
+        for (int32_t b = 0; b < nblocks; b++) start[b + 1] += start[b];
+        for (Py_ssize_t i = 0; i < n; i++) perm[start[slot[c->q[i]]]++] = (int32_t)i;
+        free(start);
+    }
+    tmp = malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+    if (!tmp) goto done;
+    Order o = {c, items, kind};
+    for (Py_ssize_t s = 0; s < n;) {
+        Py_ssize_t e = s + 1;
+        while (e < n && c->q[perm[e]] == c->q[perm[s]]) e++;
+        if (kind == 1) {                                 /* a docno once per topic */
+            for (Py_ssize_t i = s; i < e; i++) {
+                int32_t it = c->item[perm[i]];
+                if (seen_item[it] == stamp) { ok = 0; goto done; }
+                seen_item[it] = stamp;
+            }
+        }
+        int sorted = 1;
+        for (Py_ssize_t i = s + 1; i < e && sorted; i++)
+            if (row_cmp(&o, perm[i - 1], perm[i]) > 0) sorted = 0;
+        if (!sorted) merge_sort(&o, perm + s, tmp, e - s);
+        if (kind == 2) {                                 /* a rank once per question */
+            for (Py_ssize_t i = s + 1; i < e; i++)
+                if (c->rank[perm[i]] == c->rank[perm[i - 1]]) { ok = 0; goto done; }
+        }
+        s = e;
+    }
+    ok = 1;
+done:
+    free(slot); free(tmp);
+    if (ok == 1) *perm_out = perm; else free(perm);
+    return ok;
+}
+
+/* -- module functions ------------------------------------------------------------------- */
+
+static PyObject *bytes_of(const void *p, Py_ssize_t n) {
+    return PyBytes_FromStringAndSize(n ? (const char *)p : "", n);
 }
 
 static PyObject *parse(PyObject *self, PyObject *args) {
@@ -273,61 +532,130 @@ static PyObject *parse(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "one kind per file");
         return NULL;
     }
-    Py_ssize_t total = 0;
+    int *kind_of = malloc((size_t)(nfiles ? nfiles : 1) * sizeof(int));
+    if (!kind_of) return PyErr_NoMemory();
     for (Py_ssize_t k = 0; k < nfiles; k++) {
-        if (!PyBytes_Check(PyList_GET_ITEM(files, k))) {
-            PyErr_SetString(PyExc_TypeError, "files must be bytes");
+        kind_of[k] = (int)PyLong_AsLong(PyList_GET_ITEM(kinds, k));
+        if (!PyBytes_Check(PyList_GET_ITEM(files, k)) || kind_of[k] < 0 || kind_of[k] > 2) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "files must be bytes, kinds 0, 1 or 2");
+            free(kind_of);
             return NULL;
         }
-        total += PyBytes_GET_SIZE(PyList_GET_ITEM(files, k));
     }
-    Interner qt, it;
-    /* start small and grow: a table sized for the worst case spreads a few distinct
-     * strings over many cache lines */
-    if (intern_init(&qt, 1024) < 0 || intern_init(&it, 1 << 15) < 0) return PyErr_NoMemory();
+    Reader r;
+    if (reader_init(&r) < 0) { reader_free(&r); free(kind_of); return PyErr_NoMemory(); }
     PyObject *results = PyList_New(nfiles), *ret = NULL;
+    int32_t *seen_item = NULL;
+    Py_ssize_t seen_cap = 0;
     int failed = 0;
     for (Py_ssize_t k = 0; k < nfiles && results; k++) {
         PyObject *b = PyList_GET_ITEM(files, k);
-        int kind = (int)PyLong_AsLong(PyList_GET_ITEM(kinds, k));
-        Cols c = {0}; Span tag;
+        int kind = kind_of[k];
+        Cols c = {0};
+        Span tag;
+        int32_t *perm = NULL;
         int ok;
         Py_BEGIN_ALLOW_THREADS
-        ok = parse_file(PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), kind, &qt, &it, &c, &tag);
+        ok = tokenize(PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), kind, &r, &c, &tag);
+        if (ok == 1 && r.items.count > seen_cap) {
+            int32_t *s = realloc(seen_item, (size_t)r.items.count * sizeof(int32_t));
+            if (s) {
+                memset(s + seen_cap, 0, (size_t)(r.items.count - seen_cap) * sizeof(int32_t));
+                seen_item = s;
+                seen_cap = r.items.count;
+            } else {
+                ok = -1;
+            }
+        }
+        if (ok == 1)
+            ok = order_rows(&c, kind, &r.items, seen_item, (int32_t)k + 1, r.qs.count, &perm);
+        if (ok == 1) {                                   /* rows in their order */
+            int32_t *tq = malloc((size_t)c.n * 4), *ti = malloc((size_t)c.n * 4);
+            double *tv = malloc((size_t)c.n * 8);
+            if (!tq || !ti || !tv) {
+                free(tq); free(ti); free(tv);
+                ok = -1;
+            } else {
+                for (Py_ssize_t i = 0; i < c.n; i++) {
+                    tq[i] = c.q[perm[i]]; ti[i] = c.item[perm[i]]; tv[i] = c.val[perm[i]];
+                }
+                free(c.q); free(c.item); free(c.val);
+                c.q = tq; c.item = ti; c.val = tv;
+            }
+        }
+        free(perm);
         Py_END_ALLOW_THREADS
         if (ok < 0) { cols_free(&c); failed = 1; PyErr_NoMemory(); break; }
-        if (ok == 0) { cols_free(&c); Py_INCREF(Py_None); PyList_SET_ITEM(results, k, Py_None); continue; }
+        if (ok == 0) {
+            cols_free(&c);
+            PyList_SET_ITEM(results, k, Py_NewRef(Py_None));
+            continue;
+        }
         PyObject *tagobj = tag.p ? PyUnicode_DecodeUTF8(tag.p, tag.n, "strict") : Py_NewRef(Py_None);
         if (!tagobj) { PyErr_Clear(); tagobj = Py_NewRef(Py_None); }
-        PyObject *tup = Py_BuildValue("(y#y#y#y#N)", (char *)c.q, c.n * 4, (char *)c.item, c.n * 4,
-                                      (char *)c.val, c.n * 8, (char *)c.rank, c.n * 8, tagobj);
+        PyObject *tup = Py_BuildValue("(NNNN)", bytes_of(c.q, c.n * 4), bytes_of(c.item, c.n * 4),
+                                      bytes_of(c.val, c.n * 8), tagobj);
         cols_free(&c);
         if (!tup) { failed = 1; break; }
         PyList_SET_ITEM(results, k, tup);
     }
+    free(seen_item);
+    free(kind_of);
     if (!failed && results) {
-        PyObject *qs = strings_of(&qt), *items = qs ? strings_of(&it) : NULL;
-        if (qs && items) {
-            ret = Py_BuildValue("(NNN)", qs, items, results);
+        PyObject *qs = PyList_New(r.qs.count);
+        for (Py_ssize_t i = 0; qs && i < r.qs.count; i++) {
+            PyObject *s = PyUnicode_DecodeUTF8(r.qs.blob + r.qs.off[i],
+                                               (Py_ssize_t)(r.qs.off[i + 1] - r.qs.off[i]), "strict");
+            if (!s) { Py_CLEAR(qs); break; }
+            PyList_SET_ITEM(qs, i, s);
+        }
+        if (qs) {
+            ret = Py_BuildValue("(NNNNN)", qs, bytes_of(r.items.blob, r.items.bytes),
+                                bytes_of(r.items.off, (r.items.count + 1) * 8),
+                                bytes_of(r.items.topic, r.items.count * 4), results);
             results = NULL;
-        } else {
-            Py_XDECREF(qs);
-            if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {  /* not UTF-8: Python path */
-                PyErr_Clear();
-                ret = Py_NewRef(Py_None);
-            }
         }
     }
     Py_XDECREF(results);
-    intern_free(&qt); intern_free(&it);
+    reader_free(&r);
     return ret;
 }
 
+/* take(blob, offsets, ids) -> list of the strings that ids (an int64 buffer) name */
+static PyObject *take(PyObject *self, PyObject *args) {
+    Py_buffer blob, off, ids;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &blob, &off, &ids)) return NULL;
+    PyObject *list = NULL;
+    Py_ssize_t noff = off.len / 8 - 1;
+    const int64_t *o = off.buf;
+    const char *b = blob.buf;
+    Py_ssize_t n = ids.len / 8;
+    list = PyList_New(n);
+    for (Py_ssize_t i = 0; list && i < n; i++) {
+        int64_t id = ((const int64_t *)ids.buf)[i];
+        if (id < 0 || id >= noff) {
+            PyErr_SetString(PyExc_IndexError, "string id out of range");
+            Py_CLEAR(list);
+            break;
+        }
+        PyObject *s = PyUnicode_DecodeUTF8(b + o[id], (Py_ssize_t)(o[id + 1] - o[id]), "strict");
+        if (!s) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, s);
+    }
+    PyBuffer_Release(&blob); PyBuffer_Release(&off); PyBuffer_Release(&ids);
+    return list;
+}
+
 static PyMethodDef methods[] = {
-    {"parse", parse, METH_VARARGS, "Tokenize and intern regular run/qrels files."},
+    {"parse", parse, METH_VARARGS, "Tokenize, intern and order regular run/qrels files."},
+    {"take", take, METH_VARARGS, "Strings of the given ids from a blob and its offsets."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastparse", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__fastparse(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__fastparse(void) {
+    init_classes();
+    return PyModule_Create(&module);
+}

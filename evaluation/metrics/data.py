@@ -7,7 +7,7 @@ metric code in ``engine.py``.  Nothing here knows about files or the database: t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -27,13 +27,44 @@ def default_gains(levels: Sequence[str]) -> tuple[float, ...]:
     return tuple(float(n - i) for i in range(n))
 
 
+class StringTable:
+    """Distinct strings as the fast reader keeps them: one UTF-8 blob and the offsets of
+    each string (string i is ``blob[offsets[i]:offsets[i + 1]]``).  Python strings are
+    made only for the ids asked for, so a run's millions of unjudged documents never
+    become objects unless someone looks at them."""
+
+    def __init__(self, blob: bytes, offsets: np.ndarray,
+                 take: Callable[[bytes, np.ndarray, np.ndarray], list[str]]):
+        self.blob, self.offsets, self._take = blob, offsets, take
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def take(self, ids: np.ndarray) -> np.ndarray:
+        """Object array of the strings ``ids`` names."""
+        ids = np.ascontiguousarray(ids, dtype=np.int64)
+        if len(ids) >= len(self) // 4 or "all" in self.__dict__:
+            return self.all[ids]
+        out = np.empty(len(ids), dtype=object)
+        out[:] = self._take(self.blob, self.offsets, ids)
+        return out
+
+    @cached_property
+    def all(self) -> np.ndarray:
+        out = np.empty(len(self), dtype=object)
+        out[:] = self._take(self.blob, self.offsets, np.arange(len(self), dtype=np.int64))
+        return out
+
+
 @dataclass(frozen=True, eq=False)
 class Interned:
-    """Tables of distinct strings that several files were read against (by the fast
-    reader): question ids and items (documents or answers), each an object array."""
+    """What the fast reader read several files against: the question ids (object array)
+    and the items (documents or answers), interned per question: item ``i`` is the string
+    ``items.take([i])`` under question ``qids[item_q[i]]``."""
 
     qids: np.ndarray
-    items: np.ndarray
+    items: StringTable
+    item_q: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -214,24 +245,40 @@ class Judgments:
         )
 
 
-@dataclass(frozen=True, eq=False)
 class Ranking:
     """One run: rows grouped by question, each group in rank order (rank 1 first).
 
-    ``qid`` and ``text`` are object arrays of equal length; ``score`` is optional.
+    ``qid`` and ``text`` are object arrays of equal length; ``score`` is optional.  The
+    fast reader gives instead ``qid_ids``/``text_ids`` into its ``interned`` tables, and
+    ``qid``/``text`` are then made from them when first read.
     """
 
-    name: str
-    qid: np.ndarray
-    text: np.ndarray
-    score: np.ndarray | None = None
-    # set by the fast reader: ids of qid and text in tables shared with the judgments
-    qid_ids: np.ndarray | None = field(default=None, repr=False)
-    text_ids: np.ndarray | None = field(default=None, repr=False)
-    interned: Interned | None = field(default=None, repr=False)
+    def __init__(self, name: str, qid: np.ndarray | None = None, text: np.ndarray | None = None,
+                 score: np.ndarray | None = None, *, qid_ids: np.ndarray | None = None,
+                 text_ids: np.ndarray | None = None, interned: Interned | None = None):
+        if (qid is None or text is None) and (qid_ids is None or text_ids is None
+                                              or interned is None):
+            raise ValueError("a Ranking needs qid and text, or their ids and tables")
+        self.name, self.score = name, score
+        self.qid_ids, self.text_ids, self.interned = qid_ids, text_ids, interned
+        if qid is not None:
+            self.__dict__["qid"] = qid
+        if text is not None:
+            self.__dict__["text"] = text
+
+    @cached_property
+    def qid(self) -> np.ndarray:
+        return self.interned.qids[self.qid_ids]
+
+    @cached_property
+    def text(self) -> np.ndarray:
+        return self.interned.items.take(self.text_ids)
 
     def __len__(self) -> int:
-        return len(self.qid)
+        return len(self.qid_ids) if self.qid_ids is not None else len(self.qid)
+
+    def __repr__(self) -> str:
+        return f"Ranking({self.name!r}, {len(self)} rows)"
 
     @classmethod
     def from_rows(cls, name: str, rows: Iterable[tuple[str, int, str]]) -> Ranking:

@@ -8,8 +8,9 @@ running sums are a cumulative sum minus the group's offset.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -48,8 +49,9 @@ class Marked:
     """The marked answers of one or more runs against one set of judgments.
 
     Row arrays (sorted by group, then rank): ``group`` (= run * nq + question),
-    ``rank`` (1-based position), ``text``, ``synset`` (-1 if none), ``level`` (-1),
-    ``status`` (see STATUS_NAMES), ``explicit_nil`` (the answer is the string NIL).
+    ``rank`` (1-based position), ``text`` (given as a function when made on first use),
+    ``synset`` (-1 if none), ``level`` (-1), ``status`` (see STATUS_NAMES),
+    ``explicit_nil`` (the answer is the string NIL).
     ``unknown`` counts, per run, the answers to questions the judgments do not know.
     """
 
@@ -57,12 +59,17 @@ class Marked:
     runs: tuple[str, ...]
     group: np.ndarray
     rank: np.ndarray
-    text: np.ndarray
+    _text: np.ndarray | Callable[[], np.ndarray]
     synset: np.ndarray
     level: np.ndarray
     status: np.ndarray
     explicit_nil: np.ndarray
     unknown: np.ndarray
+
+    @cached_property
+    def text(self) -> np.ndarray:
+        """The answer string of each row (made on first use when the fast reader read it)."""
+        return self._text() if callable(self._text) else self._text
 
     @property
     def ngroups(self) -> int:
@@ -99,6 +106,59 @@ def _encode(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64), np.asarray(uniques, dtype=object)
 
 
+def _find(jsorted: np.ndarray, jorder: np.ndarray, comb: np.ndarray) -> np.ndarray:
+    """Index of the judged string whose (question, key) code is ``comb`` (-1: none)."""
+    if not len(jsorted) or not len(comb):
+        return np.full(len(comb), -1, dtype=np.int64)
+    pos = np.minimum(np.searchsorted(jsorted, comb), len(jsorted) - 1)
+    return np.where((jsorted[pos] == comb) & (comb >= 0), jorder[pos], -1)
+
+
+def _keys_and_nil(j: Judgments, strings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Matching keys of distinct answer strings, and which are an explicit NIL."""
+    if j.match == ID_MATCH:
+        keys = strings
+    else:
+        keys = np.asarray(normalize_many(strings, j.match), dtype=object)
+    if not j.nil_rule or not len(strings):
+        nil = np.zeros(len(strings), dtype=bool)
+    elif j.match == "normalized":
+        nil = keys == NIL_KEY
+    else:
+        nil = np.asarray([is_nil(t) for t in strings], dtype=bool)
+    return keys, nil
+
+
+def _item_matches(j: Judgments, interned, qmap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each item of the fast reader's tables (a string under one question): the judged
+    string it matches (-1: none) and whether it is an explicit NIL."""
+    nitems = len(interned.items)
+    if j.interned is interned and j.match == ID_MATCH:
+        # judgments read with the runs: a judged document is the very same item
+        sidx = np.full(nitems, -1, dtype=np.int64)
+        sidx[j.key_ids] = np.arange(len(j.key_ids))
+        return sidx, np.zeros(nitems, dtype=bool)
+    key_index, jsorted, jorder = j.lookup
+    nk = max(len(key_index), 1)
+    keys, nil = _keys_and_nil(j, interned.items.all)
+    kcode = key_index.get_indexer(keys) if nitems else np.empty(0, dtype=np.int64)
+    iq = qmap[interned.item_q] if nitems else np.empty(0, dtype=np.int64)
+    return _find(jsorted, jorder, np.where((kcode >= 0) & (iq >= 0), iq * nk + kcode, -1)), nil
+
+
+def _row_matches(j: Judgments, q: np.ndarray, text: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per answer row (question ``q``, string ``text``): the judged string it matches
+    (-1: none) and whether it is an explicit NIL; each distinct string is keyed once."""
+    key_index, jsorted, jorder = j.lookup
+    nk = max(len(key_index), 1)
+    tcodes, tuniq = _encode(text)
+    keys, nil = _keys_and_nil(j, tuniq)
+    if not len(text):
+        return np.empty(0, dtype=np.int64), np.zeros(0, dtype=bool)
+    kcode = key_index.get_indexer(keys)[tcodes]
+    return _find(jsorted, jorder, np.where(kcode >= 0, q * nk + kcode, -1)), nil[tcodes]
+
+
 def mark(judgments: Judgments, rankings: Sequence[Ranking]) -> Marked:
     """Mark every answer of ``rankings`` (paper, Figure 1).
 
@@ -113,71 +173,52 @@ def mark(judgments: Judgments, rankings: Sequence[Ranking]) -> Marked:
     if interned is None or any(r.interned is not interned for r in rankings):
         interned = None  # no shared string tables: match by the strings themselves
     qmap = j.question_index(interned.qids) if interned is not None else None
-    parts_q, parts_run, parts_text, parts_ids = [], [], [], []
+    parts_q, parts_run, parts_text = [], [], []
     unknown = np.zeros(len(rankings), dtype=np.int64)
     for i, ranking in enumerate(rankings):
         q = qmap[ranking.qid_ids] if interned is not None else j.question_index(ranking.qid)
         known = q >= 0
-        unknown[i] = int((~known).sum())
-        parts_q.append(q[known])
-        parts_run.append(np.full(int(known.sum()), i, dtype=np.int64))
-        parts_text.append(ranking.text[known])
+        unknown[i] = len(q) - int(np.count_nonzero(known))
+        if unknown[i]:
+            q = q[known]
+        parts_q.append(q)
+        parts_run.append(np.full(len(q), i, dtype=np.int64))
         if interned is not None:
-            parts_ids.append(ranking.text_ids[known])
+            parts_text.append(ranking.text_ids[known] if unknown[i] else ranking.text_ids)
+        else:
+            parts_text.append(ranking.text[known])
     q = np.concatenate(parts_q) if parts_q else np.empty(0, dtype=np.int64)
     run = np.concatenate(parts_run) if parts_run else np.empty(0, dtype=np.int64)
-    text = np.concatenate(parts_text) if parts_text else np.empty(0, dtype=object)
-    ids = np.concatenate(parts_ids) if parts_ids else None
+    # the answers: ids into the reader's tables, or the strings themselves
+    text = (np.concatenate(parts_text) if parts_text
+            else np.empty(0, dtype=np.int64 if interned is not None else object))
     group = run * nq + q
     if len(group) > 1 and not (group[1:] >= group[:-1]).all():
         order = np.argsort(group, kind="stable")
         group, q, run, text = group[order], q[order], run[order], text[order]
-        ids = ids[order] if ids is not None else None
     n = len(group)
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if n else np.empty(0, int)
     first = np.repeat(starts, np.diff(np.r_[starts, n])) if n else starts
     rank = np.arange(n, dtype=np.int64) - first + 1
 
-    # Find (question, key) among the judged strings through integer codes: the keys of
-    # the distinct answers are computed once, then looked up per row by their codes.
-    if interned is not None and j.interned is interned and j.match == ID_MATCH:
-        nk = max(len(interned.items), 1)
-        jcomb = j.str_q * nk + j.key_ids
-        jorder = np.argsort(jcomb, kind="stable")
-        jsorted = jcomb[jorder]
-        kcode = ids
-        explicit_nil = np.zeros(n, dtype=bool)
+    if interned is not None:
+        # what each distinct item matches is found once, then looked up per row
+        item_sidx, item_nil = _item_matches(j, interned, qmap)
+        sidx = item_sidx[text]
+        explicit_nil = item_nil[text]
+        ids = text
+        text = lambda: interned.items.take(ids)  # noqa: E731 -- made only if asked for
     else:
-        key_index, jsorted, jorder = j.lookup
-        nk = max(len(key_index), 1)
-        if interned is not None:
-            tcodes, tuniq = ids, interned.items
-        else:
-            tcodes, tuniq = _encode(text)
-        if j.match == ID_MATCH:
-            ukeys = tuniq
-        else:
-            ukeys = np.asarray(normalize_many(tuniq, j.match), dtype=object)
-        kcode = key_index.get_indexer(ukeys)[tcodes] if n else np.empty(0, dtype=np.int64)
-        if not j.nil_rule:
-            unil = np.zeros(len(tuniq), dtype=bool)
-        elif j.match == "normalized":
-            unil = ukeys == NIL_KEY
-        else:
-            unil = np.asarray([is_nil(t) for t in tuniq], dtype=bool)
-        explicit_nil = unil[tcodes] if n else np.zeros(0, dtype=bool)
-    rcomb = np.where(kcode >= 0, q * nk + kcode, -1)
-    if len(jsorted) and n:
-        pos = np.minimum(np.searchsorted(jsorted, rcomb), len(jsorted) - 1)
-        matched = (jsorted[pos] == rcomb) & (kcode >= 0)
-        sidx = np.where(matched, jorder[pos], -1)
-    else:
-        matched = np.zeros(n, dtype=bool)
-        sidx = np.full(n, -1, dtype=np.int64)
+        sidx, explicit_nil = _row_matches(j, q, text)
+    matched = sidx >= 0
 
-    synset = np.where(matched, j.str_synset[sidx], -1) if n else np.empty(0, dtype=np.int64)
-    level = np.where(matched, j.str_level[sidx], -1) if n else np.empty(0, dtype=np.int64)
-    snil = np.where(matched, j.str_nil[sidx], False) if n else np.zeros(0, dtype=bool)
+    if len(j.str_synset):
+        synset = np.where(matched, j.str_synset[sidx], -1)
+        level = np.where(matched, j.str_level[sidx], -1)
+        snil = matched & j.str_nil[sidx]
+    else:
+        synset, level = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+        snil = np.zeros(n, dtype=bool)
     status = np.full(n, UNJUDGED, dtype=np.int8)
     status[matched & (synset < 0)] = INCORRECT
     late_nil = matched & (synset >= 0) & snil & (rank > 1)

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .data import Interned, Judgments, Ranking
-from .parsers import Data, _default_name, detect_run_format, qrels_judgments, trec_order
+from .data import Interned, Judgments, Ranking, StringTable
+from .parsers import Data, _default_name, detect_run_format, qrels_judgments
 
 try:
     from . import _fastparse
@@ -50,42 +50,25 @@ def read_inputs(*, qrels: Data | None, runs: Sequence[tuple[str, Data]],
         files.append(raw)
         kinds.append(TREC_RUN if fmt == "trec" else QA_RUN)
     parsed = _fastparse.parse(files, kinds)
-    if parsed is None or any(r is None for r in parsed[2]):
+    if parsed is None or any(r is None for r in parsed[4]):
         return None
-    qid_strings, item_strings, results = parsed
+    qid_strings, blob, offsets, item_q, results = parsed
     interned = Interned(np.asarray(qid_strings, dtype=object),
-                        np.asarray(item_strings, dtype=object))
-    cols = [(np.frombuffer(q, dtype=np.int32).astype(np.int64),
-             np.frombuffer(i, dtype=np.int32).astype(np.int64),
-             np.frombuffer(v, dtype=np.float64), np.frombuffer(rk, dtype=np.int64), tag)
-            for q, i, v, rk, tag in results]
+                        StringTable(blob, np.frombuffer(offsets, dtype=np.int64), _fastparse.take),
+                        np.frombuffer(item_q, dtype=np.int32))
+    cols = [(np.frombuffer(q, dtype=np.int32), np.frombuffer(i, dtype=np.int32),
+             np.frombuffer(v, dtype=np.float64), tag) for q, i, v, tag in results]
     if qrels is not None:
-        q_ids, d_ids, grade, _, _ = cols.pop(0)
-        if _duplicated(q_ids, d_ids):
-            return None
+        q_ids, d_ids, grade, _ = cols.pop(0)
         codes, uniques = pd.factorize(q_ids)  # questions in order of first appearance
         judgments = qrels_judgments(
-            codes.astype(np.int64), interned.qids[uniques], interned.items[d_ids],
+            codes.astype(np.int64), interned.qids[uniques], interned.items.take(d_ids),
             grade.astype(np.int64), key_ids=d_ids, interned=interned)
     rankings = []
-    for (filename, _), kind, (q_ids, t_ids, value, rank, tag) in zip(runs, kinds[-len(runs):],
-                                                                      cols, strict=True):
-        if kind == TREC_RUN:
-            if _duplicated(q_ids, t_ids):
-                return None
-            order = trec_order(q_ids, value, interned.items[t_ids])
-            name = tag or _default_name(filename)
-        else:
-            if _duplicated(q_ids, rank):
-                return None
-            order = np.lexsort((rank, q_ids))
-            name = _default_name(filename)
-        q_ids, t_ids, value = q_ids[order], t_ids[order], value[order]
-        rankings.append(Ranking(name, interned.qids[q_ids], interned.items[t_ids], value,
-                                qid_ids=q_ids, text_ids=t_ids, interned=interned))
+    for (filename, _), kind, (q_ids, t_ids, value, tag) in zip(runs, kinds[-len(runs):], cols,
+                                                               strict=True):
+        # rows come grouped by question and ordered as the Python parsers order them
+        name = (tag or _default_name(filename)) if kind == TREC_RUN else _default_name(filename)
+        rankings.append(Ranking(name, score=value, qid_ids=q_ids, text_ids=t_ids,
+                                interned=interned))
     return judgments, rankings
-
-
-def _duplicated(a: np.ndarray, b: np.ndarray) -> bool:
-    comb = a * (int(b.max()) + 1 if len(b) else 1) + b
-    return bool(pd.Series(comb).duplicated().any())
