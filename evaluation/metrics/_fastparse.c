@@ -136,7 +136,7 @@ static int32_t intern(Table *t, Store *s, const char *p, Py_ssize_t n, int32_t t
     if (id < 0) return -1;
     t->slots[i].id1 = id + 1;
     t->slots[i].h = h;
-    if ((uint32_t)++t->count * 2 > t->mask + 1 && table_grow(t) < 0) return -1;
+    if ((uint64_t)++t->count * 10 > (uint64_t)(t->mask + 1) * 7 && table_grow(t) < 0) return -1;
     return id;
 }
 
@@ -308,7 +308,7 @@ static int parse_rank(const char *p, Py_ssize_t n, long long *out) {
 
 /* -- rows ------------------------------------------------------------------------------- */
 
-typedef struct { int32_t *q, *item; double *val; long long *rank; Py_ssize_t n, cap; } Cols;
+typedef struct { int32_t *q, *item; double *val; long long *rank; Py_ssize_t n, cap; int ranked; } Cols;
 
 static int cols_push(Cols *c, int32_t q, int32_t item, double val, long long rank) {
     if (c->n == c->cap) {
@@ -322,12 +322,16 @@ static int cols_push(Cols *c, int32_t q, int32_t item, double val, long long ran
         double *v = realloc(c->val, (size_t)cap * 8);
         if (!v) return -1;
         c->val = v;
-        long long *r = realloc(c->rank, (size_t)cap * 8);
-        if (!r) return -1;
-        c->rank = r;
+        if (c->ranked) {                                 /* ranks: QA runs only */
+            long long *r = realloc(c->rank, (size_t)cap * 8);
+            if (!r) return -1;
+            c->rank = r;
+        }
         c->cap = cap;
     }
-    c->q[c->n] = q; c->item[c->n] = item; c->val[c->n] = val; c->rank[c->n] = rank; c->n++;
+    c->q[c->n] = q; c->item[c->n] = item; c->val[c->n] = val;
+    if (c->ranked) c->rank[c->n] = rank;
+    c->n++;
     return 0;
 }
 
@@ -520,8 +524,38 @@ done:
 
 /* -- module functions ------------------------------------------------------------------- */
 
-static PyObject *bytes_of(const void *p, Py_ssize_t n) {
-    return PyBytes_FromStringAndSize(n ? (const char *)p : "", n);
+/* Memory the reader allocated, handed to Python without a copy: read-only through the
+ * buffer protocol (np.frombuffer), freed with the object. */
+typedef struct { PyObject_HEAD void *data; Py_ssize_t size; } BufferObject;
+
+static void buffer_dealloc(BufferObject *self) {
+    free(self->data);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int buffer_getbuffer(BufferObject *self, Py_buffer *view, int flags) {
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->data, self->size, 1, flags);
+}
+
+static PyBufferProcs buffer_procs = {(getbufferproc)buffer_getbuffer, NULL};
+
+static PyTypeObject BufferType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "_fastparse.Buffer",
+    .tp_basicsize = sizeof(BufferObject),
+    .tp_dealloc = (destructor)buffer_dealloc,
+    .tp_as_buffer = &buffer_procs,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Read-only memory filled by the reader.",
+};
+
+/* a Buffer owning data (freed here if the object cannot be made) */
+static PyObject *buffer_of(void *data, Py_ssize_t size) {
+    BufferObject *b = PyObject_New(BufferObject, &BufferType);
+    if (!b) { free(data); return NULL; }
+    b->data = data;
+    b->size = size;
+    return (PyObject *)b;
 }
 
 static PyObject *parse(PyObject *self, PyObject *args) {
@@ -553,6 +587,7 @@ static PyObject *parse(PyObject *self, PyObject *args) {
         PyObject *b = PyList_GET_ITEM(files, k);
         int kind = kind_of[k];
         Cols c = {0};
+        c.ranked = kind == 2;
         Span tag;
         int32_t *perm = NULL;
         int ok;
@@ -594,9 +629,10 @@ static PyObject *parse(PyObject *self, PyObject *args) {
         }
         PyObject *tagobj = tag.p ? PyUnicode_DecodeUTF8(tag.p, tag.n, "strict") : Py_NewRef(Py_None);
         if (!tagobj) { PyErr_Clear(); tagobj = Py_NewRef(Py_None); }
-        PyObject *tup = Py_BuildValue("(NNNN)", bytes_of(c.q, c.n * 4), bytes_of(c.item, c.n * 4),
-                                      bytes_of(c.val, c.n * 8), tagobj);
-        cols_free(&c);
+        /* the Buffers own the columns now */
+        PyObject *tup = Py_BuildValue("(NNNN)", buffer_of(c.q, c.n * 4), buffer_of(c.item, c.n * 4),
+                                      buffer_of(c.val, c.n * 8), tagobj);
+        free(c.rank);
         if (!tup) { failed = 1; break; }
         PyList_SET_ITEM(results, k, tup);
     }
@@ -611,9 +647,10 @@ static PyObject *parse(PyObject *self, PyObject *args) {
             PyList_SET_ITEM(qs, i, s);
         }
         if (qs) {
-            ret = Py_BuildValue("(NNNNN)", qs, bytes_of(r.items.blob, r.items.bytes),
-                                bytes_of(r.items.off, (r.items.count + 1) * 8),
-                                bytes_of(r.items.topic, r.items.count * 4), results);
+            ret = Py_BuildValue("(NNNNN)", qs, buffer_of(r.items.blob, r.items.bytes),
+                                buffer_of(r.items.off, (r.items.count + 1) * 8),
+                                buffer_of(r.items.topic, r.items.count * 4), results);
+            r.items.blob = NULL; r.items.off = NULL; r.items.topic = NULL;  /* given away */
             results = NULL;
         }
     }
@@ -657,5 +694,6 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastparse", NULL, -
 
 PyMODINIT_FUNC PyInit__fastparse(void) {
     init_classes();
+    if (PyType_Ready(&BufferType) < 0) return NULL;
     return PyModule_Create(&module);
 }

@@ -93,7 +93,7 @@ class Marked:
         return pd.DataFrame({
             "run": np.asarray(self.runs, dtype=object)[self.group // nq] if nq else [],
             "question_id": j.questions[self.group % nq] if nq else [],
-            "rank": self.rank,
+            "rank": self.rank.astype(np.int64),
             "answer": self.text,
             "synset": synset,
             "level": level,
@@ -135,14 +135,14 @@ def _item_matches(j: Judgments, interned, qmap: np.ndarray) -> tuple[np.ndarray,
     nitems = len(interned.items)
     if j.interned is interned and j.match == ID_MATCH:
         # judgments read with the runs: a judged document is the very same item
-        sidx = np.full(nitems, -1, dtype=np.int64)
-        sidx[j.key_ids] = np.arange(len(j.key_ids))
+        sidx = np.full(nitems, -1, dtype=np.int32)
+        sidx[j.key_ids] = np.arange(len(j.key_ids), dtype=np.int32)
         return sidx, np.zeros(nitems, dtype=bool)
     key_index, jsorted, jorder = j.lookup
     nk = max(len(key_index), 1)
     keys, nil = _keys_and_nil(j, interned.items.all)
     kcode = key_index.get_indexer(keys) if nitems else np.empty(0, dtype=np.int64)
-    iq = qmap[interned.item_q] if nitems else np.empty(0, dtype=np.int64)
+    iq = qmap[interned.item_q].astype(np.int64) if nitems else np.empty(0, dtype=np.int64)
     return _find(jsorted, jorder, np.where((kcode >= 0) & (iq >= 0), iq * nk + kcode, -1)), nil
 
 
@@ -156,7 +156,8 @@ def _row_matches(j: Judgments, q: np.ndarray, text: np.ndarray) -> tuple[np.ndar
     if not len(text):
         return np.empty(0, dtype=np.int64), np.zeros(0, dtype=bool)
     kcode = key_index.get_indexer(keys)[tcodes]
-    return _find(jsorted, jorder, np.where(kcode >= 0, q * nk + kcode, -1)), nil[tcodes]
+    comb = np.where(kcode >= 0, q.astype(np.int64) * nk + kcode, -1)
+    return _find(jsorted, jorder, comb), nil[tcodes]
 
 
 def mark(judgments: Judgments, rankings: Sequence[Ranking]) -> Marked:
@@ -172,34 +173,42 @@ def mark(judgments: Judgments, rankings: Sequence[Ranking]) -> Marked:
     interned = rankings[0].interned if rankings else None
     if interned is None or any(r.interned is not interned for r in rankings):
         interned = None  # no shared string tables: match by the strings themselves
-    qmap = j.question_index(interned.qids) if interned is not None else None
-    parts_q, parts_run, parts_text = [], [], []
+    # row arrays are int32 unless the groups need more (memory is most of the time here)
+    itype = np.int64 if len(rankings) * max(nq, 1) >= 2**31 else np.int32
+    qmap = j.question_index(interned.qids).astype(itype) if interned is not None else None
+    parts_g, parts_text = [], []
     unknown = np.zeros(len(rankings), dtype=np.int64)
     for i, ranking in enumerate(rankings):
-        q = qmap[ranking.qid_ids] if interned is not None else j.question_index(ranking.qid)
-        known = q >= 0
-        unknown[i] = len(q) - int(np.count_nonzero(known))
-        if unknown[i]:
-            q = q[known]
-        parts_q.append(q)
-        parts_run.append(np.full(len(q), i, dtype=np.int64))
         if interned is not None:
-            parts_text.append(ranking.text_ids[known] if unknown[i] else ranking.text_ids)
+            g, text = qmap[ranking.qid_ids], ranking.text_ids
         else:
-            parts_text.append(ranking.text[known])
-    q = np.concatenate(parts_q) if parts_q else np.empty(0, dtype=np.int64)
-    run = np.concatenate(parts_run) if parts_run else np.empty(0, dtype=np.int64)
-    # the answers: ids into the reader's tables, or the strings themselves
-    text = (np.concatenate(parts_text) if parts_text
-            else np.empty(0, dtype=np.int64 if interned is not None else object))
-    group = run * nq + q
+            g, text = j.question_index(ranking.qid).astype(itype), ranking.text
+        known = g >= 0
+        unknown[i] = len(g) - int(np.count_nonzero(known))
+        if unknown[i]:
+            g, text = g[known], text[known]
+        if i:
+            g += i * nq  # group = run * nq + question
+        parts_g.append(g)
+        parts_text.append(text)
+    if len(parts_g) == 1:
+        group, text = parts_g[0], parts_text[0]
+    elif parts_g:
+        group, text = np.concatenate(parts_g), np.concatenate(parts_text)
+    else:
+        group = np.empty(0, dtype=itype)
+        text = np.empty(0, dtype=np.int32 if interned is not None else object)
+    del parts_g, parts_text
     if len(group) > 1 and not (group[1:] >= group[:-1]).all():
         order = np.argsort(group, kind="stable")
-        group, q, run, text = group[order], q[order], run[order], text[order]
+        group, text = group[order], text[order]
     n = len(group)
-    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if n else np.empty(0, int)
-    first = np.repeat(starts, np.diff(np.r_[starts, n])) if n else starts
-    rank = np.arange(n, dtype=np.int64) - first + 1
+    # rank: a running count that restarts at each group's first row
+    rank = np.ones(n, dtype=np.int32)
+    if n:
+        starts = np.flatnonzero(group[1:] != group[:-1]) + 1
+        rank[starts] = 1 - np.diff(starts, prepend=0)
+        np.cumsum(rank, out=rank)
 
     if interned is not None:
         # what each distinct item matches is found once, then looked up per row
@@ -209,29 +218,24 @@ def mark(judgments: Judgments, rankings: Sequence[Ranking]) -> Marked:
         ids = text
         text = lambda: interned.items.take(ids)  # noqa: E731 -- made only if asked for
     else:
-        sidx, explicit_nil = _row_matches(j, q, text)
-    matched = sidx >= 0
+        sidx, explicit_nil = _row_matches(j, group % max(nq, 1), text)
 
-    if len(j.str_synset):
-        synset = np.where(matched, j.str_synset[sidx], -1)
-        level = np.where(matched, j.str_level[sidx], -1)
-        snil = matched & j.str_nil[sidx]
-    else:
-        synset, level = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
-        snil = np.zeros(n, dtype=bool)
+    # per judged string, plus a last entry for "no match" (sidx -1)
+    synset = np.append(j.str_synset, -1).astype(np.int32)[sidx]
+    level = np.append(j.str_level, -1).astype(np.int32)[sidx]
     status = np.full(n, UNJUDGED, dtype=np.int8)
-    status[matched & (synset < 0)] = INCORRECT
-    late_nil = matched & (synset >= 0) & snil & (rank > 1)
+    status[sidx >= 0] = INCORRECT
+    in_syn = synset >= 0
+    late_nil = in_syn & np.append(j.str_nil, False)[sidx]
+    late_nil &= rank > 1
     status[late_nil] = NIL_NOT_FIRST
-    eligible = matched & (synset >= 0) & ~late_nil
+    level[late_nil] = -1
+    # a synset is credited once per run (its first string); a synset belongs to one
+    # question, so (group, synset) pairs are what repeat
+    el_idx = np.flatnonzero(in_syn & ~late_nil)
     nsyn = max(len(j.syn_q), 1)
-    credit = run[eligible] * nsyn + synset[eligible]
-    dup = pd.Series(credit).duplicated().to_numpy()
-    el_idx = np.flatnonzero(eligible)
-    status[el_idx[dup]] = DUPLICATE
-    status[el_idx[~dup]] = CORRECT
-    synset = np.where(status == UNJUDGED, -1, synset)
-    level = np.where(status == CORRECT, level, np.where(status == DUPLICATE, level, -1))
+    credit = group[el_idx].astype(np.int64) * nsyn + synset[el_idx]
+    status[el_idx] = np.where(pd.Series(credit).duplicated().to_numpy(), DUPLICATE, CORRECT)
     return Marked(j, tuple(r.name for r in rankings), group, rank, text, synset, level,
                   status, explicit_nil, unknown)
 

@@ -62,7 +62,7 @@ def read_inputs(*, qrels: Data | None, runs: Sequence[tuple[str, Data]],
         q_ids, d_ids, grade, _ = cols.pop(0)
         codes, uniques = pd.factorize(q_ids)  # questions in order of first appearance
         judgments = qrels_judgments(
-            codes.astype(np.int64), interned.qids[uniques], interned.items.take(d_ids),
+            codes.astype(np.int64), interned.qids[uniques], lambda: interned.items.take(d_ids),
             grade.astype(np.int64), key_ids=d_ids, interned=interned)
     rankings = []
     for (filename, _), kind, (q_ids, t_ids, value, tag) in zip(runs, kinds[-len(runs):], cols,

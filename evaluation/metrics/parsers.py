@@ -14,8 +14,9 @@ import csv
 import io
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 import pandas as pd
@@ -361,24 +362,31 @@ def parse_qrels(data: Data, *, filename: str = "qrels") -> Judgments:
     return qrels_judgments(qcode, np.asarray(quniq, dtype=object), docno, grade)
 
 
-def qrels_judgments(qcode: np.ndarray, questions: np.ndarray, docno: np.ndarray,
-                    grade: np.ndarray, **extra) -> Judgments:
+def qrels_judgments(qcode: np.ndarray, questions: np.ndarray,
+                    docno: np.ndarray | Callable[[], np.ndarray], grade: np.ndarray,
+                    **extra) -> Judgments:
     """Judgments from qrels columns (no (topic, docno) twice): every docno with grade > 0
-    is its own synset; levels are the positive grades, highest first, each its own gain."""
+    is its own synset; levels are the positive grades, highest first, each its own gain.
+    ``docno`` may be a function giving the strings when they are first needed."""
     positive = np.unique(grade[grade > 0])[::-1]
     levels = tuple(str(int(g)) for g in positive) or ("1",)
     gains = tuple(float(g) for g in positive) or (1.0,)
     rel = grade > 0
-    n = len(docno)
+    n = len(grade)
     str_q = qcode.astype(np.int64)
     str_synset = np.where(rel, np.cumsum(rel) - 1, -1).astype(np.int64)
     # level index: position of the grade among the positive grades, highest first
     str_level = np.where(rel, len(positive) - 1 - np.searchsorted(positive[::-1], grade), -1)
+    if callable(docno):
+        docs = cache(docno)  # str_key and str_text are the same strings, made once
+        labels = lambda: docs()[rel]  # noqa: E731
+    else:
+        docs, labels = docno, docno[rel]
     return Judgments(
         questions=questions, levels=levels, gains=gains, match=ID_MATCH, nil_rule=False,
-        str_q=str_q, str_key=docno, str_text=docno, str_synset=str_synset,
+        str_q=str_q, _str_key=docs, _str_text=docs, str_synset=str_synset,
         str_level=str_level.astype(np.int64), str_nil=np.zeros(n, dtype=bool),
-        syn_q=str_q[rel], syn_label=docno[rel], syn_xmax=str_level[rel].astype(np.int64),
+        syn_q=str_q[rel], _syn_label=labels, syn_xmax=str_level[rel].astype(np.int64),
         syn_nil=np.zeros(int(rel.sum()), dtype=bool), _qindex=pd.Index(questions), **extra,
     )
 
