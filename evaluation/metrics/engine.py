@@ -241,7 +241,12 @@ def mark(judgments: Judgments, rankings: Sequence[Ranking]) -> Marked:
 
 
 class Scorer:
-    """Computes metrics for every group of a ``Marked`` table under one configuration."""
+    """Computes metrics for every group of a ``Marked`` table under one configuration.
+
+    Every metric here sums over the *credited* answers only (the rest earn no gain), so
+    the scorer keeps just those rows: ``group``, ``rank`` (``pos`` as float), question
+    ``q``, ``level``, ``synset`` and gain ``g`` of each credited answer, in table order.
+    """
 
     def __init__(self, marked: Marked, *, gains: GainProfile | None = None, beta: float = 1.0,
                  rbp_p: float = 0.5):
@@ -262,15 +267,18 @@ class Scorer:
         self.nlev = len(j.levels)
 
         self.gq = np.arange(ng, dtype=np.int64) % max(nq, 1)  # question of each group
-        self.rowq = marked.group % max(nq, 1)
-        self.rel = marked.status == CORRECT
-        lev = np.where(self.rel, marked.level, 0)
-        self.g = np.where(self.rel, self.G[self.rowq, lev], 0.0) if len(lev) else np.zeros(0)
-        self.pos = marked.rank.astype(float)
-        n = len(marked.group)
-        grp = marked.group
-        self.starts = np.flatnonzero(np.r_[True, grp[1:] != grp[:-1]]) if n else np.empty(0, int)
-        self.first = np.repeat(self.starts, np.diff(np.r_[self.starts, n])) if n else self.starts
+        idx = np.flatnonzero(marked.status == CORRECT)
+        self.group = marked.group[idx].astype(np.int64)
+        self.rank = marked.rank[idx].astype(np.int64)
+        self.pos = self.rank.astype(float)
+        self.q = self.group % max(nq, 1)
+        self.level = marked.level[idx]
+        self.synset = marked.synset[idx]
+        self.g = self.G[self.q, self.level] if len(idx) else np.zeros(0)
+        n = len(idx)
+        grp = self.group
+        starts = np.flatnonzero(np.r_[True, grp[1:] != grp[:-1]]) if n else np.empty(0, int)
+        self.first = np.repeat(starts, np.diff(np.r_[starts, n])) if n else starts
 
         # Ideal list per question: xmax gains sorted descending (Figure 2).
         syn_gain = self.G[j.syn_q, np.minimum(j.syn_xmax, self.nlev - 1)] if len(j.syn_q) else (
@@ -304,14 +312,15 @@ class Scorer:
         return cs - cs[first] + values[first]
 
     def _cum(self, values: np.ndarray) -> np.ndarray:
-        """Running sum within each group (rows sorted by group and rank)."""
+        """Running sum within each group over the credited rows (in rank order)."""
         if not len(values):
             return np.zeros(0)
         cs = np.cumsum(values, dtype=float)
         return cs - cs[self.first] + values[self.first]
 
     def _sum(self, weights: np.ndarray) -> np.ndarray:
-        return np.bincount(self.m.group, weights=weights, minlength=self.ng)
+        """Per-group sum over the credited rows."""
+        return np.bincount(self.group, weights=weights, minlength=self.ng)
 
     def _cig(self, ideal, q: np.ndarray, r: np.ndarray) -> np.ndarray:
         """Cumulative ideal gain at rank r (frozen after rank R) for questions q."""
@@ -329,50 +338,48 @@ class Scorer:
     def _by_group(self, per_q: np.ndarray) -> np.ndarray:
         return per_q[self.gq]
 
-    @property
-    def _row_R(self) -> np.ndarray:
-        return self.R[self.rowq]
+    def _upto_R(self) -> np.ndarray:
+        """Credited rows at rank R or above (R: the question's number of synsets)."""
+        return self.rank <= self.R[self.q]
 
     # -- Sakai-style metrics --------------------------------------------------------------
     def q_measure(self) -> np.ndarray:
         """Q-measure (paper eq. 5 with beta): (1/R) sum_rel (b*cg(r)+count(r))/(b*cig(r)+r)."""
-        cg, count = self._cum(self.g), self._cum(self.rel.astype(float))
-        cig = self._cig(self.ideal, self.rowq, self.m.rank)
+        cg, count = self._cum(self.g), self._cum(np.ones(len(self.g)))
+        cig = self._cig(self.ideal, self.q, self.rank)
         term = self._div(self.beta * cg + count, self.beta * cig + self.pos)
-        return self._div(self._sum(np.where(self.rel, term, 0.0)), self._by_group(self.R))
+        return self._div(self._sum(term), self._by_group(self.R))
 
     def r_measure(self) -> np.ndarray:
         """R-measure (paper eq. 6 with beta): (b*cg(R)+count(R))/(b*cig(R)+R)."""
-        upto = self.m.rank <= self._row_R
-        num = self._sum(np.where(upto & self.rel, self.beta * self.g + 1.0, 0.0))
+        num = self._sum(np.where(self._upto_R(), self.beta * self.g + 1.0, 0.0))
         R = self._by_group(self.R)
         return self._div(num, self.beta * self._by_group(self.ideal["total"]) + R)
 
-    def _first_rel_rank(self, rel: np.ndarray) -> np.ndarray:
+    def _first_rank(self, mask: np.ndarray | None = None) -> np.ndarray:
+        """Per group, the rank of the first credited row (of those in ``mask``); 0: none."""
         first = np.zeros(self.ng)
-        idx = np.flatnonzero(rel)
+        idx = np.flatnonzero(mask) if mask is not None else np.arange(len(self.group))
         if len(idx):
-            grp = self.m.group[idx]
+            grp = self.group[idx]
             keep = np.r_[True, grp[1:] != grp[:-1]]
-            first[grp[keep]] = self.m.rank[idx[keep]]
+            first[grp[keep]] = self.rank[idx[keep]]
         return first
 
     def rr(self) -> np.ndarray:
         """Reciprocal rank of the first marked answer; 0 if none."""
-        first = self._first_rel_rank(self.rel)
-        return self._div(np.ones(self.ng), first)
+        return self._div(np.ones(self.ng), self._first_rank())
 
     def ap(self) -> np.ndarray:
         """Relaxed AP (paper eq. 1): any level counts as correct."""
-        count = self._cum(self.rel.astype(float))
-        return self._div(self._sum(np.where(self.rel, count / self.pos, 0.0)),
-                         self._by_group(self.R))
+        count = self._cum(np.ones(len(self.g)))
+        return self._div(self._sum(count / self.pos), self._by_group(self.R))
 
     def ap_rigid(self) -> np.ndarray:
         """Rigid AP: only marks above the lowest level count (equals ap with one level)."""
         if self.nlev <= 1:
             return self.ap()
-        rel = self.rel & (self.m.level < self.nlev - 1)
+        rel = self.level < self.nlev - 1
         count = self._cum(rel.astype(float))
         return self._div(self._sum(np.where(rel, count / self.pos, 0.0)),
                          self._by_group(self.R_rigid))
@@ -380,28 +387,25 @@ class Scorer:
     def awp(self) -> np.ndarray:
         """Average weighted precision (paper eq. 3): (1/R) sum_rel cg(r)/cig(r)."""
         cg = self._cum(self.g)
-        cig = self._cig(self.ideal, self.rowq, self.m.rank)
-        return self._div(self._sum(np.where(self.rel, self._div(cg, cig), 0.0)),
-                         self._by_group(self.R))
+        cig = self._cig(self.ideal, self.q, self.rank)
+        return self._div(self._sum(self._div(cg, cig)), self._by_group(self.R))
 
     def rwp(self) -> np.ndarray:
         """R-weighted precision (paper eq. 4): cg(R)/cig(R)."""
-        upto = self.m.rank <= self._row_R
-        return self._div(self._sum(np.where(upto, self.g, 0.0)),
+        return self._div(self._sum(np.where(self._upto_R(), self.g, 0.0)),
                          self._by_group(self.ideal["total"]))
 
     def r_prec(self) -> np.ndarray:
         """R-precision (paper eq. 2): count(R)/R."""
-        upto = self.m.rank <= self._row_R
-        return self._div(self._sum((upto & self.rel).astype(float)), self._by_group(self.R))
+        return self._div(self._sum(self._upto_R().astype(float)), self._by_group(self.R))
 
     def p_at(self, k: int) -> np.ndarray:
         """Precision at k (relaxed), dividing by k as trec_eval's P_k does."""
-        return self._sum(((self.m.rank <= k) & self.rel).astype(float)) / k
+        return self._sum((self.rank <= k).astype(float)) / k
 
     def ndcg_at(self, k: float) -> np.ndarray:
         """nDCG@k with linear gains and 1/log2(r+1) discounts (trec_eval's ndcg_cut)."""
-        dcg = self._sum(np.where(self.m.rank <= k, self.g / np.log2(self.pos + 1), 0.0))
+        dcg = self._sum(np.where(self.rank <= k, self.g / np.log2(self.pos + 1), 0.0))
         ip = self.ideal["pos"]
         idcg_q = np.bincount(self.ideal["q"], minlength=self.nq,
                              weights=np.where(ip <= k, self.ideal["gain"] / np.log2(ip + 1.0), 0))
@@ -425,12 +429,9 @@ class Scorer:
             grp = self.m.group[nil_rows]
             keep = np.r_[True, grp[1:] != grp[:-1]]
             d[grp[keep]] = self.m.rank[nil_rows[keep]] - 1
-        inside = self.m.rank <= d[self.m.group]
         j = self.m.judgments
-        syn_nil = np.zeros(len(self.rel), dtype=bool)
-        has = self.m.synset >= 0
-        syn_nil[has] = j.syn_nil[self.m.synset[has]]
-        rel = self.rel & inside & ~syn_nil
+        # credited before the cut, and not the NIL synset
+        rel = (self.rank <= d[self.group]) & ~j.syn_nil[self.synset]
         g = np.where(rel, self.g / self.gtop, 0.0)
         Rt = self._by_group(self.Rt)
         acc_bin = self._sum(rel.astype(float))
@@ -444,7 +445,7 @@ class Scorer:
     def rr_trunc(self) -> np.ndarray:
         """RR': 1/rank of the first correct answer before the cut, else r_t/(d+1)."""
         d, rel, _, _, _, rt_bin, _ = self._trunc()
-        first = self._first_rel_rank(rel)
+        first = self._first_rank(rel)
         return np.where(first > 0, self._div(np.ones(self.ng), first), rt_bin / (d + 1))
 
     def ap_trunc(self) -> np.ndarray:
