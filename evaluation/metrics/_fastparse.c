@@ -347,6 +347,9 @@ static int tokenize(const char *data, Py_ssize_t size, int kind, Reader *r, Cols
         (unsigned char)data[2] == 0xbf) pos = 3;
     if (!utf8_valid((const unsigned char *)data + pos, size - pos)) return 0;
     const unsigned char *u = (const unsigned char *)data;
+    int32_t last_q = -1;
+    const char *last_qp = NULL;
+    Py_ssize_t last_qn = 0;
     while (pos < size) {
         const char *line = data + pos;
         const char *nl = memchr(line, '\n', (size_t)(size - pos));
@@ -408,8 +411,14 @@ static int tokenize(const char *data, Py_ssize_t size, int kind, Reader *r, Cols
             if (parse_rank(f[1].p, f[1].n, &rank) < 0) return 0;
             if (nf == 4 && f[3].n && parse_number(f[3].p, f[3].n, &val) < 0) return 0;
         }
-        int32_t q = intern_qid(r, f[0].p, f[0].n);
-        if (q < 0) return -1;
+        int32_t q;
+        if (last_q >= 0 && f[0].n == last_qn && memcmp(f[0].p, last_qp, (size_t)f[0].n) == 0) {
+            q = last_q;                                  /* rows come grouped by question */
+        } else {
+            q = intern_qid(r, f[0].p, f[0].n);
+            if (q < 0) return -1;
+            last_q = q; last_qp = f[0].p; last_qn = f[0].n;
+        }
         int32_t item = intern(&r->topics[q], &r->items, f[2].p, f[2].n, q);
         if (item < 0) return -1;
         if (cols_push(out, q, item, val, rank) < 0) return -1;
@@ -684,7 +693,65 @@ static PyObject *take(PyObject *self, PyObject *args) {
     return list;
 }
 
+/* ASCII characters that Python's str.split() treats as whitespace, and those that
+ * normalize.py strips from the edges of a key (whitespace and Unicode category P*) */
+static unsigned char ASCII_SPACE[128], ASCII_EDGE[128];
+
+static void init_ascii(void) {
+    const char *space = "\t\n\v\f\r\x1c\x1d\x1e\x1f ";
+    const char *punct = "!\"#%&'()*,-./:;?@[\\]_{}";
+    for (const char *c = space; *c; c++) ASCII_SPACE[(unsigned char)*c] = ASCII_EDGE[(unsigned char)*c] = 1;
+    for (const char *c = punct; *c; c++) ASCII_EDGE[(unsigned char)*c] = 1;
+}
+
+/* ascii_keys(strings) -> list: the "normalized" matching key of each ASCII string, as
+ * normalize.normalize_answer computes it (lower case, runs of whitespace -> one space,
+ * whitespace and punctuation stripped from the ends); None for other strings, which
+ * Python normalizes (NFKC and case folding). */
+static PyObject *ascii_keys(PyObject *self, PyObject *arg) {
+    PyObject *seq = PySequence_Fast(arg, "ascii_keys needs a sequence of strings");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject *out = PyList_New(n);
+    char *buf = NULL;
+    Py_ssize_t cap = 0;
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *s = items[i];
+        if (!PyUnicode_Check(s) || !PyUnicode_IS_ASCII(s)) {
+            PyList_SET_ITEM(out, i, Py_NewRef(Py_None));
+            continue;
+        }
+        const unsigned char *p = PyUnicode_1BYTE_DATA(s);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(s), w = 0;
+        if (len > cap) {
+            char *nb = realloc(buf, (size_t)len * 2 + 16);
+            if (!nb) { Py_CLEAR(out); PyErr_NoMemory(); break; }
+            buf = nb;
+            cap = len * 2 + 16;
+        }
+        int gap = 0;
+        for (Py_ssize_t j = 0; j < len; j++) {
+            unsigned char c = p[j];
+            if (ASCII_SPACE[c]) { gap = w > 0; continue; }
+            if (gap) { buf[w++] = ' '; gap = 0; }
+            buf[w++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+        }
+        Py_ssize_t a = 0, b = w;
+        while (a < b && ASCII_EDGE[(unsigned char)buf[a]]) a++;
+        while (b > a && ASCII_EDGE[(unsigned char)buf[b - 1]]) b--;
+        PyObject *key = (b - a == len && memcmp(buf + a, p, (size_t)len) == 0)
+                        ? Py_NewRef(s) : PyUnicode_DecodeASCII(buf + a, b - a, "strict");
+        if (!key) { Py_CLEAR(out); break; }
+        PyList_SET_ITEM(out, i, key);
+    }
+    free(buf);
+    Py_DECREF(seq);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"ascii_keys", ascii_keys, METH_O, "Normalized matching keys of ASCII strings."},
     {"parse", parse, METH_VARARGS, "Tokenize, intern and order regular run/qrels files."},
     {"take", take, METH_VARARGS, "Strings of the given ids from a blob and its offsets."},
     {NULL, NULL, 0, NULL},
@@ -694,6 +761,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastparse", NULL, -
 
 PyMODINIT_FUNC PyInit__fastparse(void) {
     init_classes();
+    init_ascii();
     if (PyType_Ready(&BufferType) < 0) return NULL;
     return PyModule_Create(&module);
 }

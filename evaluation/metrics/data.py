@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError, IssueList
-from .normalize import MATCH_MODES, is_nil, normalize_many
+from .normalize import MATCH_MODES, NIL_KEY, normalize_many
 
 DEFAULT_LEVELS = ("S", "A", "B")
 ID_MATCH = "id"  # TREC qrels: document ids compared as they are
@@ -232,7 +232,8 @@ class Judgments:
             str_synset[in_syn] = sub.groupby(["q", "s"], sort=False).ngroup().to_numpy()
         nsyn = int(str_synset.max()) + 1 if n and in_syn.any() else 0
         if nil_rule and n:
-            str_nil = np.asarray([is_nil(t) for t in text_arr], dtype=bool)
+            nil_keys = key_arr if match == "normalized" else normalize_many(text_arr)
+            str_nil = np.asarray(nil_keys, dtype=object) == NIL_KEY
         else:
             str_nil = np.zeros(n, dtype=bool)
         syn_q = np.zeros(nsyn, dtype=np.int64)

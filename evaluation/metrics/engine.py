@@ -17,7 +17,7 @@ import pandas as pd
 
 from .data import ID_MATCH, Judgments, Ranking
 from .gains import GainProfile
-from .normalize import NIL_KEY, is_nil, normalize_many
+from .normalize import NIL_KEY, normalize_many
 
 CORRECT, DUPLICATE, INCORRECT, UNJUDGED, NIL_NOT_FIRST = 0, 1, 2, 3, 4
 STATUS_NAMES = ("correct", "duplicate", "incorrect", "unjudged", "nil_not_first")
@@ -125,7 +125,7 @@ def _keys_and_nil(j: Judgments, strings: np.ndarray) -> tuple[np.ndarray, np.nda
     elif j.match == "normalized":
         nil = keys == NIL_KEY
     else:
-        nil = np.asarray([is_nil(t) for t in strings], dtype=bool)
+        nil = np.asarray(normalize_many(strings), dtype=object) == NIL_KEY
     return keys, nil
 
 

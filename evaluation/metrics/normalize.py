@@ -12,6 +12,11 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+try:  # the optional C accelerator normalizes ASCII strings (the same keys, faster)
+    from ._fastparse import ascii_keys as _ascii_keys
+except ImportError:
+    _ascii_keys = None
+
 MATCH_MODES = ("exact", "normalized")
 NIL = "NIL"
 NIL_KEY = "nil"
@@ -46,6 +51,13 @@ def normalize_answer(text: str, mode: str = "normalized") -> str:
 
 def normalize_many(texts: Iterable[str], mode: str = "normalized") -> list[str]:
     """Normalize many strings, computing each distinct string once."""
+    if mode == "normalized" and _ascii_keys is not None:
+        texts = texts.tolist() if hasattr(texts, "tolist") else list(texts)
+        keys = _ascii_keys(texts)
+        for i, key in enumerate(keys):
+            if key is None:  # not ASCII: NFKC and case folding, in Python
+                keys[i] = normalize_answer(texts[i], mode)
+        return keys
     cache: dict[str, str] = {}
     out = []
     for text in texts:

@@ -284,14 +284,13 @@ def _fast_judgment_columns(data: Data, levels: tuple[str, ...]):
         return None
     if not isinstance(frame.index, pd.RangeIndex) or not len(frame):
         return None
-    qid, syn, answer, level = (frame[c].str.strip() for c in need)
-    correct = syn != ""
-    ok = ((qid != "").all() and (answer != "").all() and (correct == (level != "")).all()
-          and level[correct].isin(list(levels)).all())
+    qid, syn, answer, level = ([v.strip() for v in frame[c].tolist()] for c in need)
+    known = set(levels)
+    ok = all(qid) and all(answer) and all(
+        (lv in known) if sy else not lv for sy, lv in zip(syn, level, strict=True))
     if not ok:
         return None
-    return (qid.tolist(), syn.where(correct, None).tolist(), answer.tolist(),
-            level.where(correct, None).tolist())
+    return (qid, [sy or None for sy in syn], answer, [lv or None for lv in level])
 
 
 # -- TREC qrels -----------------------------------------------------------------------------
