@@ -219,6 +219,15 @@ static void init_classes(void) {
     CLS[0xc2] = 3; CLS[0xe1] = 3; CLS[0xe2] = 3; CLS[0xe3] = 3;
 }
 
+/* 8 bytes at p are all in [lo, 0x7f] (lo <= 0x80): nothing to look at there */
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+static inline int plain8(const unsigned char *p, unsigned lo) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return !((((w - ONES * lo) & ~w) | w) & HIGHS);
+}
+
 /* U+0085, U+00A0, U+1680, U+2000-200A, U+2028, U+2029, U+202F, U+205F, U+3000 at p */
 static int odd_unicode_space(const unsigned char *p, Py_ssize_t left) {
     unsigned char c = p[0];
@@ -363,7 +372,12 @@ static int tokenize(const char *data, Py_ssize_t size, int kind, Reader *r, Cols
             Py_ssize_t start = 0, j = 0;
             while (j < len && (ul[j] == ' ' || ul[j] == '\t')) j++;
             if (j == len) continue;                          /* blank */
+            Py_ssize_t check = 0;                        /* bytes below it are plain */
             for (j = 0; j <= len; j++) {
+                if (j >= check && j + 8 <= len) {            /* 8 bytes without a tab? */
+                    if (plain8(ul + j, 0x20)) { j += 7; continue; }
+                    check = j + 8;
+                }
                 if (j == len || ul[j] == '\t') {
                     if (nf == MAXF) return 0;
                     f[nf].p = line + start; f[nf].n = j - start; nf++;
