@@ -85,3 +85,71 @@ def test_random_qa(rows):
 def test_irregular_files_step_aside(body):
     j = parse_judgments_csv(b"question_id,synset_id,answer,level\nQ1,1,Paul,S\n")
     assert read_inputs(qrels=None, judgments=j, runs=[("r.tsv", body)]) is None
+
+
+@pytest.mark.parametrize(("qrels", "run"), [
+    (b"1 0 a 1\n1 0 a 2\n", b"1 Q0 a 1 1 t\n"),           # a document judged twice
+    (b"1 0 a 1\n", b"1 Q0 a 1 1 t\n1 Q0 a 2 0.5 t\n"),    # a document twice in a topic
+    (b"1 0 a 1\n", b"# \x00 comment\n1 Q0 a 1 1 t\n"),    # NUL, even in a comment
+    (b"1 0 a 1\n", b"# caf\xe9\n1 Q0 a 1 1 t\n"),          # not UTF-8, even in a comment
+    (b"1 0 a 1\n", b"1 Q0 a 1 1e999 t\n"),                 # a score that is not finite
+    (b"1 0 a 1\n", b"1 Q0 a\x0bb 1 1 t\n"),                # a separator Python splits on
+    (b"1 0 a 1\n", b"1 Q0 a\xe3\x80\x80b 1 1 t\n"),        # an ideographic space
+])
+def test_irregular_trec_files_step_aside(qrels, run):
+    assert read_inputs(qrels=qrels, runs=[("r", run)]) is None
+
+
+def test_topics_in_several_blocks_and_tied_scores():
+    """Rows of a topic need not be together; ties are ordered by docno, descending."""
+    qrels = b"1 0 a 1\n1 0 b 2\n2 0 c 1\n2 0 d 0\n"
+    run = (b"2 Q0 c 1 0.5 t\n1 Q0 a 1 1 t\n2 Q0 d 2 0.5 t\n1 Q0 b 2 1 t\n1 Q0 z 3 2 t\n"
+           b"2 Q0 e 3 0.25 t\n")
+    fast, slow_j, slow_r = both(qrels, [("r", run)])
+    same_scores(fast, slow_j, slow_r)
+    r = fast[1][0]
+    assert list(zip(r.qid, r.text, strict=True)) == [
+        ("2", "d"), ("2", "c"), ("2", "e"), ("1", "z"), ("1", "b"), ("1", "a")]
+    assert list(r.score) == [0.5, 0.5, 0.25, 2.0, 1.0, 1.0]
+
+
+_DECIMAL = st.builds(
+    lambda sign, whole, frac, exp: f"{sign}{whole}{frac}{exp}",
+    st.sampled_from(["", "-", "+"]),
+    st.text("0123456789", min_size=1, max_size=20),
+    st.one_of(st.just(""), st.text("0123456789", max_size=20).map(lambda s: "." + s)),
+    st.one_of(st.just(""), st.integers(-330, 330).map(lambda e: f"e{e}")))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_DECIMAL, min_size=1, max_size=30))
+def test_scores_read_exactly_as_float_reads_them(scores):
+    """The C reader's decimal parsing (exact fast path, else strtod) equals float()."""
+    scores = [s for s in scores if abs(float(s)) != float("inf")] or ["1"]
+    run = "".join(f"1 Q0 d{i} 1 {s} t\n" for i, s in enumerate(scores)).encode()
+    fast, _, slow_r = both(b"1 0 d0 1\n", [("r", run)])
+    assert fast is not None
+    got = dict(zip(fast[1][0].text, fast[1][0].score, strict=True))
+    want = {f"d{i}": float(s) for i, s in enumerate(scores)}
+    assert {k: (v, np.signbit(v)) for k, v in got.items()} == {
+        k: (v, np.signbit(v)) for k, v in want.items()}
+    assert list(fast[1][0].text) == list(slow_r[0].text)
+
+
+def test_many_runs_at_once(trec_data):
+    """More files than one batch of anything: every run is read."""
+    body = (trec_data / "results.test").read_bytes()
+    runs = [(f"run{i}", body.replace(b"STANDARD", b"S%d" % i)) for i in range(80)]
+    fast, _, slow_r = both((trec_data / "qrels.test").read_bytes(), runs)
+    assert fast is not None and len(fast[1]) == 80
+    assert [r.name for r in fast[1]] == [r.name for r in slow_r]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(st.characters(max_codepoint=127), max_size=15), max_size=20))
+def test_ascii_keys_equal_normalize_answer(texts):
+    from evaluation.metrics import _fastparse
+    from evaluation.metrics.normalize import normalize_answer
+    keys = _fastparse.ascii_keys([*texts, "Ｐａｕｌ", "café"])
+    assert keys[-2:] == [None, None]  # not ASCII: left to Python (NFKC, case folding)
+    assert keys[:-2] == [normalize_answer(t) for t in texts]
