@@ -495,32 +495,38 @@ class Scorer:
 @dataclass(frozen=True, eq=False)
 class Scores:
     """Per-question scores of each run: ``per_question[run]`` is a DataFrame indexed by
-    question id (every judged question, in judgment order) with one column per metric."""
+    question id (every judged question, in judgment order) with one column per metric;
+    ``values[run_index, metric_index, question_index]`` holds the same numbers."""
 
     metrics: tuple[str, ...]
     runs: tuple[str, ...]
     per_question: dict[str, pd.DataFrame]
     unknown: dict[str, int]
     marked: Marked
+    values: np.ndarray
+
+    @property
+    def questions(self) -> np.ndarray:
+        return self.marked.judgments.questions
 
     def means(self) -> pd.DataFrame:
         """Mean of each metric per run over the judged questions (rows: runs)."""
-        return pd.DataFrame({r: self.per_question[r].mean() if len(self.per_question[r])
-                             else pd.Series(0.0, index=list(self.metrics)) for r in self.runs}).T
+        nr, nm, nq = self.values.shape
+        means = self.values.mean(axis=2) if nq else np.zeros((nr, nm))
+        return pd.DataFrame(means, index=pd.Index(self.runs, dtype=object),
+                            columns=list(self.metrics))
 
     def long(self) -> pd.DataFrame:
         """One row per run and question, then a row ``all`` per run with the means."""
-        frames = []
-        for r in self.runs:
-            pq = self.per_question[r]
-            f = pq.reset_index().rename(columns={"index": "question_id"})
-            f.insert(0, "run", r)
-            mean = self.means().loc[[r]].reset_index(drop=True)
-            mean.insert(0, "question_id", "all")
-            mean.insert(0, "run", r)
-            frames.append(pd.concat([f, mean], ignore_index=True))
-        cols = ["run", "question_id", *self.metrics]
-        return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
+        nr, _, nq = self.values.shape
+        means = self.means().to_numpy()
+        table = np.concatenate([self.values, means[:, :, None]], axis=2)
+        cols = {"run": np.repeat(np.asarray(self.runs, dtype=object), nq + 1),
+                "question_id": np.tile(np.append(np.asarray(self.questions, dtype=object),
+                                                 np.array(["all"], dtype=object)), nr)}
+        for k, metric in enumerate(self.metrics):
+            cols[metric] = table[:, k, :].ravel()
+        return pd.DataFrame(cols, columns=["run", "question_id", *self.metrics])
 
 
 def evaluate(judgments: Judgments, rankings: Sequence[Ranking],
@@ -532,12 +538,11 @@ def evaluate(judgments: Judgments, rankings: Sequence[Ranking],
     marked = mark(judgments, rankings)
     scorer = Scorer(marked, gains=gains, beta=beta, rbp_p=rbp_p)
     nq = judgments.nq
-    values = {name: scorer.metric(name) for name in metrics}
-    per_question = {}
+    values = np.stack([scorer.metric(name) for name in metrics]) if metrics else np.zeros((0, 0))
+    # (metric, run, question) -> (run, metric, question): each run's rows stay contiguous
+    table = np.ascontiguousarray(values.reshape(len(metrics), len(rankings), nq).transpose(1, 0, 2))
     index = pd.Index(judgments.questions, name=None)
-    for i, ranking in enumerate(rankings):
-        sl = slice(i * nq, (i + 1) * nq)
-        per_question[ranking.name] = pd.DataFrame(
-            {name: values[name][sl] for name in metrics}, index=index)
+    per_question = {ranking.name: pd.DataFrame(table[i].T, index=index, columns=list(metrics))
+                    for i, ranking in enumerate(rankings)}
     return Scores(metrics, tuple(r.name for r in rankings), per_question,
-                  {r.name: int(marked.unknown[i]) for i, r in enumerate(rankings)}, marked)
+                  {r.name: int(marked.unknown[i]) for i, r in enumerate(rankings)}, marked, table)
