@@ -47,7 +47,7 @@ bench: install
 	$(PY) bench/score_bench.py
 
 clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles test-artifacts
+	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles test-artifacts
 
 # load test: gunicorn + PostgreSQL on 127.0.0.1 (bench/README.md); DURATION in seconds
 .PHONY: load

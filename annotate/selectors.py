@@ -31,6 +31,24 @@ def collection_overview(collection: Collection) -> dict:
     }
 
 
+class WorkspaceString:
+    """One answer string as the judging workspace shows it: its row, run frequency, level
+    (``level_obj``, ``level_rank``) and suggested synset."""
+
+    __slots__ = ("freq", "judged_at", "key", "level_id", "level_obj", "level_rank", "pk",
+                 "suggestion", "suggestion_score", "synset_id", "text")
+
+    def __init__(self, pk, text, key, synset_id, level_id, judged_at):
+        self.pk, self.text, self.key = pk, text, key
+        self.synset_id, self.level_id, self.judged_at = synset_id, level_id, judged_at
+        self.freq, self.level_obj, self.level_rank = 0, None, None
+        self.suggestion, self.suggestion_score = None, None
+
+    @property
+    def id(self) -> int:
+        return self.pk
+
+
 def question_workspace(question: Question, *, fuzzy_cutoff: float = 90.0) -> dict:
     """Everything the judging workspace shows for ``question``, in a fixed number of
     queries whatever its size: synsets with their strings (each with its level) and best
@@ -54,14 +72,14 @@ def question_workspace(question: Question, *, fuzzy_cutoff: float = 90.0) -> dic
     freq = dict(RunAnswer.objects.filter(question=question).values("key")
                 .annotate(n=Count("run_id", distinct=True)).values_list("key", "n"))
     candidates, incorrect = [], []
-    # only the columns the page shows: a question may hold 1,000 strings
-    strings = (AnswerString.objects.filter(question=question).order_by("id")
-               .only("id", "question_id", "text", "key", "synset_id", "level_id", "judged_at"))
+    # plain rows, not model instances: a question may hold 1,000 strings
+    strings = [WorkspaceString(*row) for row in
+               AnswerString.objects.filter(question=question).order_by("id").values_list(
+                   "id", "text", "key", "synset_id", "level_id", "judged_at")]
     for s in strings:
         s.freq = freq.get(s.key, 0)
         if s.synset_id is not None:
             syn = by_synset[s.synset_id]
-            # a plain attribute: assigning the ``level`` relation costs a descriptor call
             s.level_obj = lv = by_level[s.level_id]
             s.level_rank = rank[s.level_id]
             syn.members.append(s)

@@ -116,6 +116,32 @@ def _prerender(ws: dict, may_write: bool, *, act_url: str, csrf_input: str,
                           escape(s.text)) for s in syn.members))
     wrong = ('<li class="item wrong" tabindex="0" data-item data-id="{0}" data-token="x">'
              '<span class="text">{1}</span>' + link + '</li>')
+    # the synset cards (the template engine would render ~15 nodes per synset)
+    actions = ('<p class="small card-actions"><button type="submit" name="op" value="split" '
+               'tabindex="-1">Split ticked out</button>\n'
+               '            <input type="hidden" name="merge" value="{pk}">\n'
+               '            merge into <input type="number" name="ordinal" min="1" '
+               'class="ordinal-in" aria-label="merge into synset number" tabindex="-1">\n'
+               '            <button type="submit" name="op" value="merge" tabindex="-1">Merge'
+               '</button></p>') if may_write else ""
+    card = ('<article class="synset card" data-synset="{pk}" data-ordinal="{ordinal}">\n'
+            '        <form method="post" action="{url}" hx-post="{url}">\n'
+            '          {csrf}<input type="hidden" name="version" value="{version}">\n'
+            '          <header><span class="ordinal">{ordinal}</span> <span class="badge '
+            'level-{rank}" title="best level (xmax)">{best}</span>\n'
+            '            <span class="muted small">{n} string{plural}</span></header>\n'
+            '          <ul class="members">{members}</ul>\n'
+            '          ' + actions + '\n'
+            '        </form>\n'
+            '      </article>\n')
+    act = escape(act_url)
+    ws["synsets_html"] = mark_safe("".join(
+        card.format(pk=syn.pk, ordinal=syn.ordinal, url=act, csrf=csrf_input, version=version,
+                    rank=syn.best_rank if syn.best is not None else "",
+                    best=escape(syn.best.code) if syn.best is not None else "",
+                    n=len(syn.members), plural="" if len(syn.members) == 1 else "s",
+                    members=syn.html)
+        for syn in ws["synsets"]))
     ws["incorrect_html"] = mark_safe("".join(
         wrong.format(s.pk, escape(s.text)) for s in ws["incorrect"]))
     options = "".join(f'<option value="{escape(lv.code)}">{escape(lv.code)}</option>'
