@@ -104,11 +104,17 @@ def question_workspace(question: Question, *, fuzzy_cutoff: float = 90.0) -> dic
             + len(candidates) + len(incorrect)}
 
 
-def question_history(question: Question, limit: int = 30) -> list:
-    """The latest events of a question, newest first, with their user."""
+def question_history(question: Question, limit: int = 30) -> list[dict]:
+    """The latest events of a question, newest first: when, who (``user_name``), the
+    action and the ``text`` / ``undone_action`` the page shows -- read out of the event's
+    JSON by the database, so the snapshots themselves are not loaded."""
+    from django.db.models import F
+    from django.db.models.fields.json import KT
+
     from .models import JudgmentEvent
-    return list(JudgmentEvent.objects.filter(question=question).select_related("user")
-                .order_by("-id")[:limit])
+    return list(JudgmentEvent.objects.filter(question=question).order_by("-id").values(
+        "created_at", "action", user_name=F("user__username"), text=KT("after__text"),
+        undone_action=KT("after__undone_action"))[:limit])
 
 
 def next_question(user, *, collection: Collection | None = None, after: Question | None = None,

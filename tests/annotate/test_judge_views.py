@@ -89,6 +89,10 @@ def test_post_as_htmx_and_plain_form_and_stale_notice(client, world):
     assert r.status_code == 200 and "notice" not in r.content.decode()
     paris_fr.refresh_from_db()
     assert (paris_fr.synset.ordinal, paris_fr.level.code) == (1, "A")
+    # the history names who did what to which string; synset cards carry their data
+    history = r.content.decode().split('class="history')[1]
+    assert "ass: string_add “paris, france”" in history
+    assert 'data-ordinal="1"' in r.content.decode() and "2 strings" in r.content.decode()
     # a second tab still shows version 0 and "u" for the same string: refused, visibly
     r = client.post(url(q, "act"), {"op": "incorrect", "string": paris_fr.pk, "expect": "u",
                                     "version": 0}, headers=HX)
