@@ -67,6 +67,26 @@ class Interned:
     item_q: np.ndarray
 
 
+class _LazyColumn:
+    """A dataclass field that may be set to a function giving its array: the function is
+    called on first read and the array kept.  (A descriptor-typed field with no default:
+    ``__get__`` on the class raises AttributeError.)"""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            raise AttributeError(self.slot[1:])
+        value = obj.__dict__[self.slot]
+        if callable(value):
+            value = obj.__dict__[self.slot] = value()
+        return value
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.slot] = value
+
+
 @dataclass(frozen=True, eq=False)
 class Judgments:
     """Answer synsets and judged strings of a set of *judged* questions.
@@ -77,8 +97,8 @@ class Judgments:
     Synsets: ``syn_q``, ``syn_label`` (the synset id as given), ``syn_xmax`` (index of the
     highest level among the synset's strings, the paper's xmax(i)), ``syn_nil``.
     The string columns ``str_key``, ``str_text`` and ``syn_label`` may be given as
-    functions (``_str_key=...``): the fast reader's judged documents become Python strings
-    only when someone reads them.
+    functions returning the array: the fast reader's judged documents become Python
+    strings only when someone reads them.
     """
 
     questions: np.ndarray
@@ -87,35 +107,19 @@ class Judgments:
     match: str
     nil_rule: bool
     str_q: np.ndarray
-    _str_key: np.ndarray | Callable[[], np.ndarray]
-    _str_text: np.ndarray | Callable[[], np.ndarray]
+    str_key: np.ndarray = _LazyColumn()
+    str_text: np.ndarray = _LazyColumn()
     str_synset: np.ndarray
     str_level: np.ndarray
     str_nil: np.ndarray
     syn_q: np.ndarray
-    _syn_label: np.ndarray | Callable[[], np.ndarray]
+    syn_label: np.ndarray = _LazyColumn()
     syn_xmax: np.ndarray
     syn_nil: np.ndarray
     _qindex: pd.Index = field(repr=False)
     # set by the fast reader: ids of str_key in a table of strings shared with the runs
     key_ids: np.ndarray | None = field(default=None, repr=False)
     interned: Interned | None = field(default=None, repr=False)
-
-    @staticmethod
-    def _made(column):
-        return column() if callable(column) else column
-
-    @cached_property
-    def str_key(self) -> np.ndarray:
-        return self._made(self._str_key)
-
-    @cached_property
-    def str_text(self) -> np.ndarray:
-        return self.str_key if self._str_text is self._str_key else self._made(self._str_text)
-
-    @cached_property
-    def syn_label(self) -> np.ndarray:
-        return self._made(self._syn_label)
 
     @property
     def nq(self) -> int:
@@ -249,8 +253,8 @@ class Judgments:
             syn_nil[s[str_nil[idx]]] = True
         return cls(
             questions=questions, levels=levels, gains=gains, match=match, nil_rule=nil_rule,
-            str_q=str_q, _str_key=key_arr, _str_text=text_arr, str_synset=str_synset,
-            str_level=str_level, str_nil=str_nil, syn_q=syn_q, _syn_label=syn_label,
+            str_q=str_q, str_key=key_arr, str_text=text_arr, str_synset=str_synset,
+            str_level=str_level, str_nil=str_nil, syn_q=syn_q, syn_label=syn_label,
             syn_xmax=syn_xmax, syn_nil=syn_nil, _qindex=qindex,
         )
 

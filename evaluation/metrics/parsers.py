@@ -383,9 +383,9 @@ def qrels_judgments(qcode: np.ndarray, questions: np.ndarray,
         docs, labels = docno, docno[rel]
     return Judgments(
         questions=questions, levels=levels, gains=gains, match=ID_MATCH, nil_rule=False,
-        str_q=str_q, _str_key=docs, _str_text=docs, str_synset=str_synset,
+        str_q=str_q, str_key=docs, str_text=docs, str_synset=str_synset,
         str_level=str_level.astype(np.int64), str_nil=np.zeros(n, dtype=bool),
-        syn_q=str_q[rel], _syn_label=labels, syn_xmax=str_level[rel].astype(np.int64),
+        syn_q=str_q[rel], syn_label=labels, syn_xmax=str_level[rel].astype(np.int64),
         syn_nil=np.zeros(int(rel.sum()), dtype=bool), _qindex=pd.Index(questions), **extra,
     )
 
