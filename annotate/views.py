@@ -134,9 +134,9 @@ def _prerender(ws: dict, may_write: bool, *, act_url: str, csrf_input: str,
             '          ' + actions + '\n'
             '        </form>\n'
             '      </article>\n')
-    act = escape(act_url)
+    url = escape(act_url)
     ws["synsets_html"] = mark_safe("".join(
-        card.format(pk=syn.pk, ordinal=syn.ordinal, url=act, csrf=csrf_input, version=version,
+        card.format(pk=syn.pk, ordinal=syn.ordinal, url=url, csrf=csrf_input, version=version,
                     rank=syn.best_rank if syn.best is not None else "",
                     best=escape(syn.best.code) if syn.best is not None else "",
                     n=len(syn.members), plural="" if len(syn.members) == 1 else "s",
@@ -146,7 +146,6 @@ def _prerender(ws: dict, may_write: bool, *, act_url: str, csrf_input: str,
         wrong.format(s.pk, escape(s.text)) for s in ws["incorrect"]))
     options = "".join(f'<option value="{escape(lv.code)}">{escape(lv.code)}</option>'
                       for lv in ws["levels"])
-    url = escape(act_url)
     rows = []
     for c in ws["candidates"]:
         row = [f'<li class="item cand" tabindex="0" data-item data-id="{c.pk}" data-token="u">'

@@ -67,7 +67,7 @@ class Interned:
     item_q: np.ndarray
 
 
-class _LazyColumn:
+class LazyColumn:
     """A dataclass field that may be set to a function giving its array: the function is
     called on first read and the array kept.  (A descriptor-typed field with no default:
     ``__get__`` on the class raises AttributeError.)"""
@@ -107,13 +107,13 @@ class Judgments:
     match: str
     nil_rule: bool
     str_q: np.ndarray
-    str_key: np.ndarray = _LazyColumn()
-    str_text: np.ndarray = _LazyColumn()
+    str_key: np.ndarray = LazyColumn()
+    str_text: np.ndarray = LazyColumn()
     str_synset: np.ndarray
     str_level: np.ndarray
     str_nil: np.ndarray
     syn_q: np.ndarray
-    syn_label: np.ndarray = _LazyColumn()
+    syn_label: np.ndarray = LazyColumn()
     syn_xmax: np.ndarray
     syn_nil: np.ndarray
     _qindex: pd.Index = field(repr=False)

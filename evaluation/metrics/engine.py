@@ -8,14 +8,13 @@ running sums are a cumulative sum minus the group's offset.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
-from .data import ID_MATCH, Judgments, Ranking
+from .data import ID_MATCH, Judgments, LazyColumn, Ranking
 from .gains import GainProfile
 from .normalize import NIL_KEY, normalize_many
 
@@ -59,17 +58,12 @@ class Marked:
     runs: tuple[str, ...]
     group: np.ndarray
     rank: np.ndarray
-    _text: np.ndarray | Callable[[], np.ndarray]
+    text: np.ndarray = LazyColumn()  # noqa: RUF009 -- a descriptor, not a default
     synset: np.ndarray
     level: np.ndarray
     status: np.ndarray
     explicit_nil: np.ndarray
     unknown: np.ndarray
-
-    @cached_property
-    def text(self) -> np.ndarray:
-        """The answer string of each row (made on first use when the fast reader read it)."""
-        return self._text() if callable(self._text) else self._text
 
     @property
     def ngroups(self) -> int:
@@ -538,7 +532,7 @@ def evaluate(judgments: Judgments, rankings: Sequence[Ranking],
     marked = mark(judgments, rankings)
     scorer = Scorer(marked, gains=gains, beta=beta, rbp_p=rbp_p)
     nq = judgments.nq
-    values = np.stack([scorer.metric(name) for name in metrics]) if metrics else np.zeros((0, 0))
+    values = np.stack([scorer.metric(name) for name in metrics])
     # (metric, run, question) -> (run, metric, question): each run's rows stay contiguous
     table = np.ascontiguousarray(values.reshape(len(metrics), len(rankings), nq).transpose(1, 0, 2))
     index = pd.Index(judgments.questions, name=None)
