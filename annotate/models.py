@@ -156,6 +156,10 @@ class Question(models.Model):
 class AnswerSynset(models.Model):
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="synsets")
     ordinal = models.PositiveIntegerField()
+    label = models.CharField(
+        max_length=100, blank=True, default="",
+        help_text="the synset id of an imported judgments file (``gold``, ``Q1-a``); kept "
+                  "so that an export writes it back")
     note = models.TextField(blank=True)
 
     class Meta:
@@ -179,6 +183,10 @@ class AnswerString(models.Model):
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="strings")
     text = models.TextField()
     key = models.TextField(help_text="matching key under the collection's matching mode")
+    variants = models.JSONField(
+        default=list, blank=True,
+        help_text="other spellings seen with the same key (DESIGN.md section 4): nothing "
+                  "typed or imported is lost")
     synset = models.ForeignKey(AnswerSynset, null=True, blank=True, on_delete=models.RESTRICT,
                                related_name="strings")
     level = models.ForeignKey(Level, null=True, blank=True, on_delete=models.RESTRICT,
@@ -229,3 +237,23 @@ class JudgmentEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.action}"
+
+
+class PendingImport(models.Model):
+    """A file validated and previewed, waiting for the organizer's confirmation.  Kept in
+    its own table (not the session, which every request loads) and deleted on confirm or
+    once older than ``annotate.imports.PENDING_TTL``."""
+
+    token = models.CharField(max_length=64, unique=True)
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE,
+                                   related_name="pending_imports")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="+")
+    kind = models.CharField(max_length=12)
+    filename = models.CharField(max_length=255)
+    data = models.BinaryField()
+    options = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.filename} ({self.created_at:%Y-%m-%d %H:%M})"
