@@ -1,4 +1,4 @@
-"""Agreement with trec_eval's own test suite (shared/data/trec_eval, see its README.txt):
+"""Agreement with trec_eval's own test suite (tests/data/trec_eval, see its README.txt):
 per-topic values to 4 decimals on every measure both tools have."""
 
 import re
