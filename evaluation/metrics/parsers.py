@@ -1,4 +1,4 @@
-"""Parsers for every file format of DESIGN.md section 6.
+"""Parsers for every file format of docs/formats.md.
 
 Each parser takes the file's bytes (or text) and its name, and returns plain data or
 raises ``InputError`` listing every problem with its line number (nothing is returned on

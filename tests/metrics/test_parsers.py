@@ -1,4 +1,4 @@
-"""Parsers: every format of DESIGN.md section 6, encodings, and specific errors."""
+"""Parsers: every format of docs/formats.md, encodings, and specific errors."""
 
 import pytest
 from hypothesis import given, settings
