@@ -109,13 +109,13 @@ def _prerender(ws: dict, may_write: bool, *, act_url: str, csrf_input: str,
         else ""
     member = ('<li class="item member" tabindex="0" data-item data-id="{0}" data-token="{1}/{2}" '
               'data-synset="{1}">' + box + ' <span class="badge level-{3}">{4}</span> '
-              '<span class="text">{5}</span>' + link + '</li>')
+              '<span class="text">{5}</span>{6}' + link + '</li>')
     for syn in ws["synsets"]:
         syn.html = mark_safe("".join(
             member.format(s.pk, s.synset_id, s.level_id, s.level_rank, escape(s.level_obj.code),
-                          escape(s.text)) for s in syn.members))
+                          escape(s.text), _also(s.variants)) for s in syn.members))
     wrong = ('<li class="item wrong" tabindex="0" data-item data-id="{0}" data-token="x">'
-             '<span class="text">{1}</span>' + link + '</li>')
+             '<span class="text">{1}</span>{2}' + link + '</li>')
     # the synset cards (the template engine would render ~15 nodes per synset)
     actions = ('<p class="small card-actions"><button type="submit" name="op" value="split" '
                'tabindex="-1">Split ticked out</button>\n'
@@ -127,7 +127,7 @@ def _prerender(ws: dict, may_write: bool, *, act_url: str, csrf_input: str,
     card = ('<article class="synset card" data-synset="{pk}" data-ordinal="{ordinal}">\n'
             '        <form method="post" action="{url}" hx-post="{url}">\n'
             '          {csrf}<input type="hidden" name="version" value="{version}">\n'
-            '          <header><span class="ordinal">{ordinal}</span> <span class="badge '
+            '          <header><span class="ordinal">{ordinal}</span>{label} <span class="badge '
             'level-{rank}" title="best level (xmax)">{best}</span>\n'
             '            <span class="muted small">{n} string{plural}</span></header>\n'
             '          <ul class="members">{members}</ul>\n'
@@ -136,20 +136,21 @@ def _prerender(ws: dict, may_write: bool, *, act_url: str, csrf_input: str,
             '      </article>\n')
     url = escape(act_url)
     ws["synsets_html"] = mark_safe("".join(
-        card.format(pk=syn.pk, ordinal=syn.ordinal, url=url, csrf=csrf_input, version=version,
+        card.format(pk=syn.pk, ordinal=syn.ordinal, label=_synset_label(syn), url=url,
+                    csrf=csrf_input, version=version,
                     rank=syn.best_rank if syn.best is not None else "",
                     best=escape(syn.best.code) if syn.best is not None else "",
                     n=len(syn.members), plural="" if len(syn.members) == 1 else "s",
                     members=syn.html)
         for syn in ws["synsets"]))
     ws["incorrect_html"] = mark_safe("".join(
-        wrong.format(s.pk, escape(s.text)) for s in ws["incorrect"]))
+        wrong.format(s.pk, escape(s.text), _also(s.variants)) for s in ws["incorrect"]))
     options = "".join(f'<option value="{escape(lv.code)}">{escape(lv.code)}</option>'
                       for lv in ws["levels"])
     rows = []
     for c in ws["candidates"]:
         row = [f'<li class="item cand" tabindex="0" data-item data-id="{c.pk}" data-token="u">'
-               f'<span class="text">{escape(c.text)}</span>']
+               f'<span class="text">{escape(c.text)}</span>{_also(c.variants)}']
         if c.freq:
             row.append(f' <span class="freq small muted" title="number of runs that returned '
                        f'it">×{c.freq}</span>')
@@ -176,6 +177,22 @@ def _prerender(ws: dict, may_write: bool, *, act_url: str, csrf_input: str,
         row.append("</li>")
         rows.append("".join(row))
     ws["candidates_html"] = mark_safe("".join(rows))
+
+
+def _also(variants) -> str:
+    """The other spellings of a string (same matching key), escaped, or ""."""
+    if not variants:
+        return ""
+    return (' <span class="variants small muted" title="other spellings with the same matching '
+            'key">also: ' + escape(" · ".join(variants)) + "</span>")
+
+
+def _synset_label(syn) -> str:
+    """The synset id of the file it was imported from, escaped, unless it is the ordinal."""
+    if not syn.label or syn.label == str(syn.ordinal):
+        return ""
+    return (' <span class="synset-label small muted" title="synset id in the imported file">'
+            + escape(syn.label) + "</span>")
 
 
 @require_GET
@@ -490,7 +507,8 @@ def collection_import_confirm(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         plan = collection_import(collection=collection, kind=pending["kind"],
                                  data=base64.b64decode(pending["data"]),
-                                 filename=pending["filename"], by=request.user)
+                                 filename=pending["filename"], by=request.user,
+                                 mark_done=request.POST.get("mark_done") == "1")
     except ImportRefused as e:
         messages.error(request, f"Nothing imported: {e}")
         return redirect("annotate:collection-import", slug=slug)
