@@ -12,8 +12,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import secrets
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from django.db import transaction
 from django.db.models import F
@@ -32,6 +34,7 @@ from .models import (
     Collection,
     JudgmentEvent,
     Level,
+    PendingImport,
     Question,
     QuestionStatus,
     Source,
@@ -43,6 +46,8 @@ KINDS = {"questions": "Questions CSV (question_id,question)",
          "flat": "Flat answer list (question_id,answer)",
          "judgments": "Judgments CSV (question_id,synset_id,answer,level)"}
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
+# how long a previewed file waits for its confirmation (PendingImport rows)
+PENDING_TTL = timedelta(hours=1)
 
 
 def formula_safe(value) -> str:
@@ -303,6 +308,70 @@ def collection_import(*, collection: Collection, kind: str, data: bytes, filenam
         collection=collection, user=by if by is not None and by.is_authenticated else None,
         action=f"{kind}_import", after={"file": filename, **plan.counts})
     return plan
+
+
+# -- previews waiting for their confirmation ---------------------------------------------------
+class PendingImportRefused(Exception):
+    """The confirmation of a preview that is not (or no longer) the user's to confirm."""
+
+
+def pending_imports_clear(*, now=None) -> int:
+    """Delete the previews older than ``PENDING_TTL``; returns how many went."""
+    limit = (now or timezone.now()) - PENDING_TTL
+    return PendingImport.objects.filter(created_at__lt=limit).delete()[0]
+
+
+@transaction.atomic
+def pending_import_create(*, collection: Collection, user, kind: str, filename: str,
+                          data: bytes) -> PendingImport:
+    """Keep a validated file until its confirmation, under a fresh unguessable token.  A
+    user has one pending import per collection (a newer preview replaces the older), and
+    expired previews of everyone are deleted on the way."""
+    pending_imports_clear()
+    PendingImport.objects.filter(collection=collection, user=user).delete()
+    return PendingImport.objects.create(token=secrets.token_hex(16), collection=collection,
+                                        user=user, kind=kind, filename=filename[:255],
+                                        data=data)
+
+
+def pending_import_confirm(*, token: str, collection: Collection, user,
+                           mark_done: bool = False) -> tuple[PendingImport, ImportPlan]:
+    """Import the file previewed under ``token`` (validated again, all or nothing) and
+    consume the token in the same transaction, so it cannot be confirmed twice.  Raises
+    PendingImportRefused when the token is unknown, used, replaced, expired, someone
+    else's or another collection's; ImportRefused (token consumed) when the file no
+    longer passes.  Returns the pending import and the plan carried out."""
+    refused = error = None
+    with transaction.atomic():
+        pending = PendingImport.objects.select_for_update().filter(token=token or "").first()
+        expired = pending is not None and pending.created_at < timezone.now() - PENDING_TTL
+        if pending is None:
+            error = ("That preview is no longer pending (it was imported already, replaced "
+                     "by a newer preview, or it expired); upload the file again.")
+        elif pending.user_id != user.pk:
+            error = "That preview was made by another user; upload the file yourself."
+        elif pending.collection_id != collection.pk:
+            error = "That preview is for another collection; upload the file here."
+        elif expired:
+            error = (f"That preview expired (previews are kept for "
+                     f"{int(PENDING_TTL.total_seconds() // 60)} minutes); upload the file again.")
+        if pending is not None and (error is None or expired):
+            # the count guards against a concurrent confirmation of the same token
+            if not PendingImport.objects.filter(pk=pending.pk).delete()[0] and error is None:
+                error = "That preview was confirmed already."
+        pending_imports_clear()
+        if error is None:
+            try:
+                plan = collection_import(collection=collection, kind=pending.kind,
+                                         data=bytes(pending.data), filename=pending.filename,
+                                         by=user, mark_done=mark_done)
+            except ImportRefused as e:
+                refused = e  # the token stays consumed: the preview no longer holds
+    if error is not None:
+        raise PendingImportRefused(error)
+    if refused is not None:
+        raise refused
+    return pending, plan
 
 
 # -- exports ----------------------------------------------------------------------------------

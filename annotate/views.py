@@ -457,18 +457,13 @@ def collection_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         "collection": collection, "members": members, "form": form, "roles": Role.choices})
 
 
-IMPORT_SESSION_KEY = "annotate_import"
-
-
 @require_http_methods(["GET", "POST"])
 def collection_import_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Upload a file: it is validated completely and previewed (counts, or every error
-    with its line number); nothing is written until the confirm step."""
-    import base64
-    import secrets
-
+    with its line number); nothing is written until the confirm step.  The file waits in
+    its own table (PendingImport) under the preview's token, not in the session."""
     from .forms import ImportForm
-    from .imports import import_plan
+    from .imports import import_plan, pending_import_create
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, ORGANIZER)
     plan, token = None, None
@@ -479,10 +474,9 @@ def collection_import_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         plan = import_plan(collection=collection, kind=form.cleaned_data["kind"], data=data,
                            filename=upload.name, by=request.user)
         if plan.ok:
-            token = secrets.token_hex(16)
-            request.session[IMPORT_SESSION_KEY] = {
-                "token": token, "collection": collection.pk, "kind": plan.kind,
-                "filename": upload.name, "data": base64.b64encode(data).decode()}
+            token = pending_import_create(collection=collection, user=request.user,
+                                          kind=plan.kind, filename=upload.name,
+                                          data=data).token
     template_name = "annotate/collection_import.html"
     if request.htmx:
         template_name += "#preview"
@@ -493,27 +487,21 @@ def collection_import_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def collection_import_confirm(request: HttpRequest, slug: str) -> HttpResponse:
     """Write the previewed file (validated again, all or nothing)."""
-    import base64
-
-    from .imports import ImportRefused, collection_import
+    from .imports import ImportRefused, PendingImportRefused, pending_import_confirm
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, ORGANIZER)
-    pending = request.session.get(IMPORT_SESSION_KEY) or {}
-    if pending.get("token") != request.POST.get("token") or \
-            pending.get("collection") != collection.pk:
-        messages.error(request, "That preview has expired; upload the file again.")
-        return redirect("annotate:collection-import", slug=slug)
-    del request.session[IMPORT_SESSION_KEY]
     try:
-        plan = collection_import(collection=collection, kind=pending["kind"],
-                                 data=base64.b64decode(pending["data"]),
-                                 filename=pending["filename"], by=request.user,
-                                 mark_done=request.POST.get("mark_done") == "1")
+        pending, plan = pending_import_confirm(
+            token=request.POST.get("token", ""), collection=collection, user=request.user,
+            mark_done=request.POST.get("mark_done") == "1")
+    except PendingImportRefused as e:
+        messages.error(request, str(e))
+        return redirect("annotate:collection-import", slug=slug)
     except ImportRefused as e:
         messages.error(request, f"Nothing imported: {e}")
         return redirect("annotate:collection-import", slug=slug)
     summary = ", ".join(f"{k}: {v}" for k, v in plan.counts.items())
-    messages.success(request, f"Imported {pending['filename']} ({summary}).")
+    messages.success(request, f"Imported {pending.filename} ({summary}).")
     return redirect("annotate:collection-detail", slug=slug)
 
 
