@@ -264,3 +264,23 @@ def test_import_command_marks_done_and_prints_folds(tmp_path, capsys):
     assert "questions marked done: 2" in out
     assert set(Question.objects.filter(collection=c).values_list("status", flat=True)) == {
         "done"}
+
+
+def test_undo_brings_back_labels_and_variants():
+    from annotate import services
+    c = _collection()
+    collection_import(collection=c, kind="judgments", data=STUDY.encode(), filename="j.csv")
+    user = make_user(staff=True)
+    q = Question.objects.get(collection=c, qid="Q1")
+    gold, other = (AnswerSynset.objects.get(question=q, label=x) for x in ("gold", "Q1-b"))
+    services.synset_merge(question=q, synsets=[other.pk, gold.pk], by=user)
+    assert list(AnswerSynset.objects.filter(question=q).values_list("label", flat=True)) == [
+        "Q1-b"]
+    services.question_undo(question=q, by=user)
+    assert sorted(AnswerSynset.objects.filter(question=q).values_list("label", flat=True)) == [
+        "Q1-b", "gold"]
+    nixon = AnswerString.objects.get(question=q, text="Richard Nixon")
+    services.string_delete(question=q, string=nixon.pk, by=user)
+    services.question_undo(question=q, by=user)
+    nixon = AnswerString.objects.get(question=q, text="Richard Nixon")
+    assert nixon.variants == ["Richard Nixon."] and nixon.synset.label == "gold"
