@@ -12,8 +12,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import secrets
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from django.db import transaction
 from django.db.models import F
@@ -32,6 +34,7 @@ from .models import (
     Collection,
     JudgmentEvent,
     Level,
+    PendingImport,
     Question,
     QuestionStatus,
     Source,
@@ -43,6 +46,8 @@ KINDS = {"questions": "Questions CSV (question_id,question)",
          "flat": "Flat answer list (question_id,answer)",
          "judgments": "Judgments CSV (question_id,synset_id,answer,level)"}
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
+# how long a previewed file waits for its confirmation (PendingImport rows)
+PENDING_TTL = timedelta(hours=1)
 
 
 def formula_safe(value) -> str:
@@ -76,6 +81,8 @@ class ImportPlan:
     filename: str
     counts: dict[str, int] = field(default_factory=dict)
     issues: list[Issue] = field(default_factory=list)
+    folds: list[Fold] = field(default_factory=list)  # judgments: rows folded into one string
+    fully_judged: list[int] = field(default_factory=list)  # judgments: no string left unjudged
     _write: object = None
 
     @property
@@ -148,20 +155,40 @@ def _plan_flat(collection: Collection, data: bytes, filename: str) -> ImportPlan
 
 
 # -- judgments ----------------------------------------------------------------------------------
+@dataclass
+class Fold:
+    """The rows of a judgments file that name one string (same question and matching key)
+    with one judgment: the first spelling is the string's text, the others its variants."""
+
+    qid: str
+    text: str
+    synset: str  # the file's synset id; "" when judged incorrect
+    level: str   # level code; "" when judged incorrect
+    lines: list[int] = field(default_factory=list)
+    spellings: list[str] = field(default_factory=list)  # the other spellings, first seen first
+
+
+def _judgment(synset: str, level: str) -> str:
+    return f"synset {synset}, level {level}" if synset else "judged incorrect"
+
+
 def _plan_judgments(collection: Collection, data: bytes, filename: str, by) -> ImportPlan:
     plan = ImportPlan("judgments", filename)
     levels = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
     rows = read_judgment_rows(data, filename=filename, levels=tuple(levels))
     questions = dict(Question.objects.filter(collection=collection).values_list("qid", "pk"))
     mode = collection.matching_mode
-    # per question: synset id (as in the file) -> [(text, key, level)], and incorrect strings
-    synsets: dict[int, dict[str, list]] = defaultdict(dict)
-    incorrect: dict[int, list] = defaultdict(list)
-    seen: dict[tuple[int, str], tuple[str, int]] = {}  # (question, key) -> (synset, line)
+    # (question, key) -> the rows naming that string: a real study's file spells one answer
+    # several ways; rows that agree fold into one string, rows that disagree are refused
+    strings: dict[tuple[int, str], Fold] = {}
     for r in rows:
         qid, syn, answer = unquote(r.question_id), unquote(r.synset_id), unquote(r.answer)
         if qid not in questions:
             plan.issues.append(Issue(filename, r.line, f"unknown question {qid!r}"))
+            continue
+        if len(syn) > 100:
+            plan.issues.append(Issue(filename, r.line, f"synset_id {syn[:20]!r}... is longer "
+                                     "than 100 characters"))
             continue
         q = questions[qid]
         key = normalize_answer(answer, mode)
@@ -169,57 +196,76 @@ def _plan_judgments(collection: Collection, data: bytes, filename: str, by) -> I
             plan.issues.append(Issue(filename, r.line, f"answer {answer!r} is empty once "
                                      "normalized"))
             continue
-        if (q, key) in seen:
-            other, line = seen[(q, key)]
-            where = f"synset {other}" if other else "judged incorrect"
-            here = f"synset {syn}" if syn else "judged incorrect"
+        kept = strings.get((q, key))
+        if kept is None:
+            strings[(q, key)] = Fold(qid, answer, syn, r.level, [r.line])
+        elif (syn, r.level) != (kept.synset, kept.level):
             plan.issues.append(Issue(filename, r.line, (
-                f"answer {answer!r} of question {qid!r} is already on line {line} ({where}); "
-                f"a string belongs to at most one synset (here: {here})")))
-            continue
-        seen[(q, key)] = (syn, r.line)
-        if syn:
-            synsets[q].setdefault(syn, []).append((answer, key, levels[r.level]))
+                f"question {qid!r}: \"{answer}\" ({_judgment(syn, r.level)}) matches "
+                f"\"{kept.text}\" on line {kept.lines[0]} ({_judgment(kept.synset, kept.level)})"
+                f" under {mode} matching; one string has one judgment")))
         else:
-            incorrect[q].append((answer, key))
+            kept.lines.append(r.line)
+            if answer != kept.text and answer not in kept.spellings:
+                kept.spellings.append(answer)
+    plan.folds = [f for f in strings.values() if len(f.lines) > 1]
+    synsets: dict[int, dict[str, list]] = defaultdict(dict)  # question -> file id -> keys
+    incorrect: dict[int, list[str]] = defaultdict(list)
+    for (q, key), f in strings.items():
+        if f.synset:
+            synsets[q].setdefault(f.synset, []).append(key)
+        else:
+            incorrect[q].append(key)
     touched = sorted(set(synsets) | set(incorrect))
+    left_unjudged = set(AnswerString.objects.filter(
+        question_id__in=touched, judged_at__isnull=True).values_list("question_id", "key"))
+    left_over = {q for q, k in left_unjudged if (q, k) not in strings}
+    plan.fully_judged = [q for q in touched if q not in left_over]
     plan.counts = {
         "questions with judgments": len(touched),
         "synsets to create": sum(len(s) for s in synsets.values()),
         "correct strings": sum(len(m) for s in synsets.values() for m in s.values()),
         "incorrect strings": sum(len(v) for v in incorrect.values()),
+        "spellings folded into another string": sum(len(f.lines) - 1 for f in plan.folds),
         "questions whose judgments are replaced": AnswerString.objects.filter(
             question_id__in=touched, judged_at__isnull=False).values("question_id")
         .distinct().count(),
+        "questions fully judged by the file": len(plan.fully_judged),
     }
 
     def write():
         now = timezone.now()
         judge = by if by is not None and by.is_authenticated else None
-        file_keys = defaultdict(set)
-        for (q, key) in seen:
-            file_keys[q].add(key)
-        # replace: the judged strings of these questions and the unjudged ones the file judges
-        old = AnswerString.objects.filter(question_id__in=touched)
-        doomed = [s.pk for s in old.only("pk", "question_id", "key", "judged_at")
-                  if s.judged_at is not None or s.key in file_keys[s.question_id]]
+        # replace: the judged strings of these questions and the unjudged ones the file
+        # judges; a replaced string's spellings stay as variants of its successor
+        doomed, spelled = [], defaultdict(list)
+        for s in AnswerString.objects.filter(question_id__in=touched).only(
+                "pk", "question_id", "key", "judged_at", "text", "variants"):
+            if (s.question_id, s.key) in strings:
+                spelled[(s.question_id, s.key)] += [s.text, *s.variants]
+                doomed.append(s.pk)
+            elif s.judged_at is not None:
+                doomed.append(s.pk)
         AnswerString.objects.filter(pk__in=doomed).delete()
         AnswerSynset.objects.filter(question_id__in=touched).delete()
-        new_synsets = []
-        members = []
-        for q in touched:
-            for ordinal, (_, strings) in enumerate(synsets[q].items(), start=1):
-                syn = AnswerSynset(question_id=q, ordinal=ordinal)
-                new_synsets.append(syn)
-                members.append((syn, strings))
-        AnswerSynset.objects.bulk_create(new_synsets, batch_size=2000)
-        strings = [AnswerString(question_id=syn.question_id, text=t, key=k, synset=syn, level=lv,
+
+        def string(q, key, synset=None):
+            f = strings[(q, key)]
+            variants = list(dict.fromkeys(
+                v for v in (*f.spellings, *spelled[(q, key)]) if v != f.text))
+            return AnswerString(question_id=q, text=f.text, key=key, variants=variants,
+                                synset=synset, level=levels[f.level] if synset else None,
                                 source=Source.IMPORT, judged_by=judge, judged_at=now)
-                   for syn, ms in members for t, k, lv in ms]
-        strings += [AnswerString(question_id=q, text=t, key=k, source=Source.IMPORT,
-                                 judged_by=judge, judged_at=now)
-                    for q, items in incorrect.items() for t, k in items]
-        AnswerString.objects.bulk_create(strings, batch_size=2000)
+        new_synsets, members = [], []
+        for q in touched:
+            for ordinal, (label, keys) in enumerate(synsets[q].items(), start=1):
+                syn = AnswerSynset(question_id=q, ordinal=ordinal, label=label)
+                new_synsets.append(syn)
+                members.append((syn, keys))
+        AnswerSynset.objects.bulk_create(new_synsets, batch_size=2000)
+        new = [string(syn.question_id, k, syn) for syn, keys in members for k in keys]
+        new += [string(q, k) for q, keys in incorrect.items() for k in keys]
+        AnswerString.objects.bulk_create(new, batch_size=2000)
         Question.objects.filter(pk__in=touched).update(version=F("version") + 1)
         Question.objects.filter(pk__in=touched, status=QuestionStatus.TODO).update(
             status=QuestionStatus.IN_PROGRESS)
@@ -246,18 +292,86 @@ def import_plan(*, collection: Collection, kind: str, data: bytes, filename: str
 
 @transaction.atomic
 def collection_import(*, collection: Collection, kind: str, data: bytes, filename: str,
-                      by=None) -> ImportPlan:
+                      by=None, mark_done: bool = False) -> ImportPlan:
     """Validate the whole file, then write it (all or nothing); raise ImportRefused with
-    every error when the file is bad.  Returns the plan that was carried out."""
+    every error when the file is bad.  With ``mark_done``, the questions a judgments file
+    leaves with no unjudged string are marked done.  Returns the plan that was carried out."""
     Collection.objects.select_for_update().filter(pk=collection.pk).first()
     plan = import_plan(collection=collection, kind=kind, data=data, filename=filename, by=by)
     if not plan.ok:
         raise ImportRefused(plan.issues)
     plan._write()
+    if mark_done and kind == "judgments":
+        Question.objects.filter(pk__in=plan.fully_judged).update(status=QuestionStatus.DONE)
+        plan.counts["questions marked done"] = len(plan.fully_judged)
     JudgmentEvent.objects.create(
         collection=collection, user=by if by is not None and by.is_authenticated else None,
         action=f"{kind}_import", after={"file": filename, **plan.counts})
     return plan
+
+
+# -- previews waiting for their confirmation ---------------------------------------------------
+class PendingImportRefused(Exception):
+    """The confirmation of a preview that is not (or no longer) the user's to confirm."""
+
+
+def pending_imports_clear(*, now=None) -> int:
+    """Delete the previews older than ``PENDING_TTL``; returns how many went."""
+    limit = (now or timezone.now()) - PENDING_TTL
+    return PendingImport.objects.filter(created_at__lt=limit).delete()[0]
+
+
+@transaction.atomic
+def pending_import_create(*, collection: Collection, user, kind: str, filename: str,
+                          data: bytes) -> PendingImport:
+    """Keep a validated file until its confirmation, under a fresh unguessable token.  A
+    user has one pending import per collection (a newer preview replaces the older), and
+    expired previews of everyone are deleted on the way."""
+    pending_imports_clear()
+    PendingImport.objects.filter(collection=collection, user=user).delete()
+    return PendingImport.objects.create(token=secrets.token_hex(16), collection=collection,
+                                        user=user, kind=kind, filename=filename[:255],
+                                        data=data)
+
+
+def pending_import_confirm(*, token: str, collection: Collection, user,
+                           mark_done: bool = False) -> tuple[PendingImport, ImportPlan]:
+    """Import the file previewed under ``token`` (validated again, all or nothing) and
+    consume the token in the same transaction, so it cannot be confirmed twice.  Raises
+    PendingImportRefused when the token is unknown, used, replaced, expired, someone
+    else's or another collection's; ImportRefused (token consumed) when the file no
+    longer passes.  Returns the pending import and the plan carried out."""
+    refused = error = None
+    with transaction.atomic():
+        pending = PendingImport.objects.select_for_update().filter(token=token or "").first()
+        expired = pending is not None and pending.created_at < timezone.now() - PENDING_TTL
+        if pending is None:
+            error = ("That preview is no longer pending (it was imported already, replaced "
+                     "by a newer preview, or it expired); upload the file again.")
+        elif pending.user_id != user.pk:
+            error = "That preview was made by another user; upload the file yourself."
+        elif pending.collection_id != collection.pk:
+            error = "That preview is for another collection; upload the file here."
+        elif expired:
+            error = (f"That preview expired (previews are kept for "
+                     f"{int(PENDING_TTL.total_seconds() // 60)} minutes); upload the file again.")
+        if pending is not None and (error is None or expired):
+            # the count guards against a concurrent confirmation of the same token
+            if not PendingImport.objects.filter(pk=pending.pk).delete()[0] and error is None:
+                error = "That preview was confirmed already."
+        pending_imports_clear()
+        if error is None:
+            try:
+                plan = collection_import(collection=collection, kind=pending.kind,
+                                         data=bytes(pending.data), filename=pending.filename,
+                                         by=user, mark_done=mark_done)
+            except ImportRefused as e:
+                refused = e  # the token stays consumed: the preview no longer holds
+    if error is not None:
+        raise PendingImportRefused(error)
+    if refused is not None:
+        raise refused
+    return pending, plan
 
 
 # -- exports ----------------------------------------------------------------------------------
@@ -270,18 +384,43 @@ def _csv(header: list[str], rows) -> str:
     return out.getvalue()
 
 
+def _synset_ids(collection: Collection) -> dict[int, str]:
+    """Synset pk -> the synset_id an export writes: its label (the id in the file it was
+    imported from), else its ordinal; unique within each question (labels claim theirs
+    first, and a clash gets a suffix ``-2``, ``-3``, ...)."""
+    by_question: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
+    for pk, q, ordinal, label in (AnswerSynset.objects.filter(question__collection=collection)
+                                  .values_list("pk", "question_id", "ordinal", "label")):
+        by_question[q].append((pk, ordinal, label))
+    out: dict[int, str] = {}
+    for synsets in by_question.values():
+        used: set[str] = set()
+        for pk, ordinal, label in sorted(synsets, key=lambda s: (not s[2], s[1])):
+            base = name = label or str(ordinal)
+            n = 1
+            while name in used:
+                n += 1
+                name = f"{base}-{n}"
+            used.add(name)
+            out[pk] = name
+    return out
+
+
 def export_judgments(collection: Collection) -> str:
-    """Judgments CSV (DESIGN.md section 6): one row per judged string, synsets by ordinal,
-    judged-incorrect strings with empty synset_id and level; extra columns question,
-    assessor, updated."""
+    """Judgments CSV (DESIGN.md section 6): one row per spelling of each judged string
+    (its text, then its variants, all with the string's judgment), synsets by their label
+    or ordinal, judged-incorrect strings with empty synset_id and level; extra columns
+    question, assessor, updated.  Re-imported, the rows fold back into the same strings."""
+    synset_ids = _synset_ids(collection)
     strings = (AnswerString.objects.filter(question__collection=collection,
                                            judged_at__isnull=False)
-               .select_related("question", "synset", "level", "judged_by")
+               .select_related("question", "level", "judged_by")
                .order_by("question_id", F("synset__ordinal").asc(nulls_last=True), "id"))
-    rows = ([s.question.qid, s.synset.ordinal if s.synset_id else "", s.text,
+    rows = ([s.question.qid, synset_ids[s.synset_id] if s.synset_id else "", text,
              s.level.code if s.level_id else "", s.question.text,
              s.judged_by.get_username() if s.judged_by_id else "",
-             s.judged_at.isoformat(timespec="seconds")] for s in strings.iterator(2000))
+             s.judged_at.isoformat(timespec="seconds")]
+            for s in strings.iterator(2000) for text in (s.text, *s.variants))
     return _csv(["question_id", "synset_id", "answer", "level", "question", "assessor",
                  "updated"], rows)
 

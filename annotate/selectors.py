@@ -32,14 +32,15 @@ def collection_overview(collection: Collection) -> dict:
 
 
 class WorkspaceString:
-    """One answer string as the judging workspace shows it: its row, run frequency, level
-    (``level_obj``, ``level_rank``) and suggested synset."""
+    """One answer string as the judging workspace shows it: its row (with its other
+    spellings, ``variants``), run frequency, level (``level_obj``, ``level_rank``) and
+    suggested synset."""
 
     __slots__ = ("freq", "judged_at", "key", "level_id", "level_obj", "level_rank", "pk",
-                 "suggestion", "suggestion_score", "synset_id", "text")
+                 "suggestion", "suggestion_score", "synset_id", "text", "variants")
 
-    def __init__(self, pk, text, key, synset_id, level_id, judged_at):
-        self.pk, self.text, self.key = pk, text, key
+    def __init__(self, pk, text, key, synset_id, level_id, judged_at, variants=()):
+        self.pk, self.text, self.key, self.variants = pk, text, key, variants or ()
         self.synset_id, self.level_id, self.judged_at = synset_id, level_id, judged_at
         self.freq, self.level_obj, self.level_rank = 0, None, None
         self.suggestion, self.suggestion_score = None, None
@@ -75,7 +76,7 @@ def question_workspace(question: Question, *, fuzzy_cutoff: float = 90.0) -> dic
     # plain rows, not model instances: a question may hold 1,000 strings
     strings = [WorkspaceString(*row) for row in
                AnswerString.objects.filter(question=question).order_by("id").values_list(
-                   "id", "text", "key", "synset_id", "level_id", "judged_at")]
+                   "id", "text", "key", "synset_id", "level_id", "judged_at", "variants")]
     for s in strings:
         s.freq = freq.get(s.key, 0)
         if s.synset_id is not None:
@@ -102,6 +103,16 @@ def question_workspace(question: Question, *, fuzzy_cutoff: float = 90.0) -> dic
     return {"levels": levels, "synsets": synsets, "candidates": candidates,
             "incorrect": incorrect, "n_strings": sum(len(s.members) for s in synsets)
             + len(candidates) + len(incorrect)}
+
+
+def synset_labels(collection: Collection, qids) -> dict[tuple[str, str], str]:
+    """(question id, synset ordinal as text) -> the synset's label (its id in the judgments
+    file it was imported from), for the labelled synsets of ``qids`` (one query)."""
+    rows = (AnswerSynset.objects.filter(question__collection=collection,
+                                        question__qid__in=list(qids))
+            .exclude(label="").values_list("question__qid", "ordinal", "label"))
+    return {(qid, str(ordinal)): label for qid, ordinal, label in rows
+            if label != str(ordinal)}
 
 
 def question_history(question: Question, limit: int = 30) -> list[dict]:

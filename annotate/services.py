@@ -88,7 +88,14 @@ def string_token(string: AnswerString) -> str:
 def _string_snap(s: AnswerString) -> dict:
     return {"text": s.text, "key": s.key, "synset": s.synset_id, "level": s.level_id,
             "source": s.source, "judged_by": s.judged_by_id,
-            "judged_at": s.judged_at.isoformat() if s.judged_at else None}
+            "judged_at": s.judged_at.isoformat() if s.judged_at else None,
+            "variants": list(s.variants)}
+
+
+def _judgment_snap(snap: dict) -> dict:
+    """A string snapshot without its variants: a spelling added meanwhile (by pooling, say)
+    does not block the undo of a judgment."""
+    return {k: v for k, v in snap.items() if k != "variants"}
 
 
 class _Edit:
@@ -120,7 +127,7 @@ class _Edit:
     def _question_snap(self) -> dict:
         return {"version": self.question.version, "status": self.question.status,
                 "notes": self.question.notes,
-                "synsets": [[s.pk, s.note] for s in self.synsets]}
+                "synsets": [[s.pk, s.note, s.label] for s in self.synsets]}
 
     def string(self, pk, expect: str | None = None) -> AnswerString:
         """The string ``pk`` of this question; with ``expect`` (its token as the page
@@ -430,17 +437,19 @@ def question_undo(*, question: Question | int, by, any_user: bool = False,
     current = {s.pk: s for s in AnswerString.objects.filter(question=op.question, pk__in=ids)}
     for k, snap in after["strings"].items():
         s = current.get(int(k))
-        if (snap is None) != (s is None) or (s is not None and _string_snap(s) != snap):
+        if (snap is None) != (s is None) or (
+                s is not None and _judgment_snap(_string_snap(s)) != _judgment_snap(snap)):
             raise Conflict("The strings of that action have changed since; it cannot be "
                            "undone.")
     # synsets: recreate deleted ones (with their old id), then restore the old order
     have = {s.pk: s for s in op.synsets}
     order = []
-    for pk, note in before["synsets"]:
+    for pk, note, *label in before["synsets"]:  # events before labels have no label
         syn = have.get(pk)
         if syn is None:
             syn = AnswerSynset.objects.create(pk=pk, question=op.question,
-                                              ordinal=10_000_000 + pk, note=note)
+                                              ordinal=10_000_000 + pk, note=note,
+                                              label=label[0] if label else "")
         elif syn.note != note:
             syn.note = note
             syn.save(update_fields=["note"])
@@ -459,7 +468,7 @@ def question_undo(*, question: Question | int, by, any_user: bool = False,
                 op.deleted.add(pk)
             continue
         if s is None:
-            s = AnswerString(pk=pk, question=op.question)
+            s = AnswerString(pk=pk, question=op.question, variants=snap.get("variants", []))
             op.touch(s, created=True)
         else:
             op.touch(s)

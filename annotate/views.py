@@ -109,13 +109,13 @@ def _prerender(ws: dict, may_write: bool, *, act_url: str, csrf_input: str,
         else ""
     member = ('<li class="item member" tabindex="0" data-item data-id="{0}" data-token="{1}/{2}" '
               'data-synset="{1}">' + box + ' <span class="badge level-{3}">{4}</span> '
-              '<span class="text">{5}</span>' + link + '</li>')
+              '<span class="text">{5}</span>{6}' + link + '</li>')
     for syn in ws["synsets"]:
         syn.html = mark_safe("".join(
             member.format(s.pk, s.synset_id, s.level_id, s.level_rank, escape(s.level_obj.code),
-                          escape(s.text)) for s in syn.members))
+                          escape(s.text), _also(s.variants)) for s in syn.members))
     wrong = ('<li class="item wrong" tabindex="0" data-item data-id="{0}" data-token="x">'
-             '<span class="text">{1}</span>' + link + '</li>')
+             '<span class="text">{1}</span>{2}' + link + '</li>')
     # the synset cards (the template engine would render ~15 nodes per synset)
     actions = ('<p class="small card-actions"><button type="submit" name="op" value="split" '
                'tabindex="-1">Split ticked out</button>\n'
@@ -127,7 +127,7 @@ def _prerender(ws: dict, may_write: bool, *, act_url: str, csrf_input: str,
     card = ('<article class="synset card" data-synset="{pk}" data-ordinal="{ordinal}">\n'
             '        <form method="post" action="{url}" hx-post="{url}">\n'
             '          {csrf}<input type="hidden" name="version" value="{version}">\n'
-            '          <header><span class="ordinal">{ordinal}</span> <span class="badge '
+            '          <header><span class="ordinal">{ordinal}</span>{label} <span class="badge '
             'level-{rank}" title="best level (xmax)">{best}</span>\n'
             '            <span class="muted small">{n} string{plural}</span></header>\n'
             '          <ul class="members">{members}</ul>\n'
@@ -136,20 +136,21 @@ def _prerender(ws: dict, may_write: bool, *, act_url: str, csrf_input: str,
             '      </article>\n')
     url = escape(act_url)
     ws["synsets_html"] = mark_safe("".join(
-        card.format(pk=syn.pk, ordinal=syn.ordinal, url=url, csrf=csrf_input, version=version,
+        card.format(pk=syn.pk, ordinal=syn.ordinal, label=_synset_label(syn), url=url,
+                    csrf=csrf_input, version=version,
                     rank=syn.best_rank if syn.best is not None else "",
                     best=escape(syn.best.code) if syn.best is not None else "",
                     n=len(syn.members), plural="" if len(syn.members) == 1 else "s",
                     members=syn.html)
         for syn in ws["synsets"]))
     ws["incorrect_html"] = mark_safe("".join(
-        wrong.format(s.pk, escape(s.text)) for s in ws["incorrect"]))
+        wrong.format(s.pk, escape(s.text), _also(s.variants)) for s in ws["incorrect"]))
     options = "".join(f'<option value="{escape(lv.code)}">{escape(lv.code)}</option>'
                       for lv in ws["levels"])
     rows = []
     for c in ws["candidates"]:
         row = [f'<li class="item cand" tabindex="0" data-item data-id="{c.pk}" data-token="u">'
-               f'<span class="text">{escape(c.text)}</span>']
+               f'<span class="text">{escape(c.text)}</span>{_also(c.variants)}']
         if c.freq:
             row.append(f' <span class="freq small muted" title="number of runs that returned '
                        f'it">×{c.freq}</span>')
@@ -176,6 +177,22 @@ def _prerender(ws: dict, may_write: bool, *, act_url: str, csrf_input: str,
         row.append("</li>")
         rows.append("".join(row))
     ws["candidates_html"] = mark_safe("".join(rows))
+
+
+def _also(variants) -> str:
+    """The other spellings of a string (same matching key), escaped, or ""."""
+    if not variants:
+        return ""
+    return (' <span class="variants small muted" title="other spellings with the same matching '
+            'key">also: ' + escape(" · ".join(variants)) + "</span>")
+
+
+def _synset_label(syn) -> str:
+    """The synset id of the file it was imported from, escaped, unless it is the ordinal."""
+    if not syn.label or syn.label == str(syn.ordinal):
+        return ""
+    return (' <span class="synset-label small muted" title="synset id in the imported file">'
+            + escape(syn.label) + "</span>")
 
 
 @require_GET
@@ -440,18 +457,13 @@ def collection_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         "collection": collection, "members": members, "form": form, "roles": Role.choices})
 
 
-IMPORT_SESSION_KEY = "annotate_import"
-
-
 @require_http_methods(["GET", "POST"])
 def collection_import_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Upload a file: it is validated completely and previewed (counts, or every error
-    with its line number); nothing is written until the confirm step."""
-    import base64
-    import secrets
-
+    with its line number); nothing is written until the confirm step.  The file waits in
+    its own table (PendingImport) under the preview's token, not in the session."""
     from .forms import ImportForm
-    from .imports import import_plan
+    from .imports import import_plan, pending_import_create
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, ORGANIZER)
     plan, token = None, None
@@ -462,10 +474,9 @@ def collection_import_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         plan = import_plan(collection=collection, kind=form.cleaned_data["kind"], data=data,
                            filename=upload.name, by=request.user)
         if plan.ok:
-            token = secrets.token_hex(16)
-            request.session[IMPORT_SESSION_KEY] = {
-                "token": token, "collection": collection.pk, "kind": plan.kind,
-                "filename": upload.name, "data": base64.b64encode(data).decode()}
+            token = pending_import_create(collection=collection, user=request.user,
+                                          kind=plan.kind, filename=upload.name,
+                                          data=data).token
     template_name = "annotate/collection_import.html"
     if request.htmx:
         template_name += "#preview"
@@ -476,26 +487,21 @@ def collection_import_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def collection_import_confirm(request: HttpRequest, slug: str) -> HttpResponse:
     """Write the previewed file (validated again, all or nothing)."""
-    import base64
-
-    from .imports import ImportRefused, collection_import
+    from .imports import ImportRefused, PendingImportRefused, pending_import_confirm
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, ORGANIZER)
-    pending = request.session.get(IMPORT_SESSION_KEY) or {}
-    if pending.get("token") != request.POST.get("token") or \
-            pending.get("collection") != collection.pk:
-        messages.error(request, "That preview has expired; upload the file again.")
-        return redirect("annotate:collection-import", slug=slug)
-    del request.session[IMPORT_SESSION_KEY]
     try:
-        plan = collection_import(collection=collection, kind=pending["kind"],
-                                 data=base64.b64decode(pending["data"]),
-                                 filename=pending["filename"], by=request.user)
+        pending, plan = pending_import_confirm(
+            token=request.POST.get("token", ""), collection=collection, user=request.user,
+            mark_done=request.POST.get("mark_done") == "1")
+    except PendingImportRefused as e:
+        messages.error(request, str(e))
+        return redirect("annotate:collection-import", slug=slug)
     except ImportRefused as e:
         messages.error(request, f"Nothing imported: {e}")
         return redirect("annotate:collection-import", slug=slug)
     summary = ", ".join(f"{k}: {v}" for k, v in plan.counts.items())
-    messages.success(request, f"Imported {pending['filename']} ({summary}).")
+    messages.success(request, f"Imported {pending.filename} ({summary}).")
     return redirect("annotate:collection-detail", slug=slug)
 
 

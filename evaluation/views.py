@@ -22,6 +22,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from annotate.models import AnswerSynset, Collection, Question
 from annotate.permissions import ORGANIZER, PARTICIPANT, require_role
+from annotate.selectors import synset_labels
 from evaluation import services
 from evaluation.forms import GAIN_CHOICES, RunUploadForm, ScoreConfigForm, metric_label
 from evaluation.metrics import InputError
@@ -189,14 +190,18 @@ def _question_table(collection: Collection, scores, run: Run, config) -> pd.Data
     return pq
 
 
-def _marks_by_question(scores, run_name: str, qids) -> dict[str, list[dict]]:
+def _marks_by_question(scores, run_name: str, qids, *, collection: Collection
+                       ) -> dict[str, list[dict]]:
+    """Per question: its marked answers, each with the synset's number and, for an imported
+    synset, its id in the file (``label``)."""
     f = scores.marked.frame()
     f = f[(f["run"] == run_name) & (f["question_id"].isin(list(qids)))]
+    labels = synset_labels(collection, qids) if len(f) else {}
     out: dict[str, list[dict]] = {}
     for r in f.itertuples():
         out.setdefault(r.question_id, []).append({
             "rank": r.rank, "answer": r.answer, "synset": r.synset, "level": r.level,
-            "status": r.status})
+            "label": labels.get((r.question_id, str(r.synset)), ""), "status": r.status})
     return out
 
 
@@ -220,7 +225,7 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
         table = table.sort_values(sort, ascending=request.GET.get("order") == "asc",
                                   kind="stable")
     page = Paginator(list(table.index), 50).get_page(request.GET.get("page"))
-    marks = _marks_by_question(scores, run.name, page.object_list)
+    marks = _marks_by_question(scores, run.name, page.object_list, collection=collection)
     rows = [{"qid": q, "text": texts.get(q, ""), "L": int(table.at[q, "L"]),
              "R": int(table.at[q, "R"]),
              "values": [table.at[q, m] for m in config.metrics], "marks": marks.get(q, [])}
@@ -318,8 +323,10 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
         focus = request.GET.get("question")
         focus = focus if focus in diffs.index else None
         shown = [*disagree, *([focus] if focus else [])]
-        marks_a = _marks_by_question(result["scores"], result["a"].name, shown)
-        marks_b = _marks_by_question(result["scores"], result["b"].name, shown)
+        marks_a = _marks_by_question(result["scores"], result["a"].name, shown,
+                                     collection=collection)
+        marks_b = _marks_by_question(result["scores"], result["b"].name, shown,
+                                     collection=collection)
 
         def side(q):
             return {"qid": q, "text": texts.get(q, ""), "d_q": diffs.at[q, q_metric],

@@ -165,8 +165,9 @@ class Judgments:
         """Build judgments from one row per judged string.
 
         ``synsets[i]``/``levels_of[i]`` are None (or "") for a string judged incorrect.
-        Raises InputError, with ``lines`` when given, if a level is unknown or if one
-        matching key occurs twice in a question (a string in two synsets, or twice).
+        Rows whose answers have one matching key in a question are spellings of one string:
+        with the same judgment they fold into the first row; raises InputError, with
+        ``lines`` when given, if a level is unknown or if such rows disagree.
         """
         if match not in MATCH_MODES and match != ID_MATCH:
             raise ValueError(f"unknown matching mode {match!r}")
@@ -212,22 +213,33 @@ class Judgments:
         frame = pd.DataFrame({"q": str_q, "key": key_arr})
         dup = frame.duplicated(["q", "key"], keep=False).to_numpy()
         if dup.any():
+            # spellings of one string (same key): rows with the same judgment fold into the
+            # first (DESIGN.md section 4), rows with another judgment are an error
+            def judgment(i: int) -> str:
+                if syn_raw[i] is None:
+                    return "judged incorrect"
+                return f"synset {syn_raw[i]}, level {levels_of[i]}"
+
             first_at: dict[tuple[int, str], int] = {}
+            folded = np.zeros(n, dtype=bool)
             for i in np.flatnonzero(dup):
                 k = (int(str_q[i]), key_arr[i])
                 j = first_at.setdefault(k, i)
                 if j == i:
                     continue
-                qid = questions[str_q[i]]
-                if syn_raw[i] != syn_raw[j]:
-                    what = (f"synset {syn_raw[j]!r}" if syn_raw[j] is not None
-                            else "the incorrect answers")
-                    issues.add(where(i), f"answer {text_arr[i]!r} of question {qid!r} is "
-                               f"already in {what}" + (f" (line {where(j)})" if lines else "")
-                               + "; a string belongs to at most one synset")
-                else:
-                    issues.add(where(i), f"answer {text_arr[i]!r} of question {qid!r} repeats "
-                               f"{text_arr[j]!r}" + (f" (line {where(j)})" if lines else ""))
+                if syn_raw[i] == syn_raw[j] and str_level[i] == str_level[j]:
+                    folded[i] = True
+                    continue
+                issues.add(where(i), f"question {questions[str_q[i]]!r}: \"{text_arr[i]}\" "
+                           f"({judgment(i)}) matches \"{text_arr[j]}\""
+                           + (f" on line {where(j)}" if lines else "")
+                           + f" ({judgment(j)}) under {match} matching; one string has one "
+                           "judgment")
+            if folded.any():
+                keep = ~folded
+                str_q, key_arr, text_arr = str_q[keep], key_arr[keep], text_arr[keep]
+                in_syn, syn_raw, str_level = in_syn[keep], syn_raw[keep], str_level[keep]
+                n = len(text_arr)
         issues.raise_if_any()
 
         str_synset = np.full(n, -1, dtype=np.int64)

@@ -82,7 +82,7 @@ def test_judgments_import_errors_with_line_numbers_and_nothing_written():
     bad = bad.replace("Lyon,Z", "Lyon,B")
     plan = import_plan(collection=c, kind="judgments", data=bad.encode(), filename="j.csv")
     assert [i.line for i in plan.issues] == [3, 4]
-    assert "at most one synset" in plan.issues[0].message
+    assert "one string has one judgment" in plan.issues[0].message
     assert "unknown question 'Q9'" in plan.issues[1].message
     with pytest.raises(ImportRefused):
         collection_import(collection=c, kind="judgments", data=bad.encode(), filename="j.csv")

@@ -66,7 +66,7 @@ def test_judgments_errors_have_lines_and_reasons():
     errs = errors(parse_judgments_csv, bad.replace("Q1,3,Ringo,X\n", "").replace(
         ",1,George,S\n", "").replace("Q1,4,,S\n", "").replace("Q1,5,John,\n", "").encode(),
         filename="j.csv")
-    assert errs[0][0] == 3 and "already in synset '1'" in errs[0][1] and "line 2" in errs[0][1]
+    assert errs[0][0] == 3 and 'matches "Paul" on line 2 (synset 1, level S)' in errs[0][1]
 
 
 def test_judgments_missing_header_column():
@@ -189,7 +189,7 @@ def test_large_judgments_file_fast_reader_equals_line_reader():
     # a conflict found after the fast read is reported with its line number
     bad = data + b"Q7,2,\"answer 7,  ONE\",A\n"
     errs = errors(parse_judgments_csv, bad, filename="j.csv")
-    assert errs[0][0] == len(lines) + 2 and "already in synset '1'" in errs[0][1]
+    assert errs[0][0] == len(lines) + 2 and "(synset 1, level S)" in errs[0][1]
 
 
 @settings(max_examples=60, deadline=None)

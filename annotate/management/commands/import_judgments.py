@@ -1,4 +1,5 @@
-"""``manage.py import_judgments SLUG FILE [--kind judgments|questions|flat] [--dry-run]``."""
+"""``manage.py import_judgments SLUG FILE [--kind judgments|questions|flat] [--dry-run]
+[--mark-done]``."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ class Command(BaseCommand):
         parser.add_argument("file")
         parser.add_argument("--kind", choices=sorted(KINDS), default="judgments")
         parser.add_argument("--dry-run", action="store_true", help="validate and preview only")
+        parser.add_argument("--mark-done", action="store_true",
+                            help="judgments: mark the questions the file leaves with no "
+                                 "unjudged string done")
 
     def handle(self, *args, **opts):
         try:
@@ -35,7 +39,7 @@ class Command(BaseCommand):
                     raise ImportRefused(plan.issues)
             else:
                 plan = collection_import(collection=collection, kind=opts["kind"], data=data,
-                                         filename=path.name)
+                                         filename=path.name, mark_done=opts["mark_done"])
         except ImportRefused as e:
             raise CommandError("nothing imported:\n" + "\n".join(
                 str(i) for i in e.issues[:50])) from None
