@@ -301,15 +301,23 @@ def string_add(*, question: Question | int, text: str, by, synset: int | None = 
 def string_edit(*, question: Question | int, string: int, text: str, by,
                 expect: str | None = None, version: int | None = None) -> JudgmentEvent:
     """Correct the text of a string (its key follows); a key that another string of the
-    question already has is refused."""
+    question already has is refused.  Spellings kept as variants stay only while they still
+    match the new key; the others are named in the event (and come back with an undo)."""
     op = _Edit(question=question, by=by, version=version, action="string_edit")
     s = op.string(string, expect)
     text = text.strip()
-    key = normalize_answer(text, op.question.collection.matching_mode)
+    mode = op.question.collection.matching_mode
+    key = normalize_answer(text, mode)
     _key_free(op, key, except_pk=s.pk)
+    # the old text stays as a spelling while it still matches (a capitalisation fix, say)
+    spellings = list(dict.fromkeys([s.text, *s.variants]))
+    kept = [v for v in spellings if v != text and normalize_answer(v, mode) == key]
     op.detail = {"text": text, "old_text": s.text}
-    s.text, s.key = text, key
-    s.save(update_fields=["text", "key"])
+    dropped = [v for v in s.variants if v not in kept and v != text]
+    if dropped:
+        op.detail["dropped_variants"] = dropped
+    s.text, s.key, s.variants = text, key, kept
+    s.save(update_fields=["text", "key", "variants"])
     return op.finish()
 
 
@@ -472,6 +480,10 @@ def question_undo(*, question: Question | int, by, any_user: bool = False,
             op.touch(s, created=True)
         else:
             op.touch(s)
+            # spellings an edit dropped come back; spellings added since stay if they match
+            mode = op.question.collection.matching_mode
+            s.variants = [v for v in dict.fromkeys([*snap.get("variants", []), *s.variants])
+                          if v != snap["text"] and normalize_answer(v, mode) == snap["key"]]
         s.text, s.key, s.source = snap["text"], snap["key"], snap["source"]
         s.synset_id, s.level_id, s.judged_by_id = snap["synset"], snap["level"], snap["judged_by"]
         s.judged_at = datetime.fromisoformat(snap["judged_at"]) if snap["judged_at"] else None

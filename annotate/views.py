@@ -290,6 +290,12 @@ def question_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         if posted is not None and event.before.get("version") != posted:
             notice, kind = ("Someone else changed this question meanwhile; your edit still "
                             "applied and the workspace now shows their changes too."), "info"
+        dropped = event.after.get("dropped_variants")
+        if dropped:
+            notice = " ".join(filter(None, [notice, (
+                f"Spellings that no longer match the new text were dropped: "
+                f"{' · '.join(dropped)}. Undo brings them back.")]))
+            kind = "info"
     question.refresh_from_db()
     go_next = request.POST.get("op") == "done" and event is not None
     if go_next:

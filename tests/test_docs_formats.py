@@ -21,11 +21,12 @@ import pandas as pd
 import pytest
 from django.core.management import call_command
 
-from annotate.imports import collection_import, export_judgments
+from annotate.imports import collection_import, export_judgments, import_plan
 from annotate.models import AnswerString, AnswerSynset, Question
 from evaluation import services
 from evaluation.archive import collection_export
 from evaluation.archive import collection_import as archive_import
+from evaluation.metrics import Ranking, evaluate
 from evaluation.metrics.normalize import normalize_answer
 from evaluation.metrics.parsers import (
     detect_run_format,
@@ -46,7 +47,8 @@ FILES = dict(TITLED)
 
 # every example file of the page, each checked by a test below
 CHECKED = {
-    "questions.csv", "flat.csv", "judgments.csv", "judgments-export.csv", "noAF.tsv",
+    "questions.csv", "flat.csv", "judgments.csv", "judgments-spellings.csv",
+    "judgments-export.csv", "noAF.tsv",
     "AF.csv", "score-table.txt", "score.csv", "score-trec.txt", "qrels.txt", "run.trec",
     "score-qrels.txt", "run-scores.csv", "archive/manifest.json", "archive/questions.csv",
     "archive/synsets.csv", "archive/strings.csv", "archive/events.jsonl", "archive/runs.json",
@@ -212,6 +214,38 @@ def test_imports_give_what_the_page_says(beatles):
                 .values_list("text", flat=True)) == ["Yoko Ono"]
     nil = strings.get(question__qid="LOVE")
     assert (nil.text, nil.level.code) == ("NIL", "A")
+
+
+def test_judgments_spellings_fold_as_described(db):
+    c = make_collection(slug="spellings")
+    Question.objects.create(collection=c, qid="NIXON", text="Which president resigned?")
+    data = example("judgments-spellings.csv")
+    plan = import_plan(collection=c, kind="judgments", data=data,
+                       filename="judgments-spellings.csv")
+    assert plan.ok and len(plan.folds) == 2
+    assert plan.counts["spellings folded into another string"] == 2
+    collection_import(collection=c, kind="judgments", data=data,
+                      filename="judgments-spellings.csv")
+    got = sorted((s.text, s.variants, s.synset.label if s.synset else None,
+                  s.level.code if s.level else None)
+                 for s in AnswerString.objects.filter(question__collection=c))
+    assert got == [("Gerald Ford", ["gerald ford"], None, None),
+                   ("Nixon", [], "Q1-b", "A"),
+                   ("Richard Nixon", ["Richard Nixon."], "gold", "S")]
+    refused = data.replace(b"Richard Nixon.,S", b"Richard Nixon.,A")
+    plan = import_plan(collection=c, kind="judgments", data=refused,
+                       filename="judgments-spellings.csv")
+    assert not plan.ok
+    assert [(i.line, "on line 2" in i.message) for i in plan.issues] == [(3, True)]
+    # the export writes every spelling with its string's judgment
+    exported = list(csv.reader(io.StringIO(export_judgments(c))))
+    assert sorted(r[:4] for r in exported[1:]) == sorted(csv_rows("judgments-spellings.csv")[1:])
+    # the scorer folds the same way; a run answering `richard nixon` gets the gold synset
+    j = parse_judgments_csv(data)
+    run = Ranking.from_lists("r", {"NIXON": ["richard nixon", "gerald ford"]})
+    marked = evaluate(j, [run]).marked.frame()
+    assert list(marked["status"]) == ["correct", "incorrect"]
+    assert marked["synset"].iloc[0] == "gold"
 
 
 def test_judgments_export_example_round_trips(db):

@@ -284,3 +284,41 @@ def test_undo_brings_back_labels_and_variants():
     services.question_undo(question=q, by=user)
     nixon = AnswerString.objects.get(question=q, text="Richard Nixon")
     assert nixon.variants == ["Richard Nixon."] and nixon.synset.label == "gold"
+
+
+def test_string_edit_keeps_matching_variants_and_undo_restores_dropped_ones():
+    from annotate import services
+    c = _collection("edit")
+    collection_import(collection=c, kind="judgments", data=STUDY.encode(), filename="j.csv")
+    q = Question.objects.get(collection=c, qid="Q2")
+    s = AnswerString.objects.get(question=q)
+    assert sorted(s.variants) == ["RMS  Titanic", "rms titanic"]
+    user = make_user(staff=True)
+    # same key: the spellings still match and stay
+    services.string_edit(question=q, string=s.pk, text="RMS TITANIC", by=user)
+    s.refresh_from_db()
+    assert sorted(s.variants) == ["RMS  Titanic", "RMS Titanic.", "rms titanic"]
+    # a new key: old spellings no longer match; they are named in the event, not kept
+    event = services.string_edit(question=q, string=s.pk, text="Titanic", by=user)
+    s.refresh_from_db()
+    assert s.variants == []
+    assert sorted(event.after["dropped_variants"]) == ["RMS  Titanic", "RMS Titanic.",
+                                                       "rms titanic"]
+    services.question_undo(question=q, by=user)
+    s.refresh_from_db()
+    assert s.text == "RMS TITANIC"
+    assert sorted(s.variants) == ["RMS  Titanic", "RMS Titanic.", "rms titanic"]
+
+
+def test_edit_page_names_dropped_spellings(client):
+    c = _collection("editpage")
+    collection_import(collection=c, kind="judgments", data=STUDY.encode(), filename="j.csv")
+    q = Question.objects.get(collection=c, qid="Q2")
+    s = AnswerString.objects.get(question=q)
+    client.force_login(make_user(staff=True))
+    r = client.post(f"/questions/{q.pk}/act/", {"op": "edit", "string": s.pk, "text": "Titanic"},
+                    HTTP_HX_REQUEST="true")
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert "Spellings that no longer match the new text were dropped" in html
+    assert "rms titanic" in html and "Undo brings them back." in html
