@@ -76,7 +76,8 @@ def strings(c: Collection):
 def test_judgments_export_quotes_the_answer_and_reimports_the_same_strings(judged):
     c, organizer = judged
     text = export_judgments(c)
-    assert f'"{ATTACK}"' in text
+    # as docs/formats.md shows it
+    assert f'\nDE,1,"{ATTACK}",S,Capital of Germany?,organizer,' in text
     assert_spreadsheet_safe(text)
     _, header, rows = read_csv(text)
     assert header[:4] == ["question_id", "synset_id", "answer", "level"]
