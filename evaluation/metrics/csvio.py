@@ -36,7 +36,8 @@ FORMULA_CHARS = "=+-@\t\r"
 # text that a spreadsheet would run: quotes, then a formula character
 _FORMULA = re.compile(r"'*[=+\-@\t\r]")
 _ESCAPED = re.compile(r"'+[=+\-@\t\r]")
-_NEEDS_QUOTES = re.compile(r'[\r\n",;\t#]')
+_STARTS = frozenset("=+-@\t\r'")  # a cell starting otherwise is never escaped
+_needs_quotes = re.compile(r'[\r\n",;\t#]').search
 _KEY = re.compile(r"[A-Za-z0-9_.\-]+")
 _PREAMBLE_OUT = re.compile(r'[%\r\n\t"]|[,;](?=[=+\-@\'])')
 _PREAMBLE_IN = re.compile(r"%([0-9A-Fa-f]{2})")
@@ -52,35 +53,39 @@ class CsvFormatError(ValueError):
 
 def neutralise(text: str) -> str:
     """``text`` with formulas neutralised (one more leading quote when needed)."""
-    return "'" + text if _FORMULA.match(text) else text
+    return "'" + text if text[:1] in _STARTS and _FORMULA.match(text) else text
 
 
 def restore(cell: str) -> str:
     """Undo ``neutralise``: ``restore(neutralise(s)) == s`` for every string."""
-    return cell[1:] if _ESCAPED.match(cell) else cell
+    return cell[1:] if cell[:1] == "'" and _ESCAPED.match(cell) else cell
 
 
-def _quoted(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"' if _NEEDS_QUOTES.search(text) else text
+def _text(text: str) -> str:
+    if text[:1] in _STARTS and _FORMULA.match(text):
+        text = "'" + text
+    return '"' + text.replace('"', '""') + '"' if _needs_quotes(text) else text
 
 
 def cell(value, float_format: str | None = None) -> str:
     """One cell as ``write_csv`` writes it (escaped and, if needed, quoted)."""
+    if type(value) is str:
+        return _text(value)
     if value is None:
         return ""
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        if isinstance(value, float) or not isinstance(value, numbers.Integral):
-            value = float(value)
-            if math.isnan(value):
-                return ""
-            return format(value, float_format) if float_format else repr(value)
-        return str(int(value))
-    return _quoted(neutralise(str(value)))
+        if isinstance(value, numbers.Integral):
+            return str(int(value))
+        value = float(value)
+        if math.isnan(value):
+            return ""
+        return format(value, float_format) if float_format else repr(value)
+    return _text(str(value))
 
 
 def row_text(values: Iterable, float_format: str | None = None) -> str:
     """One row, LF-terminated."""
-    cells = [cell(v, float_format) for v in values]
+    cells = [_text(v) if type(v) is str else cell(v, float_format) for v in values]
     if not cells:
         raise ValueError("a CSV row needs at least one cell")
     if cells == [""]:
@@ -98,15 +103,14 @@ def write_csv(header: Iterable[str], rows: Iterable[Iterable],
               preamble: Mapping[str, object] | None = None, *,
               float_format: str | None = None) -> str:
     """The CSV text: ``# key=value`` lines, the header, the rows (see the module doc)."""
-    out = io.StringIO()
+    out = []
     for key, value in (preamble or {}).items():
         if not _KEY.fullmatch(key):
             raise ValueError(f"preamble key {key!r}: letters, digits, _ . - only")
-        out.write(f"# {key}={preamble_value(value)}\n")
-    out.write(row_text(header))
-    for row in rows:
-        out.write(row_text(row, float_format))
-    return out.getvalue()
+        out.append(f"# {key}={preamble_value(value)}\n")
+    out.append(row_text(header))
+    out.extend(row_text(row, float_format) for row in rows)
+    return "".join(out)
 
 
 def read_csv(text: str | bytes) -> tuple[dict[str, str], list[str], list[list[str]]]:
@@ -135,7 +139,8 @@ def read_csv(text: str | bytes) -> tuple[dict[str, str], list[str], list[list[st
     try:
         for record in reader:
             if record:
-                records.append([restore(c) for c in record])
+                records.append([c[1:] if c[:1] == "'" and _ESCAPED.match(c) else c
+                                for c in record])
     except csv.Error as e:
         raise CsvFormatError(f"malformed CSV: {e}", line - 1 + reader.line_num) from e
     if not records:
