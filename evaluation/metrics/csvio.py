@@ -18,6 +18,10 @@ Writing, cell by cell:
   preamble line is one line, and a spreadsheet that splits it at its commas finds no cell
   starting with a formula.
 
+(The csv module's QUOTE_MINIMAL quotes the characters of its line terminator only: with
+``lineterminator="\n"`` a CR is written bare, and a reader then starts a new row there, or
+fails.  So this module decides the quoting itself.)
+
 Reading undoes exactly that: a cell that starts with one or more single quotes followed by
 a formula character loses one quote; every ``%XX`` of a preamble value is its character.
 So ``read_csv(write_csv(h, rows, p))`` gives back every text cell and preamble value.
