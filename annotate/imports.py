@@ -3,14 +3,14 @@
 An import is planned first -- the file is parsed by the scoring engine's parsers and checked
 against the collection, which gives a preview (counts) or every error with its line number
 -- and written only when the plan has no error, in one transaction (all or nothing).
-Exports are formula-safe: a cell that a spreadsheet would run as a formula gets a leading
-single quote, which the imports take off again, so an export re-imports unchanged.
+Exports are written by the product's one CSV writer (``evaluation.metrics.csvio``): a cell
+with a line break, quote or separator is quoted, and a cell a spreadsheet would run as a
+formula gets a leading single quote, which the parsers take off again, so an export
+re-imports unchanged.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import secrets
 from collections import defaultdict
@@ -22,6 +22,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from evaluation.metrics import InputError, Issue
+from evaluation.metrics.csvio import write_csv
 from evaluation.metrics.parsers import (
     parse_flat_answers,
     parse_questions_csv,
@@ -45,26 +46,8 @@ from .services import collection_judgments_changed
 KINDS = {"questions": "Questions CSV (question_id,question)",
          "flat": "Flat answer list (question_id,answer)",
          "judgments": "Judgments CSV (question_id,synset_id,answer,level)"}
-_FORMULA = ("=", "+", "-", "@", "\t", "\r")
 # how long a previewed file waits for its confirmation (PendingImport rows)
 PENDING_TTL = timedelta(hours=1)
-
-
-def formula_safe(value) -> str:
-    """Neutralise a cell a spreadsheet would evaluate (OWASP CSV injection): prefix a
-    single quote.  A cell that already starts with a quote before such a character gets a
-    second one, so ``unquote`` always gives the original back."""
-    s = "" if value is None else str(value)
-    if s.startswith(_FORMULA) or (s.startswith("'") and s[1:].startswith(("'", *_FORMULA))):
-        return "'" + s
-    return s
-
-
-def unquote(s: str) -> str:
-    """Undo ``formula_safe``."""
-    if s.startswith("'") and s[1:].startswith(("'", *_FORMULA)):
-        return s[1:]
-    return s
 
 
 class ImportRefused(Exception):
@@ -97,7 +80,7 @@ def _plan_questions(collection: Collection, data: bytes, filename: str) -> Impor
     existing = dict(Question.objects.filter(collection=collection).values_list("qid", "text"))
     create, update = [], []
     for r in rows:
-        qid, text = unquote(r.question_id), unquote(r.text)
+        qid, text = r.question_id, r.text
         if len(qid) > 100:
             plan.issues.append(Issue(filename, r.line, f"question_id {qid[:20]!r}... is longer "
                                      "than 100 characters"))
@@ -129,7 +112,7 @@ def _plan_flat(collection: Collection, data: bytes, filename: str) -> ImportPlan
     new: dict[tuple[int, str], str] = {}
     known = 0
     for r in rows:
-        qid, answer = unquote(r.question_id), unquote(r.answer)
+        qid, answer = r.question_id, r.answer
         if qid not in questions:
             plan.issues.append(Issue(filename, r.line, f"unknown question {qid!r}"))
             continue
@@ -182,7 +165,7 @@ def _plan_judgments(collection: Collection, data: bytes, filename: str, by) -> I
     # several ways; rows that agree fold into one string, rows that disagree are refused
     strings: dict[tuple[int, str], Fold] = {}
     for r in rows:
-        qid, syn, answer = unquote(r.question_id), unquote(r.synset_id), unquote(r.answer)
+        qid, syn, answer = r.question_id, r.synset_id, r.answer
         if qid not in questions:
             plan.issues.append(Issue(filename, r.line, f"unknown question {qid!r}"))
             continue
@@ -376,12 +359,7 @@ def pending_import_confirm(*, token: str, collection: Collection, user,
 
 # -- exports ----------------------------------------------------------------------------------
 def _csv(header: list[str], rows) -> str:
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(header)
-    for row in rows:
-        w.writerow([formula_safe(c) for c in row])
-    return out.getvalue()
+    return write_csv(header, rows)
 
 
 def _synset_ids(collection: Collection) -> dict[int, str]:

@@ -8,7 +8,6 @@ scores for every run.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import zipfile
@@ -28,6 +27,7 @@ from annotate.models import (
     Question,
 )
 from evaluation.metrics import InputError, Issue
+from evaluation.metrics.csvio import CsvFormatError, read_records, write_csv
 
 from .models import Run, RunAnswer
 
@@ -38,11 +38,7 @@ COLLECTION_FIELDS = ("name", "description", "guidelines", "matching_mode", "max_
 
 
 def _csv(rows, header) -> str:
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(header)
-    w.writerows(rows)
-    return out.getvalue()
+    return write_csv(header, rows)
 
 
 def _iso(dt) -> str:
@@ -107,7 +103,10 @@ def collection_export(*, collection: Collection) -> bytes:
 
 
 def _read_csv(z: zipfile.ZipFile, name: str) -> list[dict]:
-    return list(csv.DictReader(io.StringIO(z.read(name).decode("utf-8"))))
+    try:
+        return read_records(z.read(name).decode("utf-8"))
+    except CsvFormatError as e:
+        raise ValueError(f"{name}: {e}") from e
 
 
 def _dt(value: str):

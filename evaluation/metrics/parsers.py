@@ -21,6 +21,7 @@ from functools import cache
 import numpy as np
 import pandas as pd
 
+from .csvio import restore
 from .data import DEFAULT_LEVELS, ID_MATCH, Judgments, Ranking
 from .errors import InputError, IssueList
 
@@ -88,7 +89,9 @@ def _is_number(s: str) -> bool:
 def _csv_rows(text: str, file: str, issues: IssueList, required: tuple[str, ...],
               optional: tuple[str, ...] = ()) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """Rows of a CSV file with a header naming at least ``required`` (any order, any case).
-    Returns (header, [(line, {column: value})]); problems go to ``issues``."""
+    Returns (header, [(line, {column: value})]); problems go to ``issues``.  Each value has
+    the product's formula escape undone (``csvio.restore``: a cell of single quotes then a
+    formula character loses one quote), so the product's exports read back unchanged."""
     for n, line in _lines(text):
         if not _line_ok(issues, n, line):
             return [], []
@@ -123,7 +126,7 @@ def _csv_rows(text: str, file: str, issues: IssueList, required: tuple[str, ...]
                     issues.add(n, f"expected {len(header)} columns as in the header, found "
                                f"{len(record)}")
                     continue
-            rows.append((n, {h: (record[i] if i < len(record) else "")
+            rows.append((n, {h: (restore(record[i]) if i < len(record) else "")
                              for i, h in enumerate(header)}))
     except csv.Error as e:
         issues.add(reader.line_num, f"malformed CSV: {e}")
@@ -284,7 +287,10 @@ def _fast_judgment_columns(data: Data, levels: tuple[str, ...]):
         return None
     if not isinstance(frame.index, pd.RangeIndex) or not len(frame):
         return None
-    qid, syn, answer, level = ([v.strip() for v in frame[c].tolist()] for c in need)
+    qid, syn, answer, level = ([(restore(v) if v[:1] == "'" else v).strip() for v in col]
+                               if frame[c].str.startswith("'").any()
+                               else [v.strip() for v in col]
+                               for c in need for col in [frame[c].tolist()])
     known = set(levels)
     ok = all(qid) and all(answer) and all(
         (lv in known) if sy else not lv for sy, lv in zip(syn, level, strict=True))

@@ -5,14 +5,13 @@ questions print in well under a second)."""
 
 from __future__ import annotations
 
+from .csvio import cell
 from .engine import Scores
 
 
 def _csv_field(text: str) -> str:
-    """``text`` as the csv module writes it (QUOTE_MINIMAL, ``"`` doubled)."""
-    if any(c in text for c in ',"\r\n'):
-        return '"' + text.replace('"', '""') + '"'
-    return text
+    """``text`` as the product's CSV writer writes a text cell (quoted, formula-safe)."""
+    return cell(str(text))
 
 
 def _rows(scores: Scores):
@@ -24,7 +23,8 @@ def _rows(scores: Scores):
 
 def to_csv(scores: Scores, *, digits: int = 6) -> str:
     """Header ``run,question_id,<metrics>``; one row per run and judged question, then a
-    row with question_id ``all`` holding the run's means."""
+    row with question_id ``all`` holding the run's means.  Text cells as ``csvio.write_csv``
+    writes them (its reader reads this file back)."""
     values = ",".join([f"{{:.{digits}f}}"] * len(scores.metrics))
     qids = [_csv_field(str(q)) for q in scores.questions]
     out = [",".join(["run", "question_id", *map(_csv_field, scores.metrics)])]
