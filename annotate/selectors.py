@@ -3,6 +3,10 @@ queries."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.db import connection, transaction
 from django.db.models import Count, Q
 
 from .models import AnswerString, AnswerSynset, Collection, Question
@@ -31,6 +35,23 @@ def collection_overview(collection: Collection) -> dict:
     }
 
 
+@contextmanager
+def consistent_read() -> Iterator[None]:
+    """Run several reads against one state of the database, so that a write committed
+    between two of them cannot show half of itself (a string in a synset the page has not
+    read, say): one REPEATABLE READ, read-only transaction on PostgreSQL; one transaction on
+    SQLite (which begins IMMEDIATE there: the reads wait for a writer to commit).  Inside a
+    transaction already begun, that transaction decides what the reads see."""
+    if connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cur:
+                cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        yield
+
+
 class WorkspaceString:
     """One answer string as the judging workspace shows it: its row (with its other
     spellings, ``variants``), run frequency, level (``level_obj``, ``level_rank``) and
@@ -56,7 +77,14 @@ def question_workspace(question: Question, *, fuzzy_cutoff: float = 90.0) -> dic
     level, the pool of unjudged candidates most frequent first (frequency = number of runs
     that returned the key; run names are not read), a suggested synset per candidate (same
     key, or a fuzzy match of at least ``fuzzy_cutoff`` with rapidfuzz -- a suggestion only)
-    and the incorrect strings."""
+    and the incorrect strings.  The question's version, status and notes are read again
+    with them, in one consistent read, so the page's version is that of what it shows."""
+    with consistent_read():
+        question.refresh_from_db(fields=["version", "status", "notes"])
+        return _workspace(question, fuzzy_cutoff)
+
+
+def _workspace(question: Question, fuzzy_cutoff: float) -> dict:
     from rapidfuzz import fuzz, process
 
     from evaluation.models import RunAnswer
@@ -79,8 +107,13 @@ def question_workspace(question: Question, *, fuzzy_cutoff: float = 90.0) -> dic
                    "id", "text", "key", "synset_id", "level_id", "judged_at", "variants")]
     for s in strings:
         s.freq = freq.get(s.key, 0)
-        if s.synset_id is not None:
-            syn = by_synset[s.synset_id]
+        syn = by_synset.get(s.synset_id) if s.synset_id is not None else None
+        if s.synset_id is not None and (syn is None or s.level_id not in by_level):
+            # judged into a synset (or with a level) this read did not see: only possible
+            # inside a caller's READ COMMITTED transaction; shown as a candidate, whose page
+            # token ("u") makes any edit of it refused as stale
+            s.synset_id, s.level_id, s.judged_at = None, None, None
+        if syn is not None and s.synset_id is not None:
             s.level_obj = lv = by_level[s.level_id]
             s.level_rank = rank[s.level_id]
             syn.members.append(s)

@@ -4,13 +4,16 @@ Every function here is keyword-only, runs in one transaction and writes one
 ``JudgmentEvent``.  Judging operations lock their question row (``select_for_update``),
 compare the version the page was rendered with, check that the edit is still meaningful
 (the string is still in the state the assessor saw) and bump ``Question.version``; a stale
-edit that is no longer meaningful raises ``Conflict`` and writes nothing.  Every change of a
+edit that is no longer meaningful raises ``Conflict`` and writes nothing.  A synset the page
+named by its number (``PageSynset``) is resolved under that lock too, and refused when the
+number no longer means the synset the page showed.  Every change of a
 judgment also bumps the collection's ``judgment_version`` (scores are cached by it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
@@ -37,6 +40,18 @@ NIL = "NIL"
 class Conflict(Exception):
     """A write refused because the question changed under the assessor (or the request
     no longer makes sense); nothing was written."""
+
+
+@dataclass(frozen=True)
+class PageSynset:
+    """A synset named by its number on the assessor's page (a digit key, a typed number):
+    ``ordinal`` as the page showed it and ``pk``, the synset that number meant there (None
+    when the page did not say, as a plain form post without the page's synset list).
+    Resolved under the question's lock by ``_Edit.synset``: an edit whose number has
+    changed meaning since the page was rendered is refused."""
+
+    ordinal: int
+    pk: int | None = None
 
 
 def collection_judgments_changed(*, collection_id: int) -> None:
@@ -148,12 +163,39 @@ class _Edit:
             self.before_strings[s.pk] = None if created else _string_snap(s)
         self.strings[s.pk] = s
 
-    def synset(self, pk) -> AnswerSynset:
+    def synset(self, pk: int | str | PageSynset) -> AnswerSynset:
+        """The synset ``pk`` of this question, or the one a page named by its number (read
+        under the question's lock, so it cannot change before this edit commits)."""
+        if isinstance(pk, PageSynset):
+            return self._page_synset(pk)
         for syn in self.synsets:
             if str(syn.pk) == str(pk):
                 return syn
         raise Conflict("That synset no longer exists (it was merged or emptied); your edit "
                        "was not applied.")
+
+    def _page_synset(self, ref: PageSynset) -> AnswerSynset:
+        n = ref.ordinal
+        if ref.pk is None:
+            # the page did not say which synset its number meant: trust the number only if
+            # nothing changed since the page was rendered
+            if self.stale:
+                raise Conflict(f"Someone else changed this question since your page was "
+                               f"loaded, so synset {n} may no longer be the one you saw; "
+                               "your edit was not applied.")
+            for syn in self.synsets:
+                if syn.ordinal == n:
+                    return syn
+            raise Conflict(f"There is no synset {n}.")
+        meant = next((syn for syn in self.synsets if syn.pk == ref.pk), None)
+        if meant is None:
+            raise Conflict(f"Synset {n} of your page no longer exists (someone merged, "
+                           "emptied or undid it); your edit was not applied.")
+        if meant.ordinal != n:
+            raise Conflict(f"The synsets were renumbered since your page was loaded: your "
+                           f"synset {n} is now synset {meant.ordinal}; your edit was not "
+                           "applied.")
+        return meant
 
     def level(self, level: Level | int | str | None) -> Level:
         levels = list(Level.objects.filter(collection_id=self.question.collection_id))
@@ -217,12 +259,14 @@ def _renumber(question: Question, synsets: Sequence[AnswerSynset]) -> None:
 
 
 @transaction.atomic
-def string_judge(*, question: Question | int, string: int, by, synset: int | None = None,
+def string_judge(*, question: Question | int, string: int, by,
+                 synset: int | PageSynset | None = None,
                  new_synset: bool = False, level=None, expect: str | None = None,
                  version: int | None = None) -> JudgmentEvent:
     """Judge ``string``: put it into ``synset`` (or a new synset when ``new_synset``) with
     ``level`` (the collection's highest level when None), or mark it incorrect when
-    neither is given.  Also moves a string between synsets."""
+    neither is given.  Also moves a string between synsets.  ``synset`` is an id or a
+    ``PageSynset`` (a number on the assessor's page)."""
     op = _Edit(question=question, by=by, version=version,
                action="string_new_synset" if new_synset else
                "string_add" if synset is not None else "string_incorrect")
@@ -277,7 +321,8 @@ def _key_free(op: _Edit, key: str, *, except_pk: int | None = None) -> None:
 
 
 @transaction.atomic
-def string_add(*, question: Question | int, text: str, by, synset: int | None = None,
+def string_add(*, question: Question | int, text: str, by,
+               synset: int | PageSynset | None = None,
                new_synset: bool = False, level=None, version: int | None = None
                ) -> JudgmentEvent:
     """Add a string typed by an assessor: to the pool (unjudged), or straight into
@@ -336,7 +381,7 @@ def string_delete(*, question: Question | int, string: int, by, expect: str | No
 
 
 @transaction.atomic
-def synset_merge(*, question: Question | int, synsets: Sequence[int], by,
+def synset_merge(*, question: Question | int, synsets: Sequence[int | PageSynset], by,
                  version: int | None = None) -> JudgmentEvent:
     """Merge ``synsets[1:]`` into ``synsets[0]``; every string keeps its level."""
     op = _Edit(question=question, by=by, version=version, action="synset_merge")

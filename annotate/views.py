@@ -88,6 +88,8 @@ def _workspace_context(request, question: Question, role: str, may_write: bool,
     csrf_input = format_html('<input type="hidden" name="csrfmiddlewaretoken" value="{}">',
                              get_token(request))
     _prerender(ws, may_write, act_url=act_url, csrf_input=csrf_input, version=question.version)
+    # the synsets in the order shown: every write names a synset by its number on this page
+    ws["page_synsets"] = " ".join(str(s.pk) for s in ws["synsets"])
     edit_pk = _int_or_none(request.GET.get("edit"))
     edit_string = (question.strings.filter(pk=edit_pk).first()
                    if edit_pk and may_write and request.method == "GET" else None)
@@ -214,6 +216,22 @@ def _int_or_none(value: str | None) -> int | None:
         return None
 
 
+def _page_synset(p) -> services.PageSynset:
+    """A synset given by its number on the page, with the synset that number meant there
+    when the page sent its synset list (``page_synsets``: ids in the order shown); the
+    service resolves it under the question's lock."""
+    ordinal = _int_or_none(p.get("ordinal"))
+    if ordinal is None or ordinal < 1:
+        raise services.Conflict(f"There is no synset {p.get('ordinal')}.")
+    if "page_synsets" not in p:
+        return services.PageSynset(ordinal=ordinal)
+    shown = [_int_or_none(v) for v in p.get("page_synsets", "").split()]
+    if ordinal > len(shown) or shown[ordinal - 1] is None:
+        raise services.Conflict(f"There is no synset {ordinal} on your page; nothing was "
+                                "changed.")
+    return services.PageSynset(ordinal=ordinal, pk=shown[ordinal - 1])
+
+
 def _apply(request, question: Question, role: str) -> services.JudgmentEvent | None:
     """Dispatch one judging operation posted by the workspace."""
     p = request.POST
@@ -223,12 +241,8 @@ def _apply(request, question: Question, role: str) -> services.JudgmentEvent | N
     expect = p.get("expect") or None
     level = p.get("level") or None
     synset = _int_or_none(p.get("synset"))
-    if synset is None and p.get("ordinal"):  # a synset given by its number on the page
-        ordinal = _int_or_none(p.get("ordinal"))
-        synset = (question.synsets.filter(ordinal=ordinal).values_list("pk", flat=True).first()
-                  if ordinal else None)
-        if synset is None:
-            raise services.Conflict(f"There is no synset {p.get('ordinal')}.")
+    if synset is None and p.get("ordinal"):
+        synset = _page_synset(p)
     if op in ("add", "new", "incorrect"):
         if string is None:
             raise services.Conflict("No answer string chosen.")

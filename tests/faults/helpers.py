@@ -45,7 +45,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_gunicorn(port: int, log: Path, workers: int = 2) -> subprocess.Popen:
+def start_gunicorn(port: int, log: Path, workers: int = 2, threads: int = 0
+                   ) -> subprocess.Popen:
+    """gunicorn on the test database: sync workers, or gthread ones with ``threads``."""
     env = app_env(DJANGO_DEBUG="0", DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
                   DJANGO_ALLOWED_HOSTS="127.0.0.1", DJANGO_SECURE_SSL_REDIRECT="0",
                   DJANGO_SECURE_COOKIES="0", DJANGO_CONN_MAX_AGE="60")
@@ -54,7 +56,8 @@ def start_gunicorn(port: int, log: Path, workers: int = 2) -> subprocess.Popen:
                    cwd=ROOT, env=env, check=True)
     proc = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "config.wsgi", "-w", str(workers), "-b",
-         f"127.0.0.1:{port}", "--timeout", "30", "--graceful-timeout", "5"],
+         f"127.0.0.1:{port}", "--timeout", "30", "--graceful-timeout", "5",
+         *(["-k", "gthread", "--threads", str(threads)] if threads else [])],
         cwd=ROOT, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
