@@ -1,7 +1,7 @@
 """Parsers: every format of docs/formats.md, encodings, and specific errors."""
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from evaluation.metrics import InputError
@@ -192,12 +192,29 @@ def test_large_judgments_file_fast_reader_equals_line_reader():
     assert errs[0][0] == len(lines) + 2 and "(synset 1, level S)" in errs[0][1]
 
 
+_ANSWER = st.text(alphabet="ab ,\"é=+\t", max_size=6)
+_ANY_ROW = st.tuples(st.sampled_from(["Q1", " Q2", "Q3 ", ""]),
+                     st.sampled_from(["1", "2", "", " 3"]), _ANSWER,
+                     st.sampled_from(["S", "A", "B", "", "Z", " A"]))
+_SOME_ANSWER = st.tuples(_ANSWER, st.sampled_from("abé="), _ANSWER).map("".join)
+_GOOD_ROW = st.one_of(
+    st.tuples(st.sampled_from(["Q1", " Q2", "Q3 "]), st.sampled_from(["1", "2", " 3"]),
+              _SOME_ANSWER, st.sampled_from(["S", "A", "B", " A"])),
+    st.tuples(st.sampled_from(["Q1", " Q2", "Q3 "]), st.just(""), _SOME_ANSWER,
+              st.just("")))
+
+
+@st.composite
+def _judgment_rows(draw):
+    """Rows the line reader accepts, and in half the draws one row it may refuse."""
+    rows = draw(st.lists(_GOOD_ROW, min_size=1, max_size=8))
+    if draw(st.booleans()):
+        rows.insert(draw(st.integers(0, len(rows))), draw(_ANY_ROW))
+    return rows
+
+
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["Q1", " Q2", "Q3 ", ""]),
-                          st.sampled_from(["1", "2", "", " 3"]),
-                          st.text(alphabet="ab ,\"é=+\t", max_size=6),
-                          st.sampled_from(["S", "A", "B", "", "Z", " A"])), min_size=1,
-                max_size=8))
+@given(_judgment_rows())
 def test_fast_judgments_reader_agrees_with_the_line_reader(rows):
     import csv as _csv
     import io as _io
@@ -214,8 +231,10 @@ def test_fast_judgments_reader_agrees_with_the_line_reader(rows):
     try:
         slow = read_judgment_rows(data)
     except InputError:
+        event("refused by both")
         assert fast is None
         return
+    event("read by both" if fast is not None else "read by the line reader only")
     if fast is not None:
         assert fast == ([r.question_id for r in slow], [r.synset_id or None for r in slow],
                         [r.answer for r in slow], [r.level or None for r in slow])
