@@ -5,6 +5,7 @@ from django.contrib import admin
 from django.urls import reverse
 
 from annotate.models import Collection
+from tests.factories import make_collection
 
 pytestmark = pytest.mark.django_db
 
@@ -29,21 +30,44 @@ def test_every_model_is_registered_with_list_search_and_filters():
 
 def test_admin_pages_render_with_the_demo_data(client, demo):
     from django.contrib.auth import get_user_model
+    from django.utils.html import escape
+
+    from annotate.models import JudgmentEvent
     client.force_login(get_user_model().objects.get(username="admin"))
-    assert client.get(reverse("admin:index")).status_code == 200
+    make_collection(slug="second")  # a filter on a relation with one value is hidden
+    index = client.get(reverse("admin:index"))
+    assert index.status_code == 200
     for model in registered():
+        assert escape(str(model._meta.verbose_name_plural.capitalize())) in \
+            index.content.decode(), model
+    for model, model_admin in registered().items():
         opts = model._meta
         changelist = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist")
-        r = client.get(changelist, {"q": "a"})
+        r = client.get(changelist)
         assert r.status_code == 200, changelist
-        for spec in r.context["cl"].filter_specs:  # follow the first choice of every filter
-            choices = [c for c in spec.choices(r.context["cl"]) if not c.get("selected")]
-            if choices:
-                assert client.get(changelist + choices[0]["query_string"]).status_code == 200
+        cl = r.context["cl"]
+        assert cl.result_count == model.objects.count() > 0, changelist
+        for q, found in (("a", True), ("no-such-text-zq", False)):  # the search filters
+            searched = client.get(changelist, {"q": q})
+            assert searched.status_code == 200, changelist
+            assert (searched.context["cl"].result_count > 0) == found, (changelist, q)
+        assert len(cl.filter_specs) == len(model_admin.list_filter), changelist
+        for spec in cl.filter_specs:  # follow the first choice of every filter
+            choices = [c for c in spec.choices(cl) if not c.get("selected")]
+            assert choices, (changelist, spec.title)
+            filtered = client.get(changelist + choices[0]["query_string"])
+            assert filtered.status_code == 200, (changelist, choices[0]["query_string"])
+            assert filtered.context["cl"].result_count <= cl.result_count
         obj = model.objects.first()
-        assert obj is not None, opts.label
         change = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[obj.pk])
-        assert client.get(change).status_code == 200, change
+        page = client.get(change)
+        assert page.status_code == 200, change
+        html = page.content.decode()
+        assert escape(str(obj)) in html, change
+        # the audit trail is append-only: its events are shown, never saved or deleted
+        assert ('name="_save"' in html) == (model is not JudgmentEvent), change
         add = reverse(f"admin:{opts.app_label}_{opts.model_name}_add")
-        assert client.get(add).status_code in (200, 403), add  # 403: append-only audit
+        page = client.get(add)
+        assert page.status_code == 200, add
+        assert f"Add {opts.verbose_name}" in page.content.decode(), add
     assert Collection.objects.filter(slug="demo").exists()
