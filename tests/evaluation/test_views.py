@@ -3,6 +3,7 @@ comparison statistics, visibility, exports, freshness and query counts."""
 
 import html
 import io
+import re
 
 import pandas as pd
 import pytest
@@ -118,9 +119,62 @@ def test_compare_counts_and_p_values_equal_scipy(client, demo):
 def test_ranking_and_correlations(client, demo):
     login(client, "organizer")
     page = client.get("/collections/demo/ranking/?metric=q_measure&metric=rr&metric=ap")
-    assert len(page.context["table"]) == 2 and len(page.context["corr"]) == 3
+    # the demo's runs in the order of their mean Q-measure, as their own score files say
+    means = {}
+    for name, run in runs(demo).items():
+        frame = csv_frame(client.get(f"/collections/demo/runs/{run.pk}/scores.csv?metric="
+                                     "q_measure&metric=rr&metric=ap")).set_index("question_id")
+        means[name] = [frame.at["all", m] for m in ("q_measure", "rr", "ap")]
+    table = page.context["table"]
+    assert [row["run"].name for row in table] == sorted(means, key=lambda n: -means[n][0])
+    for row in table:
+        assert [v for v, _ in row["values"]] == pytest.approx(means[row["run"].name])
+    assert [(c["a"], c["b"]) for c in page.context["corr"]] == [
+        ("Q-measure", "RR"), ("Q-measure", "AP"), ("RR", "AP")]
     frame = csv_frame(client.get("/collections/demo/ranking.csv"))
     assert list(frame.columns)[:2] == ["run", "q_measure"]
+
+
+def test_ranking_orders_runs_by_hand_computed_means(client):
+    """Three runs on two questions, scored by hand (gains S=3, A=2, beta 1).
+    Q1: synsets {x: S} and {y: A}, "w" judged incorrect; Q2: one synset {z: S}.
+    c-best  Q1 [x, y]  Q = 1,                     RR 1;  Q2 [z]       Q = 1,   RR 1
+    b-mid   Q1 [w, x]  Q = 1/2 * (3+1)/(5+2) = 2/7, RR 1/2; Q2 [nope, z] Q = (3+1)/(3+2), RR 1/2
+    a-worst Q1 [y]     Q = 1/2 * (2+1)/(3+1) = 3/8, RR 1;  Q2 [nope]    Q = 0,   RR 0
+    """
+    c = make_collection(slug="rk")
+    make_question(collection=c, qid="Q1", synsets=[[("x", "S")], [("y", "A")]], incorrect=["w"])
+    make_question(collection=c, qid="Q2", synsets=[[("z", "S")]])
+    org = make_user()
+    add_member(collection=c, user=org, role="organizer")
+    for name, answers in [("a-worst", {"Q1": ["y"], "Q2": ["nope"]}),
+                          ("b-mid", {"Q1": ["w", "x"], "Q2": ["nope", "z"]}),
+                          ("c-best", {"Q1": ["x", "y"], "Q2": ["z"]})]:
+        make_run(collection=c, owner=org, name=name, answers=answers)
+    want = {"c-best": (1.0, 1.0), "b-mid": ((2 / 7 + 4 / 5) / 2, 0.5),
+            "a-worst": ((3 / 8 + 0) / 2, 0.5)}
+    client.force_login(org)
+    page = client.get("/collections/rk/ranking/?metric=q_measure&metric=rr")
+    table = page.context["table"]
+    assert [row["run"].name for row in table] == ["c-best", "b-mid", "a-worst"]
+    for row in table:
+        assert [v for v, _ in row["values"]] == pytest.approx(want[row["run"].name])
+    # ranks per metric: ties share the better rank
+    assert [[r for _, r in row["values"]] for row in table] == [[1, 1], [2, 2], [3, 2]]
+    body = re.search(r'<table[^>]*id="ranking">.*?</table>', page.content.decode(), re.S)[0]
+    assert re.findall(r"<tr><td>([\w-]+)</td>", body) == ["c-best", "b-mid", "a-worst"]
+    assert "<td>b-mid</td><td class=\"num\">0.5429</td><td class=\"num\">2</td>" in body
+    tau = sps.kendalltau([1.0, 19 / 35, 3 / 16], [1.0, 0.5, 0.5]).statistic
+    rho = sps.spearmanr([1.0, 19 / 35, 3 / 16], [1.0, 0.5, 0.5]).statistic
+    assert page.context["corr"] == [{"a": "Q-measure", "b": "RR", "tau": f"{tau:.4f}",
+                                     "rho": f"{rho:.4f}"}]
+    # the CSV: one row per run (by name), then the correlations
+    frame = csv_frame(client.get("/collections/rk/ranking.csv?metric=q_measure&metric=rr"))
+    assert list(frame["run"][:3]) == ["a-worst", "b-mid", "c-best"]
+    for _, row in frame[:3].iterrows():
+        assert (row["q_measure"], row["rr"]) == pytest.approx(want[row["run"]])
+    assert list(frame["run"][3:]) == ["kendall_tau:q_measure:rr", "spearman_rho:q_measure:rr"]
+    assert list(frame["q_measure"][3:]) == pytest.approx([tau, rho])
 
 
 def upload(client, collection, name, content, filename="run.tsv", **extra):
