@@ -59,4 +59,7 @@ def test_per_collection_runs_page_refuses_assessors_and_strangers(client, world)
         client.force_login(u[name])
         assert client.get("/collections/c/runs/").status_code == 403
     client.force_login(u["alice"])
-    assert client.get("/collections/c/runs/").status_code == 200
+    r = client.get("/collections/c/runs/")
+    assert r.status_code == 200
+    assert [row["run"].name for row in r.context["rows"]] == ["alice-1"]
+    assert "alice-1" in r.content.decode() and "bob-1" not in r.content.decode()

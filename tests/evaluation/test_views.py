@@ -97,6 +97,7 @@ def test_compare_counts_and_p_values_equal_scipy(client, demo):
     base = csv_frame(client.get(f"/collections/demo/runs/{r['noAF'].pk}/scores.csv?metric="
                                 "q_measure&metric=rr&metric=r_measure")).set_index("question_id")
     data, base = data.drop("all"), base.drop("all")
+    assert [row["t"].metric for row in page.context["tests"]] == ["q_measure", "rr", "r_measure"]
     for row in page.context["tests"]:
         t = row["t"]
         d = (data[t.metric] - base[t.metric]).round(12)
@@ -191,7 +192,9 @@ def test_upload_valid_run_then_scores(client, demo):
     run = Run.objects.get(collection=demo, name="mine")
     assert run.answers.count() == 3 and len(run.sha256) == 64 and run.format == "qa"
     page = client.get(resp.headers["Location"])
-    assert page.status_code == 200
+    assert page.status_code == 200 and page.context["run"] == run
+    shown = html.unescape(page.content.decode())
+    assert "<h1>Run mine</h1>" in shown and "Paul McCartney" in shown and "QAC1-1012" in shown
     resp = client.post(f"/collections/{demo.slug}/runs/upload/",
                        {"name": "mine2", "file": SimpleUploadedFile("r.tsv", body.encode())},
                        headers={"HX-Request": "true"})
@@ -249,7 +252,8 @@ def test_closed_collection_refuses_participant_uploads(client, demo):
     login(client, "participant")
     assert client.get("/collections/demo/runs/upload/").status_code == 403
     login(client, "organizer")
-    assert client.get("/collections/demo/runs/upload/").status_code == 200
+    page = client.get("/collections/demo/runs/upload/")
+    assert page.status_code == 200 and 'id="upload-form"' in page.content.decode()
 
 
 def test_visibility_rules(client, demo):
@@ -265,7 +269,9 @@ def test_visibility_rules(client, demo):
     assert client.get(f"/collections/demo/compare/?a={r['AF'].pk}&b={mine.pk}").status_code == 403
     demo.leaderboard_published = True
     demo.save()
-    assert client.get(f"/collections/demo/runs/{mine.pk}/").status_code == 200
+    page = client.get(f"/collections/demo/runs/{mine.pk}/")
+    assert page.status_code == 200 and page.context["run"] == mine
+    assert "<h1>Run other-run</h1>" in page.content.decode()
     login(client, "assessor1")  # assessors see no scores
     for url in ["/collections/demo/runs/", f"/collections/demo/runs/{r['AF'].pk}/",
                 f"/collections/demo/runs/{r['AF'].pk}/scores.csv", "/collections/demo/compare/",
@@ -331,7 +337,9 @@ def test_run_page_query_count_is_bounded(client, django_assert_max_num_queries):
     assert page.status_code == 200
     assert page.context["means"][0] == pytest.approx(0.8)  # S at rank 2: 4 / (3 + 2)
     with django_assert_max_num_queries(25):
-        assert client.get("/collections/big/runs/").status_code == 200
+        listing = client.get("/collections/big/runs/")
+    assert [row["run"].name for row in listing.context["rows"]] == ["r"]
+    assert listing.context["rows"][0]["questions"] == 5000
     other = Run.objects.create(collection=c, owner=org, name="s")
     RunAnswer.objects.bulk_create(RunAnswer(run=other, question=q, rank=1, text=f"a{i}",
                                             key=f"a{i}") for i, q in enumerate(qs[:2500]))
@@ -339,4 +347,7 @@ def test_run_page_query_count_is_bounded(client, django_assert_max_num_queries):
         page = client.get(f"/collections/big/compare/?a={run.pk}&b={other.pk}")
     assert page.status_code == 200 and page.content.decode().count("both lists</a>") == 5000
     with django_assert_max_num_queries(25):
-        assert client.get("/collections/big/ranking/").status_code == 200
+        ranking = client.get("/collections/big/ranking/")
+    # s: S at rank 1 for half the questions, nothing for the rest
+    assert [(row["run"].name, row["values"][0][0]) for row in ranking.context["table"]] == [
+        ("r", pytest.approx(0.8)), ("s", pytest.approx(0.5))]
