@@ -1,8 +1,10 @@
 """Collections list, collection overview and my queue: who sees what, in how many queries."""
 
+import html
+
 import pytest
 
-from annotate.models import Question
+from annotate.models import Collection, Question
 from tests.factories import add_member, make_collection, make_question, make_user
 
 pytestmark = pytest.mark.django_db
@@ -46,7 +48,10 @@ def test_overview_progress_and_members_for_organizers(client):
     html = r.content.decode()
     assert '<progress max="100" value="50"' in html and "arne" in html  # members listed
     client.force_login(assessor)
-    assert "olga" not in client.get("/collections/p/").content.decode()
+    r = client.get("/collections/p/")
+    assert r.status_code == 200 and f"<h1>{c.name}</h1>" in r.content.decode()
+    assert r.context["stats"]["questions"] == 4
+    assert "olga" not in r.content.decode()  # members are listed to organizers only
 
 
 def test_my_queue_lists_assigned_questions_across_collections_open_first(client):
@@ -82,14 +87,29 @@ def test_pages_issue_a_fixed_number_of_queries(client, django_assert_max_num_que
         q.assessors.add(user)
     client.force_login(user)
     # session + user, then the page's own reads; independent of the 30 collections
+    pages = {}
     for url, queries in [("/collections/", 4), ("/collections/c7/", 10), ("/queue/", 3)]:
         with django_assert_max_num_queries(queries):
-            assert client.get(url).status_code == 200
+            pages[url] = client.get(url)
+        assert pages[url].status_code == 200, url
+    assert len(pages["/collections/"].context["rows"]) == 30
+    c7 = Collection.objects.get(slug="c7")
+    assert f"<h1>{c7.name}</h1>" in pages["/collections/c7/"].content.decode()
+    assert pages["/collections/c7/"].context["stats"]["questions"] == 1
+    assert len(pages["/queue/"].context["questions"]) == 30
 
 
 def test_pages_answer_htmx_requests_too(client, demo):
     from django.contrib.auth import get_user_model
-    client.force_login(get_user_model().objects.get(username="assessor1"))
-    for url in ["/collections/", "/collections/demo/", "/queue/"]:
+    me = get_user_model().objects.get(username="assessor1")
+    client.force_login(me)
+    mine = list(Question.objects.filter(assessors=me).values_list("qid", flat=True))
+    assert mine
+    for url, shown in [("/collections/", ["<h1>Collections</h1>", demo.name]),
+                       ("/collections/demo/", [f"<h1>{demo.name}</h1>"]),
+                       ("/queue/", ["<h1>My queue</h1>", *mine])]:
         r = client.get(url, headers={"HX-Request": "true"})
         assert r.status_code == 200, url
+        body = html.unescape(r.content.decode())
+        for text in shown:
+            assert text in body, (url, text)
