@@ -20,6 +20,8 @@ from django.core.cache import caches
 from django.db import transaction
 from django.test import Client
 from django.urls import get_resolver
+from django.utils import timezone
+from django.utils.html import escape
 
 from annotate.models import (
     AnswerString,
@@ -142,6 +144,38 @@ EXPECTED["admin:annotate_judgmentevent_delete"] = {
 
 SKIPPED = {"login", "admin:login"}  # the login pages themselves (public)
 
+# What a page that answers 200 to a GET must show, whoever asks: its heading (or a CSV's
+# first line), so that a 200 is the right page and not an error or an empty shell.  ``{c}``
+# is the collection's name, ``{q}`` the question's id, ``{run}`` the run's name.  Admin
+# pages need the admin's title.
+PAGE_TEXT: dict[str, tuple[str, ...]] = {
+    "annotate:collection-list": ("<h1>Collections</h1>",),
+    "annotate:collection-create": ("<h1>New collection</h1>",),
+    "annotate:collection-edit": ("<h1>Edit {c}</h1>",),
+    "annotate:collection-members": ("<h1>Members</h1>", "assessor1"),
+    "annotate:collection-import": ("<h1>Import and export</h1>",),
+    "annotate:collection-export": ("question_id,synset_id,answer,level", "{secret}"),
+    "annotate:collection-detail": ("<h1>{c}</h1>",),
+    "annotate:question-list": ("<h1>Questions</h1>", "{q}"),
+    "annotate:question-judge": ('<span class="qid">{q}</span>', "{secret}"),
+    "annotate:my-queue": ("<h1>My queue</h1>",),
+    "evaluation:my-runs": ("<h1>Runs</h1>",),
+    "evaluation:run-list": ("<h1>Runs</h1>",),
+    "evaluation:run-upload": ("<h1>Upload a run</h1>",),
+    "evaluation:run-detail": ("<h1>Run {run}</h1>",),
+    "evaluation:run-scores-csv": ("# collection=demo", "\nrun,question_id,"),
+    "evaluation:compare": ("<h1>Compare runs</h1>",),
+    "evaluation:compare-csv": ("# collection=demo",),
+    "evaluation:ranking": ("<h1>System ranking</h1>",),
+    "evaluation:ranking-csv": ("# collection=demo", "\nrun,"),
+    "admin:jsi18n": ("django.gettext",),
+}
+ADMIN_TITLE = "| Django site admin</title>"
+# A correct answer string of the assessor's question that no run returned: the judging
+# pages and the export show it; no page a participant or a non-member opens may.
+JUDGED_SECRET = "judged-secret-answer"
+NEVER_SEE_JUDGMENTS = ("nonmember", "participant", "other")
+
 # Pages whose POST means something only with a body: the body a real form would send.
 # A refused role sending it must change nothing.
 RUN_FILE = b"EX1-BEATLES\t1\tJohn Lennon\n"
@@ -194,6 +228,10 @@ def world(demo):
     question = Question.objects.filter(collection=demo, assessors=users["assessor"]) \
         .exclude(assessors=User.objects.get(username="assessor2")).order_by("id").first()
     run = Run.objects.get(collection=demo, name="run-secret-af")
+    AnswerString.objects.create(question=question, text=JUDGED_SECRET, key=JUDGED_SECRET,
+                                synset=question.synsets.order_by("ordinal").first(),
+                                level=demo.levels.get(code="S"), judged_at=timezone.now(),
+                                judged_by=users["assessor"])
     Group.objects.create(name="judges")
 
     elsewhere = make_collection(slug="elsewhere", open_for_submissions=True)
@@ -300,9 +338,29 @@ def request(w: dict, role: str, method: str, url: str, data: dict):
     return client.post(url, data)
 
 
+def page_problems(w: dict, key: str, role: str, url: str, response) -> list[str]:
+    """What is wrong with the body of a GET answered 200: the page's text missing (see
+    PAGE_TEXT), or a judged answer shown to a role that never sees judgments."""
+    body = (b"".join(response.streaming_content) if response.streaming
+            else response.content).decode(errors="replace")
+    if key in PAGE_TEXT:
+        wanted = [t.format(c=escape(w["collection"].name), q=escape(w["question"].qid),
+                           run=escape(w["run"].name), secret=JUDGED_SECRET)
+                  for t in PAGE_TEXT[key]]
+    elif key.startswith("admin:"):
+        wanted = [ADMIN_TITLE]
+    else:
+        return [f"GET {url} as {role}: 200, but {key} has no entry in PAGE_TEXT"]
+    problems = [f"GET {url} as {role}: the page does not show {t!r}" for t in wanted
+                if t not in body]
+    if role in NEVER_SEE_JUDGMENTS and JUDGED_SECRET in body:
+        problems.append(f"GET {url} as {role}: shows a judged answer")
+    return problems
+
+
 def observe(w: dict, key: str, url: str) -> tuple[dict[str, list[str]], list[str]]:
-    """The outcome class per method and role, and the requests that wrote although their
-    observed class does not allow it."""
+    """The outcome class per method and role, and the problems: requests that wrote
+    although their observed class does not allow it, pages without their text."""
     seen: dict[str, list[str]] = {}
     bad_writes = []
     expected = EXPECTED.get(key)
@@ -312,7 +370,10 @@ def observe(w: dict, key: str, url: str) -> tuple[dict[str, list[str]], list[str
             data = post_body(key, w) if method == "POST" else {}
             with transaction.atomic():
                 before = snapshot()
-                got = classify(request(w, role, method, url, data))
+                response = request(w, role, method, url, data)
+                got = classify(response)
+                if method == "GET" and response.status_code == 200:
+                    bad_writes += page_problems(w, key, role, url, response)
                 wrote = snapshot() != before
                 transaction.set_rollback(True)
             want = expected[method].split()[i] if expected else got
