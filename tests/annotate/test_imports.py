@@ -135,7 +135,7 @@ def test_import_and_export_pages(client):
     org = make_user(staff=True)
     client.force_login(org)
     r = client.get("/collections/imp/import/")
-    assert r.status_code == 200
+    assert r.status_code == 200 and "<h1>Import and export</h1>" in r.content.decode()
     from django.core.files.uploadedfile import SimpleUploadedFile
     bad = SimpleUploadedFile("j.csv", b"question_id,synset_id,answer,level\nQ2,1,x,S\n")
     r = client.post("/collections/imp/import/", {"kind": "judgments", "file": bad})
@@ -152,8 +152,14 @@ def test_import_and_export_pages(client):
     assert list(AnswerString.objects.values_list("text", flat=True)) == ["Two"]
     r = client.get("/collections/imp/export/judgments.csv")
     assert r["Content-Type"].startswith("text/csv") and b"Q1,1,Two,A" in r.content
-    for what in ("questions", "events"):
-        assert client.get(f"/collections/imp/export/{what}.csv").status_code == 200
+    for what, header, row in (("questions", "question_id,question,status,assessors", "Q1,"),
+                              ("events", "id,created_at,user,question_id,action,before,after",
+                                         ",judgments_import,")):
+        r = client.get(f"/collections/imp/export/{what}.csv")
+        text = b"".join(r.streaming_content) if r.streaming else r.content
+        lines = text.decode().splitlines()
+        assert r.status_code == 200 and lines[0] == header, what
+        assert any(row in line for line in lines[1:]), (what, lines)
     assessor = make_user()
     from tests.factories import add_member
     add_member(collection=c, user=assessor, role="assessor")

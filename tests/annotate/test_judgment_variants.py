@@ -219,6 +219,8 @@ def test_preview_lists_folds_and_offers_to_mark_done(client):
         "done"}
     r = client.get(f"/collections/{c.slug}/")
     assert r.status_code == 200
+    stats = r.context["stats"]
+    assert stats["done"] == stats["questions"] > 0 and stats["percent_done"] == 100
 
 
 def test_workspace_shows_labels_and_variants_escaped(client):

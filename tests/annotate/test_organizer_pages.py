@@ -72,4 +72,6 @@ def test_members_add_change_remove(client):
     assert Membership.objects.get(user=bob).role == "participant"
     r = client.post("/collections/m/members/", {"action": "remove", "user": bob.pk})
     assert r.status_code == 302 and not Membership.objects.filter(user=bob).exists()
-    assert client.get("/collections/m/members/").status_code == 200
+    r = client.get("/collections/m/members/")
+    assert r.status_code == 200
+    assert org.username in r.content.decode() and "bob" not in r.content.decode()
