@@ -45,4 +45,5 @@ def test_htmx_header_token_is_accepted(demo):
     token = re.search(r'"X-CSRFToken": "([^"]+)"', page).group(1)
     r = client.post("/collections/demo/runs/upload/", {"name": ""},
                     headers={"HX-Request": "true", "X-CSRFToken": token})
-    assert r.status_code == 200  # the form comes back with its errors, not a CSRF refusal
+    # the form comes back with its errors, not a CSRF refusal
+    assert r.status_code == 200 and "This field is required." in r.content.decode()

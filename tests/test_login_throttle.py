@@ -1,5 +1,7 @@
 """Login attempts are rate limited (per address and per username)."""
 
+import html
+
 import pytest
 
 from config.auth import MAX_FAILURES
@@ -13,12 +15,19 @@ def attempt(client, username, password, addr="10.0.0.1"):
                        REMOTE_ADDR=addr)
 
 
+def refused(response) -> bool:
+    """The login form came back saying the password did not match (not locked)."""
+    return (response.status_code == 200
+            and "Your username and password didn't match" in html.unescape(
+                response.content.decode()))
+
+
 def test_failed_logins_are_throttled(client):
     from django.core.cache import cache
     cache.clear()
     make_user(username="alice", password="right-horse-battery")
     for _ in range(MAX_FAILURES):
-        assert attempt(client, "alice", "wrong").status_code == 200
+        assert refused(attempt(client, "alice", "wrong"))
     locked = attempt(client, "alice", "right-horse-battery")
     assert locked.status_code == 429
     assert "Too many failed attempts" in locked.content.decode()
@@ -36,4 +45,4 @@ def test_success_resets_the_username_counter(client):
         attempt(client, "carol", "wrong", addr="10.0.1.1")
     assert attempt(client, "carol", "right-horse-battery", addr="10.0.1.2").status_code == 302
     client.logout()
-    assert attempt(client, "carol", "wrong", addr="10.0.1.3").status_code == 200
+    assert refused(attempt(client, "carol", "wrong", addr="10.0.1.3"))
