@@ -53,6 +53,7 @@ def test_agrees_with_pytrec_eval(data):
     theirs = pytrec_eval.RelevanceEvaluator(
         qrels, {"map", "recip_rank", "Rprec", "ndcg", "P", "ndcg_cut"}).evaluate(run)
     mine = ours(qrels, run, sorted(set(TREC_MAP.values())))
+    assert sorted(theirs) == sorted(mine.index) == sorted(qrels)  # every topic compared
     for topic, values in theirs.items():
         for trec, name in TREC_MAP.items():
             assert mine.loc[topic, name] == pytest.approx(values[trec], abs=1e-9), (topic, trec)
