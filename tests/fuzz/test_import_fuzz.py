@@ -40,7 +40,7 @@ CLEAN_TEXT = st.one_of(
 def import_files(draw, kind: str) -> bytes:
     """Near-valid files for ``kind`` (right header, demo question ids, formula cells, NULs,
     stray columns) in some encoding, or almost-right files, or random bytes."""
-    choice = draw(st.integers(0, 5))
+    choice = draw(st.sampled_from([4, 5, 0, 1, 2, 3, 4, 5]))  # half of them clean
     if choice == 0:
         return draw(st.binary(max_size=300))
     if choice == 1:
