@@ -449,7 +449,9 @@ def test_other_participants_runs_stay_hidden_until_the_leaderboard_is_published(
 
     Collection.objects.filter(pk=demo.pk).update(leaderboard_published=True)
     for url in refused:
-        assert client.get(url).status_code == 200, url
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert "run-secret-other" in response.content.decode(), url  # the run itself
     for url in (f"{base}/runs/", f"{base}/ranking/", f"{base}/ranking.csv"):
         body = client.get(url).content.decode()
         assert "run-secret-af" in body and "run-secret-other" in body, url
