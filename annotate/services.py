@@ -561,15 +561,35 @@ def collection_save(*, collection: Collection, levels: Sequence[tuple[str, str, 
 
 @transaction.atomic
 def membership_set(*, collection: Collection, user, role: str | None, by) -> None:
-    """Give ``user`` ``role`` in ``collection``; ``role`` None removes the membership."""
+    """Give ``user`` ``role`` in ``collection``; ``role`` None removes the membership.
+
+    A collection keeps at least one organizer: the last one can neither leave nor take
+    another role (Conflict, nothing written).  A member who is no longer an organizer or
+    assessor (removed, or made a participant) loses every question assignment of the
+    collection, so their queue no longer lists its questions."""
     from .models import Membership, Role
+    if role is not None and role not in Role.values:
+        raise Conflict(f"Unknown role {role!r}.")
+    # the organizer rows stay locked until the end: two organizers removing each other at
+    # the same moment cannot both succeed and leave the collection without one
+    organizers = set(Membership.objects.select_for_update()
+                     .filter(collection=collection, role=Role.ORGANIZER)
+                     .values_list("user_id", flat=True))
+    current = (Membership.objects.filter(collection=collection, user=user)
+               .values_list("role", flat=True).first())
+    if current == Role.ORGANIZER and role != Role.ORGANIZER and organizers == {user.pk}:
+        raise Conflict(f"{user.get_username()} is the last organizer of “{collection.name}”: "
+                       "make another member an organizer first.")
     if role is None:
         Membership.objects.filter(collection=collection, user=user).delete()
     else:
-        if role not in Role.values:
-            raise Conflict(f"Unknown role {role!r}.")
         Membership.objects.update_or_create(collection=collection, user=user,
                                             defaults={"role": role})
+    dropped = 0
+    if role not in (Role.ORGANIZER, Role.ASSESSOR):
+        dropped, _ = Question.assessors.through.objects.filter(
+            question__collection=collection, user=user).delete()
     JudgmentEvent.objects.create(
         collection=collection, user=by if by is not None and by.is_authenticated else None,
-        action="membership_set", after={"user": user.get_username(), "role": role})
+        action="membership_set", after={"user": user.get_username(), "role": role,
+                                        "assignments_dropped": dropped})
