@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 from django.conf import settings
 from django.core.exceptions import SuspiciousOperation
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
+
+from evaluation.metrics.normalize import CONTROL_CHARACTERS
 
 
 class ContentSecurityPolicyMiddleware:
@@ -23,11 +23,6 @@ class ContentSecurityPolicyMiddleware:
         if self.policy and "Content-Security-Policy" not in response.headers:
             response.headers["Content-Security-Policy"] = self.policy
         return response
-
-
-# Tab, newline and carriage return are text (a textarea sends CRLF); every other C0 control
-# character and DEL is not, and NUL cannot even be stored by PostgreSQL.
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _control_character_field(request) -> str | None:
