@@ -19,7 +19,8 @@ import io
 import json
 import math
 import zipfile
-from datetime import datetime
+import zlib
+from datetime import UTC, datetime
 from functools import partial
 
 from django.conf import settings
@@ -211,7 +212,7 @@ def _dt(value: str):
     if not value:
         return None
     dt = datetime.fromisoformat(value)
-    return dt if timezone.is_aware(dt) else timezone.make_aware(dt, timezone.utc)
+    return dt if timezone.is_aware(dt) else timezone.make_aware(dt, UTC)
 
 
 def _is_int(value, lo: int = 0, hi: int = _INT_MAX) -> bool:
@@ -325,7 +326,7 @@ class _Archive:
                 except UnicodeDecodeError as e:
                     self.add(name, None, f"not UTF-8 text ({e.reason} at byte {e.start})")
         except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError,
-                EOFError, OSError, ValueError) as e:
+                EOFError, OSError, ValueError, zlib.error) as e:
             self.add(None, None, f"unreadable archive: {e}")
         return texts
 
@@ -726,8 +727,10 @@ def collection_import(*, data: bytes, slug: str, name: str | None = None,
     if Collection.objects.filter(slug=slug).exists():
         raise InputError([Issue(filename, None, f"a collection with the slug {slug!r} already "
                                                 "exists")])
-    if name is not None and not 0 < len(name.strip()) <= 200:
-        raise InputError([Issue(filename, None, "the name must be 1 to 200 characters")])
+    if name is not None and (not 0 < len(name.strip()) <= 200
+                             or CONTROL_CHARACTERS.search(name)):
+        raise InputError([Issue(filename, None, "the name must be 1 to 200 characters, "
+                                                "without control characters")])
     manifest, v2 = archive.manifest, archive.version >= 2
     questions = [q for _, q in archive.questions]
     synsets = [s for _, s in archive.synsets]

@@ -410,3 +410,25 @@ def test_the_command_prints_every_problem_without_a_traceback(demo, tmp_path):
     assert "bad.zip:manifest.json: level 1: gain -1" in text
     assert "bad.zip:questions.csv:" in text and "appears twice" in text
     assert "Traceback" not in text
+
+
+def test_damaged_archives_give_an_input_error_never_a_traceback(demo):
+    data = collection_export(collection=demo)
+    for i, pos in enumerate(range(40, len(data) - 40, max(1, len(data) // 60))):
+        damaged = data[:pos] + bytes([data[pos] ^ 0x55]) + data[pos + 1:]
+        try:
+            collection_import(data=damaged, slug=f"damaged-{i}")
+        except InputError:
+            pass
+    for cut in (10, len(data) // 2, len(data) - 10):
+        with pytest.raises(InputError):
+            collection_import(data=data[:cut], slug="cut")
+    with pytest.raises(InputError, match="control characters"):
+        collection_import(data=data, slug="named", name="bad\x00name")
+
+
+def test_times_without_a_zone_are_read_as_utc(demo):
+    data = rewrite(collection_export(collection=demo),
+                   strings_csv=lambda t: t.replace("+00:00", ""))
+    copy = collection_import(data=data, slug="naive")
+    assert judgments(copy) == judgments(demo)
