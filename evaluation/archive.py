@@ -71,7 +71,7 @@ COLUMNS[2] = dict(COLUMNS[1], **{
 
 def _max_bytes() -> int:
     """The most an archive may hold once unpacked (all members together)."""
-    return int(getattr(settings, "ARCHIVE_MAX_MB", 1024)) * 1024 * 1024
+    return settings.ARCHIVE_MAX_MB * 1024 * 1024
 
 
 def _csv(rows, header) -> str:
