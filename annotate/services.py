@@ -474,7 +474,9 @@ def _undo_checked(op: _Edit, event: JudgmentEvent) -> tuple[dict, list, dict]:
                 datetime.fromisoformat(snap["judged_at"])
         except (KeyError, TypeError, ValueError):
             raise unreadable from None
-        if snap.get("source") not in Source.values:
+        if snap.get("source") not in Source.values or not isinstance(
+                snap.get("judged_by"), int | None) or not isinstance(
+                snap.get("variants", []), list):
             raise unreadable
     if before.get("status") not in QuestionStatus.values or not isinstance(
             before.get("notes"), str):
@@ -535,7 +537,7 @@ def question_undo(*, question: Question | int, by, any_user: bool = False,
         else:
             op.touch(s)
         s.text, s.key, s.source = snap["text"], snap["key"], snap["source"]
-        s.synset_id, s.level_id = snap["synset"], snap["level"]
+        s.synset_id, s.level_id = snap.get("synset"), snap.get("level")
         s.judged_by_id = snap["judged_by"] if snap.get("judged_by") in users else None
         s.judged_at = datetime.fromisoformat(snap["judged_at"]) if snap["judged_at"] else None
         s.save(force_insert=pk in op.before_strings and op.before_strings[pk] is None)

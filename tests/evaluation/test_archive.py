@@ -203,6 +203,10 @@ def test_undo_refuses_a_record_naming_rows_outside_its_question(demo):
             before=dict(event.before, strings={str(s.pk): dict(snap, level=levels.pk)})),
         "unreadable": dict(before=dict(event.before, strings={"x": snap})),
         "unreadable status": dict(before=dict(event.before, status="gone")),
+        "a username for a user id": dict(
+            before=dict(event.before, strings={str(s.pk): dict(snap, judged_by="abc")})),
+        "a synset id as text": dict(
+            before=dict(event.before, strings={str(s.pk): dict(snap, synset="1")})),
     }
     for name, fields in crafted.items():
         JudgmentEvent.objects.filter(pk=event.pk).update(**{"before": event.before,
