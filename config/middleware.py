@@ -48,13 +48,19 @@ def _control_character_field(request) -> str | None:
 
 class ControlCharacterMiddleware:
     """Answers 400 to a request whose address, query parameters or form fields (names and
-    values) hold a control character other than tab, newline and carriage return: no view
-    ever sees one, so none reaches the database."""
+    values) hold a control character other than tab, newline and carriage return, and
+    ignores a cookie holding one: no view ever sees one, so none reaches the database.
+    Placed before the session middleware, which reads the session cookie."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
+        # a cookie holding one (a session key with a NUL byte would fail in the database)
+        # is dropped, so the browser gets a fresh one instead of an error on every page
+        if any(CONTROL_CHARACTERS.search(v) for v in request.COOKIES.values()):
+            request.COOKIES = {k: v for k, v in request.COOKIES.items()
+                               if not CONTROL_CHARACTERS.search(v)}
         field = _control_character_field(request)
         if field is not None:
             return render(request, "400.html", {

@@ -140,3 +140,14 @@ def test_postgresql_refuses_nul_itself():
     c = make_collection()
     with pytest.raises((DataError, ValueError)), transaction.atomic():
         Question.objects.create(collection=c, qid="Q", text="a\x00b")
+
+
+def test_a_cookie_with_a_control_character_is_ignored(world, client):
+    """A session cookie holding a NUL byte (quoted cookies may spell it \\000) used to reach
+    the session table: a DataError 500 on PostgreSQL on every page."""
+    for value in ('"abcdefgh\\000ijkl"', "abcdefgh\x00ijkl", "abcdefgh\x1bijkl"):
+        client.cookies["sessionid"] = value
+        page = client.get("/accounts/login/")
+        assert page.status_code == 200
+        # a login page of an anonymous visitor: the bad session is gone
+        assert client.get("/queue/").status_code == 302
