@@ -436,3 +436,13 @@ def test_times_without_a_zone_are_read_as_utc(demo):
                    strings_csv=lambda t: t.replace("+00:00", ""))
     copy = collection_import(data=data, slug="naive")
     assert judgments(copy) == judgments(demo)
+
+
+def test_assignments_of_members_who_do_not_judge_are_dropped(demo):
+    q = Question.objects.get(collection=demo, qid="QAC1-1021")
+    participant = demo.memberships.filter(role="participant").first().user
+    Question.assessors.through.objects.create(question=q, user=participant)
+    copy = collection_import(data=collection_export(collection=demo), slug="judges")
+    cq = Question.objects.get(collection=copy, qid="QAC1-1021")
+    assert participant not in cq.assessors.all()
+    assert set(cq.assessors.all()) == set(q.assessors.exclude(pk=participant.pk))
