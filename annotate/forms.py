@@ -12,6 +12,11 @@ from .models import Collection, Role
 
 
 class CollectionForm(forms.ModelForm):
+    # the database refuses L' = 0 (a check constraint); the form says so beside the field
+    max_output_size = forms.IntegerField(
+        label="Max output size L'", min_value=1, max_value=32767, initial=5,
+        help_text=Collection._meta.get_field("max_output_size").help_text)
+
     class Meta:
         model = Collection
         fields = ["name", "slug", "description", "guidelines", "matching_mode",

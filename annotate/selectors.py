@@ -171,7 +171,7 @@ def next_question(user, *, collection: Collection | None = None, after: Question
     if collection is not None:
         qs = qs.filter(collection=collection)
     if not organizer:
-        qs = qs.filter(assessors=user)
+        qs = qs.assigned_to(user)
     if after is not None:
         qs = qs.exclude(pk=after.pk)
     rank = Case(When(status="in_progress", then=0), default=1)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -473,11 +474,81 @@ def _undoable(question: Question) -> JudgmentEvent | None:
     return None
 
 
+def _undo_checked(op: _Edit, event: JudgmentEvent) -> tuple[dict, list, dict]:
+    """The before-state of ``event`` after checking, before anything is written, that it
+    names only rows of the question being undone (or none at all: a deleted string or
+    synset is recreated under its old id), levels of its collection, and users that exist;
+    and that every string the event touched is still as the event left it.  Returns
+    (string snapshots by id, synset rows [id, note, label], current strings by id).
+    Raises Conflict otherwise."""
+    unreadable = Conflict("The record of that action cannot be read; it cannot be undone.")
+    before, after = event.before, event.after
+    try:
+        snaps = {int(k): v for k, v in before["strings"].items()}
+        after_snaps = {int(k): v for k, v in after["strings"].items()}
+        synsets = [(int(row[0]), str(row[1]), str(row[2]) if len(row) > 2 else "")
+                   for row in before["synsets"]]
+        for snap in list(snaps.values()) + list(after_snaps.values()):
+            if snap is not None and not (isinstance(snap, dict) and isinstance(snap["key"], str)
+                                         and isinstance(snap["text"], str)):
+                raise TypeError
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        raise unreadable from None
+    ids = set(snaps) | set(after_snaps)
+    foreign = Conflict("That action names answer strings or synsets of another question; it "
+                       "cannot be undone.")
+    if AnswerString.objects.filter(pk__in=ids).exclude(question=op.question).exists():
+        raise foreign
+    syn_ids = {pk for pk, _, _ in synsets}
+    if AnswerSynset.objects.filter(pk__in=syn_ids).exclude(question=op.question).exists():
+        raise foreign
+    current = {s.pk: s for s in AnswerString.objects.filter(question=op.question, pk__in=ids)}
+    for pk, snap in after_snaps.items():
+        s = current.get(pk)
+        if (snap is None) != (s is None) or (
+                s is not None and _judgment_snap(_string_snap(s)) != _judgment_snap(snap)):
+            raise Conflict("The strings of that action have changed since; it cannot be "
+                           "undone.")
+    levels = set(Level.objects.filter(collection_id=op.question.collection_id)
+                 .values_list("pk", flat=True))
+    restored = [snap for snap in snaps.values() if snap is not None]
+    for snap in restored:
+        synset, level = snap.get("synset"), snap.get("level")
+        if synset is not None and synset not in syn_ids:
+            raise unreadable
+        if level is not None and level not in levels:
+            raise Conflict("That action names a level that no longer exists; it cannot be "
+                           "undone.")
+        if (synset is None) != (level is None) or (synset is not None
+                                                   and not snap.get("judged_at")):
+            raise unreadable
+        try:
+            if snap["judged_at"]:
+                datetime.fromisoformat(snap["judged_at"])
+        except (KeyError, TypeError, ValueError):
+            raise unreadable from None
+        if snap.get("source") not in Source.values or not isinstance(
+                snap.get("judged_by"), int | None) or not isinstance(
+                snap.get("variants", []), list):
+            raise unreadable
+    if before.get("status") not in QuestionStatus.values or not isinstance(
+            before.get("notes"), str):
+        raise unreadable
+    # keys: a restored string must not take the key of a string added since (by pooling)
+    keys = [snap["key"] for snap in restored]
+    others = AnswerString.objects.filter(question=op.question, key__in=keys).exclude(pk__in=ids)
+    if len(set(keys)) != len(keys) or others.exists():
+        raise Conflict("An answer string of that action has been added again since; it cannot "
+                       "be undone.")
+    return snaps, synsets, current
+
+
 @transaction.atomic
 def question_undo(*, question: Question | int, by, any_user: bool = False,
                   version: int | None = None) -> JudgmentEvent:
     """Undo the latest action on the question by restoring its event's before-state.
-    Refused when that action was someone else's or when its objects changed since."""
+    Refused (nothing written) when that action was someone else's, when its objects
+    changed since, or when its record names anything outside the question."""
     op = _Edit(question=question, by=by, version=version, action="undo")
     event = _undoable(op.question)
     if event is None:
@@ -485,24 +556,18 @@ def question_undo(*, question: Question | int, by, any_user: bool = False,
     if event.user_id != (op.by.pk if op.by else None) and not any_user:
         raise Conflict(f"The last change was made by {event.user or 'someone else'}; only "
                        "they can undo it.")
-    before, after = event.before, event.after
-    ids = {int(k) for k in before["strings"]}
-    current = {s.pk: s for s in AnswerString.objects.filter(question=op.question, pk__in=ids)}
-    for k, snap in after["strings"].items():
-        s = current.get(int(k))
-        if (snap is None) != (s is None) or (
-                s is not None and _judgment_snap(_string_snap(s)) != _judgment_snap(snap)):
-            raise Conflict("The strings of that action have changed since; it cannot be "
-                           "undone.")
+    snaps, synsets, current = _undo_checked(op, event)
+    users = set(get_user_model().objects.filter(
+        pk__in={snap.get("judged_by") for snap in snaps.values() if snap}
+    ).values_list("pk", flat=True))
     # synsets: recreate deleted ones (with their old id), then restore the old order
     have = {s.pk: s for s in op.synsets}
     order = []
-    for pk, note, *label in before["synsets"]:  # events before labels have no label
+    for pk, note, label in synsets:
         syn = have.get(pk)
         if syn is None:
             syn = AnswerSynset.objects.create(pk=pk, question=op.question,
-                                              ordinal=10_000_000 + pk, note=note,
-                                              label=label[0] if label else "")
+                                              ordinal=10_000_000 + pk, note=note, label=label)
         elif syn.note != note:
             syn.note = note
             syn.save(update_fields=["note"])
@@ -510,8 +575,7 @@ def question_undo(*, question: Question | int, by, any_user: bool = False,
     kept = {s.pk for s in order}
     extra = [s for s in op.synsets if s.pk not in kept]
     op.synsets = order + extra
-    for k, snap in before["strings"].items():
-        pk = int(k)
+    for pk, snap in snaps.items():
         s = current.get(pk)
         if snap is None:
             if s is not None:
@@ -530,11 +594,12 @@ def question_undo(*, question: Question | int, by, any_user: bool = False,
             s.variants = [v for v in dict.fromkeys([*snap.get("variants", []), *s.variants])
                           if v != snap["text"] and normalize_answer(v, mode) == snap["key"]]
         s.text, s.key, s.source = snap["text"], snap["key"], snap["source"]
-        s.synset_id, s.level_id, s.judged_by_id = snap["synset"], snap["level"], snap["judged_by"]
+        s.synset_id, s.level_id = snap.get("synset"), snap.get("level")
+        s.judged_by_id = snap["judged_by"] if snap.get("judged_by") in users else None
         s.judged_at = datetime.fromisoformat(snap["judged_at"]) if snap["judged_at"] else None
-        s.save()
-    op.question.status = before["status"]
-    op.question.notes = before["notes"]
+        s.save(force_insert=pk in op.before_strings and op.before_strings[pk] is None)
+    op.question.status = event.before["status"]
+    op.question.notes = event.before["notes"]
     op.detail = {"undoes": event.pk, "undone_action": event.action}
     return op.finish()
 
@@ -618,15 +683,35 @@ def collection_save(*, collection: Collection, levels: Sequence[tuple[str, str, 
 
 @transaction.atomic
 def membership_set(*, collection: Collection, user, role: str | None, by) -> None:
-    """Give ``user`` ``role`` in ``collection``; ``role`` None removes the membership."""
+    """Give ``user`` ``role`` in ``collection``; ``role`` None removes the membership.
+
+    A collection keeps at least one organizer: the last one can neither leave nor take
+    another role (Conflict, nothing written).  A member who is no longer an organizer or
+    assessor (removed, or made a participant) loses every question assignment of the
+    collection, so their queue no longer lists its questions."""
     from .models import Membership, Role
+    if role is not None and role not in Role.values:
+        raise Conflict(f"Unknown role {role!r}.")
+    # the organizer rows stay locked until the end: two organizers removing each other at
+    # the same moment cannot both succeed and leave the collection without one
+    organizers = set(Membership.objects.select_for_update()
+                     .filter(collection=collection, role=Role.ORGANIZER)
+                     .values_list("user_id", flat=True))
+    current = (Membership.objects.filter(collection=collection, user=user)
+               .values_list("role", flat=True).first())
+    if current == Role.ORGANIZER and role != Role.ORGANIZER and organizers == {user.pk}:
+        raise Conflict(f"{user.get_username()} is the last organizer of “{collection.name}”: "
+                       "make another member an organizer first.")
     if role is None:
         Membership.objects.filter(collection=collection, user=user).delete()
     else:
-        if role not in Role.values:
-            raise Conflict(f"Unknown role {role!r}.")
         Membership.objects.update_or_create(collection=collection, user=user,
                                             defaults={"role": role})
+    dropped = 0
+    if role not in (Role.ORGANIZER, Role.ASSESSOR):
+        dropped, _ = Question.assessors.through.objects.filter(
+            question__collection=collection, user=user).delete()
     JudgmentEvent.objects.create(
         collection=collection, user=by if by is not None and by.is_authenticated else None,
-        action="membership_set", after={"user": user.get_username(), "role": role})
+        action="membership_set", after={"user": user.get_username(), "role": role,
+                                        "assignments_dropped": dropped})

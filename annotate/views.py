@@ -452,13 +452,18 @@ def collection_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, ORGANIZER)
     form = MemberAddForm()
+    error = ""
     if request.method == "POST":
         if request.POST.get("action") == "add":
             form = MemberAddForm(request.POST)
             if form.is_valid():
-                services.membership_set(collection=collection, user=form.user,
-                                        role=form.cleaned_data["role"], by=request.user)
-                form = MemberAddForm()
+                try:
+                    services.membership_set(collection=collection, user=form.user,
+                                            role=form.cleaned_data["role"], by=request.user)
+                except services.Conflict as e:
+                    form.add_error("role", str(e))
+                else:
+                    form = MemberAddForm()
         else:
             user = get_object_or_404(get_user_model(), pk=_int_or_none(request.POST.get("user")))
             role = None if request.POST.get("action") == "remove" else request.POST.get("role")
@@ -466,15 +471,18 @@ def collection_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
                 services.membership_set(collection=collection, user=user, role=role,
                                         by=request.user)
             except services.Conflict as e:
-                messages.error(request, str(e))
-        if not request.htmx and form.is_bound is False:
+                error = str(e)
+        if not request.htmx and not form.is_bound:
+            if error:
+                messages.error(request, error)
             return redirect("annotate:collection-members", slug=slug)
     members = list(collection.memberships.select_related("user").order_by("role", "user__username"))
     template_name = "annotate/collection_members.html"
     if request.htmx:
         template_name += "#members"
     return TemplateResponse(request, template_name, {
-        "collection": collection, "members": members, "form": form, "roles": Role.choices})
+        "collection": collection, "members": members, "form": form, "roles": Role.choices,
+        "error": error})
 
 
 @require_http_methods(["GET", "POST"])

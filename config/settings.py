@@ -5,7 +5,7 @@ DJANGO_ALLOWED_HOSTS (comma list), DATABASE_URL (SQLite file db.sqlite3 by defau
 postgres://user@host:port/name for PostgreSQL), DJANGO_SECURE_SSL_REDIRECT (default 1 when
 not in debug; set 0 behind a proxy that already redirects), DJANGO_SECURE_COOKIES (default 1
 when not in debug; 0 only for plain-http runs on 127.0.0.1 such as bench/load.py),
-DJANGO_CONN_MAX_AGE (0), RUN_UPLOAD_MAX_MB (50).
+DJANGO_CONN_MAX_AGE (0), RUN_UPLOAD_MAX_MB (50), IMPORT_MAX_MB (50), ARCHIVE_MAX_MB (512).
 """
 
 import os
@@ -52,6 +52,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.middleware.ControlCharacterMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -149,6 +150,8 @@ CACHES = {
 # Uploads: runs up to RUN_UPLOAD_MAX_MB; larger request bodies are streamed to disk.
 RUN_UPLOAD_MAX_MB = int(os.environ.get("RUN_UPLOAD_MAX_MB", "50"))
 IMPORT_MAX_MB = int(os.environ.get("IMPORT_MAX_MB", "50"))  # questions/answers/judgments
+# a collection archive (import_collection) once unpacked, all members together
+ARCHIVE_MAX_MB = int(os.environ.get("ARCHIVE_MAX_MB", "512"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
