@@ -310,11 +310,14 @@ def question_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 
 @require_GET
 def next_to_judge(request: HttpRequest) -> HttpResponse:
-    """Redirect to the next question the user should judge (my queue's button)."""
+    """Redirect to the next question the user should judge (my queue's button; the
+    workspace's Enter, which gives ``after``, the question it leaves)."""
     slug = request.GET.get("collection")
     collection = get_object_or_404(Collection, slug=slug) if slug else None
     organizer = bool(collection and require_role(request, collection) == ORGANIZER)
-    nxt = next_question(request.user, collection=collection, organizer=organizer)
+    after_pk = _int_or_none(request.GET.get("after"))
+    after = Question.objects.filter(pk=after_pk).first() if after_pk else None
+    nxt = next_question(request.user, collection=collection, organizer=organizer, after=after)
     if nxt is None:
         messages.info(request, "Nothing left to judge. Well done!")
         return redirect("annotate:my-queue")
