@@ -42,3 +42,83 @@ def test_next_question_after_the_one_left(client, world):
     assert r.status_code == 302 and r.headers["Location"] == url(q1)
     r = client.get(f"/queue/next/?collection=w&after={q1.pk}")
     assert r.headers["Location"] == url(q2)
+
+
+# -- a question that gains an unjudged string is not done --------------------------------------
+def _done(q):
+    from annotate.models import Question
+    Question.objects.filter(pk=q.pk).update(status="done")
+    q.refresh_from_db()
+    return q
+
+
+def test_pooling_reopens_done_questions_and_folds_spellings(world):
+    from annotate.models import AnswerString, JudgmentEvent
+    from annotate.selectors import next_question
+    from annotate.services import pool_run
+    from tests.factories import make_run
+    c, q1, q2, ass = world
+    _done(q2)
+    assert next_question(ass, collection=c, after=q1) is None or \
+        next_question(ass, collection=c, after=q1).pk != q2.pk
+    run = make_run(collection=c, owner=ass, answers={"Q2": ["Kyoto", "kyoto", "KYOTO", "tokyo"]})
+    assert pool_run(run=run, by=ass) == 1
+    q2.refresh_from_db()
+    assert q2.status == "in_progress"
+    kyoto = AnswerString.objects.get(question=q2, key="kyoto")
+    assert (kyoto.text, kyoto.variants, kyoto.judged_at) == ("Kyoto", ["kyoto", "KYOTO"], None)
+    assert AnswerString.objects.get(question=q2, key="tokyo").variants == ["tokyo"]
+    event = JudgmentEvent.objects.get(question=q2, action="question_reopen")
+    assert event.after["status"] == "in_progress" and "run" in event.after["reason"]
+    assert JudgmentEvent.objects.get(action="pool_run").after["reopened"] == 1
+    # back in the assessor's queue and "next question"
+    assert next_question(ass, collection=c, after=q1).pk == q2.pk
+    assert pool_run(run=run, by=ass) == 0  # nothing new: nothing reopened again
+    assert JudgmentEvent.objects.filter(action="question_reopen").count() == 1
+
+
+def test_flat_answers_reopen_done_questions(world):
+    from annotate.imports import collection_import
+    c, _q1, q2, _ass = world
+    _done(q2)
+    plan = collection_import(collection=c, kind="flat", filename="a.csv",
+                             data=b"question_id,answer\nQ2,Osaka\nQ2,osaka\nQ2,Tokyo\n")
+    assert plan.counts["candidate strings to add"] == 1
+    q2.refresh_from_db()
+    assert q2.status == "in_progress"
+    assert q2.strings.get(key="osaka").variants == ["osaka"]
+
+
+def test_typed_or_unjudged_string_reopens_a_done_question(world):
+    from annotate import services
+    _c, _q1, q2, ass = world
+    _done(q2)
+    event = services.string_add(question=q2, text="Edo", by=ass)
+    q2.refresh_from_db()
+    assert q2.status == "in_progress" and event.after["reopened"] is True
+    assert (event.before["status"], event.after["status"]) == ("done", "in_progress")
+    services.question_undo(question=q2, by=ass)  # the typed string goes: done again
+    q2.refresh_from_db()
+    assert q2.status == "done" and not q2.strings.filter(text="Edo").exists()
+    tokyo = q2.strings.get(text="Tokyo")
+    services.string_unjudge(question=q2, string=tokyo.pk, by=ass)
+    q2.refresh_from_db()
+    assert q2.status == "in_progress"
+
+
+def test_undo_never_leaves_a_done_question_with_an_unjudged_string(world):
+    from annotate import services
+    from annotate.services import pool_run
+    from tests.factories import make_run
+    c, _q1, q2, ass = world
+    _done(q2)
+    tokyo = q2.strings.get(text="Tokyo")
+    services.string_set_level(question=q2, string=tokyo.pk, level="A", by=ass)  # while done
+    pool_run(run=make_run(collection=c, owner=ass, answers={"Q2": ["Kyoto"]}))
+    q2.refresh_from_db()
+    assert q2.status == "in_progress"
+    services.question_undo(question=q2, by=ass)  # undoes the level change, not the reopening
+    q2.refresh_from_db()
+    tokyo.refresh_from_db()
+    assert tokyo.level.code == "S"
+    assert q2.status == "in_progress"  # Kyoto waits unjudged
