@@ -575,6 +575,28 @@ def question_undo(*, question: Question | int, by, any_user: bool = False,
     return op.finish()
 
 
+@transaction.atomic
+def question_claim(*, question: Question | int, by) -> bool:
+    """Assign a question nobody is assigned to to ``by``, the assessor who judges it first
+    (such questions are offered to every assessor of the collection; the first change
+    claims it, so two assessors do not judge it side by side).  Returns False when ``by``
+    is assigned already; Conflict when someone else claimed it meanwhile."""
+    pk = question.pk if isinstance(question, Question) else question
+    q = Question.objects.select_for_update(of=("self",), no_key=True).get(pk=pk)
+    through = Question.assessors.through
+    assigned = list(through.objects.filter(question_id=q.pk).values_list("user_id", flat=True))
+    if by.pk in assigned:
+        return False
+    if assigned:
+        raise Conflict("Another assessor took this question meanwhile; your edit was not "
+                       "applied.")
+    through.objects.create(question_id=q.pk, user_id=by.pk)
+    JudgmentEvent.objects.create(collection_id=q.collection_id, question=q, user=by,
+                                 action="question_claim",
+                                 after={"assessor": by.get_username()})
+    return True
+
+
 # -- organizer writes -------------------------------------------------------------------------
 @transaction.atomic
 def questions_assign(*, collection: Collection, questions: Sequence[Question], assessors,

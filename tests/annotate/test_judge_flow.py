@@ -122,3 +122,66 @@ def test_undo_never_leaves_a_done_question_with_an_unjudged_string(world):
     tokyo.refresh_from_db()
     assert tokyo.level.code == "S"
     assert q2.status == "in_progress"  # Kyoto waits unjudged
+
+
+# -- questions nobody is assigned to -------------------------------------------------------------
+def test_unassigned_question_is_offered_to_every_assessor_and_claimed_by_the_first(client):
+    from annotate.models import AnswerString, JudgmentEvent
+    from annotate.selectors import next_question
+    from annotate.services import pool_run
+    from tests.factories import make_run
+    c = make_collection(slug="u")
+    q = make_question(collection=c, qid="U1", synsets=[[("Paris", "S")]])
+    q.status = "done"
+    q.save()
+    a1, a2, part, stranger = (make_user(username=n) for n in ("a1", "a2", "part", "stranger"))
+    add_member(collection=c, user=a1, role="assessor")
+    add_member(collection=c, user=a2, role="assessor")
+    add_member(collection=c, user=part, role="participant")
+    add_member(collection=make_collection(slug="elsewhere"), user=stranger, role="assessor")
+    client.force_login(a1)
+    r = client.get("/queue/next/", follow=True)
+    assert "Nothing left to judge" in r.content.decode()  # done: nothing to offer
+
+    pool_run(run=make_run(collection=c, owner=part, answers={"U1": ["Lyon"]}))
+    q.refresh_from_db()
+    assert q.status == "in_progress"
+    for user in (a1, a2):
+        assert next_question(user).pk == q.pk
+        assert next_question(user, collection=c).pk == q.pk
+    assert next_question(part) is None and next_question(stranger) is None
+    r = client.get("/queue/")
+    assert r.context["unassigned_count"] == 1 and 'id="unassigned-count"' in r.content.decode()
+    r = client.get("/queue/next/")
+    assert r.status_code == 302 and r.headers["Location"] == url(q)
+    r = client.get(url(q))
+    html = r.content.decode()
+    assert r.context["may_write"] and "Read only" not in html and "your first change" in html
+
+    lyon = AnswerString.objects.get(question=q, text="Lyon")
+    r = client.post(url(q, "act"), {"op": "incorrect", "string": lyon.pk, "expect": "u",
+                                    "version": q.version}, headers={"HX-Request": "true"})
+    assert r.status_code == 200 and "notice" not in r.content.decode()
+    assert list(q.assessors.all()) == [a1]  # claimed by the first judgment
+    assert JudgmentEvent.objects.filter(question=q, action="question_claim", user=a1).exists()
+    assert next_question(a2) is None  # no longer offered to the others
+
+    client.force_login(a2)
+    assert "Read only" in client.get(url(q)).content.decode()
+    r = client.post(url(q, "act"), {"op": "unjudge", "string": lyon.pk, "expect": "x"},
+                    headers={"HX-Request": "true"})
+    assert r.status_code == 200 and "assigned to another assessor" in r.content.decode()
+    assert client.post(url(q, "act"), {"op": "unjudge", "string": lyon.pk}).status_code == 403
+    lyon.refresh_from_db()
+    assert lyon.state == "incorrect"
+
+
+def test_claim_refused_when_another_assessor_took_the_question():
+    from annotate import services
+    c = make_collection()
+    q = make_question(collection=c)
+    a1, a2 = make_user(), make_user()
+    assert services.question_claim(question=q, by=a1) is True
+    assert services.question_claim(question=q, by=a1) is False
+    with pytest.raises(services.Conflict, match="Another assessor took"):
+        services.question_claim(question=q, by=a2)
