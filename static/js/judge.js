@@ -17,6 +17,7 @@
   let level = null;            // level code for the next judgments (null: the highest)
   let pending = null;          // {id, index} to focus once the new workspace is in
   let busy = false;
+  let swapped = false;         // the answer to the request in flight is on the page
   let mergeArmed = false;
   const queue = [];
 
@@ -202,7 +203,10 @@
       // done / next typed ahead of a judgment in flight are dropped: they act only on the
       // state the page shows when they are pressed
       if (e.key.toLowerCase() === "d" || e.key === "Enter") {
-        hint(`${e.key === "Enter" ? "Enter" : "d"} ignored while saving; press it again`);
+        // ... unless the answer is in and shows "all strings judged" (htmx settles it a
+        // moment later), with no other key waiting before it
+        if (swapped && !queue.length && allJudged()) queue.push(e.key);
+        else hint(`${e.key === "Enter" ? "Enter" : "d"} ignored while saving; press it again`);
         return;
       }
       queue.push(e.key);
@@ -213,6 +217,7 @@
 
   function restore() {
     busy = false;
+    swapped = false;
     showLevel();
     const list = items();
     if (pending) {
@@ -237,6 +242,9 @@
     while (queue.length && !busy) handle(queue.shift(), current());
   }
 
+  document.addEventListener("htmx:afterSwap", (e) => {
+    if (e.target && e.target.id === "workspace") swapped = true;
+  });
   document.addEventListener("htmx:afterSettle", (e) => {
     if (e.target && e.target.id === "workspace") restore();
   });
