@@ -29,6 +29,7 @@ from evaluation.metrics.parsers import (
     read_judgment_rows,
 )
 
+from . import services
 from .models import (
     AnswerString,
     AnswerSynset,
@@ -102,15 +103,12 @@ def _plan_questions(collection: Collection, data: bytes, filename: str) -> Impor
 
 
 # -- flat answer lists ----------------------------------------------------------------------
-def _plan_flat(collection: Collection, data: bytes, filename: str) -> ImportPlan:
+def _plan_flat(collection: Collection, data: bytes, filename: str, by=None) -> ImportPlan:
     plan = ImportPlan("flat", filename)
     rows = parse_flat_answers(data, filename=filename)
     questions = dict(Question.objects.filter(collection=collection).values_list("qid", "pk"))
-    existing = set(AnswerString.objects.filter(question__collection=collection)
-                   .values_list("question_id", "key"))
     mode = collection.matching_mode
-    new: dict[tuple[int, str], str] = {}
-    known = 0
+    good: list[tuple[int, str, str]] = []
     for r in rows:
         qid, answer = r.question_id, r.answer
         if qid not in questions:
@@ -120,19 +118,27 @@ def _plan_flat(collection: Collection, data: bytes, filename: str) -> ImportPlan
         if not key:
             plan.issues.append(Issue(filename, r.line, f"answer {answer!r} is empty once "
                                      "normalized"))
-        elif (questions[qid], key) in existing or (questions[qid], key) in new:
-            known += 1
         else:
-            new[(questions[qid], key)] = answer
+            good.append((questions[qid], key, answer))
+    # spellings with one key are one string, as in a judgments file; a new spelling of a
+    # string already there is kept as its variant
+    known = {}
+    for q, key, text, variants in AnswerString.objects.filter(
+            question__collection=collection).values_list("question_id", "key", "text",
+                                                         "variants"):
+        known[(q, key)] = [text, *variants]
+    folded = services.spellings_fold(good, known)
+    new = [k for k in folded if k not in known]
     plan.counts = {"candidate strings to add": len(new),
-                   "already known (skipped)": known,
+                   "rows naming a string already there or earlier in the file":
+                       len(good) - len(new),
+                   "spellings kept as variants": sum(len(v) for v in folded.values())
+                   - len(new),
                    "questions concerned": len({q for q, _ in new})}
 
     def write():
-        AnswerString.objects.bulk_create(
-            (AnswerString(question_id=q, text=t, key=k, source=Source.FLAT)
-             for (q, k), t in new.items()), batch_size=2000)
-        Question.objects.filter(pk__in={q for q, _ in new}).update(version=F("version") + 1)
+        services.strings_add_unjudged(rows=good, source=Source.FLAT, by=by,
+                                      reason=f"flat answer list {filename}")
     plan._write = write
     return plan
 
@@ -265,7 +271,7 @@ def import_plan(*, collection: Collection, kind: str, data: bytes, filename: str
         if kind == "questions":
             return _plan_questions(collection, data, filename)
         if kind == "flat":
-            return _plan_flat(collection, data, filename)
+            return _plan_flat(collection, data, filename, by)
         if kind == "judgments":
             return _plan_judgments(collection, data, filename, by)
     except InputError as e:

@@ -13,7 +13,7 @@ judgment also bumps the collection's ``judgment_version`` (scores are cached by 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
@@ -61,35 +61,120 @@ def collection_judgments_changed(*, collection_id: int) -> None:
         judgment_version=F("judgment_version") + 1, judgments_changed_at=timezone.now())
 
 
+# -- strings that come unjudged: the question is not done ---------------------------------
+def questions_reopen(*, question_ids, by=None, reason: str, record: bool = True) -> list[int]:
+    """The one rule for every writer that adds strings to questions or brings strings back
+    unjudged (pooling, a flat answer list, a typed string, an undo, a string sent back to
+    the pool): a question that has an unjudged string is not done.  Each of ``question_ids``
+    that is done and has an unjudged string goes back to in progress -- and so back into
+    its assessors' queues and "next question".  With ``record``, each gets a
+    ``question_reopen`` event naming ``reason`` (a judging operation records the change in
+    its own event instead).  Returns the ids reopened."""
+    from django.db.models import Exists, OuterRef
+    unjudged = AnswerString.objects.filter(question=OuterRef("pk"), judged_at__isnull=True)
+    rows = list(Question.objects.filter(pk__in=list(question_ids), status=QuestionStatus.DONE)
+                .filter(Exists(unjudged)).values_list("pk", "collection_id"))
+    if not rows:
+        return []
+    Question.objects.filter(pk__in=[pk for pk, _ in rows]).update(
+        status=QuestionStatus.IN_PROGRESS)  # the callers bump the versions
+    if record:
+        user = by if by is not None and by.is_authenticated else None
+        JudgmentEvent.objects.bulk_create(
+            JudgmentEvent(collection_id=c, question_id=pk, user=user, action="question_reopen",
+                          before={"status": QuestionStatus.DONE},
+                          after={"status": QuestionStatus.IN_PROGRESS, "reason": reason})
+            for pk, c in rows)
+    return [pk for pk, _ in rows]
+
+
+def spellings_fold(rows, known: dict[tuple[int, str], list[str]] | None = None
+                   ) -> dict[tuple[int, str], list[str]]:
+    """Spellings with one matching key are one string (DESIGN.md section 4): ``rows`` of
+    (question id, key, spelling) -> (question id, key) -> the spellings not yet in
+    ``known`` (a string's text and variants), first seen first, each once.  The judgments
+    import folds its rows the same way."""
+    known = known or {}
+    out: dict[tuple[int, str], list[str]] = {}
+    for q, key, text in rows:
+        text = text.strip()
+        if not key or not text or text in known.get((q, key), ()):
+            continue
+        spellings = out.setdefault((q, key), [])
+        if text not in spellings:
+            spellings.append(text)
+    return out
+
+
+@dataclass
+class StringsAdded:
+    """What ``strings_add_unjudged`` did."""
+
+    added: int = 0      # new strings
+    spellings: int = 0  # spellings kept as variants (of a new or an existing string)
+    questions: list[int] = field(default_factory=list)  # questions that gained a string
+    reopened: list[int] = field(default_factory=list)   # done questions back in progress
+
+
+@transaction.atomic
+def strings_add_unjudged(*, rows, source: str, by=None, reason: str) -> StringsAdded:
+    """Add unjudged strings from ``rows`` of (question id, key, spelling): pooled run
+    answers, a flat answer list.  Spellings with one key fold into one string (the first
+    its text, the others its variants); a spelling of a string the question already has
+    joins that string's variants (nothing is lost, nothing is judged again).  The
+    questions are locked first, so a question cannot be marked done under the new strings;
+    a done question that gains a string is reopened (``questions_reopen``)."""
+    rows = [(q, key, text) for q, key, text in rows if key]
+    qids = sorted({q for q, _, _ in rows})
+    result = StringsAdded()
+    if not qids:
+        return result
+    list(Question.objects.select_for_update(no_key=True).filter(pk__in=qids).order_by("pk")
+         .values_list("pk", flat=True))
+    existing = {(s.question_id, s.key): s for s in AnswerString.objects.filter(
+        question_id__in=qids).only("pk", "question_id", "key", "text", "variants")}
+    known = {k: [s.text, *s.variants] for k, s in existing.items()}
+    new, grown = [], []
+    for (q, key), spellings in spellings_fold(rows, known).items():
+        s = existing.get((q, key))
+        if s is None:
+            new.append(AnswerString(question_id=q, text=spellings[0], key=key, source=source,
+                                    variants=spellings[1:]))
+            result.spellings += len(spellings) - 1
+        else:
+            s.variants = [*s.variants, *spellings]
+            grown.append(s)
+            result.spellings += len(spellings)
+    AnswerString.objects.bulk_create(new, ignore_conflicts=True, batch_size=2000)
+    AnswerString.objects.bulk_update(grown, ["variants"], batch_size=2000)
+    result.added = len(new)
+    result.questions = sorted({s.question_id for s in new})
+    if result.questions:
+        Question.objects.filter(pk__in=result.questions).update(version=F("version") + 1)
+        result.reopened = questions_reopen(question_ids=result.questions, by=by, reason=reason)
+    return result
+
+
 # -- pooling (evaluation calls this) ------------------------------------------------------
 @transaction.atomic
 def pool_run(*, run: Run, by=None) -> int:
     """Add every distinct normalized answer of ``run`` (ranks up to the collection's L')
-    that is not yet a string of its question to the pool, unjudged (source ``pool``).
-    Returns the number of strings added; writes one JudgmentEvent."""
+    that is not yet a string of its question to the pool, unjudged (source ``pool``);
+    a question marked done that gains one is reopened.  Returns the number of strings
+    added; writes one JudgmentEvent."""
     collection = run.collection
-    answers = (RunAnswer.objects.filter(run=run, rank__lte=collection.max_output_size)
-               .order_by("question_id", "rank").values_list("question_id", "key", "text"))
-    rows = list(answers)
-    qids = {q for q, _, _ in rows}
-    existing = set(AnswerString.objects.filter(question_id__in=qids)
-                   .values_list("question_id", "key"))
-    new: dict[tuple[int, str], AnswerString] = {}
-    for qid, key, text in rows:
-        if not key or (qid, key) in existing or (qid, key) in new:
-            continue
-        new[(qid, key)] = AnswerString(question_id=qid, text=text.strip(), key=key,
-                                       source=Source.POOL)
-    AnswerString.objects.bulk_create(new.values(), ignore_conflicts=True, batch_size=2000)
-    touched = sorted({q for q, _ in new})
-    if touched:
-        Question.objects.filter(pk__in=touched).update(version=F("version") + 1)
+    rows = list(RunAnswer.objects.filter(run=run, rank__lte=collection.max_output_size)
+                .order_by("question_id", "rank").values_list("question_id", "key", "text"))
+    done = strings_add_unjudged(rows=rows, source=Source.POOL, by=by,
+                                reason=f"answers of run {run.name} pooled")
+    if done.questions:
         collection_judgments_changed(collection_id=collection.pk)
     JudgmentEvent.objects.create(
         collection=collection, question=None, user=by, action="pool_run",
-        after={"run": run.pk, "run_name": run.name, "added": len(new),
-               "questions": len(touched)})
-    return len(new)
+        after={"run": run.pk, "run_name": run.name, "added": done.added,
+               "questions": len(done.questions), "spellings": done.spellings,
+               "reopened": len(done.reopened)})
+    return done.added
 
 
 # -- the judging operations ---------------------------------------------------------------
@@ -233,6 +318,11 @@ class _Edit:
             q.status = QuestionStatus.IN_PROGRESS
         q.version += 1
         q.save(update_fields=["version", "status", "notes", "updated_at"])
+        if q.status == QuestionStatus.DONE and questions_reopen(
+                question_ids=[q.pk], by=self.by, reason=self.action, record=False):
+            # a string came (back) unjudged: this event records the reopening
+            q.status = QuestionStatus.IN_PROGRESS
+            self.detail["reopened"] = True
         if judgments:
             collection_judgments_changed(collection_id=q.collection_id)
         after = self._question_snap()
@@ -467,6 +557,8 @@ def _undoable(question: Question) -> JudgmentEvent | None:
     it was a bulk write (an import) that cannot be undone here."""
     undone: set[int] = set()
     for event in question.events.order_by("-id")[:500]:
+        if event.action == "question_reopen":
+            continue  # a consequence of strings added, not an act of its own
         if event.action == "undo":
             undone.add(event.after.get("undoes"))
         elif event.pk not in undone:
@@ -602,6 +694,28 @@ def question_undo(*, question: Question | int, by, any_user: bool = False,
     op.question.notes = event.before["notes"]
     op.detail = {"undoes": event.pk, "undone_action": event.action}
     return op.finish()
+
+
+@transaction.atomic
+def question_claim(*, question: Question | int, by) -> bool:
+    """Assign a question nobody is assigned to to ``by``, the assessor who judges it first
+    (such questions are offered to every assessor of the collection; the first change
+    claims it, so two assessors do not judge it side by side).  Returns False when ``by``
+    is assigned already; Conflict when someone else claimed it meanwhile."""
+    pk = question.pk if isinstance(question, Question) else question
+    q = Question.objects.select_for_update(of=("self",), no_key=True).get(pk=pk)
+    through = Question.assessors.through
+    assigned = list(through.objects.filter(question_id=q.pk).values_list("user_id", flat=True))
+    if by.pk in assigned:
+        return False
+    if assigned:
+        raise Conflict("Another assessor took this question meanwhile; your edit was not "
+                       "applied.")
+    through.objects.create(question_id=q.pk, user_id=by.pk)
+    JudgmentEvent.objects.create(collection_id=q.collection_id, question=q, user=by,
+                                 action="question_claim",
+                                 after={"assessor": by.get_username()})
+    return True
 
 
 # -- organizer writes -------------------------------------------------------------------------

@@ -142,14 +142,27 @@ def unjudged_counts(runs: Sequence[Run]) -> dict[int, int]:
 
 
 def unjudged_answers(run: Run) -> list[dict]:
-    """The run's distinct unjudged answers: question id, answer, best rank, in question
-    order (one query)."""
+    """The run's distinct unjudged answers: question id, answer, best rank, and whether it
+    is in the assessors' pool already (``pooled``: a string of its question has its key)
+    or could be sent there (``poolable``: not pooled, best rank within the collection's
+    L'), in question order (one query)."""
+    strings = AnswerString.objects.filter(question=OuterRef("question"), key=OuterRef("key"))
     rows = (RunAnswer.objects.filter(run=run).filter(~Exists(_judged_string()))
             .values("question_id", "question__qid", "key").annotate(rank=Min("rank"),
                                                                     text=Min("text"))
+            .annotate(pooled=Exists(strings))
             .order_by("question_id", "rank"))
-    return [{"question_id": r["question__qid"], "answer": r["text"], "rank": r["rank"]}
+    limit = run.collection.max_output_size
+    return [{"question_id": r["question__qid"], "answer": r["text"], "rank": r["rank"],
+             "pooled": r["pooled"], "poolable": not r["pooled"] and r["rank"] <= limit}
             for r in rows]
+
+
+def pool_counts(unjudged: Sequence[dict]) -> dict[str, int]:
+    """Counts of ``unjudged_answers``: not judged, waiting in the pool, not yet pooled."""
+    return {"unjudged": len(unjudged),
+            "pooled": sum(1 for u in unjudged if u["pooled"]),
+            "to_pool": sum(1 for u in unjudged if u["poolable"])}
 
 
 # -- writes -------------------------------------------------------------------------------

@@ -238,6 +238,7 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
         "means": [means[m] for m in config.metrics], "rows": rows, "page": page,
         "judged": len(scores.per_question[run.name]), "shown": len(table),
         "not_judged": scores.unknown[run.name], "unjudged": unjudged,
+        "pool": services.pool_counts(unjudged),
         "is_organizer": role == ORGANIZER, "sort": sort, "search": search,
     }
     template = "evaluation/run_detail.html"

@@ -103,9 +103,12 @@ def test_questions_and_flat_imports_preview_then_write():
     flat = b"question_id,answer\nQ1,paris\nQ1,Lyon\nQ2,Tokyo\nQ2,tokyo\n"
     plan = collection_import(collection=c, kind="flat", data=flat, filename="a.csv")
     assert plan.counts["candidate strings to add"] == 2
-    assert plan.counts["already known (skipped)"] == 2
+    assert plan.counts["rows naming a string already there or earlier in the file"] == 2
+    assert plan.counts["spellings kept as variants"] == 2  # paris (of Paris), tokyo
     assert set(AnswerString.objects.filter(source="flat").values_list("text", flat=True)) == {
         "Lyon", "Tokyo"}
+    assert AnswerString.objects.get(text="Tokyo").variants == ["tokyo"]
+    assert AnswerString.objects.get(text="Paris").variants == ["paris"]
     bad = b"question_id,answer\nQ1,x\nQ7,y\nQ1,\n"
     plan = import_plan(collection=c, kind="flat", data=bad, filename="a.csv")
     assert [i.line for i in plan.issues] == [4]  # the parser's row error comes first
