@@ -40,6 +40,7 @@ _INT_CHARS = re.compile(r"[0-9+-]*")
 _ODD_SPACE_B = re.compile(rb"[\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|"
                           rb"\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80")
 MAX_RANK = 1_000_000_000  # a QA run's ranks are integers from 1 to this
+FAST_JUDGMENTS_MIN = 1 << 16  # bytes; smaller judgments files go to the line reader only
 
 Data = bytes | str
 
@@ -320,7 +321,7 @@ def _fast_judgment_columns(data: Data, levels: tuple[str, ...]):
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    if b"\x00" in raw or b"\r" in raw or len(raw) < 1 << 16:  # small files: no gain
+    if b"\x00" in raw or b"\r" in raw or len(raw) < FAST_JUDGMENTS_MIN:  # small: no gain
         return None
     if _longest_line(raw) > MAX_LINE:
         return None
