@@ -565,16 +565,17 @@ def parse_trec_run(data: Data, *, filename: str = "run", name: str | None = None
     one topic is an error.  The run is named ``name``, else its tag, else the file name."""
     decode(data, filename)  # reports undecodable lines
     frame = None if _odd_space(data) else _fast_table(
-        data, 6, r"\s+", {4: np.float64}, comments=True, usecols=[0, 2, 4, 5])
+        data, 6, r"\s+", comments=True, usecols=[0, 2, 4, 5])
     ok = frame is not None and len(frame) > 0
     if ok:
-        score = frame[4].to_numpy()
+        score = _float_column(frame[4].to_numpy(dtype=object))
+        ok = score is not None
+    if ok:
         qid = frame[0].to_numpy(dtype=object)
         docno = frame[2].to_numpy(dtype=object)
         qcode = pd.factorize(qid)[0]
         dcode, duniq = pd.factorize(docno)
-        ok = bool(np.isfinite(score).all() and (frame[5] != "").all()
-                  and not _codes_duplicated(qcode, dcode, len(duniq)))
+        ok = bool((frame[5] != "").all() and not _codes_duplicated(qcode, dcode, len(duniq)))
         tag = frame[5].iat[0] if ok else None
     if not ok:
         rows = _raise_or(run_rows(data, filename=filename, fmt="trec"))
@@ -669,12 +670,10 @@ def _fast_qa_columns(raw: bytes):
     score = np.full(len(frame), np.nan)
     has_score = score_s != ""
     if has_score.any():
-        try:  # float() itself, as the line reader reads a score
-            score[has_score] = score_s[has_score].astype(float)
-        except ValueError:
+        given = _float_column(score_s[has_score])
+        if given is None:
             return None
-        if not np.isfinite(score[has_score]).all():
-            return None
+        score[has_score] = given
     if _pair_duplicated(qid, rank):
         return None
     return qid, rank, answer, score
@@ -689,6 +688,16 @@ def _int_column(values: np.ndarray, chars: re.Pattern | None = None) -> np.ndarr
         return values.astype(np.int64)
     except (ValueError, OverflowError):
         return None
+
+
+def _float_column(values: np.ndarray) -> np.ndarray | None:
+    """The values as finite floats, read by float() as the line reader reads them (pandas'
+    own number reader takes ``True`` for 1), else None."""
+    try:
+        out = values.astype(float)
+    except ValueError:
+        return None
+    return out if np.isfinite(out).all() else None
 
 
 def _rank_column(values: np.ndarray) -> np.ndarray | None:

@@ -124,7 +124,7 @@ ANSWERS = st.sampled_from(["Paul", "paul", "NIL", "\u00a0", "\u3000", "\u3000\u0
                            " Paul", "Paul\u00a0", "Pa\u3000ul", "\x1c", "a\x1cb", "",
                            "\u5343\u8449\u770c", "\u2028", "x\x0by", "x\x85"])
 SCORES = st.sampled_from([None, "", "0.5", "1e3", "-2", "nan", "inf", "1_0", "\u00a01",
-                          "\u0661", "0x1", "1e999"])
+                          "\u0661", "0x1", "1e999", "True", "TRUE", "+.5", "1d3", "1e"])
 LINE_ENDS = st.sampled_from(["\n", "\r\n", "\r"])
 
 
