@@ -17,6 +17,7 @@ import csv
 import io
 import math
 import re
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -99,45 +100,55 @@ def _is_number(s: str) -> bool:
 def _csv_rows(text: str, file: str, issues: IssueList, required: tuple[str, ...],
               optional: tuple[str, ...] = ()) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """Rows of a CSV file with a header naming at least ``required`` (any order, any case).
-    Returns (header, [(line, {column: value})]); problems go to ``issues``."""
-    for n, line in _lines(text):
-        if not _line_ok(issues, n, line):
-            return [], []
+    Returns (header, [(line, {column: value})]); problems go to ``issues``.  A line with
+    a NUL or too long is reported and read as if blank, so the other lines are checked."""
+    lines = _LINE_END.split(text)
+    bad = [n for n, line in enumerate(lines, start=1) if not _line_ok(issues, n, line)]
+    if bad:
+        for n in bad:
+            lines[n - 1] = ""
+        text = "\n".join(lines)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     header: list[str] = []
     rows: list[tuple[int, dict[str, str]]] = []
-    try:
-        for record in reader:
-            n = reader.line_num
-            if not record or all(not c.strip() for c in record):
-                continue
-            if not header:
-                header = [c.strip().lower() for c in record]
-                missing = [c for c in required if c not in header]
-                if missing:
-                    issues.add(n, f"header must name the columns {','.join(required)}"
-                               + (f" (optional: {','.join(optional)})" if optional else "")
-                               + f"; missing {', '.join(missing)} in {','.join(record)!r}")
-                    return header, []
-                dups = {c for c in header if c and header.count(c) > 1}
-                if dups:
-                    issues.add(n, f"header names column(s) {', '.join(sorted(dups))} twice")
-                    return header, []
-                continue
-            if len(record) > len(header) and any(c.strip() for c in record[len(header):]):
+    while True:
+        n = reader.line_num + 1  # a record's line is the one it starts on
+        try:
+            record = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:  # the reader goes on at the next line
+            issues.add(n, f"malformed CSV: {e}" + (
+                f" (in the record that starts on this line and ends on line {reader.line_num})"
+                if reader.line_num > n else ""))
+            continue
+        if not record or all(not c.strip() for c in record):
+            continue
+        if not header:
+            header = [c.strip().lower() for c in record]
+            missing = [c for c in required if c not in header]
+            if missing:
+                issues.add(n, f"header must name the columns {','.join(required)}"
+                           + (f" (optional: {','.join(optional)})" if optional else "")
+                           + f"; missing {', '.join(missing)} in {','.join(record)!r}")
+                return header, []
+            dups = {c for c in header if c and header.count(c) > 1}
+            if dups:
+                issues.add(n, f"header names column(s) {', '.join(sorted(dups))} twice")
+                return header, []
+            continue
+        if len(record) > len(header) and any(c.strip() for c in record[len(header):]):
+            issues.add(n, f"expected {len(header)} columns as in the header, found "
+                       f"{len(record)}")
+            continue
+        if len(record) < len(header):
+            needed = max(header.index(c) for c in required) + 1
+            if len(record) < needed:
                 issues.add(n, f"expected {len(header)} columns as in the header, found "
                            f"{len(record)}")
                 continue
-            if len(record) < len(header):
-                needed = max(header.index(c) for c in required) + 1
-                if len(record) < needed:
-                    issues.add(n, f"expected {len(header)} columns as in the header, found "
-                               f"{len(record)}")
-                    continue
-            rows.append((n, {h: (record[i] if i < len(record) else "")
-                             for i, h in enumerate(header)}))
-    except csv.Error as e:
-        issues.add(reader.line_num, f"malformed CSV: {e}")
+        rows.append((n, {h: (record[i] if i < len(record) else "")
+                         for i, h in enumerate(header)}))
     if not header and not issues:
         issues.add(1, f"empty file: expected a header {','.join(required)}")
     return header, rows
@@ -321,8 +332,15 @@ def _fast_judgment_columns(data: Data, levels: tuple[str, ...]):
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    if b"\x00" in raw or b"\r" in raw or len(raw) < FAST_JUDGMENTS_MIN:  # small: no gain
+    if len(raw) < FAST_JUDGMENTS_MIN:  # small files: no gain
         return None
+    if b"\x00" in raw or b"\r" in raw:
+        return None
+    if b'"' in raw:  # pandas reads '"a" ,' as 'a': the csv module checks the quoting first
+        try:
+            deque(csv.reader(io.StringIO(raw.decode("utf-8"), newline=""), strict=True), 0)
+        except (csv.Error, UnicodeDecodeError):
+            return None
     if _longest_line(raw) > MAX_LINE:
         return None
     head = raw[: raw.find(b"\n")] if b"\n" in raw else raw
@@ -374,10 +392,11 @@ def _fast_table(data: Data, ncols: int, sep: str, dtypes: dict[int, type] | None
     types: dict[int, type] = {i: object for i in cols}
     types.update({k: v for k, v in (dtypes or {}).items() if k in cols})
     try:
-        kw = {"quoting": csv.QUOTE_NONE} if sep == "\t" else {}
+        # quotes are text, as for the line reader
         frame = pd.read_csv(io.BytesIO(data), sep=sep, header=None, names=names, usecols=usecols,
                             dtype=types, keep_default_na=False, na_filter=False,
-                            skip_blank_lines=True, engine="c", encoding="utf-8", **kw)
+                            skip_blank_lines=True, engine="c", encoding="utf-8",
+                            quoting=csv.QUOTE_NONE)
     except Exception:
         return None
     if not isinstance(frame.index, pd.RangeIndex):  # a first line with too many fields
