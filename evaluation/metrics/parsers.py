@@ -40,6 +40,7 @@ _INT_CHARS = re.compile(r"[0-9+-]*")
 # what str.split() and str.strip() take for whitespace besides space, tab, CR and LF
 _ODD_SPACE_B = re.compile(rb"[\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|"
                           rb"\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80")
+_ODD_ASCII = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 MAX_RANK = 1_000_000_000  # a QA run's ranks are integers from 1 to this
 FAST_JUDGMENTS_MIN = 1 << 16  # bytes; smaller judgments files go to the line reader only
 
@@ -683,9 +684,9 @@ def _fast_qa_columns(raw: bytes):
     score_s = frame[3].to_numpy(dtype=object)
     if rank is None or not ((qid != "").all() and (answer != "").all()):
         return None
-    if _odd_space(raw) and any((pd.Series(c).str.strip() != c).any()
-                               for c in (qid, answer, score_s)):
-        return None  # a field the line reader strips (or finds empty)
+    if (not raw.isascii() or any(c in raw for c in _ODD_ASCII)) and (
+            _unstripped(qid) or _unstripped(answer)):
+        return None  # a field the line reader strips (or finds empty); float() strips scores
     score = np.full(len(frame), np.nan)
     has_score = score_s != ""
     if has_score.any():
@@ -733,7 +734,14 @@ def _odd_space(data: Data) -> bool:
     whitespace but pandas' reader does not (a no-break or ideographic space, ...)."""
     if isinstance(data, str):
         data = data.encode("utf-8", errors="surrogatepass")
-    return _ODD_SPACE_B.search(data) is not None
+    if any(c in data for c in _ODD_ASCII):
+        return True
+    return not data.isascii() and _ODD_SPACE_B.search(data) is not None
+
+
+def _unstripped(values: np.ndarray) -> bool:
+    """True if some value begins or ends with whitespace (or is whitespace only)."""
+    return any(s != s.strip() for s in values.tolist())
 
 
 def _padded(raw: bytes) -> bool:

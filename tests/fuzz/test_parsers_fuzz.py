@@ -167,9 +167,11 @@ def qa_files(draw) -> bytes:
 @st.composite
 def trec_files(draw) -> bytes:
     sep = st.sampled_from([" ", "\t", "  ", "\u3000", "\x0b", "\u00a0"])
-    rows = draw(st.lists(st.tuples(QIDS, sep, st.sampled_from(["d1", "d2", "D\u3000", "d\x1c", '"d1"', '"d 2"', 'd"']),
-                                   sep, RANKS, sep, SCORES.map(lambda s: s or "1"), sep,
-                                   st.sampled_from(["tag", "t\u00a0", ""]), LINE_ENDS),
+    docnos = st.sampled_from(["d1", "d2", "D\u3000", "d\x1c", '"d1"', '"d 2"', 'd"'])
+    scores = SCORES.map(lambda s: s or "1")
+    tags = st.sampled_from(["tag", "t\u00a0", ""])
+    rows = draw(st.lists(st.tuples(QIDS, sep, docnos, sep, RANKS, sep, scores, sep, tags,
+                                   LINE_ENDS),
                          min_size=1, max_size=10))
     return "".join(f"{q}{s1}Q0{s1}{d}{s2}{r}{s3}{sc}{s4}{t}{end}"
                    for q, s1, d, s2, r, s3, sc, s4, t, end in rows).encode()
