@@ -100,3 +100,20 @@ def test_the_command_prints_every_error(tmp_path):
     assert "71 error(s)" in text
     assert "j.csv:71: unknown question 'QX69'" in text
     assert text.rstrip().endswith("j.csv:72: unknown level 'Z' (expected one of S, A, B)")
+
+
+def test_a_confirm_that_no_longer_passes_lists_every_error_on_the_page(client):
+    c = make_collection(slug="late")
+    make_question(collection=c, qid="Q1")
+    make_question(collection=c, qid="Q2")
+    client.force_login(make_user(staff=True))
+    data = b"question_id,answer\nQ1,a\nQ2,b\nQ2,c\n"
+    r = client.post("/collections/late/import/",
+                    {"kind": "flat", "file": SimpleUploadedFile("a.csv", data)})
+    token = r.content.decode().split('name="token" value="')[1].split('"')[0]
+    Question.objects.filter(collection=c, qid="Q2").delete()  # meanwhile
+    r = client.post("/collections/late/import/confirm/", {"token": token})
+    page = html.unescape(r.content.decode())
+    assert r.status_code == 200 and "2 errors, nothing imported" in page
+    assert "a.csv:3: unknown question 'Q2'" in page and "a.csv:4: unknown question 'Q2'" in page
+    assert not AnswerString.objects.filter(question__collection=c).exists()
