@@ -23,11 +23,8 @@ from django.utils import timezone
 
 from evaluation.metrics import InputError, Issue
 from evaluation.metrics.csvio import write_csv
-from evaluation.metrics.parsers import (
-    parse_flat_answers,
-    parse_questions_csv,
-    read_judgment_rows,
-)
+from evaluation.metrics.errors import merge_issues
+from evaluation.metrics.parsers import flat_answer_rows, judgment_rows, question_rows
 
 from . import services
 from .models import (
@@ -77,18 +74,27 @@ class ImportPlan:
 # -- questions --------------------------------------------------------------------------------
 def _plan_questions(collection: Collection, data: bytes, filename: str) -> ImportPlan:
     plan = ImportPlan("questions", filename)
-    rows = parse_questions_csv(data, filename=filename)
+    rows, parse_issues = question_rows(data, filename=filename)
     existing = dict(Question.objects.filter(collection=collection).values_list("qid", "text"))
     create, update = [], []
+    seen: dict[str, int] = {}  # question id without its formula quote -> line
     for r in rows:
         qid, text = r.question_id, r.text
         if len(qid) > 100:
             plan.issues.append(Issue(filename, r.line, f"question_id {qid[:20]!r}... is longer "
                                      "than 100 characters"))
-        elif qid not in existing:
+            continue
+        if qid in seen:  # the parser saw two ids; without the quote they are one
+            plan.issues.append(Issue(filename, r.line, (
+                f"question_id {r.question_id!r} is {qid!r} once its spreadsheet-formula quote "
+                f"is taken off, the same question as line {seen[qid]}")))
+            continue
+        seen[qid] = r.line
+        if qid not in existing:
             create.append((qid, text))
         elif existing[qid] != text:
             update.append((qid, text))
+    plan.issues = merge_issues(filename, parse_issues, plan.issues)
     plan.counts = {"questions to create": len(create), "questions to update": len(update),
                    "questions unchanged": len(rows) - len(create) - len(update)}
 
@@ -105,7 +111,7 @@ def _plan_questions(collection: Collection, data: bytes, filename: str) -> Impor
 # -- flat answer lists ----------------------------------------------------------------------
 def _plan_flat(collection: Collection, data: bytes, filename: str, by=None) -> ImportPlan:
     plan = ImportPlan("flat", filename)
-    rows = parse_flat_answers(data, filename=filename)
+    rows, parse_issues = flat_answer_rows(data, filename=filename)
     questions = dict(Question.objects.filter(collection=collection).values_list("qid", "pk"))
     mode = collection.matching_mode
     good: list[tuple[int, str, str]] = []
@@ -129,6 +135,7 @@ def _plan_flat(collection: Collection, data: bytes, filename: str, by=None) -> I
         known[(q, key)] = [text, *variants]
     folded = services.spellings_fold(good, known)
     new = [k for k in folded if k not in known]
+    plan.issues = merge_issues(filename, parse_issues, plan.issues)
     plan.counts = {"candidate strings to add": len(new),
                    "rows naming a string already there or earlier in the file":
                        len(good) - len(new),
@@ -164,7 +171,7 @@ def _judgment(synset: str, level: str) -> str:
 def _plan_judgments(collection: Collection, data: bytes, filename: str, by) -> ImportPlan:
     plan = ImportPlan("judgments", filename)
     levels = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
-    rows = read_judgment_rows(data, filename=filename, levels=tuple(levels))
+    rows, parse_issues = judgment_rows(data, filename=filename, levels=tuple(levels))
     questions = dict(Question.objects.filter(collection=collection).values_list("qid", "pk"))
     mode = collection.matching_mode
     # (question, key) -> the rows naming that string: a real study's file spells one answer
@@ -197,6 +204,7 @@ def _plan_judgments(collection: Collection, data: bytes, filename: str, by) -> I
             kept.lines.append(r.line)
             if answer != kept.text and answer not in kept.spellings:
                 kept.spellings.append(answer)
+    plan.issues = merge_issues(filename, parse_issues, plan.issues)
     plan.folds = [f for f in strings.values() if len(f.lines) > 1]
     synsets: dict[int, dict[str, list]] = defaultdict(dict)  # question -> file id -> keys
     incorrect: dict[int, list[str]] = defaultdict(list)

@@ -532,8 +532,10 @@ def collection_import_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 def collection_import_confirm(request: HttpRequest, slug: str) -> HttpResponse:
-    """Write the previewed file (validated again, all or nothing)."""
-    from .imports import ImportRefused, PendingImportRefused, pending_import_confirm
+    """Write the previewed file (validated again, all or nothing); if it no longer passes,
+    the import page lists every error, as the preview does."""
+    from .forms import ImportForm
+    from .imports import ImportPlan, ImportRefused, PendingImportRefused, pending_import_confirm
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, ORGANIZER)
     try:
@@ -544,8 +546,9 @@ def collection_import_confirm(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, str(e))
         return redirect("annotate:collection-import", slug=slug)
     except ImportRefused as e:
-        messages.error(request, f"Nothing imported: {e}")
-        return redirect("annotate:collection-import", slug=slug)
+        plan = ImportPlan("", e.issues[0].file if e.issues else "", issues=e.issues)
+        return TemplateResponse(request, "annotate/collection_import.html", {
+            "collection": collection, "form": ImportForm(), "plan": plan, "token": None})
     summary = ", ".join(f"{k}: {v}" for k, v in plan.counts.items())
     messages.success(request, f"Imported {pending.filename} ({summary}).")
     return redirect("annotate:collection-detail", slug=slug)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from django.core.cache import caches
 from django.db import transaction
 from django.db.models import Count, Exists, Max, Min, OuterRef
@@ -28,8 +29,9 @@ from evaluation.metrics import (
     parse_gains,
     parse_metrics,
 )
+from evaluation.metrics.errors import merge_issues
 from evaluation.metrics.normalize import normalize_many
-from evaluation.metrics.parsers import detect_run_format, parse_run
+from evaluation.metrics.parsers import RunRow, detect_run_format, parse_run, run_rows
 
 from .models import Run, RunAnswer
 
@@ -169,9 +171,10 @@ def pool_counts(unjudged: Sequence[dict]) -> dict[str, int]:
 def run_import(*, collection: Collection, owner, name: str, data: bytes, filename: str,
                description: str = "", fmt: str | None = None) -> Run:
     """Parse, check and store a run, all or nothing.  Raises InputError listing every
-    problem: the file's own errors with line numbers, a name already used in the
-    collection, answers for question ids the collection does not have (named), and
-    questions with more answers than the collection's maximum output size L'."""
+    problem at once, sorted by line: a name already used in the collection, the file's own
+    errors, answers for question ids the collection does not have, and for each question
+    with more answers than the collection's maximum output size L' the line of its first
+    answer too many."""
     issues: list[Issue] = []
     name = name.strip()
     if not name:
@@ -180,26 +183,17 @@ def run_import(*, collection: Collection, owner, name: str, data: bytes, filenam
         issues.append(Issue(filename, None, f"a run named {name!r} already exists in this "
                                             "collection; choose another name"))
     fmt = fmt or detect_run_format(data, filename=filename)
+    qids = dict(Question.objects.filter(collection=collection).values_list("qid", "id"))
+    limit = collection.max_output_size
     try:
         ranking = parse_run(data, filename=filename, name=name or "run", fmt=fmt)
-    except InputError as e:
-        raise InputError(issues + e.issues) from e
-    qids = dict(Question.objects.filter(collection=collection).values_list("qid", "id"))
-    present = list(dict.fromkeys(ranking.qid.tolist()))
-    unknown = [q for q in present if q not in qids]
-    if unknown:
-        shown = ", ".join(unknown[:20]) + (f" and {len(unknown) - 20} more" if len(unknown) > 20
-                                          else "")
-        issues.append(Issue(filename, None, f"{len(unknown)} question id(s) are not in this "
-                                            f"collection: {shown}"))
-    counts = {}
-    for q in ranking.qid.tolist():
-        counts[q] = counts.get(q, 0) + 1
-    too_long = [q for q, n in counts.items() if n > collection.max_output_size]
-    if too_long:
-        issues.append(Issue(filename, None, f"{len(too_long)} question(s) have more than "
-                            f"{collection.max_output_size} answers (the collection's maximum "
-                            f"output size L'): {', '.join(too_long[:20])}"))
+    except InputError:
+        ranking = None
+    if ranking is None or not _run_fits(ranking, qids, limit):
+        # read it again line by line: every error of the file with its line number
+        rows, parse_issues = run_rows(data, filename=filename, fmt=fmt)
+        raise InputError(merge_issues(filename, issues, parse_issues,
+                                      run_row_issues(rows, qids, limit, filename)))
     if issues:
         raise InputError(issues)
     keys = normalize_many(ranking.text.tolist(), collection.matching_mode)
@@ -216,6 +210,34 @@ def run_import(*, collection: Collection, owner, name: str, data: bytes, filenam
                                       scores, strict=True)),
             batch_size=5000)
     return run
+
+
+def _run_fits(ranking: Ranking, qids: dict, limit: int) -> bool:
+    """Every question of the run is the collection's and has at most ``limit`` answers."""
+    counts = pd.Series(ranking.qid, dtype=object).value_counts()
+    return bool(counts.index.isin(list(qids)).all() and (counts <= limit).all())
+
+
+def run_row_issues(rows: Sequence[RunRow], qids, limit: int, filename: str) -> list[Issue]:
+    """A run's rows checked against a collection (rows in file order): each answer for a
+    question id the collection does not have, and for each question with more than
+    ``limit`` answers the line of its first answer too many."""
+    total: dict[str, int] = {}
+    for r in rows:
+        total[r.question_id] = total.get(r.question_id, 0) + 1
+    seen: dict[str, int] = {}
+    out = []
+    for r in rows:
+        q = r.question_id
+        if q not in qids:
+            out.append(Issue(filename, r.line, f"question {q!r} is not in this collection"))
+            continue
+        seen[q] = seen.get(q, 0) + 1
+        if seen[q] == limit + 1:
+            out.append(Issue(filename, r.line, (
+                f"question {q!r} has more than {limit} answers, the collection's maximum "
+                f"output size L' ({total[q]} answers; this line is answer {limit + 1})")))
+    return out
 
 
 def _positions(qid: np.ndarray) -> list[int]:

@@ -171,8 +171,7 @@ def run_upload(request: HttpRequest, slug: str) -> HttpResponse:
     if request.htmx:
         template += "#upload-form"
     return TemplateResponse(request, template, {
-        "collection": collection, "form": form, "issues": issues[:200],
-        "more_issues": max(0, len(issues) - 200),
+        "collection": collection, "form": form, "issues": issues,
         "max_mb": settings.RUN_UPLOAD_MAX_MB})
 
 
