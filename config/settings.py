@@ -140,7 +140,8 @@ SESSION_ENGINE = "django.contrib.sessions.backends.db"
 # Shared state (login throttling) lives in the database, so every worker sees it; computed
 # scores are cached per process, keyed by the judgment version, so they are never stale.
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache",
+    # Django's database cache with an atomic incr (the login throttle's counters)
+    "default": {"BACKEND": "config.cache.DatabaseCache",
                 "LOCATION": "django_cache"},
     "scores": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
                "LOCATION": "scores", "OPTIONS": {"MAX_ENTRIES": 200}},
@@ -170,6 +171,11 @@ if not DEBUG:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Behind a reverse proxy every request comes from the proxy's address: name the header the
+# proxy sets to the client's address (X-Forwarded-For, X-Real-IP) so the login throttle
+# counts per client.  Off by default: a header a client can set itself must not be trusted.
+CLIENT_IP_HEADER = os.environ.get("DJANGO_CLIENT_IP_HEADER", "").strip()
 
 LOGGING = {
     "version": 1,
