@@ -28,8 +28,10 @@ from annotate.models import (
     Question,
 )
 from evaluation.metrics import InputError, Issue
+from evaluation.metrics.gains import check_gain
 
 from .models import Run, RunAnswer
+from .services import run_name_problem
 
 FORMAT = "qasynset-collection"
 VERSION = 1
@@ -142,6 +144,14 @@ def collection_import(*, data: bytes, slug: str, name: str | None = None,
     levels = {lv["code"] for lv in manifest["levels"]}
     syn_keys = {(s["question_id"], s["synset_id"]) for s in synsets}
     issues = []
+    for lv in manifest["levels"]:
+        try:
+            check_gain(lv["gain"], f"the gain of level {lv['code']!r}")
+        except (TypeError, ValueError) as e:
+            issues.append(Issue(f"{filename}:manifest.json", None, str(e)))
+    for r in runs:
+        if problem := run_name_problem(str(r["name"])):
+            issues.append(Issue(f"{filename}:runs.json", None, f"run {r['name']!r}: {problem}"))
     for i, s in enumerate(strings, start=2):
         if s["question_id"] not in qids:
             issues.append(Issue(f"{filename}:strings.csv", i, f"unknown question "

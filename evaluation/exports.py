@@ -9,6 +9,8 @@ from collections.abc import Iterable
 
 from django.http import HttpResponse
 
+from config.downloads import content_disposition
+
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -33,5 +35,5 @@ def csv_response(filename: str, preamble: dict[str, object], header: list[str],
     for row in rows:
         w.writerow([safe_cell(v) for v in row])
     response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Disposition"] = content_disposition(filename)
     return response

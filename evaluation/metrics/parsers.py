@@ -28,6 +28,7 @@ MAX_LINE = 65536  # characters; longer lines are refused
 _COMMENT_B = re.compile(rb"(?m)^[ \t]*#[^\n]*(\n|$)")
 _INT = re.compile(r"[-+]?\d+")
 _POS_INT = re.compile(r"\+?0*[1-9]\d*")
+MAX_RANK = 2**63 - 1  # ranks are kept as 64-bit integers
 
 Data = bytes | str
 
@@ -611,6 +612,9 @@ def _check_qa_fields(issues: IssueList, n: int, fields: list[str],
         issues.add(n, f"score {score!r} is not a number")
         return
     r = int(rank)
+    if r > MAX_RANK:
+        issues.add(n, f"rank {rank[:30]!r} is too large (at most {MAX_RANK})")
+        return
     if (qid, r) in seen:
         issues.add(n, f"question {qid!r} has rank {r} twice (line {seen[qid, r]})")
         return
