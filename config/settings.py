@@ -5,7 +5,9 @@ DJANGO_ALLOWED_HOSTS (comma list), DATABASE_URL (SQLite file db.sqlite3 by defau
 postgres://user@host:port/name for PostgreSQL), DJANGO_SECURE_SSL_REDIRECT (default 1 when
 not in debug; set 0 behind a proxy that already redirects), DJANGO_SECURE_COOKIES (default 1
 when not in debug; 0 only for plain-http runs on 127.0.0.1 such as bench/load.py),
-DJANGO_CONN_MAX_AGE (0), RUN_UPLOAD_MAX_MB (50).
+DJANGO_CONN_MAX_AGE (0), RUN_UPLOAD_MAX_MB (50), IMPORT_MAX_MB (50), DJANGO_CLIENT_IP_HEADER
+(unset), DJANGO_DB_STATEMENT_TIMEOUT_MS (20000), DJANGO_DB_LOCK_TIMEOUT_MS (5000),
+DJANGO_UPLOAD_TEMP_DIR (var/uploads).
 """
 
 import os
@@ -48,10 +50,13 @@ INSTALLED_APPS = [
     "evaluation",
 ]
 
+# Static files are answered by whitenoise before anything that touches the database
+# (sessions, authentication), and an over-size body is refused before anything reads it.
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.middleware.RequestSizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -98,6 +103,16 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# A stuck database must not hang the site: on PostgreSQL a statement is cancelled after
+# DJANGO_DB_STATEMENT_TIMEOUT_MS and a lock wait given up after DJANGO_DB_LOCK_TIMEOUT_MS
+# (0 turns either off), well within gunicorn's 30 s worker timeout; the request then gets
+# a 503 page (config/errors.py) and the worker is free again.
+DB_STATEMENT_TIMEOUT_MS = int(os.environ.get("DJANGO_DB_STATEMENT_TIMEOUT_MS", "20000"))
+DB_LOCK_TIMEOUT_MS = int(os.environ.get("DJANGO_DB_LOCK_TIMEOUT_MS", "5000"))
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("OPTIONS", {})
+    DATABASES["default"]["OPTIONS"]["options"] = (
+        f"-c statement_timeout={DB_STATEMENT_TIMEOUT_MS} -c lock_timeout={DB_LOCK_TIMEOUT_MS}")
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {})
     # wait for a concurrent writer instead of failing at once; write transactions start
@@ -147,11 +162,21 @@ CACHES = {
                "LOCATION": "scores", "OPTIONS": {"MAX_ENTRIES": 200}},
 }
 
-# Uploads: runs up to RUN_UPLOAD_MAX_MB; larger request bodies are streamed to disk.
+# Uploads: runs up to RUN_UPLOAD_MAX_MB, imports up to IMPORT_MAX_MB.  A request body
+# larger than the largest of them (plus 1 MB for the other form fields) is refused with 413
+# before it is read (config.middleware.RequestSizeLimitMiddleware).  Files above 5 MB are
+# spooled to FILE_UPLOAD_TEMP_DIR (DJANGO_UPLOAD_TEMP_DIR, default var/uploads in the
+# project), where files a killed worker left behind are deleted (config/uploads.py).
 RUN_UPLOAD_MAX_MB = int(os.environ.get("RUN_UPLOAD_MAX_MB", "50"))
 IMPORT_MAX_MB = int(os.environ.get("IMPORT_MAX_MB", "50"))  # questions/answers/judgments
+MAX_REQUEST_BODY_BYTES = (max(RUN_UPLOAD_MAX_MB, IMPORT_MAX_MB) + 1) * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+FILE_UPLOAD_TEMP_DIR = os.environ.get("DJANGO_UPLOAD_TEMP_DIR") or str(BASE_DIR / "var" / "uploads")
+FILE_UPLOAD_HANDLERS = [
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "config.uploads.CleaningTemporaryFileUploadHandler",
+]
 
 # Security: secure cookies and HTTPS when not in debug; headers always.
 CONTENT_SECURITY_POLICY = (

@@ -45,3 +45,18 @@ def test_secure_cookies_by_default_in_production_and_off_only_when_asked():
         "True", "True"]
     assert run_manage("shell", "--no-imports", "-c", code, DJANGO_SECURE_COOKIES="0",
                       **prod).stdout.split() == ["False", "False"]
+
+
+def test_postgresql_gets_statement_and_lock_timeouts_from_the_environment():
+    code = ("from django.conf import settings; "
+            "print(settings.DATABASES['default']['OPTIONS']['options'])")
+    url = "postgres://u@db.example:5432/qa"
+    default = run_manage("shell", "--no-imports", "-c", code, DATABASE_URL=url,
+                         DJANGO_DEBUG="1")
+    assert default.stdout.split() == ["-c", "statement_timeout=20000", "-c",
+                                      "lock_timeout=5000"], default.stderr
+    custom = run_manage("shell", "--no-imports", "-c", code, DATABASE_URL=url,
+                        DJANGO_DEBUG="1", DJANGO_DB_STATEMENT_TIMEOUT_MS="9000",
+                        DJANGO_DB_LOCK_TIMEOUT_MS="1500")
+    assert custom.stdout.split() == ["-c", "statement_timeout=9000", "-c",
+                                     "lock_timeout=1500"], custom.stderr

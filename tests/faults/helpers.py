@@ -45,10 +45,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_gunicorn(port: int, log: Path, workers: int = 2) -> subprocess.Popen:
+def start_gunicorn(port: int, log: Path, workers: int = 2, **extra_env) -> subprocess.Popen:
     env = app_env(DJANGO_DEBUG="0", DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
                   DJANGO_ALLOWED_HOSTS="127.0.0.1", DJANGO_SECURE_SSL_REDIRECT="0",
-                  DJANGO_SECURE_COOKIES="0", DJANGO_CONN_MAX_AGE="60")
+                  DJANGO_SECURE_COOKIES="0", DJANGO_CONN_MAX_AGE="60", **extra_env)
     # production settings serve static files from the collectstatic manifest
     subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
                    cwd=ROOT, env=env, check=True)
