@@ -1,6 +1,6 @@
 """Settings, all from the environment (STYLE.md habit 7).
 
-DJANGO_DEBUG (default 1), DJANGO_SECRET_KEY (required when DJANGO_DEBUG=0),
+DJANGO_DEBUG (default 0), DJANGO_SECRET_KEY (required when DJANGO_DEBUG=0),
 DJANGO_ALLOWED_HOSTS (comma list), DATABASE_URL (SQLite file db.sqlite3 by default;
 postgres://user@host:port/name for PostgreSQL), DJANGO_SECURE_SSL_REDIRECT (default 1 when
 not in debug; set 0 behind a proxy that already redirects), DJANGO_SECURE_COOKIES (default 1
@@ -14,7 +14,6 @@ import os
 from pathlib import Path
 
 import dj_database_url
-from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -26,17 +25,23 @@ def env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
-DEBUG = env_bool("DJANGO_DEBUG", True)
+# Off unless asked for (`make demo` and the test settings turn it on).
+DEBUG = env_bool("DJANGO_DEBUG", False)
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG=0")
+# Without a key in production the web server refuses to start (config/wsgi.py, asgi.py)
+# and so do the commands that run system checks (config/checks.py); `manage.py score`,
+# which needs neither key nor database, still runs.
+SECRET_KEY_MISSING = not SECRET_KEY and not DEBUG
+SECRET_KEY_MESSAGE = ("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off (the default); "
+                      "for local development set DJANGO_DEBUG=1")
+if not SECRET_KEY and DEBUG:
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production-" + "x" * 16
 
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get(
     "DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost" if not DEBUG else "*").split(",") if h.strip()]
 
 INSTALLED_APPS = [
+    "config.apps.ProjectConfig",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",

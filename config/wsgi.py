@@ -6,6 +6,10 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
 
+from config.checks import refuse_to_serve_without_a_secret_key  # noqa: E402
+
+refuse_to_serve_without_a_secret_key()
+
 # uploads a killed worker was spooling are deleted (and the upload directory created)
 from config.uploads import clean_upload_dir  # noqa: E402
 
