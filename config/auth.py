@@ -68,8 +68,14 @@ class RateLimitedLoginView(auth_views.LoginView):
     its address."""
 
     def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        counts = [count_attempt(k) for k in _keys(request)]
-        if any(n > MAX_FAILURES for n in counts):
+        # the address first: a locked address adds no username counters (which could
+        # otherwise crowd the cache until it culls the counter of a locked username)
+        locked = False
+        for key in _keys(request):
+            if count_attempt(key) > MAX_FAILURES:
+                locked = True
+                break
+        if locked:
             context = {**self.get_context_data(form=self.get_form()), "locked": True,
                        "minutes": WINDOW_SECONDS // 60}
             return TemplateResponse(request, self.template_name or "registration/login.html",

@@ -162,7 +162,7 @@ SESSION_ENGINE = "django.contrib.sessions.backends.db"
 CACHES = {
     # Django's database cache with an atomic incr (the login throttle's counters)
     "default": {"BACKEND": "config.cache.DatabaseCache",
-                "LOCATION": "django_cache"},
+                "LOCATION": "django_cache", "OPTIONS": {"MAX_ENTRIES": 100_000}},
     "scores": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
                "LOCATION": "scores", "OPTIONS": {"MAX_ENTRIES": 200}},
 }

@@ -91,3 +91,16 @@ def test_the_proxy_header_is_ignored_unless_configured(client, settings):
     assert client.post("/accounts/login/", {"username": "y", "password": "wrong"},
                        REMOTE_ADDR="10.0.4.1",
                        HTTP_X_FORWARDED_FOR="192.0.2.99").status_code == 429
+
+
+def test_a_locked_address_adds_no_username_counters(client, settings):
+    """Otherwise one address could fill the cache with counters until it culls the one
+    that locks a username."""
+    from django.core.cache import cache
+    cache.clear()
+    for i in range(MAX_FAILURES):
+        attempt(client, f"spray{i}", "wrong", addr="10.0.5.1")
+    for i in range(MAX_FAILURES, MAX_FAILURES + 20):
+        assert attempt(client, f"spray{i}", "wrong", addr="10.0.5.1").status_code == 429
+        assert cache.get(f"login-fail:user:spray{i}") is None
+    assert settings.CACHES["default"]["OPTIONS"]["MAX_ENTRIES"] >= 100_000
