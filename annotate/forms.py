@@ -7,6 +7,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.forms import formset_factory
 
+from evaluation.metrics.gains import MAX_GAIN, check_gain
+
 from .imports import KINDS
 from .models import Collection, Role
 
@@ -26,7 +28,13 @@ class CollectionForm(forms.ModelForm):
 class LevelForm(forms.Form):
     code = forms.CharField(max_length=8)
     label = forms.CharField(max_length=100, required=False)
-    gain = forms.FloatField(min_value=0)
+    gain = forms.FloatField(min_value=0, max_value=MAX_GAIN)
+
+    def clean_gain(self):
+        try:
+            return check_gain(self.cleaned_data["gain"])
+        except ValueError as e:
+            raise forms.ValidationError(str(e)) from e
 
 
 class BaseLevelFormSet(forms.BaseFormSet):

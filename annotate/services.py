@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from evaluation.metrics.gains import check_gain
 from evaluation.models import Run, RunAnswer
 
 from .models import (
@@ -771,6 +772,11 @@ def collection_save(*, collection: Collection, levels: Sequence[tuple[str, str, 
     if levels is not None:
         if not levels:
             raise Conflict("A collection needs at least one level.")
+        for code, _, gain in levels:
+            try:
+                check_gain(gain, f"the gain of level {code!r}")
+            except ValueError as e:
+                raise Conflict(str(e)) from e
         existing = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
         keep = {code for code, _, _ in levels}
         gone = [lv for code, lv in existing.items() if code not in keep]

@@ -16,6 +16,8 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
+from config.downloads import content_disposition
+
 from . import services
 from .models import Collection, Membership, Question, QuestionStatus, Role
 from .permissions import ASSESSOR, ORGANIZER, require_role
@@ -565,5 +567,5 @@ def collection_export(request: HttpRequest, slug: str, what: str) -> HttpRespons
     if what not in exporters:
         raise Http404("unknown export")
     response = HttpResponse(exporters[what](collection), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{slug}-{what}.csv"'
+    response["Content-Disposition"] = content_disposition(f"{slug}-{what}.csv")
     return response

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import zipfile
 import zlib
 from datetime import UTC, datetime
@@ -45,9 +44,11 @@ from annotate.models import (
 from evaluation.metrics import InputError, Issue
 from evaluation.metrics.csvio import read_csv, write_csv
 from evaluation.metrics.errors import MAX_ISSUES
+from evaluation.metrics.gains import check_gain
 from evaluation.metrics.normalize import CONTROL_CHARACTERS
 
 from .models import Run, RunAnswer, RunFormat
+from .services import run_name_problem
 
 FORMAT = "qasynset-collection"
 VERSION = 2
@@ -423,9 +424,13 @@ class _Archive:
             self.level_codes.add(code)
             if not isinstance(lv["label"], str) or len(lv["label"]) > 100:
                 add(f"level {i}: label must be text of at most 100 characters")
-            if isinstance(gain, bool) or not isinstance(gain, int | float) or not (
-                    math.isfinite(gain) and gain >= 0):
-                add(f"level {i}: gain {gain!r} must be a number >= 0")
+            if isinstance(gain, bool) or not isinstance(gain, int | float):
+                add(f"level {i}: gain {gain!r} must be a number")
+            else:
+                try:
+                    check_gain(gain, f"level {i}: gain")
+                except ValueError as e:
+                    add(str(e))
             if not _is_int(lv["order"], 0, 32767) or isinstance(lv["order"], str) \
                     or lv["order"] in orders:
                 add(f"level {i}: order {lv['order']!r} must be a distinct number 0..32767")
@@ -538,6 +543,8 @@ class _Archive:
                 continue
             if not isinstance(r["name"], str) or not 0 < len(r["name"].strip()) <= 100:
                 add(f"run {i}: name must be 1 to 100 characters")
+            elif problem := run_name_problem(r["name"]):
+                add(f"run {i}: {problem}")
             elif r["name"] in self.run_names:
                 add(f"run {i}: name {r['name']!r} appears twice")
             self.run_names.add(r["name"])

@@ -8,6 +8,7 @@ judgment version, so a page always shows scores of the current judgments.
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -30,6 +31,7 @@ from evaluation.metrics import (
     parse_metrics,
 )
 from evaluation.metrics.errors import merge_issues
+from evaluation.metrics.gains import check_parameters
 from evaluation.metrics.normalize import normalize_many
 from evaluation.metrics.parsers import RunRow, detect_run_format, parse_run, run_rows
 
@@ -61,10 +63,7 @@ def check_config(*, metrics: Sequence[str], gains: str, beta: float, rbp_p: floa
     names = tuple(parse_metrics(list(metrics)))
     profile = parse_gains(None if gains == "default" else gains)
     profile.resolve(tuple(levels), [1.0] * len(levels))  # raises on a mismatch
-    if beta < 0:
-        raise ValueError("beta must be >= 0")
-    if not 0 <= rbp_p < 1:
-        raise ValueError("the RBP persistence p must be in [0, 1)")
+    check_parameters(beta=beta, rbp_p=rbp_p)
     return ScoreConfig(names, gains, float(beta), float(rbp_p))
 
 
@@ -168,6 +167,16 @@ def pool_counts(unjudged: Sequence[dict]) -> dict[str, int]:
 
 
 # -- writes -------------------------------------------------------------------------------
+def run_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a run (it ends up in file names and download headers):
+    control characters and line breaks are refused; None when it is fine."""
+    bad = sorted({c for c in name if unicodedata.category(c) in ("Cc", "Zl", "Zp")})
+    if bad:
+        shown = ", ".join(f"U+{ord(c):04X}" for c in bad)
+        return f"the run name must not contain control characters or line breaks ({shown})"
+    return None
+
+
 def run_import(*, collection: Collection, owner, name: str, data: bytes, filename: str,
                description: str = "", fmt: str | None = None) -> Run:
     """Parse, check and store a run, all or nothing.  Raises InputError listing every
@@ -179,6 +188,8 @@ def run_import(*, collection: Collection, owner, name: str, data: bytes, filenam
     name = name.strip()
     if not name:
         issues.append(Issue(filename, None, "the run needs a name"))
+    elif problem := run_name_problem(name):
+        issues.append(Issue(filename, None, problem))
     elif Run.objects.filter(collection=collection, name=name).exists():
         issues.append(Issue(filename, None, f"a run named {name!r} already exists in this "
                                             "collection; choose another name"))

@@ -795,10 +795,12 @@ def _check_qa_fields(issues: IssueList, n: int, fields: list[str],
     if not _POS_INT.fullmatch(rank):
         issues.add(n, f"rank {rank!r} is not a positive integer")
         return
-    r = int(rank)
-    if r > MAX_RANK:
-        issues.add(n, f"rank {rank} is too large (at most {MAX_RANK})")
+    digits = rank.lstrip("+0")
+    if len(digits) > len(str(MAX_RANK)) or int(digits) > MAX_RANK:
+        shown = rank if len(rank) <= 30 else rank[:30] + "..."
+        issues.add(n, f"rank {shown} is too large (at most {MAX_RANK})")
         return
+    r = int(digits)
     if not answer:
         issues.add(n, f"empty answer for question {qid!r} at rank {r}")
         return

@@ -18,6 +18,7 @@ from evaluation.metrics import (
 )
 from evaluation.metrics.data import check_unique_names
 from evaluation.metrics.fast import read_inputs
+from evaluation.metrics.gains import check_parameters
 from evaluation.metrics.parsers import parse_judgments_csv, parse_qrels, parse_run
 from evaluation.metrics.report import FORMATS
 
@@ -53,6 +54,7 @@ class Command(BaseCommand):
         try:
             metrics = parse_metrics(opts["metrics"])
             gains = parse_gains(opts["gains"])
+            check_parameters(beta=opts["beta"], rbp_p=opts["rbp_p"])
             levels = tuple(x.strip() for x in opts["levels"].split(",") if x.strip())
             if not levels or len(set(levels)) != len(levels):
                 raise ValueError(f"--levels {opts['levels']!r}: give distinct level codes")
