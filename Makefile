@@ -23,6 +23,8 @@ migrate: install
 	$(PY) manage.py migrate --noinput -v0
 	$(PY) manage.py createcachetable
 
+# the demo runs with DEBUG on (settings default to production: DEBUG off)
+demo: export DJANGO_DEBUG := 1
 demo: install migrate
 	$(PY) manage.py load_demo
 	@echo ""

@@ -7,11 +7,18 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.forms import formset_factory
 
+from evaluation.metrics.gains import MAX_GAIN, check_gain
+
 from .imports import KINDS
 from .models import Collection, Role
 
 
 class CollectionForm(forms.ModelForm):
+    # the database refuses L' = 0 (a check constraint); the form says so beside the field
+    max_output_size = forms.IntegerField(
+        label="Max output size L'", min_value=1, max_value=32767, initial=5,
+        help_text=Collection._meta.get_field("max_output_size").help_text)
+
     class Meta:
         model = Collection
         fields = ["name", "slug", "description", "guidelines", "matching_mode",
@@ -21,7 +28,13 @@ class CollectionForm(forms.ModelForm):
 class LevelForm(forms.Form):
     code = forms.CharField(max_length=8)
     label = forms.CharField(max_length=100, required=False)
-    gain = forms.FloatField(min_value=0)
+    gain = forms.FloatField(min_value=0, max_value=MAX_GAIN)
+
+    def clean_gain(self):
+        try:
+            return check_gain(self.cleaned_data["gain"])
+        except ValueError as e:
+            raise forms.ValidationError(str(e)) from e
 
 
 class BaseLevelFormSet(forms.BaseFormSet):

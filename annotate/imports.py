@@ -23,12 +23,10 @@ from django.utils import timezone
 
 from evaluation.metrics import InputError, Issue
 from evaluation.metrics.csvio import write_csv
-from evaluation.metrics.parsers import (
-    parse_flat_answers,
-    parse_questions_csv,
-    read_judgment_rows,
-)
+from evaluation.metrics.errors import merge_issues
+from evaluation.metrics.parsers import flat_answer_rows, judgment_rows, question_rows
 
+from . import services
 from .models import (
     AnswerString,
     AnswerSynset,
@@ -76,18 +74,27 @@ class ImportPlan:
 # -- questions --------------------------------------------------------------------------------
 def _plan_questions(collection: Collection, data: bytes, filename: str) -> ImportPlan:
     plan = ImportPlan("questions", filename)
-    rows = parse_questions_csv(data, filename=filename)
+    rows, parse_issues = question_rows(data, filename=filename)
     existing = dict(Question.objects.filter(collection=collection).values_list("qid", "text"))
     create, update = [], []
+    seen: dict[str, int] = {}  # question id without its formula quote -> line
     for r in rows:
         qid, text = r.question_id, r.text
         if len(qid) > 100:
             plan.issues.append(Issue(filename, r.line, f"question_id {qid[:20]!r}... is longer "
                                      "than 100 characters"))
-        elif qid not in existing:
+            continue
+        if qid in seen:  # the parser saw two ids; without the quote they are one
+            plan.issues.append(Issue(filename, r.line, (
+                f"question_id {r.question_id!r} is {qid!r} once its spreadsheet-formula quote "
+                f"is taken off, the same question as line {seen[qid]}")))
+            continue
+        seen[qid] = r.line
+        if qid not in existing:
             create.append((qid, text))
         elif existing[qid] != text:
             update.append((qid, text))
+    plan.issues = merge_issues(filename, parse_issues, plan.issues)
     plan.counts = {"questions to create": len(create), "questions to update": len(update),
                    "questions unchanged": len(rows) - len(create) - len(update)}
 
@@ -102,15 +109,12 @@ def _plan_questions(collection: Collection, data: bytes, filename: str) -> Impor
 
 
 # -- flat answer lists ----------------------------------------------------------------------
-def _plan_flat(collection: Collection, data: bytes, filename: str) -> ImportPlan:
+def _plan_flat(collection: Collection, data: bytes, filename: str, by=None) -> ImportPlan:
     plan = ImportPlan("flat", filename)
-    rows = parse_flat_answers(data, filename=filename)
+    rows, parse_issues = flat_answer_rows(data, filename=filename)
     questions = dict(Question.objects.filter(collection=collection).values_list("qid", "pk"))
-    existing = set(AnswerString.objects.filter(question__collection=collection)
-                   .values_list("question_id", "key"))
     mode = collection.matching_mode
-    new: dict[tuple[int, str], str] = {}
-    known = 0
+    good: list[tuple[int, str, str]] = []
     for r in rows:
         qid, answer = r.question_id, r.answer
         if qid not in questions:
@@ -120,19 +124,28 @@ def _plan_flat(collection: Collection, data: bytes, filename: str) -> ImportPlan
         if not key:
             plan.issues.append(Issue(filename, r.line, f"answer {answer!r} is empty once "
                                      "normalized"))
-        elif (questions[qid], key) in existing or (questions[qid], key) in new:
-            known += 1
         else:
-            new[(questions[qid], key)] = answer
+            good.append((questions[qid], key, answer))
+    # spellings with one key are one string, as in a judgments file; a new spelling of a
+    # string already there is kept as its variant
+    known = {}
+    for q, key, text, variants in AnswerString.objects.filter(
+            question__collection=collection).values_list("question_id", "key", "text",
+                                                         "variants"):
+        known[(q, key)] = [text, *variants]
+    folded = services.spellings_fold(good, known)
+    new = [k for k in folded if k not in known]
+    plan.issues = merge_issues(filename, parse_issues, plan.issues)
     plan.counts = {"candidate strings to add": len(new),
-                   "already known (skipped)": known,
+                   "rows naming a string already there or earlier in the file":
+                       len(good) - len(new),
+                   "spellings kept as variants": sum(len(v) for v in folded.values())
+                   - len(new),
                    "questions concerned": len({q for q, _ in new})}
 
     def write():
-        AnswerString.objects.bulk_create(
-            (AnswerString(question_id=q, text=t, key=k, source=Source.FLAT)
-             for (q, k), t in new.items()), batch_size=2000)
-        Question.objects.filter(pk__in={q for q, _ in new}).update(version=F("version") + 1)
+        services.strings_add_unjudged(rows=good, source=Source.FLAT, by=by,
+                                      reason=f"flat answer list {filename}")
     plan._write = write
     return plan
 
@@ -158,7 +171,7 @@ def _judgment(synset: str, level: str) -> str:
 def _plan_judgments(collection: Collection, data: bytes, filename: str, by) -> ImportPlan:
     plan = ImportPlan("judgments", filename)
     levels = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
-    rows = read_judgment_rows(data, filename=filename, levels=tuple(levels))
+    rows, parse_issues = judgment_rows(data, filename=filename, levels=tuple(levels))
     questions = dict(Question.objects.filter(collection=collection).values_list("qid", "pk"))
     mode = collection.matching_mode
     # (question, key) -> the rows naming that string: a real study's file spells one answer
@@ -191,6 +204,7 @@ def _plan_judgments(collection: Collection, data: bytes, filename: str, by) -> I
             kept.lines.append(r.line)
             if answer != kept.text and answer not in kept.spellings:
                 kept.spellings.append(answer)
+    plan.issues = merge_issues(filename, parse_issues, plan.issues)
     plan.folds = [f for f in strings.values() if len(f.lines) > 1]
     synsets: dict[int, dict[str, list]] = defaultdict(dict)  # question -> file id -> keys
     incorrect: dict[int, list[str]] = defaultdict(list)
@@ -265,7 +279,7 @@ def import_plan(*, collection: Collection, kind: str, data: bytes, filename: str
         if kind == "questions":
             return _plan_questions(collection, data, filename)
         if kind == "flat":
-            return _plan_flat(collection, data, filename)
+            return _plan_flat(collection, data, filename, by)
         if kind == "judgments":
             return _plan_judgments(collection, data, filename, by)
     except InputError as e:

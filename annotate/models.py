@@ -120,7 +120,10 @@ class QuestionQuerySet(models.QuerySet):
         )
 
     def assigned_to(self, user) -> QuestionQuerySet:
-        return self.filter(assessors=user)
+        """Questions assigned to ``user`` in collections where they still judge (organizer
+        or assessor): an assignment left over from an earlier role is not a queue entry."""
+        return self.filter(assessors=user, collection__memberships__user=user,
+                           collection__memberships__role__in=[Role.ORGANIZER, Role.ASSESSOR])
 
     def for_queue(self) -> QuestionQuerySet:
         """With their collection, by collection; in progress, then to do, then done."""

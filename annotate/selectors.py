@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from django.db import connection, transaction
 from django.db.models import Count, Q
 
-from .models import AnswerString, AnswerSynset, Collection, Question
+from .models import AnswerString, AnswerSynset, Collection, Question, Role
 
 
 def collection_overview(collection: Collection) -> dict:
@@ -161,20 +161,49 @@ def question_history(question: Question, limit: int = 30) -> list[dict]:
         undone_action=KT("after__undone_action"))[:limit])
 
 
+def _open_to(user, qs):
+    """``qs`` narrowed to the questions ``user`` may judge as an assessor, in collections
+    where they still judge (assessor or organizer): those assigned to them, and those nobody
+    is assigned to -- offered to every assessor until one of them claims it by judging (an
+    assignment left over from an earlier role counts for nothing).  Annotated with ``mine``."""
+    from django.db.models import Exists, OuterRef
+
+    from .models import Membership
+    through = Question.assessors.through
+    mine = Exists(through.objects.filter(question_id=OuterRef("pk"), user_id=user.pk))
+    anyone = Exists(through.objects.filter(question_id=OuterRef("pk")))
+    member = Exists(Membership.objects.filter(collection_id=OuterRef("collection_id"),
+                                              user_id=user.pk,
+                                              role__in=[Role.ASSESSOR, Role.ORGANIZER]))
+    return qs.annotate(mine=mine).filter(member & (Q(mine=True) | ~anyone))
+
+
+def unassigned_open_count(user) -> int:
+    """Questions not done that nobody is assigned to, in the collections where ``user`` is
+    an assessor: "next question" offers them to every assessor (my queue shows the count)."""
+    if not user.is_authenticated:
+        return 0
+    return _open_to(user, Question.objects.exclude(status="done")).filter(mine=False).count()
+
+
 def next_question(user, *, collection: Collection | None = None, after: Question | None = None,
                   organizer: bool = False) -> Question | None:
-    """The next question for ``user`` to judge: assigned to them (any question of
-    ``collection`` for an organizer), not done, in progress first, then by id; the one
-    after ``after`` when given (wrapping round)."""
+    """The next question for ``user`` to judge, not done: one assigned to them, else one
+    nobody is assigned to in a collection where they are an assessor (any question of
+    ``collection`` for an organizer); in progress first, then by id; the one after
+    ``after`` when given (wrapping round)."""
     from django.db.models import Case, When
     qs = Question.objects.exclude(status="done")
     if collection is not None:
         qs = qs.filter(collection=collection)
-    if not organizer:
-        qs = qs.filter(assessors=user)
+    if organizer:
+        rank = Case(When(status="in_progress", then=0), default=1)
+    else:
+        qs = _open_to(user, qs)
+        rank = Case(When(mine=True, status="in_progress", then=0), When(mine=True, then=1),
+                    When(status="in_progress", then=2), default=3)
     if after is not None:
         qs = qs.exclude(pk=after.pk)
-    rank = Case(When(status="in_progress", then=0), default=1)
     ordered = list(qs.order_by("collection__name", rank, "id").values_list("pk", flat=True)[:500])
     if not ordered:
         return None

@@ -13,13 +13,15 @@ judgment also bumps the collection's ``judgment_version`` (scores are cached by 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from evaluation.metrics.gains import check_gain
 from evaluation.models import Run, RunAnswer
 
 from .models import (
@@ -60,35 +62,120 @@ def collection_judgments_changed(*, collection_id: int) -> None:
         judgment_version=F("judgment_version") + 1, judgments_changed_at=timezone.now())
 
 
+# -- strings that come unjudged: the question is not done ---------------------------------
+def questions_reopen(*, question_ids, by=None, reason: str, record: bool = True) -> list[int]:
+    """The one rule for every writer that adds strings to questions or brings strings back
+    unjudged (pooling, a flat answer list, a typed string, an undo, a string sent back to
+    the pool): a question that has an unjudged string is not done.  Each of ``question_ids``
+    that is done and has an unjudged string goes back to in progress -- and so back into
+    its assessors' queues and "next question".  With ``record``, each gets a
+    ``question_reopen`` event naming ``reason`` (a judging operation records the change in
+    its own event instead).  Returns the ids reopened."""
+    from django.db.models import Exists, OuterRef
+    unjudged = AnswerString.objects.filter(question=OuterRef("pk"), judged_at__isnull=True)
+    rows = list(Question.objects.filter(pk__in=list(question_ids), status=QuestionStatus.DONE)
+                .filter(Exists(unjudged)).values_list("pk", "collection_id"))
+    if not rows:
+        return []
+    Question.objects.filter(pk__in=[pk for pk, _ in rows]).update(
+        status=QuestionStatus.IN_PROGRESS)  # the callers bump the versions
+    if record:
+        user = by if by is not None and by.is_authenticated else None
+        JudgmentEvent.objects.bulk_create(
+            JudgmentEvent(collection_id=c, question_id=pk, user=user, action="question_reopen",
+                          before={"status": QuestionStatus.DONE},
+                          after={"status": QuestionStatus.IN_PROGRESS, "reason": reason})
+            for pk, c in rows)
+    return [pk for pk, _ in rows]
+
+
+def spellings_fold(rows, known: dict[tuple[int, str], list[str]] | None = None
+                   ) -> dict[tuple[int, str], list[str]]:
+    """Spellings with one matching key are one string (DESIGN.md section 4): ``rows`` of
+    (question id, key, spelling) -> (question id, key) -> the spellings not yet in
+    ``known`` (a string's text and variants), first seen first, each once.  The judgments
+    import folds its rows the same way."""
+    known = known or {}
+    out: dict[tuple[int, str], list[str]] = {}
+    for q, key, text in rows:
+        text = text.strip()
+        if not key or not text or text in known.get((q, key), ()):
+            continue
+        spellings = out.setdefault((q, key), [])
+        if text not in spellings:
+            spellings.append(text)
+    return out
+
+
+@dataclass
+class StringsAdded:
+    """What ``strings_add_unjudged`` did."""
+
+    added: int = 0      # new strings
+    spellings: int = 0  # spellings kept as variants (of a new or an existing string)
+    questions: list[int] = field(default_factory=list)  # questions that gained a string
+    reopened: list[int] = field(default_factory=list)   # done questions back in progress
+
+
+@transaction.atomic
+def strings_add_unjudged(*, rows, source: str, by=None, reason: str) -> StringsAdded:
+    """Add unjudged strings from ``rows`` of (question id, key, spelling): pooled run
+    answers, a flat answer list.  Spellings with one key fold into one string (the first
+    its text, the others its variants); a spelling of a string the question already has
+    joins that string's variants (nothing is lost, nothing is judged again).  The
+    questions are locked first, so a question cannot be marked done under the new strings;
+    a done question that gains a string is reopened (``questions_reopen``)."""
+    rows = [(q, key, text) for q, key, text in rows if key]
+    qids = sorted({q for q, _, _ in rows})
+    result = StringsAdded()
+    if not qids:
+        return result
+    list(Question.objects.select_for_update(no_key=True).filter(pk__in=qids).order_by("pk")
+         .values_list("pk", flat=True))
+    existing = {(s.question_id, s.key): s for s in AnswerString.objects.filter(
+        question_id__in=qids).only("pk", "question_id", "key", "text", "variants")}
+    known = {k: [s.text, *s.variants] for k, s in existing.items()}
+    new, grown = [], []
+    for (q, key), spellings in spellings_fold(rows, known).items():
+        s = existing.get((q, key))
+        if s is None:
+            new.append(AnswerString(question_id=q, text=spellings[0], key=key, source=source,
+                                    variants=spellings[1:]))
+            result.spellings += len(spellings) - 1
+        else:
+            s.variants = [*s.variants, *spellings]
+            grown.append(s)
+            result.spellings += len(spellings)
+    AnswerString.objects.bulk_create(new, ignore_conflicts=True, batch_size=2000)
+    AnswerString.objects.bulk_update(grown, ["variants"], batch_size=2000)
+    result.added = len(new)
+    result.questions = sorted({s.question_id for s in new})
+    if result.questions:
+        Question.objects.filter(pk__in=result.questions).update(version=F("version") + 1)
+        result.reopened = questions_reopen(question_ids=result.questions, by=by, reason=reason)
+    return result
+
+
 # -- pooling (evaluation calls this) ------------------------------------------------------
 @transaction.atomic
 def pool_run(*, run: Run, by=None) -> int:
     """Add every distinct normalized answer of ``run`` (ranks up to the collection's L')
-    that is not yet a string of its question to the pool, unjudged (source ``pool``).
-    Returns the number of strings added; writes one JudgmentEvent."""
+    that is not yet a string of its question to the pool, unjudged (source ``pool``);
+    a question marked done that gains one is reopened.  Returns the number of strings
+    added; writes one JudgmentEvent."""
     collection = run.collection
-    answers = (RunAnswer.objects.filter(run=run, rank__lte=collection.max_output_size)
-               .order_by("question_id", "rank").values_list("question_id", "key", "text"))
-    rows = list(answers)
-    qids = {q for q, _, _ in rows}
-    existing = set(AnswerString.objects.filter(question_id__in=qids)
-                   .values_list("question_id", "key"))
-    new: dict[tuple[int, str], AnswerString] = {}
-    for qid, key, text in rows:
-        if not key or (qid, key) in existing or (qid, key) in new:
-            continue
-        new[(qid, key)] = AnswerString(question_id=qid, text=text.strip(), key=key,
-                                       source=Source.POOL)
-    AnswerString.objects.bulk_create(new.values(), ignore_conflicts=True, batch_size=2000)
-    touched = sorted({q for q, _ in new})
-    if touched:
-        Question.objects.filter(pk__in=touched).update(version=F("version") + 1)
+    rows = list(RunAnswer.objects.filter(run=run, rank__lte=collection.max_output_size)
+                .order_by("question_id", "rank").values_list("question_id", "key", "text"))
+    done = strings_add_unjudged(rows=rows, source=Source.POOL, by=by,
+                                reason=f"answers of run {run.name} pooled")
+    if done.questions:
         collection_judgments_changed(collection_id=collection.pk)
     JudgmentEvent.objects.create(
         collection=collection, question=None, user=by, action="pool_run",
-        after={"run": run.pk, "run_name": run.name, "added": len(new),
-               "questions": len(touched)})
-    return len(new)
+        after={"run": run.pk, "run_name": run.name, "added": done.added,
+               "questions": len(done.questions), "spellings": done.spellings,
+               "reopened": len(done.reopened)})
+    return done.added
 
 
 # -- the judging operations ---------------------------------------------------------------
@@ -232,6 +319,11 @@ class _Edit:
             q.status = QuestionStatus.IN_PROGRESS
         q.version += 1
         q.save(update_fields=["version", "status", "notes", "updated_at"])
+        if q.status == QuestionStatus.DONE and questions_reopen(
+                question_ids=[q.pk], by=self.by, reason=self.action, record=False):
+            # a string came (back) unjudged: this event records the reopening
+            q.status = QuestionStatus.IN_PROGRESS
+            self.detail["reopened"] = True
         if judgments:
             collection_judgments_changed(collection_id=q.collection_id)
         after = self._question_snap()
@@ -466,6 +558,8 @@ def _undoable(question: Question) -> JudgmentEvent | None:
     it was a bulk write (an import) that cannot be undone here."""
     undone: set[int] = set()
     for event in question.events.order_by("-id")[:500]:
+        if event.action == "question_reopen":
+            continue  # a consequence of strings added, not an act of its own
         if event.action == "undo":
             undone.add(event.after.get("undoes"))
         elif event.pk not in undone:
@@ -473,11 +567,81 @@ def _undoable(question: Question) -> JudgmentEvent | None:
     return None
 
 
+def _undo_checked(op: _Edit, event: JudgmentEvent) -> tuple[dict, list, dict]:
+    """The before-state of ``event`` after checking, before anything is written, that it
+    names only rows of the question being undone (or none at all: a deleted string or
+    synset is recreated under its old id), levels of its collection, and users that exist;
+    and that every string the event touched is still as the event left it.  Returns
+    (string snapshots by id, synset rows [id, note, label], current strings by id).
+    Raises Conflict otherwise."""
+    unreadable = Conflict("The record of that action cannot be read; it cannot be undone.")
+    before, after = event.before, event.after
+    try:
+        snaps = {int(k): v for k, v in before["strings"].items()}
+        after_snaps = {int(k): v for k, v in after["strings"].items()}
+        synsets = [(int(row[0]), str(row[1]), str(row[2]) if len(row) > 2 else "")
+                   for row in before["synsets"]]
+        for snap in list(snaps.values()) + list(after_snaps.values()):
+            if snap is not None and not (isinstance(snap, dict) and isinstance(snap["key"], str)
+                                         and isinstance(snap["text"], str)):
+                raise TypeError
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        raise unreadable from None
+    ids = set(snaps) | set(after_snaps)
+    foreign = Conflict("That action names answer strings or synsets of another question; it "
+                       "cannot be undone.")
+    if AnswerString.objects.filter(pk__in=ids).exclude(question=op.question).exists():
+        raise foreign
+    syn_ids = {pk for pk, _, _ in synsets}
+    if AnswerSynset.objects.filter(pk__in=syn_ids).exclude(question=op.question).exists():
+        raise foreign
+    current = {s.pk: s for s in AnswerString.objects.filter(question=op.question, pk__in=ids)}
+    for pk, snap in after_snaps.items():
+        s = current.get(pk)
+        if (snap is None) != (s is None) or (
+                s is not None and _judgment_snap(_string_snap(s)) != _judgment_snap(snap)):
+            raise Conflict("The strings of that action have changed since; it cannot be "
+                           "undone.")
+    levels = set(Level.objects.filter(collection_id=op.question.collection_id)
+                 .values_list("pk", flat=True))
+    restored = [snap for snap in snaps.values() if snap is not None]
+    for snap in restored:
+        synset, level = snap.get("synset"), snap.get("level")
+        if synset is not None and synset not in syn_ids:
+            raise unreadable
+        if level is not None and level not in levels:
+            raise Conflict("That action names a level that no longer exists; it cannot be "
+                           "undone.")
+        if (synset is None) != (level is None) or (synset is not None
+                                                   and not snap.get("judged_at")):
+            raise unreadable
+        try:
+            if snap["judged_at"]:
+                datetime.fromisoformat(snap["judged_at"])
+        except (KeyError, TypeError, ValueError):
+            raise unreadable from None
+        if snap.get("source") not in Source.values or not isinstance(
+                snap.get("judged_by"), int | None) or not isinstance(
+                snap.get("variants", []), list):
+            raise unreadable
+    if before.get("status") not in QuestionStatus.values or not isinstance(
+            before.get("notes"), str):
+        raise unreadable
+    # keys: a restored string must not take the key of a string added since (by pooling)
+    keys = [snap["key"] for snap in restored]
+    others = AnswerString.objects.filter(question=op.question, key__in=keys).exclude(pk__in=ids)
+    if len(set(keys)) != len(keys) or others.exists():
+        raise Conflict("An answer string of that action has been added again since; it cannot "
+                       "be undone.")
+    return snaps, synsets, current
+
+
 @transaction.atomic
 def question_undo(*, question: Question | int, by, any_user: bool = False,
                   version: int | None = None) -> JudgmentEvent:
     """Undo the latest action on the question by restoring its event's before-state.
-    Refused when that action was someone else's or when its objects changed since."""
+    Refused (nothing written) when that action was someone else's, when its objects
+    changed since, or when its record names anything outside the question."""
     op = _Edit(question=question, by=by, version=version, action="undo")
     event = _undoable(op.question)
     if event is None:
@@ -485,24 +649,18 @@ def question_undo(*, question: Question | int, by, any_user: bool = False,
     if event.user_id != (op.by.pk if op.by else None) and not any_user:
         raise Conflict(f"The last change was made by {event.user or 'someone else'}; only "
                        "they can undo it.")
-    before, after = event.before, event.after
-    ids = {int(k) for k in before["strings"]}
-    current = {s.pk: s for s in AnswerString.objects.filter(question=op.question, pk__in=ids)}
-    for k, snap in after["strings"].items():
-        s = current.get(int(k))
-        if (snap is None) != (s is None) or (
-                s is not None and _judgment_snap(_string_snap(s)) != _judgment_snap(snap)):
-            raise Conflict("The strings of that action have changed since; it cannot be "
-                           "undone.")
+    snaps, synsets, current = _undo_checked(op, event)
+    users = set(get_user_model().objects.filter(
+        pk__in={snap.get("judged_by") for snap in snaps.values() if snap}
+    ).values_list("pk", flat=True))
     # synsets: recreate deleted ones (with their old id), then restore the old order
     have = {s.pk: s for s in op.synsets}
     order = []
-    for pk, note, *label in before["synsets"]:  # events before labels have no label
+    for pk, note, label in synsets:
         syn = have.get(pk)
         if syn is None:
             syn = AnswerSynset.objects.create(pk=pk, question=op.question,
-                                              ordinal=10_000_000 + pk, note=note,
-                                              label=label[0] if label else "")
+                                              ordinal=10_000_000 + pk, note=note, label=label)
         elif syn.note != note:
             syn.note = note
             syn.save(update_fields=["note"])
@@ -510,8 +668,7 @@ def question_undo(*, question: Question | int, by, any_user: bool = False,
     kept = {s.pk for s in order}
     extra = [s for s in op.synsets if s.pk not in kept]
     op.synsets = order + extra
-    for k, snap in before["strings"].items():
-        pk = int(k)
+    for pk, snap in snaps.items():
         s = current.get(pk)
         if snap is None:
             if s is not None:
@@ -530,13 +687,36 @@ def question_undo(*, question: Question | int, by, any_user: bool = False,
             s.variants = [v for v in dict.fromkeys([*snap.get("variants", []), *s.variants])
                           if v != snap["text"] and normalize_answer(v, mode) == snap["key"]]
         s.text, s.key, s.source = snap["text"], snap["key"], snap["source"]
-        s.synset_id, s.level_id, s.judged_by_id = snap["synset"], snap["level"], snap["judged_by"]
+        s.synset_id, s.level_id = snap.get("synset"), snap.get("level")
+        s.judged_by_id = snap["judged_by"] if snap.get("judged_by") in users else None
         s.judged_at = datetime.fromisoformat(snap["judged_at"]) if snap["judged_at"] else None
-        s.save()
-    op.question.status = before["status"]
-    op.question.notes = before["notes"]
+        s.save(force_insert=pk in op.before_strings and op.before_strings[pk] is None)
+    op.question.status = event.before["status"]
+    op.question.notes = event.before["notes"]
     op.detail = {"undoes": event.pk, "undone_action": event.action}
     return op.finish()
+
+
+@transaction.atomic
+def question_claim(*, question: Question | int, by) -> bool:
+    """Assign a question nobody is assigned to to ``by``, the assessor who judges it first
+    (such questions are offered to every assessor of the collection; the first change
+    claims it, so two assessors do not judge it side by side).  Returns False when ``by``
+    is assigned already; Conflict when someone else claimed it meanwhile."""
+    pk = question.pk if isinstance(question, Question) else question
+    q = Question.objects.select_for_update(of=("self",), no_key=True).get(pk=pk)
+    through = Question.assessors.through
+    assigned = list(through.objects.filter(question_id=q.pk).values_list("user_id", flat=True))
+    if by.pk in assigned:
+        return False
+    if assigned:
+        raise Conflict("Another assessor took this question meanwhile; your edit was not "
+                       "applied.")
+    through.objects.create(question_id=q.pk, user_id=by.pk)
+    JudgmentEvent.objects.create(collection_id=q.collection_id, question=q, user=by,
+                                 action="question_claim",
+                                 after={"assessor": by.get_username()})
+    return True
 
 
 # -- organizer writes -------------------------------------------------------------------------
@@ -592,6 +772,11 @@ def collection_save(*, collection: Collection, levels: Sequence[tuple[str, str, 
     if levels is not None:
         if not levels:
             raise Conflict("A collection needs at least one level.")
+        for code, _, gain in levels:
+            try:
+                check_gain(gain, f"the gain of level {code!r}")
+            except ValueError as e:
+                raise Conflict(str(e)) from e
         existing = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
         keep = {code for code, _, _ in levels}
         gone = [lv for code, lv in existing.items() if code not in keep]
@@ -618,15 +803,35 @@ def collection_save(*, collection: Collection, levels: Sequence[tuple[str, str, 
 
 @transaction.atomic
 def membership_set(*, collection: Collection, user, role: str | None, by) -> None:
-    """Give ``user`` ``role`` in ``collection``; ``role`` None removes the membership."""
+    """Give ``user`` ``role`` in ``collection``; ``role`` None removes the membership.
+
+    A collection keeps at least one organizer: the last one can neither leave nor take
+    another role (Conflict, nothing written).  A member who is no longer an organizer or
+    assessor (removed, or made a participant) loses every question assignment of the
+    collection, so their queue no longer lists its questions."""
     from .models import Membership, Role
+    if role is not None and role not in Role.values:
+        raise Conflict(f"Unknown role {role!r}.")
+    # the organizer rows stay locked until the end: two organizers removing each other at
+    # the same moment cannot both succeed and leave the collection without one
+    organizers = set(Membership.objects.select_for_update()
+                     .filter(collection=collection, role=Role.ORGANIZER)
+                     .values_list("user_id", flat=True))
+    current = (Membership.objects.filter(collection=collection, user=user)
+               .values_list("role", flat=True).first())
+    if current == Role.ORGANIZER and role != Role.ORGANIZER and organizers == {user.pk}:
+        raise Conflict(f"{user.get_username()} is the last organizer of “{collection.name}”: "
+                       "make another member an organizer first.")
     if role is None:
         Membership.objects.filter(collection=collection, user=user).delete()
     else:
-        if role not in Role.values:
-            raise Conflict(f"Unknown role {role!r}.")
         Membership.objects.update_or_create(collection=collection, user=user,
                                             defaults={"role": role})
+    dropped = 0
+    if role not in (Role.ORGANIZER, Role.ASSESSOR):
+        dropped, _ = Question.assessors.through.objects.filter(
+            question__collection=collection, user=user).delete()
     JudgmentEvent.objects.create(
         collection=collection, user=by if by is not None and by.is_authenticated else None,
-        action="membership_set", after={"user": user.get_username(), "role": role})
+        action="membership_set", after={"user": user.get_username(), "role": role,
+                                        "assignments_dropped": dropped})

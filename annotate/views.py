@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect
@@ -14,6 +15,8 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
+
+from config.downloads import content_disposition
 
 from . import services
 from .models import Collection, Membership, Question, QuestionStatus, Role
@@ -25,6 +28,7 @@ from .selectors import (
     question_history,
     question_list_queryset,
     question_workspace,
+    unassigned_open_count,
 )
 
 
@@ -67,18 +71,21 @@ def my_queue(request: HttpRequest) -> HttpResponse:
     """Questions assigned to the user in any collection, open ones first."""
     questions = list(Question.objects.assigned_to(request.user).with_counts().for_queue())
     open_count = sum(q.status != QuestionStatus.DONE for q in questions)
-    return TemplateResponse(request, "annotate/my_queue.html",
-                            {"questions": questions, "open_count": open_count})
+    return TemplateResponse(request, "annotate/my_queue.html", {
+        "questions": questions, "open_count": open_count,
+        "unassigned_count": unassigned_open_count(request.user)})
 
 
 # -- the judging workspace -----------------------------------------------------------------
 def _judge_access(request, question: Question) -> tuple[str, bool]:
     """(role, may_write): organizers and assessors see the workspace (participants get
-    403); assessors write only on questions assigned to them."""
+    403); assessors write on questions assigned to them and on questions nobody is
+    assigned to (their first change claims it)."""
     role = require_role(request, question.collection, ORGANIZER, ASSESSOR)
     if role == ORGANIZER:
         return role, True
-    return role, question.assessors.filter(pk=request.user.pk).exists()
+    assigned = set(question.assessors.values_list("pk", flat=True))
+    return role, not assigned or request.user.pk in assigned
 
 
 def _workspace_context(request, question: Question, role: str, may_write: bool,
@@ -93,9 +100,11 @@ def _workspace_context(request, question: Question, role: str, may_write: bool,
     edit_pk = _int_or_none(request.GET.get("edit"))
     edit_string = (question.strings.filter(pk=edit_pk).first()
                    if edit_pk and may_write and request.method == "GET" else None)
+    claimable = may_write and role != ORGANIZER and not question.assessors.exists()
     return {
         "question": question, "collection": question.collection, "role": role,
-        "may_write": may_write, "notice": notice, "notice_kind": notice_kind,
+        "may_write": may_write, "claimable": claimable, "notice": notice,
+        "notice_kind": notice_kind,
         "history": question_history(question), "edit_string": edit_string,
         "act_url": act_url, "csrf_input": csrf_input, **ws,
     }
@@ -292,10 +301,18 @@ def question_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
     role, may_write = _judge_access(request, question)
     if not may_write:
+        if request.htmx:  # e.g. another assessor claimed it since the page was loaded
+            context = _workspace_context(request, question, role, may_write, (
+                "This question is assigned to another assessor (it may have been taken "
+                "since your page was loaded); nothing was changed."))
+            return TemplateResponse(request, "annotate/question_judge.html#workspace", context)
         raise PermissionDenied("This question is not assigned to you.")
     notice, kind = "", "warning"
     try:
-        event = _apply(request, question, role)
+        with transaction.atomic():
+            if role != ORGANIZER:  # an unassigned question: the first change claims it
+                services.question_claim(question=question, by=request.user)
+            event = _apply(request, question, role)
     except services.Conflict as e:
         notice = f"{e} The workspace has been refreshed."
         event = None
@@ -330,11 +347,14 @@ def question_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 
 @require_GET
 def next_to_judge(request: HttpRequest) -> HttpResponse:
-    """Redirect to the next question the user should judge (my queue's button)."""
+    """Redirect to the next question the user should judge (my queue's button; the
+    workspace's Enter, which gives ``after``, the question it leaves)."""
     slug = request.GET.get("collection")
     collection = get_object_or_404(Collection, slug=slug) if slug else None
     organizer = bool(collection and require_role(request, collection) == ORGANIZER)
-    nxt = next_question(request.user, collection=collection, organizer=organizer)
+    after_pk = _int_or_none(request.GET.get("after"))
+    after = Question.objects.filter(pk=after_pk).first() if after_pk else None
+    nxt = next_question(request.user, collection=collection, organizer=organizer, after=after)
     if nxt is None:
         messages.info(request, "Nothing left to judge. Well done!")
         return redirect("annotate:my-queue")
@@ -452,13 +472,18 @@ def collection_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, ORGANIZER)
     form = MemberAddForm()
+    error = ""
     if request.method == "POST":
         if request.POST.get("action") == "add":
             form = MemberAddForm(request.POST)
             if form.is_valid():
-                services.membership_set(collection=collection, user=form.user,
-                                        role=form.cleaned_data["role"], by=request.user)
-                form = MemberAddForm()
+                try:
+                    services.membership_set(collection=collection, user=form.user,
+                                            role=form.cleaned_data["role"], by=request.user)
+                except services.Conflict as e:
+                    form.add_error("role", str(e))
+                else:
+                    form = MemberAddForm()
         else:
             user = get_object_or_404(get_user_model(), pk=_int_or_none(request.POST.get("user")))
             role = None if request.POST.get("action") == "remove" else request.POST.get("role")
@@ -466,15 +491,18 @@ def collection_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
                 services.membership_set(collection=collection, user=user, role=role,
                                         by=request.user)
             except services.Conflict as e:
-                messages.error(request, str(e))
-        if not request.htmx and form.is_bound is False:
+                error = str(e)
+        if not request.htmx and not form.is_bound:
+            if error:
+                messages.error(request, error)
             return redirect("annotate:collection-members", slug=slug)
     members = list(collection.memberships.select_related("user").order_by("role", "user__username"))
     template_name = "annotate/collection_members.html"
     if request.htmx:
         template_name += "#members"
     return TemplateResponse(request, template_name, {
-        "collection": collection, "members": members, "form": form, "roles": Role.choices})
+        "collection": collection, "members": members, "form": form, "roles": Role.choices,
+        "error": error})
 
 
 @require_http_methods(["GET", "POST"])
@@ -506,8 +534,10 @@ def collection_import_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 def collection_import_confirm(request: HttpRequest, slug: str) -> HttpResponse:
-    """Write the previewed file (validated again, all or nothing)."""
-    from .imports import ImportRefused, PendingImportRefused, pending_import_confirm
+    """Write the previewed file (validated again, all or nothing); if it no longer passes,
+    the import page lists every error, as the preview does."""
+    from .forms import ImportForm
+    from .imports import ImportPlan, ImportRefused, PendingImportRefused, pending_import_confirm
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, ORGANIZER)
     try:
@@ -518,8 +548,9 @@ def collection_import_confirm(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, str(e))
         return redirect("annotate:collection-import", slug=slug)
     except ImportRefused as e:
-        messages.error(request, f"Nothing imported: {e}")
-        return redirect("annotate:collection-import", slug=slug)
+        plan = ImportPlan("", e.issues[0].file if e.issues else "", issues=e.issues)
+        return TemplateResponse(request, "annotate/collection_import.html", {
+            "collection": collection, "form": ImportForm(), "plan": plan, "token": None})
     summary = ", ".join(f"{k}: {v}" for k, v in plan.counts.items())
     messages.success(request, f"Imported {pending.filename} ({summary}).")
     return redirect("annotate:collection-detail", slug=slug)
@@ -536,5 +567,5 @@ def collection_export(request: HttpRequest, slug: str, what: str) -> HttpRespons
     if what not in exporters:
         raise Http404("unknown export")
     response = HttpResponse(exporters[what](collection), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{slug}-{what}.csv"'
+    response["Content-Disposition"] = content_disposition(f"{slug}-{what}.csv")
     return response

@@ -1,8 +1,15 @@
-"""Security headers Django 5.2 does not set itself."""
+"""Security headers Django 5.2 does not set itself; the request size limit; refusal of
+control characters."""
 
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import SuspiciousOperation
+from django.http import HttpResponse
+from django.http.multipartparser import MultiPartParserError
+from django.shortcuts import render
+
+from evaluation.metrics.normalize import CONTROL_CHARACTERS
 
 
 class ContentSecurityPolicyMiddleware:
@@ -18,3 +25,74 @@ class ContentSecurityPolicyMiddleware:
         if self.policy and "Content-Security-Policy" not in response.headers:
             response.headers["Content-Security-Policy"] = self.policy
         return response
+
+
+class RequestSizeLimitMiddleware:
+    """Refuses a request whose declared body (CONTENT_LENGTH) exceeds
+    ``settings.MAX_REQUEST_BODY_BYTES`` with 413, before anything reads the body: an
+    over-size upload is never spooled to disk, even one the CSRF check would refuse.
+    Forms check the precise limits of each kind of file themselves."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        limit = settings.MAX_REQUEST_BODY_BYTES
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if limit and length > limit:
+            mb = 1024 * 1024
+            body = (f"<!doctype html><title>Request too large</title><h1>Request too large"
+                    f"</h1><p>The request is {length / mb:.1f} MB; uploads may be at most "
+                    f"{limit // mb} MB.</p>")
+            return HttpResponse(body, status=413)
+        return self.get_response(request)
+
+
+def _control_character_field(request) -> str | None:
+    """The name of the first part of ``request`` (its path, a query parameter or form field,
+    name or value) holding a refused control character.  Uploaded files are not looked at:
+    Django drops non-printable characters from their names, and their parsers check their
+    contents line by line."""
+    if CONTROL_CHARACTERS.search(request.path_info):
+        return "the address"
+    parts = [request.GET]
+    if request.method not in ("GET", "HEAD", "OPTIONS"):
+        try:
+            parts.append(request.POST)
+        except (SuspiciousOperation, MultiPartParserError):
+            return None  # a body Django cannot parse: the view refuses it as it always did
+    for part in parts:
+        for name, values in part.lists():
+            if CONTROL_CHARACTERS.search(name) or any(CONTROL_CHARACTERS.search(v)
+                                                      for v in values):
+                return name
+    return None
+
+
+class ControlCharacterMiddleware:
+    """Answers 400 to a request whose address, query parameters or form fields (names and
+    values) hold a control character other than tab, newline and carriage return, and
+    ignores a cookie holding one: no view ever sees one, so none reaches the database.
+    Placed before the session middleware, which reads the session cookie."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        # a cookie holding one (a session key with a NUL byte would fail in the database)
+        # is dropped, so the browser gets a fresh one instead of an error on every page
+        if any(CONTROL_CHARACTERS.search(v) for v in request.COOKIES.values()):
+            request.COOKIES = {k: v for k, v in request.COOKIES.items()
+                               if not CONTROL_CHARACTERS.search(v)}
+        field = _control_character_field(request)
+        if field is not None:
+            return render(request, "400.html", {
+                "reason": f"{field[:60]!r} holds a control character (such as a NUL byte); "
+                          "only tab, newline and carriage return are allowed in text."
+                          if field != "the address" else
+                          "The address holds a control character (such as a NUL byte)."},
+                status=400)
+        return self.get_response(request)

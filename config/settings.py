@@ -1,18 +1,19 @@
 """Settings, all from the environment (STYLE.md habit 7).
 
-DJANGO_DEBUG (default 1), DJANGO_SECRET_KEY (required when DJANGO_DEBUG=0),
+DJANGO_DEBUG (default 0), DJANGO_SECRET_KEY (required when DJANGO_DEBUG=0),
 DJANGO_ALLOWED_HOSTS (comma list), DATABASE_URL (SQLite file db.sqlite3 by default;
 postgres://user@host:port/name for PostgreSQL), DJANGO_SECURE_SSL_REDIRECT (default 1 when
 not in debug; set 0 behind a proxy that already redirects), DJANGO_SECURE_COOKIES (default 1
 when not in debug; 0 only for plain-http runs on 127.0.0.1 such as bench/load.py),
-DJANGO_CONN_MAX_AGE (0), RUN_UPLOAD_MAX_MB (50).
+DJANGO_CONN_MAX_AGE (0), RUN_UPLOAD_MAX_MB (50), IMPORT_MAX_MB (50), ARCHIVE_MAX_MB (512),
+DJANGO_CLIENT_IP_HEADER (unset), DJANGO_DB_STATEMENT_TIMEOUT_MS (20000),
+DJANGO_DB_LOCK_TIMEOUT_MS (5000), DJANGO_UPLOAD_TEMP_DIR (var/uploads).
 """
 
 import os
 from pathlib import Path
 
 import dj_database_url
-from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -24,17 +25,23 @@ def env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
-DEBUG = env_bool("DJANGO_DEBUG", True)
+# Off unless asked for (`make demo` and the test settings turn it on).
+DEBUG = env_bool("DJANGO_DEBUG", False)
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG=0")
+# Without a key in production the web server refuses to start (config/wsgi.py, asgi.py)
+# and so do the commands that run system checks (config/checks.py); `manage.py score`,
+# which needs neither key nor database, still runs.
+SECRET_KEY_MISSING = not SECRET_KEY and not DEBUG
+SECRET_KEY_MESSAGE = ("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off (the default); "
+                      "for local development set DJANGO_DEBUG=1")
+if not SECRET_KEY and DEBUG:
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production-" + "x" * 16
 
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get(
     "DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost" if not DEBUG else "*").split(",") if h.strip()]
 
 INSTALLED_APPS = [
+    "config.apps.ProjectConfig",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -48,10 +55,14 @@ INSTALLED_APPS = [
     "evaluation",
 ]
 
+# Static files are answered by whitenoise before anything that touches the database
+# (sessions, authentication), and an over-size body is refused before anything reads it.
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.middleware.RequestSizeLimitMiddleware",
+    "config.middleware.ControlCharacterMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -98,6 +109,16 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# A stuck database must not hang the site: on PostgreSQL a statement is cancelled after
+# DJANGO_DB_STATEMENT_TIMEOUT_MS and a lock wait given up after DJANGO_DB_LOCK_TIMEOUT_MS
+# (0 turns either off), well within gunicorn's 30 s worker timeout; the request then gets
+# a 503 page (config/errors.py) and the worker is free again.
+DB_STATEMENT_TIMEOUT_MS = int(os.environ.get("DJANGO_DB_STATEMENT_TIMEOUT_MS", "20000"))
+DB_LOCK_TIMEOUT_MS = int(os.environ.get("DJANGO_DB_LOCK_TIMEOUT_MS", "5000"))
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("OPTIONS", {})
+    DATABASES["default"]["OPTIONS"]["options"] = (
+        f"-c statement_timeout={DB_STATEMENT_TIMEOUT_MS} -c lock_timeout={DB_LOCK_TIMEOUT_MS}")
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {})
     # wait for a concurrent writer instead of failing at once; write transactions start
@@ -140,17 +161,30 @@ SESSION_ENGINE = "django.contrib.sessions.backends.db"
 # Shared state (login throttling) lives in the database, so every worker sees it; computed
 # scores are cached per process, keyed by the judgment version, so they are never stale.
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache",
-                "LOCATION": "django_cache"},
+    # Django's database cache with an atomic incr (the login throttle's counters)
+    "default": {"BACKEND": "config.cache.DatabaseCache",
+                "LOCATION": "django_cache", "OPTIONS": {"MAX_ENTRIES": 100_000}},
     "scores": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
                "LOCATION": "scores", "OPTIONS": {"MAX_ENTRIES": 200}},
 }
 
-# Uploads: runs up to RUN_UPLOAD_MAX_MB; larger request bodies are streamed to disk.
+# Uploads: runs up to RUN_UPLOAD_MAX_MB, imports up to IMPORT_MAX_MB.  A request body
+# larger than the largest of them (plus 1 MB for the other form fields) is refused with 413
+# before it is read (config.middleware.RequestSizeLimitMiddleware).  Files above 5 MB are
+# spooled to FILE_UPLOAD_TEMP_DIR (DJANGO_UPLOAD_TEMP_DIR, default var/uploads in the
+# project), where files a killed worker left behind are deleted (config/uploads.py).
 RUN_UPLOAD_MAX_MB = int(os.environ.get("RUN_UPLOAD_MAX_MB", "50"))
 IMPORT_MAX_MB = int(os.environ.get("IMPORT_MAX_MB", "50"))  # questions/answers/judgments
+# a collection archive (import_collection) once unpacked, all members together
+ARCHIVE_MAX_MB = int(os.environ.get("ARCHIVE_MAX_MB", "512"))
+MAX_REQUEST_BODY_BYTES = (max(RUN_UPLOAD_MAX_MB, IMPORT_MAX_MB) + 1) * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+FILE_UPLOAD_TEMP_DIR = os.environ.get("DJANGO_UPLOAD_TEMP_DIR") or str(BASE_DIR / "var" / "uploads")
+FILE_UPLOAD_HANDLERS = [
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "config.uploads.CleaningTemporaryFileUploadHandler",
+]
 
 # Security: secure cookies and HTTPS when not in debug; headers always.
 CONTENT_SECURITY_POLICY = (
@@ -170,6 +204,11 @@ if not DEBUG:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Behind a reverse proxy every request comes from the proxy's address: name the header the
+# proxy sets to the client's address (X-Forwarded-For, X-Real-IP) so the login throttle
+# counts per client.  Off by default: a header a client can set itself must not be trusted.
+CLIENT_IP_HEADER = os.environ.get("DJANGO_CLIENT_IP_HEADER", "").strip()
 
 LOGGING = {
     "version": 1,

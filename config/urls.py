@@ -5,6 +5,8 @@ from django.urls import include, path
 from annotate import views as annotate_views
 from config.auth import RateLimitedLoginView
 
+handler500 = "config.errors.server_error"
+
 urlpatterns = [
     path("", annotate_views.home, name="home"),
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),

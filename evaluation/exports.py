@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from django.http import HttpResponse
 
+from config.downloads import content_disposition
 from evaluation.metrics.csvio import write_csv
 
 
@@ -17,5 +18,5 @@ def csv_response(filename: str, preamble: dict[str, object], header: list[str],
     floats with 6 decimals, NaN empty."""
     text = write_csv(header, rows, preamble, float_format=".6f")
     response = HttpResponse(text, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Disposition"] = content_disposition(filename)
     return response

@@ -3,7 +3,8 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
-from evaluation.metrics import BASE_METRICS
+from evaluation.metrics import BASE_METRICS, parse_gains
+from evaluation.metrics.gains import MAX_BETA, check_parameters
 
 METRIC_LABELS = {
     "q_measure": "Q-measure", "r_measure": "R-measure", "rr": "RR", "ap": "AP",
@@ -35,8 +36,26 @@ class ScoreConfigForm(forms.Form):
     gains = forms.ChoiceField(choices=GAIN_CHOICES, required=False)
     custom_gains = forms.CharField(required=False, max_length=200,
                                    help_text="e.g. S=4,A=2,B=1 or adjusted:10:5:1")
-    beta = forms.FloatField(required=False, min_value=0, max_value=1000)
+    beta = forms.FloatField(required=False, min_value=0, max_value=MAX_BETA)
     rbp_p = forms.FloatField(required=False, min_value=0, max_value=0.99, label="RBP p")
+
+    def clean_custom_gains(self):
+        spec = (self.cleaned_data.get("custom_gains") or "").strip()
+        try:
+            parse_gains(spec or None)
+        except ValueError as e:
+            raise forms.ValidationError(str(e)) from e
+        return spec
+
+    def clean(self):
+        data = super().clean()
+        beta, rbp_p = data.get("beta"), data.get("rbp_p")
+        try:
+            check_parameters(beta=1.0 if beta is None else beta,
+                             rbp_p=0.5 if rbp_p is None else rbp_p)
+        except ValueError as e:
+            raise forms.ValidationError(str(e)) from e
+        return data
 
     def gain_spec(self) -> str:
         gains = self.cleaned_data.get("gains") or "default"
@@ -53,6 +72,13 @@ class RunUploadForm(forms.Form):
     file = forms.FileField(help_text="QA TSV: question_id<TAB>rank<TAB>answer[<TAB>score]; "
                                      "CSV with a header question_id,rank,answer[,score]; or "
                                      "TREC: qid Q0 docno rank score tag")
+
+    def clean_name(self):
+        from .services import run_name_problem
+        name = self.cleaned_data["name"]
+        if problem := run_name_problem(name):
+            raise forms.ValidationError(problem[0].upper() + problem[1:] + ".")
+        return name
 
     def clean_file(self):
         f = self.cleaned_data["file"]

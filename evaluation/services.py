@@ -8,10 +8,12 @@ judgment version, so a page always shows scores of the current judgments.
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from django.core.cache import caches
 from django.db import transaction
 from django.db.models import Count, Exists, Max, Min, OuterRef
@@ -28,8 +30,10 @@ from evaluation.metrics import (
     parse_gains,
     parse_metrics,
 )
+from evaluation.metrics.errors import merge_issues
+from evaluation.metrics.gains import check_parameters
 from evaluation.metrics.normalize import normalize_many
-from evaluation.metrics.parsers import detect_run_format, parse_run
+from evaluation.metrics.parsers import RunRow, detect_run_format, parse_run, run_rows
 
 from .models import Run, RunAnswer
 
@@ -59,10 +63,7 @@ def check_config(*, metrics: Sequence[str], gains: str, beta: float, rbp_p: floa
     names = tuple(parse_metrics(list(metrics)))
     profile = parse_gains(None if gains == "default" else gains)
     profile.resolve(tuple(levels), [1.0] * len(levels))  # raises on a mismatch
-    if beta < 0:
-        raise ValueError("beta must be >= 0")
-    if not 0 <= rbp_p < 1:
-        raise ValueError("the RBP persistence p must be in [0, 1)")
+    check_parameters(beta=beta, rbp_p=rbp_p)
     return ScoreConfig(names, gains, float(beta), float(rbp_p))
 
 
@@ -142,51 +143,68 @@ def unjudged_counts(runs: Sequence[Run]) -> dict[int, int]:
 
 
 def unjudged_answers(run: Run) -> list[dict]:
-    """The run's distinct unjudged answers: question id, answer, best rank, in question
-    order (one query)."""
+    """The run's distinct unjudged answers: question id, answer, best rank, and whether it
+    is in the assessors' pool already (``pooled``: a string of its question has its key)
+    or could be sent there (``poolable``: not pooled, best rank within the collection's
+    L'), in question order (one query)."""
+    strings = AnswerString.objects.filter(question=OuterRef("question"), key=OuterRef("key"))
     rows = (RunAnswer.objects.filter(run=run).filter(~Exists(_judged_string()))
             .values("question_id", "question__qid", "key").annotate(rank=Min("rank"),
                                                                     text=Min("text"))
+            .annotate(pooled=Exists(strings))
             .order_by("question_id", "rank"))
-    return [{"question_id": r["question__qid"], "answer": r["text"], "rank": r["rank"]}
+    limit = run.collection.max_output_size
+    return [{"question_id": r["question__qid"], "answer": r["text"], "rank": r["rank"],
+             "pooled": r["pooled"], "poolable": not r["pooled"] and r["rank"] <= limit}
             for r in rows]
 
 
+def pool_counts(unjudged: Sequence[dict]) -> dict[str, int]:
+    """Counts of ``unjudged_answers``: not judged, waiting in the pool, not yet pooled."""
+    return {"unjudged": len(unjudged),
+            "pooled": sum(1 for u in unjudged if u["pooled"]),
+            "to_pool": sum(1 for u in unjudged if u["poolable"])}
+
+
 # -- writes -------------------------------------------------------------------------------
+def run_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a run (it ends up in file names and download headers):
+    control characters and line breaks are refused; None when it is fine."""
+    bad = sorted({c for c in name if unicodedata.category(c) in ("Cc", "Zl", "Zp")})
+    if bad:
+        shown = ", ".join(f"U+{ord(c):04X}" for c in bad)
+        return f"the run name must not contain control characters or line breaks ({shown})"
+    return None
+
+
 def run_import(*, collection: Collection, owner, name: str, data: bytes, filename: str,
                description: str = "", fmt: str | None = None) -> Run:
     """Parse, check and store a run, all or nothing.  Raises InputError listing every
-    problem: the file's own errors with line numbers, a name already used in the
-    collection, answers for question ids the collection does not have (named), and
-    questions with more answers than the collection's maximum output size L'."""
+    problem at once, sorted by line: a name already used in the collection, the file's own
+    errors, answers for question ids the collection does not have, and for each question
+    with more answers than the collection's maximum output size L' the line of its first
+    answer too many."""
     issues: list[Issue] = []
     name = name.strip()
     if not name:
         issues.append(Issue(filename, None, "the run needs a name"))
+    elif problem := run_name_problem(name):
+        issues.append(Issue(filename, None, problem))
     elif Run.objects.filter(collection=collection, name=name).exists():
         issues.append(Issue(filename, None, f"a run named {name!r} already exists in this "
                                             "collection; choose another name"))
     fmt = fmt or detect_run_format(data, filename=filename)
+    qids = dict(Question.objects.filter(collection=collection).values_list("qid", "id"))
+    limit = collection.max_output_size
     try:
         ranking = parse_run(data, filename=filename, name=name or "run", fmt=fmt)
-    except InputError as e:
-        raise InputError(issues + e.issues) from e
-    qids = dict(Question.objects.filter(collection=collection).values_list("qid", "id"))
-    present = list(dict.fromkeys(ranking.qid.tolist()))
-    unknown = [q for q in present if q not in qids]
-    if unknown:
-        shown = ", ".join(unknown[:20]) + (f" and {len(unknown) - 20} more" if len(unknown) > 20
-                                          else "")
-        issues.append(Issue(filename, None, f"{len(unknown)} question id(s) are not in this "
-                                            f"collection: {shown}"))
-    counts = {}
-    for q in ranking.qid.tolist():
-        counts[q] = counts.get(q, 0) + 1
-    too_long = [q for q, n in counts.items() if n > collection.max_output_size]
-    if too_long:
-        issues.append(Issue(filename, None, f"{len(too_long)} question(s) have more than "
-                            f"{collection.max_output_size} answers (the collection's maximum "
-                            f"output size L'): {', '.join(too_long[:20])}"))
+    except InputError:
+        ranking = None
+    if ranking is None or not _run_fits(ranking, qids, limit):
+        # read it again line by line: every error of the file with its line number
+        rows, parse_issues = run_rows(data, filename=filename, fmt=fmt)
+        raise InputError(merge_issues(filename, issues, parse_issues,
+                                      run_row_issues(rows, qids, limit, filename)))
     if issues:
         raise InputError(issues)
     keys = normalize_many(ranking.text.tolist(), collection.matching_mode)
@@ -203,6 +221,34 @@ def run_import(*, collection: Collection, owner, name: str, data: bytes, filenam
                                       scores, strict=True)),
             batch_size=5000)
     return run
+
+
+def _run_fits(ranking: Ranking, qids: dict, limit: int) -> bool:
+    """Every question of the run is the collection's and has at most ``limit`` answers."""
+    counts = pd.Series(ranking.qid, dtype=object).value_counts()
+    return bool(counts.index.isin(list(qids)).all() and (counts <= limit).all())
+
+
+def run_row_issues(rows: Sequence[RunRow], qids, limit: int, filename: str) -> list[Issue]:
+    """A run's rows checked against a collection (rows in file order): each answer for a
+    question id the collection does not have, and for each question with more than
+    ``limit`` answers the line of its first answer too many."""
+    total: dict[str, int] = {}
+    for r in rows:
+        total[r.question_id] = total.get(r.question_id, 0) + 1
+    seen: dict[str, int] = {}
+    out = []
+    for r in rows:
+        q = r.question_id
+        if q not in qids:
+            out.append(Issue(filename, r.line, f"question {q!r} is not in this collection"))
+            continue
+        seen[q] = seen.get(q, 0) + 1
+        if seen[q] == limit + 1:
+            out.append(Issue(filename, r.line, (
+                f"question {q!r} has more than {limit} answers, the collection's maximum "
+                f"output size L' ({total[q]} answers; this line is answer {limit + 1})")))
+    return out
 
 
 def _positions(qid: np.ndarray) -> list[int]:

@@ -171,8 +171,7 @@ def run_upload(request: HttpRequest, slug: str) -> HttpResponse:
     if request.htmx:
         template += "#upload-form"
     return TemplateResponse(request, template, {
-        "collection": collection, "form": form, "issues": issues[:200],
-        "more_issues": max(0, len(issues) - 200),
+        "collection": collection, "form": form, "issues": issues,
         "max_mb": settings.RUN_UPLOAD_MAX_MB})
 
 
@@ -238,6 +237,7 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
         "means": [means[m] for m in config.metrics], "rows": rows, "page": page,
         "judged": len(scores.per_question[run.name]), "shown": len(table),
         "not_judged": scores.unknown[run.name], "unjudged": unjudged,
+        "pool": services.pool_counts(unjudged),
         "is_organizer": role == ORGANIZER, "sort": sort, "search": search,
     }
     template = "evaluation/run_detail.html"

@@ -42,21 +42,27 @@ def assert_spreadsheet_safe(text: str) -> None:
             assert not cell.startswith(FORMULA), cell
 
 
+RUN = "=cmd|' /C calc'!A0;@SUM(1),x"  # a run name may not hold a line break
+
+
 @pytest.fixture
 def judged():
-    """A collection whose one question has a pooled, judged answer ``ATTACK`` from the
-    run ``ATTACK`` (and a second run for the comparison)."""
+    """A collection whose one question has the answer string ``ATTACK`` (it came in with a
+    flat answer list: a run file cannot hold a CR inside a line, a CR ends the line there),
+    judged, and a run named ``RUN`` (and a second run for the comparison)."""
     organizer, participant = make_user(username="organizer"), make_user(username="p1")
     c = make_collection(slug="capitals")
     add_member(collection=c, user=organizer, role="organizer")
     add_member(collection=c, user=participant, role="participant")
     collection_import(collection=c, kind="questions", filename="q.csv",
                       data=b"question_id,question\nDE,Capital of Germany?\n")
-    run = services.run_import(collection=c, owner=participant, name=ATTACK, filename="a.tsv",
-                              data=f"DE\t1\t{ATTACK}\nDE\t2\t=1+1\n".encode())
+    collection_import(collection=c, kind="flat", filename="flat.csv",
+                      data=f'question_id,answer\nDE,"{ATTACK}"\n'.encode())
+    run = services.run_import(collection=c, owner=participant, name=RUN, filename="a.tsv",
+                              data=b"DE\t1\tBerlin =cmd|' /C calc'!A0\nDE\t2\t=1+1\n")
     services.run_import(collection=c, owner=participant, name="plain", filename="b.tsv",
                         data=b"DE\t1\tMunich\n")
-    assert RunAnswer.objects.get(run=run, rank=1).text == ATTACK
+    assert RunAnswer.objects.get(run=run, rank=2).text == "=1+1"
     services.run_pool(run=run, by=organizer)
     q = Question.objects.get(collection=c, qid="DE")
     s = AnswerString.objects.get(question=q, text=ATTACK)
@@ -81,7 +87,8 @@ def test_judgments_export_quotes_the_answer_and_reimports_the_same_strings(judge
     assert_spreadsheet_safe(text)
     _, header, rows = read_csv(text)
     assert header[:4] == ["question_id", "synset_id", "answer", "level"]
-    assert [r[2] for r in rows] == [ATTACK, "=1+1"]
+    # the run's spelling of it was pooled as a variant: the export writes both
+    assert [r[2] for r in rows] == [ATTACK, "Berlin =cmd|' /C calc'!A0", "=1+1"]
     fresh = make_collection(slug="fresh")
     collection_import(collection=fresh, kind="questions", filename="q.csv",
                       data=export_questions(c).encode())
@@ -95,7 +102,8 @@ def test_the_score_command_reads_the_export_and_quotes_its_csv(judged, tmp_path)
     (tmp_path / "j.csv").write_text(export_judgments(c), encoding="utf-8", newline="")
     # manage.py score names a run after its file
     run = tmp_path / "=1+1;@x,y.tsv"
-    run.write_text(f"DE\t1\t{ATTACK}\n", encoding="utf-8", newline="")
+    # under normalized matching the CR of the judged string is a space
+    run.write_text("DE\t1\tBerlin =cmd|' /C calc'!A0\n", encoding="utf-8", newline="")
     out = io.StringIO()
     call_command("score", "--judgments", str(tmp_path / "j.csv"), str(run),
                  "--metrics", "q_measure", "--format", "csv", stdout=out)
@@ -116,8 +124,8 @@ def test_archive_round_trip_keeps_the_answer(judged, tmp_path):
     copy = Collection.objects.get(slug="restored")
     assert strings(copy) == strings(c)
     assert sorted(RunAnswer.objects.filter(run__collection=copy).values_list(
-        "run__name", "rank", "text")) == [(ATTACK, 1, ATTACK), (ATTACK, 2, "=1+1"),
-                                          ("plain", 1, "Munich")]
+        "run__name", "rank", "text")) == [(RUN, 1, "Berlin =cmd|' /C calc'!A0"),
+                                          (RUN, 2, "=1+1"), ("plain", 1, "Munich")]
     again = zipfile.ZipFile(io.BytesIO(collection_export(collection=copy)))
     assert again.read("strings.csv") == z.read("strings.csv")
 
@@ -128,8 +136,8 @@ def test_score_and_compare_csvs_quote_run_names_and_question_ids(judged, client)
     # the download's file name carries the run name: no CR in it here (the file name is
     # made safe elsewhere); the question id carries the CR instead
     name = "=cmd|' /C calc'!A0;@SUM(1),x"
-    attack = Run.objects.get(collection=c, name=ATTACK)
-    Run.objects.filter(pk=attack.pk).update(name=name)
+    attack = Run.objects.get(collection=c, name=RUN)
+    assert name == RUN
     Question.objects.filter(collection=c, qid="DE").update(qid=ATTACK)
     plain = Run.objects.get(collection=c, name="plain")
     for url in (f"/collections/{c.slug}/runs/{attack.pk}/scores.csv",

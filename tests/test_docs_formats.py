@@ -22,7 +22,8 @@ import pytest
 from django.core.management import call_command
 
 from annotate.imports import collection_import, export_judgments, import_plan
-from annotate.models import AnswerString, AnswerSynset, Question
+from annotate.models import AnswerString, AnswerSynset, JudgmentEvent, Question
+from annotate.services import Conflict, question_undo
 from evaluation import services
 from evaluation.archive import collection_export
 from evaluation.archive import collection_import as archive_import
@@ -334,8 +335,21 @@ def test_the_archive_example_imports(db):
     strings = {s.text: (s.synset_id is not None, s.level.code if s.level else "")
                for s in AnswerString.objects.filter(question=q)}
     assert strings == {"NIL": (True, "A"), "a feeling": (False, "")}
+    nil = AnswerString.objects.get(question=q, text="NIL")
+    assert (nil.variants, nil.synset.label) == (["nil."], "nil")
     assert sorted(c.memberships.values_list("user__username", "role")) == [
         ("organizer", "organizer"), ("participant", "participant")]
+    # the audit trail names the new collection's rows
+    feeling = AnswerString.objects.get(question=q, text="a feeling")
+    judged, undo = JudgmentEvent.objects.filter(question=q).order_by("id")
+    assert list(undo.after["strings"]) == [str(feeling.pk)]
+    assert undo.after["undoes"] == judged.pk
+    synset = judged.after["strings"][str(feeling.pk)]["synset"]
+    assert judged.after["synsets"][0][0] == nil.synset_id
+    assert synset != nil.synset_id and not AnswerSynset.objects.filter(pk=synset).exists()
+    assert judged.after["strings"][str(feeling.pk)]["level"] == c.levels.get(code="B").pk
+    with pytest.raises(Conflict, match="Nothing to undo"):
+        question_undo(question=q, by=None, any_user=True)
     run = Run.objects.get(collection=c, name="AF")
     config = services.check_config(metrics=["q_measure"], gains="default", beta=1.0,
                                    rbp_p=0.5, levels=["S", "A", "B"])

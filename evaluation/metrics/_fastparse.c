@@ -306,11 +306,12 @@ static int parse_int(const char *p, Py_ssize_t n, long long *out) {
     return 0;
 }
 
-/* positive rank: \+?0*[1-9]\d* */
+/* rank: \+?0*[1-9]\d* up to MAX_RANK of parsers.py */
+#define MAX_RANK 1000000000LL
 static int parse_rank(const char *p, Py_ssize_t n, long long *out) {
     long long v;
     if (n > 0 && p[0] == '-') return -1;
-    if (parse_int(p, n, &v) < 0 || v < 1) return -1;
+    if (parse_int(p, n, &v) < 0 || v < 1 || v > MAX_RANK) return -1;
     *out = v;
     return 0;
 }

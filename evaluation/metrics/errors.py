@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 MAX_ISSUES = 1000  # collected per file; far more than the 20 every report must show
+TRUNCATED = "too many errors; stopped counting"
 
 
 @dataclass(frozen=True)
@@ -18,16 +19,31 @@ class Issue:
         return f"{where}: {self.message}"
 
 
+def sort_issues(issues) -> list[Issue]:
+    """Issues in the order a reader wants them: file by file (in the order the files come),
+    and in each file those about the whole file first, then by line (stable, so a line's
+    issues keep the order they were found in), the note that counting stopped last."""
+    issues = list(issues)
+    files = {f: n for n, f in enumerate(dict.fromkeys(i.file for i in issues))}
+    return sorted(issues, key=lambda i: (files[i.file],
+                                         i.message == TRUNCATED and i.line is None,
+                                         i.line is not None, i.line or 0))
+
+
 class InputError(ValueError):
-    """Raised by a parser when a file is bad; ``issues`` lists every problem found."""
+    """Raised by a parser when a file is bad; ``issues`` lists every problem found, sorted
+    by line."""
 
     def __init__(self, issues: list[Issue]):
-        self.issues = list(issues)
+        self.issues = sort_issues(issues)
         super().__init__(self.format())
 
-    def format(self, limit: int = 20) -> str:
-        lines = [str(issue) for issue in self.issues[:limit]]
-        more = len(self.issues) - limit
+    def format(self, limit: int | None = 20) -> str:
+        """The issues, one a line; with ``limit``, the first ``limit`` and a count of the
+        rest (``None``: all of them)."""
+        shown = self.issues if limit is None else self.issues[:limit]
+        lines = [str(issue) for issue in shown]
+        more = len(self.issues) - len(shown)
         if more > 0:
             lines.append(f"... and {more} more error(s)")
         return "\n".join(lines)
@@ -42,6 +58,7 @@ class IssueList:
         self.truncated = False
 
     def add(self, line: int | None, message: str) -> None:
+        """Record one problem (past MAX_ISSUES they are only counted as too many)."""
         if len(self.issues) < MAX_ISSUES:
             self.issues.append(Issue(self.file, line, message))
         else:
@@ -50,8 +67,32 @@ class IssueList:
     def __bool__(self) -> bool:
         return bool(self.issues)
 
+    def all(self) -> list[Issue]:
+        """Every issue, sorted by line, with a last note when counting stopped."""
+        note = [Issue(self.file, None, TRUNCATED)] if self.truncated else []
+        return sort_issues(self.issues) + note
+
     def raise_if_any(self) -> None:
         if self.issues:
-            if self.truncated:
-                self.issues.append(Issue(self.file, None, "too many errors; stopped counting"))
-            raise InputError(self.issues)
+            raise InputError(self.all())
+
+
+def merge_issues(file: str, *groups) -> list[Issue]:
+    """The issues several checks of one file found, as one list sorted by line and at most
+    MAX_ISSUES long.  A check that stopped counting saw the file only up to its last issue:
+    issues of the other checks past that line are left out too, and a last note says the
+    list is incomplete."""
+    stop = None
+    items: list[Issue] = []
+    for group in groups:
+        group = list(group)
+        if any(i.line is None and i.message == TRUNCATED for i in group):
+            last = max((i.line for i in group if i.line is not None), default=0)
+            stop = last if stop is None else min(stop, last)
+        items += [i for i in group if not (i.line is None and i.message == TRUNCATED)]
+    if stop is not None:
+        items = [i for i in items if i.line is None or i.line <= stop]
+    items = sort_issues(items)
+    if stop is not None or len(items) > MAX_ISSUES:
+        items = [*items[:MAX_ISSUES], Issue(file, None, TRUNCATED)]
+    return items

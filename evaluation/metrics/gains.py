@@ -8,11 +8,38 @@ lowest level), not applied when R(X) = R.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+# Bounds that keep every metric finite (gains near 1e308 overflow the cumulated gains to
+# inf and the scores to NaN); far beyond any meaningful setting.
+MAX_GAIN = 1e6
+MAX_BETA = 1000.0
+
+
+def check_gain(value: float, what: str = "gain") -> float:
+    """``value`` as a float if it is a finite gain in [0, MAX_GAIN]; else ValueError."""
+    g = float(value)
+    if not math.isfinite(g) or not 0 <= g <= MAX_GAIN:
+        raise ValueError(f"{what} {value!r} is out of range: gains are numbers from 0 to "
+                         f"{MAX_GAIN:g}")
+    return g
+
+
+def check_parameters(*, beta: float = 1.0, rbp_p: float = 0.5) -> None:
+    """The one check of the scoring parameters besides the gains (forms, command line and
+    services all call it): beta in [0, MAX_BETA], the RBP persistence p in [0, 1)."""
+    b, p = float(beta), float(rbp_p)
+    if not (math.isfinite(b) and 0 <= b <= MAX_BETA):
+        raise ValueError(f"beta {beta!r} is out of range: it must be from 0 to {MAX_BETA:g}")
+    if not (math.isfinite(p) and 0 <= p < 1):
+        raise ValueError(f"the RBP persistence p {rbp_p!r} is out of range: it must be in "
+                         "[0, 1)")
+
 
 NAMED_PROFILES = {"3:2:1": (3.0, 2.0, 1.0), "1:1:1": (1.0, 1.0, 1.0), "10:5:1": (10.0, 5.0, 1.0)}
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
@@ -77,13 +104,11 @@ def parse_gains(spec: str | None) -> GainProfile:
             m = re.fullmatch(rf"\s*([^=\s]+)\s*=\s*({_NUM})\s*", part)
             if not m:
                 raise ValueError(f"bad gain {part!r} in {spec!r} (expected LEVEL=number)")
-            values[m.group(1)] = float(m.group(2))
+            values[m.group(1)] = check_gain(float(m.group(2)), f"gain of {m.group(1)!r}")
         return GainProfile(values, adjusted, spec.strip())  # type: ignore[arg-type]
     parts = text.split(":")
     if not all(re.fullmatch(_NUM, p.strip()) for p in parts):
         raise ValueError(f"bad gain profile {spec!r} (expected e.g. 3:2:1, 1:1:1, 10:5:1, "
                          "S=3,A=2,B=1 or adjusted)")
-    values_t = tuple(float(p) for p in parts)
-    if any(v < 0 for v in values_t):
-        raise ValueError(f"gains must not be negative: {spec!r}")
+    values_t = tuple(check_gain(float(p)) for p in parts)
     return GainProfile(values_t, adjusted, spec.strip())

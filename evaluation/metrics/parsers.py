@@ -2,8 +2,11 @@
 
 Each parser takes the file's bytes (or text) and its name, and returns plain data or
 raises ``InputError`` listing every problem with its line number (nothing is returned on
-error).  Files are UTF-8 with or without a BOM, with LF or CRLF line ends; blank lines are
-skipped; TREC files may hold ``#`` comment lines.  Large TREC and QA runs go through
+error).  Files are UTF-8 with or without a BOM; LF, CRLF and a lone CR all end a line (every
+reader counts lines the same way); blank lines are skipped; TREC files may hold ``#``
+comment lines.  The ``*_rows`` readers return the rows they could read with their line
+numbers and every problem, without raising, so that an importer can add its own checks and
+report everything at once.  Large TREC and QA runs go through
 pandas' C reader; when that fast path meets anything irregular, the line-by-line reader
 runs instead and produces the error list.
 """
@@ -14,6 +17,7 @@ import csv
 import io
 import math
 import re
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -23,12 +27,23 @@ import pandas as pd
 
 from .csvio import restore
 from .data import DEFAULT_LEVELS, ID_MATCH, Judgments, Ranking
-from .errors import InputError, IssueList
+from .errors import InputError, Issue, IssueList, merge_issues
 
 MAX_LINE = 65536  # characters; longer lines are refused
 _COMMENT_B = re.compile(rb"(?m)^[ \t]*#[^\n]*(\n|$)")
-_INT = re.compile(r"[-+]?\d+")
-_POS_INT = re.compile(r"\+?0*[1-9]\d*")
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_LINE_END_B = re.compile(rb"\r\n|\r|\n")
+_BARE_CR_B = re.compile(rb"\r(?!\n)")
+_INT = re.compile(r"[-+]?[0-9]+")
+_POS_INT = re.compile(r"\+?0*[1-9][0-9]*")
+_RANK_CHARS = re.compile(r"[0-9+]*")
+_INT_CHARS = re.compile(r"[0-9+-]*")
+# what str.split() and str.strip() take for whitespace besides space, tab, CR and LF
+_ODD_SPACE_B = re.compile(rb"[\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|"
+                          rb"\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80")
+_ODD_ASCII = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
+MAX_RANK = 1_000_000_000  # a QA run's ranks are integers from 1 to this
+FAST_JUDGMENTS_MIN = 1 << 16  # bytes; smaller judgments files go to the line reader only
 
 Data = bytes | str
 
@@ -43,7 +58,7 @@ def decode(data: Data, file: str) -> str:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
             issues = IssueList(file)
-            for n, raw in enumerate(data.split(b"\n"), start=1):
+            for n, raw in enumerate(_LINE_END_B.split(data), start=1):
                 try:
                     raw.decode("utf-8-sig" if n == 1 else "utf-8")
                 except UnicodeDecodeError as e:
@@ -55,10 +70,8 @@ def decode(data: Data, file: str) -> str:
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:
-    """(line number, line) for every line, without its LF/CRLF end."""
-    for n, line in enumerate(text.split("\n"), start=1):
-        line = line.removesuffix("\r")
-        yield n, line
+    """(line number, line) for every line, without its end (LF, CRLF or CR)."""
+    return enumerate(_LINE_END.split(text), start=1)
 
 
 def _line_ok(issues: IssueList, n: int, line: str) -> bool:
@@ -89,47 +102,58 @@ def _is_number(s: str) -> bool:
 def _csv_rows(text: str, file: str, issues: IssueList, required: tuple[str, ...],
               optional: tuple[str, ...] = ()) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """Rows of a CSV file with a header naming at least ``required`` (any order, any case).
-    Returns (header, [(line, {column: value})]); problems go to ``issues``.  Each value has
-    the product's formula escape undone (``csvio.restore``: a cell of single quotes then a
-    formula character loses one quote), so the product's exports read back unchanged."""
-    for n, line in _lines(text):
-        if not _line_ok(issues, n, line):
-            return [], []
+    Returns (header, [(line, {column: value})]); problems go to ``issues``.  A line with
+    a NUL or too long is reported and read as if blank, so the other lines are checked.
+    Each value has the product's formula escape undone (``csvio.restore``: a cell of single
+    quotes then a formula character loses one quote), so the product's exports read back
+    unchanged."""
+    lines = _LINE_END.split(text)
+    bad = [n for n, line in enumerate(lines, start=1) if not _line_ok(issues, n, line)]
+    if bad:
+        for n in bad:
+            lines[n - 1] = ""
+        text = "\n".join(lines)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     header: list[str] = []
     rows: list[tuple[int, dict[str, str]]] = []
-    try:
-        for record in reader:
-            n = reader.line_num
-            if not record or all(not c.strip() for c in record):
-                continue
-            if not header:
-                header = [c.strip().lower() for c in record]
-                missing = [c for c in required if c not in header]
-                if missing:
-                    issues.add(n, f"header must name the columns {','.join(required)}"
-                               + (f" (optional: {','.join(optional)})" if optional else "")
-                               + f"; missing {', '.join(missing)} in {','.join(record)!r}")
-                    return header, []
-                dups = {c for c in header if c and header.count(c) > 1}
-                if dups:
-                    issues.add(n, f"header names column(s) {', '.join(sorted(dups))} twice")
-                    return header, []
-                continue
-            if len(record) > len(header) and any(c.strip() for c in record[len(header):]):
+    while True:
+        n = reader.line_num + 1  # a record's line is the one it starts on
+        try:
+            record = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:  # the reader goes on at the next line
+            issues.add(n, f"malformed CSV: {e}" + (
+                f" (in the record that starts on this line and ends on line {reader.line_num})"
+                if reader.line_num > n else ""))
+            continue
+        if not record or all(not c.strip() for c in record):
+            continue
+        if not header:
+            header = [c.strip().lower() for c in record]
+            missing = [c for c in required if c not in header]
+            if missing:
+                issues.add(n, f"header must name the columns {','.join(required)}"
+                           + (f" (optional: {','.join(optional)})" if optional else "")
+                           + f"; missing {', '.join(missing)} in {','.join(record)!r}")
+                return header, []
+            dups = {c for c in header if c and header.count(c) > 1}
+            if dups:
+                issues.add(n, f"header names column(s) {', '.join(sorted(dups))} twice")
+                return header, []
+            continue
+        if len(record) > len(header) and any(c.strip() for c in record[len(header):]):
+            issues.add(n, f"expected {len(header)} columns as in the header, found "
+                       f"{len(record)}")
+            continue
+        if len(record) < len(header):
+            needed = max(header.index(c) for c in required) + 1
+            if len(record) < needed:
                 issues.add(n, f"expected {len(header)} columns as in the header, found "
                            f"{len(record)}")
                 continue
-            if len(record) < len(header):
-                needed = max(header.index(c) for c in required) + 1
-                if len(record) < needed:
-                    issues.add(n, f"expected {len(header)} columns as in the header, found "
-                               f"{len(record)}")
-                    continue
-            rows.append((n, {h: (restore(record[i]) if i < len(record) else "")
-                             for i, h in enumerate(header)}))
-    except csv.Error as e:
-        issues.add(reader.line_num, f"malformed CSV: {e}")
+        rows.append((n, {h: (restore(record[i]) if i < len(record) else "")
+                         for i, h in enumerate(header)}))
     if not header and not issues:
         issues.add(1, f"empty file: expected a header {','.join(required)}")
     return header, rows
@@ -159,10 +183,34 @@ class JudgmentRow:
     level: str
 
 
+def _decoded(data: Data, filename: str) -> tuple[str | None, list[Issue]]:
+    """The text of ``data``, or None and the undecodable lines."""
+    try:
+        return decode(data, filename), []
+    except InputError as e:
+        return None, e.issues
+
+
+def _raise_or(rows_and_issues):
+    rows, issues = rows_and_issues
+    if issues:
+        raise InputError(issues)
+    return rows
+
+
 def parse_questions_csv(data: Data, *, filename: str = "questions.csv") -> list[QuestionRow]:
     """Questions CSV: header ``question_id,question`` (+ optional columns, kept in extra)."""
+    return _raise_or(question_rows(data, filename=filename))
+
+
+def question_rows(data: Data, *, filename: str = "questions.csv"
+                  ) -> tuple[list[QuestionRow], list[Issue]]:
+    """The good rows of a questions CSV and every problem of the file (never raises)."""
+    text, bad = _decoded(data, filename)
+    if text is None:
+        return [], bad
     issues = IssueList(filename)
-    header, rows = _csv_rows(decode(data, filename), filename, issues, ("question_id", "question"))
+    header, rows = _csv_rows(text, filename, issues, ("question_id", "question"))
     out: list[QuestionRow] = []
     seen: dict[str, int] = {}
     for n, row in rows:
@@ -180,14 +228,22 @@ def parse_questions_csv(data: Data, *, filename: str = "questions.csv") -> list[
         out.append(QuestionRow(n, qid, text, extra))
     if header and not rows and not issues:
         issues.add(None, "no questions in the file")
-    issues.raise_if_any()
-    return out
+    return out, issues.all()
 
 
 def parse_flat_answers(data: Data, *, filename: str = "answers.csv") -> list[AnswerRow]:
     """Flat answer list (QAC1 style): header ``question_id,answer``, one answer per row."""
+    return _raise_or(flat_answer_rows(data, filename=filename))
+
+
+def flat_answer_rows(data: Data, *, filename: str = "answers.csv"
+                     ) -> tuple[list[AnswerRow], list[Issue]]:
+    """The good rows of a flat answer list and every problem of the file (never raises)."""
+    text, bad = _decoded(data, filename)
+    if text is None:
+        return [], bad
     issues = IssueList(filename)
-    header, rows = _csv_rows(decode(data, filename), filename, issues, ("question_id", "answer"))
+    header, rows = _csv_rows(text, filename, issues, ("question_id", "answer"))
     out = []
     for n, row in rows:
         qid, answer = row["question_id"].strip(), row["answer"].strip()
@@ -199,8 +255,7 @@ def parse_flat_answers(data: Data, *, filename: str = "answers.csv") -> list[Ans
             out.append(AnswerRow(n, qid, answer))
     if header and not rows and not issues:
         issues.add(None, "no answers in the file")
-    issues.raise_if_any()
-    return out
+    return out, issues.all()
 
 
 def read_judgment_rows(data: Data, *, filename: str = "judgments.csv",
@@ -208,8 +263,18 @@ def read_judgment_rows(data: Data, *, filename: str = "judgments.csv",
     """Rows of a judgments CSV (``question_id,synset_id,answer,level``), each checked on
     its own: ids and answer present, synset and level both set or both empty, level known.
     Cross-row checks (a string in two synsets) happen when Judgments are built."""
+    return _raise_or(judgment_rows(data, filename=filename, levels=levels))
+
+
+def judgment_rows(data: Data, *, filename: str = "judgments.csv",
+                  levels: tuple[str, ...] = DEFAULT_LEVELS
+                  ) -> tuple[list[JudgmentRow], list[Issue]]:
+    """The good rows of a judgments CSV and every problem of the file (never raises)."""
+    text, bad = _decoded(data, filename)
+    if text is None:
+        return [], bad
     issues = IssueList(filename)
-    header, rows = _csv_rows(decode(data, filename), filename, issues,
+    header, rows = _csv_rows(text, filename, issues,
                              ("question_id", "synset_id", "answer", "level"))
     known = set(levels)
     out = []
@@ -234,8 +299,7 @@ def read_judgment_rows(data: Data, *, filename: str = "judgments.csv",
         out.append(JudgmentRow(n, qid, syn, answer, level))
     if header and not rows and not issues:
         issues.add(None, "no judgments in the file")
-    issues.raise_if_any()
-    return out
+    return out, issues.all()
 
 
 def parse_judgments_csv(data: Data, *, filename: str = "judgments.csv",
@@ -252,13 +316,19 @@ def parse_judgments_csv(data: Data, *, filename: str = "judgments.csv",
                                    match=match, nil_rule=True, file=filename)
         except InputError:
             pass  # read it again line by line: the errors then carry line numbers
-    rows = read_judgment_rows(data, filename=filename, levels=levels)
-    return Judgments.build(
-        qids=[r.question_id for r in rows], synsets=[r.synset_id or None for r in rows],
-        texts=[r.answer for r in rows], levels_of=[r.level or None for r in rows],
-        levels=levels, gains=gains, match=match, nil_rule=True,
-        lines=[r.line for r in rows], file=filename,
-    )
+    rows, issues = judgment_rows(data, filename=filename, levels=levels)
+    try:  # the good rows' cross-row checks, reported with the rows' own errors
+        judgments = Judgments.build(
+            qids=[r.question_id for r in rows], synsets=[r.synset_id or None for r in rows],
+            texts=[r.answer for r in rows], levels_of=[r.level or None for r in rows],
+            levels=levels, gains=gains, match=match, nil_rule=True,
+            lines=[r.line for r in rows], file=filename,
+        )
+    except InputError as e:
+        raise InputError(merge_issues(filename, issues, e.issues)) from None
+    if issues:
+        raise InputError(issues)
+    return judgments
 
 
 def _fast_judgment_columns(data: Data, levels: tuple[str, ...]):
@@ -267,8 +337,15 @@ def _fast_judgment_columns(data: Data, levels: tuple[str, ...]):
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    if b"\x00" in raw or b"\r" in raw or len(raw) < 1 << 16:  # small files: no gain
+    if len(raw) < FAST_JUDGMENTS_MIN:  # small files: no gain
         return None
+    if b"\x00" in raw or b"\r" in raw:
+        return None
+    if b'"' in raw:  # pandas reads '"a" ,' as 'a': the csv module checks the quoting first
+        try:
+            deque(csv.reader(io.StringIO(raw.decode("utf-8"), newline=""), strict=True), 0)
+        except (csv.Error, UnicodeDecodeError):
+            return None
     if _longest_line(raw) > MAX_LINE:
         return None
     head = raw[: raw.find(b"\n")] if b"\n" in raw else raw
@@ -314,6 +391,8 @@ def _fast_table(data: Data, ncols: int, sep: str, dtypes: dict[int, type] | None
         data = data[3:]
     if b"\x00" in data or _longest_line(data) > MAX_LINE:
         return None  # the line reader names the offending lines
+    if b"\r" in data and _BARE_CR_B.search(data):
+        return None  # a line ended by a lone CR: the line reader counts lines right
     if comments and b"#" in data and _COMMENT_B.search(data):
         data = _COMMENT_B.sub(b"", data)
     names = list(range(ncols)) if usecols is not None else list(range(ncols + 1))
@@ -321,10 +400,11 @@ def _fast_table(data: Data, ncols: int, sep: str, dtypes: dict[int, type] | None
     types: dict[int, type] = {i: object for i in cols}
     types.update({k: v for k, v in (dtypes or {}).items() if k in cols})
     try:
-        kw = {"quoting": csv.QUOTE_NONE} if sep == "\t" else {}
+        # quotes are text, as for the line reader
         frame = pd.read_csv(io.BytesIO(data), sep=sep, header=None, names=names, usecols=usecols,
                             dtype=types, keep_default_na=False, na_filter=False,
-                            skip_blank_lines=True, engine="c", encoding="utf-8", **kw)
+                            skip_blank_lines=True, engine="c", encoding="utf-8",
+                            quoting=csv.QUOTE_NONE)
     except Exception:
         return None
     if not isinstance(frame.index, pd.RangeIndex):  # a first line with too many fields
@@ -350,11 +430,13 @@ def parse_qrels(data: Data, *, filename: str = "qrels") -> Judgments:
     """TREC qrels ``qid 0 docno grade``: each docno with grade > 0 is its own synset with
     the grade as its level and gain (as in trec_eval); grade <= 0 is judged incorrect."""
     decode(data, filename)  # reports undecodable lines
-    frame = _fast_table(data, 4, r"\s+", {3: np.int64}, comments=True)
+    frame = None if _odd_space(data) else _fast_table(data, 4, r"\s+", comments=True)
     ok = frame is not None and len(frame) > 0
     if ok:
         qid, docno = frame[0].to_numpy(dtype=object), frame[2].to_numpy(dtype=object)
-        grade = frame[3].to_numpy()
+        grade = _int_column(frame[3].to_numpy(dtype=object))
+        ok = grade is not None
+    if ok:
         qcode, quniq = pd.factorize(qid)
         dcode, duniq = pd.factorize(docno)
         ok = not _codes_duplicated(qcode, dcode, len(duniq))
@@ -419,6 +501,9 @@ def _slow_qrels(text: str, file: str) -> tuple[list[str], list[str], list[int]]:
         if not _INT.fullmatch(g):
             issues.add(n, f"grade {g!r} is not an integer")
             continue
+        if not -(2 ** 63) <= int(g) < 2 ** 63:
+            issues.add(n, f"grade {g} is out of range")
+            continue
         if (q, d) in seen:
             issues.add(n, f"document {d!r} of topic {q!r} is judged twice (line {seen[q, d]})")
             continue
@@ -465,6 +550,36 @@ def parse_run(data: Data, *, filename: str = "run", name: str | None = None,
     raise ValueError(f"unknown run format {fmt!r}")
 
 
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """One answer of a run file as the line reader reads it."""
+
+    line: int
+    question_id: str
+    answer: str  # a TREC run's docno
+    rank: int | None  # QA runs; a TREC run is ordered by its scores
+    score: float  # NaN when a QA run gives none
+    tag: str = ""  # TREC runs
+
+
+def run_rows(data: Data, *, filename: str = "run", fmt: str | None = None
+             ) -> tuple[list[RunRow], list[Issue]]:
+    """The good rows of a run file in file order, read line by line, and every problem of
+    the file (never raises).  The parsers' fast readers accept exactly the files this
+    reader accepts and give the same answers."""
+    fmt = fmt or detect_run_format(data, filename=filename)
+    if fmt not in ("qa", "trec"):
+        raise ValueError(f"unknown run format {fmt!r}")
+    text, bad = _decoded(data, filename)
+    if text is None:
+        return [], bad
+    issues = IssueList(filename)
+    rows = _trec_rows(text, issues) if fmt == "trec" else _qa_rows(text, filename, issues)
+    if not rows and not issues:
+        issues.add(None, "no answers in the run")
+    return rows, issues.all()
+
+
 def _default_name(filename: str) -> str:
     base = filename.replace("\\", "/").rsplit("/", 1)[-1]
     return base.rsplit(".", 1)[0] if "." in base else base
@@ -476,23 +591,25 @@ def parse_trec_run(data: Data, *, filename: str = "run", name: str | None = None
     text after the sixth field is ignored).  A docno twice in
     one topic is an error.  The run is named ``name``, else its tag, else the file name."""
     decode(data, filename)  # reports undecodable lines
-    frame = _fast_table(data, 6, r"\s+", {4: np.float64}, comments=True,
-                        usecols=[0, 2, 4, 5])
+    frame = None if _odd_space(data) else _fast_table(
+        data, 6, r"\s+", comments=True, usecols=[0, 2, 4, 5])
     ok = frame is not None and len(frame) > 0
     if ok:
-        score = frame[4].to_numpy()
+        score = _float_column(frame[4].to_numpy(dtype=object))
+        ok = score is not None
+    if ok:
         qid = frame[0].to_numpy(dtype=object)
         docno = frame[2].to_numpy(dtype=object)
         qcode = pd.factorize(qid)[0]
         dcode, duniq = pd.factorize(docno)
-        ok = bool(np.isfinite(score).all() and (frame[5] != "").all()
-                  and not _codes_duplicated(qcode, dcode, len(duniq)))
+        ok = bool((frame[5] != "").all() and not _codes_duplicated(qcode, dcode, len(duniq)))
         tag = frame[5].iat[0] if ok else None
     if not ok:
-        qid_l, doc_l, score_l, tag = _slow_trec_run(decode(data, filename), filename)
-        qid = np.asarray(qid_l, dtype=object)
-        docno = np.asarray(doc_l, dtype=object)
-        score = np.asarray(score_l, dtype=float)
+        rows = _raise_or(run_rows(data, filename=filename, fmt="trec"))
+        qid = np.asarray([r.question_id for r in rows], dtype=object)
+        docno = np.asarray([r.answer for r in rows], dtype=object)
+        score = np.asarray([r.score for r in rows], dtype=float)
+        tag = rows[0].tag
         qcode = pd.factorize(qid)[0]
     order = trec_order(qcode, score, docno)
     return Ranking(name or tag or _default_name(filename), qid[order], docno[order], score[order])
@@ -517,10 +634,8 @@ def trec_order(qcode: np.ndarray, score: np.ndarray, docno: np.ndarray) -> np.nd
     return order
 
 
-def _slow_trec_run(text: str, file: str):
-    issues = IssueList(file)
-    qids, docs, scores = [], [], []
-    tag = None
+def _trec_rows(text: str, issues: IssueList) -> list[RunRow]:
+    rows = []
     seen: dict[tuple[str, str], int] = {}
     for n, fields in _fields(text, issues):
         if len(fields) < 6:  # like trec_eval, text after the sixth field is ignored
@@ -534,47 +649,128 @@ def _slow_trec_run(text: str, file: str):
             issues.add(n, f"document {d!r} appears twice for topic {q!r} (line {seen[q, d]})")
             continue
         seen[q, d] = n
-        tag = tag or t
-        qids.append(q)
-        docs.append(d)
-        scores.append(float(score))
-    if not qids and not issues:
-        issues.add(None, "no answers in the run")
-    issues.raise_if_any()
-    return qids, docs, scores, tag
+        rows.append(RunRow(n, q, d, None, float(score), t))
+    return rows
 
 
 def parse_qa_run(data: Data, *, filename: str = "run.tsv", name: str | None = None) -> Ranking:
     """QA run: TSV ``question_id<TAB>rank<TAB>answer[<TAB>score]`` without a header, or
-    CSV with the header ``question_id,rank,answer[,score]``.  Ranks are positive integers
-    and order the answers; a (question, rank) pair twice is an error."""
+    CSV with the header ``question_id,rank,answer[,score]``.  Ranks are integers from 1
+    to MAX_RANK and order the answers; a (question, rank) pair twice is an error."""
     text = decode(data, filename)
     name = name or _default_name(filename)
-    head = text[:65536]
-    first = next((line for _, line in _lines(head) if line.strip()), "")
-    if first.strip().lower().startswith("question_id"):
-        return _qa_csv_run(text, filename, name)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    # the fast reader does not strip fields: leave files with padded fields to the slow one
-    frame = None if _padded(raw) else _fast_table(raw, 4, "\t", {1: np.int64})
-    ok = frame is not None and len(frame) > 0
-    if ok:
-        qid = frame[0].to_numpy(dtype=object)
-        rank = frame[1].to_numpy()
-        answer = frame[2].to_numpy(dtype=object)
-        score_s = frame[3].to_numpy(dtype=object)
-        score = np.full(len(frame), np.nan)
-        has_score = score_s != ""
-        if has_score.any():
-            score[has_score] = pd.to_numeric(pd.Series(score_s[has_score]), errors="coerce")
-        ok = bool((rank >= 1).all() and (qid != "").all() and (answer != "").all()
-                  and np.isfinite(score[has_score]).all()
-                  and not _pair_duplicated(qid, rank))
-    if ok:
-        return _qa_ranking(name, qid, rank, answer, score)
-    issues = IssueList(filename)
-    rows = []
+    if not _csv_header(text):
+        raw = data.encode("utf-8") if isinstance(data, str) else data
+        cols = _fast_qa_columns(raw)
+        if cols is not None:
+            return _qa_ranking(name, *cols)
+    rows = _raise_or(run_rows(data, filename=filename, fmt="qa"))
+    return _qa_ranking(name, np.asarray([r.question_id for r in rows], dtype=object),
+                       np.asarray([r.rank for r in rows], dtype=np.int64),
+                       np.asarray([r.answer for r in rows], dtype=object),
+                       np.asarray([r.score for r in rows], dtype=float))
+
+
+def _csv_header(text: str) -> bool:
+    """A QA run whose first line that is not blank starts with ``question_id`` is CSV."""
+    first = next((line for _, line in _lines(text[:65536]) if line.strip()), "")
+    return first.strip().lower().startswith("question_id")
+
+
+def _fast_qa_columns(raw: bytes):
+    """(qid, rank, answer, score) of a QA TSV run read by pandas' C reader, or None when
+    the line reader must decide (it accepts the same files and names the errors)."""
+    if _padded(raw):  # the C reader does not strip fields
+        return None
+    frame = _fast_table(raw, 4, "\t")
+    if frame is None or not len(frame):
+        return None
+    qid = frame[0].to_numpy(dtype=object)
+    rank = _rank_column(frame[1].to_numpy(dtype=object))
+    answer = frame[2].to_numpy(dtype=object)
+    score_s = frame[3].to_numpy(dtype=object)
+    if rank is None or not ((qid != "").all() and (answer != "").all()):
+        return None
+    if (not raw.isascii() or any(c in raw for c in _ODD_ASCII)) and (
+            _unstripped(qid) or _unstripped(answer)):
+        return None  # a field the line reader strips (or finds empty); float() strips scores
+    score = np.full(len(frame), np.nan)
+    has_score = score_s != ""
+    if has_score.any():
+        given = _float_column(score_s[has_score])
+        if given is None:
+            return None
+        score[has_score] = given
+    if _pair_duplicated(qid, rank):
+        return None
+    return qid, rank, answer, score
+
+
+def _int_column(values: np.ndarray, chars: re.Pattern | None = None) -> np.ndarray | None:
+    """The values as integers if each is a plain decimal integer (ASCII digits, a sign in
+    front) that fits, else None."""
+    if not (chars or _INT_CHARS).fullmatch("".join(values.tolist())):
+        return None
+    try:  # int() refuses a sign that is not in front, two signs, and an empty value
+        return values.astype(np.int64)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _float_column(values: np.ndarray) -> np.ndarray | None:
+    """The values as finite floats, read by float() as the line reader reads them (pandas'
+    own number reader takes ``True`` for 1), else None."""
+    try:
+        out = values.astype(float)
+    except ValueError:
+        return None
+    return out if np.isfinite(out).all() else None
+
+
+def _rank_column(values: np.ndarray) -> np.ndarray | None:
+    """Ranks as integers if every value is one the line reader accepts (``_POS_INT`` up to
+    MAX_RANK), else None."""
+    rank = _int_column(values, _RANK_CHARS)
+    if rank is None or (len(rank) and not ((rank >= 1).all() and (rank <= MAX_RANK).all())):
+        return None
+    return rank
+
+
+def _odd_space(data: Data) -> bool:
+    """True if the file holds a character that Python's str.split and str.strip treat as
+    whitespace but pandas' reader does not (a no-break or ideographic space, ...)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", errors="surrogatepass")
+    if any(c in data for c in _ODD_ASCII):
+        return True
+    return not data.isascii() and _ODD_SPACE_B.search(data) is not None
+
+
+def _unstripped(values: np.ndarray) -> bool:
+    """True if some value begins or ends with whitespace (or is whitespace only)."""
+    return any(s != s.strip() for s in values.tolist())
+
+
+def _padded(raw: bytes) -> bool:
+    """True if some tab-separated field may begin or end with blanks (substring tests are
+    much faster than a regular expression on large files)."""
+    return (raw[:1] in (b" ", b"\f", b"\v") or b"\f" in raw or b"\v" in raw
+            or any(p in raw for p in (b" \t", b"\t ", b" \n", b"\n ", b" \r", b"\r ",
+                                      b"\t\r", b"\t\n")) or raw.endswith((b" ", b"\t")))
+
+
+def _qa_rows(text: str, file: str, issues: IssueList) -> list[RunRow]:
+    rows: list[RunRow] = []
     seen: dict[tuple[str, int], int] = {}
+    if _csv_header(text):
+        _, records = _csv_rows(text, file, issues, ("question_id", "rank", "answer"),
+                               ("score",))
+        for n, rec in records:
+            fields = [rec["question_id"], rec["rank"], rec["answer"]]
+            if rec.get("score", "").strip():
+                fields.append(rec["score"])
+            _check_qa_fields(issues, n, fields, seen, rows)
+        return rows
     for n, line in _lines(text):
         if not _line_ok(issues, n, line):
             continue
@@ -586,22 +782,11 @@ def parse_qa_run(data: Data, *, filename: str = "run.tsv", name: str | None = No
                        f"[<TAB>score]', found {len(fields)}")
             continue
         _check_qa_fields(issues, n, fields, seen, rows)
-    if not rows and not issues:
-        issues.add(None, "no answers in the run")
-    issues.raise_if_any()
-    return _rows_to_ranking(name, rows)
-
-
-def _padded(raw: bytes) -> bool:
-    """True if some tab-separated field may begin or end with blanks (substring tests are
-    much faster than a regular expression on large files)."""
-    return (raw[:1] in (b" ", b"\f", b"\v") or b"\f" in raw or b"\v" in raw
-            or any(p in raw for p in (b" \t", b"\t ", b" \n", b"\n ", b" \r", b"\t\r",
-                                      b"\t\n")) or raw.endswith((b" ", b"\t")))
+    return rows
 
 
 def _check_qa_fields(issues: IssueList, n: int, fields: list[str],
-                     seen: dict[tuple[str, int], int], rows: list) -> None:
+                     seen: dict[tuple[str, int], int], rows: list[RunRow]) -> None:
     qid, rank, answer = (f.strip() for f in fields[:3])
     score = fields[3].strip() if len(fields) > 3 else ""
     if not qid:
@@ -610,41 +795,23 @@ def _check_qa_fields(issues: IssueList, n: int, fields: list[str],
     if not _POS_INT.fullmatch(rank):
         issues.add(n, f"rank {rank!r} is not a positive integer")
         return
+    digits = rank.lstrip("+0")
+    if len(digits) > len(str(MAX_RANK)) or int(digits) > MAX_RANK:
+        shown = rank if len(rank) <= 30 else rank[:30] + "..."
+        issues.add(n, f"rank {shown} is too large (at most {MAX_RANK})")
+        return
+    r = int(digits)
     if not answer:
-        issues.add(n, f"empty answer for question {qid!r} at rank {int(rank)}")
+        issues.add(n, f"empty answer for question {qid!r} at rank {r}")
         return
     if score and not _is_number(score):
         issues.add(n, f"score {score!r} is not a number")
         return
-    r = int(rank)
     if (qid, r) in seen:
         issues.add(n, f"question {qid!r} has rank {r} twice (line {seen[qid, r]})")
         return
     seen[qid, r] = n
-    rows.append((qid, r, answer, float(score) if score else math.nan))
-
-
-def _qa_csv_run(text: str, file: str, name: str) -> Ranking:
-    issues = IssueList(file)
-    _, rows_in = _csv_rows(text, file, issues, ("question_id", "rank", "answer"), ("score",))
-    rows: list = []
-    seen: dict[tuple[str, int], int] = {}
-    for n, row in rows_in:
-        fields = [row["question_id"], row["rank"], row["answer"]]
-        if row.get("score", "").strip():
-            fields.append(row["score"])
-        _check_qa_fields(issues, n, fields, seen, rows)
-    if not rows and not issues:
-        issues.add(None, "no answers in the run")
-    issues.raise_if_any()
-    return _rows_to_ranking(name, rows)
-
-
-def _rows_to_ranking(name: str, rows: list) -> Ranking:
-    return _qa_ranking(name, np.asarray([r[0] for r in rows], dtype=object),
-                       np.asarray([r[1] for r in rows], dtype=np.int64),
-                       np.asarray([r[2] for r in rows], dtype=object),
-                       np.asarray([r[3] for r in rows], dtype=float))
+    rows.append(RunRow(n, qid, answer, r, float(score) if score else math.nan))
 
 
 def _qa_ranking(name: str, qid: np.ndarray, rank: np.ndarray, answer: np.ndarray,
@@ -654,7 +821,8 @@ def _qa_ranking(name: str, qid: np.ndarray, rank: np.ndarray, answer: np.ndarray
 
 
 __all__ = [
-    "AnswerRow", "InputError", "JudgmentRow", "QuestionRow", "decode", "detect_run_format",
-    "parse_flat_answers", "parse_judgments_csv", "parse_qa_run", "parse_qrels", "parse_run",
-    "parse_trec_run", "qrels_judgments", "read_judgment_rows",
+    "MAX_RANK", "AnswerRow", "InputError", "JudgmentRow", "QuestionRow", "RunRow", "decode",
+    "detect_run_format", "flat_answer_rows", "judgment_rows", "parse_flat_answers",
+    "parse_judgments_csv", "parse_qa_run", "parse_qrels", "parse_run", "parse_trec_run",
+    "qrels_judgments", "question_rows", "read_judgment_rows", "run_rows",
 ]

@@ -5,12 +5,19 @@
  * the page's version and the string's state token go with it so a stale edit is refused
  * by the server.  Keys typed while a request is in flight are queued, not lost.  Keys
  * never fire in text fields or with a modifier key.
+ *
+ * Judging keys act on the focused item only.  When the last candidate is judged the focus
+ * goes nowhere (never onto a string already in a synset): the page shows "all strings
+ * judged" and judging keys change nothing until the assessor enters the strings explicitly
+ * (a click, or j/k).  `d` (done and next) and Enter (next) act only when that state is on
+ * the page when they are pressed, never as keys typed ahead while a judgment is in flight.
  */
 (() => {
   "use strict";
   let level = null;            // level code for the next judgments (null: the highest)
   let pending = null;          // {id, index} to focus once the new workspace is in
   let busy = false;
+  let swapped = false;         // the answer to the request in flight is on the page
   let mergeArmed = false;
   const queue = [];
 
@@ -53,10 +60,18 @@
   function after(el, stay) {
     const list = items();
     const index = list.indexOf(el);
-    if (stay) return { id: el.dataset.id, index };
-    const same = (x) => x.classList.contains("cand") === el.classList.contains("cand");
+    const cand = el.classList.contains("cand");
+    if (stay) return { id: el.dataset.id, index, cand };
+    const same = (x) => x.classList.contains("cand") === cand;
     const next = list.slice(index + 1).find(same) || list.slice(0, index).reverse().find(same);
-    return { id: next ? next.dataset.id : null, index };
+    return { id: next ? next.dataset.id : null, index, cand };
+  }
+
+  /* the "all strings judged" state as the page shows it (rendered by the server) */
+  const allJudged = () => document.getElementById("all-judged");
+
+  function firstCandidate() {
+    return document.querySelector("#workspace .cand");
   }
 
   function send(fields, focusAfter) {
@@ -97,7 +112,15 @@
     if (key === "j" || key === "ArrowDown") return move(1);
     if (key === "k" || key === "ArrowUp") return move(-1);
     if (key === "u") return send({ op: "undo" }, cur ? after(cur, true) : null);
-    if (key === "d") return send({ op: "done" }, null);
+    if (key === "d") {
+      if (!allJudged()) return hint("judge every candidate first; then d marks the question done");
+      return send({ op: "done" }, null);
+    }
+    if (key === "Enter") {
+      const link = document.getElementById("next-link");
+      if (allJudged() && link) window.location.assign(link.href);
+      return;
+    }
     if (key === "t" || key === "/") {
       const input = document.getElementById("add-text");
       if (input) input.focus();
@@ -110,6 +133,8 @@
     const code = levels().find((c) => c.toLowerCase() === key.toLowerCase());
     if (!cur) {
       if (code) { level = code; showLevel(); }
+      const done = allJudged();
+      if (done && !code) hint(done.dataset.hint || "");
       return;
     }
     const member = Boolean(cur.dataset.synset);
@@ -162,7 +187,7 @@
     }
   }
 
-  const HANDLED = /^([1-9]|[a-z]|\?|\/| |Escape|Delete|ArrowUp|ArrowDown)$/i;
+  const HANDLED = /^([1-9]|[a-z]|\?|\/| |Escape|Delete|Enter|ArrowUp|ArrowDown)$/i;
 
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey || !ws()) return;
@@ -172,8 +197,18 @@
       return;
     }
     if (!HANDLED.test(e.key)) return;
+    if (e.key === "Enter" && t && t.closest && t.closest("a, button, summary")) return;
     e.preventDefault();
     if (busy) {
+      // done / next typed ahead of a judgment in flight are dropped: they act only on the
+      // state the page shows when they are pressed
+      if (e.key.toLowerCase() === "d" || e.key === "Enter") {
+        // ... unless the answer is in and shows "all strings judged" (htmx settles it a
+        // moment later), with no other key waiting before it
+        if (swapped && !queue.length && allJudged()) queue.push(e.key);
+        else hint(`${e.key === "Enter" ? "Enter" : "d"} ignored while saving; press it again`);
+        return;
+      }
       queue.push(e.key);
       return;
     }
@@ -182,24 +217,34 @@
 
   function restore() {
     busy = false;
+    swapped = false;
     showLevel();
     const list = items();
     if (pending) {
-      // the remembered item; else the first candidate, else the first string of a synset
-      const el = (pending.id && document.querySelector(`#workspace [data-item][data-id="${pending.id}"]`))
-        || document.querySelector("#workspace .cand, #workspace .member")
-        || list[Math.min(pending.index, list.length - 1)];
-      focusItem(el);
+      const el = pending.id && document.querySelector(`#workspace [data-item][data-id="${pending.id}"]`);
+      if (pending.cand) {
+        // after a candidate: the next candidate, else the first one, else nothing -- never
+        // a string already judged, which a key typed ahead would silently change
+        focusItem(el && el.classList.contains("cand") ? el : firstCandidate());
+      } else {
+        // after a string of a synset (the assessor chose to work there): stay close by
+        focusItem(el || firstCandidate() || document.querySelector("#workspace .member")
+          || list[Math.min(pending.index, list.length - 1)]);
+      }
       pending = null;
     } else if (!current() && !document.activeElement?.closest?.("input, textarea, select")) {
-      focusItem(list[0]);
+      focusItem(firstCandidate());
     }
     const notice = document.querySelector("#workspace .notice");
-    hint(notice ? "refused — see the notice" : "");
+    const done = allJudged();
+    hint(notice ? "refused — see the notice" : !current() && done ? done.dataset.hint : "");
     if (notice) queue.length = 0;  // the page changed under us: do not replay blind keys
     while (queue.length && !busy) handle(queue.shift(), current());
   }
 
+  document.addEventListener("htmx:afterSwap", (e) => {
+    if (e.target && e.target.id === "workspace") swapped = true;
+  });
   document.addEventListener("htmx:afterSettle", (e) => {
     if (e.target && e.target.id === "workspace") restore();
   });
@@ -212,6 +257,8 @@
   });
   document.addEventListener("DOMContentLoaded", () => {
     showLevel();
-    if (!current()) focusItem(items()[0]);
+    if (!current()) focusItem(firstCandidate());
+    const done = allJudged();
+    if (!current() && done) hint(done.dataset.hint);
   });
 })();

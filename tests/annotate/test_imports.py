@@ -78,13 +78,11 @@ def test_judgments_import_errors_with_line_numbers_and_nothing_written():
            "Q9,1,Rome,S\n"           # line 4: unknown question
            "Q1,1,Lyon,Z\n")          # line 5: unknown level (the parser's check)
     plan = import_plan(collection=c, kind="judgments", data=bad.encode(), filename="j.csv")
-    # the parser stops at row-level errors first: fix the level and see the cross-row ones
-    assert [(i.line, "unknown level" in i.message) for i in plan.issues] == [(5, True)]
-    bad = bad.replace("Lyon,Z", "Lyon,B")
-    plan = import_plan(collection=c, kind="judgments", data=bad.encode(), filename="j.csv")
-    assert [i.line for i in plan.issues] == [3, 4]
+    # the parser's row errors and the import's checks at once, in line order
+    assert [i.line for i in plan.issues] == [3, 4, 5]
     assert "one string has one judgment" in plan.issues[0].message
     assert "unknown question 'Q9'" in plan.issues[1].message
+    assert "unknown level" in plan.issues[2].message
     with pytest.raises(ImportRefused):
         collection_import(collection=c, kind="judgments", data=bad.encode(), filename="j.csv")
     assert list(AnswerString.objects.values_list("text", flat=True)) == ["old"]
@@ -103,12 +101,15 @@ def test_questions_and_flat_imports_preview_then_write():
     flat = b"question_id,answer\nQ1,paris\nQ1,Lyon\nQ2,Tokyo\nQ2,tokyo\n"
     plan = collection_import(collection=c, kind="flat", data=flat, filename="a.csv")
     assert plan.counts["candidate strings to add"] == 2
-    assert plan.counts["already known (skipped)"] == 2
+    assert plan.counts["rows naming a string already there or earlier in the file"] == 2
+    assert plan.counts["spellings kept as variants"] == 2  # paris (of Paris), tokyo
     assert set(AnswerString.objects.filter(source="flat").values_list("text", flat=True)) == {
         "Lyon", "Tokyo"}
+    assert AnswerString.objects.get(text="Tokyo").variants == ["tokyo"]
+    assert AnswerString.objects.get(text="Paris").variants == ["paris"]
     bad = b"question_id,answer\nQ1,x\nQ7,y\nQ1,\n"
     plan = import_plan(collection=c, kind="flat", data=bad, filename="a.csv")
-    assert [i.line for i in plan.issues] == [4]  # the parser's row error comes first
+    assert [i.line for i in plan.issues] == [3, 4]  # unknown question, empty answer
     plan = import_plan(collection=c, kind="flat", data=b"question_id,answer\nQ7,y\n",
                        filename="a.csv")
     assert [(i.line, i.message) for i in plan.issues] == [(2, "unknown question 'Q7'")]

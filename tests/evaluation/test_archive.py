@@ -1,7 +1,10 @@
 """export_collection / import_collection: a round trip gives identical judgments, events
-and scores for every run; a bad archive writes nothing."""
+(synset labels and string variants too) and scores for every run; undo works in the
+imported collection and never reaches outside it; a bad archive (or a crafted one) is
+refused with every problem named and writes nothing; version 1 archives are still read."""
 
 import io
+import json
 import zipfile
 
 import pytest
@@ -10,19 +13,35 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotate import services as annotate_services
-from annotate.models import AnswerString, Collection, JudgmentEvent, Question
+from annotate.models import AnswerString, AnswerSynset, Collection, JudgmentEvent, Question
 from evaluation import services
 from evaluation.archive import collection_export, collection_import
 from evaluation.metrics import BASE_METRICS, InputError
 from evaluation.models import Run, RunAnswer
+from tests.factories import make_collection, make_question
 
 pytestmark = pytest.mark.django_db
 
 
 def judgments(c: Collection):
     return sorted(AnswerString.objects.filter(question__collection=c).values_list(
-        "question__qid", "synset__ordinal", "text", "key", "level__code", "source",
-        "judged_by__username", "judged_at"), key=repr)
+        "question__qid", "synset__ordinal", "synset__label", "text", "variants", "key",
+        "level__code", "source", "judged_by__username", "judged_at"), key=repr)
+
+
+def events(c: Collection):
+    """The audit trail; snapshots (and pool_run's run) name rows by database ids, which an
+    import renumbers (the re-export below shows they name the same rows)."""
+    out = []
+    for q, u, a, b, af, t in JudgmentEvent.objects.filter(collection=c).order_by(
+            "id").values_list("question__qid", "user__username", "action", "before", "after",
+                              "created_at"):
+        if "strings" in af:
+            b = af = None
+        elif a == "pool_run":
+            af = dict(af, run=Run.objects.get(pk=af["run"]).name)
+        out.append((q, u, a, b, af, t))
+    return out
 
 
 def everything_else(c: Collection):
@@ -34,8 +53,7 @@ def everything_else(c: Collection):
         "questions": list(c.questions.order_by("id").values_list("qid", "text", "status",
                                                                  "notes", "version")),
         "assessors": sorted(c.questions.values_list("qid", "assessors__username"), key=repr),
-        "events": list(JudgmentEvent.objects.filter(collection=c).order_by("id").values_list(
-            "question__qid", "user__username", "action", "before", "after", "created_at")),
+        "events": events(c),
         "runs": sorted(c.runs.values_list("name", "owner__username", "sha256", "format",
                                           "uploaded_at")),
         "answers": sorted(RunAnswer.objects.filter(run__collection=c).values_list(
@@ -62,6 +80,9 @@ def test_round_trip_gives_identical_judgments_and_scores(demo, tmp_path):
     pooled = AnswerString.objects.get(question=q, text="Obuchi is as uninspiring as cold pizza")
     annotate_services.string_judge(question=q, string=pooled.pk, by=assessor,
                                    synset=q.synsets.get(ordinal=2).pk)
+    AnswerSynset.objects.filter(question=q, ordinal=1).update(label="gold, \"first\"")
+    AnswerString.objects.filter(pk=pooled.pk).update(variants=["obuchi is as uninspiring",
+                                                                "Obuchi, cold pizza"])
     path = tmp_path / "demo.zip"
     call_command("export_collection", "demo", str(path), stdout=io.StringIO())
     call_command("import_collection", str(path), "--slug", "demo-copy", stdout=io.StringIO())
@@ -78,6 +99,20 @@ def test_round_trip_gives_identical_judgments_and_scores(demo, tmp_path):
     for member in ("questions.csv", "strings.csv", "synsets.csv", "run_answers.csv",
                    "events.jsonl", "runs.json"):
         assert again.read(member) == first.read(member), member
+
+
+def test_a_run_answer_with_control_characters_restores(demo):
+    """Whatever a run file could bring in (a form feed, a vertical tab, DEL) an archive
+    carries back: one odd run answer never makes a collection unrestorable."""
+    organizer = get_user_model().objects.get(username="organizer")
+    odd = "Obuchi\x0cKeizo\x0b\x7f"
+    run = services.run_import(collection=demo, owner=organizer, name="odd",
+                              data=f"QAC1-1021\t1\t{odd}\n".encode(), filename="odd.tsv")
+    services.run_pool(run=run, by=organizer)
+    assert AnswerString.objects.filter(question__collection=demo, text=odd).exists()
+    copy = collection_import(data=collection_export(collection=demo), slug="odd-copy")
+    assert AnswerString.objects.filter(question__collection=copy, text=odd).exists()
+    assert RunAnswer.objects.filter(run__collection=copy, text=odd).exists()
 
 
 def test_bad_archives_write_nothing(demo, tmp_path):
@@ -105,3 +140,323 @@ def test_bad_archives_write_nothing(demo, tmp_path):
     with pytest.raises(CommandError):
         call_command("import_collection", str(bad), "--slug", "x3", stdout=io.StringIO(),
                      stderr=io.StringIO())
+
+
+# -- undo in an imported collection ------------------------------------------------------------
+def rows_named_by_snapshots(c: Collection):
+    """Every (kind, id) the undoable snapshots of ``c`` name that is a row of the database."""
+    named = set()
+    for e in JudgmentEvent.objects.filter(collection=c):
+        for side in (e.before, e.after):
+            if "strings" in side:
+                named |= {("string", int(k)) for k in side["strings"]}
+                named |= {("synset", row[0]) for row in side["synsets"]}
+    rows = {("string", pk) for pk in AnswerString.objects.values_list("pk", flat=True)}
+    rows |= {("synset", pk) for pk in AnswerSynset.objects.values_list("pk", flat=True)}
+    return named & rows
+
+
+def test_undo_works_in_an_imported_collection_and_stays_inside_it(demo):
+    User = get_user_model()
+    organizer = User.objects.get(username="organizer")
+    q = Question.objects.get(collection=demo, qid="QAC1-1021")
+    first = q.strings.filter(synset__isnull=False).order_by("id").first()
+    first_place = (first.synset.ordinal, first.level.code)
+    # history: a string deleted (a row that no longer exists), one moved to a new synset
+    annotate_services.string_delete(question=q, string=first.pk, by=organizer)
+    other = q.strings.filter(synset__isnull=False).order_by("id").first()
+    other_ordinal = other.synset.ordinal
+    annotate_services.string_judge(question=q, string=other.pk, by=organizer, new_synset=True)
+    source_rows = {s.pk: (s.text, s.synset_id, s.question_id) for s in AnswerString.objects.all()}
+    copy = collection_import(data=collection_export(collection=demo), slug="copy")
+    # every row the copy's snapshots name is a row of the copy
+    named = rows_named_by_snapshots(copy)
+    assert named
+    assert all(AnswerString.objects.filter(pk=pk, question__collection=copy).exists()
+               if kind == "string" else
+               AnswerSynset.objects.filter(pk=pk, question__collection=copy).exists()
+               for kind, pk in named)
+    cq = Question.objects.get(collection=copy, qid="QAC1-1021")
+    before_undo = judgments(copy)
+    annotate_services.question_undo(question=cq, by=organizer)  # the move
+    moved = AnswerString.objects.get(question=cq, text=other.text)
+    assert moved.synset.ordinal == other_ordinal
+    annotate_services.question_undo(question=cq, by=organizer)  # the delete
+    back = AnswerString.objects.get(question=cq, text=first.text)
+    assert (back.synset.ordinal, back.level.code) == first_place
+    assert judgments(copy) != before_undo
+    # the source collection was not touched
+    assert {pk: v for pk, v in source_rows.items()} == {
+        s.pk: (s.text, s.synset_id, s.question_id)
+        for s in AnswerString.objects.filter(pk__in=source_rows)}
+    assert not AnswerString.objects.filter(question=q, text=first.text).exists()
+    # and undo in the source still works as before
+    annotate_services.question_undo(question=q, by=organizer)
+    assert AnswerString.objects.get(question=q, text=other.text).synset.ordinal == other_ordinal
+
+
+def test_undo_refuses_a_record_naming_rows_outside_its_question(demo):
+    """A crafted (or corrupt) event: undo writes nothing and says why."""
+    User = get_user_model()
+    organizer = User.objects.get(username="organizer")
+    q = Question.objects.get(collection=demo, qid="QAC1-1021")
+    s = q.strings.order_by("id").first()
+    event = annotate_services.string_unjudge(question=q, string=s.pk, by=organizer)
+    stranger_q = make_question(collection=make_collection(), qid="FAR", unjudged=["far away"])
+    stranger = stranger_q.strings.get()
+    snap = event.before["strings"][str(s.pk)]
+    levels = make_collection().levels.first()
+    crafted = {
+        "string of another collection": dict(
+            before=dict(event.before, strings={str(stranger.pk): dict(snap, text="HACKED")}),
+            after=dict(event.after, strings={str(stranger.pk): None})),
+        "synset of another question": dict(
+            before=dict(event.before, synsets=[[AnswerSynset.objects.exclude(
+                question=q).first().pk, "", ""]])),
+        "level of another collection": dict(
+            before=dict(event.before, strings={str(s.pk): dict(snap, level=levels.pk)})),
+        "unreadable": dict(before=dict(event.before, strings={"x": snap})),
+        "unreadable status": dict(before=dict(event.before, status="gone")),
+        "a username for a user id": dict(
+            before=dict(event.before, strings={str(s.pk): dict(snap, judged_by="abc")})),
+        "a synset id as text": dict(
+            before=dict(event.before, strings={str(s.pk): dict(snap, synset="1")})),
+    }
+    for name, fields in crafted.items():
+        JudgmentEvent.objects.filter(pk=event.pk).update(**{"before": event.before,
+                                                            "after": event.after, **fields})
+        state = (judgments(demo), list(AnswerString.objects.values_list("pk", "question_id",
+                                                                       "text", "synset_id")),
+                 list(AnswerSynset.objects.values_list("pk", "question_id", "ordinal")),
+                 JudgmentEvent.objects.count())
+        with pytest.raises(annotate_services.Conflict, match="cannot be undone"):
+            annotate_services.question_undo(question=q, by=organizer)
+        assert state == (judgments(demo), list(AnswerString.objects.values_list(
+            "pk", "question_id", "text", "synset_id")), list(AnswerSynset.objects.values_list(
+                "pk", "question_id", "ordinal")), JudgmentEvent.objects.count()), name
+    stranger.refresh_from_db()
+    assert (stranger.text, stranger.question_id) == ("far away", stranger_q.pk)
+
+
+def test_undo_refuses_to_recreate_a_string_whose_key_came_back(demo):
+    User = get_user_model()
+    organizer = User.objects.get(username="organizer")
+    q = Question.objects.get(collection=demo, qid="QAC1-1021")
+    s = q.strings.order_by("id").first()
+    annotate_services.string_delete(question=q, string=s.pk, by=organizer)
+    # pooling (an event of no question) brings the same key back
+    AnswerString.objects.create(question=q, text=s.text, key=s.key, source="pool")
+    with pytest.raises(annotate_services.Conflict, match="added again"):
+        annotate_services.question_undo(question=q, by=organizer)
+
+
+# -- version 1 archives ----------------------------------------------------------------------
+def as_version_1(data: bytes) -> bytes:
+    """The archive as version 1 wrote it: no id/label/variants columns, events without id
+    and with database ids in their snapshots."""
+    from evaluation.archive import _csv, _read_csv
+    src = zipfile.ZipFile(io.BytesIO(data))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name in src.namelist():
+            body = src.read(name).decode()
+            if name == "manifest.json":
+                body = json.dumps(dict(json.loads(body), version=1))
+            elif name in ("synsets.csv", "strings.csv"):
+                header, rows = _read_csv(body)
+                header = [h for h in header if h not in ("id", "label", "variants")]
+                body = _csv([[r[h] for h in header] for r in rows], header)
+            elif name == "events.jsonl":
+                body = "".join(json.dumps({k: v for k, v in json.loads(line).items()
+                                           if k != "id"}) + "\n" for line in body.splitlines())
+            z.writestr(name, body)
+    return buf.getvalue()
+
+
+def test_version_1_archives_are_still_read_and_their_actions_not_undone(demo):
+    User = get_user_model()
+    organizer = User.objects.get(username="organizer")
+    q = Question.objects.get(collection=demo, qid="QAC1-1021")
+    s = q.strings.order_by("id").first()
+    annotate_services.string_unjudge(question=q, string=s.pk, by=organizer)
+    copy = collection_import(data=as_version_1(collection_export(collection=demo)),
+                             slug="old")
+    assert [j[:2] + j[3:4] + j[5:] for j in judgments(copy)] == [
+        j[:2] + j[3:4] + j[5:] for j in judgments(demo)]
+    event = JudgmentEvent.objects.filter(collection=copy, action="string_unjudge").get()
+    assert "strings" not in event.after and "synsets" not in event.after
+    assert event.after["strings_without_ids"][0]["text"] == s.text
+    assert "synset" not in event.after["strings_without_ids"][0]
+    cq = Question.objects.get(collection=copy, qid="QAC1-1021")
+    with pytest.raises(annotate_services.Conflict, match="Nothing to undo"):
+        annotate_services.question_undo(question=cq, by=organizer)
+    assert rows_named_by_snapshots(copy) == set()
+
+
+# -- validation ----------------------------------------------------------------------------------
+def rewrite(data: bytes, **changes) -> bytes:
+    """The archive with members changed: name=callable(text) -> text, or None to drop."""
+    src = zipfile.ZipFile(io.BytesIO(data))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name in src.namelist():
+            key = name.replace(".", "_")
+            if key in changes and changes[key] is None:
+                continue
+            body = src.read(name).decode()
+            z.writestr(name, changes[key](body) if key in changes else body)
+    return buf.getvalue()
+
+
+def manifest(change):
+    def edit(text):
+        m = json.loads(text)
+        change(m)
+        return json.dumps(m)
+    return edit
+
+
+def first_line_replaced(old, new):
+    return lambda text: text.replace(old, new, 1)
+
+
+BAD = {
+    "negative gain": (dict(manifest_json=manifest(lambda m: m["levels"][0].update(gain=-1))),
+                      "manifest.json: level 1: gain -1 must be a number >= 0"),
+    "gain not a number": (dict(manifest_json=manifest(
+        lambda m: m["levels"][1].update(gain="NaN"))), "level 2: gain 'NaN'"),
+    "no levels": (dict(manifest_json=manifest(lambda m: m.update(levels=[]))),
+                  "at least one level"),
+    "level code twice": (dict(manifest_json=manifest(
+        lambda m: m["levels"][1].update(code="S"))), "code 'S' appears twice"),
+    "long level code": (dict(manifest_json=manifest(
+        lambda m: m["levels"][0].update(code="TOOLONGCODE"))), "1 to 8 characters"),
+    "L' zero": (dict(manifest_json=manifest(
+        lambda m: m["collection"].update(max_output_size=0))), "collection.max_output_size"),
+    "bad matching": (dict(manifest_json=manifest(
+        lambda m: m["collection"].update(matching_mode="fuzzy"))), "collection.matching_mode"),
+    "bad role": (dict(manifest_json=manifest(
+        lambda m: m["members"][0].update(role="king"))), "member 1: needs a valid username"),
+    "bad username": (dict(manifest_json=manifest(
+        lambda m: m["members"][0].update(username="a b/c"))), "valid username"),
+    "not an archive": (dict(manifest_json=manifest(lambda m: m.update(version=99))),
+                       "version 99"),
+    "manifest not json": (dict(manifest_json=lambda t: "{"), "manifest.json:1: not JSON"),
+    "duplicate qid": (dict(questions_csv=lambda t: t + t.splitlines()[1] + "\n"),
+                      "appears twice"),
+    "bad status": (dict(questions_csv=lambda t: t.replace(",todo,", ",later,", 1)),
+                   "status 'later'"),
+    "NUL in a question": (dict(questions_csv=lambda t: t.replace("Who", "W\x00ho", 1)),
+                          "questions.csv:2: holds a NUL byte"),
+    "NUL escaped in an event": (dict(events_jsonl=lambda t: t.replace(
+        '"demo_load"', '"demo\\u0000load"', 1)), "events.jsonl:1: holds a NUL byte"),
+    "unknown level": (dict(strings_csv=lambda t: t.replace(",S,", ",Z,", 1)),
+                      "unknown level 'Z'"),
+    "synset without level": (dict(strings_csv=lambda t: t.replace(",S,", ",,", 1)),
+                             "needs a level"),
+    "duplicate key": (dict(strings_csv=lambda t: t + t.splitlines()[1] + "\n"),
+                      "appears twice in question"),
+    "bad variants": (dict(strings_csv=lambda t: t.replace(",,john lennon,", ",[1],john lennon,",
+                                                          1)), "not a JSON list of strings"),
+    "wrong columns": (dict(synsets_csv=lambda t: t.replace("label", "name", 1)),
+                      "synsets.csv:1: columns"),
+    "short row": (dict(synsets_csv=lambda t: t + "9,EX1-BEATLES\n"), "5 fields expected"),
+    "duplicate synset": (dict(synsets_csv=lambda t: t + "99," + ",".join(
+        t.splitlines()[1].split(",")[1:]) + "\n"), "appears twice"),
+    "bad rank": (dict(run_answers_csv=lambda t: t.replace(",1,", ",0,", 1)),
+                 "rank '0' is not a number >= 1"),
+    "unknown run": (dict(runs_json=lambda t: t.replace('"AF"', '"XX"', 1)),
+                    "unknown run 'AF'"),
+    "missing member": (dict(runs_json=None), "member 'runs.json' is missing"),
+    "forward undo": (dict(events_jsonl=lambda t: t.replace('"after": {"synsets": 4}',
+                                                           '"after": {"undoes": 5, "strings": '
+                                                           '{}, "synsets": []}', 1)),
+                     "undoes 5, which is not an earlier event"),
+    "string of another question": (dict(events_jsonl=lambda t: t.replace(
+        '"after": {"synsets": 4}', '"after": {"strings": {"999": null, "40": null}, '
+        '"synsets": []}', 1)), "names string 40 of question"),
+}
+
+
+@pytest.mark.parametrize("case", BAD, ids=list(BAD))
+def test_bad_archives_are_refused_with_their_problem_named(demo, case):
+    changes, message = BAD[case]
+    data = rewrite(collection_export(collection=demo), **changes)
+    counts = (Collection.objects.count(), AnswerString.objects.count(), Run.objects.count(),
+              JudgmentEvent.objects.count(), get_user_model().objects.count())
+    with pytest.raises(InputError) as refused:
+        collection_import(data=data, slug="bad", filename="bad.zip")
+    assert message in str(refused.value), str(refused.value)
+    assert (Collection.objects.count(), AnswerString.objects.count(), Run.objects.count(),
+            JudgmentEvent.objects.count(), get_user_model().objects.count()) == counts
+
+
+def test_zip_bombs_and_strange_members_are_refused(demo, settings):
+    data = collection_export(collection=demo)
+    settings.ARCHIVE_MAX_MB = 1
+    bomb = rewrite(data, events_jsonl=lambda t: t + " " * (2 * 1024 * 1024) + "\n")
+    assert len(bomb) < 100_000
+    with pytest.raises(InputError, match="larger than 1 MB once unpacked"):
+        collection_import(data=bomb, slug="bomb")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name in zipfile.ZipFile(io.BytesIO(data)).namelist():
+            z.writestr(name, zipfile.ZipFile(io.BytesIO(data)).read(name))
+        z.writestr("../evil.sh", "rm -rf /")
+    with pytest.raises(InputError, match=r"unexpected member '\.\./evil\.sh'"):
+        collection_import(data=buf.getvalue(), slug="evil")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for i in range(100):
+            z.writestr(f"m{i}", "")
+    with pytest.raises(InputError, match="100 members"):
+        collection_import(data=buf.getvalue(), slug="many")
+    assert not Collection.objects.filter(slug__in=["bomb", "evil", "many"]).exists()
+
+
+def test_the_command_prints_every_problem_without_a_traceback(demo, tmp_path):
+    data = rewrite(collection_export(collection=demo),
+                   manifest_json=manifest(lambda m: m["levels"][0].update(gain=-1)),
+                   questions_csv=lambda t: t + t.splitlines()[1] + "\n")
+    path = tmp_path / "bad.zip"
+    path.write_bytes(data)
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="nothing was written"):
+        call_command("import_collection", str(path), "--slug", "x", stdout=io.StringIO(),
+                     stderr=err)
+    text = err.getvalue()
+    assert "bad.zip:manifest.json: level 1: gain -1" in text
+    assert "bad.zip:questions.csv:" in text and "appears twice" in text
+    assert "Traceback" not in text
+
+
+def test_damaged_archives_give_an_input_error_never_a_traceback(demo):
+    data = collection_export(collection=demo)
+    for i, pos in enumerate(range(40, len(data) - 40, max(1, len(data) // 60))):
+        damaged = data[:pos] + bytes([data[pos] ^ 0x55]) + data[pos + 1:]
+        try:
+            collection_import(data=damaged, slug=f"damaged-{i}")
+        except InputError:
+            pass
+    for cut in (10, len(data) // 2, len(data) - 10):
+        with pytest.raises(InputError):
+            collection_import(data=data[:cut], slug="cut")
+    with pytest.raises(InputError, match="control characters"):
+        collection_import(data=data, slug="named", name="bad\x00name")
+
+
+def test_times_without_a_zone_are_read_as_utc(demo):
+    data = rewrite(collection_export(collection=demo),
+                   strings_csv=lambda t: t.replace("+00:00", ""))
+    copy = collection_import(data=data, slug="naive")
+    assert judgments(copy) == judgments(demo)
+
+
+def test_assignments_of_members_who_do_not_judge_are_dropped(demo):
+    q = Question.objects.get(collection=demo, qid="QAC1-1021")
+    participant = demo.memberships.filter(role="participant").first().user
+    Question.assessors.through.objects.create(question=q, user=participant)
+    copy = collection_import(data=collection_export(collection=demo), slug="judges")
+    cq = Question.objects.get(collection=copy, qid="QAC1-1021")
+    assert participant not in cq.assessors.all()
+    assert set(cq.assessors.all()) == set(q.assessors.exclude(pk=participant.pk))

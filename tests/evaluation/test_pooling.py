@@ -54,3 +54,33 @@ def test_pool_button_then_judging_changes_scores(client, demo):
     page = client.get(f"/collections/demo/runs/{af.pk}/")
     assert ("QAC1-1021", "Obuchi is as uninspiring as cold pizza") not in {
         (u["question_id"], u["answer"]) for u in page.context["unjudged"]}
+
+
+def test_run_page_counts_what_is_left_to_pool_and_pooling_reopens_done_questions(client, demo):
+    """Pooling a run whose questions are done reopens them; the run page then counts its
+    answers as waiting in the pool and no longer offers the button."""
+    User = get_user_model()
+    af = Run.objects.get(collection=demo, name="AF")
+    # the organizer had marked every fully judged question done
+    fully = Question.objects.filter(collection=demo).exclude(strings__judged_at__isnull=True)
+    Question.objects.filter(pk__in=fully.values("pk")).update(status="done")
+    client.force_login(User.objects.get(username="organizer"))
+    page = client.get(f"/collections/demo/runs/{af.pk}/")
+    pool = page.context["pool"]
+    assert pool["to_pool"] > 0 and pool["unjudged"] == pool["to_pool"] + pool["pooled"]
+    assert "to the assessors' pool</button>" in page.content.decode()
+    done = set(Question.objects.filter(collection=demo, status="done")
+               .values_list("qid", flat=True))
+    added = annotate_services.pool_run(run=af)
+    assert added == pool["to_pool"]
+    still = set(Question.objects.filter(collection=demo, status="done")
+                .values_list("qid", flat=True))
+    assert "QAC1-1021" in done - still  # reopened: it gained the cold-pizza answer
+    assert not Question.objects.filter(collection=demo, status="done",
+                                       strings__judged_at__isnull=True).exists()
+    page = client.get(f"/collections/demo/runs/{af.pk}/")
+    after = page.context["pool"]
+    assert (after["to_pool"], after["pooled"], after["unjudged"]) == (0, pool["unjudged"],
+                                                                      pool["unjudged"])
+    html = page.content.decode()
+    assert "to the assessors' pool</button>" not in html and "0 are not in the pool yet" in html

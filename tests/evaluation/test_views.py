@@ -206,7 +206,7 @@ def test_upload_valid_run_then_scores(client, demo):
      "line 2: question 'EX1-BEATLES' has rank 1 twice"),
     ("EX1-BEATLES\tx\tPaul\n", "line 1: rank 'x' is not a positive integer"),
     ("NOPE-1\t1\tPaul\nNOPE-2\t1\tx\nEX1-BEATLES\t1\tPaul\n",
-     "2 question id(s) are not in this collection: NOPE-1, NOPE-2"),
+     "line 2: question 'NOPE-2' is not in this collection"),
     ("".join(f"EX1-BEATLES\t{i}\ta{i}\n" for i in range(1, 8)), "more than 5 answers"),
     ("", "The submitted file is empty"),
     ("\n\n", "no answers in the run"),

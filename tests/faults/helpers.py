@@ -24,7 +24,10 @@ def database_url() -> str:
 
 def app_env(**extra) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
-    env.update(DATABASE_URL=database_url(), PYTHONPATH=str(ROOT), **extra)
+    # production settings (DJANGO_DEBUG is off by default), with a key
+    env.update(DATABASE_URL=database_url(), PYTHONPATH=str(ROOT),
+               DJANGO_SECRET_KEY=secrets.token_urlsafe(50))
+    env.update(extra)
     return env
 
 
@@ -45,12 +48,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_gunicorn(port: int, log: Path, workers: int = 2, threads: int = 0
-                   ) -> subprocess.Popen:
-    """gunicorn on the test database: sync workers, or gthread ones with ``threads``."""
-    env = app_env(DJANGO_DEBUG="0", DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
-                  DJANGO_ALLOWED_HOSTS="127.0.0.1", DJANGO_SECURE_SSL_REDIRECT="0",
-                  DJANGO_SECURE_COOKIES="0", DJANGO_CONN_MAX_AGE="60")
+def start_gunicorn(port: int, log: Path, workers: int = 2, threads: int = 0,
+                   **extra_env) -> subprocess.Popen:
+    """gunicorn on the test database: sync workers, or gthread ones with ``threads``;
+    ``extra_env`` adds settings (environment variables)."""
+    env = app_env(DJANGO_DEBUG="0", DJANGO_ALLOWED_HOSTS="127.0.0.1",
+                  DJANGO_SECURE_SSL_REDIRECT="0", DJANGO_SECURE_COOKIES="0",
+                  DJANGO_CONN_MAX_AGE="60", **extra_env)
     # production settings serve static files from the collectstatic manifest
     subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
                    cwd=ROOT, env=env, check=True)

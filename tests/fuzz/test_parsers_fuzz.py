@@ -4,14 +4,18 @@ with located issues -- never another exception.  ``make test`` runs a small samp
 the long campaign."""
 
 import os
+from unittest import mock
 
+import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from evaluation.metrics import InputError, evaluate
-from evaluation.metrics.fast import read_inputs
+from evaluation.metrics import InputError, Ranking, evaluate, parsers
+from evaluation.metrics.fast import available, read_inputs
 from evaluation.metrics.parsers import (
+    _slow_qrels,
     parse_flat_answers,
     parse_judgments_csv,
     parse_qa_run,
@@ -19,6 +23,8 @@ from evaluation.metrics.parsers import (
     parse_questions_csv,
     parse_run,
     parse_trec_run,
+    run_rows,
+    trec_order,
 )
 
 LONG = os.environ.get("FUZZ_EXAMPLES")
@@ -60,7 +66,7 @@ def almost_files(draw) -> bytes:
 
 
 @st.composite
-def trec_files(draw, kind: str) -> bytes:
+def trec_inputs(draw, kind: str) -> bytes:
     """A well-formed qrels or TREC run (a docno once per topic), or, in a third of the
     draws, one with an almost-right line put in somewhere."""
     docs = st.sampled_from(["d1", "d2", "d3", "D-4", "doc:5", "NIL"])
@@ -105,9 +111,9 @@ def test_almost_right_files(parser, data):
 
 @FUZZ
 @given(run=st.sampled_from([1, 1, 1, 0]).flatmap(
-           lambda k: trec_files("run") if k else almost_files()),
+           lambda k: trec_inputs("run") if k else almost_files()),
        qrels=st.sampled_from([1, 1, 1, 0]).flatmap(
-           lambda k: trec_files("qrels") if k else almost_files()))
+           lambda k: trec_inputs("qrels") if k else almost_files()))
 def test_fast_reader_agrees_or_steps_aside(run, qrels):
     """The C reader never accepts what the Python parsers refuse, nor scores differently."""
     try:
@@ -127,3 +133,155 @@ def test_fast_reader_agrees_or_steps_aside(run, qrels):
         assert list(a) == list(b)
         for name in a:
             assert a[name].round(12).equals(b[name].round(12))
+
+
+# -- one set of rules for every reader -----------------------------------------------------
+# The fast readers (pandas' C reader, the optional _fastparse) and the line readers must
+# accept the same files and read them the same way: ranks that are not plain decimal
+# integers, fields of Unicode spaces only, lone CR line ends and odd separators included.
+RANKS = st.one_of(st.integers(1, 6).map(str), st.sampled_from([
+    "+2", "02", "True", "False", "1.0", "1.", "1e3", "10e-1", "0", "-1", "\u0663", "1\u0663",
+    "1_0", " 1", "1 ", "\u00a01", "1\u3000", "1000000000", "1000000001",
+    "99999999999999999999", "0x1", ""]))
+QIDS = st.sampled_from(["Q1", "Q2", "q1", " Q1", "Q1\u3000", "\u00a0", "", "Q\u3000X",
+                        "\x1cQ2", "Q#"])
+ANSWERS = st.sampled_from(["Paul", "paul", "NIL", "\u00a0", "\u3000", "\u3000\u00a0",
+                           " Paul", "Paul\u00a0", "Pa\u3000ul", "\x1c", "a\x1cb", "",
+                           "\u5343\u8449\u770c", "\u2028", "x\x0by", "x\x85"])
+SCORES = st.sampled_from([None, "", "0.5", "1e3", "-2", "nan", "inf", "1_0", "\u00a01",
+                          "\u0661", "0x1", "1e999", "True", "TRUE", "+.5", "1d3", "1e"])
+LINE_ENDS = st.sampled_from(["\n", "\r\n", "\r"])
+
+
+def outcome(fn):
+    """("ok", value) or ("error", [(line, message)]) of ``fn()``."""
+    try:
+        return "ok", fn()
+    except InputError as e:
+        return "error", [(i.line, i.message) for i in e.issues]
+
+
+def ranking_rows(r):
+    score = [None if s != s else float(s) for s in r.score] if r.score is not None else None
+    return list(r.qid), list(r.text), score
+
+
+def line_reader_run(data: bytes, fmt: str):
+    """The run as the line reader alone reads it, ordered as the parsers order runs."""
+    rows, issues = run_rows(data, filename="r", fmt=fmt)
+    if issues:
+        raise InputError(issues)
+    qid = np.asarray([r.question_id for r in rows], dtype=object)
+    text = np.asarray([r.answer for r in rows], dtype=object)
+    score = np.asarray([r.score for r in rows], dtype=float)
+    if fmt == "qa":
+        order = np.lexsort((np.asarray([r.rank for r in rows]), pd.factorize(qid)[0]))
+    else:
+        order = trec_order(pd.factorize(qid)[0], score, text)
+    return ranking_rows(Ranking("r", qid[order], text[order], score[order]))
+
+
+@st.composite
+def qa_files(draw) -> bytes:
+    rows = draw(st.lists(st.tuples(QIDS, RANKS, ANSWERS, SCORES, LINE_ENDS),
+                         min_size=1, max_size=10))
+    return "".join("\t".join([q, r, a] + ([] if s is None else [s])) + end
+                   for q, r, a, s, end in rows).encode()
+
+
+@st.composite
+def trec_files(draw) -> bytes:
+    sep = st.sampled_from([" ", "\t", "  ", "\u3000", "\x0b", "\u00a0"])
+    docnos = st.sampled_from(["d1", "d2", "D\u3000", "d\x1c", '"d1"', '"d 2"', 'd"'])
+    scores = SCORES.map(lambda s: s or "1")
+    tags = st.sampled_from(["tag", "t\u00a0", ""])
+    rows = draw(st.lists(st.tuples(QIDS, sep, docnos, sep, RANKS, sep, scores, sep, tags,
+                                   LINE_ENDS),
+                         min_size=1, max_size=10))
+    return "".join(f"{q}{s1}Q0{s1}{d}{s2}{r}{s3}{sc}{s4}{t}{end}"
+                   for q, s1, d, s2, r, s3, sc, s4, t, end in rows).encode()
+
+
+def _c_reader(data: bytes):
+    if not available():
+        return None
+    j = parse_judgments_csv(b"question_id,synset_id,answer,level\nQ1,1,Paul,S\n")
+    fast = read_inputs(qrels=None, judgments=j, runs=[("r", data)])
+    return None if fast is None else ranking_rows(fast[1][0])
+
+
+@FUZZ
+@given(data=qa_files())
+def test_qa_runs_read_alike_on_every_path(data):
+    """pandas' tier, the C reader and the line reader: the same run or the same errors."""
+    want = outcome(lambda: line_reader_run(data, "qa"))
+    assert outcome(lambda: ranking_rows(parse_qa_run(data, filename="r"))) == want
+    fast = _c_reader(data)
+    if fast is not None:
+        assert want == ("ok", fast)
+
+
+@FUZZ
+@given(data=trec_files())
+def test_trec_runs_read_alike_on_every_path(data):
+    want = outcome(lambda: line_reader_run(data, "trec"))
+    assert outcome(lambda: ranking_rows(parse_trec_run(data, filename="r"))) == want
+    qrels = data.replace(b"Q0", b"0")
+    want_q = outcome(lambda: _slow_qrels(qrels.decode("utf-8"), "r")[1])
+    got_q = outcome(lambda: list(parse_qrels(qrels, filename="r").str_text))
+    assert got_q == want_q
+
+
+def _csv_cell(value: str) -> str:
+    return '"' + value.replace('"', '""') + '"' if any(c in value for c in ',"\r\n') else value
+
+
+def judgments_summary(j):
+    return (list(j.questions), list(j.str_q), list(j.str_text), list(j.str_synset),
+            list(j.str_level))
+
+
+@FUZZ
+@given(rows=st.lists(st.tuples(QIDS, st.sampled_from(["1", "2", "", " 1", "\u3000", "a,b"]),
+                               ANSWERS, st.sampled_from(["S", "A", "", "Z", " S", "\u3000"]),
+                               LINE_ENDS), min_size=1, max_size=10),
+       header_end=LINE_ENDS,
+       raw=st.sampled_from([None, '"Q1"x,1,a,S\n', 'Q1,1,"a" ,S\n', 'Q1,1,a"b,S\n',
+                            'Q1,1, "a",S\n', '"Q1,1,a,S\n', 'Q1,1,a,S,\n', 'Q1,1,a,S,x\n',
+                            'Q1,1\n', ',,,\n', '\u3000\n']))
+def test_judgments_read_alike_on_every_path(rows, header_end, raw):
+    """The judgments' pandas tier (taken for any size here) and the line reader agree."""
+    data = ("question_id,synset_id,answer,level" + header_end + "".join(
+        ",".join(_csv_cell(c) for c in (q, s, a, lv)) + end
+        for q, s, a, lv, end in rows)).encode()
+    if raw is not None:  # a row a spreadsheet would not write
+        data += raw.encode()
+    with mock.patch.object(parsers, "FAST_JUDGMENTS_MIN", 10 ** 9):
+        want = outcome(lambda: judgments_summary(parse_judgments_csv(data, filename="j")))
+    with mock.patch.object(parsers, "FAST_JUDGMENTS_MIN", 0):
+        got = outcome(lambda: judgments_summary(parse_judgments_csv(data, filename="j")))
+    assert got == want
+
+
+@FUZZ
+@given(rows=st.lists(st.tuples(QIDS, ANSWERS), min_size=1, max_size=10),
+       ends=st.lists(LINE_ENDS, min_size=11, max_size=11))
+def test_line_ends_are_one_rule_for_csv_files(rows, ends):
+    """LF, CRLF and a lone CR end a line in every reader: the same rows on the same lines
+    (or the same errors), whichever ends a file mixes."""
+    def file(line_ends):
+        return ("question_id,question" + line_ends[0] + "".join(
+            f"{_csv_cell(q)},{_csv_cell(a)}{end}" for (q, a), end in zip(rows, line_ends[1:],
+                                                                        strict=False))).encode()
+    lf = file(["\n"] * 11)
+    mixed = file(ends)
+    assert outcome(lambda: parse_questions_csv(mixed, filename="q")) == outcome(
+        lambda: parse_questions_csv(lf, filename="q"))
+    flat_lf, flat_mixed = (d.replace(b"question_id,question", b"question_id,answer")
+                           for d in (lf, mixed))
+    assert outcome(lambda: parse_flat_answers(flat_mixed, filename="q")) == outcome(
+        lambda: parse_flat_answers(flat_lf, filename="q"))
+    tsv_lf = "".join(f"{q}\t1\t{a}\n" for q, a in rows).encode()
+    tsv_mixed = "".join(f"{q}\t1\t{a}{end}" for (q, a), end in zip(rows, ends, strict=False))
+    assert outcome(lambda: ranking_rows(parse_qa_run(tsv_mixed.encode(), filename="q"))) == \
+        outcome(lambda: ranking_rows(parse_qa_run(tsv_lf, filename="q")))

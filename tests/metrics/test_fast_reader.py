@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation.metrics import BASE_METRICS, evaluate
+from evaluation.metrics import BASE_METRICS, InputError, evaluate
 from evaluation.metrics.fast import available, read_inputs
 from evaluation.metrics.parsers import parse_judgments_csv, parse_qrels, parse_run
 
@@ -153,3 +153,39 @@ def test_ascii_keys_equal_normalize_answer(texts):
     keys = _fastparse.ascii_keys([*texts, "Ｐａｕｌ", "café"])
     assert keys[-2:] == [None, None]  # not ASCII: left to Python (NFKC, case folding)
     assert keys[:-2] == [normalize_answer(t) for t in texts]
+
+
+@pytest.mark.parametrize(("body", "error"), [
+    (b"Q1\tTrue\tPaul\n", "rank 'True' is not a positive integer"),
+    (b"Q1\t1.0\tPaul\n", "rank '1.0' is not a positive integer"),
+    (b"Q1\t1.\tPaul\n", "rank '1.' is not a positive integer"),
+    (b"Q1\t1e3\tPaul\n", "rank '1e3' is not a positive integer"),
+    (b"Q1\t10e-1\tPaul\n", "rank '10e-1' is not a positive integer"),
+    (b"Q1\t1\xd9\xa3\tPaul\n", "rank '1\u0663' is not a positive integer"),
+    (b"Q1\t1000000001\tPaul\n", "rank 1000000001 is too large (at most 1000000000)"),
+    (b"Q1\t1\t\xc2\xa0\n", "empty answer for question 'Q1' at rank 1"),
+    (b"Q1\t1\t\xe3\x80\x80\n", "empty answer for question 'Q1' at rank 1"),
+    (b"Q1\t1\tPaul\rQ1\t1\tJohn\r", "question 'Q1' has rank 1 twice (line 1)"),
+])
+def test_every_reader_refuses_what_the_line_reader_refuses(body, error):
+    """pandas' tier and the C reader refuse these runs too (the C reader steps aside and
+    the line reader names the error); a long file goes through the same readers."""
+    j = parse_judgments_csv(b"question_id,synset_id,answer,level\nQ1,1,Paul,S\n")
+    pad = b"".join(b"P%d\t1\tx\n" % i for i in range(5000))
+    for data in (body, body + pad):
+        with pytest.raises(InputError) as e:
+            parse_run(data, filename="r.tsv")
+        first = e.value.issues[0]
+        assert (first.line, first.message) == (2 if body.endswith(b"\r") else 1, error)
+        assert read_inputs(qrels=None, judgments=j, runs=[("r.tsv", data)]) is None
+
+
+def test_lone_cr_ends_a_line_on_every_path():
+    body = b"Q1\t1\tPaul\rQ1\t2\tJohn\rQ2\t1\tx"
+    for data in (body, body.replace(b"\r", b"\r\n"), body.replace(b"\r", b"\n")):
+        r = parse_run(data, filename="r.tsv")
+        assert list(zip(r.qid, r.text, strict=True)) == [("Q1", "Paul"), ("Q1", "John"),
+                                                         ("Q2", "x")]
+    qrels = b"1 0 a 1\r1 0 b 0\r# note\r2 0 c 2\r"
+    j = parse_qrels(qrels, filename="q")
+    assert list(j.questions) == ["1", "2"] and len(j.str_text) == 3

@@ -113,3 +113,26 @@ def test_custom_levels_and_exact_matching(tmp_path):
     out, _ = run("--judgments", j, r, "--levels", "H,L", "--match", "exact", "--metrics", "rr",
                  "--format", "csv")
     assert "r,q,0.500000" in out
+
+
+def test_every_error_of_every_file_is_printed(files, tmp_path):
+    """All errors at once, each file's in line order: not the first 50, not one file."""
+    j = tmp_path / "j.csv"
+    j.write_text("question_id,synset_id,answer,level\nq,1,Paris,S\nq,2,paris,A\nq,1,Lyon,Z\n")
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("".join(f"q\t{i}\tx{i}\n" if i % 2 else f"q\tr{i}\tx\n"
+                           for i in range(1, 121)))
+    bad2 = tmp_path / "bad2.tsv"
+    bad2.write_text("q\t1\t\u3000\n")
+    err = io.StringIO()
+    with pytest.raises(CommandError) as e:
+        call_command("score", "--judgments", str(j), str(bad), str(bad2),
+                     stdout=io.StringIO(), stderr=err)
+    assert e.value.returncode == 1 and "63 error(s)" in str(e.value)
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 63 and "more error" not in err.getvalue()
+    assert lines[0].startswith(f"{j}:3: ") and "one string has one judgment" in lines[0]
+    assert lines[1].startswith(f"{j}:4: unknown level 'Z'")
+    assert lines[2] == f"{bad}:2: rank 'r2' is not a positive integer"
+    assert lines[61] == f"{bad}:120: rank 'r120' is not a positive integer"
+    assert lines[62] == f"{bad2}:1: empty answer for question 'q' at rank 1"

@@ -41,8 +41,8 @@ class Command(BaseCommand):
                 plan = collection_import(collection=collection, kind=opts["kind"], data=data,
                                          filename=path.name, mark_done=opts["mark_done"])
         except ImportRefused as e:
-            raise CommandError("nothing imported:\n" + "\n".join(
-                str(i) for i in e.issues[:50])) from None
+            raise CommandError(f"nothing imported, {len(e.issues)} error(s):\n" + "\n".join(
+                str(i) for i in e.issues)) from None
         for name, n in plan.counts.items():
             self.stdout.write(f"{name}: {n}")
         self.stdout.write(self.style.SUCCESS("validated (dry run)" if opts["dry_run"]

@@ -72,8 +72,9 @@ def load_demo() -> Collection:
     questions = {}
     strings = []
     for i, (qid, text, synsets, incorrect, unjudged) in enumerate(demo.QUESTIONS):
-        if qid in demo.IN_PROGRESS:
-            status = QuestionStatus.IN_PROGRESS
+        if qid in demo.IN_PROGRESS or ((synsets or incorrect) and (
+                unjudged or demo.POOLED.get(qid))):
+            status = QuestionStatus.IN_PROGRESS  # a question with an unjudged string is not done
         else:
             status = QuestionStatus.DONE if synsets or incorrect else QuestionStatus.TODO
         q = Question.objects.create(collection=collection, qid=qid, text=text, status=status)

@@ -43,7 +43,7 @@ class Command(BaseCommand):
                              filename=path.name, description=opts["description"],
                              fmt=opts["format"])
         except InputError as e:
-            self.stderr.write(e.format(limit=50))
+            self.stderr.write(e.format(limit=None))
             raise CommandError(f"{len(e.issues)} error(s); the run was not imported") from e
         self.stdout.write(self.style.SUCCESS(
             f"Imported run {run.name!r}: {run.answers.count()} answers ({run.format})."))

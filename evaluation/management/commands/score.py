@@ -18,6 +18,7 @@ from evaluation.metrics import (
 )
 from evaluation.metrics.data import check_unique_names
 from evaluation.metrics.fast import read_inputs
+from evaluation.metrics.gains import check_parameters
 from evaluation.metrics.parsers import parse_judgments_csv, parse_qrels, parse_run
 from evaluation.metrics.report import FORMATS
 
@@ -53,29 +54,22 @@ class Command(BaseCommand):
         try:
             metrics = parse_metrics(opts["metrics"])
             gains = parse_gains(opts["gains"])
+            check_parameters(beta=opts["beta"], rbp_p=opts["rbp_p"])
             levels = tuple(x.strip() for x in opts["levels"].split(",") if x.strip())
             if not levels or len(set(levels)) != len(levels):
                 raise ValueError(f"--levels {opts['levels']!r}: give distinct level codes")
         except ValueError as e:
             raise CommandError(str(e), returncode=2) from e
+        run_files = [(p, _read(p)) for p in opts["runs"]]
+        path = opts["judgments"] or opts["qrels"]
+        data = _read(path)
         try:
-            run_files = [(p, _read(p)) for p in opts["runs"]]
-            if opts["judgments"]:
-                path = opts["judgments"]
-                judgments = parse_judgments_csv(_read(path), filename=path, levels=levels,
-                                                match=opts["match"])
-                fast = read_inputs(qrels=None, judgments=judgments, runs=run_files)
-            else:
-                path = opts["qrels"]
-                qrels = _read(path)
-                fast = read_inputs(qrels=qrels, runs=run_files)
-                judgments = fast[0] if fast else parse_qrels(qrels, filename=path)
-            runs = fast[1] if fast else [parse_run(data, filename=p) for p, data in run_files]
+            judgments, runs = _parse(data, path, run_files, opts, levels)
             check_unique_names(runs)
             scores = evaluate(judgments, runs, metrics, gains=gains, beta=opts["beta"],
                               rbp_p=opts["rbp_p"])
         except InputError as e:
-            self.stderr.write(e.format(limit=50))
+            self.stderr.write(e.format(limit=None))
             raise CommandError(f"{len(e.issues)} error(s) in the input; nothing was scored",
                                returncode=1) from e
         except ValueError as e:
@@ -85,6 +79,35 @@ class Command(BaseCommand):
                 self.stderr.write(f"warning: run {run!r}: {n} answer(s) for questions the "
                                   "judgments do not know were ignored")
         self.stdout.write(FORMATS[opts["format"]](scores), ending="")
+
+
+def _parse(data: bytes, path: str, run_files, opts, levels):
+    """The judgments (or qrels) and the runs; every file is read, so that an InputError
+    names every error of every file (each file's in line order)."""
+    fast = None
+    issues: list = []
+    judgments = None
+    try:
+        if opts["judgments"]:
+            judgments = parse_judgments_csv(data, filename=path, levels=levels,
+                                            match=opts["match"])
+            fast = read_inputs(qrels=None, judgments=judgments, runs=run_files)
+        else:
+            fast = read_inputs(qrels=data, runs=run_files)
+            judgments = fast[0] if fast else parse_qrels(data, filename=path)
+    except InputError as e:
+        issues += e.issues
+    if fast:
+        return judgments, fast[1]
+    runs = []
+    for p, run in run_files:
+        try:
+            runs.append(parse_run(run, filename=p))
+        except InputError as e:
+            issues += e.issues
+    if issues:
+        raise InputError(issues)
+    return judgments, runs
 
 
 def _read(path: str) -> bytes:
