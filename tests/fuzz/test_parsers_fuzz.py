@@ -153,6 +153,27 @@ SCORES = st.sampled_from([None, "", "0.5", "1e3", "-2", "nan", "inf", "1_0", "\u
 LINE_ENDS = st.sampled_from(["\n", "\r\n", "\r"])
 
 
+GOOD_QIDS = st.sampled_from(["Q1", "Q2", "q1", "Q#"])
+GOOD_RANKS = st.integers(1, 6).map(str)
+GOOD_ANSWERS = st.sampled_from(["Paul", "NIL", "Pa\u3000ul", "\u5343\u8449\u770c", "Ringo"])
+GOOD_SCORES = st.sampled_from([None, "0.5", "1e3", "-2"])
+
+
+def mostly_good(odd, good, *, key, only_good: bool = False):
+    """Lists of ``odd`` rows, or (most draws) of ``good`` rows, unique by ``key``, with in
+    a third of those one ``odd`` row put in somewhere.  ``only_good``: good rows only."""
+    @st.composite
+    def good_rows(draw):
+        rows = draw(st.lists(good, min_size=1, max_size=10, unique_by=key))
+        if not only_good and draw(st.sampled_from([False, False, True])):
+            rows.insert(draw(st.integers(0, len(rows))), draw(odd))
+        return rows
+    if only_good:
+        return good_rows()
+    return st.sampled_from([True, True, True, False]).flatmap(
+        lambda clean: good_rows() if clean else st.lists(odd, min_size=1, max_size=10))
+
+
 def outcome(fn):
     """("ok", value) or ("error", [(line, message)]) of ``fn()``."""
     try:
@@ -182,22 +203,29 @@ def line_reader_run(data: bytes, fmt: str):
 
 
 @st.composite
-def qa_files(draw) -> bytes:
-    rows = draw(st.lists(st.tuples(QIDS, RANKS, ANSWERS, SCORES, LINE_ENDS),
-                         min_size=1, max_size=10))
+def qa_files(draw, good: bool = False) -> bytes:
+    """Rows of odd cells, or (most draws) rows every reader accepts with, in a third of
+    those, one odd row put in.  ``good``: only rows every reader accepts."""
+    odd = st.tuples(QIDS, RANKS, ANSWERS, SCORES, LINE_ENDS)
+    rows = draw(mostly_good(odd, st.tuples(GOOD_QIDS, GOOD_RANKS, GOOD_ANSWERS, GOOD_SCORES,
+                                           LINE_ENDS), key=lambda r: r[:2], only_good=good))
     return "".join("\t".join([q, r, a] + ([] if s is None else [s])) + end
                    for q, r, a, s, end in rows).encode()
 
 
 @st.composite
-def trec_files(draw) -> bytes:
+def trec_files(draw, good: bool = False) -> bytes:
     sep = st.sampled_from([" ", "\t", "  ", "\u3000", "\x0b", "\u00a0"])
     docnos = st.sampled_from(["d1", "d2", "D\u3000", "d\x1c", '"d1"', '"d 2"', 'd"'])
     scores = SCORES.map(lambda s: s or "1")
     tags = st.sampled_from(["tag", "t\u00a0", ""])
-    rows = draw(st.lists(st.tuples(QIDS, sep, docnos, sep, RANKS, sep, scores, sep, tags,
-                                   LINE_ENDS),
-                         min_size=1, max_size=10))
+    good_sep = st.sampled_from([" ", "\t", "  "])
+    rows = draw(mostly_good(
+        st.tuples(QIDS, sep, docnos, sep, RANKS, sep, scores, sep, tags, LINE_ENDS),
+        st.tuples(GOOD_QIDS, good_sep, st.sampled_from(["d1", "d2", "D3", '"d1"', 'd"']),
+                  good_sep, GOOD_RANKS, good_sep, GOOD_SCORES.map(lambda s: s or "1"),
+                  good_sep, st.just("tag"), LINE_ENDS),
+        key=lambda r: (r[0], r[2]), only_good=good))
     return "".join(f"{q}{s1}Q0{s1}{d}{s2}{r}{s3}{sc}{s4}{t}{end}"
                    for q, s1, d, s2, r, s3, sc, s4, t, end in rows).encode()
 
@@ -210,26 +238,51 @@ def _c_reader(data: bytes):
     return None if fast is None else ranking_rows(fast[1][0])
 
 
-@FUZZ
-@given(data=qa_files())
-def test_qa_runs_read_alike_on_every_path(data):
+def qa_read_alike(data: bytes) -> tuple:
     """pandas' tier, the C reader and the line reader: the same run or the same errors."""
     want = outcome(lambda: line_reader_run(data, "qa"))
     assert outcome(lambda: ranking_rows(parse_qa_run(data, filename="r"))) == want
     fast = _c_reader(data)
+    event(f"{'read' if want[0] == 'ok' else 'refused'} by the line reader; C reader "
+          f"{'stepped aside' if fast is None else 'read it'}")
     if fast is not None:
         assert want == ("ok", fast)
+    return want
+
+
+@FUZZ
+@given(data=qa_files())
+def test_qa_runs_read_alike_on_every_path(data):
+    qa_read_alike(data)
+
+
+@FUZZ
+@given(data=qa_files(good=True))
+def test_good_qa_runs_are_read_alike_on_every_path(data):
+    assert qa_read_alike(data)[0] == "ok"
+
+
+def trec_read_alike(data: bytes) -> tuple:
+    want = outcome(lambda: line_reader_run(data, "trec"))
+    assert outcome(lambda: ranking_rows(parse_trec_run(data, filename="r"))) == want
+    event(f"run {want[0]}")
+    qrels = data.replace(b"Q0", b"0")
+    want_q = outcome(lambda: _slow_qrels(qrels.decode("utf-8"), "r")[1])
+    got_q = outcome(lambda: list(parse_qrels(qrels, filename="r").str_text))
+    assert got_q == want_q
+    return want
 
 
 @FUZZ
 @given(data=trec_files())
 def test_trec_runs_read_alike_on_every_path(data):
-    want = outcome(lambda: line_reader_run(data, "trec"))
-    assert outcome(lambda: ranking_rows(parse_trec_run(data, filename="r"))) == want
-    qrels = data.replace(b"Q0", b"0")
-    want_q = outcome(lambda: _slow_qrels(qrels.decode("utf-8"), "r")[1])
-    got_q = outcome(lambda: list(parse_qrels(qrels, filename="r").str_text))
-    assert got_q == want_q
+    trec_read_alike(data)
+
+
+@FUZZ
+@given(data=trec_files(good=True))
+def test_good_trec_runs_are_read_alike_on_every_path(data):
+    assert trec_read_alike(data)[0] == "ok"
 
 
 def _csv_cell(value: str) -> str:
@@ -241,15 +294,16 @@ def judgments_summary(j):
             list(j.str_level))
 
 
-@FUZZ
-@given(rows=st.lists(st.tuples(QIDS, st.sampled_from(["1", "2", "", " 1", "\u3000", "a,b"]),
-                               ANSWERS, st.sampled_from(["S", "A", "", "Z", " S", "\u3000"]),
-                               LINE_ENDS), min_size=1, max_size=10),
-       header_end=LINE_ENDS,
-       raw=st.sampled_from([None, '"Q1"x,1,a,S\n', 'Q1,1,"a" ,S\n', 'Q1,1,a"b,S\n',
-                            'Q1,1, "a",S\n', '"Q1,1,a,S\n', 'Q1,1,a,S,\n', 'Q1,1,a,S,x\n',
-                            'Q1,1\n', ',,,\n', '\u3000\n']))
-def test_judgments_read_alike_on_every_path(rows, header_end, raw):
+def judgment_rows(good: bool = False):
+    return mostly_good(
+        st.tuples(QIDS, st.sampled_from(["1", "2", "", " 1", "\u3000", "a,b"]),
+                  ANSWERS, st.sampled_from(["S", "A", "", "Z", " S", "\u3000"]), LINE_ENDS),
+        st.tuples(GOOD_QIDS, st.sampled_from(["1", "2", " 1"]), GOOD_ANSWERS,
+                  st.sampled_from(["S", "A", " S"]), LINE_ENDS),
+        key=lambda r: (r[0], r[2]), only_good=good)
+
+
+def judgments_read_alike(rows, header_end: str, raw: str | None) -> tuple:
     """The judgments' pandas tier (taken for any size here) and the line reader agree."""
     data = ("question_id,synset_id,answer,level" + header_end + "".join(
         ",".join(_csv_cell(c) for c in (q, s, a, lv)) + end
@@ -260,7 +314,25 @@ def test_judgments_read_alike_on_every_path(rows, header_end, raw):
         want = outcome(lambda: judgments_summary(parse_judgments_csv(data, filename="j")))
     with mock.patch.object(parsers, "FAST_JUDGMENTS_MIN", 0):
         got = outcome(lambda: judgments_summary(parse_judgments_csv(data, filename="j")))
+    event(f"judgments {want[0]}")
     assert got == want
+    return want
+
+
+@FUZZ
+@given(rows=judgment_rows(good=True), header_end=LINE_ENDS)
+def test_good_judgments_are_read_alike_on_every_path(rows, header_end):
+    assert judgments_read_alike(rows, header_end, None)[0] == "ok"
+
+
+@FUZZ
+@given(rows=judgment_rows(),
+       header_end=LINE_ENDS,
+       raw=st.sampled_from([False, False, True]).flatmap(lambda odd: st.sampled_from([
+           '"Q1"x,1,a,S\n', 'Q1,1,"a" ,S\n', 'Q1,1,a"b,S\n', 'Q1,1, "a",S\n', '"Q1,1,a,S\n',
+           'Q1,1,a,S,\n', 'Q1,1,a,S,x\n', 'Q1,1\n', ',,,\n', '\u3000\n']) if odd else st.none()))
+def test_judgments_read_alike_on_every_path(rows, header_end, raw):
+    judgments_read_alike(rows, header_end, raw)
 
 
 @FUZZ
