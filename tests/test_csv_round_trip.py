@@ -22,6 +22,7 @@ from annotate.normalize import normalize_answer
 from evaluation.archive import collection_export
 from evaluation.archive import collection_import as archive_import
 from evaluation.models import RunAnswer
+from evaluation.services import run_name_problem
 from tests.factories import make_collection, make_question, make_run, make_user
 
 pytestmark = pytest.mark.django_db
@@ -33,6 +34,8 @@ raw = st.tuples(st.sampled_from(PREFIX),
                 st.lists(st.one_of(st.sampled_from(SPECIAL), st.text(char, max_size=3)),
                          max_size=5).map("".join)).map("".join)
 stripped = raw.map(str.strip).filter(bool)
+# run names may not hold control characters nor line breaks
+run_names = stripped.filter(lambda s: len(s) <= 100 and run_name_problem(s) is None)
 # one answer string each: non-empty keys, distinct within a question
 answer = stripped.filter(lambda a: normalize_answer(a, "normalized"))
 _seq = itertools.count()
@@ -67,7 +70,7 @@ def everything(c):
        label=stripped.filter(lambda s: len(s) <= 100), note=raw,
        answers=st.lists(answer, min_size=3, max_size=3,
                         unique_by=lambda a: normalize_answer(a, "normalized")),
-       run_name=stripped.filter(lambda s: len(s) <= 100), run_answers=st.lists(raw, max_size=3))
+       run_name=run_names, run_answers=st.lists(raw, max_size=3))
 def test_export_then_import_is_the_identity(db, qid, qtext, notes, codes, label, note, answers,
                                             run_name, run_answers):
     n = next(_seq)
