@@ -322,7 +322,7 @@ def first_line_replaced(old, new):
 
 BAD = {
     "negative gain": (dict(manifest_json=manifest(lambda m: m["levels"][0].update(gain=-1))),
-                      "manifest.json: level 1: gain -1 must be a number >= 0"),
+                      "manifest.json: level 1: gain -1 is out of range"),
     "gain not a number": (dict(manifest_json=manifest(
         lambda m: m["levels"][1].update(gain="NaN"))), "level 2: gain 'NaN'"),
     "no levels": (dict(manifest_json=manifest(lambda m: m.update(levels=[]))),
