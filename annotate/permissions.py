@@ -37,7 +37,3 @@ def require_role(request_or_user, collection, *roles: str) -> str:
         raise PermissionDenied("You do not have access to this page of this collection.")
     return role
 
-
-def can_see_scores(user, collection) -> bool:
-    """Organizers and participants see scores; assessors judge blind to them."""
-    return collection_role(user, collection) in (ORGANIZER, PARTICIPANT)

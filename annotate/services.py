@@ -314,7 +314,7 @@ class _Edit:
         if empty:
             AnswerSynset.objects.filter(pk__in=[s.pk for s in empty]).delete()
             self.synsets = [s for s in self.synsets if s.pk in used]
-        _renumber(q, self.synsets)
+        _renumber(self.synsets)
         if judgments and self.action != "undo" and q.status == QuestionStatus.TODO:
             q.status = QuestionStatus.IN_PROGRESS
         q.version += 1
@@ -335,7 +335,7 @@ class _Edit:
             before=before, after=dict(after, **self.detail))
 
 
-def _renumber(question: Question, synsets: Sequence[AnswerSynset]) -> None:
+def _renumber(synsets: Sequence[AnswerSynset]) -> None:
     """Give ``synsets`` (in this order) the ordinals 1..R, in two passes so the unique
     (question, ordinal) constraint holds at every step."""
     wrong = [s for i, s in enumerate(synsets, start=1) if s.ordinal != i]

@@ -3,8 +3,6 @@ the template: questions on x, difference B - A on y, one marker shape per metric
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pandas as pd
 
 SHAPES = ("circle", "square", "triangle", "diamond", "cross")
@@ -38,10 +36,6 @@ def difference_plot(diffs: pd.DataFrame, labels: dict[str, str], *, width: int =
     return {"width": width, "height": height, "pad": pad, "zero": round(y(0), 1),
             "right": width - pad, "bottom": height - pad, "ticks": ticks, "series": series,
             "n": n}
-
-
-def shape_legend(series: Sequence[dict]) -> list[dict]:
-    return [{"label": s["label"], "shape": s["shape"], "color": s["color"]} for s in series]
 
 
 def _marker(shape: str, x: float, y: float) -> str:

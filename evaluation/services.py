@@ -38,7 +38,6 @@ from evaluation.metrics.parsers import RunRow, detect_run_format, parse_run, run
 from .models import Run, RunAnswer
 
 DEFAULT_METRICS = ("q_measure", "r_measure", "rr", "ap", "ndcg@5")
-GAIN_CHOICES = ("default", "3:2:1", "1:1:1", "10:5:1", "adjusted")
 
 
 @dataclass(frozen=True)
@@ -193,7 +192,7 @@ def run_import(*, collection: Collection, owner, name: str, data: bytes, filenam
     elif Run.objects.filter(collection=collection, name=name).exists():
         issues.append(Issue(filename, None, f"a run named {name!r} already exists in this "
                                             "collection; choose another name"))
-    fmt = fmt or detect_run_format(data, filename=filename)
+    fmt = fmt or detect_run_format(data)
     qids = dict(Question.objects.filter(collection=collection).values_list("qid", "id"))
     limit = collection.max_output_size
     try:

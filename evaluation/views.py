@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from importlib.metadata import version
 
 import pandas as pd
 from django.conf import settings
@@ -32,7 +33,7 @@ from evaluation.stats import disagreements, paired, rank_correlations
 from .exports import csv_response
 from .models import Run
 
-APP_VERSION = "0.1.0"
+APP_VERSION = version("qasynset")
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -176,7 +177,7 @@ def run_upload(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 # -- one run ------------------------------------------------------------------------------
-def _question_table(collection: Collection, scores, run: Run, config) -> pd.DataFrame:
+def _question_table(collection: Collection, scores, run: Run) -> pd.DataFrame:
     """Per judged question: L (answers of the run), R (synsets) and each metric."""
     pq = scores.per_question[run.name].copy()
     lengths = dict(run.answers.values("question__qid").annotate(n=Count("id"))
@@ -210,7 +211,7 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     run = _visible_run(request, collection, run_id)
     config, form, error = _config(request, collection)
     scores = services.score_runs(collection, [run], config)
-    table = _question_table(collection, scores, run, config)
+    table = _question_table(collection, scores, run)
     texts = dict(Question.objects.filter(collection=collection).values_list("qid", "text"))
     search = request.GET.get("q", "").strip()
     if search:
@@ -263,7 +264,7 @@ def run_scores_csv(request: HttpRequest, slug: str, run_id: int) -> HttpResponse
     run = _visible_run(request, collection, run_id)
     config, _, _ = _config(request, collection)
     scores = services.score_runs(collection, [run], config)
-    table = _question_table(collection, scores, run, config)
+    table = _question_table(collection, scores, run)
     means = scores.means().loc[run.name]
     rows = [[run.name, q, int(table.at[q, "L"]), int(table.at[q, "R"]),
              *[float(table.at[q, m]) for m in config.metrics]] for q in table.index]

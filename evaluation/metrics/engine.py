@@ -25,7 +25,6 @@ BASE_METRICS = (
     "q_measure", "r_measure", "rr", "ap", "ap_rigid", "awp", "rwp", "r_prec", "ndcg", "rbp",
     "rr_trunc", "ap_trunc", "ndcg_trunc", "rbp_trunc",
 )
-CUTOFF_METRICS = ("p", "ndcg")  # p@k, ndcg@k
 DEFAULT_METRICS = ("q_measure", "r_measure", "rr", "ap", "ndcg@5")
 _CUTOFF = re.compile(r"^(p|ndcg)@([1-9][0-9]*)$")
 
@@ -509,18 +508,6 @@ class Scores:
         means = self.values.mean(axis=2) if nq else np.zeros((nr, nm))
         return pd.DataFrame(means, index=pd.Index(self.runs, dtype=object),
                             columns=list(self.metrics))
-
-    def long(self) -> pd.DataFrame:
-        """One row per run and question, then a row ``all`` per run with the means."""
-        nr, _, nq = self.values.shape
-        means = self.means().to_numpy()
-        table = np.concatenate([self.values, means[:, :, None]], axis=2)
-        cols = {"run": np.repeat(np.asarray(self.runs, dtype=object), nq + 1),
-                "question_id": np.tile(np.append(np.asarray(self.questions, dtype=object),
-                                                 np.array(["all"], dtype=object)), nr)}
-        for k, metric in enumerate(self.metrics):
-            cols[metric] = table[:, k, :].ravel()
-        return pd.DataFrame(cols, columns=["run", "question_id", *self.metrics])
 
 
 def evaluate(judgments: Judgments, rankings: Sequence[Ranking],

@@ -44,9 +44,9 @@ def read_inputs(*, qrels: Data | None, runs: Sequence[tuple[str, Data]],
     if qrels is not None:
         files.append(_as_bytes(qrels))
         kinds.append(QRELS)
-    for filename, data in runs:
+    for _filename, data in runs:
         raw = _as_bytes(data)
-        fmt = detect_run_format(raw[:65536], filename=filename)
+        fmt = detect_run_format(raw[:65536])
         files.append(raw)
         kinds.append(TREC_RUN if fmt == "trec" else QA_RUN)
     parsed = _fastparse.parse(files, kinds)

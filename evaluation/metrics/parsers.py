@@ -99,7 +99,7 @@ def _is_number(s: str) -> bool:
 
 
 # -- CSV files with a header ----------------------------------------------------------------
-def _csv_rows(text: str, file: str, issues: IssueList, required: tuple[str, ...],
+def _csv_rows(text: str, issues: IssueList, required: tuple[str, ...],
               optional: tuple[str, ...] = ()) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """Rows of a CSV file with a header naming at least ``required`` (any order, any case).
     Returns (header, [(line, {column: value})]); problems go to ``issues``.  A line with
@@ -210,7 +210,7 @@ def question_rows(data: Data, *, filename: str = "questions.csv"
     if text is None:
         return [], bad
     issues = IssueList(filename)
-    header, rows = _csv_rows(text, filename, issues, ("question_id", "question"))
+    header, rows = _csv_rows(text, issues, ("question_id", "question"))
     out: list[QuestionRow] = []
     seen: dict[str, int] = {}
     for n, row in rows:
@@ -243,7 +243,7 @@ def flat_answer_rows(data: Data, *, filename: str = "answers.csv"
     if text is None:
         return [], bad
     issues = IssueList(filename)
-    header, rows = _csv_rows(text, filename, issues, ("question_id", "answer"))
+    header, rows = _csv_rows(text, issues, ("question_id", "answer"))
     out = []
     for n, row in rows:
         qid, answer = row["question_id"].strip(), row["answer"].strip()
@@ -274,7 +274,7 @@ def judgment_rows(data: Data, *, filename: str = "judgments.csv",
     if text is None:
         return [], bad
     issues = IssueList(filename)
-    header, rows = _csv_rows(text, filename, issues,
+    header, rows = _csv_rows(text, issues,
                              ("question_id", "synset_id", "answer", "level"))
     known = set(levels)
     out = []
@@ -518,7 +518,7 @@ def _slow_qrels(text: str, file: str) -> tuple[list[str], list[str], list[int]]:
 
 
 # -- runs -----------------------------------------------------------------------------------
-def detect_run_format(data: Data, *, filename: str = "run") -> str:
+def detect_run_format(data: Data) -> str:
     """``qa`` (TSV or CSV with a question_id header) or ``trec`` (6 columns), from the
     first line that is not blank or a comment."""
     head = data[:65536]
@@ -542,7 +542,7 @@ def detect_run_format(data: Data, *, filename: str = "run") -> str:
 def parse_run(data: Data, *, filename: str = "run", name: str | None = None,
               fmt: str | None = None) -> Ranking:
     """Parse a run in either format (``fmt`` = qa, trec, or None to detect it)."""
-    fmt = fmt or detect_run_format(data, filename=filename)
+    fmt = fmt or detect_run_format(data)
     if fmt == "trec":
         return parse_trec_run(data, filename=filename, name=name)
     if fmt == "qa":
@@ -567,14 +567,14 @@ def run_rows(data: Data, *, filename: str = "run", fmt: str | None = None
     """The good rows of a run file in file order, read line by line, and every problem of
     the file (never raises).  The parsers' fast readers accept exactly the files this
     reader accepts and give the same answers."""
-    fmt = fmt or detect_run_format(data, filename=filename)
+    fmt = fmt or detect_run_format(data)
     if fmt not in ("qa", "trec"):
         raise ValueError(f"unknown run format {fmt!r}")
     text, bad = _decoded(data, filename)
     if text is None:
         return [], bad
     issues = IssueList(filename)
-    rows = _trec_rows(text, issues) if fmt == "trec" else _qa_rows(text, filename, issues)
+    rows = _trec_rows(text, issues) if fmt == "trec" else _qa_rows(text, issues)
     if not rows and not issues:
         issues.add(None, "no answers in the run")
     return rows, issues.all()
@@ -759,11 +759,11 @@ def _padded(raw: bytes) -> bool:
                                       b"\t\r", b"\t\n")) or raw.endswith((b" ", b"\t")))
 
 
-def _qa_rows(text: str, file: str, issues: IssueList) -> list[RunRow]:
+def _qa_rows(text: str, issues: IssueList) -> list[RunRow]:
     rows: list[RunRow] = []
     seen: dict[tuple[str, int], int] = {}
     if _csv_header(text):
-        _, records = _csv_rows(text, file, issues, ("question_id", "rank", "answer"),
+        _, records = _csv_rows(text, issues, ("question_id", "rank", "answer"),
                                ("score",))
         for n, rec in records:
             fields = [rec["question_id"], rec["rank"], rec["answer"]]
