@@ -1,4 +1,4 @@
-"""Imports and exports of a collection (docs/formats.md; issue 4 item 2).
+"""Imports and exports of a collection (docs/formats.md).
 
 An import is planned first -- the file is parsed by the scoring engine's parsers and checked
 against the collection, which gives a preview (counts) or every error with its line number

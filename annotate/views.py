@@ -208,7 +208,7 @@ def _synset_label(syn) -> str:
 
 @require_GET
 def question_judge(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    """The judging workspace of one question (DESIGN.md section 4; issue 4 item 4)."""
+    """The judging workspace of one question (DESIGN.md section 4)."""
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
     role, may_write = _judge_access(request, question)
     template_name = "annotate/question_judge.html"
@@ -365,7 +365,7 @@ def next_to_judge(request: HttpRequest) -> HttpResponse:
 @require_GET
 def question_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Questions of a collection with status, assessors, R, strings and unjudged counts;
-    filters, search and paging (issue 4 item 3).  Participants get 403."""
+    filters, search and paging.  Participants get 403."""
     collection = get_object_or_404(Collection, slug=slug)
     role = require_role(request, collection, ORGANIZER, ASSESSOR)
     f = request.GET

@@ -1,5 +1,5 @@
 """p50/p95 of the judging POST round trip (request -> rendered workspace partial) on
-SQLite, one user (issue 4 item 9), with production settings (DJANGO_DEBUG=0).
+SQLite, one user, with production settings (DJANGO_DEBUG=0).
 
     .venv/bin/python bench/judge_bench.py [--n 100]
 

@@ -1,4 +1,4 @@
-"""Real judgment files (issue 10 point 5): spellings with one matching key fold into one
+"""Real judgment files: spellings with one matching key fold into one
 string with variants, disagreeing rows are refused naming both lines, the file's synset
 ids are kept as labels and written back, and the export round-trips every spelling."""
 

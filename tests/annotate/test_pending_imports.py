@@ -1,4 +1,4 @@
-"""The import preview lives in its own table, not the session (issue 10 point 9): the
+"""The import preview lives in its own table, not the session: the
 session row stays small, the confirm reads the pending file from the table, and a token
 that expired, belongs to someone else or was already confirmed is refused clearly."""
 

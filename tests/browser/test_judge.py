@@ -1,4 +1,4 @@
-"""An assessor judges a demo question with the keyboard only (issue 4 item 8)."""
+"""An assessor judges a demo question with the keyboard only."""
 
 import pytest
 
