@@ -7,6 +7,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.forms import formset_factory
 
+from config.uploads import check_upload_size
 from evaluation.metrics.gains import MAX_GAIN, check_gain
 
 from .imports import KINDS
@@ -70,10 +71,4 @@ class ImportForm(forms.Form):
     file = forms.FileField()
 
     def clean_file(self):
-        f = self.cleaned_data["file"]
-        limit = settings.IMPORT_MAX_MB * 1024 * 1024
-        if f.size > limit:
-            raise forms.ValidationError(
-                f"The file is {f.size / 1048576:.1f} MB; imports may be at most "
-                f"{settings.IMPORT_MAX_MB} MB.")
-        return f
+        return check_upload_size(self.cleaned_data["file"], settings.IMPORT_MAX_MB, "imports")

@@ -14,9 +14,21 @@ import tempfile
 import time
 from pathlib import Path
 
+from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import TemporaryUploadedFile, UploadedFile
 from django.core.files.uploadhandler import TemporaryFileUploadHandler
+
+
+def check_upload_size(f: UploadedFile, max_mb: int, what: str) -> UploadedFile:
+    """Return ``f`` if it is at most ``max_mb`` MB; otherwise raise a ValidationError saying
+    its size and the limit (``what``: "imports", "runs" -- what the limit is for).  Every
+    form with a file field checks its size here."""
+    if f.size > max_mb * 1024 * 1024:
+        raise forms.ValidationError(
+            f"The file is {f.size / 1048576:.1f} MB; {what} may be at most {max_mb} MB.")
+    return f
+
 
 # a file untouched this long belongs to no running upload (an upload writes continuously)
 STALE_SECONDS = 60 * 60

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
+from config.uploads import check_upload_size
 from evaluation.metrics import BASE_METRICS, parse_gains
 from evaluation.metrics.gains import MAX_BETA, check_parameters
 
@@ -81,10 +82,4 @@ class RunUploadForm(forms.Form):
         return name
 
     def clean_file(self):
-        f = self.cleaned_data["file"]
-        limit = settings.RUN_UPLOAD_MAX_MB * 1024 * 1024
-        if f.size > limit:
-            raise forms.ValidationError(
-                f"The file is {f.size / 1048576:.1f} MB; runs may be at most "
-                f"{settings.RUN_UPLOAD_MAX_MB} MB.")
-        return f
+        return check_upload_size(self.cleaned_data["file"], settings.RUN_UPLOAD_MAX_MB, "runs")
