@@ -20,6 +20,7 @@ from django.db.models import Count, Exists, Max, Min, OuterRef
 
 from annotate.models import AnswerString, Collection, Question
 from evaluation.metrics import (
+    DEFAULT_METRICS,
     GainProfile,
     InputError,
     Issue,
@@ -36,8 +37,6 @@ from evaluation.metrics.normalize import normalize_many
 from evaluation.metrics.parsers import RunRow, detect_run_format, parse_run, run_rows
 
 from .models import Run, RunAnswer
-
-DEFAULT_METRICS = ("q_measure", "r_measure", "rr", "ap", "ndcg@5")
 
 
 @dataclass(frozen=True)
