@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Case, Count, Q, When
+from django.db.models import Case, Count, OuterRef, Q, Subquery, Value, When
+from django.db.models.functions import Coalesce
+
+
+def is_site_staff(user) -> bool:
+    """Staff and superusers act as organizers of every collection (the one place this rule
+    is written)."""
+    return bool(user.is_staff or user.is_superuser)
 
 
 class Role(models.TextChoices):
@@ -18,22 +25,34 @@ class Role(models.TextChoices):
     PARTICIPANT = "participant", "Participant"
 
 
+class QuestionStatus(models.TextChoices):
+    TODO = "todo", "To do"
+    IN_PROGRESS = "in_progress", "In progress"
+    DONE = "done", "Done"
+
+
 class MatchingMode(models.TextChoices):
     NORMALIZED = "normalized", "Normalized (NFKC, case, spaces, punctuation)"
     EXACT = "exact", "Exact (surrounding spaces only)"
 
 
+def percent_done(done: int, total: int) -> int:
+    """The share of a collection's questions marked done, in whole percent (0 when none)."""
+    return round(100 * done / total) if total else 0
+
+
 class CollectionQuerySet(models.QuerySet):
     def visible_to(self, user) -> CollectionQuerySet:
         """Collections ``user`` is a member of (every collection for staff)."""
-        if user.is_staff or user.is_superuser:
+        if is_site_staff(user):
             return self.all()
         return self.filter(memberships__user=user).distinct()
 
     def with_counts(self) -> CollectionQuerySet:
         return self.annotate(
             n_questions=Count("questions", distinct=True),
-            n_done=Count("questions", filter=Q(questions__status="done"), distinct=True),
+            n_done=Count("questions", filter=Q(questions__status=QuestionStatus.DONE),
+                         distinct=True),
         )
 
 
@@ -104,20 +123,19 @@ class Level(models.Model):
         return self.code
 
 
-class QuestionStatus(models.TextChoices):
-    TODO = "todo", "To do"
-    IN_PROGRESS = "in_progress", "In progress"
-    DONE = "done", "Done"
-
-
 class QuestionQuerySet(models.QuerySet):
     def with_counts(self) -> QuestionQuerySet:
-        """R (synsets), strings, and unjudged strings per question."""
-        return self.annotate(
-            n_synsets=Count("synsets", distinct=True),
-            n_strings=Count("strings", distinct=True),
-            n_unjudged=Count("strings", filter=Q(strings__judged_at__isnull=True), distinct=True),
-        )
+        """R (synsets), strings, and unjudged strings per question: the one definition of
+        these counts, used by every page that lists questions."""
+
+        def count(model, **where):
+            # one subquery per count: joins of synsets x strings would multiply rows
+            sub = (model.objects.filter(question=OuterRef("pk"), **where).order_by()
+                   .values("question").annotate(c=Count("pk")).values("c"))
+            return Coalesce(Subquery(sub, output_field=models.IntegerField()), Value(0))
+
+        return self.annotate(n_synsets=count(AnswerSynset), n_strings=count(AnswerString),
+                             n_unjudged=count(AnswerString, judged_at__isnull=True))
 
     def assigned_to(self, user) -> QuestionQuerySet:
         """Questions assigned to ``user`` in collections where they still judge (organizer
@@ -127,7 +145,8 @@ class QuestionQuerySet(models.QuerySet):
 
     def for_queue(self) -> QuestionQuerySet:
         """With their collection, by collection; in progress, then to do, then done."""
-        rank = Case(When(status="in_progress", then=0), When(status="todo", then=1), default=2)
+        rank = Case(When(status=QuestionStatus.IN_PROGRESS, then=0),
+                    When(status=QuestionStatus.TODO, then=1), default=2)
         return self.select_related("collection").order_by("collection__name", rank, "id")
 
 

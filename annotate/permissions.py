@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 
-from .models import Membership, Role
+from .models import Membership, Role, is_site_staff
 
 ORGANIZER, ASSESSOR, PARTICIPANT = Role.ORGANIZER.value, Role.ASSESSOR.value, Role.PARTICIPANT.value
 
@@ -13,7 +13,7 @@ def collection_role(user, collection) -> str | None:
     """The role of ``user`` in ``collection`` (None for a non-member or anonymous user)."""
     if not user.is_authenticated:
         return None
-    if user.is_staff or user.is_superuser:
+    if is_site_staff(user):
         return ORGANIZER
     # memoized on the user object, which lives for one request: a page asking several times
     # costs one query per collection

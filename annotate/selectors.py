@@ -9,15 +9,23 @@ from contextlib import contextmanager
 from django.db import connection, transaction
 from django.db.models import Count, Q
 
-from .models import AnswerString, AnswerSynset, Collection, Question, Role
+from .models import (
+    AnswerString,
+    AnswerSynset,
+    Collection,
+    Question,
+    QuestionStatus,
+    Role,
+    percent_done,
+)
 
 
 def collection_overview(collection: Collection) -> dict:
     """Counts shown on a collection's overview page."""
     q = Question.objects.filter(collection=collection).aggregate(
         questions=Count("id"),
-        done=Count("id", filter=Q(status="done")),
-        in_progress=Count("id", filter=Q(status="in_progress")),
+        done=Count("id", filter=Q(status=QuestionStatus.DONE)),
+        in_progress=Count("id", filter=Q(status=QuestionStatus.IN_PROGRESS)),
     )
     s = AnswerString.objects.filter(question__collection=collection).aggregate(
         strings=Count("id"),
@@ -28,10 +36,9 @@ def collection_overview(collection: Collection) -> dict:
     synsets = AnswerSynset.objects.filter(question__collection=collection).count()
     runs = collection.runs.count()
     judged = s["correct"] + s["incorrect"]
-    total = q["questions"] or 0
     return {
         **q, **s, "synsets": synsets, "runs": runs, "judged": judged,
-        "percent_done": round(100 * q["done"] / total) if total else 0,
+        "percent_done": percent_done(q["done"], q["questions"] or 0),
     }
 
 
@@ -183,7 +190,8 @@ def unassigned_open_count(user) -> int:
     an assessor: "next question" offers them to every assessor (my queue shows the count)."""
     if not user.is_authenticated:
         return 0
-    return _open_to(user, Question.objects.exclude(status="done")).filter(mine=False).count()
+    open_questions = Question.objects.exclude(status=QuestionStatus.DONE)
+    return _open_to(user, open_questions).filter(mine=False).count()
 
 
 def next_question(user, *, collection: Collection | None = None, after: Question | None = None,
@@ -193,15 +201,16 @@ def next_question(user, *, collection: Collection | None = None, after: Question
     ``collection`` for an organizer); in progress first, then by id; the one after
     ``after`` when given (wrapping round)."""
     from django.db.models import Case, When
-    qs = Question.objects.exclude(status="done")
+    qs = Question.objects.exclude(status=QuestionStatus.DONE)
     if collection is not None:
         qs = qs.filter(collection=collection)
     if organizer:
-        rank = Case(When(status="in_progress", then=0), default=1)
+        rank = Case(When(status=QuestionStatus.IN_PROGRESS, then=0), default=1)
     else:
         qs = _open_to(user, qs)
-        rank = Case(When(mine=True, status="in_progress", then=0), When(mine=True, then=1),
-                    When(status="in_progress", then=2), default=3)
+        rank = Case(When(mine=True, status=QuestionStatus.IN_PROGRESS, then=0),
+                    When(mine=True, then=1),
+                    When(status=QuestionStatus.IN_PROGRESS, then=2), default=3)
     if after is not None:
         qs = qs.exclude(pk=after.pk)
     ordered = list(qs.order_by("collection__name", rank, "id").values_list("pk", flat=True)[:500])
@@ -220,23 +229,14 @@ def question_list_queryset(collection: Collection, *, status: str = "", assessor
     """Questions of ``collection`` for the question list, with their counts and last
     change, filtered by status, assessor (user id or ``none``), has-unjudged and a search
     in qid and text."""
-    from django.db.models import IntegerField, Max, OuterRef, Subquery, Value
-    from django.db.models.functions import Coalesce
+    from django.db.models import Max, OuterRef, Subquery
 
     from .models import JudgmentEvent
 
-    def count(model, **where):
-        # one subquery per count: joins of synsets x strings x events would multiply rows
-        sub = (model.objects.filter(question=OuterRef("pk"), **where).order_by()
-               .values("question").annotate(c=Count("pk")).values("c"))
-        return Coalesce(Subquery(sub, output_field=IntegerField()), Value(0))
-
     last = (JudgmentEvent.objects.filter(question=OuterRef("pk")).order_by()
             .values("question").annotate(m=Max("created_at")).values("m"))
-    qs = (Question.objects.filter(collection=collection)
-          .annotate(n_synsets=count(AnswerSynset), n_strings=count(AnswerString),
-                    n_unjudged=count(AnswerString, judged_at__isnull=True),
-                    last_change=Subquery(last)).order_by("id"))
+    qs = (Question.objects.filter(collection=collection).with_counts()
+          .annotate(last_change=Subquery(last)).order_by("id"))
     if status:
         qs = qs.filter(status=status)
     if assessor == "none":

@@ -22,6 +22,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from evaluation.metrics.gains import check_gain
+from evaluation.metrics.normalize import NIL
 from evaluation.models import Run, RunAnswer
 
 from .models import (
@@ -32,11 +33,11 @@ from .models import (
     Level,
     Question,
     QuestionStatus,
+    Role,
     Source,
+    is_site_staff,
 )
 from .normalize import normalize_answer
-
-NIL = "NIL"
 
 
 class Conflict(Exception):
@@ -729,7 +730,7 @@ def questions_assign(*, collection: Collection, questions: Sequence[Question], a
     from .models import Membership
     assessors = list(assessors)
     members = set(Membership.objects.filter(collection=collection, role__in=[
-        "organizer", "assessor"]).values_list("user_id", flat=True))
+        Role.ORGANIZER, Role.ASSESSOR]).values_list("user_id", flat=True))
     strangers = [u.get_username() for u in assessors if u.pk not in members]
     if strangers:
         raise Conflict(f"Not an assessor of this collection: {', '.join(strangers)}.")
@@ -791,9 +792,9 @@ def collection_save(*, collection: Collection, levels: Sequence[tuple[str, str, 
                 "label": label, "gain": gain, "order": order})
         collection_judgments_changed(collection_id=collection.pk)
     user = by if by is not None and by.is_authenticated else None
-    if created and user is not None and not user.is_staff:
+    if created and user is not None and not is_site_staff(user):
         Membership.objects.get_or_create(collection=collection, user=user,
-                                         defaults={"role": "organizer"})
+                                         defaults={"role": Role.ORGANIZER})
     JudgmentEvent.objects.create(
         collection=collection, user=user,
         action="collection_create" if created else "collection_update",

@@ -19,7 +19,15 @@ from django_htmx.middleware import HtmxDetails
 from config.downloads import content_disposition
 
 from . import services
-from .models import Collection, Membership, Question, QuestionStatus, Role
+from .models import (
+    Collection,
+    Membership,
+    Question,
+    QuestionStatus,
+    Role,
+    is_site_staff,
+    percent_done,
+)
 from .permissions import ASSESSOR, ORGANIZER, require_role
 from .selectors import (
     attach_assessors,
@@ -45,8 +53,9 @@ def home(request: HttpRequest) -> HttpResponse:
 def collection_list(request: HttpRequest) -> HttpResponse:
     collections = Collection.objects.visible_to(request.user).with_counts()
     roles = dict(Membership.objects.filter(user=request.user).values_list("collection_id", "role"))
-    rows = [{"collection": c, "role": "organizer" if request.user.is_staff else roles.get(c.pk),
-             "percent_done": round(100 * c.n_done / c.n_questions) if c.n_questions else 0}
+    staff = is_site_staff(request.user)
+    rows = [{"collection": c, "role": Role.ORGANIZER if staff else roles.get(c.pk),
+             "percent_done": percent_done(c.n_done, c.n_questions)}
             for c in collections]
     return TemplateResponse(request, "annotate/collection_list.html", {"rows": rows})
 
@@ -288,7 +297,7 @@ def _apply(request, question: Question, role: str) -> services.JudgmentEvent | N
         return services.question_set_notes(notes=p.get("notes", ""), **common)
     if op in ("done", "reopen"):
         return services.question_set_status(
-            status="done" if op == "done" else "in_progress", **common)
+            status=QuestionStatus.DONE if op == "done" else QuestionStatus.IN_PROGRESS, **common)
     if op == "undo":
         return services.question_undo(any_user=role == ORGANIZER, **common)
     raise services.Conflict(f"Unknown operation {op!r}.")

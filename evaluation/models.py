@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotate.models import Role, is_site_staff
+
 
 class RunFormat(models.TextChoices):
     QA = "qa", "QA run (question_id, rank, answer)"
@@ -18,14 +20,14 @@ class RunQuerySet(models.QuerySet):
         own, and other participants' runs where the leaderboard is published.  Assessors
         see no runs."""
         qs = self if collection is None else self.filter(collection=collection)
-        if user.is_staff or user.is_superuser:
+        if is_site_staff(user):
             return qs
         return qs.filter(
-            Q(collection__memberships__user=user, collection__memberships__role="organizer")
+            Q(collection__memberships__user=user, collection__memberships__role=Role.ORGANIZER)
             | Q(owner=user, collection__memberships__user=user,
-                collection__memberships__role="participant")
+                collection__memberships__role=Role.PARTICIPANT)
             | Q(collection__leaderboard_published=True, collection__memberships__user=user,
-                collection__memberships__role="participant")
+                collection__memberships__role=Role.PARTICIPANT)
         ).distinct()
 
 

@@ -21,7 +21,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from annotate.models import AnswerSynset, Collection, Question
+from annotate.models import Collection, Question
 from annotate.permissions import ORGANIZER, PARTICIPANT, require_role
 from annotate.selectors import synset_labels
 from evaluation import services
@@ -182,9 +182,8 @@ def _question_table(collection: Collection, scores, run: Run) -> pd.DataFrame:
     pq = scores.per_question[run.name].copy()
     lengths = dict(run.answers.values("question__qid").annotate(n=Count("id"))
                    .values_list("question__qid", "n"))
-    synsets = dict(AnswerSynset.objects.filter(question__collection=collection)
-                   .values("question__qid").annotate(n=Count("id"))
-                   .values_list("question__qid", "n"))
+    synsets = dict(Question.objects.filter(collection=collection).with_counts()
+                   .values_list("qid", "n_synsets"))
     pq.insert(0, "R", [synsets.get(q, 0) for q in pq.index])
     pq.insert(0, "L", [lengths.get(q, 0) for q in pq.index])
     return pq

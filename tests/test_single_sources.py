@@ -1,0 +1,87 @@
+"""Rules written once and used everywhere: staff and superusers act as organizers on every
+page, both apps' upload forms refuse an oversized file with the same message, the per-question
+counts of every question list come from one queryset method, the default metrics and the NIL
+string are the scoring engine's, and the app version is the installed package's."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from annotate import services as annotate_services
+from annotate.forms import ImportForm
+from annotate.models import Collection, Question, Role, is_site_staff
+from annotate.permissions import collection_role
+from annotate.selectors import question_list_queryset
+from evaluation import services as evaluation_services
+from evaluation import views as evaluation_views
+from evaluation.forms import RunUploadForm
+from evaluation.metrics import DEFAULT_METRICS, NIL
+from evaluation.models import Run
+from tests.factories import make_collection, make_question, make_run, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def _superuser_only():
+    user = get_user_model().objects.create_user(username="root", password="pw-123456")
+    user.is_superuser = True
+    user.save()
+    return user
+
+
+def test_a_superuser_who_is_not_staff_acts_as_organizer_everywhere(client):
+    collection = make_collection()
+    user = _superuser_only()
+    assert is_site_staff(user)
+    assert collection_role(user, collection) == Role.ORGANIZER
+    assert list(Collection.objects.visible_to(user)) == [collection]
+    make_run(collection=collection, owner=make_user())
+    assert Run.objects.visible_to(user).count() == 1
+    client.force_login(user)
+    page = client.get(reverse("annotate:collection-list"))
+    assert page.status_code == 200
+    row, = page.context["rows"]
+    assert row["role"] == Role.ORGANIZER
+
+
+def test_a_plain_user_is_not_site_staff():
+    assert not is_site_staff(make_user())
+    assert is_site_staff(make_user(staff=True))
+
+
+@pytest.mark.parametrize("form_class, setting, what", [
+    (ImportForm, "IMPORT_MAX_MB", "imports"), (RunUploadForm, "RUN_UPLOAD_MAX_MB", "runs")])
+def test_both_upload_forms_refuse_an_oversized_file_alike(settings, form_class, setting, what):
+    setattr(settings, setting, 1)
+    big = SimpleUploadedFile("f.csv", b"x" * (1024 * 1024 + 1))
+    form = form_class(data={"kind": "questions", "name": "r1"}, files={"file": big})
+    assert not form.is_valid()
+    assert form.errors["file"] == [f"The file is 1.0 MB; {what} may be at most 1 MB."]
+
+
+def test_question_counts_come_from_one_queryset_method():
+    collection = make_collection()
+    make_question(collection=collection, qid="Q1", incorrect=["x"], unjudged=["u1", "u2"],
+                  synsets=[[("a", "S"), ("a2", "S")], [("b", "A")]])
+    make_question(collection=collection, qid="Q2")
+    counts = {q.qid: (q.n_synsets, q.n_strings, q.n_unjudged)
+              for q in Question.objects.filter(collection=collection).with_counts()}
+    assert counts == {"Q1": (2, 6, 2), "Q2": (0, 0, 0)}
+    listed = {q.qid: (q.n_synsets, q.n_strings, q.n_unjudged)
+              for q in question_list_queryset(collection)}
+    assert listed == counts
+
+
+def test_defaults_and_nil_are_the_engines():
+    assert evaluation_services.ScoreConfig().metrics == DEFAULT_METRICS
+    assert evaluation_services.DEFAULT_METRICS is DEFAULT_METRICS
+    assert annotate_services.NIL is NIL
+
+
+def test_the_app_version_is_the_installed_packages():
+    assert evaluation_views.APP_VERSION == importlib.metadata.version("qasynset")
