@@ -6,11 +6,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evaluation.metrics import BASE_METRICS, InputError, evaluate
+from evaluation.metrics.accel import why_unused
 from evaluation.metrics.fast import available, read_inputs
 from evaluation.metrics.parsers import parse_judgments_csv, parse_qrels, parse_run
 
-pytestmark = pytest.mark.skipif(not available(), reason="the C reader was not built "
-                                "(no C compiler at install time); the pandas reader is used")
+pytestmark = pytest.mark.skipif(not available(), reason=str(why_unused()))
 METRICS = [*BASE_METRICS, "p@5", "ndcg@10"]
 
 
