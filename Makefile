@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test install lint fuzz bench migrate serve clean
+.PHONY: demo test test-noaccel check-accel install lint fuzz bench migrate serve clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -37,8 +37,20 @@ demo: install migrate
 test: install
 	$(VENV)/bin/pytest
 
+# fail unless the optional C accelerator was built (CI needs both reader paths tested)
+check-accel: install
+	@$(PY) -c "import evaluation.metrics._fastparse" || { \
+	  echo "the C accelerator evaluation/metrics/_fastparse was not built (is a C compiler" \
+	       "and Python.h installed? see: $(PY) -m pip install -v -e .)" >&2; exit 1; }
+
+# the scorer's tests and the parser fuzz tests with the C accelerator switched off
+test-noaccel: install
+	QASYNSET_NO_ACCEL=1 $(VENV)/bin/pytest -q -p no:cacheprovider tests/metrics \
+	  tests/fuzz/test_parsers_fuzz.py
+
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 
 # 15 parser fuzz tests x 12,500 generated inputs (> 100,000 in all) plus the upload page
 fuzz: install

@@ -94,8 +94,6 @@ def question_workspace(question: Question, *, fuzzy_cutoff: float = 90.0) -> dic
 def _workspace(question: Question, fuzzy_cutoff: float) -> dict:
     from rapidfuzz import fuzz, process
 
-    from evaluation.models import RunAnswer
-
     from .models import Level
 
     levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
@@ -105,7 +103,9 @@ def _workspace(question: Question, fuzzy_cutoff: float) -> dict:
     by_synset = {s.pk: s for s in synsets}
     for s in synsets:
         s.members, s.best = [], None
-    freq = dict(RunAnswer.objects.filter(question=question).values("key")
+    # the runs' answers through the reverse relation (the evaluation app's RunAnswer):
+    # annotate does not import evaluation
+    freq = dict(question.run_answers.values("key")
                 .annotate(n=Count("run_id", distinct=True)).values_list("key", "n"))
     candidates, incorrect = [], []
     # plain rows, not model instances: a question may hold 1,000 strings

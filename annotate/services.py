@@ -23,7 +23,6 @@ from django.utils import timezone
 
 from evaluation.metrics.gains import check_gain
 from evaluation.metrics.normalize import NIL
-from evaluation.models import Run, RunAnswer
 
 from .models import (
     AnswerString,
@@ -155,28 +154,6 @@ def strings_add_unjudged(*, rows, source: str, by=None, reason: str) -> StringsA
         Question.objects.filter(pk__in=result.questions).update(version=F("version") + 1)
         result.reopened = questions_reopen(question_ids=result.questions, by=by, reason=reason)
     return result
-
-
-# -- pooling (evaluation calls this) ------------------------------------------------------
-@transaction.atomic
-def pool_run(*, run: Run, by=None) -> int:
-    """Add every distinct normalized answer of ``run`` (ranks up to the collection's L')
-    that is not yet a string of its question to the pool, unjudged (source ``pool``);
-    a question marked done that gains one is reopened.  Returns the number of strings
-    added; writes one JudgmentEvent."""
-    collection = run.collection
-    rows = list(RunAnswer.objects.filter(run=run, rank__lte=collection.max_output_size)
-                .order_by("question_id", "rank").values_list("question_id", "key", "text"))
-    done = strings_add_unjudged(rows=rows, source=Source.POOL, by=by,
-                                reason=f"answers of run {run.name} pooled")
-    if done.questions:
-        collection_judgments_changed(collection_id=collection.pk)
-    JudgmentEvent.objects.create(
-        collection=collection, question=None, user=by, action="pool_run",
-        after={"run": run.pk, "run_name": run.name, "added": done.added,
-               "questions": len(done.questions), "spellings": done.spellings,
-               "reopened": len(done.reopened)})
-    return done.added
 
 
 # -- the judging operations ---------------------------------------------------------------

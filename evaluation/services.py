@@ -18,7 +18,8 @@ from django.core.cache import caches
 from django.db import transaction
 from django.db.models import Count, Exists, Max, Min, OuterRef
 
-from annotate.models import AnswerString, Collection, Question
+from annotate import services as annotate_services
+from annotate.models import AnswerString, Collection, JudgmentEvent, Question, Source
 from evaluation.metrics import (
     DEFAULT_METRICS,
     GainProfile,
@@ -259,8 +260,23 @@ def _positions(qid: np.ndarray) -> list[int]:
     return out
 
 
+@transaction.atomic
 def run_pool(*, run: Run, by=None) -> int:
-    """Send the run's answers that nobody has judged to the assessors' pool (the annotation
-    app's pooling hook); returns how many strings were added."""
-    from annotate import services as annotate_services
-    return annotate_services.pool_run(run=run, by=by)
+    """Send the run's answers that nobody has judged to the assessors' pool: every distinct
+    normalized answer of ``run`` (ranks up to the collection's L') that is not yet a string
+    of its question is added unjudged (source ``pool``), through the annotation app's
+    ``strings_add_unjudged``; a question marked done that gains one is reopened.  Returns
+    the number of strings added; writes one JudgmentEvent."""
+    collection = run.collection
+    rows = list(RunAnswer.objects.filter(run=run, rank__lte=collection.max_output_size)
+                .order_by("question_id", "rank").values_list("question_id", "key", "text"))
+    done = annotate_services.strings_add_unjudged(
+        rows=rows, source=Source.POOL, by=by, reason=f"answers of run {run.name} pooled")
+    if done.questions:
+        annotate_services.collection_judgments_changed(collection_id=collection.pk)
+    JudgmentEvent.objects.create(
+        collection=collection, question=None, user=by, action="pool_run",
+        after={"run": run.pk, "run_name": run.name, "added": done.added,
+               "questions": len(done.questions), "spellings": done.spellings,
+               "reopened": len(done.reopened)})
+    return done.added

@@ -11,7 +11,9 @@ Writing, cell by cell:
   Any other text is written as it is (``'Tis`` and ``''Snow Country''`` stay).
 - **Quoting:** a cell is put in double quotes (a ``"`` inside doubled) when it contains CR,
   LF, ``"``, a separator (``,``, ``;``, TAB) or ``#`` (pandas' ``comment="#"`` would
-  otherwise cut the line), and when it is the only, empty cell of its row.  Rows end with LF.
+  otherwise cut the line), when it starts with U+FEFF (at the start of a file readers take
+  it for a byte-order mark and drop it), and when it is the only, empty cell of its row.
+  Rows end with LF.
 - **Preamble:** ``# key=value`` lines before the header.  In the value, ``%``, CR, LF, TAB
   and ``"`` are written ``%25``, ``%0D``, ``%0A``, ``%09``, ``%22``, and a ``,`` or ``;``
   that comes before ``=``, ``+``, ``-``, ``@`` or ``'`` is written ``%2C`` / ``%3B``: a
@@ -68,7 +70,9 @@ def restore(cell: str) -> str:
 def _text(text: str) -> str:
     if text[:1] in _STARTS and _FORMULA.match(text):
         text = "'" + text
-    return '"' + text.replace('"', '""') + '"' if _needs_quotes(text) else text
+    if _needs_quotes(text) or text[:1] == "\ufeff":
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
 def cell(value, float_format: str | None = None) -> str:

@@ -2,9 +2,10 @@
 
 ``read_inputs`` returns the same Judgments and Rankings as the Python parsers, plus
 integer ids into shared string tables so that marking compares integers instead of
-hashing strings again.  It returns None whenever the accelerator is missing or any file is
-not in the strict form it handles; callers then use the Python parsers, which accept the
-rest and explain errors with line numbers.
+hashing strings again.  It returns None whenever the accelerator is missing (not built, or
+switched off by ``QASYNSET_NO_ACCEL``: see ``accel``) or any file is not in the strict form
+it handles; callers then use the Python parsers, which accept the rest and explain errors
+with line numbers.
 """
 
 from __future__ import annotations
@@ -14,13 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .accel import fastparse as _fastparse
 from .data import Interned, Judgments, Ranking, StringTable
 from .parsers import Data, _default_name, detect_run_format, qrels_judgments
-
-try:
-    from . import _fastparse
-except ImportError:  # no C compiler when installed: the pandas reader does the work
-    _fastparse = None
 
 QRELS, TREC_RUN, QA_RUN = 0, 1, 2
 

@@ -12,10 +12,10 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-try:  # the optional C accelerator normalizes ASCII strings (the same keys, faster)
-    from ._fastparse import ascii_keys as _ascii_keys
-except ImportError:
-    _ascii_keys = None
+from .accel import fastparse as _fastparse
+
+# the optional C accelerator normalizes ASCII strings (the same keys, faster)
+_ascii_keys = _fastparse.ascii_keys if _fastparse is not None else None
 
 MATCH_MODES = ("exact", "normalized")
 NIL = "NIL"

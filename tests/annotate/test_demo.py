@@ -6,8 +6,8 @@ import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 
-from annotate import demo as spec
 from annotate.models import AnswerString, Membership
+from evaluation import demo as spec
 from evaluation.models import RunAnswer
 
 pytestmark = pytest.mark.django_db

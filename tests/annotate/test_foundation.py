@@ -105,7 +105,7 @@ def dump():
 def test_load_demo_twice_gives_the_same_data():
     from django.contrib.auth import get_user_model
 
-    from annotate.management.commands.load_demo import load_demo
+    from evaluation.management.commands.load_demo import load_demo
     load_demo()
     first = dump()
     users = get_user_model().objects.count()

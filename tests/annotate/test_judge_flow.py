@@ -55,14 +55,14 @@ def _done(q):
 def test_pooling_reopens_done_questions_and_folds_spellings(world):
     from annotate.models import AnswerString, JudgmentEvent
     from annotate.selectors import next_question
-    from annotate.services import pool_run
+    from evaluation.services import run_pool
     from tests.factories import make_run
     c, q1, q2, ass = world
     _done(q2)
     assert next_question(ass, collection=c, after=q1) is None or \
         next_question(ass, collection=c, after=q1).pk != q2.pk
     run = make_run(collection=c, owner=ass, answers={"Q2": ["Kyoto", "kyoto", "KYOTO", "tokyo"]})
-    assert pool_run(run=run, by=ass) == 1
+    assert run_pool(run=run, by=ass) == 1
     q2.refresh_from_db()
     assert q2.status == "in_progress"
     kyoto = AnswerString.objects.get(question=q2, key="kyoto")
@@ -73,7 +73,7 @@ def test_pooling_reopens_done_questions_and_folds_spellings(world):
     assert JudgmentEvent.objects.get(action="pool_run").after["reopened"] == 1
     # back in the assessor's queue and "next question"
     assert next_question(ass, collection=c, after=q1).pk == q2.pk
-    assert pool_run(run=run, by=ass) == 0  # nothing new: nothing reopened again
+    assert run_pool(run=run, by=ass) == 0  # nothing new: nothing reopened again
     assert JudgmentEvent.objects.filter(action="question_reopen").count() == 1
 
 
@@ -108,13 +108,13 @@ def test_typed_or_unjudged_string_reopens_a_done_question(world):
 
 def test_undo_never_leaves_a_done_question_with_an_unjudged_string(world):
     from annotate import services
-    from annotate.services import pool_run
+    from evaluation.services import run_pool
     from tests.factories import make_run
     c, _q1, q2, ass = world
     _done(q2)
     tokyo = q2.strings.get(text="Tokyo")
     services.string_set_level(question=q2, string=tokyo.pk, level="A", by=ass)  # while done
-    pool_run(run=make_run(collection=c, owner=ass, answers={"Q2": ["Kyoto"]}))
+    run_pool(run=make_run(collection=c, owner=ass, answers={"Q2": ["Kyoto"]}))
     q2.refresh_from_db()
     assert q2.status == "in_progress"
     services.question_undo(question=q2, by=ass)  # undoes the level change, not the reopening
@@ -128,7 +128,7 @@ def test_undo_never_leaves_a_done_question_with_an_unjudged_string(world):
 def test_unassigned_question_is_offered_to_every_assessor_and_claimed_by_the_first(client):
     from annotate.models import AnswerString, JudgmentEvent
     from annotate.selectors import next_question
-    from annotate.services import pool_run
+    from evaluation.services import run_pool
     from tests.factories import make_run
     c = make_collection(slug="u")
     q = make_question(collection=c, qid="U1", synsets=[[("Paris", "S")]])
@@ -143,7 +143,7 @@ def test_unassigned_question_is_offered_to_every_assessor_and_claimed_by_the_fir
     r = client.get("/queue/next/", follow=True)
     assert "Nothing left to judge" in r.content.decode()  # done: nothing to offer
 
-    pool_run(run=make_run(collection=c, owner=part, answers={"U1": ["Lyon"]}))
+    run_pool(run=make_run(collection=c, owner=part, answers={"U1": ["Lyon"]}))
     q.refresh_from_db()
     assert q.status == "in_progress"
     for user in (a1, a2):

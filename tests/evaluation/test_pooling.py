@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from annotate import services as annotate_services
 from annotate.models import AnswerString, Question
 from evaluation.models import Run
+from evaluation.services import run_pool
 
 pytestmark = pytest.mark.django_db
 
@@ -71,7 +72,7 @@ def test_run_page_counts_what_is_left_to_pool_and_pooling_reopens_done_questions
     assert "to the assessors' pool</button>" in page.content.decode()
     done = set(Question.objects.filter(collection=demo, status="done")
                .values_list("qid", flat=True))
-    added = annotate_services.pool_run(run=af)
+    added = run_pool(run=af)
     assert added == pool["to_pool"]
     still = set(Question.objects.filter(collection=demo, status="done")
                 .values_list("qid", flat=True))

@@ -75,7 +75,7 @@ def test_requests_fail_cleanly_during_an_outage_and_the_app_recovers(tmp_path):
     port = free_port()
     server = start_gunicorn(port, tmp_path / "gunicorn.log")
     results: list[tuple[float, float, str, str]] = []  # (start, end, kind, outcome)
-    stop_at = time.monotonic() + 30
+    stop_at = time.monotonic() + 60
     phase = {"outage": None, "back": None}
     try:
         client = Client(f"http://127.0.0.1:{port}")
@@ -132,7 +132,11 @@ def test_requests_fail_cleanly_during_an_outage_and_the_app_recovers(tmp_path):
 
         worker = threading.Thread(target=load)
         worker.start()
-        time.sleep(2)
+        # the outage starts once the app has answered (a loaded machine starts gunicorn slowly)
+        ready_by = time.monotonic() + 20
+        while time.monotonic() < ready_by and not any(r[3] == "ok" for r in results):
+            time.sleep(0.1)
+        time.sleep(1)
         phase["outage"] = time.monotonic()
         cut_off(dbname, allow=False)
         time.sleep(3)

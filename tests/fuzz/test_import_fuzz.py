@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase
 
 from annotate.imports import import_plan
-from annotate.management.commands.load_demo import load_demo
 from annotate.models import AnswerString, AnswerSynset, Collection, JudgmentEvent, Question
+from evaluation.management.commands.load_demo import load_demo
 
 from .test_parsers_fuzz import CELLS, FUZZ, almost_files
 

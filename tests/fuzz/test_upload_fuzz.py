@@ -7,8 +7,8 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase
 
-from annotate.management.commands.load_demo import load_demo
 from config.middleware import CONTROL_CHARACTERS
+from evaluation.management.commands.load_demo import load_demo
 from evaluation.models import Run, RunAnswer
 
 from .test_parsers_fuzz import FUZZ, almost_files

@@ -105,6 +105,17 @@ def test_a_single_empty_cell_row_is_kept():
     assert read_csv(write_csv(["a"], [[""], ["x"]]))[2] == [[""], ["x"]]
 
 
+def test_a_cell_starting_with_a_bom_is_not_taken_for_the_files_bom():
+    """U+FEFF at the start of the file is dropped as a byte-order mark by every reader:
+    a cell starting with it is quoted, wherever it is."""
+    for header, rows in ((["\ufeff"], []), (["\ufeff", ""], []), (["\ufeffa", "b"], [["c", "d"]]),
+                         (["a"], [["\ufeff"]])):
+        written = write_csv(header, rows)
+        assert read_csv(written) == ({}, header, rows)
+        assert read_csv(("\ufeff" + written).encode()) == ({}, header, rows)
+    assert write_csv(["\ufeffa", "b"], []) == '"\ufeffa",b\n'
+
+
 def test_malformed_text_is_a_value_error_with_its_line():
     with pytest.raises(CsvFormatError, match="line 3"):
         read_csv('# k=v\na,b\n"x,y\n')

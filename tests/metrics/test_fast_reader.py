@@ -1,4 +1,5 @@
-"""The C reader gives exactly what the Python parsers give, or steps aside."""
+"""The C reader gives exactly what the Python parsers give, or steps aside; the last tests
+(what every reader refuses, line ends) also run with the C reader off or not built."""
 
 import numpy as np
 import pytest
@@ -6,11 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evaluation.metrics import BASE_METRICS, InputError, evaluate
+from evaluation.metrics.accel import why_unused
 from evaluation.metrics.fast import available, read_inputs
 from evaluation.metrics.parsers import parse_judgments_csv, parse_qrels, parse_run
 
-pytestmark = pytest.mark.skipif(not available(), reason="the C reader was not built "
-                                "(no C compiler at install time); the pandas reader is used")
+# tests of the C reader itself (the parsers' tests below run with or without it)
+needs_c = pytest.mark.skipif(not available(), reason=str(why_unused()))
 METRICS = [*BASE_METRICS, "p@5", "ndcg@10"]
 
 
@@ -39,6 +41,7 @@ def same_scores(fast, slow_j, slow_r):
     assert fa.equals(fb)
 
 
+@needs_c
 @pytest.mark.parametrize(("qrels", "run"), [("qrels.test", "results.test"),
                                             ("qrels.test.with-comments", "results.trunc"),
                                             ("qrels.rel_level", "results.test"),
@@ -48,6 +51,7 @@ def test_trec_eval_files(trec_data, qrels, run):
     same_scores(*both((trec_data / qrels).read_bytes(), runs))
 
 
+@needs_c
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["1", "2", "3"]), st.sampled_from("abcdefgh"),
                           st.integers(-1, 3)), min_size=1, max_size=20,
@@ -62,6 +66,7 @@ def test_random_trec(qrels, run, sep):
     same_scores(*both(qtext, [("r", rtext)]))
 
 
+@needs_c
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["Q1", "Q2", "Q3"]), st.integers(1, 5),
                           st.sampled_from(["Paul", "paul", "John Lennon", "NIL", "千葉県",
@@ -74,6 +79,7 @@ def test_random_qa(rows):
     same_scores(*both(None, [("run.tsv", body), ("other.tsv", body)], judgments))
 
 
+@needs_c
 @pytest.mark.parametrize("body", [
     b"Q1\t1\t Paul\n",            # padded field: the Python reader strips it
     b"Q1\t1\tPaul\nQ1\t1\tJohn\n",  # duplicate rank: the Python reader reports it
@@ -87,6 +93,7 @@ def test_irregular_files_step_aside(body):
     assert read_inputs(qrels=None, judgments=j, runs=[("r.tsv", body)]) is None
 
 
+@needs_c
 @pytest.mark.parametrize(("qrels", "run"), [
     (b"1 0 a 1\n1 0 a 2\n", b"1 Q0 a 1 1 t\n"),           # a document judged twice
     (b"1 0 a 1\n", b"1 Q0 a 1 1 t\n1 Q0 a 2 0.5 t\n"),    # a document twice in a topic
@@ -100,6 +107,7 @@ def test_irregular_trec_files_step_aside(qrels, run):
     assert read_inputs(qrels=qrels, runs=[("r", run)]) is None
 
 
+@needs_c
 def test_topics_in_several_blocks_and_tied_scores():
     """Rows of a topic need not be together; ties are ordered by docno, descending."""
     qrels = b"1 0 a 1\n1 0 b 2\n2 0 c 1\n2 0 d 0\n"
@@ -121,6 +129,7 @@ _DECIMAL = st.builds(
     st.one_of(st.just(""), st.integers(-330, 330).map(lambda e: f"e{e}")))
 
 
+@needs_c
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_DECIMAL, min_size=1, max_size=30))
 def test_scores_read_exactly_as_float_reads_them(scores):
@@ -136,6 +145,7 @@ def test_scores_read_exactly_as_float_reads_them(scores):
     assert list(fast[1][0].text) == list(slow_r[0].text)
 
 
+@needs_c
 def test_many_runs_at_once(trec_data):
     """More files than one batch of anything: every run is read."""
     body = (trec_data / "results.test").read_bytes()
@@ -145,6 +155,7 @@ def test_many_runs_at_once(trec_data):
     assert [r.name for r in fast[1]] == [r.name for r in slow_r]
 
 
+@needs_c
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(st.characters(max_codepoint=127), max_size=15), max_size=20))
 def test_ascii_keys_equal_normalize_answer(texts):

@@ -9,7 +9,6 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
-from annotate import demo
 from annotate.models import (
     AnswerString,
     AnswerSynset,
@@ -22,6 +21,7 @@ from annotate.models import (
     Source,
 )
 from annotate.normalize import normalize_answer
+from evaluation import demo
 from evaluation.models import Run, RunAnswer
 
 SLUG = "demo"

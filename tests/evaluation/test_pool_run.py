@@ -1,9 +1,9 @@
-"""The pooling hook the evaluation app calls after a run upload."""
+"""Pooling a run: its answers nobody has judged go to the assessors' pool (`run_pool`)."""
 
 import pytest
 
 from annotate.models import AnswerString, JudgmentEvent
-from annotate.services import pool_run
+from evaluation.services import run_pool
 from tests.factories import make_collection, make_question, make_run, make_user
 
 pytestmark = pytest.mark.django_db
@@ -15,7 +15,7 @@ def test_pool_run_adds_distinct_new_keys_up_to_max_output_size():
     run = make_run(collection=c, owner=make_user(), answers={
         "Q1": ["paris", "Nice", " nice ", "LYON", "Marseille"]})  # Marseille is rank 5 > L'
     version = c.judgment_version
-    assert pool_run(run=run) == 1
+    assert run_pool(run=run) == 1
     pooled = AnswerString.objects.get(question=q, source="pool")
     assert (pooled.text, pooled.key, pooled.state) == ("Nice", "nice", "unjudged")
     c.refresh_from_db()
@@ -24,4 +24,4 @@ def test_pool_run_adds_distinct_new_keys_up_to_max_output_size():
     assert q.version == 1
     event = JudgmentEvent.objects.get(action="pool_run")
     assert event.after["added"] == 1
-    assert pool_run(run=run) == 0  # idempotent
+    assert run_pool(run=run) == 0  # idempotent

@@ -1,0 +1,60 @@
+"""Dependencies point one way: evaluation -> annotate -> engine (evaluation.metrics).
+
+The contracts live in pyproject.toml (``[tool.importlinter]``); ``lint-imports`` checks them
+here, so ``make test`` enforces them as CI does."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LINT = [sys.executable, "-c",
+        "import sys; from importlinter.cli import lint_imports_command; "
+        "sys.exit(lint_imports_command())", "--no-cache", "--no-logo"]
+
+
+def lint(cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(LINT, cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_import_contracts_are_kept():
+    done = lint(ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """A copy of the two apps and the contracts, to break on purpose."""
+    for package in ("annotate", "evaluation"):
+        shutil.copytree(ROOT / package, tmp_path / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("path", "code", "broken"), [
+    # annotate reaching into the evaluation app, at module level or inside a function
+    ("annotate/odd.py", "from evaluation.models import Run\n", "annotate is not allowed"),
+    ("annotate/odd.py", "def f():\n    from evaluation import services\n",
+     "annotate is not allowed"),
+    # the engine importing Django or an app module
+    ("evaluation/metrics/odd.py", "import django\n", "evaluation.metrics is not allowed"),
+    ("evaluation/metrics/odd.py", "from annotate import models\n",
+     "evaluation.metrics is not allowed"),
+    ("evaluation/metrics/odd.py", "from evaluation import services\n",
+     "evaluation.metrics is not allowed"),
+])
+def test_an_import_against_the_direction_breaks_a_contract(tree, path, code, broken):
+    assert lint(tree).returncode == 0  # the copy is clean
+    (tree / path).write_text(code)
+    done = lint(tree)
+    assert done.returncode != 0 and broken in done.stdout, done.stdout + done.stderr
+
+
+def test_the_engine_may_be_imported_by_annotate(tree):
+    (tree / "annotate/odd.py").write_text("from evaluation.metrics.gains import check_gain\n")
+    assert lint(tree).returncode == 0
