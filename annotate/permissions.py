@@ -37,3 +37,30 @@ def require_role(request_or_user, collection, *roles: str) -> str:
         raise PermissionDenied("You do not have access to this page of this collection.")
     return role
 
+
+
+def can_create_collection(user) -> bool:
+    """Site staff, users granted ``annotate.add_collection`` (by an administrator) and
+    organizers of a collection may start a new collection; assessors and participants may
+    not."""
+    if not user.is_authenticated:
+        return False
+    if is_site_staff(user) or user.has_perm("annotate.add_collection"):
+        return True
+    return Membership.objects.filter(user=user, role=ORGANIZER).exists()
+
+
+def navigation_for(user) -> dict[str, bool]:
+    """Which main-menu entries ``user`` can use, from their roles in all collections (one
+    query): "My queue" for assessors and organizers, "Runs" for participants and organizers,
+    "New collection" for those who may create one."""
+    if is_site_staff(user):
+        return {"queue": True, "runs": True, "create": True, "admin": bool(user.is_staff)}
+    roles = set(Membership.objects.filter(user=user).values_list("role", flat=True).distinct())
+    organizer = ORGANIZER in roles
+    return {
+        "queue": organizer or ASSESSOR in roles,
+        "runs": organizer or PARTICIPANT in roles,
+        "create": organizer or user.has_perm("annotate.add_collection"),
+        "admin": False,
+    }

@@ -28,7 +28,7 @@ from .models import (
     is_site_staff,
     percent_done,
 )
-from .permissions import ASSESSOR, ORGANIZER, require_role
+from .permissions import ASSESSOR, ORGANIZER, can_create_collection, require_role
 from .selectors import (
     attach_assessors,
     collection_overview,
@@ -461,7 +461,11 @@ def _collection_form_page(request: HttpRequest, collection: Collection | None) -
 
 @require_http_methods(["GET", "POST"])
 def collection_create(request: HttpRequest) -> HttpResponse:
-    """Any logged-in user may create a collection and becomes its organizer."""
+    """Staff, organizers and users granted ``annotate.add_collection`` may create a
+    collection; its creator becomes its organizer."""
+    if not can_create_collection(request.user):
+        raise PermissionDenied("Only organizers may create collections. Ask an administrator "
+                               "for the right to create one.")
     return _collection_form_page(request, None)
 
 

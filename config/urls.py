@@ -1,17 +1,31 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_not_required
+from django.http import HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.decorators.http import require_GET
 
 from annotate import views as annotate_views
 from config.auth import RateLimitedLoginView
 
 handler500 = "config.errors.server_error"
 
+
+@login_not_required
+@require_GET
+def favicon(request):
+    """Browsers ask for /favicon.ico where a page names no icon (the admin, error pages)."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))
+
+
+
 urlpatterns = [
     path("", annotate_views.home, name="home"),
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("favicon.ico", favicon, name="favicon"),
     path("", include("annotate.urls")),
     path("", include("evaluation.urls")),
 ]

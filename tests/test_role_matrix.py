@@ -49,14 +49,18 @@ EXPECTED: dict[str, dict[str, str]] = {
     #                                anon  nonmem assess partic other org   staff
     "home":                         {"GET": "login ok ok ok ok ok ok",
                                      "POST": "login 405 405 405 405 405 405"},
+    # the icon is public: a redirect to the static file, no login needed
+    "favicon":                      {"GET": "ok ok ok ok ok ok ok",
+                                     "POST": "405 405 405 405 405 405 405"},
     # logging out ends on the login page (LOGOUT_REDIRECT_URL)
     "logout":                       {"GET": "login 405 405 405 405 405 405",
                                      "POST": "login login login login login login login"},
     "annotate:collection-list":     {"GET": "login ok ok ok ok ok ok",
                                      "POST": "login 405 405 405 405 405 405"},
-    # anyone logged in may create a collection (and becomes its organizer)
-    "annotate:collection-create":   {"GET": "login ok ok ok ok ok ok",
-                                     "POST": "login write write write write write write"},
+    # organizers (of any collection), staff and holders of annotate.add_collection may
+    # create a collection; assessors, participants and non-members may not
+    "annotate:collection-create":   {"GET": "login 403 403 403 403 ok ok",
+                                     "POST": "login 403 403 403 403 write write"},
     "annotate:collection-edit":     {"GET": "login 403 403 403 403 ok ok",
                                      "POST": "login 403 403 403 403 write write"},
     "annotate:collection-members":  {"GET": "login 403 403 403 403 ok ok",

@@ -1,6 +1,7 @@
 """Collection create/edit with levels, members and roles."""
 
 import pytest
+from django.contrib.auth.models import Permission
 
 from annotate.models import Collection, Level, Membership
 from tests.factories import add_member, make_collection, make_question, make_user
@@ -19,6 +20,8 @@ def level_post(rows, **fields):
 
 def test_create_collection_with_default_levels_and_creator_as_organizer(client):
     user = make_user()
+    # the right to start collections is granted by an administrator
+    user.user_permissions.add(Permission.objects.get(codename="add_collection"))
     client.force_login(user)
     r = client.get("/collections/new/")
     assert r.status_code == 200 and 'value="S"' in r.content.decode()
