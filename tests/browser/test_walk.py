@@ -1,0 +1,123 @@
+"""Every role walks its pages at laptop (1366 px) and phone (390 px) width: no console
+error (CSP violations included), no failed request, nothing wider than the screen, and the
+htmx actions of the upload, judging and members pages swap in without a violation."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotate.models import Question
+
+from .conftest import login
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+WIDTHS = (1366, 390)
+PASSWORDS = {"organizer": "demo-organizer", "assessor1": "demo-assessor1",
+             "participant": "demo-participant"}
+
+
+def _pages(role: str, demo) -> list[str]:
+    q = Question.objects.get(collection=demo, qid="EX1-BEATLES")
+    runs = list(demo.runs.order_by("name"))
+    common = ["/collections/", "/collections/demo/"]
+    if role == "assessor1":
+        return [*common, "/queue/", f"/questions/{q.pk}/judge/"]
+    scores = ["/collections/demo/runs/", f"/collections/demo/runs/{runs[0].pk}/",
+              f"/collections/demo/compare/?a={runs[0].pk}&b={runs[1].pk}",
+              "/collections/demo/ranking/", "/runs/"]
+    if role == "participant":
+        return [*common, "/collections/demo/runs/upload/", "/runs/"]
+    return [*common, *scores, "/collections/demo/runs/upload/", "/queue/",
+            "/collections/demo/questions/", f"/questions/{q.pk}/judge/",
+            "/collections/demo/members/", "/collections/demo/edit/",
+            "/collections/demo/import/"]
+
+
+def _watch(page) -> list[str]:
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+            if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("response", lambda r: problems.append(f"HTTP {r.status} {r.url}")
+            if r.status >= 400 else None)
+    return problems
+
+
+def _overflow(page) -> int:
+    return page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("role", list(PASSWORDS))
+def test_every_page_of_a_role_at_laptop_and_phone_width(browser, live_server, demo, role,
+                                                        width):
+    context = browser.new_context(viewport={"width": width, "height": 860})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    problems = _watch(page)
+    try:
+        login(page, live_server, role, PASSWORDS[role])
+        page.wait_for_url(f"{live_server.url}/collections/")
+        for url in _pages(role, demo):
+            page.goto(live_server.url + url)
+            page.wait_for_load_state("load")
+            extra = _overflow(page)
+            if extra > 0:
+                problems.append(f"{url} at {width}px is {extra}px wider than the screen")
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)
+
+
+def test_htmx_swaps_raise_no_violation(page, live_server, demo, tmp_path):
+    from playwright.sync_api import expect
+
+    problems = _watch(page)
+    login(page, live_server, "organizer", "demo-organizer")
+    page.wait_for_url(f"{live_server.url}/collections/")
+    # judging: one key judges a candidate (an htmx swap of the workspace)
+    q = Question.objects.get(collection=demo, qid="SNOW-COUNTRY")
+    page.goto(f"{live_server.url}/questions/{q.pk}/judge/")
+    page.keyboard.press("n")
+    expect(page.locator("#q-r")).to_have_text("1")
+    # members: add one (an htmx form)
+    page.goto(f"{live_server.url}/collections/demo/members/")
+    page.fill("input[name=username]", "assessor2")
+    page.locator("form:has(input[name=username]) button[type=submit]").first.click()
+    page.wait_for_load_state("networkidle")
+    # upload: check a file (the page's preview)
+    run = tmp_path / "walk.tsv"
+    run.write_text("SNOW-COUNTRY\t1\tKawabata\n", encoding="utf-8")
+    page.goto(f"{live_server.url}/collections/demo/runs/upload/")
+    page.set_input_files("input[type=file]", str(run))
+    page.wait_for_load_state("networkidle")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_navigation_collapses_behind_a_menu_button_on_phones(browser, live_server, demo):
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 390, "height": 860})
+    page = context.new_page()
+    try:
+        login(page, live_server, "organizer", "demo-organizer")
+        page.wait_for_url(f"{live_server.url}/collections/")
+        queue = page.locator("#mainnav a", has_text="My queue")
+        expect(queue).to_be_hidden()
+        page.click("#navbutton")
+        expect(queue).to_be_visible()
+        expect(page.locator("#navbutton")).to_have_attribute("aria-expanded", "true")
+        queue.click()
+        page.wait_for_url(f"{live_server.url}/queue/")
+    finally:
+        context.close()
+    page = browser.new_page(viewport={"width": 1366, "height": 860})
+    try:
+        login(page, live_server, "organizer", "demo-organizer")
+        page.wait_for_url(f"{live_server.url}/collections/")
+        expect(page.locator("#navbutton")).to_be_hidden()
+        expect(page.locator("#mainnav a", has_text="My queue")).to_be_visible()
+    finally:
+        page.close()
