@@ -82,21 +82,20 @@ class Samples:
                 "swap1": _indicator(self.swap[:, 1], n),
                 "bootstrap": _indicator(self.bootstrap, n)}
 
-    def reorder(self, questions: Sequence[str]) -> Samples:
-        """The same samples as positions into ``questions`` (the score matrix's order);
-        ValueError when the two sets of question ids differ."""
+    def column_order(self, questions: Sequence[str]) -> np.ndarray:
+        """Indices that put the columns of a matrix over ``questions`` in the order of the
+        samples (``X[:, order]``), so that every figure, the Tukey permutations included,
+        is the same whatever the matrix's order; ValueError when the ids differ."""
         questions = tuple(str(q) for q in questions)
         if questions == self.questions:
-            return self
+            return np.arange(len(questions))
         if sorted(questions) != sorted(self.questions):
             extra = sorted(set(self.questions) - set(questions))[:5]
             missing = sorted(set(questions) - set(self.questions))[:5]
             raise ValueError("the samples were drawn for other questions "
                              f"(only in the samples: {extra}; only in the scores: {missing})")
         where = {q: i for i, q in enumerate(questions)}
-        to_new = np.array([where[q] for q in self.questions], dtype=np.int64)
-        return Samples(questions, self.subset_size, to_new[self.stability], to_new[self.swap],
-                       to_new[self.bootstrap], self.seed, self.tukey_seed)
+        return np.array([where[q] for q in self.questions], dtype=np.int64)
 
 
 def default_subset_size(nq: int) -> int:
