@@ -36,6 +36,9 @@ import numpy as np
 from scipy import stats
 
 from .csvio import CsvFormatError, read_csv, write_csv
+from .data import Judgments, Ranking
+from .engine import evaluate
+from .gains import GainProfile
 
 #: fuzziness values of the stability curves (the paper varies f from 0.01 to 0.20)
 FUZZINESS = tuple(round(0.01 * i, 2) for i in range(21))
@@ -651,3 +654,17 @@ def runs_csv(report: Report) -> str:
 
 
 TABLES = {"summary": summary_csv, "curves": curves_csv, "pairs": pairs_csv, "runs": runs_csv}
+
+
+# -- from judgments and runs ---------------------------------------------------------------------
+def score_matrices(judgments: Judgments, rankings: Sequence[Ranking], metrics: Sequence[str],
+                   profiles: Sequence[GainProfile], *, beta: float = 1.0,
+                   rbp_p: float = 0.5) -> dict[tuple[str, str], np.ndarray]:
+    """The (runs x questions) matrix of every metric under every gain profile (keys:
+    (metric, profile label)), columns in judgment order, from the engine's ``evaluate``."""
+    out: dict[tuple[str, str], np.ndarray] = {}
+    for profile in profiles:
+        scores = evaluate(judgments, rankings, metrics, gains=profile, beta=beta, rbp_p=rbp_p)
+        for k, metric in enumerate(scores.metrics):
+            out[(metric, profile.label)] = scores.values[:, k, :]
+    return out
