@@ -124,16 +124,25 @@ def draw_samples(questions: Sequence[str], *, trials: int = 1000, subset_size: i
         raise ValueError(f"the subset size must be from 1 to {n // 2} (half of the {n} "
                          "questions: the swap test draws two disjoint subsets)")
     rng = np.random.default_rng(seed)
-    # the questions of the c (then 2c) smallest of n random keys are a uniform random
-    # subset; argpartition finds them in linear time
+    # the questions of the c smallest of n random keys are a uniform random subset (the
+    # next c the disjoint second subset); masks give them in question order
     keys = rng.random((trials, n))
-    stability = np.sort(np.argpartition(keys, c - 1, axis=1)[:, :c], axis=1)
+    mask = keys <= np.partition(keys, c - 1, axis=1)[:, c - 1:c]
+    stability = np.nonzero(mask)[1].reshape(trials, c)
     keys = rng.random((trials, n))
-    kth = [c - 1, 2 * c - 1] if 2 * c < n else [c - 1]
-    swap = np.sort(np.argpartition(keys, kth, axis=1)[:, : 2 * c].reshape(trials, 2, c), axis=2)
+    part = np.partition(keys, [c - 1, 2 * c - 1], axis=1)
+    first = keys <= part[:, c - 1:c]
+    second = (keys <= part[:, 2 * c - 1:2 * c]) & ~first
+    swap = np.stack([np.nonzero(first)[1].reshape(trials, c),
+                     np.nonzero(second)[1].reshape(trials, c)], axis=1)
     boot = rng.integers(0, n, size=(trials, n))
     tukey_seed = int(rng.integers(0, 2**63 - 1))
-    return Samples(questions, c, stability, swap, boot, seed, tukey_seed)
+    samples = Samples(questions, c, stability, swap, boot, seed, tukey_seed)
+    # the count matrices are at hand: keep them rather than rebuild them from positions
+    samples.__dict__["indicators"] = {
+        "stability": mask.astype(float), "swap0": first.astype(float),
+        "swap1": second.astype(float), "bootstrap": _indicator(boot, n)}
+    return samples
 
 
 def samples_to_csv(samples: Samples) -> str:
@@ -225,7 +234,7 @@ def _indicator(subsets: np.ndarray, n: int) -> np.ndarray:
     """(trials x n) matrix counting how often each question is in each trial's sample."""
     B = len(subsets)
     flat = (np.arange(B)[:, None] * n + subsets.reshape(B, -1)).ravel()
-    return np.bincount(flat, minlength=B * n).reshape(B, n).astype(float)
+    return np.bincount(flat, weights=np.ones(len(flat)), minlength=B * n).reshape(B, n)
 
 
 def _zero_small(d: np.ndarray) -> np.ndarray:
