@@ -1,0 +1,136 @@
+"""Speed of the reliability report (DESIGN.md section 10, issue 16).
+
+    .venv/bin/python bench/reliability_bench.py            # 50 runs x 5,000 questions, B=1000
+    .venv/bin/python bench/reliability_bench.py --quick    # 10 runs x 500 questions (smoke)
+
+Generates (seeded, once, under ``$TMPDIR/qasynset-bench/reliability``) graded qrels for
+5,000 topics and 50 TREC runs of 5 answers per topic whose quality differs from run to run,
+then times, in this process: reading and scoring the runs with one metric (q_measure),
+drawing the samples (B = 1,000 trials, c = half the questions), and every figure of the
+report over all 1,225 run pairs: stability over 21 fuzziness values, swap rates, the
+paired bootstrap ASLs, 95% intervals, paired t with Holm, the randomised Tukey HSD (B
+permutations), then the summary table.  Reported: each phase and the whole (the
+target is < 10 s on the project's 2-core machine), min over --repeat runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from evaluation.metrics import evaluate  # noqa: E402
+from evaluation.metrics import reliability as rel  # noqa: E402
+from evaluation.metrics.fast import read_inputs  # noqa: E402
+from evaluation.metrics.parsers import parse_qrels, parse_run  # noqa: E402
+
+
+def make_data(d: Path, topics: int, runs: int, answers: int = 5) -> None:
+    rng = np.random.default_rng(16)
+    grades = np.zeros((topics, 20), dtype=int)
+    with open(d / "qrels", "w") as q:
+        for t in range(topics):
+            g = rng.choice([0, 1, 2, 3], size=20, p=[0.6, 0.25, 0.1, 0.05])
+            g[0] = max(g[0], 1)
+            grades[t] = g
+            q.writelines(f"T{t} 0 D{t}-{x} {gr}\n" for x, gr in enumerate(g))
+    for k in range(runs):
+        skill = k / max(runs - 1, 1)  # run 49 finds relevant documents most often
+        with open(d / f"run{k:02d}", "w") as r:
+            for t in range(topics):
+                rel_docs = np.flatnonzero(grades[t] > 0)
+                others = rng.permutation(40)
+                take = rel_docs[rng.random(len(rel_docs)) < 0.2 + 0.5 * skill]
+                ret = list(dict.fromkeys([*take.tolist(), *others.tolist()]))[:answers]
+                ret = rng.permutation(ret)
+                r.writelines(f"T{t} Q0 D{t}-{x} {i + 1} {answers - i} run{k:02d}\n"
+                             for i, x in enumerate(ret))
+
+
+def ensure_data(topics: int, runs: int) -> Path:
+    d = Path(os.environ.get("TMPDIR", tempfile.gettempdir())) / "qasynset-bench" / \
+        f"reliability-{topics}x{runs}"
+    if not (d / f"run{runs - 1:02d}").exists():
+        d.mkdir(parents=True, exist_ok=True)
+        make_data(d, topics, runs)
+    return d
+
+
+def once(d: Path, trials: int) -> dict[str, float]:
+    t = {}
+    start = time.perf_counter()
+    qrels = (d / "qrels").read_bytes()
+    files = [(str(p), p.read_bytes()) for p in sorted(d.glob("run*"))]
+    fast = read_inputs(qrels=qrels, runs=files)
+    j = fast[0] if fast else parse_qrels(qrels, filename="qrels")
+    rankings = fast[1] if fast else [parse_run(b, filename=p) for p, b in files]
+    X = evaluate(j, rankings, ["q_measure"]).values[:, 0, :]
+    t["read+score"] = time.perf_counter() - start
+    mark = time.perf_counter()
+    samples = rel.draw_samples([str(q) for q in j.questions], trials=trials, seed=0)
+    _ = samples.indicators
+    t["samples"] = time.perf_counter() - mark
+
+    def timed(name, fn):
+        nonlocal mark
+        mark = time.perf_counter()
+        out = fn()
+        t[name] = time.perf_counter() - mark
+        return out
+
+    ind = samples.indicators
+    stab = timed("stability", lambda: rel.stability(X, samples.stability,
+                                                    indicator=ind["stability"]))
+    swaps = timed("swap", lambda: rel.swap_rates(X, samples.swap,
+                                                 indicators=(ind["swap0"], ind["swap1"])))
+    disc = timed("bootstrap", lambda: rel.bootstrap_asl(X, samples.bootstrap,
+                                                        indicator=ind["bootstrap"]))
+    iv = timed("intervals", lambda: rel.mean_intervals(X, samples.bootstrap,
+                                                       indicator=ind["bootstrap"]))
+    p_t = timed("t+holm", lambda: rel.paired_t(X))
+    p_holm = rel.holm(p_t)
+    p_tukey = timed("tukey", lambda: rel.tukey_hsd(X, trials=trials, seed=samples.tukey_seed))
+    result = rel.MetricReliability("q_measure", "default", stab, swaps, disc, iv, p_t, p_holm,
+                                   p_tukey)
+    report = rel.Report(tuple(r.name for r in rankings), samples,
+                        {("q_measure", "default"): result})
+    summary = timed("summary", lambda: rel.summary_csv(report))
+    t["report"] = time.perf_counter() - start - t["read+score"]
+    t["whole"] = time.perf_counter() - start
+    t["_summary"] = summary  # type: ignore[assignment]
+    t["_pairs"] = len(disc.asl)  # type: ignore[assignment]
+    t["_shape"] = X.shape  # type: ignore[assignment]
+    return t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1)
+    args = ap.parse_args()
+    topics, runs, trials = (500, 10, 200) if args.quick else (5000, 50, 1000)
+    d = ensure_data(topics, runs)
+    best: dict[str, float] = {}
+    for _ in range(args.repeat):
+        t = once(d, trials)
+        for k, v in t.items():
+            if not k.startswith("_"):
+                best[k] = min(best.get(k, float("inf")), v)
+    print(f"runs x questions = {t['_shape'][0]} x {t['_shape'][1]}, pairs = {t['_pairs']}, "
+          f"B = {trials}, metric q_measure; load average {os.getloadavg()[0]:.2f} "
+          f"on {os.cpu_count()} cores; min of {args.repeat}")
+    for k, v in best.items():
+        print(f"{k:12s} {v:7.3f} s")
+    print(t["_summary"], end="")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,310 @@
+"""Reliability engine (evaluation/metrics/reliability.py): hand-counted cases, properties,
+and the bootstrap / Tukey p-values against straightforward loops."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from evaluation.metrics import reliability as rel
+
+# Three runs, eight questions; C is A again (every difference A-C is zero).  Values are
+# binary fractions and subsets have 2 questions, so every mean and margin is exact.
+A = [0.5, 0.5, 0.25, 0, 1, 0.5, 0, 0]
+B = [0.5, 0.25, 0.25, 0, 0.75, 0.5, 0, 0.5]
+X3 = np.array([A, B, A], dtype=float)
+
+
+# -- stability, counted by hand -------------------------------------------------------------
+def test_stability_counts_by_hand():
+    # means (A, B, C): {0,1}: .5 .375 .5; {2,3}: .125 .125 .125; {4,7}: .5 .625 .5
+    subsets = np.array([[0, 1], [2, 3], [4, 7]])
+    s = rel.stability(X3, subsets, fuzziness=[0, 0.25, 0.5])
+    # pairs (A,B), (A,C), (B,C); columns f = 0, 0.25, 0.5
+    # (A,B): trial 0 d=.125 margin .5: f=.25 gives margin .125 -- not < , so not a tie
+    #        trial 1 d=0: a tie at every f; trial 2 d=-.125 margin .625: tie from f=.25
+    assert s.gt_xy.tolist() == [[1, 1, 0], [0, 0, 0], [1, 0, 0]]
+    assert s.gt_yx.tolist() == [[1, 0, 0], [0, 0, 0], [1, 1, 0]]
+    assert s.eq.tolist() == [[1, 2, 3], [3, 3, 3], [1, 2, 3]]
+    assert s.minority_rate.tolist() == [2 / 9, 0, 0]
+    assert s.ties.tolist() == [5 / 9, 7 / 9, 1]
+    assert s.ties_at_minority(0.05) == 7 / 9
+
+
+def test_equal_means_tie_even_without_fuzziness():
+    s = rel.stability(X3[[0, 2]], np.array([[0, 4], [1, 5]]), fuzziness=[0.0])
+    assert s.eq.tolist() == [[2]] and s.minority_rate.tolist() == [0]
+
+
+def test_fuzziness_boundary_is_strict():
+    # d = .25, larger mean .5: f = .5 gives margin .25 exactly -- not a tie; just above is
+    X = np.array([[0.5, 0.5], [0.25, 0.25]])
+    s = rel.stability(X, np.array([[0], [1]]), fuzziness=[0.5, 0.5000001])
+    assert s.eq.tolist() == [[0, 2]]
+    assert s.gt_xy.tolist() == [[2, 0]]
+
+
+def test_ties_at_minority_is_nan_when_never_reached():
+    s = rel.stability(X3, np.array([[0, 1], [4, 7]]), fuzziness=[0.0])
+    assert math.isnan(s.ties_at_minority(0.05))
+
+
+# -- swap rates, counted by hand -------------------------------------------------------------
+def test_swap_rates_by_hand_with_zero_differences():
+    # per (trial, pair) d(Q), d(Q'):   (A,B)          (A,C)     (B,C)
+    # t0 Q={0,1} Q'={4,7}            .125/-.125 sw   0/0 sw    -.125/.125 sw
+    # t1 Q={2,3} Q'={0,1}            0/.125 sw       0/0 sw    0/-.125 sw
+    # t2 Q={4,5} Q'={0,6}            .125/0 sw       0/0 sw    -.125/0 sw
+    # t3 Q={0,1} Q'={4,5}            .125/.125       0/0 sw    -.125/-.125
+    subsets = np.array([[[0, 1], [4, 7]], [[2, 3], [0, 1]], [[4, 5], [0, 6]],
+                        [[0, 1], [4, 5]]])
+    sw = rel.swap_rates(X3, subsets)
+    counter = np.zeros(21, int)
+    counter[0], counter[12] = 6, 6
+    swaps = np.zeros(21, int)
+    swaps[0], swaps[12] = 6, 4
+    assert sw.counter.tolist() == counter.tolist()
+    assert sw.swaps.tolist() == swaps.tolist()
+    assert sw.rate[0] == 1 and sw.rate[12] == 4 / 6
+    assert np.isnan(sw.rate[1]) and math.isnan(sw.threshold) and sw.share == 0
+
+
+def test_swap_threshold_share_and_relative_by_hand():
+    # z = A - B per question = .5 .25 0 0 .5 -.25
+    X = np.array([[0.5, 0.25, 0.25, 0, 0.5, 0], [0, 0, 0.25, 0, 0, 0.25]])
+    subsets = np.array([
+        [[0, 1], [4, 5]],  # d .375 (bin 20) / .125: no swap
+        [[0, 4], [1, 2]],  # .5 (bin 20) / .125: no swap
+        [[1, 5], [0, 2]],  # 0 (bin 0) / .25: a swap (a zero difference)
+        [[2, 5], [0, 1]],  # -.125 (bin 12) / .375: a swap
+        [[1, 4], [0, 3]],  # .375 (bin 20) / .25: no swap
+    ])
+    sw = rel.swap_rates(X, subsets)
+    assert sw.counter[[0, 12, 20]].tolist() == [1, 1, 3] and sw.counter.sum() == 5
+    assert sw.swaps[[0, 12, 20]].tolist() == [1, 1, 0]
+    assert sw.threshold == 0.2
+    assert sw.share == 3 / 5
+    # larger of the two means over Q per trial: .375 .5 .125 .25 .375
+    assert sw.relative == pytest.approx(0.2 / (1.625 / 5))
+
+
+def test_difference_bins():
+    d = np.array([0, 0.0099, 0.01, 0.03, -0.03, 0.199, 0.2, 0.7])
+    assert rel.difference_bin(d).tolist() == [0, 0, 1, 3, 3, 19, 20, 20]
+
+
+# -- bootstrap, t and Tukey -------------------------------------------------------------------
+def reference_asl(X, boot):
+    """Sakai 2006 Figure 1, one pair and one bootstrap sample at a time."""
+    n = X.shape[1]
+    out = []
+    for x, y in itertools.combinations(range(len(X)), 2):
+        z = X[x] - X[y]
+        t_obs = rel.t_statistic(z.mean(), z.std(ddof=1), n)
+        w = z - z.mean()
+        count = 0
+        for b in range(len(boot)):
+            ws = w[boot[b]]
+            t = rel.t_statistic(rel._zero_small(np.array(ws.mean())), ws.std(ddof=1), n)
+            count += abs(t) >= abs(t_obs) * (1 - 1e-9)
+        out.append(count / len(boot))
+    return np.array(out)
+
+
+def reference_tukey(X, trials, seed):
+    rng = np.random.default_rng(seed)
+    XT = np.ascontiguousarray(X.T)
+    spreads = []
+    for _ in range(trials):
+        means = rng.permuted(XT, axis=1).mean(axis=0)
+        spreads.append(means.max() - means.min())
+    m = X.mean(axis=1)
+    p = []
+    for x, y in itertools.combinations(range(len(X)), 2):
+        d = abs(m[x] - m[y])
+        d = 0.0 if d <= rel.TOL else d
+        p.append(sum(s >= d * (1 - 1e-9) - rel.TOL for s in spreads) / trials)
+    return np.array(p)
+
+
+def test_bootstrap_asl_matches_the_loop():
+    rng = np.random.default_rng(7)
+    X = rng.random((4, 9))
+    samples = rel.draw_samples([f"q{i}" for i in range(9)], trials=300, seed=11)
+    got = rel.bootstrap_asl(X, samples.bootstrap, chunk=2).asl
+    assert got.tolist() == reference_asl(X, samples.bootstrap).tolist()
+
+
+def test_bootstrap_asl_extremes():
+    X = np.array([[0.2, 0.4, 0.6, 0.8, 1.0, 0.3],
+                  [0.2, 0.4, 0.6, 0.8, 1.0, 0.3],   # identical: ASL 1
+                  [0.1, 0.3, 0.5, 0.7, 0.9, 0.2]])  # constant difference .1 from the first
+    boot = rel.draw_samples(list("abcdef"), trials=200, seed=1).bootstrap
+    asl = rel.bootstrap_asl(X, boot).asl
+    assert asl[0] == 1.0
+    assert asl[1] == 0.0
+
+
+def test_tukey_matches_the_loop():
+    rng = np.random.default_rng(3)
+    X = rng.random((4, 8))
+    got = rel.tukey_hsd(X, trials=400, seed=5)
+    assert got.tolist() == reference_tukey(X, 400, 5).tolist()
+
+
+def test_paired_t_and_intervals_match_scipy():
+    rng = np.random.default_rng(4)
+    X = rng.random((3, 10))
+    p = rel.paired_t(X)
+    for k, (x, y) in enumerate(itertools.combinations(range(3), 2)):
+        assert p[k] == pytest.approx(stats.ttest_rel(X[x], X[y]).pvalue, rel=1e-10)
+    boot = rel.draw_samples([str(i) for i in range(10)], trials=500, seed=2).bootstrap
+    iv = rel.mean_intervals(X, boot)
+    for i in range(3):
+        lo, hi = stats.t.interval(0.95, 9, loc=X[i].mean(), scale=stats.sem(X[i]))
+        assert (iv.t_low[i], iv.t_high[i]) == pytest.approx((lo, hi), rel=1e-12)
+        means = [X[i][boot[b]].mean() for b in range(500)]
+        assert (iv.boot_low[i], iv.boot_high[i]) == pytest.approx(
+            tuple(np.percentile(means, [2.5, 97.5])), rel=1e-12)
+
+
+def test_holm_by_hand():
+    adj = rel.holm(np.array([0.01, 0.04, 0.03, 0.2]))
+    assert adj == pytest.approx([0.04, 0.09, 0.09, 0.2])
+    assert rel.holm(np.array([0.5, 0.6])).tolist() == [1.0, 1.0]
+
+
+def test_kendall_tau():
+    assert rel.kendall_tau([0.3, 0.2, 0.1], [0.3, 0.1, 0.2]) == pytest.approx(1 / 3)
+
+
+# -- samples ---------------------------------------------------------------------------------
+def test_draw_samples_shapes_and_disjoint_subsets():
+    s = rel.draw_samples([f"q{i}" for i in range(9)], trials=50, seed=0)
+    assert s.subset_size == 4
+    assert s.stability.shape == (50, 4) and s.swap.shape == (50, 2, 4)
+    assert s.bootstrap.shape == (50, 9)
+    for b in range(50):
+        assert len(set(s.stability[b])) == 4
+        assert not set(s.swap[b, 0]) & set(s.swap[b, 1])
+    again = rel.draw_samples([f"q{i}" for i in range(9)], trials=50, seed=0)
+    assert np.array_equal(s.swap, again.swap) and s.tukey_seed == again.tukey_seed
+
+
+@pytest.mark.parametrize("kwargs", [{"subset_size": 5}, {"subset_size": 0}, {"trials": 0}])
+def test_draw_samples_rejects(kwargs):
+    with pytest.raises(ValueError):
+        rel.draw_samples([f"q{i}" for i in range(9)], **kwargs)
+
+
+def test_samples_round_trip_gives_identical_results():
+    questions = ["q 1", "=2", "q,3", 'q"4', "q#5", "6", "7", "8"]
+    X = np.random.default_rng(1).random((3, 8))
+    samples = rel.draw_samples(questions, trials=40, seed=9)
+    back = rel.samples_from_csv(rel.samples_to_csv(samples).encode())
+    assert back.questions == tuple(questions) and back.tukey_seed == samples.tukey_seed
+    runs = ["a", "b", "c"]
+    one = rel.reliability_report({("ap", "3:2:1"): X}, runs, samples)
+    two = rel.reliability_report({("ap", "3:2:1"): X}, runs, back)
+    for table in rel.TABLES.values():
+        assert table(one) == table(two)
+    # and in another question order
+    order = [3, 1, 0, 2, 7, 6, 5, 4]
+    shuffled = X[:, order]
+    aligned = shuffled[:, back.column_order([questions[i] for i in order])]
+    three = rel.reliability_report({("ap", "3:2:1"): aligned}, runs, back)
+    for table in rel.TABLES.values():
+        assert table(one) == table(three)
+
+
+def test_samples_file_errors():
+    text = rel.samples_to_csv(rel.draw_samples(list("abcd"), trials=2, seed=0))
+    with pytest.raises(ValueError):
+        rel.samples_from_csv(text.replace("format=", "format=x"))
+    with pytest.raises(ValueError):
+        rel.samples_from_csv(text.replace("stability,1,0,", "stability,7,0,", 1))
+    with pytest.raises(ValueError):
+        rel.draw_samples(list("abcd"), trials=2).column_order(list("abce"))
+
+
+def test_summary_is_sorted_by_discrimination():
+    rng = np.random.default_rng(0)
+    base = rng.random((4, 1)) * 0.5
+    sharp = base + rng.random((4, 40)) * 0.1  # small noise: strongly discriminating
+    blunt = rng.random((4, 40))
+    samples = rel.draw_samples([str(i) for i in range(40)], trials=100, seed=0)
+    report = rel.reliability_report({("blunt", "g"): blunt, ("sharp", "g"): sharp},
+                                    list("abcd"), samples)
+    rows = report.summary()
+    assert [r["metric"] for r in rows] == ["sharp", "blunt"]
+    text = rel.summary_csv(report)
+    assert text.startswith("# table=summary\n") and "sharp,g," in text
+
+
+# -- properties ------------------------------------------------------------------------------
+values = st.sampled_from([0.0, 0.125, 0.25, 0.3, 1 / 3, 0.5, 0.7, 1.0])
+
+
+@st.composite
+def matrices(draw):
+    m = draw(st.integers(2, 4))
+    n = draw(st.integers(4, 10))
+    rows = draw(st.lists(st.lists(values, min_size=n, max_size=n), min_size=m, max_size=m))
+    return np.array(rows)
+
+
+@settings(max_examples=40, deadline=None)
+@given(matrices(), st.integers(0, 2**32 - 1))
+def test_rates_are_proportions_and_ties_grow_with_fuzziness(X, seed):
+    s = rel.draw_samples([str(i) for i in range(X.shape[1])], trials=20, seed=seed)
+    f = [0, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0]
+    stab = rel.stability(X, s.stability, f)
+    assert ((stab.gt_xy + stab.gt_yx + stab.eq) == 20).all()
+    assert (np.diff(stab.eq, axis=1) >= 0).all()
+    assert (np.diff(stab.ties) >= 0).all()
+    assert ((stab.minority_rate >= 0) & (stab.minority_rate <= 0.5)).all()
+    sw = rel.swap_rates(X, s.swap)
+    rate = sw.rate[~np.isnan(sw.rate)]
+    assert ((rate >= 0) & (rate <= 1)).all()
+    assert sw.counter.sum() == 20 * len(X) * (len(X) - 1) // 2
+    assert 0 <= sw.share <= 1
+
+
+@settings(max_examples=30, deadline=None)
+@given(matrices(), st.integers(0, 2**32 - 1))
+def test_identical_runs_are_never_significant(X, seed):
+    X = np.vstack([X, X[:1]])  # the last run repeats the first
+    n = X.shape[1]
+    s = rel.draw_samples([str(i) for i in range(n)], trials=30, seed=seed)
+    r = rel.metric_reliability(X, s)
+    k = len(X) - 2  # pair (0, last) in run_pairs order
+    x, y = rel.run_pairs(len(X))
+    assert (x[k], y[k]) == (0, len(X) - 1)
+    assert r.discrimination.asl[k] == 1.0
+    assert r.p_t[k] == 1.0 and r.p_holm[k] == 1.0 and r.p_tukey[k] == 1.0
+    assert r.swaps.swaps.sum() >= 30  # a zero difference is a swap in every trial
+    assert (r.stability.eq[k] == 30).all()
+
+
+@settings(max_examples=30, deadline=None)
+@given(matrices(), st.integers(0, 2**32 - 1))
+def test_asl_and_tukey_match_the_loops(X, seed):
+    assume(len(X) >= 2)
+    n = X.shape[1]
+    s = rel.draw_samples([str(i) for i in range(n)], trials=25, seed=seed)
+    assert rel.bootstrap_asl(X, s.bootstrap).asl.tolist() == reference_asl(X, s.bootstrap).tolist()
+    assert rel.tukey_hsd(X, trials=25, seed=seed).tolist() == reference_tukey(X, 25, seed).tolist()
+
+
+@settings(max_examples=30, deadline=None)
+@given(matrices())
+def test_intervals_contain_the_mean(X):
+    assume(np.ptp(X, axis=1).min() > 0)  # every run varies: a non-degenerate interval
+    s = rel.draw_samples([str(i) for i in range(X.shape[1])], trials=50, seed=0)
+    iv = rel.mean_intervals(X, s.bootstrap)
+    assert (iv.t_low < iv.mean).all() and (iv.mean < iv.t_high).all()
+    assert (iv.boot_low <= iv.boot_high).all()

@@ -1,0 +1,104 @@
+"""``manage.py reliability`` on files: tables with their preamble, samples out and back in
+(identical figures), options and errors; no database is touched."""
+
+import io
+
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+
+from evaluation.metrics import reliability as rel
+from evaluation.metrics.csvio import read_csv
+
+QUESTIONS = [f"t{i}" for i in range(10)]
+
+
+def write_files(tmp_path):
+    rng = np.random.default_rng(0)
+    qrels = []
+    for q in QUESTIONS:
+        for d in range(6):
+            grade = int(rng.integers(0, 3))
+            qrels.append(f"{q} 0 d{d} {grade}")
+    (tmp_path / "qrels").write_text("\n".join(qrels) + "\n")
+    runs = []
+    for r in range(3):
+        lines = []
+        for q in QUESTIONS:
+            for rank, d in enumerate(rng.permutation(6)[:4], start=1):
+                lines.append(f"{q} Q0 d{d} {rank} {10 - rank} run{r}")
+        path = tmp_path / f"run{r}.txt"
+        path.write_text("\n".join(lines) + "\n")
+        runs.append(path)
+    return tmp_path / "qrels", runs
+
+
+def run(*args):
+    out, err = io.StringIO(), io.StringIO()
+    call_command("reliability", *map(str, args), stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_summary_has_preamble_and_a_row_per_metric_and_gains(tmp_path):
+    qrels, runs = write_files(tmp_path)
+    out, _ = run("--qrels", qrels, *runs, "--metrics", "ap,ndcg", "--gains", "default;1:1",
+                 "--trials", 50)
+    preamble, header, rows = read_csv(out)
+    assert preamble["table"] == "summary" and preamble["trials"] == "50"
+    assert preamble["subset_size"] == "5" and preamble["seed"] == "0"
+    assert preamble["metrics"] == "ap,ndcg" and preamble["gains"] == "default;1:1"
+    assert header == list(rel.SUMMARY_COLUMNS)
+    assert sorted((r[0], r[1]) for r in rows) == [("ap", "1:1"), ("ap", "default"),
+                                                  ("ndcg", "1:1"), ("ndcg", "default")]
+    tau = {(r[0], r[1]): r[-1] for r in rows}
+    assert tau["ap", "default"] == "1"
+
+
+@pytest.mark.parametrize("table", sorted(rel.TABLES))
+def test_samples_written_and_read_back_give_identical_tables(tmp_path, table):
+    qrels, runs = write_files(tmp_path)
+    samples = tmp_path / "samples.csv"
+    first, _ = run("--qrels", qrels, *runs, "--trials", 40, "--seed", 3, "--subset-size", 4,
+                   "--samples-out", samples, "--table", table)
+    again, _ = run("--qrels", qrels, *runs, "--samples-in", samples, "--table", table)
+    assert first == again
+    assert read_csv(samples.read_text())[0]["subset_size"] == "4"
+
+
+def test_output_file_and_pairs_table(tmp_path):
+    qrels, runs = write_files(tmp_path)
+    target = tmp_path / "pairs.csv"
+    out, _ = run("--qrels", qrels, *runs, "--trials", 30, "--table", "pairs", "--output", target)
+    assert out == ""
+    _, header, rows = read_csv(target.read_text())
+    assert header[:4] == ["metric", "gains", "run_x", "run_y"]
+    assert [(r[2], r[3]) for r in rows] == [("run0", "run1"), ("run0", "run2"), ("run1", "run2")]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--subset-size", "6"], "subset size"),
+    (["--trials", "0"], "trials"),
+    (["--metrics", "nope"], "unknown metric"),
+    (["--gains", "x:y"], "gain profile"),
+])
+def test_bad_options(tmp_path, extra, message):
+    qrels, runs = write_files(tmp_path)
+    with pytest.raises(CommandError, match=message):
+        run("--qrels", qrels, *runs, *extra)
+
+
+def test_one_run_is_not_enough(tmp_path):
+    qrels, runs = write_files(tmp_path)
+    with pytest.raises(CommandError, match="at least two"):
+        run("--qrels", qrels, runs[0])
+
+
+def test_samples_for_other_questions_are_refused(tmp_path):
+    qrels, runs = write_files(tmp_path)
+    other = tmp_path / "other.csv"
+    other.write_text(rel.samples_to_csv(rel.draw_samples(list("abcdefghij"), trials=5)))
+    with pytest.raises(CommandError, match="other questions"):
+        run("--qrels", qrels, *runs, "--samples-in", other)
+    other.write_text("not,a,samples,file\n")
+    with pytest.raises(CommandError, match="not a samples file"):
+        run("--qrels", qrels, *runs, "--samples-in", other)
