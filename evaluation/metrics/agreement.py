@@ -373,3 +373,89 @@ def ranking_change(a: Mapping[Hashable, float], b: Mapping[Hashable, float]
     dy = np.sign(np.subtract.outer(y, y)[iu])
     return RankingChange(len(runs), kendall_tau(x, y), spearman_rho(x, y), float(diff[i]),
                          runs[i], int(((dx * dy) < 0).sum()))
+
+
+# -- per question, fast (pure Python: thousands of small questions on one page) -------------
+def _alpha_small(units: Sequence[Sequence[float]], kind: str) -> float:
+    """Krippendorff's alpha of small data given as one list of values per unit (the
+    values of the coders who judged it); equals ``alpha_nominal`` / ``alpha_ordinal``."""
+    o: dict[tuple, float] = {}
+    for vals in units:
+        m = len(vals)
+        if m < 2:
+            continue
+        for i, c in enumerate(vals):
+            for j, k in enumerate(vals):
+                if i != j:
+                    o[c, k] = o.get((c, k), 0.0) + 1.0 / (m - 1)
+    n_c: dict = {}
+    for (c, _), w in o.items():
+        n_c[c] = n_c.get(c, 0.0) + w
+    n = sum(n_c.values())
+    if n == 0:
+        return NAN
+    values = sorted(n_c)
+    if kind == "nominal":
+        def delta(c, k):
+            return 0.0 if c == k else 1.0
+    else:
+        pos = {v: i for i, v in enumerate(values)}
+        cum = [0.0]
+        for v in values:
+            cum.append(cum[-1] + n_c[v])
+
+        def delta(c, k):
+            lo, hi = sorted((pos[c], pos[k]))
+            return (cum[hi + 1] - cum[lo] - (n_c[c] + n_c[k]) / 2) ** 2
+    d_o = sum(w * delta(c, k) for (c, k), w in o.items())
+    d_e = sum(n_c[c] * n_c[k] * delta(c, k) for c in values for k in values) / (n - 1)
+    if d_e == 0:
+        return 1.0 if d_o == 0 else NAN
+    return 1.0 - d_o / d_e
+
+
+@dataclass(frozen=True)
+class QuestionFigures:
+    """Agreement of the layers of one question, over the strings every layer judged."""
+
+    n_strings: int
+    n_agree: int            # strings that would go to gold directly (``string_agrees``)
+    alpha_nominal: float
+    alpha_ordinal: float
+    pair_f1: float          # mean over layer pairs of the pairwise F1 of the grouping
+
+    @property
+    def percent_agree(self) -> float:
+        return 100.0 * self.n_agree / self.n_strings if self.n_strings else NAN
+
+
+def _pair_f1_small(a: Layer, b: Layer, strings) -> float:
+    both = [s for s in strings if a[s].correct and b[s].correct]
+    together_a = together_b = together_both = 0
+    for i, s in enumerate(both):
+        for t in both[i + 1:]:
+            sa, sb = a[s].group == a[t].group, b[s].group == b[t].group
+            together_a += sa
+            together_b += sb
+            together_both += sa and sb
+    p = together_both / together_b if together_b else (1.0 if together_a == 0 else 0.0)
+    r = together_both / together_a if together_a else (1.0 if together_b == 0 else 0.0)
+    return NAN if not both else _f1(p, r)
+
+
+def question_figures(layers: Sequence[Layer]) -> QuestionFigures:
+    """The per-question figures the agreement page lists (lowest agreement first)."""
+    if not layers:
+        return QuestionFigures(0, 0, NAN, NAN, NAN)
+    strings = [s for s in layers[0] if all(s in la for la in layers[1:])]
+    mates = [synset_mates(la) for la in layers]
+    agree = sum(string_agrees([la[s] for la in layers],
+                              [m.get(s, frozenset()) for m in mates]) for s in strings)
+    nominal = [[float(la[s].correct) for la in layers] for s in strings]
+    ordinal = [[float(la[s].value) for la in layers] for s in strings]
+    f1s = [_pair_f1_small(layers[i], layers[j], strings)
+           for i in range(len(layers)) for j in range(i + 1, len(layers))]
+    f1s = [f for f in f1s if not np.isnan(f)]
+    return QuestionFigures(len(strings), agree, _alpha_small(nominal, "nominal"),
+                           _alpha_small(ordinal, "ordinal"),
+                           sum(f1s) / len(f1s) if f1s else NAN)

@@ -223,3 +223,23 @@ def test_reliability_matrix_and_gold_rule():
     assert string_agrees([a["w"], b["w"]], [ma["w"], mb["w"]]) is False  # mates differ
     assert string_agrees([a["x"], a["x"]], [ma["x"], ma["x"]]) is True
     assert string_agrees([Mark(None, 0), Mark(None, 0)]) is True
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.none(), st.integers(1, 3)), st.integers(1, 3),
+                          st.one_of(st.none(), st.integers(1, 3)), st.integers(1, 3)),
+                min_size=1, max_size=12))
+def test_question_figures_agree_with_the_numpy_figures(rows):
+    from evaluation.metrics.agreement import question_figures
+    a = {i: Mark(g, v if g is not None else 0) for i, (g, v, _, _) in enumerate(rows)}
+    b = {i: Mark(g, v if g is not None else 0) for i, (_, _, g, v) in enumerate(rows)}
+    f = question_figures([a, b])
+    pa = pair_agreement(a, b)
+    assert f.n_strings == pa.n_strings
+    assert same(f.alpha_nominal, pa.alpha_nominal)
+    assert same(f.alpha_ordinal, pa.alpha_ordinal)
+    if pa.n_correct_both:
+        assert same(f.pair_f1, pa.grouping.pair_f1)
+    ma, mb = synset_mates(a), synset_mates(b)
+    assert f.n_agree == sum(string_agrees([a[s], b[s]], [ma.get(s, frozenset()),
+                                                          mb.get(s, frozenset())]) for s in a)
