@@ -10,15 +10,27 @@ undone by ``question_undo`` like any judging operation.
 from __future__ import annotations
 
 import random
+import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from evaluation.metrics.agreement import Mark, string_agrees, synset_mates
+from evaluation.metrics.agreement import (
+    Mark,
+    PairAgreement,
+    QuestionFigures,
+    alpha_nominal,
+    alpha_ordinal,
+    pair_agreement,
+    question_figures,
+    string_agrees,
+    synset_mates,
+)
 
 from .models import (
     AnswerString,
@@ -452,3 +464,135 @@ def can_adjudicate(user, question: Question, role: str | None) -> bool:
     req = LayerRequest.objects.filter(question=question).values_list("adjudicator_id",
                                                                       flat=True).first()
     return req is not None and req == user.pk
+
+
+# -- the agreement page -----------------------------------------------------------------------
+@dataclass
+class PairRow:
+    """Pooled agreement of two assessors over the questions both judged (layers done)."""
+
+    a: str
+    b: str
+    questions: int
+    figures: PairAgreement
+
+
+@dataclass
+class QuestionRow:
+    pk: int
+    qid: str
+    assessors: list[str]
+    figures: QuestionFigures
+    unjudged_in_gold: int
+
+
+@dataclass
+class ThroughputRow:
+    assessor: str
+    layers: int
+    done: int
+    strings: int
+    median_seconds: float | None
+
+
+@dataclass
+class AgreementReport:
+    """Everything the agreement page shows (``collection_agreement``)."""
+
+    requested: int                      # questions with a layer request
+    complete: int                       # of which every layer is done
+    overall: PairAgreement | None       # every pair of layers of every complete question
+    alpha_nominal: float                # all layers as coders (any k)
+    alpha_ordinal: float
+    pairs: list[PairRow]
+    questions: list[QuestionRow]        # lowest agreement first
+    throughput: list[ThroughputRow]
+    level_names: list[str]              # value 0..n: incorrect, lowest level, ..., highest
+
+
+def collection_agreement(collection: Collection) -> AgreementReport:
+    """Agreement of the collection's layers (DESIGN.md section 9), per assessor pair,
+    pooled, and per question; per-assessor throughput.  Five queries whatever the size."""
+    values = level_values(collection.pk)
+    levels = dict(Level.objects.filter(collection=collection).values_list("pk", "code"))
+    level_names = ["incorrect"] + [levels[pk] for pk, _ in sorted(values.items(),
+                                                                   key=lambda kv: kv[1])]
+    layers = list(JudgingLayer.objects.filter(question__collection=collection)
+                  .select_related("assessor").order_by("question_id", "id")
+                  .only("pk", "question_id", "assessor__username", "done_at", "started_at"))
+    marks: dict[int, dict[int, Mark]] = {la.pk: {} for la in layers}
+    for layer_id, string_id, group, level_id in LayerJudgment.objects.filter(
+            layer__question__collection=collection).values_list(
+            "layer_id", "string_id", "group", "level_id").iterator(5000):
+        marks[layer_id][string_id] = Mark(group, values.get(level_id, 0) if group else 0)
+    by_q: dict[int, list[JudgingLayer]] = {}
+    for la in layers:
+        by_q.setdefault(la.question_id, []).append(la)
+    complete = {q: ls for q, ls in by_q.items() if all(la.done for la in ls)}
+    info = {pk: (qid, n) for pk, qid, n in Question.objects.filter(pk__in=list(complete))
+            .annotate(n=Count("strings", filter=Q(strings__judged_at__isnull=True)))
+            .values_list("pk", "qid", "n")}
+    requested = LayerRequest.objects.filter(question__collection=collection).count()
+    # pooled: per assessor pair, and every pair of every question
+    per_pair: dict[tuple[str, str], tuple[dict, dict]] = {}
+    all_a: dict = {}
+    all_b: dict = {}
+    coders: list[dict] = []
+    rows = []
+    for q, ls in complete.items():
+        for i, x in enumerate(ls):
+            while len(coders) <= i:
+                coders.append({})
+            for s, m in marks[x.pk].items():
+                coders[i][q, s] = m
+            for y in ls[i + 1:]:
+                (x_, y_) = sorted([x, y], key=lambda la: la.assessor.username)
+                key = (x_.assessor.username, y_.assessor.username)
+                pa, pb = per_pair.setdefault(key, ({}, {}))
+                pa[q], pb[q] = marks[x_.pk], marks[y_.pk]
+                all_a[q, x.pk, y.pk] = marks[x.pk]
+                all_b[q, x.pk, y.pk] = marks[y.pk]
+        qid, unjudged = info[q]
+        rows.append(QuestionRow(q, qid, [la.assessor.username for la in ls],
+                                question_figures([marks[la.pk] for la in ls]), unjudged))
+    n_values = len(level_names)
+    pairs = [PairRow(a, b, len(pa), pair_agreement(pa, pb, n_values=n_values, pooled=True))
+             for (a, b), (pa, pb) in sorted(per_pair.items())]
+    overall = (pair_agreement(all_a, all_b, n_values=n_values, pooled=True)
+               if all_a else None)
+    units = sorted({u for c in coders for u in c}, key=repr)
+    if coders and units:
+        col = {u: j for j, u in enumerate(units)}
+        val = np.full((len(coders), len(units)), np.nan)
+        cor = np.full((len(coders), len(units)), np.nan)
+        for i, c in enumerate(coders):
+            for u, m in c.items():
+                val[i, col[u]], cor[i, col[u]] = m.value, float(m.correct)
+        a_nom, a_ord = alpha_nominal(cor), alpha_ordinal(val)
+    else:
+        a_nom = a_ord = float("nan")
+    rows.sort(key=lambda r: (_sortable(r.figures.percent_agree),
+                             _sortable(r.figures.alpha_ordinal), r.pk))
+    # throughput: layers and strings judged, median time from first edit to done
+    judged = Counter()
+    for layer_id, m in marks.items():
+        judged[layer_id] = len(m)
+    through: dict[str, ThroughputRow] = {}
+    times: dict[str, list[float]] = {}
+    for la in layers:
+        name = la.assessor.username
+        t = through.setdefault(name, ThroughputRow(name, 0, 0, 0, None))
+        t.layers += 1
+        t.strings += judged[la.pk]
+        if la.done:
+            t.done += 1
+            if la.started_at:
+                times.setdefault(name, []).append((la.done_at - la.started_at).total_seconds())
+    for name, ts in times.items():
+        through[name].median_seconds = statistics.median(ts)
+    return AgreementReport(requested, len(complete), overall, a_nom, a_ord, pairs, rows,
+                           sorted(through.values(), key=lambda t: t.assessor), level_names)
+
+
+def _sortable(x: float) -> float:
+    return -1.0 if x != x else x  # nan (nothing to compare) first: it needs a look

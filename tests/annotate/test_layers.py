@@ -206,3 +206,27 @@ def test_full_agreement_marks_the_question_done(study):
     q.refresh_from_db()
     assert q.status == QuestionStatus.DONE
     assert gold(q)["Ringo"] == (3, "A", True)
+
+
+def test_layers_csv_round_trip(study):
+    from annotate.layer_io import export_layers, layers_import
+    from annotate.models import Question
+    c, org, a, b = study[0], study[2], study[3], study[4]
+    both_done(study)
+    text = export_layers(c)
+    assert text.splitlines()[0] == "question_id,synset_id,answer,level,assessor,done"
+    assert len(text.splitlines()) == 1 + 10
+    c2 = make_collection()
+    for u, role in ((org, "organizer"), (a, "assessor"), (b, "assessor")):
+        add_member(collection=c2, user=u, role=role)
+    make_question(collection=c2, qid="Q1", unjudged=["Lennon"])
+    done = layers_import(collection=c2, data=text.encode(), filename="l.csv", by=org)
+    assert done.issues == [] and done.layers == 2 and done.judgments == 10
+    assert done.strings_added == 4
+    assert export_layers(c2) == text
+    q2 = Question.objects.get(collection=c2)
+    assert JudgingLayer.objects.filter(question=q2, done_at__isnull=False).count() == 2
+    bad = text.replace(",S,", ",Z,", 1)
+    refused = layers_import(collection=c2, data=bad.encode(), filename="l.csv", by=org)
+    assert refused.issues and "level 'Z'" in str(refused.issues[0])
+    assert export_layers(c2) == text
