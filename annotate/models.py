@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Case, Count, OuterRef, Q, Subquery, Value, When
+from django.db.models import Case, Count, Exists, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
 
 
@@ -249,6 +249,9 @@ class JudgmentEvent(models.Model):
                                  related_name="events")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                              on_delete=models.SET_NULL, related_name="+")
+    layer = models.ForeignKey(
+        "JudgingLayer", null=True, blank=True, on_delete=models.CASCADE, related_name="events",
+        help_text="the assessor's layer this event changed; null for the gold judgments")
     action = models.CharField(max_length=40)
     before = models.JSONField(default=dict, blank=True)
     after = models.JSONField(default=dict, blank=True)
@@ -279,3 +282,95 @@ class PendingImport(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.filename} ({self.created_at:%Y-%m-%d %H:%M})"
+
+
+# -- several assessors per question (DESIGN.md section 9) -----------------------------------
+class LayerRequest(models.Model):
+    """The organizer asked for ``k`` independent judgments of ``question``: its assessors
+    judge in layers of their own, and the collection's judgments (the synsets and levels
+    above, what runs are scored against) become the *gold* layer, filled by agreement and
+    adjudication.  A question without a request is judged as before, in gold directly."""
+
+    question = models.OneToOneField(Question, on_delete=models.CASCADE,
+                                    related_name="layer_request")
+    k = models.PositiveSmallIntegerField(default=2)
+    adjudicator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+", help_text="who resolves disagreements besides the organizers")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                     on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    gold_at = models.DateTimeField(
+        null=True, blank=True, help_text="when the agreed strings went to gold")
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(k__gte=1), name="layer_k_positive")]
+
+    def __str__(self) -> str:
+        return f"{self.question.qid} x{self.k}"
+
+
+class JudgingLayerQuerySet(models.QuerySet):
+    def readable_by(self, user, *, organizer: bool = False) -> JudgingLayerQuerySet:
+        """The layers ``user`` may read: their own; the others of a question only once
+        their own layer of it is done (blindness), or when they adjudicate it or organize
+        the collection (``organizer``: the caller knows the role)."""
+        if organizer:
+            return self.all()
+        own_done = JudgingLayer.objects.filter(question=OuterRef("question"), assessor=user,
+                                               done_at__isnull=False)
+        return self.filter(Q(assessor=user) | Exists(own_done)
+                           | Q(question__layer_request__adjudicator=user))
+
+
+class JudgingLayer(models.Model):
+    """One assessor's independent judgments of one question: their rows in
+    ``LayerJudgment`` (a string absent there is unjudged in this layer)."""
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="layers")
+    assessor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                 related_name="judging_layers")
+    version = models.PositiveIntegerField(default=0, editable=False)
+    started_at = models.DateTimeField(null=True, blank=True)
+    done_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = JudgingLayerQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["question", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["question", "assessor"], name="layer_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question.qid} / {self.assessor}"
+
+    @property
+    def done(self) -> bool:
+        return self.done_at is not None
+
+
+class LayerJudgment(models.Model):
+    """A string's judgment in one layer: in the layer's synset ``group`` (a number local to
+    the layer) with ``level``, or incorrect (both null)."""
+
+    layer = models.ForeignKey(JudgingLayer, on_delete=models.CASCADE, related_name="judgments")
+    string = models.ForeignKey(AnswerString, on_delete=models.CASCADE,
+                               related_name="layer_judgments")
+    group = models.PositiveIntegerField(null=True, blank=True)
+    level = models.ForeignKey(Level, null=True, blank=True, on_delete=models.RESTRICT,
+                              related_name="layer_judgments")
+    judged_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["layer", "group", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["layer", "string"], name="layer_judgment_unique"),
+            models.CheckConstraint(condition=Q(group__isnull=True, level__isnull=True)
+                                   | Q(group__isnull=False, level__isnull=False),
+                                   name="layer_judgment_group_level_together"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.layer}: {self.string_id} -> {self.group}"

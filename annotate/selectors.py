@@ -163,7 +163,9 @@ def question_history(question: Question, limit: int = 30) -> list[dict]:
     from django.db.models.fields.json import KT
 
     from .models import JudgmentEvent
-    return list(JudgmentEvent.objects.filter(question=question).order_by("-id").values(
+    # gold events only: an assessor's layer is not shown to the others (blindness)
+    return list(JudgmentEvent.objects.filter(question=question, layer__isnull=True)
+                .order_by("-id").values(
         "created_at", "action", user_name=F("user__username"), text=KT("after__text"),
         undone_action=KT("after__undone_action"))[:limit])
 

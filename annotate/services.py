@@ -535,7 +535,8 @@ def _undoable(question: Question) -> JudgmentEvent | None:
     """The latest action on ``question`` not undone yet; None when there is none or when
     it was a bulk write (an import) that cannot be undone here."""
     undone: set[int] = set()
-    for event in question.events.order_by("-id")[:500]:
+    # an assessor's layer has its own undo (annotate/layers.py): gold undoes gold events
+    for event in question.events.filter(layer__isnull=True).order_by("-id")[:500]:
         if event.action == "question_reopen":
             continue  # a consequence of strings added, not an act of its own
         if event.action == "undo":

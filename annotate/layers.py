@@ -1,0 +1,598 @@
+"""Several assessors per question (DESIGN.md section 9): independent layers, agreement to
+gold, adjudication.
+
+Writes follow services.py (keyword-only, one transaction, one ``JudgmentEvent``).  A
+layer's events carry ``layer`` and are undone by ``layer_undo``; the gold's undo never
+sees them.  Adjudication writes gold through ``services._Edit``, so it is audited and
+undone by ``question_undo`` like any judging operation.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from evaluation.metrics.agreement import (
+    Mark,
+    PairAgreement,
+    QuestionFigures,
+    alpha_nominal,
+    alpha_ordinal,
+    pair_agreement,
+    question_figures,
+    string_agrees,
+    synset_mates,
+)
+
+from .models import (
+    AnswerString,
+    Collection,
+    JudgingLayer,
+    JudgmentEvent,
+    LayerJudgment,
+    LayerRequest,
+    Level,
+    Membership,
+    Question,
+    QuestionStatus,
+    Role,
+)
+from .services import Conflict, _Edit
+
+
+def _user(by):
+    return by if by is not None and by.is_authenticated else None
+
+
+# -- requests ---------------------------------------------------------------------------------
+@dataclass
+class LayersRequested:
+    questions: int = 0
+    layers: int = 0
+    qids: list[str] = field(default_factory=list)
+
+
+@transaction.atomic
+def layers_request(*, collection: Collection, questions: Sequence[Question], assessors,
+                   by, k: int = 2, sample: int | None = None, seed: int = 0,
+                   adjudicator=None) -> LayersRequested:
+    """Ask for ``k`` independent judgments of ``questions`` (all of them, or a seeded
+    random ``sample`` of that many, for an agreement study): each question gets ``k`` of
+    ``assessors`` in turn, a layer each, and is assigned to them.  Existing layers stay.
+    ``adjudicator`` (an assessor or organizer) resolves disagreements besides the
+    organizers."""
+    assessors = list(assessors)
+    judges = set(Membership.objects.filter(collection=collection, role__in=[
+        Role.ORGANIZER, Role.ASSESSOR]).values_list("user_id", flat=True))
+    strangers = [u.get_username() for u in assessors if u.pk not in judges]
+    if strangers:
+        raise Conflict(f"Not an assessor of this collection: {', '.join(strangers)}.")
+    if adjudicator is not None and adjudicator.pk not in judges:
+        raise Conflict(f"Not an assessor of this collection: {adjudicator.get_username()}.")
+    if k < 1 or k > len(assessors):
+        raise Conflict(f"{k} independent judgments need at least {k} assessors.")
+    questions = sorted((q for q in questions if q.collection_id == collection.pk),
+                       key=lambda q: q.pk)
+    if sample is not None:
+        if sample < 1:
+            raise Conflict("A sample needs at least one question.")
+        questions = sorted(random.Random(seed).sample(questions, min(sample, len(questions))),
+                           key=lambda q: q.pk)
+    result = LayersRequested(questions=len(questions), qids=[q.qid for q in questions])
+    through = Question.assessors.through
+    links, layers = [], []
+    for i, q in enumerate(questions):
+        chosen = [assessors[(i * k + j) % len(assessors)] for j in range(k)]
+        LayerRequest.objects.update_or_create(question=q, defaults={
+            "k": k, "adjudicator": adjudicator, "requested_by": _user(by)})
+        links += [through(question_id=q.pk, user_id=u.pk) for u in chosen]
+        layers += [JudgingLayer(question=q, assessor=u) for u in chosen]
+    through.objects.bulk_create(links, ignore_conflicts=True)
+    before = JudgingLayer.objects.filter(question__in=questions).count()
+    JudgingLayer.objects.bulk_create(layers, ignore_conflicts=True)
+    result.layers = JudgingLayer.objects.filter(question__in=questions).count() - before
+    JudgmentEvent.objects.create(
+        collection=collection, user=_user(by), action="layers_request",
+        after={"questions": result.qids[:1000], "k": k, "sample": sample, "seed": seed,
+               "assessors": [u.get_username() for u in assessors],
+               "adjudicator": adjudicator.get_username() if adjudicator else None})
+    return result
+
+
+def layer_for(*, question: Question | int, user) -> JudgingLayer | None:
+    """The layer ``user`` judges ``question`` in, or None (the question is judged in gold
+    directly by them, as before)."""
+    pk = question.pk if isinstance(question, Question) else question
+    return JudgingLayer.objects.filter(question_id=pk, assessor=user).first()
+
+
+# -- judging inside a layer -----------------------------------------------------------------
+def _row_snap(j: LayerJudgment | None):
+    if j is None:
+        return None
+    return [j.group, j.level_id, j.judged_at.isoformat()]
+
+
+class _LayerEdit:
+    """One operation on one layer: locks it, checks it is its assessor's and not done,
+    remembers the rows it touches, bumps the version and writes the event."""
+
+    def __init__(self, *, layer: JudgingLayer | int, by, action: str,
+                 version: int | None = None, done_ok: bool = False):
+        pk = layer.pk if isinstance(layer, JudgingLayer) else layer
+        self.layer = (JudgingLayer.objects.select_for_update(of=("self",))
+                      .select_related("question").get(pk=pk))
+        self.by = _user(by)
+        if self.by is None or self.by.pk != self.layer.assessor_id:
+            raise Conflict("Only its assessor judges in a layer.")
+        if self.layer.done and not done_ok:
+            raise Conflict("This layer is marked done; reopen it to change it.")
+        if version is not None and int(version) != self.layer.version:
+            raise Conflict("Your layer changed since the page was loaded (another tab?); "
+                           "your edit was not applied.")
+        self.action = action
+        self.now = timezone.now()
+        self.rows = {j.string_id: j for j in self.layer.judgments.all()}
+        self.before: dict[int, list | None] = {}
+        self.detail: dict = {}
+
+    def string(self, pk) -> AnswerString:
+        try:
+            return AnswerString.objects.get(pk=int(pk), question_id=self.layer.question_id)
+        except (AnswerString.DoesNotExist, ValueError, TypeError):
+            raise Conflict("That answer string no longer exists.") from None
+
+    def level(self, level) -> Level:
+        levels = list(Level.objects.filter(collection_id=self.layer.question.collection_id))
+        if level is None:
+            return min(levels, key=lambda lv: lv.order)
+        for lv in levels:
+            if lv == level or str(lv.pk) == str(level) or lv.code == level:
+                return lv
+        raise Conflict(f"Unknown level {level!r}.")
+
+    def new_group(self) -> int:
+        return max([j.group or 0 for j in self.rows.values()] + [0]) + 1
+
+    def put(self, string_id: int, group: int | None, level: Level | None) -> None:
+        j = self.rows.get(string_id)
+        self.before.setdefault(string_id, _row_snap(j))
+        if j is None:
+            j = LayerJudgment(layer=self.layer, string_id=string_id)
+            self.rows[string_id] = j
+        j.group, j.level, j.judged_at = group, level if group is not None else None, self.now
+        j.save()
+
+    def drop(self, string_id: int) -> None:
+        j = self.rows.pop(string_id, None)
+        self.before.setdefault(string_id, _row_snap(j))
+        if j is not None:
+            j.delete()
+
+    def finish(self) -> JudgmentEvent:
+        layer = self.layer
+        # renumber the groups 1..n (keeping their order), as gold renumbers its synsets
+        groups = sorted({j.group for j in self.rows.values() if j.group is not None})
+        renumber = {g: i for i, g in enumerate(groups, start=1)}
+        for j in self.rows.values():
+            if j.group is not None and renumber[j.group] != j.group:
+                self.before.setdefault(j.string_id, _row_snap(j))
+                j.group = renumber[j.group]
+                j.save(update_fields=["group"])
+        layer.version += 1
+        if layer.started_at is None:
+            layer.started_at = self.now
+        layer.save(update_fields=["version", "started_at", "done_at"])
+        after = {str(pk): _row_snap(self.rows.get(pk)) for pk in self.before}
+        return JudgmentEvent.objects.create(
+            collection_id=layer.question.collection_id, question_id=layer.question_id,
+            layer=layer, user=self.by, action=self.action,
+            before={"rows": {str(k): v for k, v in self.before.items()},
+                    "done_at": self.detail.pop("done_before", None)},
+            after={"rows": after, **self.detail})
+
+
+@transaction.atomic
+def layer_judge(*, layer: JudgingLayer | int, string: int, by, group: int | None = None,
+                new_group: bool = False, level=None, version: int | None = None
+                ) -> JudgmentEvent:
+    """Judge ``string`` in the assessor's layer: into synset ``group`` (a number of this
+    layer) or a new one, with ``level`` (the highest when None); incorrect when neither."""
+    op = _LayerEdit(layer=layer, by=by, version=version,
+                    action="layer_new_synset" if new_group else
+                    "layer_add" if group is not None else "layer_incorrect")
+    s = op.string(string)
+    if new_group:
+        op.put(s.pk, op.new_group(), op.level(level))
+    elif group is not None:
+        if not any(j.group == int(group) for j in op.rows.values()):
+            raise Conflict(f"There is no synset {group} in your layer.")
+        current = op.rows.get(s.pk)
+        keep = current.level_id if current is not None and current.group else None
+        op.put(s.pk, int(group), op.level(level if level is not None else keep))
+    else:
+        op.put(s.pk, None, None)
+    op.detail = {"text": s.text}
+    return op.finish()
+
+
+@transaction.atomic
+def layer_set_level(*, layer: JudgingLayer | int, string: int, level, by,
+                    version: int | None = None) -> JudgmentEvent:
+    op = _LayerEdit(layer=layer, by=by, version=version, action="layer_level")
+    s = op.string(string)
+    j = op.rows.get(s.pk)
+    if j is None or j.group is None:
+        raise Conflict(f"“{s.text}” is not in a synset of your layer, so it has no level.")
+    op.put(s.pk, j.group, op.level(level))
+    op.detail = {"text": s.text}
+    return op.finish()
+
+
+@transaction.atomic
+def layer_unjudge(*, layer: JudgingLayer | int, string: int, by,
+                  version: int | None = None) -> JudgmentEvent:
+    op = _LayerEdit(layer=layer, by=by, version=version, action="layer_unjudge")
+    s = op.string(string)
+    op.drop(s.pk)
+    op.detail = {"text": s.text}
+    return op.finish()
+
+
+@transaction.atomic
+def layer_merge(*, layer: JudgingLayer | int, groups: Sequence[int], by,
+                version: int | None = None) -> JudgmentEvent:
+    """Merge synsets ``groups[1:]`` of the layer into ``groups[0]``; levels are kept."""
+    op = _LayerEdit(layer=layer, by=by, version=version, action="layer_merge")
+    groups = [int(g) for g in groups]
+    present = {j.group for j in op.rows.values()}
+    if len(set(groups)) < 2 or not set(groups) <= present:
+        raise Conflict("Choose at least two synsets of your layer to merge.")
+    for j in list(op.rows.values()):
+        if j.group in groups[1:]:
+            op.put(j.string_id, groups[0], j.level)
+    op.detail = {"into": groups[0], "merged": groups[1:]}
+    return op.finish()
+
+
+@transaction.atomic
+def layer_mark_done(*, layer: JudgingLayer | int, by, done: bool = True) -> JudgmentEvent:
+    """Mark the layer done (every string of the question judged in it) or reopen it.  When
+    the last of the question's layers is done, the strings they agree on go to gold
+    (``question_layers_to_gold``)."""
+    op = _LayerEdit(layer=layer, by=by, action="layer_done" if done else "layer_reopen",
+                    done_ok=True)
+    if done:
+        missing = AnswerString.objects.filter(question_id=op.layer.question_id).exclude(
+            pk__in=list(op.rows)).count()
+        if missing:
+            raise Conflict(f"Judge every candidate before marking your layer done "
+                           f"({missing} left).")
+    op.detail["done_before"] = op.layer.done_at.isoformat() if op.layer.done_at else None
+    op.layer.done_at = op.now if done else None
+    event = op.finish()
+    if done and not JudgingLayer.objects.filter(question_id=op.layer.question_id,
+                                                done_at__isnull=True).exists():
+        question_layers_to_gold(question=op.layer.question_id, by=by)
+    return event
+
+
+@transaction.atomic
+def layer_undo(*, layer: JudgingLayer | int, by) -> JudgmentEvent:
+    """Undo the latest change of the layer (its assessor's only), restoring the rows its
+    event names.  Refused when the layer is done, or when those rows changed since."""
+    op = _LayerEdit(layer=layer, by=by, action="layer_undo")
+    undone: set[int] = set()
+    target = None
+    for e in op.layer.events.order_by("-id")[:500]:
+        if e.action == "layer_undo":
+            undone.add(e.after.get("undoes"))
+        elif e.pk not in undone and e.action not in ("layer_done", "layer_reopen"):
+            target = e
+            break
+    if target is None:
+        raise Conflict("Nothing to undo in your layer.")
+    try:
+        before = {int(k): v for k, v in target.before["rows"].items()}
+        after = {int(k): v for k, v in target.after["rows"].items()}
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise Conflict("The record of that action cannot be read; it cannot be undone.") \
+            from None
+    for pk, snap in after.items():
+        now = _row_snap(op.rows.get(pk))
+        if (now is None) != (snap is None) or (now is not None and now[:2] != list(snap[:2])):
+            raise Conflict("Your layer changed since that action; it cannot be undone.")
+    levels = {lv.pk: lv for lv in Level.objects.filter(
+        collection_id=op.layer.question.collection_id)}
+    strings = set(AnswerString.objects.filter(question_id=op.layer.question_id,
+                                              pk__in=list(before)).values_list("pk", flat=True))
+    for pk, snap in before.items():
+        if snap is None or pk not in strings:
+            op.drop(pk)
+            continue
+        group, level_id, _ = snap
+        op.put(pk, group, levels.get(level_id) if group is not None else None)
+    op.detail = {"undoes": target.pk, "undone_action": target.action}
+    return op.finish()
+
+
+# -- reads ------------------------------------------------------------------------------------
+def level_values(collection_id: int) -> dict[int, int]:
+    """level id -> its ordinal value for agreement (the lowest level 1, higher is better;
+    incorrect is 0)."""
+    levels = list(Level.objects.filter(collection_id=collection_id).order_by("-order"))
+    return {lv.pk: i for i, lv in enumerate(levels, start=1)}
+
+
+def layer_marks(layers: Sequence[JudgingLayer], values: dict[int, int]
+                ) -> dict[int, dict[int, Mark]]:
+    """layer id -> string id -> Mark, for ``layers`` (one query)."""
+    out: dict[int, dict[int, Mark]] = {la.pk: {} for la in layers}
+    for layer_id, string_id, group, level_id in LayerJudgment.objects.filter(
+            layer__in=[la.pk for la in layers]).values_list("layer_id", "string_id", "group",
+                                                            "level_id"):
+        out[layer_id][string_id] = Mark(group, values.get(level_id, 0) if group else 0)
+    return out
+
+
+# -- agreement to gold ------------------------------------------------------------------------
+@transaction.atomic
+def question_layers_to_gold(*, question: Question | int, by) -> JudgmentEvent | None:
+    """Write to gold every string on which all the question's layers agree (all judged it
+    incorrect, or all put it at one level with the same synset-mates) and that gold has not
+    judged yet; the others stay unjudged in gold: the adjudication queue.  Agreed synsets
+    join the gold synset that already holds one of their strings, or a new one.  A
+    question left with nothing unjudged is marked done.  One ``layers_agree`` event
+    (undone by ``question_undo``); None when nothing was written."""
+    op = _Edit(question=question, by=by, version=None, action="layers_agree")
+    q = op.question
+    layers = list(JudgingLayer.objects.filter(question=q))
+    if not layers or any(not la.done for la in layers):
+        raise Conflict("Every layer of this question must be done first.")
+    values = level_values(q.collection_id)
+    by_level = {v: pk for pk, v in values.items()}
+    marks = layer_marks(layers, values)
+    mates = {la.pk: synset_mates(marks[la.pk]) for la in layers}
+    strings = {s.pk: s for s in AnswerString.objects.filter(question=q)}
+    gold_of: dict[frozenset, object] = {}
+    written = 0
+    for pk, s in strings.items():
+        if s.judged_at is not None:
+            continue
+        ms = [marks[la.pk].get(pk) for la in layers]
+        if any(m is None for m in ms):
+            continue
+        groups = [mates[la.pk].get(pk, frozenset()) for la in layers]
+        if not string_agrees(ms, groups):
+            continue
+        op.touch(s)
+        if not ms[0].correct:
+            op.place(s, None, None)
+        else:
+            key = groups[0]
+            target = gold_of.get(key)
+            if target is None:
+                held = Counter(strings[m].synset_id for m in key
+                               if m in strings and strings[m].synset_id is not None)
+                target = (op.synset(held.most_common(1)[0][0]) if held else op.new_synset())
+                gold_of[key] = target
+            op.place(s, target, op.level(by_level[ms[0].value]))
+        written += 1
+    LayerRequest.objects.filter(question=q).update(gold_at=op.now)
+    if not written:
+        return None
+    left = [s for s in strings.values() if s.judged_at is None]
+    if not left:
+        q.status = QuestionStatus.DONE
+    op.detail = {"agreed": written, "disagreed": len(left)}
+    return op.finish()
+
+
+def _gold_target(op: _Edit, layer_marks_: dict[int, Mark], group, strings) -> object | None:
+    """The gold synset that already holds most strings of the layer's synset ``group``."""
+    held = Counter(strings[pk].synset_id for pk, m in layer_marks_.items()
+                   if m.group == group and pk in strings and strings[pk].synset_id is not None)
+    return op.synset(held.most_common(1)[0][0]) if held else None
+
+
+@transaction.atomic
+def adjudicate_take(*, question: Question | int, layer: JudgingLayer | int, by,
+                    strings: Sequence[int] | None = None, group: int | None = None,
+                    version: int | None = None) -> JudgmentEvent:
+    """Resolve in gold as ``layer`` judged: the ``strings`` named, or every string of the
+    layer's synset ``group``.  A correct string joins the gold synset that already holds
+    most strings of its layer synset (or a new one) at the layer's level; an incorrect one
+    is judged incorrect.  Undone by ``question_undo``."""
+    op = _Edit(question=question, by=by, version=version, action="adjudicate_take")
+    lay = JudgingLayer.objects.filter(pk=getattr(layer, "pk", layer),
+                                      question=op.question).first()
+    if lay is None:
+        raise Conflict("That layer is not a layer of this question.")
+    values = level_values(op.question.collection_id)
+    by_level = {v: pk for pk, v in values.items()}
+    marks = layer_marks([lay], values)[lay.pk]
+    if group is not None:
+        chosen = [pk for pk, m in marks.items() if m.group == int(group)]
+    else:
+        chosen = [int(pk) for pk in strings or ()]
+    if not chosen or any(pk not in marks for pk in chosen):
+        raise Conflict("That layer has not judged those strings.")
+    current = {s.pk: s for s in AnswerString.objects.filter(question=op.question)}
+    targets: dict = {}
+    for pk in chosen:
+        s = op.string(pk)
+        m = marks[pk]
+        if not m.correct:
+            op.place(s, None, None)
+            continue
+        target = targets.get(m.group)
+        if target is None:
+            held = _gold_target(op, marks, m.group, current)
+            target = held if held is not None else op.new_synset()
+            targets[m.group] = target
+        op.place(s, target, op.level(by_level[m.value]))
+    op.detail = {"layer": lay.pk, "assessor": lay.assessor.get_username(),
+                 "n_strings": len(chosen)}
+    return op.finish()
+
+
+# -- reads for the pages ----------------------------------------------------------------------
+def adjudication_queue(collection: Collection):
+    """Questions of ``collection`` whose layers are all done and whose gold still has
+    unjudged strings (the disagreements), by id."""
+    return (Question.objects.filter(collection=collection, layer_request__isnull=False)
+            .annotate(open_layers=Count("layers", filter=Q(layers__done_at__isnull=True),
+                                        distinct=True),
+                      unjudged=Count("strings", filter=Q(strings__judged_at__isnull=True),
+                                     distinct=True))
+            .filter(open_layers=0, unjudged__gt=0).order_by("id"))
+
+
+def can_adjudicate(user, question: Question, role: str | None) -> bool:
+    """Organizers adjudicate every question; a named adjudicator the questions they were
+    named for."""
+    if role == Role.ORGANIZER:
+        return True
+    req = LayerRequest.objects.filter(question=question).values_list("adjudicator_id",
+                                                                      flat=True).first()
+    return req is not None and req == user.pk
+
+
+# -- the agreement page -----------------------------------------------------------------------
+@dataclass
+class PairRow:
+    """Pooled agreement of two assessors over the questions both judged (layers done)."""
+
+    a: str
+    b: str
+    questions: int
+    figures: PairAgreement
+
+
+@dataclass
+class QuestionRow:
+    pk: int
+    qid: str
+    assessors: list[str]
+    figures: QuestionFigures
+    unjudged_in_gold: int
+
+
+@dataclass
+class ThroughputRow:
+    assessor: str
+    layers: int
+    done: int
+    strings: int
+    median_seconds: float | None
+
+
+@dataclass
+class AgreementReport:
+    """Everything the agreement page shows (``collection_agreement``)."""
+
+    requested: int                      # questions with a layer request
+    complete: int                       # of which every layer is done
+    overall: PairAgreement | None       # every pair of layers of every complete question
+    alpha_nominal: float                # all layers as coders (any k)
+    alpha_ordinal: float
+    pairs: list[PairRow]
+    questions: list[QuestionRow]        # lowest agreement first
+    throughput: list[ThroughputRow]
+    level_names: list[str]              # value 0..n: incorrect, lowest level, ..., highest
+
+
+def collection_agreement(collection: Collection) -> AgreementReport:
+    """Agreement of the collection's layers (DESIGN.md section 9), per assessor pair,
+    pooled, and per question; per-assessor throughput.  Five queries whatever the size."""
+    values = level_values(collection.pk)
+    levels = dict(Level.objects.filter(collection=collection).values_list("pk", "code"))
+    level_names = ["incorrect"] + [levels[pk] for pk, _ in sorted(values.items(),
+                                                                   key=lambda kv: kv[1])]
+    layers = list(JudgingLayer.objects.filter(question__collection=collection)
+                  .select_related("assessor").order_by("question_id", "id")
+                  .only("pk", "question_id", "assessor__username", "done_at", "started_at"))
+    marks: dict[int, dict[int, Mark]] = {la.pk: {} for la in layers}
+    for layer_id, string_id, group, level_id in LayerJudgment.objects.filter(
+            layer__question__collection=collection).values_list(
+            "layer_id", "string_id", "group", "level_id").iterator(5000):
+        marks[layer_id][string_id] = Mark(group, values.get(level_id, 0) if group else 0)
+    by_q: dict[int, list[JudgingLayer]] = {}
+    for la in layers:
+        by_q.setdefault(la.question_id, []).append(la)
+    complete = {q: ls for q, ls in by_q.items() if all(la.done for la in ls)}
+    info = {pk: (qid, n) for pk, qid, n in Question.objects.filter(pk__in=list(complete))
+            .annotate(n=Count("strings", filter=Q(strings__judged_at__isnull=True)))
+            .values_list("pk", "qid", "n")}
+    requested = LayerRequest.objects.filter(question__collection=collection).count()
+    # pooled: per assessor pair, and every pair of every question
+    per_pair: dict[tuple[str, str], tuple[dict, dict]] = {}
+    all_a: dict = {}
+    all_b: dict = {}
+    coders: list[dict] = []
+    rows = []
+    for q, ls in complete.items():
+        for i, x in enumerate(ls):
+            while len(coders) <= i:
+                coders.append({})
+            for s, m in marks[x.pk].items():
+                coders[i][q, s] = m
+            for y in ls[i + 1:]:
+                (x_, y_) = sorted([x, y], key=lambda la: la.assessor.username)
+                key = (x_.assessor.username, y_.assessor.username)
+                pa, pb = per_pair.setdefault(key, ({}, {}))
+                pa[q], pb[q] = marks[x_.pk], marks[y_.pk]
+                all_a[q, x.pk, y.pk] = marks[x.pk]
+                all_b[q, x.pk, y.pk] = marks[y.pk]
+        qid, unjudged = info[q]
+        rows.append(QuestionRow(q, qid, [la.assessor.username for la in ls],
+                                question_figures([marks[la.pk] for la in ls]), unjudged))
+    n_values = len(level_names)
+    pairs = [PairRow(a, b, len(pa), pair_agreement(pa, pb, n_values=n_values, pooled=True))
+             for (a, b), (pa, pb) in sorted(per_pair.items())]
+    overall = (pair_agreement(all_a, all_b, n_values=n_values, pooled=True)
+               if all_a else None)
+    units = sorted({u for c in coders for u in c}, key=repr)
+    if coders and units:
+        col = {u: j for j, u in enumerate(units)}
+        val = np.full((len(coders), len(units)), np.nan)
+        cor = np.full((len(coders), len(units)), np.nan)
+        for i, c in enumerate(coders):
+            for u, m in c.items():
+                val[i, col[u]], cor[i, col[u]] = m.value, float(m.correct)
+        a_nom, a_ord = alpha_nominal(cor), alpha_ordinal(val)
+    else:
+        a_nom = a_ord = float("nan")
+    rows.sort(key=lambda r: (_sortable(r.figures.percent_agree),
+                             _sortable(r.figures.alpha_ordinal), r.pk))
+    # throughput: layers and strings judged, median time from first edit to done
+    judged = Counter()
+    for layer_id, m in marks.items():
+        judged[layer_id] = len(m)
+    through: dict[str, ThroughputRow] = {}
+    times: dict[str, list[float]] = {}
+    for la in layers:
+        name = la.assessor.username
+        t = through.setdefault(name, ThroughputRow(name, 0, 0, 0, None))
+        t.layers += 1
+        t.strings += judged[la.pk]
+        if la.done:
+            t.done += 1
+            if la.started_at:
+                times.setdefault(name, []).append((la.done_at - la.started_at).total_seconds())
+    for name, ts in times.items():
+        through[name].median_seconds = statistics.median(ts)
+    return AgreementReport(requested, len(complete), overall, a_nom, a_ord, pairs, rows,
+                           sorted(through.values(), key=lambda t: t.assessor), level_names)
+
+
+def _sortable(x: float) -> float:
+    return -1.0 if x != x else x  # nan (nothing to compare) first: it needs a look

@@ -1,0 +1,133 @@
+"""Does assessor disagreement change the conclusions? (DESIGN.md section 9; Voorhees 2000.)
+
+Every run is scored against each layer and against gold, over the same questions: those
+with independent layers, all done.  Layer *i* is the i-th layer (in order of creation) of
+each such question, so with k = 2 there are "layer 1" and "layer 2" whoever judged them.
+The rankings of the runs under each set of judgments are compared by Kendall's tau and
+Spearman's rho per metric, with the largest change of one run's mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from annotate.models import AnswerString, Collection, JudgingLayer, LayerJudgment
+from evaluation.metrics import Judgments, Scores, evaluate
+from evaluation.metrics.agreement import RankingChange, ranking_change
+from evaluation.metrics.csvio import write_csv
+
+from .models import Run
+from .services import ScoreConfig, run_ranking
+
+GOLD = "gold"
+
+
+def _complete_layers(collection: Collection) -> dict[int, list[int]]:
+    """question id -> its layer ids in creation order, for the questions whose layers are
+    all done (one query)."""
+    out: dict[int, list[tuple[int, bool]]] = {}
+    for pk, q, done in (JudgingLayer.objects.filter(question__collection=collection)
+                        .order_by("question_id", "id")
+                        .values_list("pk", "question_id", "done_at")):
+        out.setdefault(q, []).append((pk, done is not None))
+    return {q: [pk for pk, _ in rows] for q, rows in out.items() if all(d for _, d in rows)}
+
+
+def layer_judgments(collection: Collection) -> dict[str, Judgments]:
+    """``gold`` and ``layer 1`` .. ``layer k`` as engine Judgments over the questions whose
+    layers are all done (a question with fewer layers than k is missing from the layers it
+    lacks).  Three queries."""
+    layers = _complete_layers(collection)
+    levels = list(collection.levels.order_by("order").values_list("code", "gain"))
+    codes, gains = [c for c, _ in levels] or ["S"], [g for _, g in levels] or [1.0]
+    position = {pk: i for ids in layers.values() for i, pk in enumerate(ids, start=1)}
+    rows: dict[str, list[tuple]] = {GOLD: []}
+    for pos in sorted(set(position.values())):
+        rows[f"layer {pos}"] = []
+    for layer_id, qid, group, text, level in (
+            LayerJudgment.objects.filter(layer__in=list(position))
+            .order_by("layer__question_id", "string_id")
+            .values_list("layer_id", "layer__question__qid", "group", "string__text",
+                         "level__code")):
+        rows[f"layer {position[layer_id]}"].append(
+            (qid, str(group) if group is not None else None, text, level))
+    for qid, ordinal, text, level in (
+            AnswerString.objects.filter(question_id__in=list(layers), judged_at__isnull=False)
+            .order_by("question_id", "id")
+            .values_list("question__qid", "synset__ordinal", "text", "level__code")):
+        rows[GOLD].append((qid, str(ordinal) if ordinal is not None else None, text, level))
+    order = list(collection.questions.filter(pk__in=list(layers)).order_by("id")
+                 .values_list("qid", flat=True))
+    out = {}
+    for name, rs in rows.items():
+        judged = {r[0] for r in rs}
+        out[name] = Judgments.build(
+            qids=[r[0] for r in rs], synsets=[r[1] for r in rs], texts=[r[2] for r in rs],
+            levels_of=[r[3] for r in rs], levels=codes, gains=gains,
+            match=collection.matching_mode, nil_rule=True,
+            question_order=[q for q in order if q in judged], file=f"{collection.slug} {name}")
+    return out
+
+
+@dataclass(frozen=True)
+class LayerComparison:
+    metric: str
+    a: str
+    b: str
+    change: RankingChange
+
+
+@dataclass
+class LayerScores:
+    """Scores of every run under each set of judgments, and how the rankings compare."""
+
+    names: tuple[str, ...]               # gold, layer 1, ...
+    scores: dict[str, Scores]
+    means: dict[str, pd.DataFrame]       # runs x metrics
+    comparisons: list[LayerComparison]
+    n_questions: int
+
+    def rows(self) -> list[list]:
+        """CSV rows ``judgments,run,question_id,<metrics>`` with mean rows ``all``."""
+        out = []
+        for name in self.names:
+            s = self.scores[name]
+            for run in s.runs:
+                table = s.per_question[run]
+                for qid, values in table.iterrows():
+                    out.append([name, run, qid, *values.tolist()])
+                out.append([name, run, "all", *self.means[name].loc[run].tolist()])
+        return out
+
+
+def layer_scores(collection: Collection, runs: Sequence[Run], config: ScoreConfig
+                 ) -> LayerScores:
+    """Score ``runs`` against gold and each layer (questions with all layers done) and
+    compare the system rankings per metric: each layer against gold, and the layers
+    against one another."""
+    runs = list(runs)
+    judgments = layer_judgments(collection)
+    rankings = [run_ranking(r) for r in runs]
+    scores, means = {}, {}
+    for name, j in judgments.items():
+        scores[name] = evaluate(j, rankings, config.metrics, gains=config.profile(),
+                                beta=config.beta, rbp_p=config.rbp_p)
+        means[name] = scores[name].means()
+    names = tuple(judgments)
+    pairs = [(GOLD, n) for n in names if n != GOLD]
+    layer_names = [n for n in names if n != GOLD]
+    pairs += [(x, y) for i, x in enumerate(layer_names) for y in layer_names[i + 1:]]
+    comparisons = [
+        LayerComparison(m, x, y, ranking_change(means[x][m].to_dict(), means[y][m].to_dict()))
+        for m in config.metrics for x, y in pairs]
+    return LayerScores(names, scores, means, comparisons, judgments[GOLD].nq)
+
+
+def layer_scores_csv(result: LayerScores, metrics: Sequence[str]) -> str:
+    """The per-layer scores as CSV (``judgments,run,question_id,<metrics>``), written by
+    the product's one CSV writer."""
+    return write_csv(["judgments", "run", "question_id", *metrics], result.rows(),
+                     {"questions": result.n_questions}, float_format=".6f")

@@ -1,0 +1,461 @@
+"""Agreement between assessors who judged the same questions independently (DESIGN.md
+section 9).  Pure numpy: no Django, importable by the annotation app.
+
+A *layer* is one assessor's judgments of one question: a mapping from a string id to a
+``Mark`` -- ``group`` (the layer's synset, any hashable; None when judged incorrect) and
+``value`` (the ordinal level: 0 for incorrect, 1 for the lowest correct level, higher is
+better).  Strings a layer has not judged are absent from it.
+
+Figures for two layers (``pair_agreement``) and for several (``alpha_nominal`` /
+``alpha_ordinal`` over a reliability matrix):
+
+- correctness (correct vs incorrect): Cohen's kappa (Cohen 1960) and Krippendorff's alpha,
+  nominal (Krippendorff 2011, "Computing Krippendorff's alpha-reliability");
+- levels: Krippendorff's alpha, ordinal, incorrect counted as the lowest value;
+- grouping, over the strings correct in both layers: pairwise precision, recall and F1 of
+  "same synset" (layer ``a`` as the reference), the adjusted Rand index (Hubert and Arabie
+  1985) and B-cubed precision, recall and F1 (Bagga and Baldwin 1998; Amigó et al. 2009).
+
+Pooled over a collection, units are (question, string) and a synset is (question, group),
+so two strings of different questions are never "the same synset" in any layer.
+
+Between system rankings: Kendall's tau-b and Spearman's rho (average ranks for ties), and
+the largest change of a run's mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+NAN = float("nan")
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One string's judgment in one layer: ``group`` None means judged incorrect."""
+
+    group: Hashable | None
+    value: int
+
+    @property
+    def correct(self) -> bool:
+        return self.group is not None
+
+
+Layer = Mapping[Hashable, Mark]
+
+
+# -- chance-corrected agreement on labels ----------------------------------------------------
+def cohen_kappa(a: Sequence, b: Sequence) -> float:
+    """Cohen's kappa of two label sequences of equal length: (p_o - p_e) / (1 - p_e).
+    1.0 when both use one and the same label throughout (no disagreement possible);
+    nan when there are no units."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        raise ValueError("two label sequences of one length are needed")
+    n = a.size
+    if n == 0:
+        return NAN
+    labels, inv = np.unique(np.concatenate([a, b]), return_inverse=True)
+    ia, ib = inv[:n], inv[n:]
+    k = len(labels)
+    table = np.zeros((k, k))
+    np.add.at(table, (ia, ib), 1)
+    po = np.trace(table) / n
+    pe = float(table.sum(1) @ table.sum(0)) / n / n
+    if pe == 1.0:
+        return 1.0 if po == 1.0 else NAN
+    return float((po - pe) / (1 - pe))
+
+
+def _coincidences(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The coincidence matrix o[c, k] of Krippendorff's alpha from ``data`` (coders x
+    units, nan = missing) and the sorted values.  Units with fewer than two values are
+    not pairable and are dropped."""
+    data = np.asarray(data, dtype=float)
+    if data.ndim != 2:
+        raise ValueError("a coders x units matrix is needed")
+    present = ~np.isnan(data)
+    values = np.unique(data[present])
+    k = len(values)
+    if k == 0:
+        return np.zeros((0, 0)), values
+    idx = np.where(present, np.searchsorted(values, np.where(present, data, values[0])), -1)
+    # counts[u, c] = how many coders gave unit u value c
+    n_units = data.shape[1]
+    counts = np.zeros((n_units, k))
+    units = np.broadcast_to(np.arange(n_units), data.shape)
+    np.add.at(counts, (units[present], idx[present]), 1)
+    m = counts.sum(1)
+    keep = m >= 2
+    counts, m = counts[keep], m[keep]
+    # o_ck = sum_u n_uc (n_uk - [c == k]) / (m_u - 1)
+    weighted = counts / (m - 1)[:, None]
+    o = weighted.T @ counts - np.diag(weighted.sum(0))
+    return o, values
+
+
+def _alpha(data, kind: str) -> float:
+    o, values = _coincidences(data)
+    n_c = o.sum(1)
+    n = n_c.sum()
+    if n == 0:
+        return NAN
+    k = len(values)
+    if kind == "nominal":
+        delta = 1.0 - np.eye(k)
+    elif kind == "ordinal":
+        # delta^2(c, k) = (sum_{g=c}^{k} n_g - (n_c + n_k) / 2)^2 (Krippendorff 2011, p. 6)
+        cum = np.concatenate([[0.0], np.cumsum(n_c)])
+        lo = np.minimum.outer(np.arange(k), np.arange(k))
+        hi = np.maximum.outer(np.arange(k), np.arange(k))
+        between = cum[hi + 1] - cum[lo]
+        delta = (between - (n_c[:, None] + n_c[None, :]) / 2) ** 2
+    elif kind == "interval":
+        delta = np.subtract.outer(values, values) ** 2
+    else:
+        raise ValueError(f"unknown level of measurement {kind!r}")
+    d_o = float((o * delta).sum())
+    d_e = float((np.outer(n_c, n_c) * delta).sum()) / (n - 1)
+    if d_e == 0:
+        return 1.0 if d_o == 0 else NAN
+    return 1.0 - d_o / d_e
+
+
+def alpha_nominal(data) -> float:
+    """Krippendorff's alpha, nominal, of ``data``: coders x units, nan where a coder did
+    not judge a unit.  1 - D_o / D_e over the coincidence matrix; 1.0 when only one value
+    occurs (no disagreement possible), nan when no unit has two values."""
+    return _alpha(data, "nominal")
+
+
+def alpha_ordinal(data) -> float:
+    """Krippendorff's alpha with the ordinal difference function, as ``alpha_nominal``."""
+    return _alpha(data, "ordinal")
+
+
+# -- agreement on a grouping ------------------------------------------------------------------
+def _contingency(a: Sequence, b: Sequence) -> np.ndarray:
+    _, ia = np.unique(np.asarray(a, dtype=object).astype(str), return_inverse=True)
+    _, ib = np.unique(np.asarray(b, dtype=object).astype(str), return_inverse=True)
+    table = np.zeros((ia.max() + 1 if len(ia) else 0, ib.max() + 1 if len(ib) else 0))
+    np.add.at(table, (ia, ib), 1)
+    return table
+
+
+def _pairs(x: np.ndarray) -> np.ndarray:
+    return x * (x - 1) / 2
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """Agreement of two groupings of the same items (``a`` the reference)."""
+
+    n: int
+    pair_precision: float
+    pair_recall: float
+    pair_f1: float
+    ari: float
+    bcubed_precision: float
+    bcubed_recall: float
+    bcubed_f1: float
+
+
+def _f1(p: float, r: float) -> float:
+    if np.isnan(p) or np.isnan(r):
+        return NAN
+    return 0.0 if p + r == 0 else 2 * p * r / (p + r)
+
+
+def grouping_agreement(a: Sequence, b: Sequence) -> Grouping:
+    """Pairwise precision/recall/F1 of "same group" (pairs together in both / pairs
+    together in ``b``, / pairs together in ``a``), the adjusted Rand index and B-cubed
+    precision/recall/F1 of two labelings of the same items.  Labels are compared as
+    strings.  Precision (recall) is 1.0 when ``b`` (``a``) puts no two items together and
+    neither does the other; the ARI is 1.0 when both groupings are identical (including
+    the trivial ones, as scikit-learn does)."""
+    n = len(a)
+    if len(b) != n:
+        raise ValueError("two labelings of one length are needed")
+    if n == 0:
+        return Grouping(0, NAN, NAN, NAN, NAN, NAN, NAN, NAN)
+    t = _contingency(a, b)
+    both = _pairs(t).sum()
+    in_a, in_b = _pairs(t.sum(1)).sum(), _pairs(t.sum(0)).sum()
+    precision = both / in_b if in_b else (1.0 if both == in_a else 0.0)
+    recall = both / in_a if in_a else (1.0 if both == in_b else 0.0)
+    total = n * (n - 1) / 2
+    expected = in_a * in_b / total if total else 0.0
+    top = (in_a + in_b) / 2
+    if top == expected:
+        ari = 1.0
+    else:
+        ari = (both - expected) / (top - expected)
+    # B-cubed: for each item, |its b-group ∩ its a-group| / |its b-group| (precision)
+    size_a, size_b = t.sum(1), t.sum(0)
+    bp = float((t ** 2 / size_b[None, :]).sum() / n)
+    br = float((t ** 2 / size_a[:, None]).sum() / n)
+    return Grouping(n, float(precision), float(recall), _f1(precision, recall), float(ari),
+                    bp, br, _f1(bp, br))
+
+
+# -- two layers -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PairAgreement:
+    """The figures of section 9 for two layers (one question, or pooled)."""
+
+    n_strings: int          # judged in both layers
+    n_agree: int            # same correctness and same level
+    n_correct_both: int     # the strings the grouping figures are over
+    kappa: float
+    alpha_nominal: float
+    alpha_ordinal: float
+    grouping: Grouping
+    confusion: np.ndarray = field(compare=False, repr=False)  # values x values, a rows
+
+    @property
+    def percent_agree(self) -> float:
+        return 100.0 * self.n_agree / self.n_strings if self.n_strings else NAN
+
+
+def _pooled(layer_a: Layer | Mapping, layer_b: Layer | Mapping, *, pooled: bool):
+    """Aligned (unit, mark a, mark b) of the strings both layers judged."""
+    if not pooled:
+        return [((None, s), m, layer_b[s]) for s, m in layer_a.items() if s in layer_b]
+    out = []
+    for q, la in layer_a.items():
+        lb = layer_b.get(q)
+        if lb is None:
+            continue
+        out += [((q, s), m, lb[s]) for s, m in la.items() if s in lb]
+    return out
+
+
+def pair_agreement(a: Layer | Mapping, b: Layer | Mapping, *, n_values: int | None = None,
+                   pooled: bool = False) -> PairAgreement:
+    """Agreement of layers ``a`` and ``b`` over the strings both judged.  With ``pooled``,
+    ``a`` and ``b`` map question -> layer (a collection), and the figures are over all
+    (question, string) units.  ``n_values`` sizes the level confusion table (values
+    0..n_values-1; by default the highest value seen + 1)."""
+    rows = _pooled(a, b, pooled=pooled)
+    va = np.array([m.value for _, m, _ in rows], dtype=int)
+    vb = np.array([m.value for _, _, m in rows], dtype=int)
+    ca = np.array([m.correct for _, m, _ in rows], dtype=bool)
+    cb = np.array([m.correct for _, _, m in rows], dtype=bool)
+    size = n_values if n_values is not None else (int(max(va.max(), vb.max())) + 1
+                                                  if len(rows) else 1)
+    confusion = np.zeros((size, size), dtype=int)
+    np.add.at(confusion, (va, vb), 1)
+    both = [(u, ma, mb) for u, ma, mb in rows if ma.correct and mb.correct]
+    ga = [f"{u[0]!r}\x1f{ma.group!r}" for u, ma, _ in both]
+    gb = [f"{u[0]!r}\x1f{mb.group!r}" for u, _, mb in both]
+    return PairAgreement(
+        n_strings=len(rows),
+        n_agree=int(((ca == cb) & (va == vb)).sum()),
+        n_correct_both=len(both),
+        kappa=cohen_kappa(ca, cb),
+        alpha_nominal=alpha_nominal(np.vstack([ca, cb]).astype(float)),
+        alpha_ordinal=alpha_ordinal(np.vstack([va, vb]).astype(float)),
+        grouping=grouping_agreement(ga, gb),
+        confusion=confusion,
+    )
+
+
+def reliability_matrix(layers: Sequence[Layer], *, what: str = "value") -> np.ndarray:
+    """Coders x units (nan = not judged) of several layers of one question: ``what`` is
+    ``value`` (the ordinal level) or ``correct`` (1/0)."""
+    units = sorted({s for layer in layers for s in layer}, key=repr)
+    out = np.full((len(layers), len(units)), np.nan)
+    for i, layer in enumerate(layers):
+        for j, s in enumerate(units):
+            m = layer.get(s)
+            if m is not None:
+                out[i, j] = m.value if what == "value" else float(m.correct)
+    return out
+
+
+def string_agrees(marks: Sequence[Mark], groups: Sequence[frozenset] | None = None) -> bool:
+    """Whether every layer judged a string the same way: all incorrect, or all correct at
+    one level and (given each layer's set of strings in the string's synset, ``groups``)
+    with the same synset-mates.  The rule for "goes to gold directly"."""
+    if not marks:
+        return False
+    first = marks[0]
+    if any(m.correct != first.correct or m.value != first.value for m in marks):
+        return False
+    if first.correct and groups is not None:
+        return all(g == groups[0] for g in groups)
+    return True
+
+
+def synset_mates(layer: Layer) -> dict[Hashable, frozenset]:
+    """string -> the set of strings in its synset in ``layer`` (correct strings only)."""
+    by_group: dict[Hashable, set] = {}
+    for s, m in layer.items():
+        if m.correct:
+            by_group.setdefault(m.group, set()).add(s)
+    return {s: frozenset(by_group[m.group]) for s, m in layer.items() if m.correct}
+
+
+# -- does disagreement change the conclusions? ---------------------------------------------
+def _average_ranks(x: np.ndarray) -> np.ndarray:
+    order = np.argsort(x, kind="mergesort")
+    ranks = np.empty(len(x))
+    xs = x[order]
+    i = 0
+    while i < len(x):
+        j = i
+        while j + 1 < len(x) and xs[j + 1] == xs[i]:
+            j += 1
+        ranks[order[i:j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def spearman_rho(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman's rho: Pearson's correlation of the average ranks; nan with fewer than two
+    systems or when one side is constant."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) != len(y):
+        raise ValueError("two score lists of one length are needed")
+    if len(x) < 2:
+        return NAN
+    rx, ry = _average_ranks(x), _average_ranks(y)
+    rx, ry = rx - rx.mean(), ry - ry.mean()
+    den = np.sqrt((rx ** 2).sum() * (ry ** 2).sum())
+    return float((rx * ry).sum() / den) if den else NAN
+
+
+def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
+    """Kendall's tau-b, (concordant - discordant) / sqrt((n0 - n1)(n0 - n2)), ties in
+    either list excluded from its side of the denominator (as scipy's default)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) != len(y):
+        raise ValueError("two score lists of one length are needed")
+    if len(x) < 2:
+        return NAN
+    iu = np.triu_indices(len(x), 1)
+    dx = np.sign(np.subtract.outer(x, x)[iu])
+    dy = np.sign(np.subtract.outer(y, y)[iu])
+    s = float((dx * dy).sum())
+    den = np.sqrt(float((dx != 0).sum()) * float((dy != 0).sum()))
+    return s / den if den else NAN
+
+
+@dataclass(frozen=True)
+class RankingChange:
+    """How the system ranking under one set of judgments compares with another's."""
+
+    n_runs: int
+    kendall_tau: float
+    spearman_rho: float
+    largest_change: float      # the largest |mean_b - mean_a| of one run
+    largest_change_run: Hashable | None
+    swaps: int                 # run pairs ordered one way by a and the other by b
+
+
+def ranking_change(a: Mapping[Hashable, float], b: Mapping[Hashable, float]
+                   ) -> RankingChange:
+    """Compare the run means ``a`` and ``b`` (run -> mean) over the runs both score
+    (Voorhees 2000: does assessor disagreement change the ranking of the systems?)."""
+    runs = [r for r in a if r in b]
+    x = np.array([a[r] for r in runs], dtype=float)
+    y = np.array([b[r] for r in runs], dtype=float)
+    if not runs:
+        return RankingChange(0, NAN, NAN, NAN, None, 0)
+    diff = np.abs(y - x)
+    i = int(np.argmax(diff))
+    iu = np.triu_indices(len(x), 1)
+    dx = np.sign(np.subtract.outer(x, x)[iu])
+    dy = np.sign(np.subtract.outer(y, y)[iu])
+    return RankingChange(len(runs), kendall_tau(x, y), spearman_rho(x, y), float(diff[i]),
+                         runs[i], int(((dx * dy) < 0).sum()))
+
+
+# -- per question, fast (pure Python: thousands of small questions on one page) -------------
+def _alpha_small(units: Sequence[Sequence[float]], kind: str) -> float:
+    """Krippendorff's alpha of small data given as one list of values per unit (the
+    values of the coders who judged it); equals ``alpha_nominal`` / ``alpha_ordinal``."""
+    o: dict[tuple, float] = {}
+    for vals in units:
+        m = len(vals)
+        if m < 2:
+            continue
+        for i, c in enumerate(vals):
+            for j, k in enumerate(vals):
+                if i != j:
+                    o[c, k] = o.get((c, k), 0.0) + 1.0 / (m - 1)
+    n_c: dict = {}
+    for (c, _), w in o.items():
+        n_c[c] = n_c.get(c, 0.0) + w
+    n = sum(n_c.values())
+    if n == 0:
+        return NAN
+    values = sorted(n_c)
+    if kind == "nominal":
+        def delta(c, k):
+            return 0.0 if c == k else 1.0
+    else:
+        pos = {v: i for i, v in enumerate(values)}
+        cum = [0.0]
+        for v in values:
+            cum.append(cum[-1] + n_c[v])
+
+        def delta(c, k):
+            lo, hi = sorted((pos[c], pos[k]))
+            return (cum[hi + 1] - cum[lo] - (n_c[c] + n_c[k]) / 2) ** 2
+    d_o = sum(w * delta(c, k) for (c, k), w in o.items())
+    d_e = sum(n_c[c] * n_c[k] * delta(c, k) for c in values for k in values) / (n - 1)
+    if d_e == 0:
+        return 1.0 if d_o == 0 else NAN
+    return 1.0 - d_o / d_e
+
+
+@dataclass(frozen=True)
+class QuestionFigures:
+    """Agreement of the layers of one question, over the strings every layer judged."""
+
+    n_strings: int
+    n_agree: int            # strings that would go to gold directly (``string_agrees``)
+    alpha_nominal: float
+    alpha_ordinal: float
+    pair_f1: float          # mean over layer pairs of the pairwise F1 of the grouping
+
+    @property
+    def percent_agree(self) -> float:
+        return 100.0 * self.n_agree / self.n_strings if self.n_strings else NAN
+
+
+def _pair_f1_small(a: Layer, b: Layer, strings) -> float:
+    both = [s for s in strings if a[s].correct and b[s].correct]
+    together_a = together_b = together_both = 0
+    for i, s in enumerate(both):
+        for t in both[i + 1:]:
+            sa, sb = a[s].group == a[t].group, b[s].group == b[t].group
+            together_a += sa
+            together_b += sb
+            together_both += sa and sb
+    p = together_both / together_b if together_b else (1.0 if together_a == 0 else 0.0)
+    r = together_both / together_a if together_a else (1.0 if together_b == 0 else 0.0)
+    return NAN if not both else _f1(p, r)
+
+
+def question_figures(layers: Sequence[Layer]) -> QuestionFigures:
+    """The per-question figures the agreement page lists (lowest agreement first)."""
+    if not layers:
+        return QuestionFigures(0, 0, NAN, NAN, NAN)
+    strings = [s for s in layers[0] if all(s in la for la in layers[1:])]
+    mates = [synset_mates(la) for la in layers]
+    agree = sum(string_agrees([la[s] for la in layers],
+                              [m.get(s, frozenset()) for m in mates]) for s in strings)
+    nominal = [[float(la[s].correct) for la in layers] for s in strings]
+    ordinal = [[float(la[s].value) for la in layers] for s in strings]
+    f1s = [_pair_f1_small(layers[i], layers[j], strings)
+           for i in range(len(layers)) for j in range(i + 1, len(layers))]
+    f1s = [f for f in f1s if not np.isnan(f)]
+    return QuestionFigures(len(strings), agree, _alpha_small(nominal, "nominal"),
+                           _alpha_small(ordinal, "ordinal"),
+                           sum(f1s) / len(f1s) if f1s else NAN)

@@ -1,0 +1,232 @@
+"""Independent layers, agreement to gold, adjudication and undo (annotate/layers.py)."""
+
+import pytest
+
+from annotate import layers as L
+from annotate.models import (
+    AnswerString,
+    JudgingLayer,
+    JudgmentEvent,
+    LayerJudgment,
+    LayerRequest,
+    QuestionStatus,
+)
+from annotate.services import Conflict, question_undo, string_judge
+from tests.factories import add_member, make_collection, make_question, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def study():
+    c = make_collection()
+    org, a, b = make_user(), make_user(), make_user()
+    add_member(collection=c, user=org, role="organizer")
+    add_member(collection=c, user=a, role="assessor")
+    add_member(collection=c, user=b, role="assessor")
+    q = make_question(collection=c, qid="Q1",
+                      unjudged=["Lennon", "John Lennon", "McCartney", "Ringo", "Yoko"])
+    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
+    la, lb = (JudgingLayer.objects.get(question=q, assessor=u) for u in (a, b))
+    ids = {s.text: s.pk for s in q.strings.all()}
+    return c, q, org, a, b, la, lb, ids
+
+
+def judge(layer, user, ids, plan):
+    """``plan``: list of (text, group or None, level code)."""
+    for text, group, level in plan:
+        have = set(LayerJudgment.objects.filter(layer=layer).values_list("group", flat=True))
+        if group is None:
+            L.layer_judge(layer=layer, string=ids[text], by=user)
+        elif group in have:
+            L.layer_judge(layer=layer, string=ids[text], group=group, level=level, by=user)
+        else:
+            L.layer_judge(layer=layer, string=ids[text], new_group=True, level=level, by=user)
+
+
+def test_request_assigns_k_assessors_and_keeps_single_questions_alone():
+    c = make_collection()
+    org = make_user()
+    judges = [make_user() for _ in range(3)]
+    add_member(collection=c, user=org, role="organizer")
+    for u in judges:
+        add_member(collection=c, user=u, role="assessor")
+    qs = [make_question(collection=c, unjudged=["x"]) for _ in range(6)]
+    done = L.layers_request(collection=c, questions=qs, assessors=judges, by=org, k=2,
+                            sample=4, seed=7)
+    assert done.questions == 4 and done.layers == 8
+    assert LayerRequest.objects.count() == 4
+    for q in qs:
+        n = JudgingLayer.objects.filter(question=q).count()
+        assert n in (0, 2)
+        assert set(q.assessors.values_list("pk", flat=True)) == set(
+            JudgingLayer.objects.filter(question=q).values_list("assessor", flat=True))
+    again = L.layers_request(collection=c, questions=qs, assessors=judges, by=org, k=2,
+                             sample=4, seed=7)
+    assert again.qids == done.qids and again.layers == 0
+    with pytest.raises(Conflict):
+        L.layers_request(collection=c, questions=qs, assessors=judges[:1], by=org, k=2)
+    assert JudgmentEvent.objects.filter(action="layers_request").count() == 2
+
+
+def test_layers_are_blind_until_done(study):
+    _c, q, org, a, b, la, lb, ids = study
+    judge(la, a, ids, [("Lennon", 1, "S")])
+    assert set(JudgingLayer.objects.readable_by(a).filter(question=q)) == {la}
+    assert set(JudgingLayer.objects.readable_by(b).filter(question=q)) == {lb}
+    judge(la, a, ids, [("John Lennon", 1, "S"), ("McCartney", 2, "S"), ("Ringo", 3, "A"),
+                       ("Yoko", None, None)])
+    L.layer_mark_done(layer=la, by=a)
+    assert set(JudgingLayer.objects.readable_by(a).filter(question=q)) == {la, lb}
+    assert set(JudgingLayer.objects.readable_by(b).filter(question=q)) == {lb}
+    assert set(JudgingLayer.objects.readable_by(org, organizer=True).filter(question=q)) == {
+        la, lb}
+    # gold is untouched by layer work, and gold's history does not show it
+    assert not AnswerString.objects.filter(question=q, judged_at__isnull=False).exists()
+    from annotate.selectors import question_history
+    assert question_history(q) == []
+
+
+def test_only_the_assessor_writes_their_layer(study):
+    _c, _q, _org, a, b, la, _lb, ids = study
+    with pytest.raises(Conflict):
+        L.layer_judge(layer=la, string=ids["Ringo"], by=b)
+    with pytest.raises(Conflict):
+        L.layer_mark_done(layer=la, by=a)  # strings left
+    judge(la, a, ids, [(t, None, None) for t in ids])
+    L.layer_mark_done(layer=la, by=a)
+    with pytest.raises(Conflict):
+        L.layer_judge(layer=la, string=ids["Ringo"], new_group=True, by=a)
+
+
+def test_layer_undo(study):
+    _c, _q, _org, a, b, la, _lb, ids = study
+    judge(la, a, ids, [("Lennon", 1, "S"), ("John Lennon", 1, "S")])
+    L.layer_set_level(layer=la, string=ids["John Lennon"], level="A", by=a)
+    L.layer_undo(layer=la, by=a)
+    j = LayerJudgment.objects.get(layer=la, string_id=ids["John Lennon"])
+    assert j.level.code == "S" and j.group == 1
+    L.layer_undo(layer=la, by=a)
+    assert not LayerJudgment.objects.filter(layer=la, string_id=ids["John Lennon"]).exists()
+    L.layer_undo(layer=la, by=a)
+    assert not LayerJudgment.objects.filter(layer=la).exists()
+    with pytest.raises(Conflict):
+        L.layer_undo(layer=la, by=a)
+    with pytest.raises(Conflict):
+        L.layer_undo(layer=la, by=b)
+
+
+def test_layer_merge_and_renumber(study):
+    _c, _q, _org, a, _b, la, _lb, ids = study
+    judge(la, a, ids, [("Lennon", 1, "S"), ("McCartney", 2, "S"), ("Ringo", 3, "A")])
+    L.layer_merge(layer=la, groups=[1, 3], by=a)
+    rows = dict(LayerJudgment.objects.filter(layer=la).values_list("string__text", "group"))
+    assert rows == {"Lennon": 1, "Ringo": 1, "McCartney": 2}
+
+
+PLAN_A = [("Lennon", 1, "S"), ("John Lennon", 1, "S"), ("McCartney", 2, "S"), ("Ringo", 3, "A"),
+          ("Yoko", None, None)]
+PLAN_B = [("Lennon", 1, "S"), ("John Lennon", 1, "S"), ("McCartney", 2, "A"),
+          ("Ringo", None, None), ("Yoko", None, None)]
+
+
+def both_done(study):
+    _c, _q, _org, a, b, la, lb, ids = study
+    judge(la, a, ids, PLAN_A)
+    judge(lb, b, ids, PLAN_B)
+    L.layer_mark_done(layer=la, by=a)
+    L.layer_mark_done(layer=lb, by=b)
+
+
+def gold(q):
+    return {s.text: (s.synset.ordinal if s.synset else None, s.level.code if s.level else None,
+                     s.judged_at is not None) for s in q.strings.select_related("synset", "level")}
+
+
+def test_agreement_goes_to_gold_and_the_rest_to_adjudication(study):
+    c, q, _org, _a, _b, _la, _lb, _ids = study
+    assert list(L.adjudication_queue(c)) == []
+    both_done(study)
+    g = gold(q)
+    assert g["Lennon"] == (1, "S", True) and g["John Lennon"] == (1, "S", True)
+    assert g["Yoko"] == (None, None, True)
+    assert g["McCartney"][2] is False and g["Ringo"][2] is False
+    assert list(L.adjudication_queue(c)) == [q]
+    q.refresh_from_db()
+    assert q.status != QuestionStatus.DONE
+    event = JudgmentEvent.objects.filter(action="layers_agree").get()
+    assert event.after["agreed"] == 3 and event.after["disagreed"] == 2
+    c.refresh_from_db()
+    assert c.judgment_version > 0
+
+
+def test_adjudicate_take_string_and_synset_then_undo(study):
+    c, q, org, _a, _b, la, lb, ids = study
+    both_done(study)
+    L.adjudicate_take(question=q, layer=lb, strings=[ids["Ringo"]], by=org)
+    assert gold(q)["Ringo"] == (None, None, True)
+    L.adjudicate_take(question=q, layer=la, group=2, by=org)
+    assert gold(q)["McCartney"] == (2, "S", True)
+    q.refresh_from_db()
+    assert list(L.adjudication_queue(c)) == []
+    question_undo(question=q, by=org)
+    assert gold(q)["McCartney"][2] is False
+    question_undo(question=q, by=org)
+    assert gold(q)["Ringo"][2] is False
+    # take the left layer's view of a string of an agreed synset: it joins that synset
+    L.adjudicate_take(question=q, layer=la, strings=[ids["Ringo"]], by=org)
+    assert gold(q)["Ringo"] == (2, "A", True)
+    actions = list(JudgmentEvent.objects.filter(question=q, layer__isnull=True)
+                   .values_list("action", flat=True))
+    assert actions.count("adjudicate_take") == 3 and "layers_agree" in actions
+
+
+def test_gold_operations_still_work_while_layers_exist(study):
+    _c, q, org, a, _b, la, _lb, ids = study
+    judge(la, a, ids, [("Lennon", 1, "S")])
+    string_judge(question=q, string=ids["Yoko"], by=org)
+    question_undo(question=q, by=org)  # layer events are not in gold's way
+    assert gold(q)["Yoko"][2] is False
+    with pytest.raises(Conflict):
+        question_undo(question=q, by=org)
+
+
+def test_layers_to_gold_requires_every_layer_done(study):
+    _c, q, org, _a, _b, _la, _lb, _ids = study
+    with pytest.raises(Conflict):
+        L.question_layers_to_gold(question=q, by=org)
+
+
+def test_full_agreement_marks_the_question_done(study):
+    _c, q, _org, a, b, la, lb, ids = study
+    judge(la, a, ids, PLAN_A)
+    judge(lb, b, ids, PLAN_A)
+    L.layer_mark_done(layer=la, by=a)
+    L.layer_mark_done(layer=lb, by=b)
+    q.refresh_from_db()
+    assert q.status == QuestionStatus.DONE
+    assert gold(q)["Ringo"] == (3, "A", True)
+
+
+def test_layers_csv_round_trip(study):
+    from annotate.layer_io import export_layers, layers_import
+    from annotate.models import Question
+    c, org, a, b = study[0], study[2], study[3], study[4]
+    both_done(study)
+    text = export_layers(c)
+    assert text.splitlines()[0] == "question_id,synset_id,answer,level,assessor,done"
+    assert len(text.splitlines()) == 1 + 10
+    c2 = make_collection()
+    for u, role in ((org, "organizer"), (a, "assessor"), (b, "assessor")):
+        add_member(collection=c2, user=u, role=role)
+    make_question(collection=c2, qid="Q1", unjudged=["Lennon"])
+    done = layers_import(collection=c2, data=text.encode(), filename="l.csv", by=org)
+    assert done.issues == [] and done.layers == 2 and done.judgments == 10
+    assert done.strings_added == 4
+    assert export_layers(c2) == text
+    q2 = Question.objects.get(collection=c2)
+    assert JudgingLayer.objects.filter(question=q2, done_at__isnull=False).count() == 2
+    bad = text.replace(",S,", ",Z,", 1)
+    refused = layers_import(collection=c2, data=bad.encode(), filename="l.csv", by=org)
+    assert refused.issues and "level 'Z'" in str(refused.issues[0])
+    assert export_layers(c2) == text
