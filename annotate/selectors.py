@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.db import connection, transaction
 from django.db.models import Count, Q
@@ -16,6 +18,7 @@ from .models import (
     Question,
     QuestionStatus,
     Role,
+    Source,
     percent_done,
 )
 
@@ -263,3 +266,138 @@ def attach_assessors(questions: list) -> None:
         names[qid].append(username)
     for q in questions:
         q.assessor_names = names[q.pk]
+
+
+# -- the organizer's dashboard ------------------------------------------------------------
+STRING_JUDGING_ACTIONS = ("string_new_synset", "string_add", "string_incorrect")
+
+
+@dataclass
+class AssessorActivity:
+    user_id: int
+    username: str
+    is_assessor: bool           # an assessor member (organizers who judge are listed too)
+    questions_today: int = 0    # questions with a judgment of theirs since midnight
+    questions_total: int = 0
+    strings_today: int = 0      # strings they judged (into a synset, or incorrect)
+    strings_total: int = 0
+    done_total: int = 0         # questions they marked done
+    median_seconds: float | None = None  # first judgment to "done", per question
+
+
+@dataclass
+class Dashboard:
+    questions: int
+    done: int
+    in_progress: int
+    todo: int
+    percent_done: int
+    strings: int
+    unjudged: int
+    assessors: list[AssessorActivity]
+    stuck: list[dict]           # in progress, no change for ``stuck_after``, oldest first
+    reopened_by_pooling: list[dict]  # reopened because a run's answers were pooled
+    stuck_after: timedelta
+    since: datetime             # "today" starts here (local midnight)
+
+    @property
+    def stuck_hours(self) -> int:
+        return round(self.stuck_after.total_seconds() / 3600)
+
+
+def collection_dashboard(collection: Collection, *, now: datetime | None = None,
+                         stuck_after: timedelta = timedelta(hours=24),
+                         limit: int = 50) -> Dashboard:
+    """What an organizer needs to steer a campaign, in a fixed number of queries: progress,
+    per assessor the questions and strings judged today and in all with the median time
+    from a question's first judgment to its "done", the questions stuck in progress, and
+    the questions that pooling reopened."""
+    from statistics import median
+
+    from django.contrib.auth import get_user_model
+    from django.db.models import Max
+    from django.utils import timezone
+
+    from .models import JudgmentEvent, Membership
+
+    now = now or timezone.now()
+    since = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    overview = collection_overview(collection)
+    events = JudgmentEvent.objects.filter(collection=collection, user__isnull=False)
+    rows = list(events.filter(Q(action__in=STRING_JUDGING_ACTIONS) | Q(action="question_done"))
+                .order_by("id").values_list("user_id", "question_id", "action", "created_at"))
+    activity: dict[int, dict] = {}
+    for user_id, question_id, action, at in rows:
+        a = activity.setdefault(user_id, {"q": set(), "q_today": set(), "s": 0, "s_today": 0,
+                                          "first": {}, "spans": [], "done": 0})
+        if action == "question_done":
+            a["done"] += 1
+            first = a["first"].pop(question_id, None)
+            if first is not None:
+                a["spans"].append((at - first).total_seconds())
+            continue
+        a["q"].add(question_id)
+        a["s"] += 1
+        a["first"].setdefault(question_id, at)
+        if at >= since:
+            a["q_today"].add(question_id)
+            a["s_today"] += 1
+    assessors = set(Membership.objects.filter(collection=collection, role=Role.ASSESSOR)
+                    .values_list("user_id", flat=True))
+    names = dict(get_user_model().objects.filter(pk__in=assessors | activity.keys())
+                 .values_list("pk", "username"))
+    people = []
+    for user_id in sorted(names, key=lambda pk: names[pk].lower()):
+        a = activity.get(user_id)
+        row = AssessorActivity(user_id=user_id, username=names[user_id],
+                               is_assessor=user_id in assessors)
+        if a is not None:
+            row.questions_today, row.questions_total = len(a["q_today"]), len(a["q"])
+            row.strings_today, row.strings_total = a["s_today"], a["s"]
+            row.done_total = a["done"]
+            row.median_seconds = median(a["spans"]) if a["spans"] else None
+        people.append(row)
+    last_change = (Question.objects.filter(collection=collection,
+                                           status=QuestionStatus.IN_PROGRESS)
+                   .annotate(last=Max("events__created_at"))
+                   .filter(Q(last__lt=now - stuck_after) | Q(last__isnull=True)))
+    stuck = list(last_change.order_by("last", "qid").values("pk", "qid", "last")[:limit])
+    attach = {q["pk"]: q for q in stuck}
+    for q in Question.objects.filter(pk__in=attach).prefetch_related("assessors"):
+        attach[q.pk]["assessors"] = sorted(u.username for u in q.assessors.all())
+    reopened = list(JudgmentEvent.objects.filter(
+        collection=collection, action="question_reopen", after__source=Source.POOL,
+        question__isnull=False)
+        .order_by("-id").values("question_id", "question__qid", "question__status",
+                                "after__reason", "created_at")[:limit])
+    for e in reopened:
+        e["status_label"] = QuestionStatus(e["question__status"]).label
+    return Dashboard(
+        questions=overview["questions"], done=overview["done"],
+        in_progress=overview["in_progress"],
+        todo=overview["questions"] - overview["done"] - overview["in_progress"],
+        percent_done=overview["percent_done"], strings=overview["strings"],
+        unjudged=overview["unjudged"], assessors=people, stuck=stuck,
+        reopened_by_pooling=reopened, stuck_after=stuck_after, since=since)
+
+
+def organizer_next_steps(collection: Collection, stats: dict) -> list[dict]:
+    """The steps that remain before a collection can be judged, for its organizer: import
+    questions, add assessors, assign the questions nobody is assigned to.  Empty once the
+    collection is set up."""
+    from .models import Membership
+
+    steps = []
+    if not stats["questions"]:
+        steps.append({"step": "import", "text": "Import the questions (a CSV or TSV of id and "
+                      "text), then the answers to judge or a judgments file."})
+    has_assessors = Membership.objects.filter(collection=collection,
+                                              role=Role.ASSESSOR).exists()
+    if not has_assessors:
+        steps.append({"step": "members", "text": "Add assessors (and participants) as members."})
+    if stats["questions"] and has_assessors:
+        unassigned = Question.objects.filter(collection=collection, assessors=None).count()
+        if unassigned == stats["questions"]:
+            steps.append({"step": "assign", "text": f"Assign the {unassigned} questions to "
+                          "assessors (unassigned ones are offered to every assessor)."})
+    return steps

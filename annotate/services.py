@@ -63,14 +63,17 @@ def collection_judgments_changed(*, collection_id: int) -> None:
 
 
 # -- strings that come unjudged: the question is not done ---------------------------------
-def questions_reopen(*, question_ids, by=None, reason: str, record: bool = True) -> list[int]:
+def questions_reopen(*, question_ids, by=None, reason: str, record: bool = True,
+                     source: str = "") -> list[int]:
     """The one rule for every writer that adds strings to questions or brings strings back
     unjudged (pooling, a flat answer list, a typed string, an undo, a string sent back to
     the pool): a question that has an unjudged string is not done.  Each of ``question_ids``
     that is done and has an unjudged string goes back to in progress -- and so back into
     its assessors' queues and "next question".  With ``record``, each gets a
     ``question_reopen`` event naming ``reason`` (a judging operation records the change in
-    its own event instead).  Returns the ids reopened."""
+    its own event instead); ``source`` (a ``Source``: pool, import) is recorded with it, so
+    the organizer's dashboard can count the questions pooling reopened.  Returns the ids
+    reopened."""
     from django.db.models import Exists, OuterRef
     unjudged = AnswerString.objects.filter(question=OuterRef("pk"), judged_at__isnull=True)
     rows = list(Question.objects.filter(pk__in=list(question_ids), status=QuestionStatus.DONE)
@@ -84,7 +87,8 @@ def questions_reopen(*, question_ids, by=None, reason: str, record: bool = True)
         JudgmentEvent.objects.bulk_create(
             JudgmentEvent(collection_id=c, question_id=pk, user=user, action="question_reopen",
                           before={"status": QuestionStatus.DONE},
-                          after={"status": QuestionStatus.IN_PROGRESS, "reason": reason})
+                          after={"status": QuestionStatus.IN_PROGRESS, "reason": reason,
+                                 **({"source": source} if source else {})})
             for pk, c in rows)
     return [pk for pk, _ in rows]
 
@@ -152,7 +156,8 @@ def strings_add_unjudged(*, rows, source: str, by=None, reason: str) -> StringsA
     result.questions = sorted({s.question_id for s in new})
     if result.questions:
         Question.objects.filter(pk__in=result.questions).update(version=F("version") + 1)
-        result.reopened = questions_reopen(question_ids=result.questions, by=by, reason=reason)
+        result.reopened = questions_reopen(question_ids=result.questions, by=by, reason=reason,
+                                           source=source)
     return result
 
 

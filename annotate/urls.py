@@ -17,6 +17,8 @@ urlpatterns = [
     path("collections/<slug:slug>/export/<str:what>.csv", views.collection_export,
          name="collection-export"),
     path("collections/<slug:slug>/", views.collection_detail, name="collection-detail"),
+    path("collections/<slug:slug>/dashboard/", views.collection_dashboard_page,
+         name="collection-dashboard"),
     path("collections/<slug:slug>/questions/", views.question_list, name="question-list"),
     path("collections/<slug:slug>/questions/assign/", views.question_assign,
          name="question-assign"),

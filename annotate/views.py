@@ -31,8 +31,10 @@ from .models import (
 from .permissions import ASSESSOR, ORGANIZER, can_create_collection, require_role
 from .selectors import (
     attach_assessors,
+    collection_dashboard,
     collection_overview,
     next_question,
+    organizer_next_steps,
     question_history,
     question_list_queryset,
     question_workspace,
@@ -64,11 +66,13 @@ def collection_list(request: HttpRequest) -> HttpResponse:
 def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     role = require_role(request, collection)
+    stats = collection_overview(collection)
     context = {
         "collection": collection,
         "role": role,
         "is_organizer": role == ORGANIZER,
-        "stats": collection_overview(collection),
+        "stats": stats,
+        "next_steps": organizer_next_steps(collection, stats) if role == ORGANIZER else [],
         "levels": list(collection.levels.all()),
         "members": list(collection.memberships.select_related("user")) if role == ORGANIZER else [],
     }
@@ -582,3 +586,13 @@ def collection_export(request: HttpRequest, slug: str, what: str) -> HttpRespons
     response = HttpResponse(exporters[what](collection), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = content_disposition(f"{slug}-{what}.csv")
     return response
+
+
+@require_GET
+def collection_dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """The organizer's view of the campaign: progress, assessors' throughput, questions
+    stuck in progress or reopened by pooling."""
+    collection = get_object_or_404(Collection, slug=slug)
+    require_role(request, collection, ORGANIZER)
+    return TemplateResponse(request, "annotate/dashboard.html", {
+        "collection": collection, "board": collection_dashboard(collection)})

@@ -71,6 +71,8 @@ EXPECTED: dict[str, dict[str, str]] = {
                                            "POST": "login 403 403 403 403 ok ok"},
     "annotate:collection-export":   {"GET": "login 403 403 403 403 ok ok",
                                      "POST": "login 405 405 405 405 405 405"},
+    "annotate:collection-dashboard": {"GET": "login 403 403 403 403 ok ok",
+                                      "POST": "login 405 405 405 405 405 405"},
     "annotate:collection-detail":   {"GET": "login 403 ok ok ok ok ok",
                                      "POST": "login 405 405 405 405 405 405"},
     # participants never see the judging pages or the pool
@@ -160,6 +162,7 @@ PAGE_TEXT: dict[str, tuple[str, ...]] = {
     "annotate:collection-import": ("<h1>Import and export</h1>",),
     "annotate:collection-export": ("question_id,synset_id,answer,level", "{secret}"),
     "annotate:collection-detail": ("<h1>{c}</h1>",),
+    "annotate:collection-dashboard": ("<h1>Dashboard</h1>", "assessor1"),
     "annotate:question-list": ("<h1>Questions</h1>", "{q}"),
     "annotate:question-judge": ('<span class="qid">{q}</span>', "{secret}"),
     "annotate:my-queue": ("<h1>My queue</h1>",),

@@ -1,0 +1,114 @@
+"""The organizer's dashboard and the next steps of a new collection."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotate import services
+from annotate.models import AnswerString, JudgmentEvent, Question
+from annotate.selectors import collection_dashboard, collection_overview, organizer_next_steps
+from evaluation.services import run_pool
+from tests.factories import add_member, make_collection, make_question, make_run, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def world():
+    c = make_collection(slug="dash")
+    org, a1, a2 = (make_user(username=name) for name in ("d-org", "d-a1", "d-a2"))
+    add_member(collection=c, user=org, role="organizer")
+    add_member(collection=c, user=a1, role="assessor")
+    add_member(collection=c, user=a2, role="assessor")
+    q1 = make_question(collection=c, qid="D-1", unjudged=["Kawabata", "Mishima", "Oe"])
+    q2 = make_question(collection=c, qid="D-2", unjudged=["Paris"])
+    make_question(collection=c, qid="D-3", unjudged=["Rome"])
+    return c, org, a1, a2, q1, q2
+
+
+def _judge_all(question, user, when):
+    for s in AnswerString.objects.filter(question=question).order_by("id"):
+        services.string_judge(question=question.pk, string=s.pk, by=user, new_synset=True)
+    services.question_set_status(question=question.pk, status="done", by=user)
+    # place the events in time: first judgment at ``when``, "done" 90 s later
+    events = list(JudgmentEvent.objects.filter(question=question, user=user).order_by("id"))
+    for i, e in enumerate(events):
+        e.created_at = when + timedelta(seconds=30 * i)
+    JudgmentEvent.objects.bulk_update(events, ["created_at"])
+
+
+def test_throughput_per_assessor_today_and_in_all(world):
+    c, _org, a1, _a2, q1, q2 = world
+    now = timezone.now()
+    _judge_all(q1, a1, now - timedelta(days=3))         # 3 strings, 90 s to done
+    _judge_all(q2, a1, timezone.localtime(now).replace(hour=0, minute=1))  # today, 30 s
+    board = collection_dashboard(c, now=now)
+    rows = {a.username: a for a in board.assessors}
+    assert set(rows) == {"d-a1", "d-a2"}
+    one = rows["d-a1"]
+    assert (one.questions_total, one.strings_total, one.done_total) == (2, 4, 2)
+    assert (one.questions_today, one.strings_today) == (1, 1)
+    assert one.median_seconds == pytest.approx(60.0)    # median of 90 s and 30 s
+    two = rows["d-a2"]
+    assert (two.questions_total, two.strings_total, two.median_seconds) == (0, 0, None)
+    assert (board.questions, board.done, board.todo) == (3, 2, 1)
+    assert board.percent_done == 67
+
+
+def test_stuck_questions_and_questions_reopened_by_pooling(world):
+    c, org, a1, a2, q1, q2 = world
+    now = timezone.now()
+    s = AnswerString.objects.filter(question=q1).first()
+    services.string_judge(question=q1.pk, string=s.pk, by=a1, new_synset=True)
+    JudgmentEvent.objects.filter(question=q1).update(created_at=now - timedelta(hours=30))
+    assert Question.objects.get(pk=q1.pk).status == "in_progress"
+    board = collection_dashboard(c, now=now)
+    assert [q["qid"] for q in board.stuck] == ["D-1"]
+    assert collection_dashboard(c, now=now, stuck_after=timedelta(hours=31)).stuck == []
+    # D-2 done, then a run brings a new answer: pooling reopens it
+    _judge_all(q2, a2, now - timedelta(hours=1))
+    run = make_run(collection=c, owner=org, name="r1", answers={"D-2": ["Lyon"]})
+    run_pool(run=run, by=org)
+    board = collection_dashboard(c, now=now)
+    assert [e["question__qid"] for e in board.reopened_by_pooling] == ["D-2"]
+    assert "r1" in board.reopened_by_pooling[0]["after__reason"]
+    assert board.reopened_by_pooling[0]["status_label"] == "In progress"
+
+
+def test_dashboard_page_for_organizers_only(world, client):
+    _c, org, a1, _a2, q1, _q2 = world
+    _judge_all(q1, a1, timezone.now())
+    client.force_login(org)
+    page = client.get("/collections/dash/dashboard/").content.decode()
+    assert "<h1>Dashboard</h1>" in page and "d-a1" in page and "1 of 3 questions done" in page
+    client.force_login(a1)
+    assert client.get("/collections/dash/dashboard/").status_code == 403
+
+
+def test_dashboard_queries_do_not_grow_with_the_collection(world, django_assert_max_num_queries):
+    c, _org, _a1, _a2, _q1, _q2 = world
+    for i in range(30):
+        make_question(collection=c, qid=f"X-{i}", unjudged=["a", "b"])
+    with django_assert_max_num_queries(10):
+        collection_dashboard(c)
+
+
+def test_a_new_collection_guides_its_organizer(client):
+    c = make_collection(slug="fresh")
+    org = make_user(username="f-org")
+    add_member(collection=c, user=org, role="organizer")
+    steps = [s["step"] for s in organizer_next_steps(c, collection_overview(c))]
+    assert steps == ["import", "members"]
+    client.force_login(org)
+    page = client.get("/collections/fresh/").content.decode()
+    assert "Next steps" in page and "Import the questions" in page
+    make_question(collection=c, qid="F-1")
+    a = make_user(username="f-a")
+    add_member(collection=c, user=a, role="assessor")
+    assert [s["step"] for s in organizer_next_steps(c, collection_overview(c))] == ["assign"]
+    Question.objects.get(qid="F-1").assessors.add(a)
+    assert organizer_next_steps(c, collection_overview(c)) == []
+    assert "Next steps" not in client.get("/collections/fresh/").content.decode()
