@@ -70,9 +70,11 @@ class RunUploadForm(forms.Form):
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     format = forms.ChoiceField(choices=[("", "detect"), ("qa", "QA run (TSV or CSV)"),
                                         ("trec", "TREC run")], required=False)
-    file = forms.FileField(help_text="QA TSV: question_id<TAB>rank<TAB>answer[<TAB>score]; "
-                                     "CSV with a header question_id,rank,answer[,score]; or "
-                                     "TREC: qid Q0 docno rank score tag")
+    # help texts are rendered as HTML by Django's form templates: no angle brackets here
+    file = forms.FileField(help_text="QA TSV, tab-separated: question_id, rank, answer and an "
+                                     "optional score; CSV with a header "
+                                     "question_id,rank,answer[,score]; or TREC: "
+                                     "qid Q0 docno rank score tag")
 
     def clean_name(self):
         from .services import run_name_problem
