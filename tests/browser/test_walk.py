@@ -86,12 +86,18 @@ def test_htmx_swaps_raise_no_violation(page, live_server, demo, tmp_path):
     page.goto(f"{live_server.url}/collections/demo/members/")
     page.fill("input[name=username]", "assessor2")
     page.locator("form:has(input[name=username]) button[type=submit]").first.click()
+    expect(page.locator("#members")).to_contain_text("assessor2")
+    page.select_option('select[aria-label="role of assessor2"]', "assessor")
+    page.locator('form:has(select[aria-label="role of assessor2"]) button[type=submit]').click()
     page.wait_for_load_state("networkidle")
     # upload: check a file (the page's preview)
     run = tmp_path / "walk.tsv"
     run.write_text("SNOW-COUNTRY\t1\tKawabata\n", encoding="utf-8")
     page.goto(f"{live_server.url}/collections/demo/runs/upload/")
+    page.fill("input[name=name]", "walk-run")
     page.set_input_files("input[type=file]", str(run))
+    page.click("#upload-form button[type=submit]")
+    page.wait_for_url("**/runs/**")
     page.wait_for_load_state("networkidle")
     assert not problems, "\n".join(problems)
 
