@@ -55,8 +55,20 @@ class ImportRefused(Exception):
 
 
 @dataclass
+class PreviewList:
+    """One list of the preview: the strings (or questions) an import adds, skips, folds or
+    replaces, so the organizer sees what will change and not only how much."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: list[tuple] = field(default_factory=list)
+    help: str = ""
+    css_id: str = ""
+
+
+@dataclass
 class ImportPlan:
-    """What an import would do: ``counts`` for the preview, or ``issues``."""
+    """What an import would do: ``counts`` and ``lists`` for the preview, or ``issues``."""
 
     kind: str
     filename: str
@@ -64,6 +76,7 @@ class ImportPlan:
     issues: list[Issue] = field(default_factory=list)
     folds: list[Fold] = field(default_factory=list)  # judgments: rows folded into one string
     fully_judged: list[int] = field(default_factory=list)  # judgments: no string left unjudged
+    lists: list[PreviewList] = field(default_factory=list)
     _write: object = None
 
     @property
@@ -97,6 +110,10 @@ def _plan_questions(collection: Collection, data: bytes, filename: str) -> Impor
     plan.issues = merge_issues(filename, parse_issues, plan.issues)
     plan.counts = {"questions to create": len(create), "questions to update": len(update),
                    "questions unchanged": len(rows) - len(create) - len(update)}
+    plan.lists = [
+        PreviewList("Questions to create", ("question", "text"), create, css_id="preview-create"),
+        PreviewList("Questions whose text changes", ("question", "text now", "new text"),
+                    [(q, existing[q], t) for q, t in update], css_id="preview-update")]
 
     def write():
         Question.objects.bulk_create(Question(collection=collection, qid=q, text=t)
@@ -135,6 +152,30 @@ def _plan_flat(collection: Collection, data: bytes, filename: str, by=None) -> I
         known[(q, key)] = [text, *variants]
     folded = services.spellings_fold(good, known)
     new = [k for k in folded if k not in known]
+    qid_of = {pk: qid for qid, pk in questions.items()}
+    added, skipped, variants = [], [], []
+    seen: dict[tuple[int, str], list[str]] = {k: list(v) for k, v in known.items()}
+    kept_rows = (r for r in rows if r.question_id in questions and normalize_answer(r.answer, mode))
+    for r, (q, key, text) in zip(kept_rows, good, strict=True):
+        text = text.strip()
+        spellings = seen.get((q, key))
+        if spellings is None:
+            seen[(q, key)] = [text]
+            added.append((r.line, qid_of[q], text))
+        elif text in spellings:
+            where = "in the collection" if (q, key) in known else "earlier in the file"
+            skipped.append((r.line, qid_of[q], text, f"\"{spellings[0]}\" is {where}"))
+        else:
+            spellings.append(text)
+            variants.append((r.line, qid_of[q], text, f"a variant of \"{spellings[0]}\""))
+    plan.lists = [
+        PreviewList("Strings to add (unjudged)", ("line", "question", "answer"), added,
+                    css_id="preview-add"),
+        PreviewList("Spellings kept as variants of a string", ("line", "question", "answer",
+                                                                "why"), variants,
+                    css_id="preview-variants"),
+        PreviewList("Rows skipped (the string is there already)",
+                    ("line", "question", "answer", "why"), skipped, css_id="preview-skip")]
     plan.issues = merge_issues(filename, parse_issues, plan.issues)
     plan.counts = {"candidate strings to add": len(new),
                    "rows naming a string already there or earlier in the file":
@@ -218,6 +259,8 @@ def _plan_judgments(collection: Collection, data: bytes, filename: str, by) -> I
         question_id__in=touched, judged_at__isnull=True).values_list("question_id", "key"))
     left_over = {q for q, k in left_unjudged if (q, k) not in strings}
     plan.fully_judged = [q for q in touched if q not in left_over]
+    plan.lists = [_replaced_list(collection, touched, strings, qids={
+        pk: qid for qid, pk in questions.items()})]
     plan.counts = {
         "questions with judgments": len(touched),
         "synsets to create": sum(len(s) for s in synsets.values()),
@@ -269,6 +312,36 @@ def _plan_judgments(collection: Collection, data: bytes, filename: str, by) -> I
         collection_judgments_changed(collection_id=collection.pk)
     plan._write = write
     return plan
+
+
+def _replaced_list(collection: Collection, touched: list[int],
+                   strings: dict[tuple[int, str], Fold], qids: dict[int, str]) -> PreviewList:
+    """The strings already judged in the questions a judgments file touches whose judgment
+    the import changes or removes, and the unjudged strings it judges."""
+    labels = {pk: label or str(ordinal) for pk, label, ordinal in AnswerSynset.objects.filter(
+        question_id__in=touched).values_list("pk", "label", "ordinal")}
+    rows = []
+    for s in (AnswerString.objects.filter(question_id__in=touched)
+              .select_related("level").order_by("question_id", "id")):
+        if s.judged_at is None:
+            now = "unjudged"
+        elif s.synset_id is None:
+            now = "judged incorrect"
+        else:
+            now = _judgment(labels.get(s.synset_id, "?"), s.level.code if s.level else "?")
+        f = strings.get((s.question_id, s.key))
+        after = _judgment(f.synset, f.level) if f else (
+            "unjudged strings not in the file stay unjudged" if s.judged_at is None
+            else "removed (not in the file)")
+        if f is None and s.judged_at is None:
+            continue
+        if now != after:
+            rows.append((qids[s.question_id], s.text, now, after))
+    return PreviewList("Strings whose judgment changes", ("question", "answer", "now",
+                                                          "after the import"), rows,
+                       help="Judgments of the questions in the file are replaced by the "
+                            "file's; a judged string the file does not name is removed.",
+                       css_id="preview-replace")
 
 
 def import_plan(*, collection: Collection, kind: str, data: bytes, filename: str,
