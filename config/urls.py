@@ -12,6 +12,8 @@ urlpatterns = [
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("api/", include("api.urls")),
+    path("account/", include("api.account_urls")),
     path("", include("annotate.urls")),
     path("", include("evaluation.urls")),
 ]
