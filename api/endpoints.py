@@ -15,7 +15,7 @@ from typing import Literal
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
-from ninja import File, Form, NinjaAPI, Query, UploadedFile
+from ninja import File, Form, NinjaAPI, Query, Status, UploadedFile
 from ninja.errors import HttpError
 
 from annotate.imports import export_judgments
@@ -215,7 +215,7 @@ def run_upload(request: HttpRequest, slug: str, name: Form[str], file: File[Uplo
     if not form.is_valid():
         errors = [{"file": field if field != "__all__" else "", "line": None, "message": m}
                   for field, messages in form.errors.items() for m in messages]
-        return 400, {"detail": "The run was not stored.", "errors": errors}
+        return Status(400, {"detail": "The run was not stored.", "errors": errors})
     upload = form.cleaned_data["file"]
     try:
         run = services.run_import(
@@ -224,10 +224,10 @@ def run_upload(request: HttpRequest, slug: str, name: Form[str], file: File[Uplo
             description=form.cleaned_data["description"],
             fmt=form.cleaned_data["format"] or None)
     except InputError as e:
-        return 400, {"detail": f"The run was not stored: {len(e.issues)} problem(s).",
-                     "errors": [{"file": i.file, "line": i.line, "message": i.message}
-                                for i in e.issues]}
-    return 201, _run_out(run)
+        return Status(400, {"detail": f"The run was not stored: {len(e.issues)} problem(s).",
+                            "errors": [{"file": i.file, "line": i.line, "message": i.message}
+                                       for i in e.issues]})
+    return Status(201, _run_out(run))
 
 
 @api.get("/collections/{slug}/runs/{run_id}", response=schemas.RunOut, url_name="run-detail",
