@@ -104,7 +104,7 @@ def test_api_role_matrix(world, key):
 
 @pytest.mark.parametrize("key", sorted(API_EXPECTED))
 def test_other_methods_are_405_for_everyone(world, key):
-    method, template, _ = API_EXPECTED[key]
+    _, template, _ = API_EXPECTED[key]
     served = {m for m, t, _ in API_EXPECTED.values() if t.split("?")[0] == template.split("?")[0]}
     url = url_for(template, world)
     for other in ({"GET", "POST", "PUT", "DELETE"} - served):
