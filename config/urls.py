@@ -26,6 +26,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("favicon.ico", favicon, name="favicon"),
+    path("api/", include("api.urls")),
+    path("account/", include("api.account_urls")),
     path("", include("annotate.urls")),
     path("", include("evaluation.urls")),
 ]

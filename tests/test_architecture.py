@@ -1,4 +1,4 @@
-"""Dependencies point one way: evaluation -> annotate -> engine (evaluation.metrics).
+"""Dependencies point one way: api -> evaluation -> annotate -> engine (evaluation.metrics).
 
 The contracts live in pyproject.toml (``[tool.importlinter]``); ``lint-imports`` checks them
 here, so ``make test`` enforces them as CI does."""
@@ -28,8 +28,8 @@ def test_import_contracts_are_kept():
 
 @pytest.fixture
 def tree(tmp_path):
-    """A copy of the two apps and the contracts, to break on purpose."""
-    for package in ("annotate", "evaluation"):
+    """A copy of the apps, the settings package and the contracts, to break on purpose."""
+    for package in ("annotate", "evaluation", "api", "config"):
         shutil.copytree(ROOT / package, tmp_path / package,
                         ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path)
@@ -47,6 +47,10 @@ def tree(tmp_path):
      "evaluation.metrics is not allowed"),
     ("evaluation/metrics/odd.py", "from evaluation import services\n",
      "evaluation.metrics is not allowed"),
+    # the API app is the outermost layer: no app (nor the settings package) imports it
+    ("evaluation/odd.py", "from api.models import ApiToken\n", "evaluation is not allowed"),
+    ("annotate/odd.py", "import api.auth\n", "annotate is not allowed"),
+    ("config/odd.py", "from api import endpoints\n", "config is not allowed"),
 ])
 def test_an_import_against_the_direction_breaks_a_contract(tree, path, code, broken):
     assert lint(tree).returncode == 0  # the copy is clean

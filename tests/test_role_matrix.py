@@ -32,6 +32,8 @@ from annotate.models import (
     Membership,
     Question,
 )
+from api.models import ApiToken
+from api.services import api_token_create
 from evaluation.models import Run, RunAnswer
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 from tests.test_login_required import walk
@@ -88,6 +90,11 @@ EXPECTED: dict[str, dict[str, str]] = {
                                      "POST": "login 405 405 405 405 405 405"},
     "annotate:next-question":       {"GET": "login ok ok ok ok ok ok",
                                      "POST": "login 405 405 405 405 405 405"},
+    # everyone manages their own API tokens; nobody revokes another user's (404)
+    "account:token-list":           {"GET": "login ok ok ok ok ok ok",
+                                     "POST": "login write write write write write write"},
+    "account:token-revoke":         {"GET": "login 405 405 405 405 405 405",
+                                     "POST": "login 404 404 write 404 404 404"},
     "evaluation:my-runs":           {"GET": "login ok ok ok ok ok ok",
                                      "POST": "login 405 405 405 405 405 405"},
     # scores: organizers and participants only; assessors judge blind
@@ -166,6 +173,7 @@ PAGE_TEXT: dict[str, tuple[str, ...]] = {
     "annotate:question-list": ("<h1>Questions</h1>", "{q}"),
     "annotate:question-judge": ('<span class="qid">{q}</span>', "{secret}"),
     "annotate:my-queue": ("<h1>My queue</h1>",),
+    "account:token-list": ("<h1>API tokens</h1>",),
     "evaluation:my-runs": ("<h1>Runs</h1>",),
     "evaluation:run-list": ("<h1>Runs</h1>",),
     "evaluation:run-upload": ("<h1>Upload a run</h1>",),
@@ -197,6 +205,7 @@ def post_body(name: str, w: dict) -> dict:
                                      "assessors": [w["assessor2"].pk]},
         "annotate:collection-members": {"action": "add", "role": "organizer",
                                         "username": "nonmember"},
+        "account:token-list": {"name": "role-matrix-token"},
         "evaluation:run-upload": {"name": "role-matrix-run", "format": "qa",
                                   "file": SimpleUploadedFile("r.tsv", RUN_FILE)},
     }.get(name, {})
@@ -240,6 +249,7 @@ def world(demo):
                                 level=demo.levels.get(code="S"), judged_at=timezone.now(),
                                 judged_by=users["assessor"])
     Group.objects.create(name="judges")
+    token = api_token_create(user=users["participant"], name="role-matrix").token
 
     elsewhere = make_collection(slug="elsewhere", open_for_submissions=True)
     outsiders = {role: make_user(username=f"elsewhere-{role}")
@@ -251,7 +261,8 @@ def world(demo):
     erun = make_run(collection=elsewhere, owner=outsiders["participant"], name="run-elsewhere")
     return {"collection": demo, "users": users, "question": question, "run": run,
             "assessor2": User.objects.get(username="assessor2"),
-            "elsewhere": elsewhere, "elsewhere_question": eq, "elsewhere_run": erun}
+            "elsewhere": elsewhere, "elsewhere_question": eq, "elsewhere_run": erun,
+            "token": token}
 
 
 def admin_object(model_key: str, w: dict) -> str:
@@ -286,7 +297,8 @@ def route_key(name: str | None, route: str) -> str:
 def url_for(key: str, route: str, w: dict) -> str:
     """The route with realistic values for its converters."""
     values = {"slug": w["collection"].slug, "what": "judgments",
-              "pk": str(w["question"].pk), "run_id": str(w["run"].pk)}
+              "pk": str(w["question"].pk), "run_id": str(w["run"].pk),
+              "token_id": str(w["token"].pk)}
     if key == "admin:view_on_site":
         values = {"content_type_id": str(ContentType.objects.get_for_model(Collection).pk),
                   "object_id": str(w["collection"].pk)}
@@ -298,11 +310,13 @@ def url_for(key: str, route: str, w: dict) -> str:
 
 
 def patterns() -> list[tuple[str, str]]:
-    """(table key, route) of every pattern but the login pages and the admin's regex
-    routes (its app index and catch-all)."""
+    """(table key, route) of every pattern but the login pages, the admin's regex
+    routes (its app index and catch-all) and the REST API's (tests/api/test_api_matrix.py
+    holds the API's matrix: token authentication, JSON statuses)."""
     out = []
     for name, route in walk(get_resolver().url_patterns):
-        if route.startswith("^") or "(?P" in route or name in SKIPPED:
+        if route.startswith("^") or "(?P" in route or name in SKIPPED or name.startswith(
+                "api:"):
             continue
         out.append((route_key(name, route), route))
     return out
@@ -318,6 +332,7 @@ def snapshot() -> str:
                AnswerSynset.objects.values_list(), AnswerString.objects.values_list(),
                JudgmentEvent.objects.values_list(), Run.objects.values_list(),
                RunAnswer.objects.values_list(), Group.objects.values_list(),
+               ApiToken.objects.values_list("pk", "user_id", "name", "digest", "revoked_at"),
                get_user_model().objects.values_list("pk", "username", "password", "is_staff",
                                                     "is_superuser", "is_active")):
         h.update(repr(list(qs.order_by("pk"))).encode())

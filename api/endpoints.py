@@ -1,0 +1,294 @@
+"""The REST API (DESIGN.md section 11): the pages' reads and the run upload, as JSON.
+
+Every endpoint authenticates with a personal token (``api.auth``) and then applies the role
+rules of the pages through the same functions: ``require_role`` for collection roles,
+``Run.objects.visible_to`` for runs, ``services.run_import`` for uploads,
+``services.score_runs`` for scores.  A refusal is 403 with a message that names nothing of
+the collection, a missing object 404.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from ninja import File, Form, NinjaAPI, Query, Status, UploadedFile
+from ninja.errors import HttpError
+
+from annotate.imports import export_judgments
+from annotate.models import Collection
+from annotate.permissions import ORGANIZER, PARTICIPANT, collection_role, require_role
+from annotate.selectors import attach_assessors, question_list_queryset
+from config.downloads import content_disposition
+from evaluation import services
+from evaluation.forms import RunUploadForm
+from evaluation.metrics import InputError
+from evaluation.metrics.csvio import read_records
+from evaluation.models import Run
+
+from . import schemas
+from .auth import TokenAuth, TokenRateThrottle
+from .comparison import compare_runs
+from .selectors import answers_per_question, synsets_per_question
+
+api = NinjaAPI(
+    title="QA synsets API",
+    version="1",
+    description="Collections, runs, scores and comparisons of the QA synsets app. "
+                "Authenticate with a personal token (your 'API tokens' page): "
+                "`Authorization: Bearer qas_...`. See docs/api.md.",
+    urls_namespace="api",
+    auth=TokenAuth(),
+    throttle=[TokenRateThrottle()],
+    docs_url="/docs",
+    openapi_url="/openapi.json",
+)
+
+Precision = Literal["readable", "full"]
+READABLE_DIGITS = 6  # as the CSV downloads (float_format ".6f")
+
+
+@api.exception_handler(PermissionDenied)
+def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
+    return api.create_response(request, {"detail": str(exc) or "Forbidden"}, status=403)
+
+
+@api.exception_handler(Http404)
+def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
+    # the generic text only: a model's name or a slug is not echoed back
+    return api.create_response(request, {"detail": "Not found"}, status=404)
+
+
+# -- helpers ------------------------------------------------------------------------------
+def _collection(request: HttpRequest, slug: str, *roles: str) -> tuple[Collection, str]:
+    collection = get_object_or_404(Collection, slug=slug)
+    return collection, require_role(request.user, collection, *roles)
+
+
+def _score_access(request: HttpRequest, slug: str) -> tuple[Collection, str]:
+    """Scores and runs are for organizers and participants; assessors judge blind (403)."""
+    return _collection(request, slug, ORGANIZER, PARTICIPANT)
+
+
+def _visible_run(request: HttpRequest, collection: Collection, run_id: int) -> Run:
+    """The run if ``request.user`` may see it; 403 when it exists but is not theirs to see,
+    404 when the collection has no such run."""
+    run = (Run.objects.visible_to(request.user, collection).select_related("owner")
+           .filter(pk=run_id).first())
+    if run is None:
+        if Run.objects.filter(collection=collection, pk=run_id).exists():
+            raise PermissionDenied("This run is not visible to you.")
+        raise Http404
+    return run
+
+
+def _config(collection: Collection, metric: list[str] | None, gains: str, beta: float,
+            rbp_p: float, default_metrics=services.DEFAULT_METRICS) -> services.ScoreConfig:
+    """The score configuration, checked as the pages check it; 422 when it is invalid."""
+    levels = list(collection.levels.order_by("order").values_list("code", flat=True))
+    try:
+        return services.check_config(metrics=metric or list(default_metrics),
+                                     gains=gains.strip() or "default", beta=beta,
+                                     rbp_p=rbp_p, levels=levels)
+    except ValueError as e:
+        raise HttpError(422, str(e)) from e
+
+
+def _number(value, precision: Precision) -> float | None:
+    """A score for JSON: NaN as null; rounded to 6 decimals unless ``precision="full"``
+    (every double then round-trips exactly: JSON numbers are written shortest-repr)."""
+    if value is None:
+        return None
+    value = float(value)
+    if math.isnan(value) or math.isinf(value):
+        return None
+    return value if precision == "full" else round(value, READABLE_DIGITS)
+
+
+def _values(row, metrics, precision: Precision) -> dict[str, float | None]:
+    return {m: _number(row[m], precision) for m in metrics}
+
+
+def _config_out(collection: Collection, config: services.ScoreConfig,
+                precision: Precision) -> dict:
+    return {"metrics": list(config.metrics), "gains": config.gains, "beta": config.beta,
+            "rbp_p": config.rbp_p, "matching": collection.matching_mode,
+            "judgment_version": collection.judgment_version, "precision": precision}
+
+
+def _run_out(run: Run) -> dict:
+    return {"id": run.pk, "name": run.name, "owner": run.owner.get_username(),
+            "description": run.description, "format": run.format,
+            "source_name": run.source_name, "sha256": run.sha256,
+            "uploaded_at": run.uploaded_at}
+
+
+def _collection_out(collection: Collection, role: str | None) -> dict:
+    return {"slug": collection.slug, "name": collection.name,
+            "description": collection.description, "role": role,
+            "matching_mode": collection.matching_mode,
+            "max_output_size": collection.max_output_size,
+            "open_for_submissions": collection.open_for_submissions,
+            "leaderboard_published": collection.leaderboard_published,
+            "judgment_version": collection.judgment_version,
+            "questions": collection.n_questions if hasattr(collection, "n_questions")
+            else collection.questions.count(),
+            "levels": [{"code": lv.code, "label": lv.label, "gain": lv.gain}
+                       for lv in collection.levels.all()]}
+
+
+# -- who am I, collections ----------------------------------------------------------------
+@api.get("/me", response=schemas.MeOut, url_name="me", tags=["collections"])
+def me(request: HttpRequest):
+    """The user the token belongs to."""
+    return {"username": request.user.get_username(), "staff": bool(request.user.is_staff)}
+
+
+@api.get("/collections", response=list[schemas.CollectionOut], url_name="collection-list",
+         tags=["collections"])
+def collection_list(request: HttpRequest):
+    """The collections you are a member of (staff: all), each with your role."""
+    collections = (Collection.objects.visible_to(request.user).with_counts()
+                   .prefetch_related("levels"))
+    return [_collection_out(c, collection_role(request.user, c)) for c in collections]
+
+
+@api.get("/collections/{slug}", response=schemas.CollectionOut, url_name="collection-detail",
+         tags=["collections"])
+def collection_detail(request: HttpRequest, slug: str):
+    """One collection and your role in it (403 unless you are a member)."""
+    collection, role = _collection(request, slug)
+    return _collection_out(collection, role)
+
+
+@api.get("/collections/{slug}/questions", response=list[schemas.QuestionOut],
+         url_name="question-list", tags=["collections"])
+def question_list(request: HttpRequest, slug: str, status: str = "", search: str = ""):
+    """The collection's questions with their counts and assessors (organizers only)."""
+    collection, _ = _collection(request, slug, ORGANIZER)
+    questions = list(question_list_queryset(collection, status=status, search=search))
+    attach_assessors(questions)
+    return [{"question_id": q.qid, "text": q.text, "status": q.status,
+             "synsets": q.n_synsets, "strings": q.n_strings, "unjudged": q.n_unjudged,
+             "assessors": q.assessor_names} for q in questions]
+
+
+@api.get("/collections/{slug}/judgments", url_name="judgments-export", tags=["collections"],
+         response={200: list[schemas.JudgmentOut]})
+def judgments_export(request: HttpRequest, slug: str, format: Literal["json", "csv"] = "json"):
+    """The judgments (organizers only), as the page's export: CSV (``format=csv``, the same
+    file as the export page) or JSON records with the same columns."""
+    collection, _ = _collection(request, slug, ORGANIZER)
+    text = export_judgments(collection)
+    if format == "csv":
+        response = HttpResponse(text, content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = content_disposition(f"{slug}-judgments.csv")
+        return response
+    return read_records(text)
+
+
+# -- runs ---------------------------------------------------------------------------------
+@api.get("/collections/{slug}/runs", response=list[schemas.RunOut], url_name="run-list",
+         tags=["runs"])
+def run_list(request: HttpRequest, slug: str):
+    """The runs you may see: all (organizers), your own, or every participant's when the
+    leaderboard is published.  Assessors see none (403)."""
+    collection, _ = _score_access(request, slug)
+    runs = (Run.objects.visible_to(request.user, collection).select_related("owner")
+            .order_by("name"))
+    return [_run_out(r) for r in runs]
+
+
+@api.post("/collections/{slug}/runs", url_name="run-upload", tags=["runs"],
+          response={201: schemas.RunOut, 400: schemas.UploadErrorOut, 403: schemas.ErrorOut})
+def run_upload(request: HttpRequest, slug: str, name: Form[str], file: File[UploadedFile],
+               description: Form[str] = "", format: Form[Literal["", "qa", "trec"]] = ""):
+    """Upload a run (multipart), all or nothing, with the checks of the upload page: on any
+    problem nothing is stored and the answer is 400 with every problem and its line."""
+    collection, role = _score_access(request, slug)
+    if role != ORGANIZER and not collection.open_for_submissions:
+        raise PermissionDenied("This collection is not open for submissions.")
+    form = RunUploadForm(request.POST, request.FILES)
+    if not form.is_valid():
+        errors = [{"file": field if field != "__all__" else "", "line": None, "message": m}
+                  for field, messages in form.errors.items() for m in messages]
+        return Status(400, {"detail": "The run was not stored.", "errors": errors})
+    upload = form.cleaned_data["file"]
+    try:
+        run = services.run_import(
+            collection=collection, owner=request.user, name=form.cleaned_data["name"],
+            data=upload.read(), filename=upload.name,
+            description=form.cleaned_data["description"],
+            fmt=form.cleaned_data["format"] or None)
+    except InputError as e:
+        return Status(400, {"detail": f"The run was not stored: {len(e.issues)} problem(s).",
+                            "errors": [{"file": i.file, "line": i.line, "message": i.message}
+                                       for i in e.issues]})
+    return Status(201, _run_out(run))
+
+
+@api.get("/collections/{slug}/runs/{run_id}", response=schemas.RunOut, url_name="run-detail",
+         tags=["runs"])
+def run_detail(request: HttpRequest, slug: str, run_id: int):
+    collection, _ = _score_access(request, slug)
+    return _run_out(_visible_run(request, collection, run_id))
+
+
+@api.get("/collections/{slug}/runs/{run_id}/scores", response=schemas.RunScoresOut,
+         url_name="run-scores", tags=["scores"])
+def run_scores(request: HttpRequest, slug: str, run_id: int,
+               metric: Query[list[str] | None] = None, gains: str = "default",
+               beta: float = 1.0, rbp_p: float = 0.5, precision: Precision = "readable"):
+    """Per-question scores and means of a run, with the parameters of the score pages:
+    ``metric`` (repeat it; default the run page's), ``gains`` (``default`` = the
+    collection's levels, ``3:2:1``, ``adjusted``, ``S=4,A=2,B=1``...), ``beta``, ``rbp_p``.
+    ``precision=full`` gives every score at full double precision (default: 6 decimals)."""
+    collection, _ = _score_access(request, slug)
+    run = _visible_run(request, collection, run_id)
+    config = _config(collection, metric, gains, beta, rbp_p)
+    scores = services.score_runs(collection, [run], config)
+    table = scores.per_question[run.name]
+    lengths, synsets = answers_per_question(run), synsets_per_question(collection)
+    means = scores.means().loc[run.name]
+    return {
+        "run": _run_out(run), "config": _config_out(collection, config, precision),
+        "means": _values(means, config.metrics, precision),
+        "judged_questions": len(table),
+        "answers_for_unjudged_questions": scores.unknown[run.name],
+        "questions": [{"question_id": q, "L": lengths.get(q, 0), "R": synsets.get(q, 0),
+                       "scores": _values(row, config.metrics, precision)}
+                      for q, row in zip(table.index, table.to_dict("records"), strict=True)],
+    }
+
+
+@api.get("/collections/{slug}/compare", response=schemas.ComparisonOut, url_name="compare",
+         tags=["scores"])
+def compare(request: HttpRequest, slug: str, a: int, b: int,
+            metric: Query[list[str] | None] = None, gains: str = "default",
+            beta: float = 1.0, rbp_p: float = 0.5, precision: Precision = "readable"):
+    """Runs ``a`` and ``b`` compared question by question, with the figures of the compare
+    page: per metric the means, B - A, questions up/down/tied, sign, Wilcoxon, paired t and
+    randomization p-values and the effect size; per question both scores and B - A.
+    Default metrics: Q-measure and RR."""
+    collection, _ = _score_access(request, slug)
+    run_a, run_b = _visible_run(request, collection, a), _visible_run(request, collection, b)
+    if run_a.pk == run_b.pk:
+        raise HttpError(422, "choose two different runs")
+    config = _config(collection, metric, gains, beta, rbp_p,
+                     default_metrics=("q_measure", "rr"))
+    result = compare_runs(collection=collection, run_a=run_a, run_b=run_b, config=config)
+    ms = config.metrics
+    tests = [{"metric": t.metric, "n": t.n, "up": t.up, "down": t.down, "tied": t.tied,
+              **{k: _number(getattr(t, k), precision) for k in (
+                  "mean_a", "mean_b", "mean_diff", "sign_p", "wilcoxon_p", "t_p",
+                  "randomization_p", "effect_size")}} for t in result.tests]
+    pa, pb, d = (f.to_dict("index") for f in (result.pa, result.pb, result.diffs))
+    return {"a": _run_out(run_a), "b": _run_out(run_b),
+            "config": _config_out(collection, config, precision), "tests": tests,
+            "questions": [{"question_id": q, "a": _values(pa[q], ms, precision),
+                           "b": _values(pb[q], ms, precision),
+                           "b_minus_a": _values(d[q], ms, precision)}
+                          for q in result.diffs.index]}

@@ -1,0 +1,139 @@
+"""The API's request and response shapes (they make the OpenAPI schema at /api/docs)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ninja import Schema
+
+
+class ErrorOut(Schema):
+    detail: str
+
+
+class IssueOut(Schema):
+    """One problem of an uploaded file, as the upload page lists it."""
+
+    file: str
+    line: int | None
+    message: str
+
+
+class UploadErrorOut(Schema):
+    detail: str
+    errors: list[IssueOut]
+
+
+class MeOut(Schema):
+    username: str
+    staff: bool
+
+
+class LevelOut(Schema):
+    code: str
+    label: str
+    gain: float
+
+
+class CollectionOut(Schema):
+    slug: str
+    name: str
+    description: str
+    role: str | None
+    matching_mode: str
+    max_output_size: int
+    open_for_submissions: bool
+    leaderboard_published: bool
+    judgment_version: int
+    questions: int
+    levels: list[LevelOut]
+
+
+class QuestionOut(Schema):
+    question_id: str
+    text: str
+    status: str
+    synsets: int
+    strings: int
+    unjudged: int
+    assessors: list[str]
+
+
+class RunOut(Schema):
+    id: int
+    name: str
+    owner: str
+    description: str
+    format: str
+    source_name: str
+    sha256: str
+    uploaded_at: datetime
+
+
+class ConfigOut(Schema):
+    """What scores were computed with (the parameters of the score pages)."""
+
+    metrics: list[str]
+    gains: str
+    beta: float
+    rbp_p: float
+    matching: str
+    judgment_version: int
+    precision: str
+
+
+class QuestionScoresOut(Schema):
+    question_id: str
+    L: int
+    R: int
+    scores: dict[str, float | None]
+
+
+class RunScoresOut(Schema):
+    run: RunOut
+    config: ConfigOut
+    means: dict[str, float | None]
+    judged_questions: int
+    answers_for_unjudged_questions: int
+    questions: list[QuestionScoresOut]
+
+
+class PairedOut(Schema):
+    metric: str
+    n: int
+    mean_a: float | None
+    mean_b: float | None
+    mean_diff: float | None
+    up: int
+    down: int
+    tied: int
+    sign_p: float | None
+    wilcoxon_p: float | None
+    t_p: float | None
+    randomization_p: float | None
+    effect_size: float | None
+
+
+class QuestionDiffOut(Schema):
+    question_id: str
+    a: dict[str, float | None]
+    b: dict[str, float | None]
+    b_minus_a: dict[str, float | None]
+
+
+class ComparisonOut(Schema):
+    a: RunOut
+    b: RunOut
+    config: ConfigOut
+    tests: list[PairedOut]
+    questions: list[QuestionDiffOut]
+
+
+class JudgmentOut(Schema):
+    question_id: str
+    synset_id: str
+    answer: str
+    level: str
+    question: str
+    assessor: str
+    updated: str

@@ -1,0 +1,20 @@
+"""``/api/``: the REST API (token authentication, not the login page) and its docs."""
+
+from .endpoints import api
+
+app_name = "api"
+
+
+def _patterns():
+    """The API's patterns; the endpoints answer 401 themselves, so they are exempt from
+    LoginRequiredMiddleware (which would send a script to the login page).  The schema and
+    the docs page stay behind the login like every page (so does ninja's root pattern,
+    which only answers 404)."""
+    patterns, _, _ = api.urls
+    for p in patterns:
+        if p.name not in ("openapi-json", "openapi-view", "api-root"):
+            p.callback.login_required = False
+    return patterns
+
+
+urlpatterns = _patterns()

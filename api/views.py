@@ -1,0 +1,40 @@
+"""The user's own "API tokens" page: create (the secret is shown once), list, revoke."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from .forms import TokenCreateForm
+from .models import ApiToken
+from .services import api_token_create, api_token_revoke
+
+
+@require_http_methods(["GET", "POST"])
+def token_list(request: HttpRequest) -> HttpResponse:
+    created = None
+    if request.method == "POST":
+        form = TokenCreateForm(request.POST)
+        if form.is_valid():
+            created = api_token_create(user=request.user, name=form.cleaned_data["name"])
+            form = TokenCreateForm()
+    else:
+        form = TokenCreateForm()
+    response = TemplateResponse(request, "api/token_list.html", {
+        "form": form, "created": created,
+        "tokens": ApiToken.objects.filter(user=request.user)})
+    if created is not None:
+        # the secret is in this page only: no cache may keep it
+        response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_POST
+def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
+    if not api_token_revoke(user=request.user, token_id=token_id):
+        raise Http404("No such token")
+    messages.success(request, "Token revoked: it no longer works.")
+    return redirect("account:token-list")

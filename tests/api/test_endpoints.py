@@ -1,0 +1,303 @@
+"""Every API endpoint: what it answers, and that it gives the figures of the pages."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from annotate.models import Collection
+from evaluation.metrics.csvio import read_csv, read_records
+from evaluation.models import Run, RunAnswer
+
+pytestmark = pytest.mark.django_db
+
+
+def page_client(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_me(as_role):
+    assert as_role("staff").get("/api/me").json() == {"username": "admin", "staff": True}
+
+
+def test_collections_list_my_role(world, as_role):
+    got = as_role("participant").get("/api/collections").json()
+    assert [c["slug"] for c in got] == ["demo"]
+    demo = got[0]
+    assert demo["role"] == "participant" and demo["questions"] == 13
+    assert [lv["code"] for lv in demo["levels"]] == ["S", "A", "B"]
+    assert demo["open_for_submissions"] is True and demo["max_output_size"] == 5
+    staff = {c["slug"]: c["role"] for c in as_role("staff").get("/api/collections").json()}
+    assert staff == {"demo": "organizer", "elsewhere": "organizer"}
+    assert as_role("nonmember").get("/api/collections").json() == []
+    detail = as_role("assessor").get("/api/collections/demo").json()
+    assert detail["role"] == "assessor" and detail["slug"] == "demo"
+
+
+def test_questions_for_organizers(world, as_role):
+    got = as_role("organizer").get("/api/collections/demo/questions").json()
+    assert len(got) == 13
+    first = got[0]
+    assert first["question_id"] == "EX1-BEATLES" and first["synsets"] == 4
+    assert set(first) == {"question_id", "text", "status", "synsets", "strings", "unjudged",
+                          "assessors"}
+    done = as_role("organizer").get("/api/collections/demo/questions", status="todo").json()
+    assert [q["question_id"] for q in done] == ["SNOW-COUNTRY"]
+
+
+def test_runs_listed_as_the_run_list_page_shows_them(world, as_role):
+    mine = as_role("participant").get("/api/collections/demo/runs").json()
+    assert [r["name"] for r in mine] == ["AF", "noAF"]
+    assert [r["name"] for r in as_role("other").get("/api/collections/demo/runs").json()] == [
+        "run-of-other"]
+    everything = as_role("organizer").get("/api/collections/demo/runs").json()
+    assert [r["name"] for r in everything] == ["AF", "noAF", "run-of-other"]
+    Collection.objects.filter(pk=world["collection"].pk).update(leaderboard_published=True)
+    published = as_role("other").get("/api/collections/demo/runs").json()
+    assert [r["name"] for r in published] == ["AF", "noAF", "run-of-other"]
+    one = as_role("participant").get(f"/api/collections/demo/runs/{world['af'].pk}").json()
+    assert one["name"] == "AF" and one["owner"] == "participant" and len(one["sha256"]) == 64
+
+
+# -- upload -----------------------------------------------------------------------------
+def upload(client, name: str, content: bytes, filename: str = "run.tsv", **extra):
+    return client.post("/api/collections/demo/runs",
+                       {"name": name, "file": SimpleUploadedFile(filename, content), **extra})
+
+
+def test_upload_stores_the_run(world, as_role):
+    response = upload(as_role("participant"), "api-run",
+                      b"EX1-BEATLES\t1\tJohn Lennon\nEX1-BEATLES\t2\tRingo\n"
+                      b"EX2-DVD\t1\tDigital Video Disk\n", description="from a script")
+    assert response.status_code == 201, response.content
+    run = Run.objects.get(pk=response.json()["id"])
+    assert run.name == "api-run" and run.owner.username == "participant"
+    assert run.description == "from a script" and run.format == "qa"
+    assert run.answers.count() == 3
+    scores = as_role("participant").get(f"/api/collections/demo/runs/{run.pk}/scores",
+                                        metric="rr").json()
+    assert scores["means"]["rr"] == round(2 / 12, 6)
+
+
+def test_upload_trec_format(world, as_role):
+    response = upload(as_role("organizer"), "trec-run",
+                      b"EX1-BEATLES Q0 John_Lennon 1 9.5 trec-run\n", filename="r.trec",
+                      format="trec")
+    assert response.status_code == 201, response.content
+    assert response.json()["format"] == "trec"
+
+
+BAD_FILE = (b"EX1-BEATLES\t1\tJohn Lennon\n"       # line 1 fine
+            b"NO-SUCH-QUESTION\t1\tx\n"             # line 2 unknown question
+            b"EX2-DVD\tfirst\tDigital Video Disk\n"  # line 3 bad rank
+            + b"".join(b"TDL-1\t%d\tanswer %d\n" % (i, i) for i in range(1, 7)))  # 9: 6th
+
+
+def test_a_bad_file_lists_every_problem_with_its_line_and_stores_nothing(world, as_role):
+    before = (Run.objects.count(), RunAnswer.objects.count())
+    response = upload(as_role("participant"), "bad-run", BAD_FILE)
+    assert response.status_code == 400
+    body = response.json()
+    assert body["detail"].startswith("The run was not stored")
+    lines = [(e["line"], e["message"]) for e in body["errors"]]
+    assert [line for line, _ in lines] == [2, 3, 9], lines
+    assert "'NO-SUCH-QUESTION' is not in this collection" in lines[0][1]
+    assert "more than 5 answers" in lines[2][1]
+    assert all(e["file"] == "run.tsv" for e in body["errors"])
+    assert (Run.objects.count(), RunAnswer.objects.count()) == before
+
+
+def test_the_upload_page_and_the_api_give_the_same_errors(world, as_role):
+    page = page_client(world["users"]["participant"]).post(
+        "/collections/demo/runs/upload/",
+        {"name": "bad-run", "format": "", "file": SimpleUploadedFile("run.tsv", BAD_FILE)})
+    api = upload(as_role("participant"), "bad-run", BAD_FILE).json()["errors"]
+    html = page.content.decode()
+    for e in api:
+        assert f"line {e['line']}: " in html
+        assert e["message"].replace("'", "&#x27;") in html
+
+
+def test_upload_refusals(world, as_role):
+    client = as_role("participant")
+    taken = upload(client, "AF", b"EX1-BEATLES\t1\tJohn Lennon\n")
+    assert taken.status_code == 400
+    assert "already exists" in taken.json()["errors"][0]["message"]
+    control = upload(client, "bad\x07name", b"EX1-BEATLES\t1\tJohn Lennon\n")
+    assert control.status_code == 400
+    empty = upload(client, "empty", b"")
+    assert empty.status_code == 400 and empty.json()["errors"]
+    missing = client.post("/api/collections/demo/runs", {"name": "no-file"})
+    assert missing.status_code == 422
+    # closed for submissions: participants are refused, organizers may still upload
+    Collection.objects.filter(pk=world["collection"].pk).update(open_for_submissions=False)
+    closed = upload(client, "late", b"EX1-BEATLES\t1\tJohn Lennon\n")
+    assert closed.status_code == 403
+    assert upload(as_role("organizer"), "late", b"EX1-BEATLES\t1\tJohn Lennon\n"
+                  ).status_code == 201
+    assert not Run.objects.filter(name__in=["empty", "no-file"]).exists()
+
+
+# -- scores -----------------------------------------------------------------------------
+def csv_figures(text: str) -> dict[tuple[str, str], float]:
+    _, header, rows = read_csv(text)
+    metrics = header[4:]
+    return {(r[1], m): float(v) for r in rows for m, v in zip(metrics, r[4:], strict=True)}
+
+
+@pytest.mark.parametrize("params", [
+    {},
+    {"metric": ["q_measure", "rr", "ap", "rbp", "ndcg@3"], "gains": "1:1:1", "beta": 2,
+     "rbp_p": 0.8},
+    {"metric": ["q_measure"], "gains": "S=4,A=2,B=1"},
+    {"metric": ["q_measure"], "gains": "adjusted"},
+])
+def test_run_scores_match_the_score_download(world, as_role, params):
+    run = world["af"]
+    api = as_role("participant").get(f"/api/collections/demo/runs/{run.pk}/scores",
+                                     **params, precision="full").json()
+    page = page_client(world["users"]["participant"]).get(
+        f"/collections/demo/runs/{run.pk}/scores.csv",
+        {**params, **({"gains": "custom", "custom_gains": params["gains"]}
+                      if params.get("gains") not in (None, "1:1:1", "adjusted") else {})})
+    figures = csv_figures(page.content.decode())
+    metrics = api["config"]["metrics"]
+    assert api["judged_questions"] == 12
+    for q in api["questions"]:
+        for m in metrics:
+            assert q["scores"][m] == pytest.approx(figures[(q["question_id"], m)], abs=1e-6)
+    for m in metrics:
+        assert api["means"][m] == pytest.approx(figures[("all", m)], abs=1e-6)
+    beatles = next(q for q in api["questions"] if q["question_id"] == "EX1-BEATLES")
+    assert (beatles["L"], beatles["R"]) == (4, 4)
+
+
+def test_full_precision_is_an_option(world, as_role):
+    url = f"/api/collections/demo/runs/{world['noaf'].pk}/scores"
+    client = as_role("participant")
+    readable = client.get(url, metric="q_measure").json()
+    full = client.get(url, metric="q_measure", precision="full").json()
+    assert readable["config"]["precision"] == "readable"
+    r, f = readable["means"]["q_measure"], full["means"]["q_measure"]
+    assert r == round(f, 6) and r != f  # a mean of 12 questions has more than 6 decimals
+    assert len(repr(f)) > 10
+    # the raw text: JSON numbers round-trip the double exactly
+    assert json.loads(client.get(url, metric="q_measure", precision="full").content)[
+        "means"]["q_measure"] == f
+
+
+@pytest.mark.parametrize("params", [
+    {"metric": "no_such_metric"}, {"gains": "S=1"}, {"gains": "X=1,Y=2,Z=3"},
+    {"beta": -1}, {"rbp_p": 1.5}, {"beta": "abc"}, {"precision": "max"},
+])
+def test_invalid_score_parameters_are_422(world, as_role, params):
+    response = as_role("organizer").get(
+        f"/api/collections/demo/runs/{world['af'].pk}/scores", **params)
+    assert response.status_code == 422, (params, response.content)
+    assert response.json()["detail"]
+
+
+def test_scores_of_runs_not_visible(world, as_role):
+    client = as_role("participant")
+    theirs = world["other_run"]
+    assert client.get(f"/api/collections/demo/runs/{theirs.pk}/scores").status_code == 403
+    assert client.get("/api/collections/demo/runs/999999/scores").status_code == 404
+    assert as_role("assessor").get(
+        f"/api/collections/demo/runs/{world['af'].pk}/scores").status_code == 403
+
+
+# -- compare ----------------------------------------------------------------------------
+def test_compare_gives_the_figures_of_the_compare_download(world, as_role):
+    a, b = world["noaf"], world["af"]
+    api = as_role("participant").get("/api/collections/demo/compare", a=a.pk, b=b.pk,
+                                     precision="full").json()
+    page = page_client(world["users"]["participant"]).get(
+        "/collections/demo/compare.csv", {"a": a.pk, "b": b.pk})
+    _, header, rows = read_csv(page.content.decode())
+    means = {r[1]: r for r in rows if r[0] == "mean"}
+    assert [t["metric"] for t in api["tests"]] == ["q_measure", "rr"]
+    for t in api["tests"]:
+        row = dict(zip(header, means[t["metric"]], strict=True))
+        for k in ("mean_a", "mean_b", "sign_p", "wilcoxon_p", "t_p", "randomization_p",
+                  "effect_size"):
+            want = row["a" if k == "mean_a" else "b" if k == "mean_b" else k]
+            assert t[k] == pytest.approx(float(want), abs=1e-6), k
+        assert (t["up"], t["down"], t["tied"]) == (int(row["up"]), int(row["down"]),
+                                                   int(row["tied"]))
+        assert t["mean_diff"] == pytest.approx(float(row["b_minus_a"]), abs=1e-6)
+    per_q = {r[1]: r for r in rows if r[0] == "question"}
+    assert len(api["questions"]) == 12
+    for q in api["questions"]:
+        for m in ("q_measure", "rr"):
+            row = per_q[f"{m}:{q['question_id']}"]
+            assert q["a"][m] == pytest.approx(float(row[2]), abs=1e-6)
+            assert q["b"][m] == pytest.approx(float(row[3]), abs=1e-6)
+            assert q["b_minus_a"][m] == pytest.approx(float(row[4]), abs=1e-6)
+
+
+def test_compare_refusals(world, as_role):
+    client = as_role("participant")
+    af, theirs = world["af"], world["other_run"]
+    assert client.get("/api/collections/demo/compare", a=af.pk, b=theirs.pk
+                      ).status_code == 403
+    assert client.get("/api/collections/demo/compare", a=af.pk, b=999999).status_code == 404
+    same = client.get("/api/collections/demo/compare", a=af.pk, b=af.pk)
+    assert same.status_code == 422
+    assert client.get("/api/collections/demo/compare", a=af.pk).status_code == 422
+    assert client.get("/api/collections/demo/compare", a=af.pk, b=world["noaf"].pk,
+                      metric="nope").status_code == 422
+
+
+# -- judgments --------------------------------------------------------------------------
+def test_judgments_export_csv_is_the_export_page(world, as_role):
+    api = as_role("organizer").get("/api/collections/demo/judgments", format="csv")
+    page = page_client(world["users"]["organizer"]).get(
+        "/collections/demo/export/judgments.csv")
+    assert api.status_code == 200 and api["Content-Type"].startswith("text/csv")
+    assert api.content == page.content
+    assert "demo-judgments.csv" in api["Content-Disposition"]
+
+
+def test_judgments_export_json_has_the_csv_records(world, as_role):
+    api = as_role("organizer").get("/api/collections/demo/judgments").json()
+    page = page_client(world["users"]["organizer"]).get(
+        "/collections/demo/export/judgments.csv")
+    assert api == read_records(page.content)
+    assert {"question_id": "EX3-LOVE", "synset_id": "1", "answer": "NIL", "level": "A"}.items(
+    ) <= next(r for r in api if r["question_id"] == "EX3-LOVE").items()
+    assert as_role("organizer").get("/api/collections/demo/judgments",
+                                    format="xml").status_code == 422
+
+
+# -- the schema --------------------------------------------------------------------------
+def test_openapi_schema_names_every_endpoint_and_the_bearer_scheme(world):
+    response = page_client(world["users"]["participant"]).get("/api/openapi.json")
+    schema = response.json()
+    paths = set(schema["paths"])
+    assert {"/api/me", "/api/collections", "/api/collections/{slug}",
+            "/api/collections/{slug}/questions", "/api/collections/{slug}/runs",
+            "/api/collections/{slug}/runs/{run_id}", "/api/collections/{slug}/runs/{run_id}/scores",
+            "/api/collections/{slug}/compare", "/api/collections/{slug}/judgments"} <= paths
+    assert schema["components"]["securitySchemes"]["TokenAuth"]["scheme"] == "bearer"
+    upload = schema["paths"]["/api/collections/{slug}/runs"]["post"]
+    assert "multipart/form-data" in upload["requestBody"]["content"]
+
+
+def test_the_docs_page_loads_nothing_from_elsewhere(world):
+    """The docs page uses Swagger UI's files shipped with django-ninja, served from our
+    static files: no CDN (blocked offline and by the Content-Security-Policy), no inline
+    script."""
+    page = page_client(world["users"]["participant"]).get("/api/docs")
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "/static/ninja/swagger-ui-bundle.js" in html
+    assert "/static/ninja/swagger-ui-init.js" in html
+    assert "cdn" not in html.lower() and "https://" not in html
+    assert "script-src 'self'" in page["Content-Security-Policy"]
+    for tag in html.split("<script")[1:]:
+        assert 'src="' in tag.split(">")[0] or 'type="application/json"' in tag.split(">")[0]
