@@ -502,7 +502,7 @@ def assessor_urls(w: dict) -> list[str]:
     collection (assigned or not), list filters and the htmx partials."""
     i = ROLES.index("assessor")
     urls = [url_for(key, route, w) for key, route in patterns()
-            if EXPECTED[key]["GET"].split()[i] == "ok"]
+            if EXPECTED[key]["GET"].split()[i] == "ok" and key != "favicon"]  # a static file
     base = f"/collections/{w['collection'].slug}"
     urls += [f"/questions/{pk}/judge/" for pk in w["collection"].questions.values_list(
         "pk", flat=True)]
