@@ -179,7 +179,7 @@ def test_ascii_keys_equal_normalize_answer(texts):
     (b"Q1\t1\tPaul\rQ1\t1\tJohn\r", "question 'Q1' has rank 1 twice (line 1)"),
 ])
 def test_every_reader_refuses_what_the_line_reader_refuses(body, error):
-    """pandas' tier and the C reader refuse these runs too (the C reader steps aside and
+    """The C reader refuses these runs too (the C reader steps aside and
     the line reader names the error); a long file goes through the same readers."""
     j = parse_judgments_csv(b"question_id,synset_id,answer,level\nQ1,1,Paul,S\n")
     pad = b"".join(b"P%d\t1\tx\n" % i for i in range(5000))

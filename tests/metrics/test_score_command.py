@@ -136,3 +136,14 @@ def test_every_error_of_every_file_is_printed(files, tmp_path):
     assert lines[2] == f"{bad}:2: rank 'r2' is not a positive integer"
     assert lines[61] == f"{bad}:120: rank 'r120' is not a positive integer"
     assert lines[62] == f"{bad2}:1: empty answer for question 'q' at rank 1"
+
+
+def test_match_squad(tmp_path):
+    j = tmp_path / "j.csv"
+    j.write_text("question_id,synset_id,answer,level\nborder,1,Radcliffe Line,S\n")
+    r = tmp_path / "r.tsv"
+    r.write_text("border\t1\tThe Radcliffe Line.\n")
+    out, _ = run("--judgments", j, r, "--format", "csv", "--metrics", "rr")
+    assert out.splitlines()[1:] == ["r,border,0.000000", "r,all,0.000000"]
+    out, _ = run("--judgments", j, r, "--format", "csv", "--metrics", "rr", "--match", "squad")
+    assert out.splitlines()[1:] == ["r,border,1.000000", "r,all,1.000000"]
