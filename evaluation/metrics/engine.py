@@ -493,6 +493,13 @@ class Scores:
         nr, nm, nq = self.values.shape
         return self.values.mean(axis=2) if nq else np.zeros((nr, nm))
 
+    def unjudged(self) -> np.ndarray:
+        """The number of each run's answers to each question that no assessor judged:
+        (run, question) integers, the answers the next round of judging should see."""
+        m = self.marked
+        counts = np.bincount(m.group[m.status == UNJUDGED], minlength=m.ngroups)
+        return counts.reshape(len(self.runs), m.judgments.nq)
+
     @cached_property
     def per_question(self) -> dict[str, pd.DataFrame]:
         import pandas as pd

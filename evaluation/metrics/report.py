@@ -28,16 +28,21 @@ def _spec(digits: int | None) -> str:
 
 
 def to_csv(scores: Scores, *, digits: int | None = 6) -> str:
-    """Header ``run,question_id,<metrics>``; one row per run and judged question, then a
-    row with question_id ``all`` holding the run's means.  Text cells as ``csvio.write_csv``
-    writes them (its reader reads this file back)."""
+    """Header ``run,question_id,<metrics>,unjudged``; one row per run and judged question,
+    then a row with question_id ``all`` holding the run's means.  ``unjudged`` counts the
+    run's answers to the question that no assessor judged (in the ``all`` row: the run's
+    total).  Text cells as ``csvio.write_csv`` writes them (its reader reads this file
+    back)."""
     values = ",".join([f"{{{_spec(digits)}}}"] * len(scores.metrics))
     qids = [_csv_field(str(q)) for q in scores.questions]
-    out = [",".join(["run", "question_id", *map(_csv_field, scores.metrics)])]
-    for _, run, rows, mean in _rows(scores):
-        row = (_csv_field(run).replace("{", "{{").replace("}", "}}") + ",{}," + values).format
-        out.extend(row(qid, *vals) for qid, vals in zip(qids, rows, strict=True))
-        out.append(row("all", *mean))
+    unjudged = scores.unjudged()
+    out = [",".join(["run", "question_id", *map(_csv_field, scores.metrics), "unjudged"])]
+    for i, run, rows, mean in _rows(scores):
+        row = (_csv_field(run).replace("{", "{{").replace("}", "}}") + ",{}," + values
+               + ",{}").format
+        counts = unjudged[i].tolist()
+        out.extend(row(qid, *vals, n) for qid, vals, n in zip(qids, rows, counts, strict=True))
+        out.append(row("all", *mean, sum(counts)))
     return "\n".join(out) + "\n"
 
 
