@@ -242,6 +242,17 @@ static int odd_unicode_space(const unsigned char *p, Py_ssize_t left) {
     return c == 0xe3 && p[1] == 0x80 && p[2] == 0x80;
 }
 
+/* the first or the last character of a field is whitespace for Python's str.strip() */
+static int field_edge_space(const unsigned char *p, Py_ssize_t n) {
+    if (CLS[p[0]] == 1 || CLS[p[0]] == 2 || (CLS[p[0]] == 3 && odd_unicode_space(p, n)))
+        return 1;
+    unsigned char c = p[n - 1];
+    if (c < 0x80) return CLS[c] == 1 || CLS[c] == 2;
+    Py_ssize_t s = n - 1;                                 /* the last character's lead byte */
+    while (s > 0 && n - s < 4 && (p[s] & 0xc0) == 0x80) s--;
+    return CLS[p[s]] == 3 && odd_unicode_space(p + s, n - s);
+}
+
 static const double POW10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
@@ -383,13 +394,15 @@ static int tokenize(const char *data, Py_ssize_t size, int kind, Reader *r, Cols
                     if (nf == MAXF) return 0;
                     f[nf].p = line + start; f[nf].n = j - start; nf++;
                     start = j + 1;
-                } else if (CLS[ul[j]] >= 2) {
-                    if (CLS[ul[j]] == 2 || odd_unicode_space(ul + j, len - j)) return 0;
+                } else if (ul[j] == 0 || ul[j] == '\r') {
+                    return 0;                                /* NUL; a lone CR ends a line */
                 }
             }
             if (nf < 3 || nf > 4) return 0;
+            /* Python strips every field: whitespace at an edge (a space, an odd ASCII or a
+             * Unicode space) needs the line reader; inside a field it is text */
             for (int k = 0; k < nf; k++) {
-                if (f[k].n && (f[k].p[0] == ' ' || f[k].p[f[k].n - 1] == ' ')) return 0;
+                if (f[k].n && (field_edge_space((const unsigned char *)f[k].p, f[k].n))) return 0;
             }
             if (!f[0].n || !f[2].n) return 0;
         } else {

@@ -2,7 +2,7 @@
 
 ``fastparse`` is the module, or None when it was not built (no C compiler at install time)
 or when the environment variable ``QASYNSET_NO_ACCEL`` is set to anything but ``""`` or
-``0`` when this module is first imported; then the pure Python/pandas readers and the
+``0`` when this module is first imported; then the line readers (pure Python) and the
 Python normalization do all the work (the test suite runs the scorer's tests both ways).
 """
 
@@ -22,7 +22,7 @@ def _load() -> ModuleType | None:
         return None
     try:
         from . import _fastparse
-    except ImportError:  # no C compiler when installed: the pandas reader does the work
+    except ImportError:  # no C compiler when installed: the line readers do the work
         return None
     return _fastparse
 
@@ -37,4 +37,4 @@ def why_unused() -> str | None:
     if switched_off:
         return f"the C accelerator is switched off ({ENV_SWITCH} is set)"
     return ("the C accelerator was not built (no C compiler at install time); "
-            "the pandas and line readers are used")
+            "the line readers are used")

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-import pandas as pd
 
+from .arrays import Index, factorize, unique
 from .errors import InputError, IssueList
 from .normalize import MATCH_MODES, NIL_KEY, normalize_many
 
@@ -116,7 +116,7 @@ class Judgments:
     syn_label: np.ndarray = LazyColumn()
     syn_xmax: np.ndarray
     syn_nil: np.ndarray
-    _qindex: pd.Index = field(repr=False)
+    _qindex: Index = field(repr=False)
     # set by the fast reader: ids of str_key in a table of strings shared with the runs
     key_ids: np.ndarray | None = field(default=None, repr=False)
     interned: Interned | None = field(default=None, repr=False)
@@ -127,20 +127,20 @@ class Judgments:
 
     def question_index(self, qids: Sequence[str] | np.ndarray) -> np.ndarray:
         """Index of each question id in ``questions``; -1 for ids not judged here."""
-        codes, uniques = pd.factorize(np.asarray(qids, dtype=object))
+        codes, uniques = factorize(np.asarray(qids, dtype=object))
         if not len(codes):
             return codes.astype(np.int64)
         return self._qindex.get_indexer(uniques)[codes].astype(np.int64)
 
     @cached_property
-    def lookup(self) -> tuple[pd.Index, np.ndarray, np.ndarray]:
+    def lookup(self) -> tuple[Index, np.ndarray, np.ndarray]:
         """(index of distinct keys, sorted (question, key) codes, string of each code):
         what marking needs to find a run answer among the judged strings."""
-        kcodes, kuniq = pd.factorize(self.str_key)
+        kcodes, kuniq = factorize(self.str_key)
         nk = max(len(kuniq), 1)
         comb = self.str_q * nk + kcodes
         order = np.argsort(comb, kind="stable")
-        return pd.Index(kuniq), comb[order], order
+        return Index(kuniq), comb[order], order
 
     def synset_counts(self) -> np.ndarray:
         """R per question: the number of answer synsets."""
@@ -183,35 +183,41 @@ class Judgments:
 
         qid_arr = np.asarray(qids, dtype=object)
         if question_order is not None:
-            order = list(dict.fromkeys(list(question_order) + list(pd.unique(qid_arr))))
-            questions = np.asarray(order, dtype=object)
-            qindex = pd.Index(questions)
+            order = list(dict.fromkeys(list(question_order) + unique(qid_arr).tolist()))
+            questions = np.empty(len(order), dtype=object)
+            questions[:] = order
+            qindex = Index(questions)
             str_q = qindex.get_indexer(qid_arr).astype(np.int64)
         else:
-            codes, uniques = pd.factorize(qid_arr)
-            str_q = codes.astype(np.int64)
-            questions = np.asarray(uniques, dtype=object)
-            qindex = pd.Index(questions)
+            str_q, questions = factorize(qid_arr)
+            qindex = Index(questions)
         text_arr = np.asarray(texts, dtype=object)
         if match == ID_MATCH:
             key_arr = text_arr
         else:
             key_arr = np.asarray(normalize_many(text_arr, match), dtype=object)
 
-        syn_series = pd.Series(np.asarray(synsets, dtype=object), dtype=object)
-        in_syn = (syn_series.notna() & (syn_series != "")).to_numpy()
-        syn_raw = np.where(in_syn, syn_series.to_numpy(), None)
-        level_pos = pd.Series(np.asarray(levels_of, dtype=object), dtype=object).map(
-            {code: i for i, code in enumerate(levels)})
-        unknown = in_syn & level_pos.isna().to_numpy()
+        syn_list = list(synsets)
+        in_syn = np.fromiter((s is not None and s == s and s != "" for s in syn_list),
+                             dtype=bool, count=len(syn_list))
+        syn_raw = np.empty(len(syn_list), dtype=object)
+        syn_raw[:] = syn_list
+        syn_raw[~in_syn] = None
+        position = {code: i for i, code in enumerate(levels)}
+        level_pos = np.fromiter((position.get(x, -1) for x in levels_of), dtype=np.int64,
+                                count=n)
+        unknown = in_syn & (level_pos < 0)
         for i in np.flatnonzero(unknown):
             issues.add(where(i), f"unknown level {levels_of[i]!r} (expected one of "
                        f"{', '.join(levels)})")
-        str_level = np.where(in_syn & ~unknown, level_pos.fillna(-1).to_numpy(), -1).astype(
-            np.int64)
+        str_level = np.where(in_syn & ~unknown, level_pos, -1).astype(np.int64)
 
-        frame = pd.DataFrame({"q": str_q, "key": key_arr})
-        dup = frame.duplicated(["q", "key"], keep=False).to_numpy()
+        kcodes, kuniq = factorize(key_arr)
+        pair = str_q * max(len(kuniq), 1) + kcodes
+        dup = np.zeros(n, dtype=bool)
+        if n:
+            _, inverse, counts = np.unique(pair, return_inverse=True, return_counts=True)
+            dup = counts[inverse.ravel()] > 1
         if dup.any():
             # spellings of one string (same key): rows with the same judgment fold into the
             # first (DESIGN.md section 4), rows with another judgment are an error
@@ -244,8 +250,10 @@ class Judgments:
 
         str_synset = np.full(n, -1, dtype=np.int64)
         if in_syn.any():
-            sub = pd.DataFrame({"q": str_q[in_syn], "s": syn_raw[in_syn]})
-            str_synset[in_syn] = sub.groupby(["q", "s"], sort=False).ngroup().to_numpy()
+            # one global index per (question, synset id), in order of first appearance
+            str_synset[in_syn] = factorize(np.fromiter(
+                zip(str_q[in_syn].tolist(), syn_raw[in_syn].tolist(), strict=True),
+                dtype=object, count=int(in_syn.sum())))[0]
         nsyn = int(str_synset.max()) + 1 if n and in_syn.any() else 0
         if nil_rule and n:
             nil_keys = key_arr if match == "normalized" else normalize_many(text_arr)
@@ -322,10 +330,13 @@ class Ranking:
         rows = list(rows)
         if not rows:
             return cls(name, np.empty(0, dtype=object), np.empty(0, dtype=object))
-        frame = pd.DataFrame(rows, columns=["qid", "rank", "text"])
-        frame["q"] = pd.factorize(frame["qid"])[0]
-        frame = frame.sort_values(["q", "rank"], kind="stable")
-        return cls(name, frame["qid"].to_numpy(dtype=object), frame["text"].to_numpy(dtype=object))
+        qcode = factorize(np.asarray([r[0] for r in rows], dtype=object))[0]
+        order = sorted(range(len(rows)), key=lambda i: (qcode[i], rows[i][1]))
+        qid = np.empty(len(rows), dtype=object)
+        text = np.empty(len(rows), dtype=object)
+        qid[:] = [rows[i][0] for i in order]
+        text[:] = [rows[i][2] for i in order]
+        return cls(name, qid, text)
 
     @classmethod
     def from_lists(cls, name: str, lists: dict[str, Sequence[str]]) -> Ranking:

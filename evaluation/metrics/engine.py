@@ -7,40 +7,24 @@ running sums are a cumulative sum minus the group's offset.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
+from .arrays import duplicated, factorize
+from .columns import _CUTOFF, BASE_METRICS, DEFAULT_METRICS, parse_metrics
 from .data import ID_MATCH, Judgments, LazyColumn, Ranking
 from .gains import GainProfile
 from .normalize import NIL_KEY, normalize_many
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 CORRECT, DUPLICATE, INCORRECT, UNJUDGED, NIL_NOT_FIRST = 0, 1, 2, 3, 4
 STATUS_NAMES = ("correct", "duplicate", "incorrect", "unjudged", "nil_not_first")
-
-BASE_METRICS = (
-    "q_measure", "r_measure", "rr", "ap", "ap_rigid", "awp", "rwp", "r_prec", "ndcg", "rbp",
-    "rr_trunc", "ap_trunc", "ndcg_trunc", "rbp_trunc",
-)
-DEFAULT_METRICS = ("q_measure", "r_measure", "rr", "ap", "ndcg@5")
-_CUTOFF = re.compile(r"^(p|ndcg)@([1-9][0-9]*)$")
-
-
-def parse_metrics(spec: str | Sequence[str]) -> list[str]:
-    """Validate a comma list (or sequence) of metric column names; return them in order."""
-    names = [m.strip() for m in spec.split(",")] if isinstance(spec, str) else list(spec)
-    names = [m for m in names if m]
-    if not names:
-        raise ValueError("no metric named")
-    bad = [m for m in names if m not in BASE_METRICS and not _CUTOFF.match(m)]
-    if bad:
-        raise ValueError(f"unknown metric(s) {', '.join(bad)}; known: {', '.join(BASE_METRICS)}, "
-                         "p@k, ndcg@k")
-    return list(dict.fromkeys(names))
-
 
 @dataclass(frozen=True, eq=False)
 class Marked:
@@ -75,6 +59,8 @@ class Marked:
     def frame(self) -> pd.DataFrame:
         """Every marked answer as a table: run, question_id, rank, answer, synset, level,
         status -- what a person needs to see why a question got its score."""
+        import pandas as pd  # only for the pages that show it: the scorer never needs it
+
         j = self.judgments
         nq = j.nq
         has_syn = self.synset >= 0
@@ -95,8 +81,8 @@ class Marked:
 
 
 def _encode(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    codes, uniques = pd.factorize(values)
-    return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+    codes, uniques = factorize(values)
+    return codes, np.asarray(uniques, dtype=object)
 
 
 def _find(jsorted: np.ndarray, jorder: np.ndarray, comb: np.ndarray) -> np.ndarray:
@@ -228,7 +214,7 @@ def mark(judgments: Judgments, rankings: Sequence[Ranking]) -> Marked:
     el_idx = np.flatnonzero(in_syn & ~late_nil)
     nsyn = max(len(j.syn_q), 1)
     credit = group[el_idx].astype(np.int64) * nsyn + synset[el_idx]
-    status[el_idx] = np.where(pd.Series(credit).duplicated().to_numpy(), DUPLICATE, CORRECT)
+    status[el_idx] = np.where(duplicated(credit), DUPLICATE, CORRECT)
     return Marked(j, tuple(r.name for r in rankings), group, rank, text, synset, level,
                   status, explicit_nil, unknown)
 
@@ -487,13 +473,13 @@ class Scorer:
 
 @dataclass(frozen=True, eq=False)
 class Scores:
-    """Per-question scores of each run: ``per_question[run]`` is a DataFrame indexed by
-    question id (every judged question, in judgment order) with one column per metric;
-    ``values[run_index, metric_index, question_index]`` holds the same numbers."""
+    """Per-question scores of each run: ``values[run_index, metric_index, question_index]``
+    (every judged question, in judgment order); ``per_question[run]`` is the same numbers
+    as a DataFrame indexed by question id with one column per metric (made on first use:
+    pandas is imported only by callers who want frames)."""
 
     metrics: tuple[str, ...]
     runs: tuple[str, ...]
-    per_question: dict[str, pd.DataFrame]
     unknown: dict[str, int]
     marked: Marked
     values: np.ndarray
@@ -502,11 +488,31 @@ class Scores:
     def questions(self) -> np.ndarray:
         return self.marked.judgments.questions
 
+    def mean_values(self) -> np.ndarray:
+        """Mean of each metric per run over the judged questions: (run, metric)."""
+        nr, nm, nq = self.values.shape
+        return self.values.mean(axis=2) if nq else np.zeros((nr, nm))
+
+    def unjudged(self) -> np.ndarray:
+        """The number of each run's answers to each question that no assessor judged:
+        (run, question) integers, the answers the next round of judging should see."""
+        m = self.marked
+        counts = np.bincount(m.group[m.status == UNJUDGED], minlength=m.ngroups)
+        return counts.reshape(len(self.runs), m.judgments.nq)
+
+    @cached_property
+    def per_question(self) -> dict[str, pd.DataFrame]:
+        import pandas as pd
+
+        index = pd.Index(self.questions, name=None)
+        return {run: pd.DataFrame(self.values[i].T, index=index, columns=list(self.metrics))
+                for i, run in enumerate(self.runs)}
+
     def means(self) -> pd.DataFrame:
         """Mean of each metric per run over the judged questions (rows: runs)."""
-        nr, nm, nq = self.values.shape
-        means = self.values.mean(axis=2) if nq else np.zeros((nr, nm))
-        return pd.DataFrame(means, index=pd.Index(self.runs, dtype=object),
+        import pandas as pd
+
+        return pd.DataFrame(self.mean_values(), index=pd.Index(self.runs, dtype=object),
                             columns=list(self.metrics))
 
 
@@ -522,8 +528,5 @@ def evaluate(judgments: Judgments, rankings: Sequence[Ranking],
     values = np.stack([scorer.metric(name) for name in metrics])
     # (metric, run, question) -> (run, metric, question): each run's rows stay contiguous
     table = np.ascontiguousarray(values.reshape(len(metrics), len(rankings), nq).transpose(1, 0, 2))
-    index = pd.Index(judgments.questions, name=None)
-    per_question = {ranking.name: pd.DataFrame(table[i].T, index=index, columns=list(metrics))
-                    for i, ranking in enumerate(rankings)}
-    return Scores(metrics, tuple(r.name for r in rankings), per_question,
+    return Scores(metrics, tuple(r.name for r in rankings),
                   {r.name: int(marked.unknown[i]) for i, r in enumerate(rankings)}, marked, table)

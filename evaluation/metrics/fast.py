@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
 
 from .accel import fastparse as _fastparse
+from .arrays import factorize
 from .data import Interned, Judgments, Ranking, StringTable
 from .parsers import Data, _default_name, detect_run_format, qrels_judgments
 
@@ -57,7 +57,7 @@ def read_inputs(*, qrels: Data | None, runs: Sequence[tuple[str, Data]],
              np.frombuffer(v, dtype=np.float64), tag) for q, i, v, tag in results]
     if qrels is not None:
         q_ids, d_ids, grade, _ = cols.pop(0)
-        codes, uniques = pd.factorize(q_ids)  # questions in order of first appearance
+        codes, uniques = factorize(q_ids)  # questions in order of first appearance
         judgments = qrels_judgments(
             codes.astype(np.int64), interned.qids[uniques], lambda: interned.items.take(d_ids),
             grade.astype(np.int64), key_ids=d_ids, interned=interned)

@@ -1,14 +1,26 @@
-"""Answer-string normalization (DESIGN.md section 4).
+"""Answer-string normalization: the one key function of the engine (DESIGN.md section 4).
 
 ``normalized`` matching: Unicode NFKC (so full-width and half-width Japanese and
 Latin forms match), case-fold, collapse runs of whitespace to one space, strip
 surrounding whitespace and punctuation.  ``exact`` matching compares the strings
-stripped of surrounding whitespace only.
+stripped of surrounding whitespace only.  ``squad`` is the open-domain QA convention,
+the SQuAD v1.1 evaluation script's ``normalize_answer``: lower-case, remove every
+punctuation character (ASCII ``string.punctuation`` and every Unicode P* character),
+remove the articles ``a``, ``an``, ``the`` as whole words, collapse whitespace.
+
+``normalize_many`` keys many strings at once without a Python loop over the strings:
+ASCII strings go through the C accelerator when it is built (``normalized`` mode), the
+rest are joined into one text with NUL between them, transformed by a few whole-text
+calls (NFKC, case folding and regular expressions, all in C) and split again.  NUL is a
+boundary for every step (NFKC never composes or reorders across it, case mapping sees it
+as uncased, it is not whitespace, punctuation or a word character), so each string gets
+exactly the key ``normalize_answer`` gives it; texts holding NUL are keyed one by one.
 """
 
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 from collections.abc import Iterable
 
@@ -17,7 +29,7 @@ from .accel import fastparse as _fastparse
 # the optional C accelerator normalizes ASCII strings (the same keys, faster)
 _ascii_keys = _fastparse.ascii_keys if _fastparse is not None else None
 
-MATCH_MODES = ("exact", "normalized")
+MATCH_MODES = ("exact", "normalized", "squad")
 NIL = "NIL"
 NIL_KEY = "nil"
 
@@ -25,18 +37,34 @@ _WS = re.compile(r"\s+")
 # ASCII characters of Unicode category P* and whitespace: what is stripped from the edges
 _ASCII_EDGE = "".join(chr(c) for c in range(128)
                       if unicodedata.category(chr(c)).startswith("P") or chr(c).isspace())
+_SQUAD_ASCII = frozenset(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_SEP = "\x00"
 
 
 def _is_edge_char(ch: str) -> bool:
     return ch.isspace() or unicodedata.category(ch).startswith("P")
 
 
+def _is_squad_punct(ch: str) -> bool:
+    return ch in _SQUAD_ASCII or unicodedata.category(ch).startswith("P")
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in MATCH_MODES:
+        raise ValueError(f"unknown matching mode {mode!r} (expected one of "
+                         f"{', '.join(MATCH_MODES)})")
+
+
 def normalize_answer(text: str, mode: str = "normalized") -> str:
-    """Return the matching key of ``text`` under ``mode`` (``exact`` or ``normalized``)."""
+    """Return the matching key of ``text`` under ``mode`` (``exact``, ``normalized`` or
+    ``squad``; see the module docstring)."""
     if mode == "exact":
         return text.strip()
-    if mode != "normalized":
-        raise ValueError(f"unknown matching mode {mode!r} (expected exact or normalized)")
+    if mode == "squad":
+        text = "".join(ch for ch in text.lower() if not _is_squad_punct(ch))
+        return " ".join(_ARTICLES.sub(" ", text).split())
+    _check_mode(mode)
     if text.isascii():  # NFKC leaves ASCII alone and casefold is lower: the common case, fast
         return " ".join(text.lower().split()).strip(_ASCII_EDGE)
     key = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
@@ -49,23 +77,56 @@ def normalize_answer(text: str, mode: str = "normalized") -> str:
     return key[start:end]
 
 
+def _char_class(chars: Iterable[str]) -> str:
+    """A regular-expression character class of ``chars`` ("" when there are none)."""
+    chars = sorted(chars)
+    return "[" + "".join(re.escape(c) for c in chars) + "]" if chars else ""
+
+
+def _punctuation_in(text: str, *, squad: bool) -> set[str]:
+    """The punctuation characters (category P*, and for squad ASCII string.punctuation)
+    that occur in ``text``: one look per distinct character, not per string."""
+    return {ch for ch in set(text) if (_is_squad_punct(ch) if squad else
+                                       unicodedata.category(ch).startswith("P"))}
+
+
+def _keys_of_joined(texts: list[str], mode: str) -> list[str]:
+    """``normalize_answer`` of each text, computed on the texts joined by NUL."""
+    if not texts:
+        return []
+    blob = _SEP.join(texts)
+    if blob.count(_SEP) != len(texts) - 1:  # a text holds NUL: one by one
+        return [normalize_answer(t, mode) for t in texts]
+    if mode == "squad":
+        blob = blob.lower()
+        punct = _char_class(_punctuation_in(blob, squad=True))
+        if punct:
+            blob = re.sub(punct + "+", "", blob)
+        blob = _WS.sub(" ", _ARTICLES.sub(" ", blob))
+        blob = re.sub(r" ?\x00 ?", _SEP, blob).strip(" ")
+        return blob.split(_SEP)
+    blob = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", blob).casefold())
+    blob = _WS.sub(" ", blob)
+    edge = _char_class(_punctuation_in(blob, squad=False) | {" "})
+    blob = re.sub(rf"(?:\A|(?<=\x00)){edge}+|{edge}+(?=\x00|\Z)", "", blob)
+    return blob.split(_SEP)
+
+
 def normalize_many(texts: Iterable[str], mode: str = "normalized") -> list[str]:
-    """Normalize many strings, computing each distinct string once."""
+    """``normalize_answer`` of each of ``texts`` (a list), computed for all at once."""
+    _check_mode(mode)
+    texts = texts.tolist() if hasattr(texts, "tolist") else list(texts)
+    if mode == "exact":
+        return [t.strip() for t in texts]
     if mode == "normalized" and _ascii_keys is not None:
-        texts = texts.tolist() if hasattr(texts, "tolist") else list(texts)
         keys = _ascii_keys(texts)
-        for i, key in enumerate(keys):
-            if key is None:  # not ASCII: NFKC and case folding, in Python
-                keys[i] = normalize_answer(texts[i], mode)
+        rest = [i for i, key in enumerate(keys) if key is None]  # not ASCII
+        if rest:
+            for i, key in zip(rest, _keys_of_joined([texts[i] for i in rest], mode),
+                              strict=True):
+                keys[i] = key
         return keys
-    cache: dict[str, str] = {}
-    out = []
-    for text in texts:
-        key = cache.get(text)
-        if key is None:
-            key = cache[text] = normalize_answer(text, mode)
-        out.append(key)
-    return out
+    return _keys_of_joined(texts, mode)
 
 
 def is_nil(text: str) -> bool:

@@ -6,9 +6,10 @@ error).  Files are UTF-8 with or without a BOM; LF, CRLF and a lone CR all end a
 reader counts lines the same way); blank lines are skipped; TREC files may hold ``#``
 comment lines.  The ``*_rows`` readers return the rows they could read with their line
 numbers and every problem, without raising, so that an importer can add its own checks and
-report everything at once.  Large TREC and QA runs go through
-pandas' C reader; when that fast path meets anything irregular, the line-by-line reader
-runs instead and produces the error list.
+report everything at once.  These line readers are the only readers of the questions,
+answers and judgments files; large TREC and QA runs and qrels also have the optional C
+reader (``fast.read_inputs``), which steps aside for anything irregular so that these
+readers produce the error list.  No pandas: the command-line scorer starts without it.
 """
 
 from __future__ import annotations
@@ -17,33 +18,23 @@ import csv
 import io
 import math
 import re
-from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
-import pandas as pd
 
+from .arrays import Index, factorize
 from .csvio import restore
 from .data import DEFAULT_LEVELS, ID_MATCH, Judgments, Ranking
 from .errors import InputError, Issue, IssueList, merge_issues
 
 MAX_LINE = 65536  # characters; longer lines are refused
-_COMMENT_B = re.compile(rb"(?m)^[ \t]*#[^\n]*(\n|$)")
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _LINE_END_B = re.compile(rb"\r\n|\r|\n")
-_BARE_CR_B = re.compile(rb"\r(?!\n)")
 _INT = re.compile(r"[-+]?[0-9]+")
 _POS_INT = re.compile(r"\+?0*[1-9][0-9]*")
-_RANK_CHARS = re.compile(r"[0-9+]*")
-_INT_CHARS = re.compile(r"[0-9+-]*")
-# what str.split() and str.strip() take for whitespace besides space, tab, CR and LF
-_ODD_SPACE_B = re.compile(rb"[\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|"
-                          rb"\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80")
-_ODD_ASCII = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 MAX_RANK = 1_000_000_000  # a QA run's ranks are integers from 1 to this
-FAST_JUDGMENTS_MIN = 1 << 16  # bytes; smaller judgments files go to the line reader only
 
 Data = bytes | str
 
@@ -82,13 +73,6 @@ def _line_ok(issues: IssueList, n: int, line: str) -> bool:
         issues.add(n, f"line is {len(line)} characters long (at most {MAX_LINE})")
         return False
     return True
-
-
-def _longest_line(raw: bytes) -> int:
-    """Length in bytes of the longest line (vectorized: files may hold millions)."""
-    ends = np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == 10)
-    bounds = np.concatenate(([-1], ends, [len(raw)]))
-    return int(np.diff(bounds).max()) - 1 if len(raw) else 0
 
 
 def _is_number(s: str) -> bool:
@@ -307,15 +291,6 @@ def parse_judgments_csv(data: Data, *, filename: str = "judgments.csv",
                         gains: tuple[float, ...] | None = None,
                         match: str = "normalized") -> Judgments:
     """Judgments CSV -> Judgments (a string in two synsets of a question is an error)."""
-    cols = _fast_judgment_columns(data, levels)
-    if cols is not None:
-        qids, synsets, texts, levels_of = cols
-        try:
-            return Judgments.build(qids=qids, synsets=synsets, texts=texts,
-                                   levels_of=levels_of, levels=levels, gains=gains,
-                                   match=match, nil_rule=True, file=filename)
-        except InputError:
-            pass  # read it again line by line: the errors then carry line numbers
     rows, issues = judgment_rows(data, filename=filename, levels=levels)
     try:  # the good rows' cross-row checks, reported with the rows' own errors
         judgments = Judgments.build(
@@ -331,122 +306,15 @@ def parse_judgments_csv(data: Data, *, filename: str = "judgments.csv",
     return judgments
 
 
-def _fast_judgment_columns(data: Data, levels: tuple[str, ...]):
-    """The columns of a regular judgments CSV read by pandas' C reader, or None when
-    anything needs the line-by-line reader (which accepts the same files)."""
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    if len(raw) < FAST_JUDGMENTS_MIN:  # small files: no gain
-        return None
-    if b"\x00" in raw or b"\r" in raw:
-        return None
-    if b'"' in raw:  # pandas reads '"a" ,' as 'a': the csv module checks the quoting first
-        try:
-            deque(csv.reader(io.StringIO(raw.decode("utf-8"), newline=""), strict=True), 0)
-        except (csv.Error, UnicodeDecodeError):
-            return None
-    if _longest_line(raw) > MAX_LINE:
-        return None
-    head = raw[: raw.find(b"\n")] if b"\n" in raw else raw
-    try:
-        header = [c.strip().lower() for c in next(csv.reader([head.decode("utf-8")]))]
-    except (UnicodeDecodeError, StopIteration, csv.Error):
-        return None
-    need = ("question_id", "synset_id", "answer", "level")
-    if not header or any(h not in header for h in need) or len(set(header)) != len(header):
-        return None
-    try:
-        frame = pd.read_csv(io.BytesIO(raw), header=None, skiprows=1, names=header,
-                            dtype=object, keep_default_na=False, na_filter=False,
-                            skip_blank_lines=True, engine="c", encoding="utf-8")
-    except Exception:
-        return None
-    if not isinstance(frame.index, pd.RangeIndex) or not len(frame):
-        return None
-    qid, syn, answer, level = ([(restore(v) if v[:1] == "'" else v).strip() for v in col]
-                               if frame[c].str.startswith("'").any()
-                               else [v.strip() for v in col]
-                               for c in need for col in [frame[c].tolist()])
-    known = set(levels)
-    ok = all(qid) and all(answer) and all(
-        (lv in known) if sy else not lv for sy, lv in zip(syn, level, strict=True))
-    if not ok:
-        return None
-    return (qid, [sy or None for sy in syn], answer, [lv or None for lv in level])
-
-
 # -- TREC qrels -----------------------------------------------------------------------------
-def _fast_table(data: Data, ncols: int, sep: str, dtypes: dict[int, type] | None = None,
-                *, comments: bool = False, usecols: list[int] | None = None
-                ) -> pd.DataFrame | None:
-    """Read ``data`` with pandas' C reader into ``ncols`` columns (strings unless ``dtypes``
-    says otherwise).  Returns None if a line has another number of fields, a value does not
-    convert, or the reader objects -- then the line-by-line reader explains what is wrong.
-    With ``usecols`` only those columns are read and fields after the ``ncols``-th are
-    ignored (trec_eval ignores text after a run line's sixth field)."""
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    if b"\x00" in data or _longest_line(data) > MAX_LINE:
-        return None  # the line reader names the offending lines
-    if b"\r" in data and _BARE_CR_B.search(data):
-        return None  # a line ended by a lone CR: the line reader counts lines right
-    if comments and b"#" in data and _COMMENT_B.search(data):
-        data = _COMMENT_B.sub(b"", data)
-    names = list(range(ncols)) if usecols is not None else list(range(ncols + 1))
-    cols = usecols if usecols is not None else names
-    types: dict[int, type] = {i: object for i in cols}
-    types.update({k: v for k, v in (dtypes or {}).items() if k in cols})
-    try:
-        # quotes are text, as for the line reader
-        frame = pd.read_csv(io.BytesIO(data), sep=sep, header=None, names=names, usecols=usecols,
-                            dtype=types, keep_default_na=False, na_filter=False,
-                            skip_blank_lines=True, engine="c", encoding="utf-8",
-                            quoting=csv.QUOTE_NONE)
-    except Exception:
-        return None
-    if not isinstance(frame.index, pd.RangeIndex):  # a first line with too many fields
-        return None
-    if usecols is None and len(frame) and (frame[ncols] != "").any():
-        return None
-    return frame
-
-
-def _pair_duplicated(a: np.ndarray, b: np.ndarray) -> bool:
-    """True if some (a[i], b[i]) pair occurs twice."""
-    ca, _ = pd.factorize(a)
-    cb, ub = pd.factorize(b)
-    return _codes_duplicated(ca, cb, len(ub))
-
-
-def _codes_duplicated(ca: np.ndarray, cb: np.ndarray, nb: int) -> bool:
-    comb = ca.astype(np.int64) * max(nb, 1) + cb
-    return bool(pd.Series(comb).duplicated().any())
-
-
 def parse_qrels(data: Data, *, filename: str = "qrels") -> Judgments:
     """TREC qrels ``qid 0 docno grade``: each docno with grade > 0 is its own synset with
     the grade as its level and gain (as in trec_eval); grade <= 0 is judged incorrect."""
-    decode(data, filename)  # reports undecodable lines
-    frame = None if _odd_space(data) else _fast_table(data, 4, r"\s+", comments=True)
-    ok = frame is not None and len(frame) > 0
-    if ok:
-        qid, docno = frame[0].to_numpy(dtype=object), frame[2].to_numpy(dtype=object)
-        grade = _int_column(frame[3].to_numpy(dtype=object))
-        ok = grade is not None
-    if ok:
-        qcode, quniq = pd.factorize(qid)
-        dcode, duniq = pd.factorize(docno)
-        ok = not _codes_duplicated(qcode, dcode, len(duniq))
-    if not ok:
-        qid_l, doc_l, grade_l = _slow_qrels(decode(data, filename), filename)
-        qid = np.asarray(qid_l, dtype=object)
-        docno = np.asarray(doc_l, dtype=object)
-        grade = np.asarray(grade_l, dtype=np.int64)
-        qcode, quniq = pd.factorize(qid)
-    return qrels_judgments(qcode, np.asarray(quniq, dtype=object), docno, grade)
+    qid_l, doc_l, grade_l = _slow_qrels(decode(data, filename), filename)
+    docno = np.empty(len(doc_l), dtype=object)
+    docno[:] = doc_l
+    qcode, quniq = factorize(np.asarray(qid_l, dtype=object))
+    return qrels_judgments(qcode, quniq, docno, np.asarray(grade_l, dtype=np.int64))
 
 
 def qrels_judgments(qcode: np.ndarray, questions: np.ndarray,
@@ -474,7 +342,7 @@ def qrels_judgments(qcode: np.ndarray, questions: np.ndarray,
         str_q=str_q, str_key=docs, str_text=docs, str_synset=str_synset,
         str_level=str_level.astype(np.int64), str_nil=np.zeros(n, dtype=bool),
         syn_q=str_q[rel], syn_label=labels, syn_xmax=str_level[rel].astype(np.int64),
-        syn_nil=np.zeros(int(rel.sum()), dtype=bool), _qindex=pd.Index(questions), **extra,
+        syn_nil=np.zeros(int(rel.sum()), dtype=bool), _qindex=Index(questions), **extra,
     )
 
 
@@ -590,27 +458,12 @@ def parse_trec_run(data: Data, *, filename: str = "run", name: str | None = None
     descending, then docno descending (as in trec_eval, the rank column is not used and
     text after the sixth field is ignored).  A docno twice in
     one topic is an error.  The run is named ``name``, else its tag, else the file name."""
-    decode(data, filename)  # reports undecodable lines
-    frame = None if _odd_space(data) else _fast_table(
-        data, 6, r"\s+", comments=True, usecols=[0, 2, 4, 5])
-    ok = frame is not None and len(frame) > 0
-    if ok:
-        score = _float_column(frame[4].to_numpy(dtype=object))
-        ok = score is not None
-    if ok:
-        qid = frame[0].to_numpy(dtype=object)
-        docno = frame[2].to_numpy(dtype=object)
-        qcode = pd.factorize(qid)[0]
-        dcode, duniq = pd.factorize(docno)
-        ok = bool((frame[5] != "").all() and not _codes_duplicated(qcode, dcode, len(duniq)))
-        tag = frame[5].iat[0] if ok else None
-    if not ok:
-        rows = _raise_or(run_rows(data, filename=filename, fmt="trec"))
-        qid = np.asarray([r.question_id for r in rows], dtype=object)
-        docno = np.asarray([r.answer for r in rows], dtype=object)
-        score = np.asarray([r.score for r in rows], dtype=float)
-        tag = rows[0].tag
-        qcode = pd.factorize(qid)[0]
+    rows = _raise_or(run_rows(data, filename=filename, fmt="trec"))
+    qid = np.asarray([r.question_id for r in rows], dtype=object)
+    docno = np.asarray([r.answer for r in rows], dtype=object)
+    score = np.asarray([r.score for r in rows], dtype=float)
+    tag = rows[0].tag
+    qcode = factorize(qid)[0]
     order = trec_order(qcode, score, docno)
     return Ranking(name or tag or _default_name(filename), qid[order], docno[order], score[order])
 
@@ -629,7 +482,7 @@ def trec_order(qcode: np.ndarray, score: np.ndarray, docno: np.ndarray) -> np.nd
         in_block = tie | np.r_[tie[1:], False]
         idx = np.flatnonzero(in_block)
         block = np.cumsum(in_block[idx] & ~tie[idx])
-        dcode = pd.factorize(docno[order[idx]], sort=True)[0]
+        dcode = np.unique(docno[order[idx]], return_inverse=True)[1].ravel()
         order[idx] = order[idx][np.lexsort((-dcode, block))]
     return order
 
@@ -657,13 +510,7 @@ def parse_qa_run(data: Data, *, filename: str = "run.tsv", name: str | None = No
     """QA run: TSV ``question_id<TAB>rank<TAB>answer[<TAB>score]`` without a header, or
     CSV with the header ``question_id,rank,answer[,score]``.  Ranks are integers from 1
     to MAX_RANK and order the answers; a (question, rank) pair twice is an error."""
-    text = decode(data, filename)
     name = name or _default_name(filename)
-    if not _csv_header(text):
-        raw = data.encode("utf-8") if isinstance(data, str) else data
-        cols = _fast_qa_columns(raw)
-        if cols is not None:
-            return _qa_ranking(name, *cols)
     rows = _raise_or(run_rows(data, filename=filename, fmt="qa"))
     return _qa_ranking(name, np.asarray([r.question_id for r in rows], dtype=object),
                        np.asarray([r.rank for r in rows], dtype=np.int64),
@@ -675,88 +522,6 @@ def _csv_header(text: str) -> bool:
     """A QA run whose first line that is not blank starts with ``question_id`` is CSV."""
     first = next((line for _, line in _lines(text[:65536]) if line.strip()), "")
     return first.strip().lower().startswith("question_id")
-
-
-def _fast_qa_columns(raw: bytes):
-    """(qid, rank, answer, score) of a QA TSV run read by pandas' C reader, or None when
-    the line reader must decide (it accepts the same files and names the errors)."""
-    if _padded(raw):  # the C reader does not strip fields
-        return None
-    frame = _fast_table(raw, 4, "\t")
-    if frame is None or not len(frame):
-        return None
-    qid = frame[0].to_numpy(dtype=object)
-    rank = _rank_column(frame[1].to_numpy(dtype=object))
-    answer = frame[2].to_numpy(dtype=object)
-    score_s = frame[3].to_numpy(dtype=object)
-    if rank is None or not ((qid != "").all() and (answer != "").all()):
-        return None
-    if (not raw.isascii() or any(c in raw for c in _ODD_ASCII)) and (
-            _unstripped(qid) or _unstripped(answer)):
-        return None  # a field the line reader strips (or finds empty); float() strips scores
-    score = np.full(len(frame), np.nan)
-    has_score = score_s != ""
-    if has_score.any():
-        given = _float_column(score_s[has_score])
-        if given is None:
-            return None
-        score[has_score] = given
-    if _pair_duplicated(qid, rank):
-        return None
-    return qid, rank, answer, score
-
-
-def _int_column(values: np.ndarray, chars: re.Pattern | None = None) -> np.ndarray | None:
-    """The values as integers if each is a plain decimal integer (ASCII digits, a sign in
-    front) that fits, else None."""
-    if not (chars or _INT_CHARS).fullmatch("".join(values.tolist())):
-        return None
-    try:  # int() refuses a sign that is not in front, two signs, and an empty value
-        return values.astype(np.int64)
-    except (ValueError, OverflowError):
-        return None
-
-
-def _float_column(values: np.ndarray) -> np.ndarray | None:
-    """The values as finite floats, read by float() as the line reader reads them (pandas'
-    own number reader takes ``True`` for 1), else None."""
-    try:
-        out = values.astype(float)
-    except ValueError:
-        return None
-    return out if np.isfinite(out).all() else None
-
-
-def _rank_column(values: np.ndarray) -> np.ndarray | None:
-    """Ranks as integers if every value is one the line reader accepts (``_POS_INT`` up to
-    MAX_RANK), else None."""
-    rank = _int_column(values, _RANK_CHARS)
-    if rank is None or (len(rank) and not ((rank >= 1).all() and (rank <= MAX_RANK).all())):
-        return None
-    return rank
-
-
-def _odd_space(data: Data) -> bool:
-    """True if the file holds a character that Python's str.split and str.strip treat as
-    whitespace but pandas' reader does not (a no-break or ideographic space, ...)."""
-    if isinstance(data, str):
-        data = data.encode("utf-8", errors="surrogatepass")
-    if any(c in data for c in _ODD_ASCII):
-        return True
-    return not data.isascii() and _ODD_SPACE_B.search(data) is not None
-
-
-def _unstripped(values: np.ndarray) -> bool:
-    """True if some value begins or ends with whitespace (or is whitespace only)."""
-    return any(s != s.strip() for s in values.tolist())
-
-
-def _padded(raw: bytes) -> bool:
-    """True if some tab-separated field may begin or end with blanks (substring tests are
-    much faster than a regular expression on large files)."""
-    return (raw[:1] in (b" ", b"\f", b"\v") or b"\f" in raw or b"\v" in raw
-            or any(p in raw for p in (b" \t", b"\t ", b" \n", b"\n ", b" \r", b"\r ",
-                                      b"\t\r", b"\t\n")) or raw.endswith((b" ", b"\t")))
 
 
 def _qa_rows(text: str, issues: IssueList) -> list[RunRow]:
@@ -816,7 +581,7 @@ def _check_qa_fields(issues: IssueList, n: int, fields: list[str],
 
 def _qa_ranking(name: str, qid: np.ndarray, rank: np.ndarray, answer: np.ndarray,
                 score: np.ndarray) -> Ranking:
-    order = np.lexsort((rank, pd.factorize(qid)[0]))
+    order = np.lexsort((rank, factorize(qid)[0]))
     return Ranking(name, qid[order], answer[order], score[order])
 
 

@@ -1,5 +1,5 @@
 """QASYNSET_NO_ACCEL switches the C accelerator off: the module is never imported and the
-Python/pandas readers give the same scores (CI runs tests/metrics once each way)."""
+Python line readers give the same scores (CI runs tests/metrics once each way)."""
 
 import importlib.util
 import json
@@ -73,7 +73,7 @@ def test_accelerator_used_without_the_switch(switch):
 
 
 def test_manage_score_prints_the_same_both_ways(tmp_path):
-    """The C reader and the Python/pandas readers give the same scores, TREC and QA."""
+    """The C reader and the Python line readers give the same scores, TREC and QA."""
     judgments = tmp_path / "judgments.csv"
     judgments.write_text("question_id,synset_id,answer,level\nQ1,1,Paul McCartney,S\n"
                          "Q1,1,Paul,B\nQ1,2,John Lennon,A\nQ2,1,Café,S\nQ3,1,NIL,A\n",

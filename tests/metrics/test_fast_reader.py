@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from evaluation.metrics import BASE_METRICS, InputError, evaluate
 from evaluation.metrics.accel import why_unused
 from evaluation.metrics.fast import available, read_inputs
-from evaluation.metrics.parsers import parse_judgments_csv, parse_qrels, parse_run
+from evaluation.metrics.parsers import parse_judgments_csv, parse_qa_run, parse_qrels, parse_run
 
 # tests of the C reader itself (the parsers' tests below run with or without it)
 needs_c = pytest.mark.skipif(not available(), reason=str(why_unused()))
@@ -39,6 +39,20 @@ def same_scores(fast, slow_j, slow_r):
         np.testing.assert_allclose(pa.to_numpy(), pb.to_numpy(), atol=1e-12)
     fa, fb = a.marked.frame(), b.marked.frame()
     assert fa.equals(fb)
+
+
+@needs_c
+def test_spaces_inside_a_field_are_text_for_both_readers():
+    """A no-break, ideographic or odd ASCII space inside an answer is text (the line reader
+    strips the edges only): the C reader reads such runs, with the same answers."""
+    j = parse_judgments_csv("question_id,synset_id,answer,level\nQ1,1,ＴＯＫＹＯ　ＤＯＭＥ,S\n"
+                            .encode())
+    body = "Q1\t1\tＴＯＫＹＯ　ＤＯＭＥ\nQ1\t2\tPaul\u00a0McCartney\nQ1\t3\ta\x0bb\n".encode()
+    fast = read_inputs(qrels=None, judgments=j, runs=[("r.tsv", body)])
+    assert fast is not None
+    slow = parse_qa_run(body, filename="r.tsv")
+    assert list(fast[1][0].text) == list(slow.text) == [
+        "ＴＯＫＹＯ　ＤＯＭＥ", "Paul\u00a0McCartney", "a\x0bb"]
 
 
 @needs_c
@@ -85,7 +99,9 @@ def test_random_qa(rows):
     b"Q1\t1\tPaul\nQ1\t1\tJohn\n",  # duplicate rank: the Python reader reports it
     b"question_id,rank,answer\nQ1,1,Paul\n",
     b"Q1\t1\tPaul\xa0McCartney\n",   # not UTF-8
-    b"Q1\t1\tPaul\xc2\xa0McCartney\n",  # a no-break space
+    b"Q1\t1\tPaul McCartney\xc2\xa0\n",  # a no-break space at an edge: stripped
+    b"Q1\t1\t\xe3\x80\x80Paul\n",       # an ideographic space at an edge
+    b"Q1\t1\tPaul\x0b\n",               # an odd ASCII space at an edge
     b"Q1\t1e0\tPaul\n",
 ])
 def test_irregular_files_step_aside(body):
@@ -179,7 +195,7 @@ def test_ascii_keys_equal_normalize_answer(texts):
     (b"Q1\t1\tPaul\rQ1\t1\tJohn\r", "question 'Q1' has rank 1 twice (line 1)"),
 ])
 def test_every_reader_refuses_what_the_line_reader_refuses(body, error):
-    """pandas' tier and the C reader refuse these runs too (the C reader steps aside and
+    """The C reader refuses these runs too (the C reader steps aside and
     the line reader names the error); a long file goes through the same readers."""
     j = parse_judgments_csv(b"question_id,synset_id,answer,level\nQ1,1,Paul,S\n")
     pad = b"".join(b"P%d\t1\tx\n" % i for i in range(5000))

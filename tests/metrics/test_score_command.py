@@ -48,7 +48,8 @@ def test_csv_rows_and_mean_over_judged_questions(files):
     j, r = files
     out, err = run("--judgments", j, r, "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(out)))
-    assert list(rows[0]) == ["run", "question_id", "q_measure", "r_measure", "rr", "ap", "ndcg@5"]
+    assert list(rows[0]) == ["run", "question_id", "q_measure", "r_measure", "rr", "ap", "ndcg@5",
+                             "unjudged"]
     by_q = {row["question_id"]: row for row in rows}
     assert set(by_q) == {"beatles", "love", "kawabata", "all"}
     assert float(by_q["beatles"]["q_measure"]) == pytest.approx(0.722426, abs=1e-6)
@@ -136,3 +137,36 @@ def test_every_error_of_every_file_is_printed(files, tmp_path):
     assert lines[2] == f"{bad}:2: rank 'r2' is not a positive integer"
     assert lines[61] == f"{bad}:120: rank 'r120' is not a positive integer"
     assert lines[62] == f"{bad2}:1: empty answer for question 'q' at rank 1"
+
+
+def test_match_squad(tmp_path):
+    j = tmp_path / "j.csv"
+    j.write_text("question_id,synset_id,answer,level\nborder,1,Radcliffe Line,S\n")
+    r = tmp_path / "r.tsv"
+    r.write_text("border\t1\tThe Radcliffe Line.\n")
+    out, _ = run("--judgments", j, r, "--format", "csv", "--metrics", "rr")
+    assert out.splitlines()[1:] == ["r,border,0.000000,1", "r,all,0.000000,1"]
+    out, _ = run("--judgments", j, r, "--format", "csv", "--metrics", "rr", "--match", "squad")
+    assert out.splitlines()[1:] == ["r,border,1.000000,0", "r,all,1.000000,0"]
+
+
+def test_csv_counts_unjudged_answers_and_full_precision(files, tmp_path):
+    j, _ = files
+    r = tmp_path / "mixed.tsv"
+    r.write_text("beatles\t1\tMcCartney\nbeatles\t2\tYoko\nbeatles\t3\tBrian\n"
+                 "kawabata\t1\tsnow\nkawabata\t2\t1968\n")
+    out, _ = run("--judgments", j, r, "--format", "csv", "--metrics", "q_measure")
+    rows = {row["question_id"]: row for row in csv.DictReader(io.StringIO(out))}
+    assert {q: row["unjudged"] for q, row in rows.items()} == {
+        "beatles": "2", "love": "0", "kawabata": "1", "all": "3"}
+    assert rows["beatles"]["q_measure"] == "0.187500"
+    out, _ = run("--judgments", j, r, "--format", "csv", "--metrics", "q_measure",
+                 "--precision", "full")
+    rows = {row["question_id"]: row for row in csv.DictReader(io.StringIO(out))}
+    assert rows["beatles"]["q_measure"] == repr(0.1875)
+    trec, _ = run("--judgments", j, r, "--format", "trec", "--metrics", "q_measure",
+                  "--precision", "full")
+    value = next(line.split("\t")[2] for line in trec.splitlines()
+             if line.startswith("q_measure\tall\t"))
+    assert value == repr(float(rows["all"]["q_measure"]))
+    assert len(value) > 8  # every digit, not 4 decimals

@@ -1,0 +1,165 @@
+"""``qa-score``: score run files against judgments or qrels, like trec_eval (DESIGN.md
+sections 7 and 11).  ``manage.py score`` is the same command inside Django: both build
+their options with ``add_arguments`` and score with ``score``.
+
+Start-up is kept short: this module imports only the standard library until the options
+are parsed (``qa-score --help`` never loads numpy), and nothing here imports Django or
+pandas.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from .columns import DEFAULT_METRICS
+from .normalize import MATCH_MODES
+
+DESCRIPTION = ("Score QA or TREC runs against answer-synset judgments (--judgments) or TREC "
+               "qrels (--qrels). Prints per-question and mean scores.")
+FORMAT_NAMES = ("csv", "table", "trec")  # report.FORMATS (a test checks they agree)
+PRECISIONS = ("readable", "full")
+
+
+class UsageError(Exception):
+    """A problem with the options or the files; ``returncode`` 2 for options and files
+    that cannot be read, 1 for input errors (nothing is scored)."""
+
+    def __init__(self, message: str, returncode: int = 2):
+        super().__init__(message)
+        self.returncode = returncode
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``qa-score`` and ``manage.py score``."""
+    src = parser.add_mutually_exclusive_group(required=True)
+    src.add_argument("--judgments", metavar="J.csv",
+                     help="judgments CSV: question_id,synset_id,answer,level")
+    src.add_argument("--qrels", metavar="QRELS", help="TREC qrels: qid 0 docno grade")
+    parser.add_argument("runs", nargs="+", metavar="RUN",
+                        help="run files (QA TSV/CSV or TREC 6-column; detected)")
+    parser.add_argument("--metrics", default=",".join(DEFAULT_METRICS),
+                        help="comma list of metric columns (default: %(default)s)")
+    parser.add_argument("--gains", default=None,
+                        help="gain profile: 3:2:1, 1:1:1, 10:5:1, S=3,A=2,B=1, adjusted "
+                             "(default: 3:2:1 for judgments, the grade for qrels)")
+    parser.add_argument("--levels", default="S,A,B",
+                        help="level codes in a judgments file, highest first (default S,A,B)")
+    parser.add_argument("--beta", type=float, default=1.0, help="Q/R-measure beta (1)")
+    parser.add_argument("--rbp-p", type=float, default=0.5, dest="rbp_p",
+                        help="RBP persistence p (0.5)")
+    parser.add_argument("--match", choices=MATCH_MODES, default="normalized",
+                        help="answer matching for judgments (default normalized)")
+    parser.add_argument("--format", choices=FORMAT_NAMES, default="table")
+    parser.add_argument("--precision", choices=PRECISIONS, default="readable",
+                        help="digits of the scores: readable (table and trec 4, csv 6) or "
+                             "full (every digit of the double: Python's repr, which reads "
+                             "back to the same number)")
+
+
+def build_parser(prog: str = "qa-score") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
+    add_arguments(parser)
+    return parser
+
+
+def score(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
+    """Read the files ``opts`` names, score them and write the report to ``stdout``
+    (input errors and warnings to ``stderr``).  Raises UsageError."""
+    from .data import check_unique_names
+    from .engine import evaluate, parse_metrics
+    from .errors import InputError
+    from .gains import check_parameters, parse_gains
+    from .report import FORMATS
+
+    try:
+        metrics = parse_metrics(opts["metrics"])
+        gains = parse_gains(opts["gains"])
+        check_parameters(beta=opts["beta"], rbp_p=opts["rbp_p"])
+        levels = tuple(x.strip() for x in opts["levels"].split(",") if x.strip())
+        if not levels or len(set(levels)) != len(levels):
+            raise ValueError(f"--levels {opts['levels']!r}: give distinct level codes")
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    run_files = [(p, _read(p)) for p in opts["runs"]]
+    path = opts["judgments"] or opts["qrels"]
+    data = _read(path)
+    try:
+        judgments, runs = _parse(data, path, run_files, opts, levels)
+        check_unique_names(runs)
+        scores = evaluate(judgments, runs, metrics, gains=gains, beta=opts["beta"],
+                          rbp_p=opts["rbp_p"])
+    except InputError as e:
+        stderr.write(e.format(limit=None) + "\n")
+        raise UsageError(f"{len(e.issues)} error(s) in the input; nothing was scored",
+                         returncode=1) from e
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    for run, n in scores.unknown.items():
+        if n:
+            stderr.write(f"warning: run {run!r}: {n} answer(s) for questions the "
+                         "judgments do not know were ignored\n")
+    full = opts.get("precision") == "full"
+    stdout.write(FORMATS[opts["format"]](scores, **({"digits": None} if full else {})))
+
+
+def _parse(data: bytes, path: str, run_files, opts, levels):
+    """The judgments (or qrels) and the runs; every file is read, so that an InputError
+    names every error of every file (each file's in line order)."""
+    from .errors import InputError
+    from .fast import read_inputs
+    from .parsers import parse_judgments_csv, parse_qrels, parse_run
+
+    fast = None
+    issues: list = []
+    judgments = None
+    try:
+        if opts["judgments"]:
+            judgments = parse_judgments_csv(data, filename=path, levels=levels,
+                                            match=opts["match"])
+            fast = read_inputs(qrels=None, judgments=judgments, runs=run_files)
+        else:
+            fast = read_inputs(qrels=data, runs=run_files)
+            judgments = fast[0] if fast else parse_qrels(data, filename=path)
+    except InputError as e:
+        issues += e.issues
+    if fast:
+        return judgments, fast[1]
+    runs = []
+    for p, run in run_files:
+        try:
+            runs.append(parse_run(run, filename=p))
+        except InputError as e:
+            issues += e.issues
+    if issues:
+        raise InputError(issues)
+    return judgments, runs
+
+
+def _read(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror}") from e
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``qa-score`` console script: 0 when scored, 1 for input errors, 2 for bad
+    options or unreadable files."""
+    parser = build_parser()
+    opts = vars(parser.parse_args(argv))
+    try:
+        score(opts, sys.stdout, sys.stderr)
+    except UsageError as e:
+        sys.stderr.write(f"{parser.prog}: error: {e}\n")
+        return e.returncode
+    except BrokenPipeError:  # `qa-score ... | head`
+        sys.stderr.close()
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
