@@ -83,11 +83,11 @@ def score(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
             raise ValueError(f"--levels {opts['levels']!r}: give distinct level codes")
     except ValueError as e:
         raise UsageError(str(e)) from e
-    run_files = [(p, _read(p)) for p in opts["runs"]]
+    run_files = [(p, read_file(p)) for p in opts["runs"]]
     path = opts["judgments"] or opts["qrels"]
-    data = _read(path)
+    data = read_file(path)
     try:
-        judgments, runs = _parse(data, path, run_files, opts, levels)
+        judgments, runs = parse_inputs(data, path, run_files, opts, levels)
         check_unique_names(runs)
         scores = evaluate(judgments, runs, metrics, gains=gains, beta=opts["beta"],
                           rbp_p=opts["rbp_p"])
@@ -105,7 +105,7 @@ def score(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
     stdout.write(FORMATS[opts["format"]](scores, **({"digits": None} if full else {})))
 
 
-def _parse(data: bytes, path: str, run_files, opts, levels):
+def parse_inputs(data: bytes, path: str, run_files, opts, levels):
     """The judgments (or qrels) and the runs; every file is read, so that an InputError
     names every error of every file (each file's in line order)."""
     from .errors import InputError
@@ -138,7 +138,7 @@ def _parse(data: bytes, path: str, run_files, opts, levels):
     return judgments, runs
 
 
-def _read(path: str) -> bytes:
+def read_file(path: str) -> bytes:
     try:
         return Path(path).read_bytes()
     except OSError as e:

@@ -12,11 +12,12 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.management.commands.score import _parse, _read
 from evaluation.metrics import InputError, parse_gains, parse_metrics
 from evaluation.metrics import reliability as rel
+from evaluation.metrics.cli import UsageError, parse_inputs, read_file
 from evaluation.metrics.data import check_unique_names
 from evaluation.metrics.gains import check_parameters
+from evaluation.metrics.normalize import MATCH_MODES
 
 
 class Command(BaseCommand):
@@ -56,7 +57,7 @@ class Command(BaseCommand):
         parser.add_argument("--beta", type=float, default=1.0, help="Q/R-measure beta (1)")
         parser.add_argument("--rbp-p", type=float, default=0.5, dest="rbp_p",
                             help="RBP persistence p (0.5)")
-        parser.add_argument("--match", choices=["exact", "normalized"], default="normalized",
+        parser.add_argument("--match", choices=MATCH_MODES, default="normalized",
                             help="answer matching for judgments (default normalized)")
 
     def handle(self, *args, **opts):
@@ -75,17 +76,21 @@ class Command(BaseCommand):
                 raise ValueError("reliability compares runs: give at least two run files")
         except ValueError as e:
             raise CommandError(str(e), returncode=2) from e
-        run_files = [(p, _read(p)) for p in opts["runs"]]
         path = opts["judgments"] or opts["qrels"]
-        data = _read(path)
         try:
-            judgments, runs = _parse(data, path, run_files, opts, levels)
+            run_files = [(p, read_file(p)) for p in opts["runs"]]
+            data = read_file(path)
+            samples_data = read_file(opts["samples_in"]) if opts["samples_in"] else None
+        except UsageError as e:
+            raise CommandError(str(e), returncode=e.returncode) from e
+        try:
+            judgments, runs = parse_inputs(data, path, run_files, opts, levels)
             check_unique_names(runs)
             matrices = rel.score_matrices(judgments, runs, metrics, profiles, beta=opts["beta"],
                                           rbp_p=opts["rbp_p"])
             questions = [str(q) for q in judgments.questions]
             if opts["samples_in"]:
-                samples = rel.samples_from_csv(_read(opts["samples_in"]))
+                samples = rel.samples_from_csv(samples_data)
             else:
                 samples = rel.draw_samples(questions, trials=opts["trials"],
                                            subset_size=opts["subset_size"], seed=opts["seed"])
