@@ -223,17 +223,25 @@ def _window(a: str, b: str) -> tuple[int, int, int]:
     return p, len(a) - s, len(b) - s
 
 
-def _word_typo_ok(m: str, c: str) -> bool:
-    """True when word ``c`` may be a typo of judged word ``m`` (rule 4)."""
+def _word_typo_ok(m: str, c: str, context: bool) -> bool:
+    """True when word ``c`` may be a typo of judged word ``m`` (rule 4); ``context``: the
+    other words of a long string are the same, which makes a typo likelier."""
     if any(ch.isdigit() for ch in m + c):
         return False
     d = OSA.distance(m, c)
     p, em, ec = _window(m, c)
     if d == 1:
-        if min(len(m), len(c)) < MIN_WORD or p == 0:
+        shorter = min(len(m), len(c)) + context
+        if shorter < MIN_WORD or (p == 0 and not (context and shorter > MIN_WORD)):
             return False
         if len(m) == len(c) and em - p == 1:  # a substitution
-            if len(m) < MIN_WORD_SUBSTITUTION or not _adjacent(m[p], c[p]):
+            if shorter < MIN_WORD_SUBSTITUTION or not _adjacent(m[p], c[p]):
+                return False
+        elif len(m) != len(c) and p + 1 >= max(len(m), len(c)):
+            # a last letter added or dropped makes another word (Paris/Parish, Sweden/Swede)
+            # unless it doubles the one before (Pariss)
+            long = m if len(m) > len(c) else c
+            if long[-1] != long[-2]:
                 return False
     elif d == 2:
         if min(len(m), len(c)) < MIN_LONG_WORD or p < 2 or max(em - p, ec - p) > 3:
@@ -253,7 +261,9 @@ def _typo_ok(m: _Form, c: _Form) -> int:
     if len(m.words) != len(c.words):
         return 0
     changed = [(x, y) for x, y in zip(m.words, c.words, strict=True) if x != y]
-    if not changed or not all(_word_typo_ok(x, y) for x, y in changed):
+    context = len(changed) < len(m.words) and min(len(m.compact), len(c.compact)) >= \
+        MIN_LONG_STRING
+    if not changed or not all(_word_typo_ok(x, y, context) for x, y in changed):
         return 0
     d = OSA.distance(m.spaced, c.spaced)
     if d == 2 and min(len(m.compact), len(c.compact)) < MIN_LONG_STRING:
