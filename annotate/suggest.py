@@ -69,7 +69,7 @@ MIN_WORD = 5  # letters of a word an insertion, deletion or transposition may ch
 MIN_WORD_SUBSTITUTION = 6
 MIN_LONG_WORD = 10  # a word two edits may change
 MIN_LONG_STRING = 12  # letters (without spaces) of both strings for a distance of 2
-SHAPE_WINDOW = 4  # the longest stretch by which two strings "of the same shape" differ
+SHAPE_WINDOW = 3  # the longest stretch by which two strings "of the same shape" differ
 
 # Prefixes that change the meaning (numbers, opposites, positions): an edit inside one turns
 # one answer into another.  Longest first, so "hyper" is found before "hyp...".
@@ -272,15 +272,22 @@ def _typo_ok(m: _Form, c: _Form) -> int:
 
 
 def _same_shape(m: _Form, c: _Form, other: _Form) -> bool:
-    """True when ``other`` differs from ``m`` only in a short stretch overlapping the one
-    where ``c`` differs from ``m``."""
-    if other.spaced == m.spaced:
+    """True when ``other`` has the shape of ``m`` (the same words but one, which differs in a
+    stretch of at most ``SHAPE_WINDOW`` letters) and that stretch is where ``c`` differs
+    from ``m`` too: it tells answers apart (di/mono in adenosine diphosphate/monophosphate)."""
+    if len(other.words) != len(m.words) or other.spaced == m.spaced:
+        return False
+    if sum(x != y for x, y in zip(m.words, other.words, strict=True)) != 1:
         return False
     p, em, _ = _window(m.spaced, c.spaced)
     q, eo_m, eo = _window(m.spaced, other.spaced)
     if eo_m - q > SHAPE_WINDOW or eo - q > SHAPE_WINDOW:
         return False
-    return q <= em and p <= eo_m
+    if em == p:  # c only inserted letters: inside the stretch, not at its edges
+        return q < p < eo_m
+    if eo_m == q:  # other only inserted letters
+        return p < q < em
+    return p < eo_m and q < em  # the two stretches share a letter of m
 
 
 def _quote(text: str) -> str:

@@ -331,24 +331,41 @@ def measure(cases: list[Case], rule, errors: list | None = None) -> dict[str, Sc
     return out
 
 
+def _fmt(x: float, n: int) -> str:
+    return f"{x:6.3f}" if n else "     -"
+
+
 def table(title: str, cases: list[Case], show_errors: bool = False) -> None:
+    """Print the scores of both rules on ``cases``, per category."""
     old_err: list = []
     new_err: list = []
     old, new = measure(cases, old_rule, old_err), measure(cases, new_rule, new_err)
     print(f"\n{title}: {len(cases)} cases, {sum(c.truth is not None for c in cases)} "
           "whose answer is a synset")
-    print(f"{'category':<28}{'cases':>6}  {'old P':>6} {'old R':>6} {'old sugg':>9}"
-          f"  {'new P':>6} {'new R':>6} {'new sugg':>9}")
-    names = sorted(old, key=lambda k: (k != "all", k))
-    for name in names:
-        o, w = old[name], new[name]
-        print(f"{name:<28}{o.cases:>6}  {o.precision:>6.3f} {o.recall:>6.3f} {o.suggested:>9}"
-              f"  {w.precision:>6.3f} {w.recall:>6.3f} {w.suggested:>9}")
+    head = "  sugg right wrong  prec recall"
+    print(f"{'':<28}{'':>6}{'':>6}  {'old rule':<{len(head) - 2}}  new rule")
+    print(f"{'category':<28}{'cases':>6}{'pos':>6}{head}{head}")
+    for name in sorted(old, key=lambda k: (k != "all", k)):
+        row = f"{name:<28}{old[name].cases:>6}{old[name].positives:>6}"
+        for s in (old[name], new[name]):
+            row += (f"{s.suggested:>6}{s.right:>6}{s.suggested - s.right:>6}"
+                    f"{_fmt(s.precision, s.suggested)}{_fmt(s.recall, s.positives)}")
+        print(row)
     if show_errors:
         for label, errs in (("old", old_err), ("new", new_err)):
             print(f"  wrong {label} suggestions ({len(errs)}):")
             for cat, cand, got, truth in errs:
                 print(f"    [{cat}] {cand!r} -> {got} (answer: {truth})")
+
+
+def show_demo_suggestions() -> None:
+    """The new rule's suggestions on the demo, with their reasons."""
+    for case in demo_cases():
+        hit = Suggester(case.groups, incorrect=case.incorrect).suggest(case.candidate)
+        if hit is not None:
+            ok = "right" if hit.synset == case.truth else "WRONG"
+            print(f"  {ok}: {case.candidate!r} -> {case.groups[hit.synset]} "
+                  f"({hit.score}%: {hit.reason})")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -358,6 +375,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--show-errors", action="store_true")
     args = ap.parse_args(argv)
     table("(a) demo, leave-one-out", demo_cases(), args.show_errors)
+    show_demo_suggestions()
     cases = generated_cases(args.seed, args.n)
     table(f"(b) generated, seed {args.seed}", cases, args.show_errors)
     print("\ncategories of (b):", dict(Counter(c.category.split(" (")[0] for c in cases)))
