@@ -137,8 +137,8 @@ def _workspace(question: Question) -> dict:
                            for syn in synsets},
                           incorrect=[t for s in incorrect for t in (s.text, *s.variants)],
                           mode=question.collection.matching_mode)
-    for c in candidates:
-        hit = suggester.suggest(c.text)
+    for c, hit in zip(candidates, suggester.suggest_many(c.text for c in candidates),
+                      strict=True):
         if hit is not None:
             c.suggestion, c.suggestion_score, c.suggestion_reason = (hit.synset, hit.score,
                                                                      hit.reason)

@@ -70,7 +70,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
-from rapidfuzz.distance import OSA
+from rapidfuzz.distance import OSA, Levenshtein
 
 from evaluation.metrics.normalize import normalize_answer
 
@@ -98,6 +98,8 @@ _ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
 _POS = {ch: (r, c) for r, row in enumerate(_ROWS) for c, ch in enumerate(row)}
 _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_ASCII_PUNCT = str.maketrans("", "", "".join(
+    chr(i) for i in range(128) if unicodedata.category(chr(i)).startswith("P")))
 _ROMAN = re.compile(r"M{0,4}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})")
 
 
@@ -122,9 +124,7 @@ class _Form:
     compact: str
     numbers: tuple[str, ...]
     articles: tuple[str, ...]
-    punctuation: str
     accented: tuple[str, ...]
-    cased: str  # the compact form with its letter case
 
 
 def _is_punct(ch: str) -> bool:
@@ -151,9 +151,15 @@ def _numbers(text: str, key: str) -> tuple[str, ...]:
     return tuple(nums)
 
 
-def _cased(text: str, articles: list[str]) -> str:
-    words = [w for w in ("".join(ch for ch in w if not _is_punct(ch))
-                         for w in unicodedata.normalize("NFKC", text).split()) if w]
+def _unpunct(word: str) -> str:
+    if word.isascii():
+        return word.translate(_ASCII_PUNCT)
+    return "".join(ch for ch in word if not _is_punct(ch))
+
+
+def _cased(text: str, articles: Iterable[str]) -> str:
+    """The compact form of ``text`` with its letter case (for the reason only)."""
+    words = [w for w in map(_unpunct, unicodedata.normalize("NFKC", text).split()) if w]
     for a in articles:  # drop the articles found (in order), whatever their case
         for i, w in enumerate(words):
             if w.casefold() == a:
@@ -163,9 +169,9 @@ def _cased(text: str, articles: list[str]) -> str:
 
 
 def _form(text: str, mode: str) -> _Form:
-    key = normalize_answer(text, mode)
     norm = normalize_answer(text, "normalized")
-    raw = [w for w in ("".join(ch for ch in w if not _is_punct(ch)) for w in norm.split()) if w]
+    key = norm if mode == "normalized" else normalize_answer(text, mode)
+    raw = [w for w in map(_unpunct, norm.split()) if w]
     words, articles = [], []
     for i, w in enumerate(raw):
         # a leading article, or "the" before another word; never the last word (Vitamin A)
@@ -176,17 +182,16 @@ def _form(text: str, mode: str) -> _Form:
     plain = tuple(_unaccent(w) for w in words)
     return _Form(text=text, key=key, words=plain, spaced=" ".join(plain),
                  compact="".join(plain), numbers=_numbers(text, norm),
-                 articles=tuple(articles),
-                 punctuation="".join(ch for ch in text if _is_punct(ch)),
-                 accented=tuple(words), cased=_cased(text, articles))
+                 articles=tuple(articles), accented=tuple(words))
 
 
 def _differences(a: _Form, b: _Form, mode: str) -> str:
     """What tells ``a`` from ``b`` when rule 2 finds them equal, in words."""
-    what = ["letter case"] if mode == "exact" and a.cased != b.cased else []
+    cased = mode == "exact" and _cased(a.text, a.articles) != _cased(b.text, b.articles)
+    what = ["letter case"] if cased else []
     if a.articles != b.articles:
         what.append("articles")
-    if a.punctuation != b.punctuation:
+    if [ch for ch in a.text if _is_punct(ch)] != [ch for ch in b.text if _is_punct(ch)]:
         what.append("punctuation")
     if len(a.words) != len(b.words):
         what.append("spacing")
@@ -347,7 +352,20 @@ class Suggester:
     def suggest(self, text: str) -> Suggestion | None:
         """The synset the candidate ``text`` probably belongs to, with why, or None (see the
         module's rules)."""
-        c = _form(text, self.mode)
+        return self._suggest(_form(text, self.mode), None)
+
+    def suggest_many(self, texts: Iterable[str]) -> list[Suggestion | None]:
+        """``suggest`` for each of ``texts``, the typo distances computed in one batch."""
+        forms = [_form(t, self.mode) for t in texts]
+        if not forms or not self._spaced:
+            return [self._suggest(c, []) for c in forms]
+        import numpy as np
+        dist = process.cdist([c.spaced for c in forms], self._spaced, scorer=OSA.distance,
+                             score_cutoff=2, dtype=np.int32)
+        return [self._suggest(c, [(int(row[i]), int(i)) for i in np.flatnonzero(row <= 2)])
+                for c, row in zip(forms, dist, strict=True)]
+
+    def _suggest(self, c: _Form, near: list[tuple[int, int]] | None) -> Suggestion | None:
         if c.key in self._by_key:
             i = self._by_key[c.key][0]
             group, m = self._forms[i]
@@ -370,15 +388,16 @@ class Suggester:
                 return None
             return self._result(i, c, f"same words in another order: {_quote(c.text)} ~ "
                                       f"{_quote(self._forms[i][1].text)}")
-        return self._typo(c)
+        if near is None:  # (distance, index) of the strings within 2 edits
+            near = [(d, i) for _, d, i in process.extract(
+                c.spaced, self._spaced, scorer=OSA.distance, score_cutoff=2, limit=None)]
+        return self._typo(c, near)
 
-    def _typo(self, c: _Form) -> Suggestion | None:
-        near = process.extract(c.spaced, self._spaced, scorer=OSA.distance, score_cutoff=2,
-                               limit=None)
+    def _typo(self, c: _Form, near: list[tuple[int, int]]) -> Suggestion | None:
         if not near:
             return None
-        best = min(d for _, d, _ in near)
-        at_best = [i for _, d, i in near if d == best]
+        best = min(d for d, _ in near)
+        at_best = [i for d, i in near if d == best]
         groups = {id(self._forms[i][0]) for i in at_best}
         if len(groups) != 1 or self._forms[at_best[0]][0] is self._wrong:
             return None  # nearest to an incorrect string, or equally near two synsets
@@ -387,7 +406,11 @@ class Suggester:
             m = self._forms[i][1]
             if m.numbers != c.numbers or not (d := _typo_ok(m, c)):
                 continue
-            if any(g is not group and _same_shape(m, c, o) for g, o in self._forms):
+            # the strings of the same shape as m are within a Levenshtein distance of 3
+            shape = process.extract(m.spaced, self._spaced, scorer=Levenshtein.distance,
+                                    score_cutoff=SHAPE_WINDOW, limit=None)
+            if any(self._forms[j][0] is not group and _same_shape(m, c, self._forms[j][1])
+                   for _, _, j in shape):
                 return None
             word = "one-letter" if d == 1 else "two-letter"
             return self._result(i, c, f"{word} typo of {_quote(m.text)}")
