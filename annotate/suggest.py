@@ -145,8 +145,10 @@ def _unaccent(word: str) -> str:
 
 
 def _numbers(text: str, key: str) -> tuple[str, ...]:
+    """The numbers of ``text`` in order: digits (a thousands comma dropped) and upper-case
+    Roman numerals ("Elizabeth I.")."""
     nums = [_THOUSANDS.sub("", m) for m in _NUMBER.findall(key)]
-    nums += [w for w in unicodedata.normalize("NFKC", text).replace(",", " ").split()
+    nums += [w for w in map(_unpunct, unicodedata.normalize("NFKC", text).split())
              if w.isupper() and w.isalpha() and w.isascii() and _ROMAN.fullmatch(w)]
     return tuple(nums)
 
@@ -336,9 +338,12 @@ class Suggester:
                 self._by_bag.setdefault(tuple(sorted(f.words)), []).append(i)
         self._spaced = [f.spaced for _, f in self._forms]
 
-    def _one(self, hits: list[int], c: _Form) -> int | None:
-        """The one string of ``hits`` whose group is unambiguous, or None."""
-        hits = [i for i in hits if self._forms[i][1].numbers == c.numbers]
+    def _one(self, hits: list[int], c: _Form, *, ordered: bool = True) -> int | None:
+        """The one string of ``hits`` with the numbers of ``c`` (in the same order when
+        ``ordered``) whose group is unambiguous, or None."""
+        def numbers(f: _Form):
+            return f.numbers if ordered else sorted(f.numbers)
+        hits = [i for i in hits if numbers(self._forms[i][1]) == numbers(c)]
         groups = {id(self._forms[i][0]) for i in hits}
         if len(groups) != 1 or self._forms[hits[0]][0] is self._wrong:
             return None
@@ -383,7 +388,7 @@ class Suggester:
                                       f"{_quote(c.text)} ~ {_quote(m.text)}")
         bag = tuple(sorted(c.words))
         if len(bag) > 1 and bag in self._by_bag:
-            i = self._one(self._by_bag[bag], c)
+            i = self._one(self._by_bag[bag], c, ordered=False)
             if i is None:
                 return None
             return self._result(i, c, f"same words in another order: {_quote(c.text)} ~ "
