@@ -125,3 +125,14 @@ def test_the_workspace_exposes_suggestion_and_reason():
         "adenosine triphosphate": (None, None, ""),
         "dermiss": (None, None, ""),
     }
+
+
+def test_the_module_is_pure():
+    import ast
+    from pathlib import Path
+
+    import annotate.suggest
+    tree = ast.parse(Path(annotate.suggest.__file__).read_text())
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not [n for n in names if n.split(".")[0] in ("django", "annotate")]
