@@ -197,7 +197,7 @@ def _differences(a: _Form, b: _Form, mode: str) -> str:
         what.append("punctuation")
     if len(a.words) != len(b.words):
         what.append("spacing")
-    if a.accented != b.accented:
+    if "".join(a.accented) != "".join(b.accented):
         what.append("accents")
     if not what:
         what.append("spacing")

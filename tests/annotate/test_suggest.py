@@ -28,6 +28,9 @@ def test_an_article_or_punctuation_difference_is_suggested():
     assert hit.reason == ("differs only in punctuation: 'December 10 1968' ~ "
                           "'December 10, 1968'")
     assert suggest("Urayasu-Chiba", {1: ["Urayasu, Chiba"]}).synset == 1
+    hit = suggest("千葉 県", {1: ["千葉県"]})
+    assert hit.reason == "differs only in spacing: '千葉 県' ~ '千葉県'"
+    assert suggest("千葉", {1: ["千葉県"]}) is None  # a shorter answer: another level
     # "A" ending a name is not an article
     assert suggest("Vitamin", {1: ["Vitamin A"]}) is None
 
