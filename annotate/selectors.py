@@ -65,39 +65,40 @@ def consistent_read() -> Iterator[None]:
 class WorkspaceString:
     """One answer string as the judging workspace shows it: its row (with its other
     spellings, ``variants``), run frequency, level (``level_obj``, ``level_rank``) and
-    suggested synset."""
+    suggested synset (``suggestion``, ``suggestion_score``, ``suggestion_reason``)."""
 
     __slots__ = ("freq", "judged_at", "key", "level_id", "level_obj", "level_rank", "pk",
-                 "suggestion", "suggestion_score", "synset_id", "text", "variants")
+                 "suggestion", "suggestion_reason", "suggestion_score", "synset_id", "text",
+                 "variants")
 
     def __init__(self, pk, text, key, synset_id, level_id, judged_at, variants=()):
         self.pk, self.text, self.key, self.variants = pk, text, key, variants or ()
         self.synset_id, self.level_id, self.judged_at = synset_id, level_id, judged_at
         self.freq, self.level_obj, self.level_rank = 0, None, None
-        self.suggestion, self.suggestion_score = None, None
+        self.suggestion, self.suggestion_score, self.suggestion_reason = None, None, ""
 
     @property
     def id(self) -> int:
         return self.pk
 
 
-def question_workspace(question: Question, *, fuzzy_cutoff: float = 90.0) -> dict:
+def question_workspace(question: Question) -> dict:
     """Everything the judging workspace shows for ``question``, in a fixed number of
     queries whatever its size: synsets with their strings (each with its level) and best
     level, the pool of unjudged candidates most frequent first (frequency = number of runs
-    that returned the key; run names are not read), a suggested synset per candidate (same
-    key, or a fuzzy match of at least ``fuzzy_cutoff`` with rapidfuzz -- a suggestion only)
-    and the incorrect strings.  The question's version, status and notes are read again
-    with them, in one consistent read, so the page's version is that of what it shows."""
+    that returned the key; run names are not read), a suggested synset per candidate when
+    likely right (``suggestion``, ``suggestion_score`` and, in words, ``suggestion_reason``:
+    the rules of annotate/suggest.py -- a suggestion only) and the incorrect strings.  The
+    question's version, status and notes are read again with them, in one consistent read,
+    so the page's version is that of what it shows."""
     with consistent_read():
         question.refresh_from_db(fields=["version", "status", "notes"])
-        return _workspace(question, fuzzy_cutoff)
+        return _workspace(question)
 
 
-def _workspace(question: Question, fuzzy_cutoff: float) -> dict:
-    from rapidfuzz import fuzz, process
-
+def _workspace(question: Question) -> dict:
     from .models import Level
+    from .suggest import Suggester
 
     levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
     by_level = {lv.pk: lv for lv in levels}
@@ -135,14 +136,15 @@ def _workspace(question: Question, fuzzy_cutoff: float) -> dict:
         else:
             candidates.append(s)
     candidates.sort(key=lambda s: (-s.freq, s.pk))
-    keys = {s.key: by_synset[s.synset_id] for syn in synsets for s in syn.members}
-    choices = list(keys)
-    for c in candidates:
-        c.suggestion, c.suggestion_score = keys.get(c.key), 100
-        if c.suggestion is None and choices:
-            hit = process.extractOne(c.key, choices, scorer=fuzz.ratio, score_cutoff=fuzzy_cutoff)
-            if hit is not None:
-                c.suggestion, c.suggestion_score = keys[hit[0]], round(hit[1])
+    suggester = Suggester({syn: [t for s in syn.members for t in (s.text, *s.variants)]
+                           for syn in synsets},
+                          incorrect=[t for s in incorrect for t in (s.text, *s.variants)],
+                          mode=question.collection.matching_mode)
+    for c, hit in zip(candidates, suggester.suggest_many(c.text for c in candidates),
+                      strict=True):
+        if hit is not None:
+            c.suggestion, c.suggestion_score, c.suggestion_reason = (hit.synset, hit.score,
+                                                                     hit.reason)
     return {"levels": levels, "synsets": synsets, "candidates": candidates,
             "incorrect": incorrect, "n_strings": sum(len(s.members) for s in synsets)
             + len(candidates) + len(incorrect)}
