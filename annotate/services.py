@@ -819,3 +819,41 @@ def membership_set(*, collection: Collection, user, role: str | None, by) -> Non
         collection=collection, user=by if by is not None and by.is_authenticated else None,
         action="membership_set", after={"user": user.get_username(), "role": role,
                                         "assignments_dropped": dropped})
+
+
+# -- accounts for new members -------------------------------------------------------------
+@dataclass
+class Invitation:
+    """A new account and the one-time link on which its owner sets a password."""
+
+    user: object
+    uidb64: str
+    token: str
+
+
+@transaction.atomic
+def member_invite(*, collection: Collection, username: str, role: str, by,
+                  email: str = "") -> Invitation:
+    """Create an account for a new member of ``collection`` (no password yet) with
+    ``role``, and the token of the link on which they choose their password (Django's
+    password-reset token: valid for ``PASSWORD_RESET_TIMEOUT``, and spent once a password is
+    set).  Refuses (Conflict) a username that is taken."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.tokens import default_token_generator
+    from django.utils.encoding import force_bytes
+    from django.utils.http import urlsafe_base64_encode
+
+    User = get_user_model()
+    username = username.strip()
+    if User.objects.filter(username__iexact=username).exists():
+        raise Conflict(f"The username {username!r} is taken: add that user as a member "
+                       "instead, or choose another name.")
+    user = User(username=username, email=email.strip())
+    user.set_unusable_password()
+    user.save()
+    membership_set(collection=collection, user=user, role=role, by=by)
+    JudgmentEvent.objects.create(
+        collection=collection, user=by if by is not None and by.is_authenticated else None,
+        action="member_invite", after={"user": username, "role": role})
+    return Invitation(user=user, uidb64=urlsafe_base64_encode(force_bytes(user.pk)),
+                      token=default_token_generator.make_token(user))

@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.http import HttpResponsePermanentRedirect
 from django.templatetags.static import static
-from django.urls import include, path
+from django.urls import include, path, reverse_lazy
 from django.views.decorators.http import require_GET
 
 from annotate import views as annotate_views
@@ -24,6 +24,12 @@ urlpatterns = [
     path("", annotate_views.home, name="home"),
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # the one-time link of an account an organizer created (annotate.services.member_invite)
+    path("accounts/set-password/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(
+        template_name="registration/set_password.html",
+        success_url=reverse_lazy("set-password-done")), name="set-password"),
+    path("accounts/set-password/done/", auth_views.PasswordResetCompleteView.as_view(
+        template_name="registration/set_password_done.html"), name="set-password-done"),
     path("admin/", admin.site.urls),
     path("favicon.ico", favicon, name="favicon"),
     path("api/", include("api.urls")),

@@ -51,6 +51,11 @@ EXPECTED: dict[str, dict[str, str]] = {
     #                                anon  nonmem assess partic other org   staff
     "home":                         {"GET": "login ok ok ok ok ok ok",
                                      "POST": "login 405 405 405 405 405 405"},
+    # an invited member's one-time link (here a spent one) and its last page: public
+    "set-password":                 {"GET": "ok ok ok ok ok ok ok",
+                                     "POST": "ok ok ok ok ok ok ok"},
+    "set-password-done":            {"GET": "ok ok ok ok ok ok ok",
+                                     "POST": "405 405 405 405 405 405 405"},
     # the icon is public: a redirect to the static file, no login needed
     "favicon":                      {"GET": "ok ok ok ok ok ok ok",
                                      "POST": "405 405 405 405 405 405 405"},
@@ -163,6 +168,8 @@ SKIPPED = {"login", "admin:login"}  # the login pages themselves (public)
 # pages need the admin's title.
 PAGE_TEXT: dict[str, tuple[str, ...]] = {
     "annotate:collection-list": ("<h1>Collections</h1>",),
+    "set-password": ("<h1>This link cannot be used</h1>",),
+    "set-password-done": ("<h1>Your password is set</h1>",),
     "annotate:collection-create": ("<h1>New collection</h1>",),
     "annotate:collection-edit": ("<h1>Edit {c}</h1>",),
     "annotate:collection-members": ("<h1>Members</h1>", "assessor1"),
@@ -298,7 +305,7 @@ def url_for(key: str, route: str, w: dict) -> str:
     """The route with realistic values for its converters."""
     values = {"slug": w["collection"].slug, "what": "judgments",
               "pk": str(w["question"].pk), "run_id": str(w["run"].pk),
-              "token_id": str(w["token"].pk)}
+              "token_id": str(w["token"].pk), "uidb64": "MQ", "token": "no-such-token"}
     if key == "admin:view_on_site":
         values = {"content_type_id": str(ContentType.objects.get_for_model(Collection).pk),
                   "object_id": str(w["collection"].pk)}
