@@ -25,6 +25,7 @@ from evaluation.metrics.gains import check_gain
 from evaluation.metrics.normalize import NIL
 
 from .models import (
+    DEFAULT_LEVELS,
     AnswerString,
     AnswerSynset,
     Collection,
@@ -35,6 +36,7 @@ from .models import (
     Role,
     Source,
     is_site_staff,
+    string_token,
 )
 from .normalize import normalize_answer
 
@@ -157,14 +159,6 @@ def strings_add_unjudged(*, rows, source: str, by=None, reason: str) -> StringsA
 
 
 # -- the judging operations ---------------------------------------------------------------
-def string_token(string: AnswerString) -> str:
-    """The state of a string as a page shows it: ``u`` unjudged, ``x`` incorrect,
-    ``<synset id>/<level id>`` correct.  Pages send it back so a stale edit is detected."""
-    if string.synset_id is not None:
-        return f"{string.synset_id}/{string.level_id}"
-    return "x" if string.judged_at is not None else "u"
-
-
 def _string_snap(s: AnswerString) -> dict:
     return {"text": s.text, "key": s.key, "synset": s.synset_id, "level": s.level_id,
             "source": s.source, "judged_by": s.judged_by_id,
@@ -730,9 +724,6 @@ def questions_assign(*, collection: Collection, questions: Sequence[Question], a
                "round_robin": round_robin, "replace": replace})
     return len(ids)
 
-
-DEFAULT_LEVELS = (("S", "Correct and complete", 3.0), ("A", "Correct, less specific", 2.0),
-                  ("B", "Partially correct", 1.0))
 
 
 @transaction.atomic
