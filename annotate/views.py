@@ -81,6 +81,7 @@ def collection_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     organizer = role == Role.ORGANIZER
     return render_page(request, "annotate/collection_detail.html", {
         "collection": collection, "role": role, "is_organizer": organizer,
+        "judges": role != Role.PARTICIPANT, "sees_runs": role != Role.ASSESSOR,
         "stats": collection_overview(collection), "levels": list(collection.levels.all()),
         "members": collection_members_list(collection) if organizer else [],
     })
@@ -108,6 +109,7 @@ def _workspace_context(request: HtmxHttpRequest, question: Question, role: Role,
     return {
         "question": question, "collection": question.collection, "role": role,
         "may_write": may_write, "notice": notice, "notice_kind": notice_kind,
+        "is_done": question.status == QuestionStatus.DONE,
         "claimable": may_write and role != Role.ORGANIZER and question_is_unassigned(question),
         "history": question_history(question), "edit_string": edit_string,
         "act_url": reverse("annotate:question-act", args=[question.pk]), **ws,
