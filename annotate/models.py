@@ -253,13 +253,17 @@ class AnswerString(models.Model):
         return "incorrect" if self.judged_at is not None else "unjudged"
 
 
-def string_token(string) -> str:
-    """The state of a string (an ``AnswerString`` or a workspace row) as a page shows it:
-    ``u`` unjudged, ``x`` incorrect, ``<synset id>/<level id>`` correct.  Pages send it back
-    so a stale edit is detected."""
-    if string.synset_id is not None:
-        return f"{string.synset_id}/{string.level_id}"
-    return "x" if string.judged_at is not None else "u"
+def state_token(synset_id: int | None, level_id: int | None, judged: bool) -> str:
+    """The state of a string as a page shows it: ``u`` unjudged, ``x`` incorrect,
+    ``<synset id>/<level id>`` correct.  Pages send it back so a stale edit is detected."""
+    if synset_id is not None:
+        return f"{synset_id}/{level_id}"
+    return "x" if judged else "u"
+
+
+def string_token(string: AnswerString) -> str:
+    """``state_token`` of an answer string."""
+    return state_token(string.synset_id, string.level_id, string.judged_at is not None)
 
 
 class JudgmentEvent(models.Model):

@@ -5,12 +5,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import Case, Count, Exists, F, Max, OuterRef, Q, QuerySet, Subquery, When
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    F,
+    Max,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    When,
+)
 from django.db.models.fields.json import KT
 from rapidfuzz import fuzz, process
 
@@ -27,7 +39,7 @@ from .models import (
     Role,
     is_site_staff,
     percent_done,
-    string_token,
+    state_token,
 )
 
 if TYPE_CHECKING:
@@ -137,14 +149,14 @@ class WorkspaceString:
     spellings, ``variants``), run frequency, level (``level_obj``, ``level_rank``),
     suggested synset and ``token`` (``string_token``: the state the page sends back)."""
 
-    __slots__ = ("freq", "judged_at", "key", "level_id", "level_obj", "level_rank", "pk",
+    __slots__ = ("freq", "judged", "key", "level_id", "level_obj", "level_rank", "pk",
                  "suggestion", "suggestion_score", "synset_id", "text", "token", "variants")
 
     def __init__(self, pk: int, text: str, key: str, synset_id: int | None,
-                 level_id: int | None, judged_at: datetime | None,
+                 level_id: int | None, judged: bool,
                  variants: Sequence[str] = ()) -> None:
         self.pk, self.text, self.key, self.variants = pk, text, key, variants or ()
-        self.synset_id, self.level_id, self.judged_at = synset_id, level_id, judged_at
+        self.synset_id, self.level_id, self.judged = synset_id, level_id, judged
         self.freq, self.level_obj, self.level_rank = 0, None, None
         self.suggestion, self.suggestion_score = None, None
 
@@ -189,10 +201,13 @@ def _workspace(question: Question, fuzzy_cutoff: float) -> dict[str, Any]:
     freq = dict(question.run_answers.values("key")
                 .annotate(n=Count("run_id", distinct=True)).values_list("key", "n"))
     candidates, incorrect = [], []
-    # plain rows, not model instances: a question may hold 1,000 strings
+    # plain rows, not model instances: a question may hold 1,000 strings (and whether a
+    # string was judged, not when: a datetime costs a conversion a row)
+    judged = ExpressionWrapper(Q(judged_at__isnull=False), output_field=BooleanField())
     strings = [WorkspaceString(*row) for row in
-               AnswerString.objects.filter(question=question).order_by("id").values_list(
-                   "id", "text", "key", "synset_id", "level_id", "judged_at", "variants")]
+               AnswerString.objects.filter(question=question).order_by("id")
+               .annotate(judged=judged).values_list(
+                   "id", "text", "key", "synset_id", "level_id", "judged", "variants")]
     for s in strings:
         s.freq = freq.get(s.key, 0)
         syn = by_synset.get(s.synset_id) if s.synset_id is not None else None
@@ -200,7 +215,7 @@ def _workspace(question: Question, fuzzy_cutoff: float) -> dict[str, Any]:
             # judged into a synset (or with a level) this read did not see: only possible
             # inside a caller's READ COMMITTED transaction; shown as a candidate, whose page
             # token ("u") makes any edit of it refused as stale
-            s.synset_id, s.level_id, s.judged_at = None, None, None
+            s.synset_id, s.level_id, s.judged = None, None, False
         if syn is not None and s.synset_id is not None:
             s.level_obj = lv = by_level[s.level_id]
             s.level_rank = rank[s.level_id]
@@ -208,11 +223,11 @@ def _workspace(question: Question, fuzzy_cutoff: float) -> dict[str, Any]:
             if syn.best is None or lv.order < syn.best.order:
                 syn.best = lv
                 syn.best_rank = s.level_rank
-        elif s.judged_at is not None:
+        elif s.judged:
             incorrect.append(s)
         else:
             candidates.append(s)
-        s.token = string_token(s)
+        s.token = state_token(s.synset_id, s.level_id, s.judged)
     candidates.sort(key=lambda s: (-s.freq, s.pk))
     keys = {s.key: by_synset[s.synset_id] for syn in synsets for s in syn.members}
     choices = list(keys)
