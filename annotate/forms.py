@@ -12,6 +12,7 @@ from evaluation.metrics.gains import MAX_GAIN, check_gain
 
 from .imports import KINDS
 from .models import Collection, Role
+from .services import PageSynset
 
 
 class CollectionForm(forms.ModelForm):
@@ -49,6 +50,12 @@ class BaseLevelFormSet(forms.BaseFormSet):
         if len(set(codes)) != len(codes):
             raise forms.ValidationError("Level codes must differ.")
 
+    def rows(self) -> list[tuple[str, str, float]]:
+        """(code, label, gain) of the levels kept, in order (after ``is_valid``)."""
+        return [(f.cleaned_data["code"].strip(), f.cleaned_data.get("label", ""),
+                 f.cleaned_data["gain"]) for f in self.forms
+                if f.cleaned_data and not self._should_delete_form(f)]
+
 
 LevelFormSet = formset_factory(LevelForm, formset=BaseLevelFormSet, extra=1, can_delete=True)
 
@@ -72,3 +79,114 @@ class ImportForm(forms.Form):
 
     def clean_file(self):
         return check_upload_size(self.cleaned_data["file"], settings.IMPORT_MAX_MB, "imports")
+
+
+
+# -- the judging operations: one small form each (the table is annotate.views.OPERATIONS) -----
+class JudgeForm(forms.Form):
+    """What every judging operation sends: the question's version its page showed (none
+    from an old page: then nothing is checked against it)."""
+
+    version = forms.IntegerField(required=False)
+
+    def refusal(self) -> str:
+        """The errors as one sentence, for the workspace's notice."""
+        return " ".join(str(e) for errors in self.errors.values() for e in errors)
+
+
+class WithLevel(forms.Form):
+    level = forms.CharField(required=False)  # a level code; none: the service decides
+
+    def clean_level(self) -> str | None:
+        return self.cleaned_data["level"] or None
+
+
+class WithText(forms.Form):
+    text = forms.CharField(error_messages={"required": "Type an answer string first."})
+
+
+class IdsField(forms.Field):
+    """Several ids posted under one name."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value) -> list[int]:
+        try:
+            return [int(v) for v in value or ()]
+        except (TypeError, ValueError):
+            raise forms.ValidationError("Those are not ids of this page.") from None
+
+
+class StringForm(JudgeForm):
+    """An operation on one answer string, with its token as the page showed it."""
+
+    string = forms.IntegerField(error_messages={"required": "No answer string chosen.",
+                                                "invalid": "No answer string chosen."})
+    expect = forms.CharField(required=False)
+
+    def clean_expect(self) -> str | None:
+        return self.cleaned_data["expect"] or None
+
+
+class WithSynset(forms.Form):
+    """A target synset: ``synset`` (its id), or ``ordinal``, its number on the page, read
+    with ``page_synsets`` (the ids in the order the page showed them; absent from a plain
+    form post) so that the service refuses a number whose meaning changed meanwhile."""
+
+    synset = forms.IntegerField(required=False)
+    ordinal = forms.CharField(required=False)
+    page_synsets = forms.CharField(required=False)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("synset") is None and data.get("ordinal"):
+            data["synset"] = self._page_synset(data["ordinal"], data.get("page_synsets", ""))
+        return data
+
+    def _page_synset(self, ordinal: str, page_synsets: str) -> PageSynset | None:
+        n = int(ordinal) if ordinal.isdigit() else 0
+        if n < 1:
+            self.add_error("ordinal", f"There is no synset {ordinal}.")
+            return None
+        if "page_synsets" not in self.data:
+            return PageSynset(ordinal=n)
+        shown = page_synsets.split()
+        if n > len(shown) or not shown[n - 1].isdigit():
+            self.add_error("ordinal", f"There is no synset {n} on your page; nothing was "
+                                      "changed.")
+            return None
+        return PageSynset(ordinal=n, pk=int(shown[n - 1]))
+
+
+class StringLevelForm(StringForm, WithLevel):
+    pass
+
+
+class StringJudgeForm(StringForm, WithSynset, WithLevel):
+    pass
+
+
+class StringEditForm(StringForm):
+    text = forms.CharField(required=False, strip=False)  # the service refuses an empty key
+
+
+class StringTypeForm(JudgeForm, WithText, WithSynset, WithLevel):
+    target = forms.CharField(required=False)  # "new": into a new synset
+
+
+class SynsetMergeForm(JudgeForm, WithSynset):
+    """Merge the synsets ``merge`` (ids) into ``synset`` / ``ordinal``."""
+
+    merge = IdsField(required=False)
+
+
+class SynsetSplitForm(JudgeForm):
+    strings = IdsField(error_messages={"required": "Tick the strings to split out first."})
+
+
+class LevelOnlyForm(JudgeForm, WithLevel):
+    pass
+
+
+class NotesForm(JudgeForm):
+    notes = forms.CharField(required=False, strip=False)

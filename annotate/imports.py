@@ -39,6 +39,7 @@ from .models import (
     Source,
 )
 from .normalize import normalize_answer
+from .selectors import attach_assessors
 from .services import collection_judgments_changed
 
 KINDS = {"questions": "Questions CSV (question_id,question)",
@@ -492,7 +493,6 @@ def export_judgments(collection: Collection) -> str:
 
 def export_questions(collection: Collection) -> str:
     """Questions CSV: question_id,question plus status and assessors."""
-    from .selectors import attach_assessors
     questions = list(Question.objects.filter(collection=collection).order_by("id"))
     attach_assessors(questions)
     return _csv(["question_id", "question", "status", "assessors"],

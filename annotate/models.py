@@ -12,6 +12,14 @@ from django.db import models
 from django.db.models import Case, Count, Exists, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
 
+from evaluation.metrics.data import DEFAULT_LEVELS as DEFAULT_LEVEL_CODES
+from evaluation.metrics.data import default_gains
+
+# the levels of a new collection: (code, label, gain), highest first (S, A, B: 3, 2, 1)
+DEFAULT_LEVELS = tuple(zip(
+    DEFAULT_LEVEL_CODES, ("Correct and complete", "Correct, less specific", "Partially correct"),
+    default_gains(DEFAULT_LEVEL_CODES), strict=True))
+
 
 def is_site_staff(user) -> bool:
     """Staff and superusers act as organizers of every collection (the one place this rule
@@ -49,10 +57,14 @@ class CollectionQuerySet(models.QuerySet):
         return self.filter(memberships__user=user).distinct()
 
     def with_counts(self) -> CollectionQuerySet:
+        """Questions per collection, done and in progress: the one definition of these
+        counts (the collection list and a collection's overview)."""
         return self.annotate(
             n_questions=Count("questions", distinct=True),
             n_done=Count("questions", filter=Q(questions__status=QuestionStatus.DONE),
                          distinct=True),
+            n_in_progress=Count("questions", distinct=True,
+                                filter=Q(questions__status=QuestionStatus.IN_PROGRESS)),
         )
 
 
@@ -239,6 +251,19 @@ class AnswerString(models.Model):
         if self.synset_id is not None:
             return "correct"
         return "incorrect" if self.judged_at is not None else "unjudged"
+
+
+def state_token(synset_id: int | None, level_id: int | None, judged: bool) -> str:
+    """The state of a string as a page shows it: ``u`` unjudged, ``x`` incorrect,
+    ``<synset id>/<level id>`` correct.  Pages send it back so a stale edit is detected."""
+    if synset_id is not None:
+        return f"{synset_id}/{level_id}"
+    return "x" if judged else "u"
+
+
+def string_token(string: AnswerString) -> str:
+    """``state_token`` of an answer string."""
+    return state_token(string.synset_id, string.level_id, string.judged_at is not None)
 
 
 class JudgmentEvent(models.Model):

@@ -1,32 +1,32 @@
-"""Per-collection roles: organizer, assessor, participant.  Staff act as organizers."""
+"""Per-collection roles (``Role``: organizer, assessor, participant).  Staff act as
+organizers."""
 
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 
-from .models import Membership, Role, is_site_staff
-
-ORGANIZER, ASSESSOR, PARTICIPANT = Role.ORGANIZER.value, Role.ASSESSOR.value, Role.PARTICIPANT.value
+from .models import Collection, Membership, Question, Role, is_site_staff
 
 
-def collection_role(user, collection) -> str | None:
+def collection_role(user, collection: Collection) -> Role | None:
     """The role of ``user`` in ``collection`` (None for a non-member or anonymous user)."""
     if not user.is_authenticated:
         return None
     if is_site_staff(user):
-        return ORGANIZER
+        return Role.ORGANIZER
     # memoized on the user object, which lives for one request: a page asking several times
     # costs one query per collection
     cache = getattr(user, "_collection_roles", None)
     if cache is None:
         cache = user._collection_roles = {}
     if collection.pk not in cache:
-        cache[collection.pk] = (Membership.objects.filter(collection=collection, user=user)
-                                .values_list("role", flat=True).first())
+        role = (Membership.objects.filter(collection=collection, user=user)
+                .values_list("role", flat=True).first())
+        cache[collection.pk] = Role(role) if role is not None else None
     return cache[collection.pk]
 
 
-def require_role(request_or_user, collection, *roles: str) -> str:
+def require_role(request_or_user, collection: Collection, *roles: Role) -> Role:
     """Return the user's role in ``collection`` if it is one of ``roles`` (any role when none
     are given); otherwise raise PermissionDenied, which Django answers with 403.
 
@@ -38,6 +38,17 @@ def require_role(request_or_user, collection, *roles: str) -> str:
     return role
 
 
+def judge_access(request_or_user, question: Question) -> tuple[Role, bool]:
+    """(role, may_write) on the judging workspace of ``question``: organizers and assessors
+    see it (participants get 403); assessors write on questions assigned to them and on
+    questions nobody is assigned to (their first change claims it)."""
+    user = getattr(request_or_user, "user", request_or_user)
+    role = require_role(user, question.collection, Role.ORGANIZER, Role.ASSESSOR)
+    if role == Role.ORGANIZER:
+        return role, True
+    assigned = set(question.assessors.values_list("pk", flat=True))
+    return role, not assigned or user.pk in assigned
+
 
 def can_create_collection(user) -> bool:
     """Site staff, users granted ``annotate.add_collection`` (by an administrator) and
@@ -47,7 +58,7 @@ def can_create_collection(user) -> bool:
         return False
     if is_site_staff(user) or user.has_perm("annotate.add_collection"):
         return True
-    return Membership.objects.filter(user=user, role=ORGANIZER).exists()
+    return Membership.objects.filter(user=user, role=Role.ORGANIZER).exists()
 
 
 def navigation_for(user) -> dict[str, bool]:
@@ -57,10 +68,10 @@ def navigation_for(user) -> dict[str, bool]:
     if is_site_staff(user):
         return {"queue": True, "runs": True, "create": True, "admin": bool(user.is_staff)}
     roles = set(Membership.objects.filter(user=user).values_list("role", flat=True).distinct())
-    organizer = ORGANIZER in roles
+    organizer = Role.ORGANIZER in roles
     return {
-        "queue": organizer or ASSESSOR in roles,
-        "runs": organizer or PARTICIPANT in roles,
+        "queue": organizer or Role.ASSESSOR in roles,
+        "runs": organizer or Role.PARTICIPANT in roles,
         "create": organizer or user.has_perm("annotate.add_collection"),
         "admin": False,
     }

@@ -12,31 +12,42 @@ judgment also bumps the collection's ``judgment_version`` (scores are cached by 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from evaluation.metrics.gains import check_gain
 from evaluation.metrics.normalize import NIL
 
 from .models import (
+    DEFAULT_LEVELS,
     AnswerString,
     AnswerSynset,
     Collection,
     JudgmentEvent,
     Level,
+    Membership,
     Question,
     QuestionStatus,
     Role,
     Source,
     is_site_staff,
+    string_token,
 )
 from .normalize import normalize_answer
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+    AnyUser = AbstractBaseUser | AnonymousUser
+    # a level by instance, id or code; None: the default the operation names
+    LevelRef = Level | int | str | None
 
 
 class Conflict(Exception):
@@ -63,8 +74,8 @@ def collection_judgments_changed(*, collection_id: int) -> None:
 
 
 # -- strings that come unjudged: the question is not done ---------------------------------
-def questions_reopen(*, question_ids, by=None, reason: str, record: bool = True,
-                     source: str = "") -> list[int]:
+def questions_reopen(*, question_ids: Iterable[int], by: AnyUser | None = None, reason: str,
+                     record: bool = True, source: str = "") -> list[int]:
     """The one rule for every writer that adds strings to questions or brings strings back
     unjudged (pooling, a flat answer list, a typed string, an undo, a string sent back to
     the pool): a question that has an unjudged string is not done.  Each of ``question_ids``
@@ -74,7 +85,6 @@ def questions_reopen(*, question_ids, by=None, reason: str, record: bool = True,
     its own event instead); ``source`` (a ``Source``: pool, import) is recorded with it, so
     the organizer's dashboard can count the questions pooling reopened.  Returns the ids
     reopened."""
-    from django.db.models import Exists, OuterRef
     unjudged = AnswerString.objects.filter(question=OuterRef("pk"), judged_at__isnull=True)
     rows = list(Question.objects.filter(pk__in=list(question_ids), status=QuestionStatus.DONE)
                 .filter(Exists(unjudged)).values_list("pk", "collection_id"))
@@ -93,7 +103,8 @@ def questions_reopen(*, question_ids, by=None, reason: str, record: bool = True,
     return [pk for pk, _ in rows]
 
 
-def spellings_fold(rows, known: dict[tuple[int, str], list[str]] | None = None
+def spellings_fold(rows: Iterable[tuple[int, str, str]],
+                   known: dict[tuple[int, str], list[str]] | None = None
                    ) -> dict[tuple[int, str], list[str]]:
     """Spellings with one matching key are one string (DESIGN.md section 4): ``rows`` of
     (question id, key, spelling) -> (question id, key) -> the spellings not yet in
@@ -122,7 +133,8 @@ class StringsAdded:
 
 
 @transaction.atomic
-def strings_add_unjudged(*, rows, source: str, by=None, reason: str) -> StringsAdded:
+def strings_add_unjudged(*, rows: Iterable[tuple[int, str, str]], source: str,
+                         by: AnyUser | None = None, reason: str) -> StringsAdded:
     """Add unjudged strings from ``rows`` of (question id, key, spelling): pooled run
     answers, a flat answer list.  Spellings with one key fold into one string (the first
     its text, the others its variants); a spelling of a string the question already has
@@ -162,14 +174,6 @@ def strings_add_unjudged(*, rows, source: str, by=None, reason: str) -> StringsA
 
 
 # -- the judging operations ---------------------------------------------------------------
-def string_token(string: AnswerString) -> str:
-    """The state of a string as a page shows it: ``u`` unjudged, ``x`` incorrect,
-    ``<synset id>/<level id>`` correct.  Pages send it back so a stale edit is detected."""
-    if string.synset_id is not None:
-        return f"{string.synset_id}/{string.level_id}"
-    return "x" if string.judged_at is not None else "u"
-
-
 def _string_snap(s: AnswerString) -> dict:
     return {"text": s.text, "key": s.key, "synset": s.synset_id, "level": s.level_id,
             "source": s.source, "judged_by": s.judged_by_id,
@@ -188,7 +192,8 @@ class _Edit:
     before-state of what it touches, and at the end removes empty synsets, renumbers the
     others 1..R, bumps the versions and writes the JudgmentEvent."""
 
-    def __init__(self, *, question: Question | int, by, version: int | None, action: str):
+    def __init__(self, *, question: Question | int, by: AnyUser | None,
+                 version: int | None, action: str) -> None:
         pk = question.pk if isinstance(question, Question) else question
         # lock the question row only: locking the joined collection row as well made every
         # edit of a collection wait for the others and deadlock with a run import (which
@@ -214,7 +219,7 @@ class _Edit:
                 "notes": self.question.notes,
                 "synsets": [[s.pk, s.note, s.label] for s in self.synsets]}
 
-    def string(self, pk, expect: str | None = None) -> AnswerString:
+    def string(self, pk: int | str, expect: str | None = None) -> AnswerString:
         """The string ``pk`` of this question; with ``expect`` (its token as the page
         showed it) a string whose state has changed since is refused."""
         try:
@@ -267,7 +272,7 @@ class _Edit:
                            "applied.")
         return meant
 
-    def level(self, level: Level | int | str | None) -> Level:
+    def level(self, level: LevelRef) -> Level:
         levels = list(Level.objects.filter(collection_id=self.question.collection_id))
         if level is None:
             return min(levels, key=lambda lv: lv.order)
@@ -334,9 +339,9 @@ def _renumber(synsets: Sequence[AnswerSynset]) -> None:
 
 
 @transaction.atomic
-def string_judge(*, question: Question | int, string: int, by,
+def string_judge(*, question: Question | int, string: int, by: AnyUser | None,
                  synset: int | PageSynset | None = None,
-                 new_synset: bool = False, level=None, expect: str | None = None,
+                 new_synset: bool = False, level: LevelRef = None, expect: str | None = None,
                  version: int | None = None) -> JudgmentEvent:
     """Judge ``string``: put it into ``synset`` (or a new synset when ``new_synset``) with
     ``level`` (the collection's highest level when None), or mark it incorrect when
@@ -362,7 +367,7 @@ def string_judge(*, question: Question | int, string: int, by,
 
 
 @transaction.atomic
-def string_set_level(*, question: Question | int, string: int, level, by,
+def string_set_level(*, question: Question | int, string: int, level: LevelRef, by: AnyUser | None,
                      expect: str | None = None, version: int | None = None) -> JudgmentEvent:
     """Change the level of a string that is in a synset."""
     op = _Edit(question=question, by=by, version=version, action="string_level")
@@ -375,7 +380,8 @@ def string_set_level(*, question: Question | int, string: int, level, by,
 
 
 @transaction.atomic
-def string_unjudge(*, question: Question | int, string: int, by, expect: str | None = None,
+def string_unjudge(*, question: Question | int, string: int, by: AnyUser | None,
+                   expect: str | None = None,
                    version: int | None = None) -> JudgmentEvent:
     """Send a judged string back to the pool."""
     op = _Edit(question=question, by=by, version=version, action="string_unjudge")
@@ -396,9 +402,9 @@ def _key_free(op: _Edit, key: str, *, except_pk: int | None = None) -> None:
 
 
 @transaction.atomic
-def string_add(*, question: Question | int, text: str, by,
+def string_add(*, question: Question | int, text: str, by: AnyUser | None,
                synset: int | PageSynset | None = None,
-               new_synset: bool = False, level=None, version: int | None = None
+               new_synset: bool = False, level: LevelRef = None, version: int | None = None
                ) -> JudgmentEvent:
     """Add a string typed by an assessor: to the pool (unjudged), or straight into
     ``synset`` / a new synset with ``level``."""
@@ -418,7 +424,7 @@ def string_add(*, question: Question | int, text: str, by,
 
 
 @transaction.atomic
-def string_edit(*, question: Question | int, string: int, text: str, by,
+def string_edit(*, question: Question | int, string: int, text: str, by: AnyUser | None,
                 expect: str | None = None, version: int | None = None) -> JudgmentEvent:
     """Correct the text of a string (its key follows); a key that another string of the
     question already has is refused.  Spellings kept as variants stay only while they still
@@ -442,7 +448,8 @@ def string_edit(*, question: Question | int, string: int, text: str, by,
 
 
 @transaction.atomic
-def string_delete(*, question: Question | int, string: int, by, expect: str | None = None,
+def string_delete(*, question: Question | int, string: int, by: AnyUser | None,
+                  expect: str | None = None,
                   version: int | None = None) -> JudgmentEvent:
     """Delete a string (a typo, say); an empty synset left behind disappears."""
     op = _Edit(question=question, by=by, version=version, action="string_delete")
@@ -456,7 +463,8 @@ def string_delete(*, question: Question | int, string: int, by, expect: str | No
 
 
 @transaction.atomic
-def synset_merge(*, question: Question | int, synsets: Sequence[int | PageSynset], by,
+def synset_merge(*, question: Question | int, synsets: Sequence[int | PageSynset],
+                 by: AnyUser | None,
                  version: int | None = None) -> JudgmentEvent:
     """Merge ``synsets[1:]`` into ``synsets[0]``; every string keeps its level."""
     op = _Edit(question=question, by=by, version=version, action="synset_merge")
@@ -474,7 +482,7 @@ def synset_merge(*, question: Question | int, synsets: Sequence[int | PageSynset
 
 
 @transaction.atomic
-def synset_split(*, question: Question | int, strings: Sequence[int], by,
+def synset_split(*, question: Question | int, strings: Sequence[int], by: AnyUser | None,
                  expect: Sequence[str] | None = None, version: int | None = None
                  ) -> JudgmentEvent:
     """Move ``strings`` (all in synsets) out into one new synset; levels are kept."""
@@ -491,7 +499,7 @@ def synset_split(*, question: Question | int, strings: Sequence[int], by,
 
 
 @transaction.atomic
-def question_mark_nil(*, question: Question | int, by, level=None,
+def question_mark_nil(*, question: Question | int, by: AnyUser | None, level: LevelRef = None,
                       version: int | None = None) -> JudgmentEvent:
     """Mark the question as having no answer: one synset holding ``NIL``; every other
     string is judged incorrect (paper, Example 3)."""
@@ -515,7 +523,7 @@ def question_mark_nil(*, question: Question | int, by, level=None,
 
 
 @transaction.atomic
-def question_set_notes(*, question: Question | int, notes: str, by,
+def question_set_notes(*, question: Question | int, notes: str, by: AnyUser | None,
                        version: int | None = None) -> JudgmentEvent:
     op = _Edit(question=question, by=by, version=version, action="question_notes")
     op.question.notes = notes.strip()
@@ -523,7 +531,7 @@ def question_set_notes(*, question: Question | int, notes: str, by,
 
 
 @transaction.atomic
-def question_set_status(*, question: Question | int, status: str, by,
+def question_set_status(*, question: Question | int, status: str, by: AnyUser | None,
                         version: int | None = None) -> JudgmentEvent:
     """Mark a question done (or reopen it)."""
     if status not in QuestionStatus.values:
@@ -621,7 +629,7 @@ def _undo_checked(op: _Edit, event: JudgmentEvent) -> tuple[dict, list, dict]:
 
 
 @transaction.atomic
-def question_undo(*, question: Question | int, by, any_user: bool = False,
+def question_undo(*, question: Question | int, by: AnyUser | None, any_user: bool = False,
                   version: int | None = None) -> JudgmentEvent:
     """Undo the latest action on the question by restoring its event's before-state.
     Refused (nothing written) when that action was someone else's, when its objects
@@ -682,7 +690,7 @@ def question_undo(*, question: Question | int, by, any_user: bool = False,
 
 
 @transaction.atomic
-def question_claim(*, question: Question | int, by) -> bool:
+def question_claim(*, question: Question | int, by: AnyUser | None) -> bool:
     """Assign a question nobody is assigned to to ``by``, the assessor who judges it first
     (such questions are offered to every assessor of the collection; the first change
     claims it, so two assessors do not judge it side by side).  Returns False when ``by``
@@ -705,12 +713,12 @@ def question_claim(*, question: Question | int, by) -> bool:
 
 # -- organizer writes -------------------------------------------------------------------------
 @transaction.atomic
-def questions_assign(*, collection: Collection, questions: Sequence[Question], assessors,
-                     by, round_robin: bool = True, replace: bool = True) -> int:
+def questions_assign(*, collection: Collection, questions: Sequence[Question],
+                     assessors: Iterable[AbstractBaseUser],
+                     by: AnyUser | None, round_robin: bool = True, replace: bool = True) -> int:
     """Assign ``questions`` to ``assessors`` (members of the collection): round-robin gives
     each question one assessor in turn, otherwise each gets all of them; ``replace`` drops
     the current assignments first.  Returns the number of questions changed."""
-    from .models import Membership
     assessors = list(assessors)
     members = set(Membership.objects.filter(collection=collection, role__in=[
         Role.ORGANIZER, Role.ASSESSOR]).values_list("user_id", flat=True))
@@ -737,18 +745,14 @@ def questions_assign(*, collection: Collection, questions: Sequence[Question], a
     return len(ids)
 
 
-DEFAULT_LEVELS = (("S", "Correct and complete", 3.0), ("A", "Correct, less specific", 2.0),
-                  ("B", "Partially correct", 1.0))
-
 
 @transaction.atomic
 def collection_save(*, collection: Collection, levels: Sequence[tuple[str, str, float]] | None,
-                    by) -> Collection:
+                    by: AnyUser | None) -> Collection:
     """Create or update ``collection`` (an unsaved or changed instance) and set its levels
     (code, label, gain; highest first).  A new collection gets S/A/B 3/2/1 unless levels are
     given, and its creator becomes an organizer.  A level still used by a string cannot be
     removed (Conflict)."""
-    from .models import Membership
     created = collection.pk is None
     collection.save()
     if created and not levels:
@@ -786,14 +790,14 @@ def collection_save(*, collection: Collection, levels: Sequence[tuple[str, str, 
 
 
 @transaction.atomic
-def membership_set(*, collection: Collection, user, role: str | None, by) -> None:
+def membership_set(*, collection: Collection, user: AbstractBaseUser, role: str | None,
+                   by: AnyUser | None) -> None:
     """Give ``user`` ``role`` in ``collection``; ``role`` None removes the membership.
 
     A collection keeps at least one organizer: the last one can neither leave nor take
     another role (Conflict, nothing written).  A member who is no longer an organizer or
     assessor (removed, or made a participant) loses every question assignment of the
     collection, so their queue no longer lists its questions."""
-    from .models import Membership, Role
     if role is not None and role not in Role.values:
         raise Conflict(f"Unknown role {role!r}.")
     # the organizer rows stay locked until the end: two organizers removing each other at

@@ -21,8 +21,8 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from annotate.models import Collection, Question
-from annotate.permissions import ORGANIZER, PARTICIPANT, require_role
+from annotate.models import Collection, Question, Role
+from annotate.permissions import require_role
 from annotate.selectors import synset_labels
 from evaluation import services
 from evaluation.forms import GAIN_CHOICES, RunUploadForm, ScoreConfigForm, metric_label
@@ -40,7 +40,7 @@ APP_VERSION = version("qasynset")
 def _score_access(request: HttpRequest, slug: str) -> tuple[Collection, str]:
     """Scores are for organizers and participants; assessors see none (403)."""
     collection = get_object_or_404(Collection, slug=slug)
-    role = require_role(request.user, collection, ORGANIZER, PARTICIPANT)
+    role = require_role(request.user, collection, Role.ORGANIZER, Role.PARTICIPANT)
     return collection, role
 
 
@@ -135,7 +135,7 @@ def run_list(request: HttpRequest, slug: str) -> HttpResponse:
         "collection": collection, "role": role, "config": config, "form": form, "error": error,
         "metrics": [(m, metric_label(m)) for m in config.metrics], "rows": rows, "sort": sort,
         "judged_questions": scores.marked.judgments.nq if scores else 0,
-        "can_upload": role == ORGANIZER or collection.open_for_submissions,
+        "can_upload": role == Role.ORGANIZER or collection.open_for_submissions,
         "can_compare": len(runs) >= 2,
     }
     return TemplateResponse(request, "evaluation/run_list.html", context)
@@ -144,7 +144,7 @@ def run_list(request: HttpRequest, slug: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def run_upload(request: HttpRequest, slug: str) -> HttpResponse:
     collection, role = _score_access(request, slug)
-    if role != ORGANIZER and not collection.open_for_submissions:
+    if role != Role.ORGANIZER and not collection.open_for_submissions:
         raise PermissionDenied("This collection is not open for submissions.")
     template = "evaluation/run_upload.html"
     issues = []
@@ -238,7 +238,7 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
         "judged": len(scores.per_question[run.name]), "shown": len(table),
         "not_judged": scores.unknown[run.name], "unjudged": unjudged,
         "pool": services.pool_counts(unjudged),
-        "is_organizer": role == ORGANIZER, "sort": sort, "search": search,
+        "is_organizer": role == Role.ORGANIZER, "sort": sort, "search": search,
     }
     template = "evaluation/run_detail.html"
     if request.htmx and request.htmx.target == "question-table":
@@ -249,7 +249,7 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
 @require_POST
 def run_pool(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
-    require_role(request.user, collection, ORGANIZER)
+    require_role(request.user, collection, Role.ORGANIZER)
     run = get_object_or_404(Run, collection=collection, pk=run_id)
     added = services.run_pool(run=run, by=request.user)
     messages.success(request, f"{added} unjudged answer(s) of {run.name} sent to the "

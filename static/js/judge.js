@@ -1,4 +1,4 @@
-/* Keyboard-first judging (issue 4 item 5).  Vanilla JS, no build step.
+/* Keyboard-first judging.  Vanilla JS, no build step.
  *
  * With the focus on a candidate, one key judges it and moves the focus on; every
  * judgment is a POST of the hidden #keyform (htmx swaps in the refreshed workspace), and

@@ -1,0 +1,101 @@
+"""The rows of answer strings in the judging workspace: candidates (each with its form),
+strings in a synset card, strings judged incorrect.
+
+A question may hold 1,000 strings, and the template engine costs 10-20 variable lookups a
+row: rendered from a ``{% partialdef %}`` these rows took more CPU than the whole request
+did before (bench/judge_bench.py, 100 synsets / 1,000 strings).  They are therefore
+formatted here by ``format_html_join``, which escapes every value, with the CSRF input
+from Django's own ``csrf_input``.  Everything else of the page, the synset cards
+included, is in ``templates/annotate/question_judge.html``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from django import template
+from django.template.backends.utils import csrf_input
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+from ..selectors import WorkspaceString
+
+register = template.Library()
+
+_TICK = '<input type="checkbox" name="strings" value="{0}" tabindex="-1" aria-label="tick">'
+_EDIT = ' <a href="?edit={0}" class="edit-link small" tabindex="-1">edit</a>'
+_MEMBER = ('<li class="item member" tabindex="0" data-item data-id="{0}" data-token="{1}" '
+           'data-synset="{2}">{tick} <span class="badge level-{3}">{4}</span> '
+           '<span class="text">{5}</span>{6}{edit}</li>')
+_WRONG = ('<li class="item wrong" tabindex="0" data-item data-id="{0}" data-token="{1}">'
+          '<span class="text">{5}</span>{6}{edit}</li>')
+# (kind, may_write) -> the row's format; {0} pk, {1} token, {2} synset id, {3} level rank,
+# {4} level code, {5} text, {6} the other spellings
+_ROWS = {(kind, may_write): row.replace("{tick}", _TICK if may_write else "")
+         .replace("{edit}", _EDIT if may_write else "")
+         for kind, row in (("member", _MEMBER), ("wrong", _WRONG)) for may_write in (True, False)}
+
+
+@register.simple_tag
+def also(variants: Sequence[str]) -> SafeString | str:
+    """The other spellings of a string (same matching key), or ""."""
+    if not variants:
+        return ""
+    return format_html(' <span class="variants small muted" title="other spellings with the '
+                       'same matching key">also: {}</span>', " · ".join(variants))
+
+
+@register.simple_tag(takes_context=True)
+def string_rows(context: template.Context, strings: Iterable[WorkspaceString],
+                kind: str) -> SafeString:
+    """The ``<li>`` rows of ``strings``: ``member`` (in a synset) or ``wrong`` (judged
+    incorrect), with a tick box and an edit link when the page may write."""
+    fmt = _ROWS[kind, bool(context.get("may_write"))]
+    return format_html_join("", fmt, (
+        (s.pk, s.token, s.synset_id, s.level_rank, s.level_obj.code if s.level_obj else "",
+         s.text, also(s.variants)) for s in strings))
+
+
+_CANDIDATE = ('<li class="item cand" tabindex="0" data-item data-id="{0}" data-token="{1}">'
+              '<span class="text">{2}</span>{3}{4}{5}{6}</li>')
+_FREQ = ' <span class="freq small muted" title="number of runs that returned it">×{}</span>'
+_SUGGEST = (' <span class="suggest small" title="same or similar string already in synset {0} '
+            '(a suggestion only)">→ {0}?{1}</span>')
+_ROW_FORM = ('<form class="row-form" method="post" action="{url}" hx-post="{url}">{csrf}'
+             '<input type="hidden" name="version" value="{version}">'
+             '<input type="hidden" name="string" value="{pk}">'
+             '<input type="hidden" name="expect" value="{token}">'
+             '<input type="number" name="ordinal" min="1" aria-label="synset number" '
+             'placeholder="#" class="ordinal-in"{value}>'
+             '<select name="level" aria-label="level">{options}</select>'
+             '<button type="submit" name="op" value="add" tabindex="-1">Add</button>'
+             '<button type="submit" name="op" value="new" tabindex="-1">New</button>'
+             '<button type="submit" name="op" value="incorrect" tabindex="-1">✗</button>'
+             '</form>')
+
+
+@register.simple_tag(takes_context=True)
+def candidate_rows(context: template.Context, candidates: Iterable[WorkspaceString]
+                   ) -> SafeString:
+    """The ``<li>`` rows of the unjudged candidates: text, other spellings, run frequency,
+    suggested synset and, when the page may write, a form to judge it (the suggestion
+    filled in as its synset number)."""
+    may_write = bool(context.get("may_write"))
+    if may_write:
+        csrf = csrf_input(context.request)
+        options = format_html_join("", '<option value="{0}">{0}</option>',
+                                   ((lv.code,) for lv in context["levels"]))
+        url, version = context["act_url"], context["question"].version
+
+    def row(c: WorkspaceString) -> tuple[object, ...]:
+        sug = c.suggestion
+        form = format_html(
+            _ROW_FORM, url=url, csrf=csrf, version=version, pk=c.pk, token=c.token,
+            value=format_html(' value="{}"', sug.ordinal) if sug is not None else "",
+            options=options) if may_write else ""
+        return (c.pk, c.token, c.text, also(c.variants),
+                format_html(_FREQ, c.freq) if c.freq else "",
+                format_html(_SUGGEST, sug.ordinal, f" ({c.suggestion_score}%)"
+                            if c.suggestion_score < 100 else "") if sug is not None else "",
+                form)
+
+    return format_html_join("", _CANDIDATE, (row(c) for c in candidates))
