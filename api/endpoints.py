@@ -19,8 +19,8 @@ from ninja import File, Form, NinjaAPI, Query, Status, UploadedFile
 from ninja.errors import HttpError
 
 from annotate.imports import export_judgments
-from annotate.models import Collection
-from annotate.permissions import ORGANIZER, PARTICIPANT, collection_role, require_role
+from annotate.models import Collection, Role
+from annotate.permissions import collection_role, require_role
 from annotate.selectors import attach_assessors, question_list_queryset
 from config.downloads import content_disposition
 from evaluation import services
@@ -70,7 +70,7 @@ def _collection(request: HttpRequest, slug: str, *roles: str) -> tuple[Collectio
 
 def _score_access(request: HttpRequest, slug: str) -> tuple[Collection, str]:
     """Scores and runs are for organizers and participants; assessors judge blind (403)."""
-    return _collection(request, slug, ORGANIZER, PARTICIPANT)
+    return _collection(request, slug, Role.ORGANIZER, Role.PARTICIPANT)
 
 
 def _visible_run(request: HttpRequest, collection: Collection, run_id: int) -> Run:
@@ -168,7 +168,7 @@ def collection_detail(request: HttpRequest, slug: str):
          url_name="question-list", tags=["collections"])
 def question_list(request: HttpRequest, slug: str, status: str = "", search: str = ""):
     """The collection's questions with their counts and assessors (organizers only)."""
-    collection, _ = _collection(request, slug, ORGANIZER)
+    collection, _ = _collection(request, slug, Role.ORGANIZER)
     questions = list(question_list_queryset(collection, status=status, search=search))
     attach_assessors(questions)
     return [{"question_id": q.qid, "text": q.text, "status": q.status,
@@ -181,7 +181,7 @@ def question_list(request: HttpRequest, slug: str, status: str = "", search: str
 def judgments_export(request: HttpRequest, slug: str, format: Literal["json", "csv"] = "json"):
     """The judgments (organizers only), as the page's export: CSV (``format=csv``, the same
     file as the export page) or JSON records with the same columns."""
-    collection, _ = _collection(request, slug, ORGANIZER)
+    collection, _ = _collection(request, slug, Role.ORGANIZER)
     text = export_judgments(collection)
     if format == "csv":
         response = HttpResponse(text, content_type="text/csv; charset=utf-8")
@@ -209,7 +209,7 @@ def run_upload(request: HttpRequest, slug: str, name: Form[str], file: File[Uplo
     """Upload a run (multipart), all or nothing, with the checks of the upload page: on any
     problem nothing is stored and the answer is 400 with every problem and its line."""
     collection, role = _score_access(request, slug)
-    if role != ORGANIZER and not collection.open_for_submissions:
+    if role != Role.ORGANIZER and not collection.open_for_submissions:
         raise PermissionDenied("This collection is not open for submissions.")
     form = RunUploadForm(request.POST, request.FILES)
     if not form.is_valid():
