@@ -7,7 +7,9 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
 DUMMY = {"int": "1", "slug": "demo", "str": "x", "path": "x/y", "uuid": str(uuid.uuid4())}
-PUBLIC = {"login", "admin:login"}  # the login pages themselves
+# the login pages themselves; an invited member's one-time set-password link and its last
+# page (a token decides, tested in tests/annotate/test_invite.py); the site icon
+PUBLIC = {"login", "admin:login", "set-password", "set-password-done", "favicon"}
 API_PAGES = {"/api/", "/api/docs", "/api/openapi.json"}  # of /api/, behind the login
 
 
@@ -64,3 +66,12 @@ def test_login_page_is_public(client):
     page = client.get("/accounts/login/")
     assert page.status_code == 200
     assert "<h1>Log in</h1>" in page.content.decode() and 'name="password"' in page.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_public_link_pages_reveal_nothing_without_a_valid_token(client):
+    page = client.get("/accounts/set-password/MQ/not-a-token/").content.decode()
+    assert "This link cannot be used" in page and 'name="new_password1"' not in page
+    r = client.post("/accounts/set-password/MQ/not-a-token/",
+                    {"new_password1": "x-Long-pass-1234", "new_password2": "x-Long-pass-1234"})
+    assert r.status_code == 200 and "This link cannot be used" in r.content.decode()
