@@ -523,16 +523,18 @@ class MetricReliability:
 
 def metric_reliability(X: np.ndarray, samples: Samples, *, metric: str = "", gains: str = "",
                        fuzziness: Sequence[float] = FUZZINESS,
-                       tukey_trials: int | None = None) -> MetricReliability:
+                       tukey_trials: int | None = None, tests: bool = True) -> MetricReliability:
     """Stability, swap rates, bootstrap ASLs, intervals and all-pairs tests of ``X``
-    (runs x questions, columns in ``samples.questions`` order)."""
+    (runs x questions, columns in ``samples.questions`` order); with ``tests=False`` the
+    paired t, Holm and Tukey p-values are left NaN (a summary over many metrics)."""
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or X.shape[1] != len(samples.questions):
         raise ValueError(f"the score matrix has shape {X.shape}; the samples are for "
                          f"{len(samples.questions)} questions")
     if not np.isfinite(X).all():
         raise ValueError("the scores must be finite")
-    p_t = paired_t(X)
+    nan = np.full(len(X) * (len(X) - 1) // 2, np.nan)
+    p_t = paired_t(X) if tests else nan
     ind = samples.indicators
     return MetricReliability(
         metric, gains,
@@ -540,8 +542,9 @@ def metric_reliability(X: np.ndarray, samples: Samples, *, metric: str = "", gai
         swap_rates(X, samples.swap, indicators=(ind["swap0"], ind["swap1"])),
         bootstrap_asl(X, samples.bootstrap, indicator=ind["bootstrap"]),
         mean_intervals(X, samples.bootstrap, indicator=ind["bootstrap"]),
-        p_t, holm(p_t),
-        tukey_hsd(X, trials=tukey_trials or samples.trials, seed=samples.tukey_seed),
+        p_t, holm(p_t) if tests else nan,
+        tukey_hsd(X, trials=tukey_trials or samples.trials, seed=samples.tukey_seed)
+        if tests else nan,
     )
 
 
@@ -581,7 +584,7 @@ def _num(v) -> float:
 
 def reliability_report(matrices: Mapping[tuple[str, str], np.ndarray], runs: Sequence[str],
                        samples: Samples, *, fuzziness: Sequence[float] = FUZZINESS,
-                       tukey_trials: int | None = None,
+                       tukey_trials: int | None = None, tests: bool = True,
                        config: Mapping[str, object] | None = None) -> Report:
     """The report over every (metric, gain label) matrix; Kendall's tau of each metric's
     ranking (by mean) under each gain profile against its first gain profile (the
@@ -590,7 +593,7 @@ def reliability_report(matrices: Mapping[tuple[str, str], np.ndarray], runs: Seq
     first: dict[str, np.ndarray] = {}
     for (metric, gains), X in matrices.items():
         r = metric_reliability(X, samples, metric=metric, gains=gains, fuzziness=fuzziness,
-                               tukey_trials=tukey_trials)
+                               tukey_trials=tukey_trials, tests=tests)
         means = r.intervals.mean
         tau = kendall_tau(first.setdefault(metric, means), means)
         results[(metric, gains)] = MetricReliability(
