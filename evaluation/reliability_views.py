@@ -4,6 +4,8 @@ samples file.  Organizers only: it is computed over every run of the collection.
 
 from __future__ import annotations
 
+import math
+
 from django import forms
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
@@ -51,6 +53,12 @@ def _config(form: ReliabilityForm, levels) -> tuple[reliability.ReliabilityConfi
         return default, str(e)
 
 
+def _shown(row: dict) -> dict:
+    """``row`` with NaN (a figure that does not exist, e.g. no 5%-swap difference) as
+    None, which the template shows as a dash."""
+    return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
+
+
 def _csv(text: str, filename: str) -> HttpResponse:
     response = HttpResponse(text, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = content_disposition(filename)
@@ -83,7 +91,10 @@ def collection_reliability(request: HttpRequest, slug: str) -> HttpResponse:
         "error": error, "config": config, "page": page,
         "metric_label": metric_label(config.metric),
         "curves": reliability.curves(page.detail) if page.detail else [],
-        "summary": [{**row, "label": metric_label(row["metric"])} for row in page.summary],
-        "runs": reliability.run_rows(page), "pairs": reliability.pair_rows(page),
+        "summary": [_shown({**row, "label": metric_label(row["metric"])})
+                    for row in page.summary],
+        "taus": [_shown(t) for t in page.taus],
+        "runs": reliability.run_rows(page),
+        "pairs": [_shown(p) for p in reliability.pair_rows(page)],
         "downloads": DOWNLOADS,
     })

@@ -143,3 +143,17 @@ def test_query_count_is_bounded(client, demo, django_assert_max_num_queries):
     with django_assert_max_num_queries(40):
         client.get(url(demo, trials=21))
     assert rel.FUZZINESS[0] == 0
+
+
+def test_runs_page_links_to_it_for_organizers_only(client, demo):
+    login(client, "organizer")
+    link = f'href="/collections/{demo.slug}/reliability/"'
+    assert link in client.get(f"/collections/{demo.slug}/runs/").content.decode()
+    login(client, "participant")
+    assert link not in client.get(f"/collections/{demo.slug}/runs/").content.decode()
+
+
+def test_missing_figures_show_as_a_dash(client, demo):
+    login(client, "organizer")
+    text = client.get(url(demo, trials=50, metric="rr")).content.decode()
+    assert ">nan<" not in text.lower() and "—" in text
