@@ -234,7 +234,7 @@ def _indicator(subsets: np.ndarray, n: int) -> np.ndarray:
     """(trials x n) matrix counting how often each question is in each trial's sample."""
     B = len(subsets)
     flat = (np.arange(B)[:, None] * n + subsets.reshape(B, -1)).ravel()
-    return np.bincount(flat, weights=np.ones(len(flat)), minlength=B * n).reshape(B, n)
+    return np.bincount(flat, minlength=B * n).reshape(B, n).astype(float)
 
 
 def _zero_small(d: np.ndarray) -> np.ndarray:
