@@ -30,6 +30,9 @@ SUMMARY_METRICS = ("q_measure", "r_measure", "ap", "ap_rigid", "awp", "r_prec", 
 #: the gain profiles of the paper's section 4.5, against the collection's own gains
 GAIN_PROFILES = ("default", "3:2:1", "1:1:1", "10:5:1", "adjusted")
 MAX_TRIALS = 5000
+#: a page over more (questions x trials) than this is not cached: its samples alone are
+#: (2c + c + n) x B question positions (80 MB at 5,000 questions and B = 1,000)
+CACHE_LIMIT = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -110,7 +113,8 @@ def collection_reliability(*, collection: Collection, runs: Sequence[Run],
     page = cache.get(key)
     if page is None:
         page = _compute(collection, runs, config)
-        cache.set(key, page, 600)
+        if page.questions * config.trials <= CACHE_LIMIT:
+            cache.set(key, page, 600)
     return page
 
 

@@ -75,6 +75,15 @@ class Samples:
     def trials(self) -> int:
         return len(self.stability)
 
+    def __getstate__(self) -> dict:
+        # the count matrices are rebuilt on use: a pickled (cached) copy stays small
+        state = dict(self.__dict__)
+        state.pop("indicators", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
     @cached_property
     def indicators(self) -> dict[str, np.ndarray]:
         """(trials x questions) count matrices of the stability subsets, the two swap

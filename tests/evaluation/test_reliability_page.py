@@ -157,3 +157,26 @@ def test_missing_figures_show_as_a_dash(client, demo):
     login(client, "organizer")
     text = client.get(url(demo, trials=50, metric="rr")).content.decode()
     assert ">nan<" not in text.lower() and "—" in text
+
+
+def test_a_generated_fifty_run_collection(client):
+    """50 runs of differing quality on 12 questions: the page and its pairs table."""
+    org = make_user(username="org-fifty")
+    c = make_collection()
+    add_member(collection=c, user=org, role="organizer")
+    for i in range(12):
+        make_question(collection=c, qid=f"q{i}", synsets=[[(f"s{i}", "S")], [(f"a{i}", "A")]])
+    rng = np.random.default_rng(0)
+    for k in range(50):
+        answers = {}
+        for i in range(12):
+            pool = [f"s{i}", f"a{i}", "x", "y"]
+            answers[f"q{i}"] = [str(a) for a in rng.permutation(pool)[: 1 + k % 4]]
+        make_run(collection=c, owner=org, name=f"r{k:02d}", answers=answers)
+    client.force_login(org)
+    response = client.get(url(c, trials=40))
+    assert response.status_code == 200
+    page = response.context["page"]
+    assert len(page.runs) == 50 and len(response.context["pairs"]) == 1225
+    pairs = client.get(url(c, trials=40, download="pairs")).content.decode()
+    assert pairs.count("\nq_measure,default,") == 1225

@@ -308,3 +308,13 @@ def test_intervals_contain_the_mean(X):
     iv = rel.mean_intervals(X, s.bootstrap)
     assert (iv.t_low < iv.mean).all() and (iv.mean < iv.t_high).all()
     assert (iv.boot_low <= iv.boot_high).all()
+
+
+def test_pickled_samples_leave_the_count_matrices_behind():
+    import pickle
+    s = rel.draw_samples([str(i) for i in range(20)], trials=30, seed=1)
+    assert "indicators" in s.__dict__
+    back = pickle.loads(pickle.dumps(s))
+    assert "indicators" not in back.__dict__
+    assert np.array_equal(back.indicators["bootstrap"], s.indicators["bootstrap"])
+    assert np.array_equal(back.swap, s.swap) and back.tukey_seed == s.tukey_seed
