@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version
 
@@ -155,12 +155,12 @@ def _compute(collection: Collection, runs: list[Run], config: ReliabilityConfig)
                        report.summary(), taus, report)
 
 
-def samples_csv(*, collection: Collection, runs: Sequence[Run],
-                config: ReliabilityConfig) -> str:
-    """The samples file of the page's configuration (the same seed draws the same
-    samples: the page's figures are recomputed from it by ``manage.py reliability``)."""
+def samples_csv(*, collection: Collection, config: ReliabilityConfig) -> Iterator[str]:
+    """The samples file of the page's configuration, in pieces (the same seed draws the
+    same samples: ``manage.py reliability --samples-in`` recomputes the page's figures
+    from it)."""
     judgments = services.collection_judgments(collection)
-    return rel.samples_to_csv(_samples([str(q) for q in judgments.questions], config))
+    return rel.iter_samples_csv(_samples([str(q) for q in judgments.questions], config))
 
 
 # -- curves ---------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from django import forms
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET
@@ -59,8 +59,10 @@ def _shown(row: dict) -> dict:
     return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
 
 
-def _csv(text: str, filename: str) -> HttpResponse:
-    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
+def _csv(text, filename: str, *, streaming: bool = False) -> HttpResponse:
+    """A CSV download; ``streaming``: ``text`` is an iterable of pieces (a big file)."""
+    cls = StreamingHttpResponse if streaming else HttpResponse
+    response = cls(text, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = content_disposition(filename)
     return response
 
@@ -75,8 +77,12 @@ def collection_reliability(request: HttpRequest, slug: str) -> HttpResponse:
     runs = list(Run.objects.visible_to(request.user, collection).order_by("name"))
     download = form.cleaned_data.get("download") if form.is_bound and form.is_valid() else ""
     if download == "samples":
-        return _csv(reliability.samples_csv(collection=collection, runs=runs, config=config),
-                    f"{collection.slug}-reliability-samples.csv")
+        try:
+            pieces = reliability.samples_csv(collection=collection, config=config)
+        except ValueError:
+            pass  # too few questions or too large a subset: the page says why
+        else:
+            return _csv(pieces, f"{collection.slug}-reliability-samples.csv", streaming=True)
     page = reliability.collection_reliability(collection=collection, runs=runs, config=config)
     if download and page.report is not None:
         return _csv(rel.TABLES[download](page.report),

@@ -28,14 +28,16 @@ of the pairs' differences with the (trials x questions) resampling counts.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import io
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
-from .csvio import CsvFormatError, read_csv, write_csv
+from .csvio import CsvFormatError, cell, read_csv, restore, write_csv
 from .data import Judgments, Ranking
 from .engine import evaluate
 from .gains import GainProfile
@@ -154,35 +156,58 @@ def draw_samples(questions: Sequence[str], *, trials: int = 1000, subset_size: i
     return samples
 
 
-def samples_to_csv(samples: Samples) -> str:
-    """The samples file: a preamble (format, seed, trials, subset size, Tukey seed, the
-    number of questions), then ``sample,trial,subset,question_id`` rows, one per drawn
-    question (a bootstrap sample repeats a question drawn several times)."""
-    q = np.asarray(samples.questions, dtype=object)
-    rows: list[tuple] = []
+SAMPLES_HEADER = ("sample", "trial", "subset", "question_id")
+
+
+def iter_samples_csv(samples: Samples) -> Iterator[str]:
+    """The samples file in pieces (one per trial and kind; a big file is never held
+    whole): a preamble (format, seed, trials, subset size, Tukey seed, the number of
+    questions), then ``sample,trial,subset,question_id`` rows, one per drawn question (a
+    bootstrap sample repeats a question drawn several times), then one ``question`` row
+    per question in the matrix's order.  Cells as ``csvio.write_csv`` writes them."""
+    esc = np.asarray([cell(q) for q in samples.questions], dtype=object)
     B, c = samples.trials, samples.subset_size
-    for b in range(B):
-        rows.extend(("stability", b, 0, qid) for qid in q[samples.stability[b]].tolist())
-    for b in range(B):
-        for s in (0, 1):
-            rows.extend(("swap", b, s, qid) for qid in q[samples.swap[b, s]].tolist())
-    for b in range(B):
-        rows.extend(("bootstrap", b, 0, qid) for qid in q[samples.bootstrap[b]].tolist())
     preamble = {"format": SAMPLES_FORMAT, "seed": "" if samples.seed is None else samples.seed,
                 "trials": B, "subset_size": c, "tukey_seed": samples.tukey_seed,
-                "questions": len(q)}
-    # every question id, in the order of the matrix, so that the read-back order is known
-    rows.extend(("question", i, 0, qid) for i, qid in enumerate(q.tolist()))
-    return write_csv(["sample", "trial", "subset", "question_id"], rows, preamble)
+                "questions": len(esc)}
+    yield write_csv(SAMPLES_HEADER, [], preamble)
+
+    def block(prefix: str, positions: np.ndarray) -> str:
+        return prefix + ("\n" + prefix).join(esc[positions].tolist()) + "\n"
+
+    for b in range(B):
+        yield block(f"stability,{b},0,", samples.stability[b])
+    for b in range(B):
+        yield block(f"swap,{b},0,", samples.swap[b, 0]) + block(f"swap,{b},1,",
+                                                                 samples.swap[b, 1])
+    for b in range(B):
+        yield block(f"bootstrap,{b},0,", samples.bootstrap[b])
+    yield "".join(f"question,{i},0,{e}\n" for i, e in enumerate(esc.tolist()))
+
+
+def samples_to_csv(samples: Samples) -> str:
+    """The whole samples file as one string (see ``iter_samples_csv``)."""
+    return "".join(iter_samples_csv(samples))
 
 
 def samples_from_csv(text: str | bytes) -> Samples:
     """Read a file ``samples_to_csv`` wrote; CsvFormatError (a ValueError) when it is not
-    one, or when its samples do not have the sizes its preamble states."""
-    preamble, header, rows = read_csv(text)
+    one, or when its samples do not have the sizes its preamble states.  The preamble and
+    header are read by ``csvio.read_csv``, the rows by pandas' C reader (millions of rows
+    for a big collection), then text cells are restored as ``csvio`` reads them."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8-sig")
+    text = text.removeprefix("\ufeff")
+    pos = 0
+    while text.startswith("#", pos) or text.startswith("\n", pos):
+        nl = text.find("\n", pos)
+        pos = len(text) if nl < 0 else nl + 1
+    nl = text.find("\n", pos)
+    head_end = len(text) if nl < 0 else nl + 1
+    preamble, header, _ = read_csv(text[:head_end])
     if preamble.get("format") != SAMPLES_FORMAT:
         raise CsvFormatError(f"not a samples file (expected '# format={SAMPLES_FORMAT}')")
-    if header != ["sample", "trial", "subset", "question_id"]:
+    if header != list(SAMPLES_HEADER):
         raise CsvFormatError("the header must be sample,trial,subset,question_id")
     try:
         B, c = int(preamble["trials"]), int(preamble["subset_size"])
@@ -191,25 +216,36 @@ def samples_from_csv(text: str | bytes) -> Samples:
     except (KeyError, ValueError) as e:
         raise CsvFormatError(f"the preamble needs trials, subset_size, questions and "
                              f"tukey_seed as integers ({e})") from e
-    questions = [r[3] for r in rows if len(r) == 4 and r[0] == "question"]
-    if len(questions) != nq or len(set(questions)) != nq:
-        raise CsvFormatError(f"expected {nq} distinct question rows")
+    try:
+        frame = pd.read_csv(io.StringIO(text[head_end:]), header=None,
+                            names=list(SAMPLES_HEADER), engine="c", na_filter=False,
+                            dtype={"sample": "category", "trial": np.int64,
+                                   "subset": np.int64, "question_id": str},
+                            skip_blank_lines=True)
+    except (ValueError, pd.errors.ParserError) as e:
+        raise CsvFormatError(f"malformed samples rows: {e}") from e
+    kind = frame["sample"].astype(str).to_numpy()
+    qcodes, qids = pd.factorize(frame["question_id"].to_numpy(dtype=object))
+    restored = np.asarray([restore(q) for q in qids], dtype=object)
+    is_q = kind == "question"
+    qrows = frame.index[is_q]
+    questions = restored[qcodes[qrows]].tolist()
+    if len(questions) != nq or len(set(questions)) != nq or not np.array_equal(
+            frame["trial"].to_numpy()[qrows], np.arange(nq)):
+        raise CsvFormatError(f"expected {nq} distinct question rows numbered 0..{nq - 1}")
     where = {q: i for i, q in enumerate(questions)}
-    cells: dict[str, list[tuple[int, int, int]]] = {k: [] for k in KINDS}
-    for line, r in enumerate(rows, start=2):
-        if len(r) != 4:
-            raise CsvFormatError(f"{len(r)} cells, expected 4", line)
-        if r[0] == "question":
-            continue
-        if r[0] not in cells or r[3] not in where:
-            raise CsvFormatError(f"unknown sample kind or question id in {r}", line)
-        try:
-            cells[r[0]].append((int(r[1]), int(r[2]), where[r[3]]))
-        except ValueError as e:
-            raise CsvFormatError(f"trial and subset must be integers: {r}", line) from e
+    code_pos = np.asarray([where.get(q, -1) for q in restored], dtype=np.int64)
+    positions = code_pos[qcodes] if len(qcodes) else np.empty(0, dtype=np.int64)
+    unknown = set(np.unique(kind[~is_q]).tolist()) - set(KINDS)
+    if unknown or (positions[~is_q] < 0).any():
+        raise CsvFormatError("unknown sample kind or question id "
+                             f"({sorted(unknown)[:3] or 'a question id not listed'})")
+    trial, subset = frame["trial"].to_numpy(), frame["subset"].to_numpy()
+    cells = {k: np.stack([trial[kind == k], subset[kind == k], positions[kind == k]], axis=1)
+             for k in KINDS}
 
     def grid(kind: str, shape: tuple[int, ...]) -> np.ndarray:
-        a = np.array(cells[kind], dtype=np.int64).reshape(-1, 3)
+        a = cells[kind]
         size = int(np.prod(shape))
         if len(a) != size:
             raise CsvFormatError(f"{kind}: {len(a)} rows, expected {size}")

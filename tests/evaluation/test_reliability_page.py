@@ -71,7 +71,7 @@ def test_samples_file_recomputes_the_pages_figures_with_the_cli(client, demo, tm
     preamble, _, rows = read_csv(pairs)
     assert preamble["collection"] == demo.slug and preamble["trials"] == "60"
     # the same figures from the exported judgments, runs and samples through the CLI
-    (tmp_path / "samples.csv").write_bytes(samples.content)
+    (tmp_path / "samples.csv").write_bytes(b"".join(samples.streaming_content))
     judg = tmp_path / "j.csv"
     judg.write_text(export_judgments(demo))
     run_files = []
@@ -113,6 +113,8 @@ def test_too_few_runs_or_a_bad_configuration_is_explained(client):
     make_question(collection=c, qid="q3", synsets=[[("z", "A")]])
     text = client.get(url(c, subset_size=3)).content.decode()
     assert "subset size must be from 1 to 1" in text
+    response = client.get(url(c, subset_size=3, download="samples"))
+    assert response.status_code == 200 and "subset size must be" in response.content.decode()
     response = client.get(url(c, trials=0))
     assert response.status_code == 200 and "trials" in response.content.decode().lower()
 

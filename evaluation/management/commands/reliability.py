@@ -8,6 +8,7 @@ back, so that anyone recomputes the very same figures.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -110,7 +111,7 @@ class Command(BaseCommand):
         except ValueError as e:
             raise CommandError(str(e), returncode=2) from e
         if opts["samples_out"]:
-            _write(opts["samples_out"], rel.samples_to_csv(samples))
+            _write(opts["samples_out"], rel.iter_samples_csv(samples))
         text = rel.TABLES[opts["table"]](report)
         if opts["output"]:
             _write(opts["output"], text)
@@ -118,8 +119,12 @@ class Command(BaseCommand):
             self.stdout.write(text, ending="")
 
 
-def _write(path: str, text: str) -> None:
+def _write(path: str, text: str | Iterable[str]) -> None:
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            if isinstance(text, str):
+                f.write(text)
+            else:
+                f.writelines(text)
     except OSError as e:
         raise CommandError(f"cannot write {path}: {e.strerror}", returncode=2) from e
