@@ -220,29 +220,33 @@ def samples_from_csv(text: str | bytes) -> Samples:
         frame = pd.read_csv(io.StringIO(text[head_end:]), header=None,
                             names=list(SAMPLES_HEADER), engine="c", na_filter=False,
                             dtype={"sample": "category", "trial": np.int64,
-                                   "subset": np.int64, "question_id": str},
+                                   "subset": np.int64, "question_id": "category"},
                             skip_blank_lines=True)
     except (ValueError, pd.errors.ParserError) as e:
         raise CsvFormatError(f"malformed samples rows: {e}") from e
-    kind = frame["sample"].astype(str).to_numpy()
-    qcodes, qids = pd.factorize(frame["question_id"].to_numpy(dtype=object))
-    restored = np.asarray([restore(q) for q in qids], dtype=object)
-    is_q = kind == "question"
-    qrows = frame.index[is_q]
-    questions = restored[qcodes[qrows]].tolist()
+    # categories hold each distinct kind and id once: everything else works on codes
+    kinds = [str(k) for k in frame["sample"].cat.categories]
+    kcodes = frame["sample"].cat.codes.to_numpy()
+    unknown = sorted(set(kinds) - {*KINDS, "question"})
+    if unknown:
+        raise CsvFormatError(f"unknown sample kind(s) {unknown[:3]}")
+    code_of = {k: kinds.index(k) if k in kinds else -1 for k in (*KINDS, "question")}
+    restored = [restore(str(q)) for q in frame["question_id"].cat.categories]
+    qcodes = frame["question_id"].cat.codes.to_numpy()
+    trial, subset = frame["trial"].to_numpy(), frame["subset"].to_numpy()
+    is_q = kcodes == code_of["question"]
+    questions = [restored[k] for k in qcodes[is_q].tolist()]
     if len(questions) != nq or len(set(questions)) != nq or not np.array_equal(
-            frame["trial"].to_numpy()[qrows], np.arange(nq)):
+            trial[is_q], np.arange(nq)):
         raise CsvFormatError(f"expected {nq} distinct question rows numbered 0..{nq - 1}")
     where = {q: i for i, q in enumerate(questions)}
-    code_pos = np.asarray([where.get(q, -1) for q in restored], dtype=np.int64)
-    positions = code_pos[qcodes] if len(qcodes) else np.empty(0, dtype=np.int64)
-    unknown = set(np.unique(kind[~is_q]).tolist()) - set(KINDS)
-    if unknown or (positions[~is_q] < 0).any():
-        raise CsvFormatError("unknown sample kind or question id "
-                             f"({sorted(unknown)[:3] or 'a question id not listed'})")
-    trial, subset = frame["trial"].to_numpy(), frame["subset"].to_numpy()
-    cells = {k: np.stack([trial[kind == k], subset[kind == k], positions[kind == k]], axis=1)
-             for k in KINDS}
+    positions = np.asarray([where.get(q, -1) for q in restored], dtype=np.int64)[qcodes]
+    if (positions[~is_q] < 0).any():
+        raise CsvFormatError("a sample names a question id that no question row lists")
+    cells = {}
+    for k in KINDS:
+        rows = kcodes == code_of[k]
+        cells[k] = np.stack([trial[rows], subset[rows], positions[rows]], axis=1)
 
     def grid(kind: str, shape: tuple[int, ...]) -> np.ndarray:
         a = cells[kind]
