@@ -301,7 +301,7 @@ def test_identical_runs_are_never_significant(X, seed):
 @settings(max_examples=30, deadline=None)
 @given(matrices(), st.integers(0, 2**32 - 1))
 def test_asl_and_tukey_match_the_loops(X, seed):
-    assume(len(X) >= 2)
+    assume(np.ptp(X, axis=0).max() > 0)  # some question tells two runs apart
     n = X.shape[1]
     s = rel.draw_samples([str(i) for i in range(n)], trials=25, seed=seed)
     assert rel.bootstrap_asl(X, s.bootstrap).asl.tolist() == reference_asl(X, s.bootstrap).tolist()
