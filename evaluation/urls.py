@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import reliability_views, views
 
 app_name = "evaluation"
 
@@ -16,4 +16,6 @@ urlpatterns = [
     path("collections/<slug:slug>/compare.csv", views.compare_csv, name="compare-csv"),
     path("collections/<slug:slug>/ranking/", views.ranking, name="ranking"),
     path("collections/<slug:slug>/ranking.csv", views.ranking_csv, name="ranking-csv"),
+    path("collections/<slug:slug>/reliability/", reliability_views.collection_reliability,
+         name="reliability"),
 ]

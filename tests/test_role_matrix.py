@@ -123,6 +123,9 @@ EXPECTED: dict[str, dict[str, str]] = {
                                      "POST": "login 405 405 405 405 405 405"},
     "evaluation:ranking-csv":       {"GET": "login 403 403 ok ok ok ok",
                                      "POST": "login 405 405 405 405 405 405"},
+    # computed over every run of the collection: organizers only
+    "evaluation:reliability":       {"GET": "login 403 403 403 403 ok ok",
+                                     "POST": "login 405 405 405 405 405 405"},
     # the admin site is for staff only; others are sent to the admin's login page
     "admin:index":                  {"GET": "login login login login login login ok",
                                      "POST": "login login login login login login ok"},
@@ -190,6 +193,7 @@ PAGE_TEXT: dict[str, tuple[str, ...]] = {
     "evaluation:compare-csv": ("# collection=demo",),
     "evaluation:ranking": ("<h1>System ranking</h1>",),
     "evaluation:ranking-csv": ("# collection=demo", "\nrun,"),
+    "evaluation:reliability": ("<h1>Reliability</h1>",),
     "admin:jsi18n": ("django.gettext",),
 }
 ADMIN_TITLE = "| Django site admin</title>"

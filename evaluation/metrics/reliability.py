@@ -28,14 +28,16 @@ of the pairs' differences with the (trials x questions) resampling counts.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import io
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
-from .csvio import CsvFormatError, read_csv, write_csv
+from .csvio import CsvFormatError, cell, read_csv, restore, write_csv
 from .data import Judgments, Ranking
 from .engine import evaluate
 from .gains import GainProfile
@@ -74,6 +76,15 @@ class Samples:
     @property
     def trials(self) -> int:
         return len(self.stability)
+
+    def __getstate__(self) -> dict:
+        # the count matrices are rebuilt on use: a pickled (cached) copy stays small
+        state = dict(self.__dict__)
+        state.pop("indicators", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
 
     @cached_property
     def indicators(self) -> dict[str, np.ndarray]:
@@ -145,35 +156,58 @@ def draw_samples(questions: Sequence[str], *, trials: int = 1000, subset_size: i
     return samples
 
 
-def samples_to_csv(samples: Samples) -> str:
-    """The samples file: a preamble (format, seed, trials, subset size, Tukey seed, the
-    number of questions), then ``sample,trial,subset,question_id`` rows, one per drawn
-    question (a bootstrap sample repeats a question drawn several times)."""
-    q = np.asarray(samples.questions, dtype=object)
-    rows: list[tuple] = []
+SAMPLES_HEADER = ("sample", "trial", "subset", "question_id")
+
+
+def iter_samples_csv(samples: Samples) -> Iterator[str]:
+    """The samples file in pieces (one per trial and kind; a big file is never held
+    whole): a preamble (format, seed, trials, subset size, Tukey seed, the number of
+    questions), then ``sample,trial,subset,question_id`` rows, one per drawn question (a
+    bootstrap sample repeats a question drawn several times), then one ``question`` row
+    per question in the matrix's order.  Cells as ``csvio.write_csv`` writes them."""
+    esc = np.asarray([cell(q) for q in samples.questions], dtype=object)
     B, c = samples.trials, samples.subset_size
-    for b in range(B):
-        rows.extend(("stability", b, 0, qid) for qid in q[samples.stability[b]].tolist())
-    for b in range(B):
-        for s in (0, 1):
-            rows.extend(("swap", b, s, qid) for qid in q[samples.swap[b, s]].tolist())
-    for b in range(B):
-        rows.extend(("bootstrap", b, 0, qid) for qid in q[samples.bootstrap[b]].tolist())
     preamble = {"format": SAMPLES_FORMAT, "seed": "" if samples.seed is None else samples.seed,
                 "trials": B, "subset_size": c, "tukey_seed": samples.tukey_seed,
-                "questions": len(q)}
-    # every question id, in the order of the matrix, so that the read-back order is known
-    rows.extend(("question", i, 0, qid) for i, qid in enumerate(q.tolist()))
-    return write_csv(["sample", "trial", "subset", "question_id"], rows, preamble)
+                "questions": len(esc)}
+    yield write_csv(SAMPLES_HEADER, [], preamble)
+
+    def block(prefix: str, positions: np.ndarray) -> str:
+        return prefix + ("\n" + prefix).join(esc[positions].tolist()) + "\n"
+
+    for b in range(B):
+        yield block(f"stability,{b},0,", samples.stability[b])
+    for b in range(B):
+        yield block(f"swap,{b},0,", samples.swap[b, 0]) + block(f"swap,{b},1,",
+                                                                 samples.swap[b, 1])
+    for b in range(B):
+        yield block(f"bootstrap,{b},0,", samples.bootstrap[b])
+    yield "".join(f"question,{i},0,{e}\n" for i, e in enumerate(esc.tolist()))
+
+
+def samples_to_csv(samples: Samples) -> str:
+    """The whole samples file as one string (see ``iter_samples_csv``)."""
+    return "".join(iter_samples_csv(samples))
 
 
 def samples_from_csv(text: str | bytes) -> Samples:
     """Read a file ``samples_to_csv`` wrote; CsvFormatError (a ValueError) when it is not
-    one, or when its samples do not have the sizes its preamble states."""
-    preamble, header, rows = read_csv(text)
+    one, or when its samples do not have the sizes its preamble states.  The preamble and
+    header are read by ``csvio.read_csv``, the rows by pandas' C reader (millions of rows
+    for a big collection), then text cells are restored as ``csvio`` reads them."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8-sig")
+    text = text.removeprefix("\ufeff")
+    pos = 0
+    while text.startswith("#", pos) or text.startswith("\n", pos):
+        nl = text.find("\n", pos)
+        pos = len(text) if nl < 0 else nl + 1
+    nl = text.find("\n", pos)
+    head_end = len(text) if nl < 0 else nl + 1
+    preamble, header, _ = read_csv(text[:head_end])
     if preamble.get("format") != SAMPLES_FORMAT:
         raise CsvFormatError(f"not a samples file (expected '# format={SAMPLES_FORMAT}')")
-    if header != ["sample", "trial", "subset", "question_id"]:
+    if header != list(SAMPLES_HEADER):
         raise CsvFormatError("the header must be sample,trial,subset,question_id")
     try:
         B, c = int(preamble["trials"]), int(preamble["subset_size"])
@@ -182,25 +216,40 @@ def samples_from_csv(text: str | bytes) -> Samples:
     except (KeyError, ValueError) as e:
         raise CsvFormatError(f"the preamble needs trials, subset_size, questions and "
                              f"tukey_seed as integers ({e})") from e
-    questions = [r[3] for r in rows if len(r) == 4 and r[0] == "question"]
-    if len(questions) != nq or len(set(questions)) != nq:
-        raise CsvFormatError(f"expected {nq} distinct question rows")
+    try:
+        frame = pd.read_csv(io.StringIO(text[head_end:]), header=None,
+                            names=list(SAMPLES_HEADER), engine="c", na_filter=False,
+                            dtype={"sample": "category", "trial": np.int64,
+                                   "subset": np.int64, "question_id": "category"},
+                            skip_blank_lines=True)
+    except (ValueError, pd.errors.ParserError) as e:
+        raise CsvFormatError(f"malformed samples rows: {e}") from e
+    # categories hold each distinct kind and id once: everything else works on codes
+    kinds = [str(k) for k in frame["sample"].cat.categories]
+    kcodes = frame["sample"].cat.codes.to_numpy()
+    unknown = sorted(set(kinds) - {*KINDS, "question"})
+    if unknown:
+        raise CsvFormatError(f"unknown sample kind(s) {unknown[:3]}")
+    code_of = {k: kinds.index(k) if k in kinds else -1 for k in (*KINDS, "question")}
+    restored = [restore(str(q)) for q in frame["question_id"].cat.categories]
+    qcodes = frame["question_id"].cat.codes.to_numpy()
+    trial, subset = frame["trial"].to_numpy(), frame["subset"].to_numpy()
+    is_q = kcodes == code_of["question"]
+    questions = [restored[k] for k in qcodes[is_q].tolist()]
+    if len(questions) != nq or len(set(questions)) != nq or not np.array_equal(
+            trial[is_q], np.arange(nq)):
+        raise CsvFormatError(f"expected {nq} distinct question rows numbered 0..{nq - 1}")
     where = {q: i for i, q in enumerate(questions)}
-    cells: dict[str, list[tuple[int, int, int]]] = {k: [] for k in KINDS}
-    for line, r in enumerate(rows, start=2):
-        if len(r) != 4:
-            raise CsvFormatError(f"{len(r)} cells, expected 4", line)
-        if r[0] == "question":
-            continue
-        if r[0] not in cells or r[3] not in where:
-            raise CsvFormatError(f"unknown sample kind or question id in {r}", line)
-        try:
-            cells[r[0]].append((int(r[1]), int(r[2]), where[r[3]]))
-        except ValueError as e:
-            raise CsvFormatError(f"trial and subset must be integers: {r}", line) from e
+    positions = np.asarray([where.get(q, -1) for q in restored], dtype=np.int64)[qcodes]
+    if (positions[~is_q] < 0).any():
+        raise CsvFormatError("a sample names a question id that no question row lists")
+    cells = {}
+    for k in KINDS:
+        rows = kcodes == code_of[k]
+        cells[k] = np.stack([trial[rows], subset[rows], positions[rows]], axis=1)
 
     def grid(kind: str, shape: tuple[int, ...]) -> np.ndarray:
-        a = np.array(cells[kind], dtype=np.int64).reshape(-1, 3)
+        a = cells[kind]
         size = int(np.prod(shape))
         if len(a) != size:
             raise CsvFormatError(f"{kind}: {len(a)} rows, expected {size}")
@@ -234,7 +283,7 @@ def _indicator(subsets: np.ndarray, n: int) -> np.ndarray:
     """(trials x n) matrix counting how often each question is in each trial's sample."""
     B = len(subsets)
     flat = (np.arange(B)[:, None] * n + subsets.reshape(B, -1)).ravel()
-    return np.bincount(flat, weights=np.ones(len(flat)), minlength=B * n).reshape(B, n)
+    return np.bincount(flat, minlength=B * n).reshape(B, n).astype(float)
 
 
 def _zero_small(d: np.ndarray) -> np.ndarray:
@@ -523,16 +572,18 @@ class MetricReliability:
 
 def metric_reliability(X: np.ndarray, samples: Samples, *, metric: str = "", gains: str = "",
                        fuzziness: Sequence[float] = FUZZINESS,
-                       tukey_trials: int | None = None) -> MetricReliability:
+                       tukey_trials: int | None = None, tests: bool = True) -> MetricReliability:
     """Stability, swap rates, bootstrap ASLs, intervals and all-pairs tests of ``X``
-    (runs x questions, columns in ``samples.questions`` order)."""
+    (runs x questions, columns in ``samples.questions`` order); with ``tests=False`` the
+    paired t, Holm and Tukey p-values are left NaN (a summary over many metrics)."""
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or X.shape[1] != len(samples.questions):
         raise ValueError(f"the score matrix has shape {X.shape}; the samples are for "
                          f"{len(samples.questions)} questions")
     if not np.isfinite(X).all():
         raise ValueError("the scores must be finite")
-    p_t = paired_t(X)
+    nan = np.full(len(X) * (len(X) - 1) // 2, np.nan)
+    p_t = paired_t(X) if tests else nan
     ind = samples.indicators
     return MetricReliability(
         metric, gains,
@@ -540,8 +591,9 @@ def metric_reliability(X: np.ndarray, samples: Samples, *, metric: str = "", gai
         swap_rates(X, samples.swap, indicators=(ind["swap0"], ind["swap1"])),
         bootstrap_asl(X, samples.bootstrap, indicator=ind["bootstrap"]),
         mean_intervals(X, samples.bootstrap, indicator=ind["bootstrap"]),
-        p_t, holm(p_t),
-        tukey_hsd(X, trials=tukey_trials or samples.trials, seed=samples.tukey_seed),
+        p_t, holm(p_t) if tests else nan,
+        tukey_hsd(X, trials=tukey_trials or samples.trials, seed=samples.tukey_seed)
+        if tests else nan,
     )
 
 
@@ -581,7 +633,7 @@ def _num(v) -> float:
 
 def reliability_report(matrices: Mapping[tuple[str, str], np.ndarray], runs: Sequence[str],
                        samples: Samples, *, fuzziness: Sequence[float] = FUZZINESS,
-                       tukey_trials: int | None = None,
+                       tukey_trials: int | None = None, tests: bool = True,
                        config: Mapping[str, object] | None = None) -> Report:
     """The report over every (metric, gain label) matrix; Kendall's tau of each metric's
     ranking (by mean) under each gain profile against its first gain profile (the
@@ -590,7 +642,7 @@ def reliability_report(matrices: Mapping[tuple[str, str], np.ndarray], runs: Seq
     first: dict[str, np.ndarray] = {}
     for (metric, gains), X in matrices.items():
         r = metric_reliability(X, samples, metric=metric, gains=gains, fuzziness=fuzziness,
-                               tukey_trials=tukey_trials)
+                               tukey_trials=tukey_trials, tests=tests)
         means = r.intervals.mean
         tau = kendall_tau(first.setdefault(metric, means), means)
         results[(metric, gains)] = MetricReliability(

@@ -78,6 +78,7 @@ def test_output_file_and_pairs_table(tmp_path):
 @pytest.mark.parametrize("extra, message", [
     (["--subset-size", "6"], "subset size"),
     (["--trials", "0"], "trials"),
+    (["--tukey-trials", "0"], "tukey-trials"),
     (["--metrics", "nope"], "unknown metric"),
     (["--gains", "x:y"], "gain profile"),
 ])
@@ -102,3 +103,13 @@ def test_samples_for_other_questions_are_refused(tmp_path):
     other.write_text("not,a,samples,file\n")
     with pytest.raises(CommandError, match="not a samples file"):
         run("--qrels", qrels, *runs, "--samples-in", other)
+
+
+def test_tukey_trials_are_their_own(tmp_path):
+    qrels, runs = write_files(tmp_path)
+    out, _ = run("--qrels", qrels, *runs, "--trials", 30, "--tukey-trials", 7, "--table",
+                 "pairs")
+    preamble, header, rows = read_csv(out)
+    assert preamble["tukey_trials"] == "7" and preamble["trials"] == "30"
+    p_tukey = [float(r[header.index("p_tukey")]) for r in rows]
+    assert all(abs(p * 7 - round(p * 7)) < 1e-4 for p in p_tukey)  # multiples of 1/7

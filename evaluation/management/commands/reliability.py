@@ -8,6 +8,7 @@ back, so that anyone recomputes the very same figures.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -47,6 +48,9 @@ class Command(BaseCommand):
         parser.add_argument("--subset-size", type=int, default=None, dest="subset_size",
                             help="c (default: half the questions)")
         parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+        parser.add_argument("--tukey-trials", type=int, default=None, dest="tukey_trials",
+                            help="permutations of the randomised Tukey HSD (default: B); "
+                                 "they are most of the time on many runs and questions")
         parser.add_argument("--samples-out", metavar="FILE", dest="samples_out",
                             help="write the drawn samples (trial, subset, question ids)")
         parser.add_argument("--samples-in", metavar="FILE", dest="samples_in",
@@ -72,6 +76,8 @@ class Command(BaseCommand):
             levels = tuple(x.strip() for x in opts["levels"].split(",") if x.strip())
             if not levels or len(set(levels)) != len(levels):
                 raise ValueError(f"--levels {opts['levels']!r}: give distinct level codes")
+            if opts["tukey_trials"] is not None and opts["tukey_trials"] < 1:
+                raise ValueError("--tukey-trials must be at least 1")
             if len(opts["runs"]) < 2:
                 raise ValueError("reliability compares runs: give at least two run files")
         except ValueError as e:
@@ -99,9 +105,10 @@ class Command(BaseCommand):
             config = {"source": Path(path).name, "runs_files": len(runs),
                       "metrics": ",".join(metrics),
                       "gains": ";".join(p.label for p in profiles), "beta": opts["beta"],
-                      "rbp_p": opts["rbp_p"]}
+                      "rbp_p": opts["rbp_p"],
+                      "tukey_trials": opts["tukey_trials"] or samples.trials}
             report = rel.reliability_report(matrices, [r.name for r in runs], samples,
-                                            config=config)
+                                            tukey_trials=opts["tukey_trials"], config=config)
         except InputError as e:
             self.stderr.write(e.format(limit=None))
             raise CommandError(f"{len(e.issues)} error(s) in the input; nothing was computed",
@@ -109,7 +116,7 @@ class Command(BaseCommand):
         except ValueError as e:
             raise CommandError(str(e), returncode=2) from e
         if opts["samples_out"]:
-            _write(opts["samples_out"], rel.samples_to_csv(samples))
+            _write(opts["samples_out"], rel.iter_samples_csv(samples))
         text = rel.TABLES[opts["table"]](report)
         if opts["output"]:
             _write(opts["output"], text)
@@ -117,8 +124,12 @@ class Command(BaseCommand):
             self.stdout.write(text, ending="")
 
 
-def _write(path: str, text: str) -> None:
+def _write(path: str, text: str | Iterable[str]) -> None:
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            if isinstance(text, str):
+                f.write(text)
+            else:
+                f.writelines(text)
     except OSError as e:
         raise CommandError(f"cannot write {path}: {e.strerror}", returncode=2) from e

@@ -1,0 +1,262 @@
+"""Reliability of a collection's metrics (DESIGN.md section 10): the adapter from the
+collection's judgments and runs to the engine's ``evaluation.metrics.reliability``, and
+the geometry of the curves the page draws as SVG.
+
+Reads only: the runs are scored by the engine (``services.collection_judgments`` and
+``services.run_ranking``), samples are drawn from the configuration's seed, and a
+computed page is cached per judgment version, runs and configuration."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import version
+
+import numpy as np
+from django.core.cache import caches
+
+from annotate.models import Collection
+from evaluation import services
+from evaluation.metrics import parse_gains, parse_metrics
+from evaluation.metrics import reliability as rel
+
+from .models import Run
+
+#: metrics of the summary table (the paper's Tables 2-3 compare metrics like these)
+SUMMARY_METRICS = ("q_measure", "r_measure", "ap", "ap_rigid", "awp", "r_prec", "rr",
+                   "ndcg", "ndcg@5", "p@5", "rbp")
+#: the gain profiles of the paper's section 4.5, against the collection's own gains
+GAIN_PROFILES = ("default", "3:2:1", "1:1:1", "10:5:1", "adjusted")
+MAX_TRIALS = 5000
+#: a page over more (questions x trials) than this is not cached: its samples alone are
+#: (2c + c + n) x B question positions (80 MB at 5,000 questions and B = 1,000)
+CACHE_LIMIT = 2_000_000
+
+
+@dataclass(frozen=True)
+class ReliabilityConfig:
+    """What the reliability page is computed with (kept in the URL)."""
+
+    metric: str = "q_measure"
+    gains: str = "default"
+    trials: int = 1000
+    subset_size: int | None = None
+    seed: int = 0
+
+    def key(self) -> str:
+        return f"{self.metric}|{self.gains}|{self.trials}|{self.subset_size}|{self.seed}"
+
+
+def check_reliability_config(*, metric: str, gains: str, trials: int, subset_size: int | None,
+                             seed: int, levels: Sequence[str]) -> ReliabilityConfig:
+    """Validate a configuration against a collection's levels; raise ValueError."""
+    (name,) = parse_metrics([metric])
+    profile = parse_gains(None if gains == "default" else gains)
+    profile.resolve(tuple(levels), [1.0] * len(levels))  # raises on a mismatch
+    if not 1 <= trials <= MAX_TRIALS:
+        raise ValueError(f"the number of trials must be from 1 to {MAX_TRIALS}")
+    if subset_size is not None and subset_size < 1:
+        raise ValueError("the subset size must be at least 1")
+    return ReliabilityConfig(name, gains, int(trials), subset_size, int(seed))
+
+
+@dataclass(frozen=True, eq=False)
+class Reliability:
+    """A computed page: ``detail`` for the chosen metric and gains (with the all-pairs
+    tests), ``summary`` rows over SUMMARY_METRICS under the chosen gains, ``taus`` of the
+    chosen metric's ranking under each gain profile against the collection's own gains,
+    ``report`` holding all of it for the CSV tables; ``problem`` says why nothing could be
+    computed (fewer than two runs or judged questions, a subset size too large)."""
+
+    config: ReliabilityConfig
+    runs: tuple[str, ...] = ()
+    questions: int = 0
+    samples: rel.Samples | None = None
+    detail: rel.MetricReliability | None = None
+    summary: list[dict] = field(default_factory=list)
+    taus: list[dict] = field(default_factory=list)
+    report: rel.Report | None = None
+    problem: str | None = None
+
+
+def _profile(gains: str):
+    return parse_gains(None if gains == "default" else gains)
+
+
+def _preamble(collection: Collection, config: ReliabilityConfig) -> dict[str, object]:
+    return {"collection": collection.slug, "metric": config.metric, "gains": config.gains,
+            "matching": collection.matching_mode,
+            "judgments_version": collection.judgment_version,
+            "app_version": version("qasynset")}
+
+
+def _inputs(collection: Collection, runs: Sequence[Run]):
+    judgments = services.collection_judgments(collection)
+    return judgments, [services.run_ranking(r) for r in runs]
+
+
+def _samples(questions: Sequence[str], config: ReliabilityConfig) -> rel.Samples:
+    return rel.draw_samples(questions, trials=config.trials, subset_size=config.subset_size,
+                            seed=config.seed)
+
+
+def collection_reliability(*, collection: Collection, runs: Sequence[Run],
+                           config: ReliabilityConfig) -> Reliability:
+    """The reliability of the collection's metrics over ``runs`` (cached)."""
+    runs = list(runs)
+    key = "reliability:" + hashlib.sha256(repr((
+        collection.pk, services.judgment_stamp(collection), [(r.pk, r.sha256) for r in runs],
+        config.key())).encode()).hexdigest()
+    cache = caches["scores"]
+    page = cache.get(key)
+    if page is None:
+        page = _compute(collection, runs, config)
+        if page.questions * config.trials <= CACHE_LIMIT:
+            cache.set(key, page, 600)
+    return page
+
+
+def _compute(collection: Collection, runs: list[Run], config: ReliabilityConfig) -> Reliability:
+    if len(runs) < 2:
+        return Reliability(config, problem="Reliability compares runs: this collection needs "
+                                           "at least two runs.")
+    judgments, rankings = _inputs(collection, runs)
+    questions = [str(q) for q in judgments.questions]
+    if len(questions) < 2:
+        return Reliability(config, problem="Reliability needs at least two judged questions.")
+    try:
+        samples = _samples(questions, config)
+    except ValueError as e:
+        return Reliability(config, problem=str(e))
+    names = tuple(r.name for r in rankings)
+    profile = _profile(config.gains)
+    metrics = list(dict.fromkeys([config.metric, *SUMMARY_METRICS]))
+    matrices = rel.score_matrices(judgments, rankings, metrics, [profile])
+    chosen = (config.metric, profile.label)
+    report_config = _preamble(collection, config)
+    detail = rel.reliability_report({chosen: matrices.pop(chosen)}, names, samples,
+                                    config=report_config)
+    others = rel.reliability_report(matrices, names, samples, tests=False,
+                                    config=report_config)
+    report = rel.Report(names, samples, {**detail.results, **others.results}, report_config)
+    taus = []
+    base = None
+    for gains in GAIN_PROFILES:
+        try:
+            X = rel.score_matrices(judgments, rankings, [config.metric], [_profile(gains)])
+        except ValueError:  # a profile with fewer gains than the collection has levels
+            continue
+        means = next(iter(X.values())).mean(axis=1)
+        base = means if base is None else base
+        taus.append({"gains": gains, "tau": rel.kendall_tau(base, means)})
+    return Reliability(config, names, len(questions), samples, detail.results[chosen],
+                       report.summary(), taus, report)
+
+
+def samples_csv(*, collection: Collection, config: ReliabilityConfig) -> Iterator[str]:
+    """The samples file of the page's configuration, in pieces (the same seed draws the
+    same samples: ``manage.py reliability --samples-in`` recomputes the page's figures
+    from it)."""
+    judgments = services.collection_judgments(collection)
+    return rel.iter_samples_csv(_samples([str(q) for q in judgments.questions], config))
+
+
+# -- curves ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Frame:
+    """A plot's box: width and height in pixels, inner padding, axis ranges."""
+
+    width: int = 440
+    height: int = 280
+    pad: int = 44
+    xmax: float = 1.0
+    ymax: float = 1.0
+
+    def x(self, v: float) -> float:
+        return round(self.pad + (self.width - 2 * self.pad) * v / self.xmax, 1)
+
+    def y(self, v: float) -> float:
+        return round(self.height - self.pad - (self.height - 2 * self.pad) * v / self.ymax, 1)
+
+
+def _nice(v: float) -> float:
+    """The smallest of 0.05, 0.1, 0.2, 0.5, 1 (then tens) at or above ``v``."""
+    for step in (0.05, 0.1, 0.2, 0.5, 1.0):
+        if v <= step:
+            return step
+    return float(10 ** math.ceil(math.log10(v)))
+
+
+def _plot(points, frame: Frame, *, title: str, xlabel: str, ylabel: str,
+          xticks: Sequence[float], yticks: Sequence[float], level: float | None = None,
+          xfmt: str = "{:g}", yfmt: str = "{:g}") -> dict:
+    pts = [{"x": frame.x(x), "y": frame.y(y), "label": label} for x, y, label in points]
+    return {
+        "title": title, "xlabel": xlabel, "ylabel": ylabel,
+        "width": frame.width, "height": frame.height, "left": frame.pad,
+        "right": frame.width - frame.pad, "top": frame.pad, "bottom": frame.height - frame.pad,
+        "mid_x": frame.width / 2, "points": pts,
+        "polyline": " ".join(f"{p['x']},{p['y']}" for p in pts),
+        "xticks": [{"x": frame.x(t), "label": xfmt.format(t)} for t in xticks],
+        "yticks": [{"y": frame.y(t), "label": yfmt.format(t)} for t in yticks],
+        "level": None if level is None or level > frame.ymax else frame.y(level),
+    }
+
+
+def curves(detail: rel.MetricReliability) -> list[dict]:
+    """The three curves of the chosen metric: minority rate against the proportion of
+    ties over the fuzziness values (paper Figures 3-4), the swap rate per difference bin
+    (Tables 2-3 are read off it) and the bootstrap ASLs of the run pairs, sorted."""
+    st = detail.stability
+    mr, ties = st.minority_rate, st.ties
+    ok = ~(np.isnan(mr) | np.isnan(ties))
+    ymax = _nice(float(mr[ok].max()) if ok.any() else 0.05)
+    stability = _plot(
+        [(float(t), float(m), f"f={f:g}: ties {t:.3f}, minority {m:.4f}")
+         for f, t, m in zip(st.fuzziness[ok], ties[ok], mr[ok], strict=True)],
+        Frame(xmax=1.0, ymax=ymax), title="Stability", xlabel="proportion of ties",
+        ylabel="minority rate", xticks=(0, 0.25, 0.5, 0.75, 1),
+        yticks=[ymax * k / 4 for k in range(5)], level=rel.SWAP_LEVEL)
+    sw = detail.swaps
+    rate = sw.rate
+    swap = _plot(
+        [(float(e), float(r), f"{e:.2f} ≤ d: swap rate {r:.3f} of {int(c)}")
+         for e, r, c in zip(sw.edges, rate, sw.counter, strict=True) if not np.isnan(r)],
+        Frame(xmax=0.2, ymax=1.0), title="Swap rate", xlabel="difference bin",
+        ylabel="swap rate", xticks=(0, 0.05, 0.1, 0.15, 0.2), yticks=(0, 0.25, 0.5, 0.75, 1),
+        level=rel.SWAP_LEVEL, xfmt="{:.2f}")
+    asl = detail.discrimination.curve
+    n = len(asl)
+    asl_plot = _plot(
+        [(i + 1, float(a), f"pair {i + 1}: ASL {a:.3f}") for i, a in enumerate(asl)],
+        Frame(xmax=max(n, 1), ymax=1.0), title="Bootstrap ASL", xlabel="run pairs (sorted)",
+        ylabel="ASL", xticks=sorted({1, max(1, n // 2), max(n, 1)}),
+        yticks=(0, 0.25, 0.5, 0.75, 1), level=rel.ALPHA, xfmt="{:d}")
+    return [stability, swap, asl_plot]
+
+
+def pair_rows(page: Reliability) -> list[dict]:
+    """The chosen metric's run pairs: difference of means, ASL and the three p-values."""
+    d = page.detail
+    if d is None:
+        return []
+    x, y = rel.run_pairs(len(page.runs))
+    m = d.intervals.mean
+    return [{"a": page.runs[i], "b": page.runs[j], "diff": float(m[i] - m[j]),
+             "asl": float(d.discrimination.asl[k]), "p_t": float(d.p_t[k]),
+             "p_holm": float(d.p_holm[k]), "p_tukey": float(d.p_tukey[k])}
+            for k, (i, j) in enumerate(zip(x.tolist(), y.tolist(), strict=True))]
+
+
+def run_rows(page: Reliability) -> list[dict]:
+    """The chosen metric's runs, best first, with their 95% t and bootstrap intervals."""
+    d = page.detail
+    if d is None:
+        return []
+    iv = d.intervals
+    rows = [{"run": run, "mean": float(iv.mean[i]), "t_low": float(iv.t_low[i]),
+             "t_high": float(iv.t_high[i]), "boot_low": float(iv.boot_low[i]),
+             "boot_high": float(iv.boot_high[i])} for i, run in enumerate(page.runs)]
+    return sorted(rows, key=lambda r: -r["mean"])

@@ -1,0 +1,184 @@
+"""The reliability page: curves drawn in the template, the summary sorted by
+discrimination, exports with their preamble, the samples file (the CLI recomputes the
+page's figures from it), access and the query budget."""
+
+import io
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+
+from annotate.imports import export_judgments
+from evaluation.metrics import reliability as rel
+from evaluation.metrics.csvio import read_csv
+from evaluation.models import Run
+from tests.factories import add_member, make_collection, make_question, make_run, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def login(client, username):
+    from django.contrib.auth import get_user_model
+    client.force_login(get_user_model().objects.get(username=username))
+
+
+def url(collection, **params):
+    from urllib.parse import urlencode
+    return f"/collections/{collection.slug}/reliability/" + (
+        f"?{urlencode(params)}" if params else "")
+
+
+def test_demo_page_shows_curves_tables_and_downloads(client, demo):
+    login(client, "organizer")
+    response = client.get(url(demo, trials=200))
+    assert response.status_code == 200
+    text = response.content.decode()
+    assert "<h1>Reliability</h1>" in text
+    assert text.count("<svg") == 3 and text.count("<polyline") == 3
+    assert 'id="reliability-summary"' in text and 'id="reliability-pairs"' in text
+    for d in ("summary", "curves", "pairs", "runs", "samples"):
+        assert f"download={d}" in text
+    page = response.context["page"]
+    runs = Run.objects.filter(collection=demo).count()
+    assert len(page.detail.discrimination.asl) == runs * (runs - 1) // 2
+    rows = response.context["summary"]
+    shares = [r["swap_share"] for r in rows]
+    assert shares == sorted(shares, reverse=True)
+
+
+def test_htmx_request_gets_the_results_only(client, demo):
+    login(client, "organizer")
+    response = client.get(url(demo, trials=50, metric="ap"), headers={"HX-Request": "true"})
+    text = response.content.decode()
+    assert response.status_code == 200
+    assert text.lstrip().startswith('<div id="results">') and "<h1>" not in text
+
+
+def test_participants_and_assessors_are_refused(client, demo):
+    for name in ("participant", "assessor"):
+        user = make_user(username=f"x-{name}")
+        add_member(collection=demo, user=user, role=name)
+        client.force_login(user)
+        assert client.get(url(demo)).status_code == 403
+
+
+def test_samples_file_recomputes_the_pages_figures_with_the_cli(client, demo, tmp_path):
+    login(client, "organizer")
+    params = {"trials": 60, "seed": 5, "metric": "q_measure"}
+    samples = client.get(url(demo, download="samples", **params))
+    assert samples["Content-Disposition"].startswith("attachment")
+    pairs = client.get(url(demo, download="pairs", **params)).content.decode()
+    preamble, _, rows = read_csv(pairs)
+    assert preamble["collection"] == demo.slug and preamble["trials"] == "60"
+    # the same figures from the exported judgments, runs and samples through the CLI
+    (tmp_path / "samples.csv").write_bytes(b"".join(samples.streaming_content))
+    judg = tmp_path / "j.csv"
+    judg.write_text(export_judgments(demo))
+    run_files = []
+    for run in Run.objects.filter(collection=demo).order_by("name"):
+        path = tmp_path / f"{run.name}.tsv"
+        path.write_text("".join(f"{a.question.qid}\t{a.rank}\t{a.text}\n"
+                                for a in run.answers.select_related("question")
+                                .order_by("question_id", "rank")))
+        run_files.append(str(path))
+    out = io.StringIO()
+    call_command("reliability", "--judgments", str(judg), *run_files, "--table", "pairs",
+                 "--samples-in", str(tmp_path / "samples.csv"), stdout=out)
+    _, _, cli_rows = read_csv(out.getvalue())
+    page_rows = [r for r in rows if r[0] == "q_measure"]
+    assert [r[2:] for r in cli_rows] == [r[2:] for r in page_rows]
+
+
+def test_exports_have_a_preamble_and_every_table(client, demo):
+    login(client, "organizer")
+    for table, first in (("summary", "metric,gains,swap_threshold"),
+                         ("curves", "metric,gains,curve"), ("runs", "metric,gains,run,mean")):
+        text = client.get(url(demo, trials=30, download=table)).content.decode()
+        assert text.startswith(f"# table={table}\n") and f"\n{first}" in text
+
+
+def test_too_few_runs_or_a_bad_configuration_is_explained(client):
+    org = make_user(username="org-rel")
+    c = make_collection()
+    add_member(collection=c, user=org, role="organizer")
+    make_question(collection=c, qid="q1", synsets=[[("x", "S")]])
+    client.force_login(org)
+    text = client.get(url(c)).content.decode()
+    assert "at least two runs" in text
+    for name in ("r1", "r2"):
+        make_run(collection=c, owner=org, name=name, answers={"q1": ["x"]})
+    text = client.get(url(c)).content.decode()
+    assert "at least two judged questions" in text
+    make_question(collection=c, qid="q2", synsets=[[("y", "S")]])
+    make_question(collection=c, qid="q3", synsets=[[("z", "A")]])
+    text = client.get(url(c, subset_size=3)).content.decode()
+    assert "subset size must be from 1 to 1" in text
+    response = client.get(url(c, subset_size=3, download="samples"))
+    assert response.status_code == 200 and "subset size must be" in response.content.decode()
+    response = client.get(url(c, trials=0))
+    assert response.status_code == 200 and "trials" in response.content.decode().lower()
+
+
+def test_hand_checked_figures_on_a_small_collection(client):
+    """Two runs on four questions: run a finds every answer, run b none; every subset
+    then puts a ahead, so there is no minority, no tie above f = 0 and no swap."""
+    org = make_user(username="org-hand")
+    c = make_collection()
+    add_member(collection=c, user=org, role="organizer")
+    for i in range(4):
+        make_question(collection=c, qid=f"q{i}", synsets=[[(f"a{i}", "S")]])
+    make_run(collection=c, owner=org, name="a", answers={f"q{i}": [f"a{i}"] for i in range(4)})
+    make_run(collection=c, owner=org, name="b", answers={f"q{i}": ["wrong"] for i in range(4)})
+    client.force_login(org)
+    page = client.get(url(c, trials=40, metric="rr")).context["page"]
+    d = page.detail
+    assert d.stability.gt_xy[0].tolist() == [40] * 21
+    assert d.swaps.counter[20] == 40 and d.swaps.swaps.sum() == 0
+    assert d.swaps.threshold == 0.2 and d.swaps.share == 1.0
+    assert d.discrimination.asl.tolist() == [0.0]  # a constant difference of 1
+    assert np.allclose(d.intervals.mean, [1, 0])
+
+
+def test_query_count_is_bounded(client, demo, django_assert_max_num_queries):
+    login(client, "organizer")
+    client.get(url(demo, trials=20))  # warm the session and caches
+    with django_assert_max_num_queries(40):
+        client.get(url(demo, trials=21))
+    assert rel.FUZZINESS[0] == 0
+
+
+def test_runs_page_links_to_it_for_organizers_only(client, demo):
+    login(client, "organizer")
+    link = f'href="/collections/{demo.slug}/reliability/"'
+    assert link in client.get(f"/collections/{demo.slug}/runs/").content.decode()
+    login(client, "participant")
+    assert link not in client.get(f"/collections/{demo.slug}/runs/").content.decode()
+
+
+def test_missing_figures_show_as_a_dash(client, demo):
+    login(client, "organizer")
+    text = client.get(url(demo, trials=50, metric="rr")).content.decode()
+    assert ">nan<" not in text.lower() and "—" in text
+
+
+def test_a_generated_fifty_run_collection(client):
+    """50 runs of differing quality on 12 questions: the page and its pairs table."""
+    org = make_user(username="org-fifty")
+    c = make_collection()
+    add_member(collection=c, user=org, role="organizer")
+    for i in range(12):
+        make_question(collection=c, qid=f"q{i}", synsets=[[(f"s{i}", "S")], [(f"a{i}", "A")]])
+    rng = np.random.default_rng(0)
+    for k in range(50):
+        answers = {}
+        for i in range(12):
+            pool = [f"s{i}", f"a{i}", "x", "y"]
+            answers[f"q{i}"] = [str(a) for a in rng.permutation(pool)[: 1 + k % 4]]
+        make_run(collection=c, owner=org, name=f"r{k:02d}", answers=answers)
+    client.force_login(org)
+    response = client.get(url(c, trials=40))
+    assert response.status_code == 200
+    page = response.context["page"]
+    assert len(page.runs) == 50 and len(response.context["pairs"]) == 1225
+    pairs = client.get(url(c, trials=40, download="pairs")).content.decode()
+    assert pairs.count("\nq_measure,default,") == 1225
