@@ -228,6 +228,13 @@ static inline int plain8(const unsigned char *p, unsigned lo) {
     return !((((w - ONES * lo) & ~w) | w) & HIGHS);
 }
 
+/* no byte of the 8 at p is below 0x20 (a tab, NUL or CR); UTF-8 text passes whole */
+static inline int no_control8(const unsigned char *p) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return !((w - ONES * 0x20) & ~w & HIGHS);
+}
+
 /* U+0085, U+00A0, U+1680, U+2000-200A, U+2028, U+2029, U+202F, U+205F, U+3000 at p */
 static int odd_unicode_space(const unsigned char *p, Py_ssize_t left) {
     unsigned char c = p[0];
@@ -387,7 +394,7 @@ static int tokenize(const char *data, Py_ssize_t size, int kind, Reader *r, Cols
             Py_ssize_t check = 0;                        /* bytes below it are plain */
             for (j = 0; j <= len; j++) {
                 if (j >= check && j + 8 <= len) {            /* 8 bytes without a tab? */
-                    if (plain8(ul + j, 0x20)) { j += 7; continue; }
+                    if (no_control8(ul + j)) { j += 7; continue; }
                     check = j + 8;
                 }
                 if (j == len || ul[j] == '\t') {

@@ -86,8 +86,17 @@ def _char_class(chars: Iterable[str]) -> str:
 def _punctuation_in(text: str, *, squad: bool) -> set[str]:
     """The punctuation characters (category P*, and for squad ASCII string.punctuation)
     that occur in ``text``: one look per distinct character, not per string."""
-    return {ch for ch in set(text) if (_is_squad_punct(ch) if squad else
-                                       unicodedata.category(ch).startswith("P"))}
+    import numpy as np  # the distinct code points, counted in C
+
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    distinct = np.flatnonzero(np.bincount(points, minlength=128)).tolist() if len(
+        points) else []
+    test = _is_squad_punct if squad else _is_edge_punct
+    return {ch for ch in map(chr, distinct) if test(ch)}
+
+
+def _is_edge_punct(ch: str) -> bool:
+    return unicodedata.category(ch).startswith("P")
 
 
 def _keys_of_joined(texts: list[str], mode: str) -> list[str]:
@@ -102,14 +111,23 @@ def _keys_of_joined(texts: list[str], mode: str) -> list[str]:
         punct = _char_class(_punctuation_in(blob, squad=True))
         if punct:
             blob = re.sub(punct + "+", "", blob)
-        blob = _WS.sub(" ", _ARTICLES.sub(" ", blob))
-        blob = re.sub(r" ?\x00 ?", _SEP, blob).strip(" ")
-        return blob.split(_SEP)
-    blob = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", blob).casefold())
-    blob = _WS.sub(" ", blob)
-    edge = _char_class(_punctuation_in(blob, squad=False) | {" "})
-    blob = re.sub(rf"(?:\A|(?<=\x00)){edge}+|{edge}+(?=\x00|\Z)", "", blob)
-    return blob.split(_SEP)
+        # every run of whitespace (NUL is none) becomes one space; then none next to a NUL
+        blob = " ".join(_ARTICLES.sub(" ", blob).split())
+        return blob.replace(" \x00", _SEP).replace("\x00 ", _SEP).split(_SEP)
+    blob = _nfkc(_nfkc(blob).casefold())
+    blob = " ".join(blob.split())  # _WS.sub(" ", blob), and the ends stripped
+    edge = _punctuation_in(blob, squad=False) | {" "}
+    # strip every text's edges: what follows each NUL, then (reversed) what precedes it;
+    # a pattern that starts with NUL is searched for quickly
+    after_nul = re.compile(f"\x00{_char_class(edge)}+")
+    blob = after_nul.sub(_SEP, after_nul.sub(_SEP, blob)[::-1])[::-1]
+    return blob.strip("".join(edge)).split(_SEP)
+
+
+def _nfkc(text: str) -> str:
+    """NFKC of ``text`` (the quick check first: most text is already normalized)."""
+    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize(
+        "NFKC", text)
 
 
 def normalize_many(texts: Iterable[str], mode: str = "normalized") -> list[str]:
