@@ -88,7 +88,7 @@ def _punctuation_in(text: str, *, squad: bool) -> set[str]:
     that occur in ``text``: one look per distinct character, not per string."""
     import numpy as np  # the distinct code points, counted in C
 
-    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    points = _code_points(text)
     distinct = np.flatnonzero(np.bincount(points, minlength=128)).tolist() if len(
         points) else []
     test = _is_squad_punct if squad else _is_edge_punct
@@ -114,7 +114,7 @@ def _keys_of_joined(texts: list[str], mode: str) -> list[str]:
         # every run of whitespace (NUL is none) becomes one space; then none next to a NUL
         blob = " ".join(_ARTICLES.sub(" ", blob).split())
         return blob.replace(" \x00", _SEP).replace("\x00 ", _SEP).split(_SEP)
-    blob = _nfkc(_nfkc(blob).casefold())
+    blob = _nfkc(_nfkc_texts(texts, blob).casefold())
     blob = " ".join(blob.split())  # _WS.sub(" ", blob), and the ends stripped
     edge = _punctuation_in(blob, squad=False) | {" "}
     # strip every text's edges: what follows each NUL, then (reversed) what precedes it;
@@ -122,6 +122,53 @@ def _keys_of_joined(texts: list[str], mode: str) -> list[str]:
     after_nul = re.compile(f"\x00{_char_class(edge)}+")
     blob = after_nul.sub(_SEP, after_nul.sub(_SEP, blob)[::-1])[::-1]
     return blob.strip("".join(edge)).split(_SEP)
+
+
+# blocks with characters that are unchanged by NFKC on their own but may compose with the
+# character before them (Indic vowel signs, Hangul jamo, ...): never taken as stable
+_COMPOSING_BLOCKS = ((0x0900, 0x0FFF), (0x1000, 0x109F), (0x1100, 0x11FF), (0x1B00, 0x1B7F),
+                     (0x11000, 0x10FFFF))
+
+
+def _stable(cp: int) -> bool:
+    """True when NFKC leaves the character alone wherever it stands."""
+    if cp < 0x80:
+        return True
+    if any(lo <= cp <= hi for lo, hi in _COMPOSING_BLOCKS):
+        return False
+    ch = chr(cp)
+    return unicodedata.combining(ch) == 0 and unicodedata.normalize("NFKC", ch) == ch
+
+
+def _code_points(text: str):
+    import numpy as np
+
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def _nfkc_texts(texts: list[str], blob: str) -> str:
+    """NFKC of ``blob`` (``texts`` joined by NUL), normalizing only the texts that hold a
+    character NFKC may change (full-width forms, ...): most answers have none, and NFKC
+    costs per character.  Which texts is found with array operations on the code points
+    (one look per distinct character)."""
+    if unicodedata.is_normalized("NFKC", blob):
+        return blob
+    import numpy as np
+
+    points = _code_points(blob)
+    distinct = np.flatnonzero(np.bincount(points)).tolist()
+    unstable = np.zeros(distinct[-1] + 1, dtype=bool)
+    unstable[[cp for cp in distinct if not _stable(cp)]] = True
+    seen = np.concatenate(([0], np.cumsum(unstable[points], dtype=np.int64)))
+    nul = np.flatnonzero(points == 0)
+    starts, ends = np.concatenate(([0], nul + 1)), np.concatenate((nul, [len(points)]))
+    which = np.flatnonzero(seen[ends] > seen[starts])
+    if len(which) * 4 > len(texts):  # most need it: at once
+        return unicodedata.normalize("NFKC", blob)
+    parts = np.empty(len(texts), dtype=object)
+    parts[:] = texts
+    parts[which] = unicodedata.normalize("NFKC", _SEP.join(parts[which].tolist())).split(_SEP)
+    return _SEP.join(parts.tolist())
 
 
 def _nfkc(text: str) -> str:
