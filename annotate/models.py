@@ -42,6 +42,7 @@ class QuestionStatus(models.TextChoices):
 class MatchingMode(models.TextChoices):
     NORMALIZED = "normalized", "Normalized (NFKC, case, spaces, punctuation)"
     EXACT = "exact", "Exact (surrounding spaces only)"
+    SQUAD = "squad", "SQuAD (case, punctuation anywhere, articles a/an/the, spaces)"
 
 
 def percent_done(done: int, total: int) -> int:

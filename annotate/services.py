@@ -23,7 +23,7 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from evaluation.metrics.gains import check_gain
-from evaluation.metrics.normalize import NIL
+from evaluation.metrics.normalize import MATCH_MODES, NIL, normalize_many
 
 from .models import (
     DEFAULT_LEVELS,
@@ -861,3 +861,100 @@ def member_invite(*, collection: Collection, username: str, role: str, by,
         action="member_invite", after={"user": username, "role": role})
     return Invitation(user=user, uidb64=urlsafe_base64_encode(force_bytes(user.pk)),
                       token=default_token_generator.make_token(user))
+
+
+# -- matching mode -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RekeyConflict:
+    """Strings of one question that share a key under the new matching mode but are judged
+    differently: ``strings`` holds (text, judgment) pairs, first created first."""
+
+    question: str
+    key: str
+    strings: tuple[tuple[str, str], ...]
+
+    def __str__(self) -> str:
+        listed = "; ".join(f'"{t}" ({j})' for t, j in self.strings)
+        return f"question {self.question}: {listed}"
+
+
+class MatchingModeConflict(Conflict):
+    """The matching mode was not changed: ``conflicts`` lists every group of strings to
+    judge alike first."""
+
+    def __init__(self, mode: str, conflicts: Sequence[RekeyConflict]):
+        self.conflicts = list(conflicts)
+        super().__init__(
+            f"Under {mode} matching, {len(self.conflicts)} group(s) of strings would be one "
+            "string but are judged differently; judge them alike first: "
+            + " | ".join(map(str, self.conflicts)))
+
+
+def _judgment_label(synset_ordinal: int | None, level_code: str | None, judged: bool) -> str:
+    if synset_ordinal is not None:
+        return f"synset {synset_ordinal}, level {level_code}"
+    return "judged incorrect" if judged else "unjudged"
+
+
+@transaction.atomic
+def collection_set_matching_mode(*, collection: Collection, mode: str, by) -> int:
+    """Change ``collection``'s matching mode to ``mode`` and re-key its strings with the
+    engine's key function (DESIGN.md section 4).  Strings of a question that get one key
+    fold into the first created when their judgments agree (same synset and level, or both
+    judged incorrect, or both unjudged): its text stays, the others' texts and variants
+    join its variants, so nothing typed or imported is lost.  When they disagree ("Radcliffe
+    Line" incorrect, "The Radcliffe Line" correct, under ``squad``) nothing is written and
+    MatchingModeConflict lists every such group.  Returns the number of strings folded.
+    Run answers are keyed by the evaluation app, which re-keys them after this."""
+    if mode not in MATCH_MODES:
+        raise Conflict(f"Unknown matching mode {mode!r}.")
+    given, collection = collection, Collection.objects.select_for_update().get(pk=collection.pk)
+    old = collection.matching_mode
+    if mode == old:
+        given.matching_mode = mode
+        return 0
+    rows = list(AnswerString.objects.filter(question__collection=collection)
+                .order_by("question_id", "created_at", "id")
+                .values_list("pk", "question_id", "question__qid", "text", "key", "variants",
+                             "synset_id", "synset__ordinal", "level__code", "judged_at"))
+    keys = normalize_many([r[3] for r in rows], mode)
+    groups: dict[tuple[int, str], list[int]] = {}
+    for i, r in enumerate(rows):
+        groups.setdefault((r[1], keys[i]), []).append(i)
+    conflicts, folded, keepers = [], [], {}
+    for (_, key), members in groups.items():
+        if len(members) < 2:
+            continue
+        judgments = {(rows[i][6], rows[i][8], rows[i][9] is not None) for i in members}
+        if len(judgments) > 1:
+            conflicts.append(RekeyConflict(rows[members[0]][2], key, tuple(
+                (rows[i][3], _judgment_label(rows[i][7], rows[i][8], rows[i][9] is not None))
+                for i in members)))
+            continue
+        first = rows[members[0]]
+        spellings = [s for i in members for s in (rows[i][3], *rows[i][5])]
+        keepers[first[0]] = [s for s in dict.fromkeys(spellings) if s != first[3]]
+        folded += [rows[i][0] for i in members[1:]]
+    if conflicts:
+        raise MatchingModeConflict(mode, conflicts)
+    AnswerString.objects.filter(pk__in=folded).delete()
+    gone = set(folded)
+    changed = [AnswerString(pk=r[0], key=keys[i]) for i, r in enumerate(rows)
+               if r[0] not in gone and keys[i] != r[4]]
+    # two steps: a key may move to a string whose own key moves away (unique per question)
+    AnswerString.objects.bulk_update(
+        [AnswerString(pk=s.pk, key=f"\u0001rekey {s.pk}") for s in changed], ["key"],
+        batch_size=2000)
+    AnswerString.objects.bulk_update(changed, ["key"], batch_size=2000)
+    AnswerString.objects.bulk_update(
+        [AnswerString(pk=pk, variants=v) for pk, v in keepers.items()], ["variants"],
+        batch_size=2000)
+    collection.matching_mode = given.matching_mode = mode
+    collection.save(update_fields=["matching_mode"])
+    user = by if by is not None and by.is_authenticated else None
+    JudgmentEvent.objects.create(collection=collection, user=user, action="matching_mode_set",
+                                 before={"matching_mode": old},
+                                 after={"matching_mode": mode, "folded": len(folded),
+                                        "rekeyed": len(changed)})
+    collection_judgments_changed(collection_id=collection.pk)
+    return len(folded)

@@ -280,3 +280,21 @@ def run_pool(*, run: Run, by=None) -> int:
                "questions": len(done.questions), "spellings": done.spellings,
                "reopened": len(done.reopened)})
     return done.added
+
+
+@transaction.atomic
+def collection_matching_mode_change(*, collection: Collection, mode: str, by) -> int:
+    """Change ``collection``'s matching mode (DESIGN.md section 4): its strings are re-keyed
+    and agreeing spellings folded by annotate's ``collection_set_matching_mode`` (which
+    raises MatchingModeConflict, nothing written, when spellings that become one string
+    are judged differently), then every run answer of the collection is re-keyed with the
+    same engine function.  Returns the number of strings folded."""
+    folded = annotate_services.collection_set_matching_mode(collection=collection, mode=mode,
+                                                            by=by)
+    answers = list(RunAnswer.objects.filter(run__collection=collection)
+                   .values_list("pk", "text", "key"))
+    keys = normalize_many([text for _, text, _ in answers], mode)
+    RunAnswer.objects.bulk_update(
+        [RunAnswer(pk=pk, key=k) for (pk, _, old), k in zip(answers, keys, strict=True)
+         if k != old], ["key"], batch_size=5000)
+    return folded

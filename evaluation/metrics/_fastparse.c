@@ -86,20 +86,27 @@ static int32_t store_add(Store *s, const char *p, Py_ssize_t n, int32_t topic) {
     return id;
 }
 
+/* splitmix64's finalizer: every input bit moves every output bit */
+static inline uint64_t mix64(uint64_t x) {
+    x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27; x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* 32-bit hash of a string; each 8-byte word is mixed in full (answers that differ in one
+ * byte of a multi-byte character, such as full-width digits, must not collide) */
 static inline uint32_t hash_bytes(const char *p, Py_ssize_t n) {
     uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
     while (n >= 8) {
         uint64_t w;
         memcpy(&w, p, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdULL;
-        h ^= h >> 32;
+        h = mix64(h ^ w);
         p += 8; n -= 8;
     }
     uint64_t w = 0;
     for (Py_ssize_t i = 0; i < n; i++) w |= (uint64_t)(unsigned char)p[i] << (8 * i);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 29; h *= 0x9e3779b97f4a7c15ULL; h ^= h >> 32;
-    return (uint32_t)h;
+    h = mix64(h ^ w ^ 0x5851f42d4c957f2dULL);
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 static int table_grow(Table *t) {
@@ -226,6 +233,13 @@ static inline int plain8(const unsigned char *p, unsigned lo) {
     uint64_t w;
     memcpy(&w, p, 8);
     return !((((w - ONES * lo) & ~w) | w) & HIGHS);
+}
+
+/* no byte of the 8 at p is below 0x20 (a tab, NUL or CR); UTF-8 text passes whole */
+static inline int no_control8(const unsigned char *p) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return !((w - ONES * 0x20) & ~w & HIGHS);
 }
 
 /* U+0085, U+00A0, U+1680, U+2000-200A, U+2028, U+2029, U+202F, U+205F, U+3000 at p */
@@ -387,7 +401,7 @@ static int tokenize(const char *data, Py_ssize_t size, int kind, Reader *r, Cols
             Py_ssize_t check = 0;                        /* bytes below it are plain */
             for (j = 0; j <= len; j++) {
                 if (j >= check && j + 8 <= len) {            /* 8 bytes without a tab? */
-                    if (plain8(ul + j, 0x20)) { j += 7; continue; }
+                    if (no_control8(ul + j)) { j += 7; continue; }
                     check = j + 8;
                 }
                 if (j == len || ul[j] == '\t') {

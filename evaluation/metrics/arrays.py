@@ -9,6 +9,7 @@ for the values the engine gives it: strings or integers, never missing values.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import repeat
 
 import numpy as np
 
@@ -25,12 +26,12 @@ def factorize(values) -> tuple[np.ndarray, np.ndarray]:
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(len(order), dtype=np.int64)
         return rank[inverse.ravel()], uniq[order]
-    seen: dict = {}
-    add = seen.setdefault
     items = arr.tolist() if isinstance(arr, np.ndarray) else list(values)
-    codes = np.fromiter((add(v, len(seen)) for v in items), dtype=np.int64, count=len(items))
-    uniques = np.empty(len(seen), dtype=object)
-    uniques[:] = list(seen)
+    first = list(dict.fromkeys(items))  # iterations in C, not in a Python loop
+    position = dict(zip(first, range(len(first)), strict=True))
+    codes = np.fromiter(map(position.__getitem__, items), dtype=np.int64, count=len(items))
+    uniques = np.empty(len(first), dtype=object)
+    uniques[:] = first
     return codes, uniques
 
 
@@ -55,13 +56,14 @@ class Index:
     def __init__(self, values: Iterable):
         self.values = np.asarray(values, dtype=object) if not isinstance(
             values, np.ndarray) else values
-        self._pos = {v: i for i, v in enumerate(self.values.tolist())}
+        items = self.values.tolist()
+        self._pos = dict(zip(items, range(len(items)), strict=True))
 
     def __len__(self) -> int:
         return len(self.values)
 
     def get_indexer(self, keys) -> np.ndarray:
         """Position of each key; -1 where a key is not in the index."""
-        get = self._pos.get
         items = keys.tolist() if isinstance(keys, np.ndarray) else list(keys)
-        return np.fromiter((get(k, -1) for k in items), dtype=np.int64, count=len(items))
+        return np.fromiter(map(self._pos.get, items, repeat(-1, len(items))), dtype=np.int64,
+                           count=len(items))

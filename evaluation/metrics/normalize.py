@@ -86,8 +86,17 @@ def _char_class(chars: Iterable[str]) -> str:
 def _punctuation_in(text: str, *, squad: bool) -> set[str]:
     """The punctuation characters (category P*, and for squad ASCII string.punctuation)
     that occur in ``text``: one look per distinct character, not per string."""
-    return {ch for ch in set(text) if (_is_squad_punct(ch) if squad else
-                                       unicodedata.category(ch).startswith("P"))}
+    import numpy as np  # the distinct code points, counted in C
+
+    points = _code_points(text)
+    distinct = np.flatnonzero(np.bincount(points, minlength=128)).tolist() if len(
+        points) else []
+    test = _is_squad_punct if squad else _is_edge_punct
+    return {ch for ch in map(chr, distinct) if test(ch)}
+
+
+def _is_edge_punct(ch: str) -> bool:
+    return unicodedata.category(ch).startswith("P")
 
 
 def _keys_of_joined(texts: list[str], mode: str) -> list[str]:
@@ -102,14 +111,70 @@ def _keys_of_joined(texts: list[str], mode: str) -> list[str]:
         punct = _char_class(_punctuation_in(blob, squad=True))
         if punct:
             blob = re.sub(punct + "+", "", blob)
-        blob = _WS.sub(" ", _ARTICLES.sub(" ", blob))
-        blob = re.sub(r" ?\x00 ?", _SEP, blob).strip(" ")
-        return blob.split(_SEP)
-    blob = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", blob).casefold())
-    blob = _WS.sub(" ", blob)
-    edge = _char_class(_punctuation_in(blob, squad=False) | {" "})
-    blob = re.sub(rf"(?:\A|(?<=\x00)){edge}+|{edge}+(?=\x00|\Z)", "", blob)
-    return blob.split(_SEP)
+        # every run of whitespace (NUL is none) becomes one space; then none next to a NUL
+        blob = " ".join(_ARTICLES.sub(" ", blob).split())
+        return blob.replace(" \x00", _SEP).replace("\x00 ", _SEP).split(_SEP)
+    blob = _nfkc(_nfkc_texts(texts, blob).casefold())
+    blob = " ".join(blob.split())  # _WS.sub(" ", blob), and the ends stripped
+    edge = _punctuation_in(blob, squad=False) | {" "}
+    # strip every text's edges: what follows each NUL, then (reversed) what precedes it;
+    # a pattern that starts with NUL is searched for quickly
+    after_nul = re.compile(f"\x00{_char_class(edge)}+")
+    blob = after_nul.sub(_SEP, after_nul.sub(_SEP, blob)[::-1])[::-1]
+    return blob.strip("".join(edge)).split(_SEP)
+
+
+# blocks with characters that are unchanged by NFKC on their own but may compose with the
+# character before them (Indic vowel signs, Hangul jamo, ...): never taken as stable
+_COMPOSING_BLOCKS = ((0x0900, 0x0FFF), (0x1000, 0x109F), (0x1100, 0x11FF), (0x1B00, 0x1B7F),
+                     (0x11000, 0x10FFFF))
+
+
+def _stable(cp: int) -> bool:
+    """True when NFKC leaves the character alone wherever it stands."""
+    if cp < 0x80:
+        return True
+    if any(lo <= cp <= hi for lo, hi in _COMPOSING_BLOCKS):
+        return False
+    ch = chr(cp)
+    return unicodedata.combining(ch) == 0 and unicodedata.normalize("NFKC", ch) == ch
+
+
+def _code_points(text: str):
+    import numpy as np
+
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def _nfkc_texts(texts: list[str], blob: str) -> str:
+    """NFKC of ``blob`` (``texts`` joined by NUL), normalizing only the texts that hold a
+    character NFKC may change (full-width forms, ...): most answers have none, and NFKC
+    costs per character.  Which texts is found with array operations on the code points
+    (one look per distinct character)."""
+    if unicodedata.is_normalized("NFKC", blob):
+        return blob
+    import numpy as np
+
+    points = _code_points(blob)
+    distinct = np.flatnonzero(np.bincount(points)).tolist()
+    unstable = np.zeros(distinct[-1] + 1, dtype=bool)
+    unstable[[cp for cp in distinct if not _stable(cp)]] = True
+    seen = np.concatenate(([0], np.cumsum(unstable[points], dtype=np.int64)))
+    nul = np.flatnonzero(points == 0)
+    starts, ends = np.concatenate(([0], nul + 1)), np.concatenate((nul, [len(points)]))
+    which = np.flatnonzero(seen[ends] > seen[starts])
+    if len(which) * 4 > len(texts):  # most need it: at once
+        return unicodedata.normalize("NFKC", blob)
+    parts = np.empty(len(texts), dtype=object)
+    parts[:] = texts
+    parts[which] = unicodedata.normalize("NFKC", _SEP.join(parts[which].tolist())).split(_SEP)
+    return _SEP.join(parts.tolist())
+
+
+def _nfkc(text: str) -> str:
+    """NFKC of ``text`` (the quick check first: most text is already normalized)."""
+    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize(
+        "NFKC", text)
 
 
 def normalize_many(texts: Iterable[str], mode: str = "normalized") -> list[str]:

@@ -98,7 +98,9 @@ def _csv_rows(text: str, issues: IssueList, required: tuple[str, ...],
             lines[n - 1] = ""
         text = "\n".join(lines)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    plain = "'" not in text  # no cell has a formula escape to undo
     header: list[str] = []
+    width = -1
     rows: list[tuple[int, dict[str, str]]] = []
     while True:
         n = reader.line_num + 1  # a record's line is the one it starts on
@@ -111,7 +113,7 @@ def _csv_rows(text: str, issues: IssueList, required: tuple[str, ...],
                 f" (in the record that starts on this line and ends on line {reader.line_num})"
                 if reader.line_num > n else ""))
             continue
-        if not record or all(not c.strip() for c in record):
+        if not record or (not record[0].strip() and all(not c.strip() for c in record)):
             continue
         if not header:
             header = [c.strip().lower() for c in record]
@@ -125,6 +127,7 @@ def _csv_rows(text: str, issues: IssueList, required: tuple[str, ...],
             if dups:
                 issues.add(n, f"header names column(s) {', '.join(sorted(dups))} twice")
                 return header, []
+            width = len(header)
             continue
         if len(record) > len(header) and any(c.strip() for c in record[len(header):]):
             issues.add(n, f"expected {len(header)} columns as in the header, found "
@@ -136,6 +139,10 @@ def _csv_rows(text: str, issues: IssueList, required: tuple[str, ...],
                 issues.add(n, f"expected {len(header)} columns as in the header, found "
                            f"{len(record)}")
                 continue
+        if len(record) == width:  # the usual row: no cell to add, no loop in Python
+            rows.append((n, dict(zip(header, record if plain else map(restore, record),
+                                     strict=False))))
+            continue
         rows.append((n, {h: (restore(record[i]) if i < len(record) else "")
                          for i, h in enumerate(header)}))
     if not header and not issues:

@@ -1,10 +1,15 @@
-"""Text renderings of scores: table, CSV (``run,question_id,<metrics>``) and trec_eval -q.
+"""Text renderings of scores: table, CSV (``run,question_id,<metrics>,unjudged``) and
+trec_eval -q.
 
-Each is built from the score matrix with one format call per question (50 runs of 5,000
-questions print in well under a second).  ``digits=None`` writes every value in full
-precision: Python's ``repr``, the shortest text that reads back to the same double."""
+50 runs of 5,000 questions are over a million numbers, so nothing here formats them one
+by one: ``_texts`` formats each *distinct* rounded value once and looks the rest up, and
+each rendering is one ``str.join`` over a grid of cells.  ``digits=None`` writes every
+value in full precision: Python's ``repr``, the shortest text that reads back to the same
+double."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from .csvio import cell
 from .engine import Scores
@@ -15,16 +20,55 @@ def _csv_field(text: str) -> str:
     return cell(str(text))
 
 
-def _rows(scores: Scores):
-    """(run index, run, per-question value rows, mean row) for each run."""
-    means = scores.mean_values()
-    for i, run in enumerate(scores.runs):
-        yield i, run, scores.values[i].T.tolist(), means[i].tolist()
+def _texts(values: np.ndarray, digits: int | None) -> np.ndarray:
+    """Object array (the shape of ``values``) of ``format(v, f".{digits}f")``, or of
+    ``repr(v)`` when ``digits`` is None, for every value."""
+    flat = np.ascontiguousarray(values, dtype=float).ravel()
+    out = np.empty(len(flat), dtype=object)
+    if digits is None:
+        out[:] = list(map(float.__repr__, flat.tolist()))
+        return out.reshape(values.shape)
+    scale = 10 ** digits
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = flat * scale
+        n = np.rint(scaled)
+        # rint(v * 10**digits) is v rounded as format() rounds it unless v * 10**digits
+        # lies near a half (the product itself is rounded): those, negative values
+        # (-0.0 included) and large or odd ones are formatted one by one
+        fast = ((np.abs(scaled - n) < 0.5 - 1e-6) & (n >= 0) & (n < 1e9)
+                & ~np.signbit(flat))
+    k = n[fast].astype(np.int64)
+    if len(k):
+        table = np.empty(int(k.max()) + 1, dtype=object)
+        present = np.zeros(len(table), dtype=bool)
+        present[k] = True
+        for v in np.flatnonzero(present).tolist():
+            whole, frac = divmod(v, scale)
+            table[v] = f"{whole}.{frac:0{digits}d}" if digits else str(whole)
+        out[fast] = table[k]
+    slow = np.flatnonzero(~fast)
+    if len(slow):
+        spec = f".{digits}f"
+        out[slow] = [format(v, spec) for v in flat[slow].tolist()]
+    return out.reshape(values.shape)
 
 
-def _spec(digits: int | None) -> str:
-    """The format spec of one value: fixed ``digits`` decimals, or repr when None."""
-    return "!r" if digits is None else f":.{digits}f"
+def _join(columns: list, rows: int) -> str:
+    """The cells of a grid read row by row, joined: each column is one string (the same
+    in every row) or an array of ``rows`` strings."""
+    grid = np.empty((rows, len(columns)), dtype=object)
+    for c, column in enumerate(columns):
+        grid[:, c] = column
+    return "".join(grid.ravel().tolist())
+
+
+def _with_means(scores: Scores, digits: int | None) -> np.ndarray:
+    """Texts of every value: (run, question + 1, metric), the last row the run's means."""
+    nr, nm, nq = scores.values.shape
+    table = np.empty((nr, nq + 1, nm))
+    table[:, :nq, :] = scores.values.transpose(0, 2, 1)
+    table[:, nq, :] = scores.mean_values()
+    return _texts(table, digits)
 
 
 def to_csv(scores: Scores, *, digits: int | None = 6) -> str:
@@ -33,60 +77,62 @@ def to_csv(scores: Scores, *, digits: int | None = 6) -> str:
     run's answers to the question that no assessor judged (in the ``all`` row: the run's
     total).  Text cells as ``csvio.write_csv`` writes them (its reader reads this file
     back)."""
-    values = ",".join([f"{{{_spec(digits)}}}"] * len(scores.metrics))
-    qids = [_csv_field(str(q)) for q in scores.questions]
+    texts = _with_means(scores, digits)
+    qids = np.asarray([_csv_field(str(q)) + "," for q in scores.questions] + ["all,"],
+                      dtype=object)
     unjudged = scores.unjudged()
-    out = [",".join(["run", "question_id", *map(_csv_field, scores.metrics), "unjudged"])]
-    for i, run, rows, mean in _rows(scores):
-        row = (_csv_field(run).replace("{", "{{").replace("}", "}}") + ",{}," + values
-               + ",{}").format
+    out = [",".join(["run", "question_id", *map(_csv_field, scores.metrics), "unjudged"])
+           + "\n"]
+    nm = len(scores.metrics)
+    for i, run in enumerate(scores.runs):
         counts = unjudged[i].tolist()
-        out.extend(row(qid, *vals, n) for qid, vals, n in zip(qids, rows, counts, strict=True))
-        out.append(row("all", *mean, sum(counts)))
-    return "\n".join(out) + "\n"
+        ends = np.asarray([f",{n}\n" for n in [*counts, sum(counts)]], dtype=object)
+        columns = [_csv_field(run) + ",", qids]
+        for k in range(nm):
+            columns += [texts[i, :, k], "," if k < nm - 1 else ends]
+        out.append(_join(columns, len(qids)))
+    return "".join(out)
 
 
 def to_trec(scores: Scores, *, digits: int | None = 4) -> str:
     """``metric<TAB>question_id<TAB>value`` lines per question then ``all``, as trec_eval
     -q prints them; with several runs each block starts with ``runid<TAB>all<TAB>name``."""
-    # one template per question id writes all of its metric lines at once
-    template = "\n".join(
-        f"{m.replace('{', '{{').replace('}', '}}')}\t{{q}}\t{{v[{k}]{_spec(digits)}}}"
-        for k, m in enumerate(scores.metrics)).format
-    qids = [str(q) for q in scores.questions]
+    texts = _with_means(scores, digits)
+    qids = [str(q) for q in scores.questions] + ["all"]
+    # the start of every line, shared by all runs: (question, metric)
+    heads = [np.asarray([f"{m}\t{q}\t" for q in qids], dtype=object) for m in scores.metrics]
     out = []
     many = len(scores.runs) > 1
-    for _, run, rows, mean in _rows(scores):
+    for i, run in enumerate(scores.runs):
         if many:
-            out.append(f"runid\tall\t{run}")
-        out.extend(template(q=qid, v=vals) for qid, vals in zip(qids, rows, strict=True))
-        out.append(template(q="all", v=mean))
-    return "\n".join(out) + "\n"
+            out.append(f"runid\tall\t{run}\n")
+        columns = []
+        for k in range(len(scores.metrics)):
+            columns += [heads[k], texts[i, :, k], "\n"]
+        out.append(_join(columns, len(qids)))
+    return "".join(out)
 
 
 def to_table(scores: Scores, *, digits: int | None = 4) -> str:
     """A fixed-width table per run, questions then the mean row, columns right-aligned."""
+    texts = _with_means(scores, digits)
     qids = [str(q) for q in scores.questions] + ["all"]
     qwidth = max(len("question_id"), *map(len, qids))
+    qcol = np.asarray([q.rjust(qwidth) for q in qids], dtype=object)
     blocks = []
-    for i, run, rows, mean in _rows(scores):
-        # the longest number of a column is its largest or its smallest value
-        widths = []
+    for i, run in enumerate(scores.runs):
+        columns: list = [qcol]
+        heads = ["question_id".rjust(qwidth)]
         for k, name in enumerate(scores.metrics):
-            col = [*scores.values[i, k].tolist(), mean[k]]
-            if digits is None:
-                widths.append(max(len(name), *(len(repr(v)) for v in col)))
-            else:
-                widths.append(max(len(name), len(f"{max(col):.{digits}f}"),
-                                  len(f"{min(col):.{digits}f}")))
-        row = "  ".join([f"{{:>{qwidth}}}"] + [
-            f"{{!r:>{w}}}" if digits is None else f"{{:>{w}.{digits}f}}" for w in widths]).format
-        head = "  ".join(["question_id".rjust(qwidth)]
-                         + [m.rjust(w) for m, w in zip(scores.metrics, widths, strict=True)])
-        lines = [f"run: {run}", head]
-        lines.extend(row(qid, *vals) for qid, vals in zip(qids, [*rows, mean], strict=True))
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks) + "\n"
+            col = texts[i, :, k]
+            distinct, inverse = np.unique(col.astype(str), return_inverse=True)
+            width = max(len(name), *map(len, distinct.tolist()))
+            padded = np.asarray([t.rjust(width) for t in distinct.tolist()], dtype=object)
+            columns += ["  ", padded[inverse.ravel()]]
+            heads.append(name.rjust(width))
+        columns.append("\n")
+        blocks.append(f"run: {run}\n" + "  ".join(heads) + "\n" + _join(columns, len(qids)))
+    return "\n".join(blocks)
 
 
 FORMATS = {"table": to_table, "csv": to_csv, "trec": to_trec}

@@ -3,6 +3,8 @@
 pandas (DESIGN.md sections 7 and 11)."""
 
 import os
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -131,3 +133,35 @@ def test_help_loads_no_numpy():
                           text=True, env=_env(), timeout=60)
     assert done.returncode == 0, done.stderr
     assert "--precision" in done.stdout and "--match" in done.stdout
+
+
+# -- docs/cli.md: every example prints what the page shows ---------------------------------
+_BLOCK = re.compile(r"^```\w+ title=(\S+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+_EXAMPLE = re.compile(r"^```sh\n(qa-score [^\n]*)\n```\n\n```text\n(.*?)^```$",
+                      re.MULTILINE | re.DOTALL)
+_CLI_DOC = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+
+
+def _doc_files(tmp_path: Path) -> Path:
+    for doc in ("formats.md", "cli.md"):
+        for name, body in _BLOCK.findall((ROOT / "docs" / doc).read_text(encoding="utf-8")):
+            if "/" not in name:
+                (tmp_path / name).write_text(body, encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize(("command", "shown"), _EXAMPLE.findall(_CLI_DOC),
+                         ids=[c for c, _ in _EXAMPLE.findall(_CLI_DOC)])
+def test_docs_cli_examples(command, shown, tmp_path):
+    where = _doc_files(tmp_path)
+    env = _env()
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run([sys.executable, "-m", "evaluation.metrics.cli",
+                           *shlex.split(command)[1:]], cwd=where, capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == shown
+
+
+def test_docs_cli_has_examples():
+    assert len(_EXAMPLE.findall(_CLI_DOC)) >= 6

@@ -1,0 +1,91 @@
+"""Changing a collection's matching mode re-keys its strings (DESIGN.md section 4):
+agreeing spellings fold, disagreeing ones refuse the change with the list of conflicts."""
+
+import pytest
+
+from annotate.models import AnswerString, JudgmentEvent
+from annotate.services import MatchingModeConflict, collection_set_matching_mode
+from evaluation.metrics.normalize import normalize_answer
+from tests.factories import make_collection, make_question, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def strings(question):
+    return [(s.text, s.key, s.variants, s.synset_id is not None)
+            for s in AnswerString.objects.filter(question=question).order_by("id")]
+
+
+def test_agreeing_spellings_fold_and_keys_follow_the_mode():
+    c = make_collection()
+    q = make_question(collection=c, qid="border",
+                      synsets=[[("Radcliffe Line", "S"), ("The Radcliffe Line", "S")]],
+                      incorrect=["Durand-Line", "Durand Line."], unjudged=["A Tale"])
+    by = make_user()
+    folded = collection_set_matching_mode(collection=c, mode="squad", by=by)
+    assert folded == 1  # the two Radcliffe spellings; the Durand ones key apart (hyphen)
+    assert c.matching_mode == "squad"
+    assert strings(q) == [
+        ("Radcliffe Line", "radcliffe line", ["The Radcliffe Line"], True),
+        ("Durand-Line", "durandline", [], False),
+        ("Durand Line.", "durand line", [], False),
+        ("A Tale", "tale", [], False),
+    ]
+    for s in AnswerString.objects.filter(question=q):
+        assert s.key == normalize_answer(s.text, "squad")
+    event = JudgmentEvent.objects.get(action="matching_mode_set")
+    assert event.before == {"matching_mode": "normalized"}
+    assert event.after["folded"] == 1
+    # and back: nothing folds, every key is the normalized one again
+    assert collection_set_matching_mode(collection=c, mode="normalized", by=by) == 0
+    assert [s[1] for s in strings(q)] == ["radcliffe line", "durand-line", "durand line",
+                                          "a tale"]
+
+
+def test_disagreeing_spellings_refuse_the_change_and_nothing_is_written():
+    c = make_collection(slug="conf")
+    q = make_question(collection=c, qid="border", synsets=[[("The Radcliffe Line", "S")]],
+                      incorrect=["Radcliffe Line"])
+    make_question(collection=c, qid="q2", synsets=[[("U.S.A.", "S")], [("USA", "A")]])
+    before = strings(q)
+    with pytest.raises(MatchingModeConflict) as info:
+        collection_set_matching_mode(collection=c, mode="squad", by=make_user())
+    conflicts = info.value.conflicts
+    assert [(k.question, k.key, k.strings) for k in conflicts] == [
+        ("border", "radcliffe line", (("The Radcliffe Line", "synset 1, level S"),
+                                      ("Radcliffe Line", "judged incorrect"))),
+        ("q2", "usa", (("U.S.A.", "synset 1, level S"), ("USA", "synset 2, level A"))),
+    ]
+    assert "judge them alike first" in str(info.value)
+    c.refresh_from_db()
+    assert c.matching_mode == "normalized"
+    assert strings(q) == before
+    assert not JudgmentEvent.objects.filter(action="matching_mode_set").exists()
+
+
+def test_exact_to_normalized_folds_spellings_as_typed():
+    c = make_collection(slug="exact", matching_mode="exact")
+    q = make_question(collection=c, qid="q", incorrect=["paul", "Paul "], unjudged=["PAUL!"])
+    # exact: three keys; normalized: all three are "paul", but two are judged incorrect
+    # and one is unjudged: a conflict
+    with pytest.raises(MatchingModeConflict):
+        collection_set_matching_mode(collection=c, mode="normalized", by=None)
+    AnswerString.objects.filter(question=q, text="PAUL!").delete()
+    assert collection_set_matching_mode(collection=c, mode="normalized", by=None) == 1
+    assert strings(q) == [("paul", "paul", ["Paul "], False)]  # the spelling as it was typed
+
+
+def test_run_answers_are_rekeyed_with_the_strings():
+    from evaluation.models import RunAnswer
+    from evaluation.services import collection_matching_mode_change
+    from tests.factories import make_run
+
+    c = make_collection(slug="runs")
+    q = make_question(collection=c, qid="border", synsets=[[("Radcliffe Line", "S")]])
+    owner = make_user()
+    run = make_run(collection=c, owner=owner, name="r")
+    RunAnswer.objects.create(run=run, question=q, rank=1, text="The Radcliffe Line.",
+                             key=normalize_answer("The Radcliffe Line.", "normalized"))
+    assert collection_matching_mode_change(collection=c, mode="squad", by=owner) == 0
+    assert RunAnswer.objects.get(run=run).key == "radcliffe line"
+    assert AnswerString.objects.get(question=q).key == "radcliffe line"
