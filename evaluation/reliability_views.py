@@ -12,8 +12,8 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET
 
-from annotate.models import Collection
-from annotate.permissions import ORGANIZER, require_role
+from annotate.models import Collection, Role
+from annotate.permissions import require_role
 from config.downloads import content_disposition
 from evaluation import reliability
 from evaluation.forms import GAIN_CHOICES, METRIC_CHOICES, metric_label
@@ -70,7 +70,7 @@ def _csv(text, filename: str, *, streaming: bool = False) -> HttpResponse:
 @require_GET
 def collection_reliability(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
-    role = require_role(request, collection, ORGANIZER)
+    role = require_role(request, collection, Role.ORGANIZER)
     form = ReliabilityForm(request.GET or None)
     levels = list(collection.levels.order_by("order").values_list("code", flat=True))
     config, error = _config(form, levels)
