@@ -596,3 +596,99 @@ def collection_agreement(collection: Collection) -> AgreementReport:
 
 def _sortable(x: float) -> float:
     return -1.0 if x != x else x  # nan (nothing to compare) first: it needs a look
+
+
+# -- the adjudication page and an assessor's layer page ---------------------------------------
+@dataclass
+class CellMark:
+    """A string as one layer (or gold) judged it, ready for a template."""
+
+    judged: bool
+    group: int | None = None
+    level: str = ""
+    layer: int | None = None  # the layer's id (None for gold)
+
+    @property
+    def label(self) -> str:
+        if not self.judged:
+            return "unjudged"
+        return f"{self.group} {self.level}" if self.group is not None else "incorrect"
+
+
+def _cell(j: tuple | None, codes: dict[int, str]) -> CellMark:
+    if j is None:
+        return CellMark(False)
+    group, level_id = j
+    return CellMark(True, group, codes.get(level_id, "") if group is not None else "")
+
+
+def adjudication_view(question: Question) -> dict:
+    """What the adjudication page shows: the layers side by side (one column each), the
+    gold judgment of every string, which strings differ, the layers' synsets (to take one
+    whole) and gold's synsets (to merge).  Five queries."""
+    levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
+    codes = {lv.pk: lv.code for lv in levels}
+    lays = list(JudgingLayer.objects.filter(question=question).select_related("assessor")
+                .order_by("id"))
+    rows_by_layer: dict[int, dict[int, tuple]] = {la.pk: {} for la in lays}
+    for layer_id, string_id, group, level_id in LayerJudgment.objects.filter(
+            layer__question=question).values_list("layer_id", "string_id", "group",
+                                                   "level_id"):
+        rows_by_layer[layer_id][string_id] = (group, level_id)
+    strings = list(AnswerString.objects.filter(question=question).select_related("synset")
+                   .order_by("id"))
+    values = {lv.pk: len(levels) - i for i, lv in enumerate(levels)}
+    marks = {la.pk: {s: Mark(g, values.get(lv, 0) if g is not None else 0)
+                     for s, (g, lv) in rows_by_layer[la.pk].items()} for la in lays}
+    mates = {la.pk: synset_mates(marks[la.pk]) for la in lays}
+    rows = []
+    for s in strings:
+        ms = [marks[la.pk].get(s.pk) for la in lays]
+        agree = all(m is not None for m in ms) and string_agrees(
+            ms, [mates[la.pk].get(s.pk, frozenset()) for la in lays])
+        gold = CellMark(s.judged_at is not None, s.synset.ordinal if s.synset else None,
+                        codes.get(s.level_id, ""))
+        cells = [_cell(rows_by_layer[la.pk].get(s.pk), codes) for la in lays]
+        for cell, la in zip(cells, lays, strict=True):
+            cell.layer = la.pk
+        rows.append({"string": s, "cells": cells,
+                     "gold": gold, "differs": not agree})
+    text = {s.pk: s.text for s in strings}
+    layer_synsets = []
+    for la in lays:
+        groups: dict[int, list[str]] = {}
+        for s, (g, _) in sorted(rows_by_layer[la.pk].items()):
+            if g is not None:
+                groups.setdefault(g, []).append(text.get(s, "?"))
+        layer_synsets.append({"layer": la, "groups": sorted(groups.items())})
+    gold_synsets: dict[int, dict] = {}
+    for s in strings:
+        if s.synset is not None:
+            gold_synsets.setdefault(s.synset_id, {"pk": s.synset_id,
+                                                  "ordinal": s.synset.ordinal,
+                                                  "texts": []})["texts"].append(s.text)
+    return {"question": question, "collection": question.collection, "levels": levels,
+            "layers": lays, "rows": rows, "layer_synsets": layer_synsets,
+            "gold_synsets": sorted(gold_synsets.values(), key=lambda g: g["ordinal"]),
+            "all_done": bool(lays) and all(la.done for la in lays),
+            "n_differ": sum(r["differs"] and not r["gold"].judged for r in rows)}
+
+
+def layer_view(layer: JudgingLayer) -> dict:
+    """What an assessor's layer page shows: every string of the question with this
+    layer's judgment, the layer's synsets, the levels.  Three queries."""
+    question = layer.question
+    levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
+    codes = {lv.pk: lv.code for lv in levels}
+    mine = {s: (g, lv) for s, g, lv in layer.judgments.values_list("string_id", "group",
+                                                                   "level_id")}
+    strings = list(AnswerString.objects.filter(question=question).order_by("id")
+                   .only("pk", "text", "question_id"))
+    rows = [{"string": s, "cell": _cell(mine.get(s.pk), codes)} for s in strings]
+    groups: dict[int, list[str]] = {}
+    for r in rows:
+        if r["cell"].group is not None:
+            groups.setdefault(r["cell"].group, []).append(r["string"].text)
+    return {"question": question, "collection": question.collection, "layer": layer,
+            "levels": levels, "rows": rows, "groups": sorted(groups.items()),
+            "n_unjudged": sum(not r["cell"].judged for r in rows)}

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import layer_views, views
 
 app_name = "evaluation"
 
@@ -16,4 +16,9 @@ urlpatterns = [
     path("collections/<slug:slug>/compare.csv", views.compare_csv, name="compare-csv"),
     path("collections/<slug:slug>/ranking/", views.ranking, name="ranking"),
     path("collections/<slug:slug>/ranking.csv", views.ranking_csv, name="ranking-csv"),
+    # scores per assessor layer (evaluation/layer_views.py)
+    path("collections/<slug:slug>/layer-scores/", layer_views.collection_layer_scores,
+         name="layer-scores"),
+    path("collections/<slug:slug>/layer-scores.csv", layer_views.collection_layer_scores_csv,
+         name="layer-scores-csv"),
 ]
