@@ -18,7 +18,7 @@ from django_htmx.middleware import HtmxDetails
 
 from config.downloads import content_disposition
 
-from . import services
+from . import layers, services
 from .models import (
     Collection,
     Membership,
@@ -220,6 +220,9 @@ def question_judge(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The judging workspace of one question (DESIGN.md section 4)."""
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
     role, may_write = _judge_access(request, question)
+    if role != ORGANIZER and layers.layer_for(question=question, user=request.user):
+        # judged independently (DESIGN.md section 9): in the assessor's own layer
+        return redirect("annotate:question-layer", question.pk)
     template_name = "annotate/question_judge.html"
     if request.htmx and not request.htmx.boosted:
         template_name += "#workspace"
@@ -309,6 +312,8 @@ def question_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     or a redirect to it; a refused or stale edit comes back with a visible notice."""
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
     role, may_write = _judge_access(request, question)
+    if role != ORGANIZER and layers.layer_for(question=question, user=request.user):
+        raise PermissionDenied("You judge this question in your own layer.")
     if not may_write:
         if request.htmx:  # e.g. another assessor claimed it since the page was loaded
             context = _workspace_context(request, question, role, may_write, (

@@ -118,3 +118,17 @@ def test_agreement_page_query_budget(client, study, django_assert_max_num_querie
     url = reverse("annotate:collection-agreement", args=[w["c"].slug])
     with django_assert_max_num_queries(16):
         assert client.get(url).status_code == 200
+
+
+def test_the_gold_judging_page_sends_a_layer_assessor_to_their_layer(client, study):
+    w = study
+    client.force_login(w["a"])
+    r = client.get(reverse("annotate:question-judge", args=[w["q"].pk]))
+    assert r.status_code == 302
+    assert r.url == reverse("annotate:question-layer", args=[w["q"].pk])
+    r = client.post(reverse("annotate:question-act", args=[w["q"].pk]),
+                    {"op": "type", "text": "gold?", "target": "new"})
+    assert r.status_code == 403
+    assert not w["q"].strings.filter(text="gold?").exists()
+    client.force_login(w["org"])  # organizers still judge gold directly
+    assert client.get(reverse("annotate:question-judge", args=[w["q"].pk])).status_code == 200
