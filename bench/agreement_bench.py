@@ -33,7 +33,8 @@ MAX_QUERIES = 20
 
 def build(n_questions: int, seed: int = 1):
     """A collection of ``n_questions`` questions, each with 6 strings judged in 2 layers
-    that agree most of the time (bulk inserts)."""
+    drawn independently at random (20% incorrect, else one of 3 synsets at a random level):
+    chance agreement, so kappa and alpha come out near 0 (bulk inserts)."""
     from django.utils import timezone
 
     from annotate.models import (
@@ -108,14 +109,22 @@ def main() -> None:
     assert r.status_code == 200, r.status_code
     assert b"<h1>Agreement</h1>" in r.content
     queries = len(ctx.captured_queries)
-    times = []
+    from annotate.layers import collection_agreement
+    times, cpu, report = [], [], []
     for _ in range(args.n):
-        t = time.perf_counter()
+        t, c0 = time.perf_counter(), time.process_time()
         client.get(url)
         times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c0)
+        t = time.perf_counter()
+        collection_agreement(c)
+        report.append(time.perf_counter() - t)
     p50 = statistics.median(times)
-    print(f"agreement page, {args.questions} questions x 2 layers: median {p50 * 1000:.0f} ms, "
-          f"max {max(times) * 1000:.0f} ms over {args.n} requests; {queries} queries")
+    # on a shared machine the wall clock includes waiting for a core: CPU time is shown too
+    print(f"agreement page, {args.questions} questions x 2 layers: median {p50 * 1000:.0f} ms "
+          f"(CPU {statistics.median(cpu) * 1000:.0f} ms), max {max(times) * 1000:.0f} ms over "
+          f"{args.n} requests; {queries} queries; of which the report (queries + figures) "
+          f"{statistics.median(report) * 1000:.0f} ms; load average {os.getloadavg()[0]:.1f}")
     assert queries <= MAX_QUERIES, f"{queries} queries > {MAX_QUERIES}"
     print("target < 1000 ms:", "met" if p50 < 1.0 else "NOT met")
 
