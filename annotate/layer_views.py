@@ -169,8 +169,10 @@ def _own_layer(request: HttpRequest, pk: int) -> JudgingLayer:
 @require_GET
 def question_layer(request: HttpRequest, pk: int) -> HttpResponse:
     layer = _own_layer(request, pk)
-    return TemplateResponse(request, "annotate/question_layer.html",
-                            layers.layer_view(layer))
+    role = require_role(request, layer.question.collection, ORGANIZER, ASSESSOR)
+    context = layers.layer_view(layer)
+    context["can_adjudicate"] = layers.can_adjudicate(request.user, layer.question, role)
+    return TemplateResponse(request, "annotate/question_layer.html", context)
 
 
 @require_POST

@@ -762,6 +762,18 @@ def layer_view(layer: JudgingLayer) -> dict:
     for r in rows:
         if r["cell"].group is not None:
             groups.setdefault(r["cell"].group, []).append(r["string"].text)
+    # blindness: the other layers only once this one is done (``readable_by``)
+    others = []
+    if layer.done:
+        others = list(JudgingLayer.objects.readable_by(layer.assessor)
+                      .filter(question=question).exclude(pk=layer.pk)
+                      .select_related("assessor").order_by("id"))
+        theirs: dict[int, dict[int, tuple]] = {o.pk: {} for o in others}
+        for layer_id, s, g, lv in LayerJudgment.objects.filter(layer__in=others).values_list(
+                "layer_id", "string_id", "group", "level_id"):
+            theirs[layer_id][s] = (g, lv)
+        for r in rows:
+            r["others"] = [_cell(theirs[o.pk].get(r["string"].pk), codes) for o in others]
     return {"question": question, "collection": question.collection, "layer": layer,
             "levels": levels, "rows": rows, "groups": sorted(groups.items()),
-            "n_unjudged": sum(not r["cell"].judged for r in rows)}
+            "others": others, "n_unjudged": sum(not r["cell"].judged for r in rows)}

@@ -132,3 +132,17 @@ def test_the_gold_judging_page_sends_a_layer_assessor_to_their_layer(client, stu
     assert not w["q"].strings.filter(text="gold?").exists()
     client.force_login(w["org"])  # organizers still judge gold directly
     assert client.get(reverse("annotate:question-judge", args=[w["q"].pk])).status_code == 200
+
+
+def test_the_others_layers_appear_once_mine_is_done(client, study):
+    w = study
+    judge_all(client, w, w["b"], [("Lennon", "new", "S"), ("McCartney", "x", ""),
+                                  ("Yoko", "x", "")])
+    client.force_login(w["a"])
+    url = reverse("annotate:question-layer", args=[w["q"].pk])
+    assert "<th>bob</th>" not in client.get(url).content.decode()
+    judge_all(client, w, w["a"], [("Lennon", "new", "S"), ("McCartney", "x", ""),
+                                  ("Yoko", "x", "")])
+    client.force_login(w["a"])
+    page = client.get(url).content.decode()
+    assert "<th>bob</th>" in page and "Adjudicate" not in page
