@@ -80,3 +80,23 @@ def test_two_assessors_then_adjudication_then_scores(page, live_server, demo):
     expect(page.locator("h2", has_text="Means against gold")).to_be_visible()
     expect(page.locator("table", has=page.get_by_text("twice-run")).first).to_contain_text(
         "0.5000")
+
+
+def test_merge_gold_synsets_by_keyboard(page, live_server, demo):
+    from playwright.sync_api import expect
+    User = get_user_model()
+    org = User.objects.get(username="organizer")
+    a1, a2 = User.objects.get(username="assessor1"), User.objects.get(username="assessor2")
+    q = make_question(collection=demo, qid="MERGE", synsets=[[("Edo", "S")], [("Tokyo", "A")]])
+    L.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org)
+    login(page, live_server, "organizer", "demo-organizer")
+    page.wait_for_url(f"{live_server.url}/collections/")
+    page.goto(f"{live_server.url}/questions/{q.pk}/adjudicate/")
+    page.locator("[data-row]", has_text="Edo").focus()
+    page.keyboard.press("m")
+    expect(page.locator("#merge-note")).to_be_visible()
+    page.locator("[data-row]", has_text="Tokyo").focus()
+    with page.expect_navigation():
+        page.keyboard.press("m")
+    assert q.synsets.count() == 1
+    assert {s.level.code for s in q.strings.all()} == {"S", "A"}  # levels kept
