@@ -282,3 +282,11 @@ def test_collection_agreement_matches_the_engine():
     assert report.overall.n_strings == 4 * 4 + 2 * 4  # 4 ann-bob questions, 2 more pairs
     assert [t.layers for t in report.throughput] == [4, 4, 1]
     assert report.questions[0].figures.percent_agree <= report.questions[-1].figures.percent_agree
+
+
+def test_a_level_used_in_a_layer_cannot_be_removed(study):
+    from annotate.services import collection_save
+    c, org, a, la, ids = study[0], study[2], study[3], study[5], study[7]
+    L.layer_judge(layer=la, string=ids["Ringo"], new_group=True, level="B", by=a)
+    with pytest.raises(Conflict, match="B"):
+        collection_save(collection=c, levels=[("S", "S", 3.0), ("A", "A", 2.0)], by=org)
