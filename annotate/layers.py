@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from evaluation.metrics.agreement import (
@@ -26,8 +27,9 @@ from evaluation.metrics.agreement import (
     QuestionFigures,
     alpha_nominal,
     alpha_ordinal,
-    pair_agreement,
+    pair_agreement_arrays,
     question_figures,
+    question_figures_two,
     string_agrees,
     synset_mates,
 )
@@ -190,7 +192,7 @@ class _LayerEdit:
         layer.version += 1
         if layer.started_at is None:
             layer.started_at = self.now
-        layer.save(update_fields=["version", "started_at", "done_at"])
+        layer.save(update_fields=["version", "started_at", "done_at", "seconds"])
         after = {str(pk): _row_snap(self.rows.get(pk)) for pk in self.before}
         return JudgmentEvent.objects.create(
             collection_id=layer.question.collection_id, question_id=layer.question_id,
@@ -278,6 +280,8 @@ def layer_mark_done(*, layer: JudgingLayer | int, by, done: bool = True) -> Judg
                            f"({missing} left).")
     op.detail["done_before"] = op.layer.done_at.isoformat() if op.layer.done_at else None
     op.layer.done_at = op.now if done else None
+    started = op.layer.started_at or op.now
+    op.layer.seconds = (op.now - started).total_seconds() if done else None
     event = op.finish()
     if done and not JudgingLayer.objects.filter(question_id=op.layer.question_id,
                                                 done_at__isnull=True).exists():
@@ -510,89 +514,266 @@ class AgreementReport:
     level_names: list[str]              # value 0..n: incorrect, lowest level, ..., highest
 
 
+def _layer_table(collection: Collection):
+    """The collection's layer judgments as arrays (layer id, string id, group or -1,
+    value) -- one query, no model instances."""
+    values = level_values(collection.pk)
+    rows = list(LayerJudgment.objects.filter(layer__question__collection=collection)
+                .values_list("layer_id", "string_id", Coalesce("group", Value(-1)),
+                             Coalesce("level_id", Value(0))))
+    if not rows:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, empty
+    table = np.array(rows, dtype=np.int64)
+    lookup = np.zeros(max(values, default=0) + 1, dtype=np.int64)
+    for pk, v in values.items():
+        lookup[pk] = v
+    g = table[:, 2]
+    return table[:, 0], table[:, 1], g, np.where(g >= 0, lookup[table[:, 3]], 0)
+
+
 def collection_agreement(collection: Collection) -> AgreementReport:
     """Agreement of the collection's layers (DESIGN.md section 9), per assessor pair,
-    pooled, and per question; per-assessor throughput.  Five queries whatever the size."""
+    pooled, and per question; per-assessor throughput.  A fixed number of queries; the
+    figures are computed on arrays (questions with two layers in one vectorized pass,
+    others one by one)."""
     values = level_values(collection.pk)
     levels = dict(Level.objects.filter(collection=collection).values_list("pk", "code"))
     level_names = ["incorrect"] + [levels[pk] for pk, _ in sorted(values.items(),
                                                                    key=lambda kv: kv[1])]
     layers = list(JudgingLayer.objects.filter(question__collection=collection)
-                  .select_related("assessor").order_by("question_id", "id")
-                  .only("pk", "question_id", "assessor__username", "done_at", "started_at"))
-    marks: dict[int, dict[int, Mark]] = {la.pk: {} for la in layers}
-    for layer_id, string_id, group, level_id in LayerJudgment.objects.filter(
-            layer__question__collection=collection).values_list(
-            "layer_id", "string_id", "group", "level_id").iterator(5000):
-        marks[layer_id][string_id] = Mark(group, values.get(level_id, 0) if group else 0)
-    by_q: dict[int, list[JudgingLayer]] = {}
-    for la in layers:
-        by_q.setdefault(la.question_id, []).append(la)
-    complete = {q: ls for q, ls in by_q.items() if all(la.done for la in ls)}
-    info = {pk: (qid, n) for pk, qid, n in Question.objects.filter(pk__in=list(complete))
-            .annotate(n=Count("strings", filter=Q(strings__judged_at__isnull=True)))
-            .values_list("pk", "qid", "n")}
+                  .order_by("question_id", "id")
+                  .annotate(open=ExpressionWrapper(Q(done_at__isnull=True),
+                                                   output_field=BooleanField()))
+                  .values_list("pk", "question_id", "assessor__username", "open"))
+    by_q: dict[int, list[tuple]] = {}
+    for row in layers:
+        by_q.setdefault(row[1], []).append(row)
+    complete = {q: ls for q, ls in by_q.items() if not any(r[3] for r in ls)}
+    order = sorted(complete)
+    qindex = {q: i for i, q in enumerate(order)}
+    L_, S_, G_, V_ = _layer_table(collection)
+    judged = Counter(L_.tolist())
+    # position of each layer in its question (-1: question not complete), question index
+    top = int(max([r[0] for r in layers], default=0)) + 1
+    pos_of = np.full(top, -1, dtype=np.int64)
+    q_of = np.full(top, -1, dtype=np.int64)
+    k_of = np.zeros(max(len(order), 1), dtype=np.int64)
+    for q in order:
+        for i, r in enumerate(complete[q]):
+            pos_of[r[0]], q_of[r[0]] = i, qindex[q]
+        k_of[qindex[q]] = len(complete[q])
+    names = {qindex[q]: [r[2] for r in complete[q]] for q in order}
+    keep = pos_of[L_] >= 0 if len(L_) else np.zeros(0, dtype=bool)
+    L_, S_, G_, V_ = L_[keep], S_[keep], G_[keep], V_[keep]
+    P_, Q_ = pos_of[L_], q_of[L_]
+    info = {pk: (qid, n) for pk, qid, n in Question.objects.filter(
+        collection=collection, layers__isnull=False).distinct()
+        .annotate(n=Count("strings", filter=Q(strings__judged_at__isnull=True),
+                          distinct=True)).values_list("pk", "qid", "n")}
     requested = LayerRequest.objects.filter(question__collection=collection).count()
-    # pooled: per assessor pair, and every pair of every question
-    per_pair: dict[tuple[str, str], tuple[dict, dict]] = {}
-    all_a: dict = {}
-    all_b: dict = {}
-    coders: list[dict] = []
-    rows = []
-    for q, ls in complete.items():
-        for i, x in enumerate(ls):
-            while len(coders) <= i:
-                coders.append({})
-            for s, m in marks[x.pk].items():
-                coders[i][q, s] = m
-            for y in ls[i + 1:]:
-                (x_, y_) = sorted([x, y], key=lambda la: la.assessor.username)
-                key = (x_.assessor.username, y_.assessor.username)
-                pa, pb = per_pair.setdefault(key, ({}, {}))
-                pa[q], pb[q] = marks[x_.pk], marks[y_.pk]
-                all_a[q, x.pk, y.pk] = marks[x.pk]
-                all_b[q, x.pk, y.pk] = marks[y.pk]
-        qid, unjudged = info[q]
-        rows.append(QuestionRow(q, qid, [la.assessor.username for la in ls],
-                                question_figures([marks[la.pk] for la in ls]), unjudged))
+    # units judged in positions i and j of their question, for every pair of positions
+    kmax = int(k_of.max()) if len(order) else 0
+    sort = np.lexsort((P_, S_, Q_))
+    Q_, S_, P_, G_, V_ = Q_[sort], S_[sort], P_[sort], G_[sort], V_[sort]
+    unit_start = np.flatnonzero(np.r_[True, (Q_[1:] != Q_[:-1]) | (S_[1:] != S_[:-1])]) \
+        if len(Q_) else np.zeros(0, dtype=np.int64)
+    unit_of = np.cumsum(np.r_[False, (Q_[1:] != Q_[:-1]) | (S_[1:] != S_[:-1])]) \
+        if len(Q_) else np.zeros(0, dtype=np.int64)
+    n_units = len(unit_start)
+    grid_g = np.full((max(kmax, 1), n_units), -2, dtype=np.int64)  # -2: not judged
+    grid_v = np.zeros((max(kmax, 1), n_units), dtype=np.int64)
+    grid_g[P_, unit_of], grid_v[P_, unit_of] = G_, V_
+    unit_q = Q_[unit_start] if n_units else np.zeros(0, dtype=np.int64)
+    per_pair: dict[tuple[str, str], list[np.ndarray]] = {}
+    overall: list[list[np.ndarray]] = [[], [], [], [], []]
+    for i in range(kmax):
+        for j in range(i + 1, kmax):
+            m = (grid_g[i] > -2) & (grid_g[j] > -2)
+            if not m.any():
+                continue
+            uq = unit_q[m]
+            gi, vi, gj, vj = grid_g[i][m], grid_v[i][m], grid_g[j][m], grid_v[j][m]
+            offset = (i * kmax + j) * (len(order) + 1)
+            for part, arr in zip(overall, (uq + offset, gi, vi, gj, vj), strict=True):
+                part.append(arr)
+            # per assessor pair: names of positions i and j of each question
+            pair_names = {}
+            for qi in np.unique(uq).tolist():
+                a, b = names[qi][i], names[qi][j]
+                pair_names[qi] = (a, b) if a <= b else (b, a), a > b
+            codes: dict[tuple[str, str], int] = {}
+            keys = np.array([codes.setdefault(pair_names[qi][0], len(codes))
+                             for qi in uq.tolist()], dtype=np.int64)
+            flip = np.array([pair_names[qi][1] for qi in uq.tolist()], dtype=bool)
+            for key in np.unique(keys).tolist():
+                sel = keys == key
+                pair = pair_names[int(uq[sel][0])][0]
+                f = flip[sel]
+                cols = [uq[sel], np.where(f, gj[sel], gi[sel]), np.where(f, vj[sel], vi[sel]),
+                        np.where(f, gi[sel], gj[sel]), np.where(f, vi[sel], vj[sel])]
+                have = per_pair.setdefault(pair, [np.zeros(0, dtype=np.int64)] * 5)
+                per_pair[pair] = [np.concatenate([h, c]) for h, c in zip(have, cols,
+                                                                         strict=True)]
     n_values = len(level_names)
-    pairs = [PairRow(a, b, len(pa), pair_agreement(pa, pb, n_values=n_values, pooled=True))
-             for (a, b), (pa, pb) in sorted(per_pair.items())]
-    overall = (pair_agreement(all_a, all_b, n_values=n_values, pooled=True)
-               if all_a else None)
-    units = sorted({u for c in coders for u in c}, key=repr)
-    if coders and units:
-        col = {u: j for j, u in enumerate(units)}
-        val = np.full((len(coders), len(units)), np.nan)
-        cor = np.full((len(coders), len(units)), np.nan)
-        for i, c in enumerate(coders):
-            for u, m in c.items():
-                val[i, col[u]], cor[i, col[u]] = m.value, float(m.correct)
-        a_nom, a_ord = alpha_nominal(cor), alpha_ordinal(val)
+    pairs = [PairRow(a, b, len(np.unique(arr[0])), pair_agreement_arrays(*arr,
+                                                                        n_values=n_values))
+             for (a, b), arr in sorted(per_pair.items())]
+    overall_fig = (pair_agreement_arrays(*(np.concatenate(p) for p in overall),
+                                         n_values=n_values) if overall[0] else None)
+    if n_units and kmax >= 2:
+        a_nom = alpha_nominal(np.where(grid_g > -2, (grid_g >= 0).astype(float), np.nan))
+        a_ord = alpha_ordinal(np.where(grid_g > -2, grid_v.astype(float), np.nan))
     else:
         a_nom = a_ord = float("nan")
+    # per question: two layers vectorized, more one by one
+    figures: dict[int, QuestionFigures] = {}
+    if kmax >= 2:
+        two = (k_of[unit_q] == 2) & (grid_g[0] > -2) & (grid_g[1] > -2)
+        t = question_figures_two(unit_q[two], grid_g[0][two], grid_v[0][two],
+                                 grid_g[1][two], grid_v[1][two], len(order))
+        for qi in np.flatnonzero(k_of[:len(order)] == 2).tolist():
+            figures[qi] = QuestionFigures(int(t.n_strings[qi]), int(t.n_agree[qi]),
+                                          float(t.alpha_nominal[qi]),
+                                          float(t.alpha_ordinal[qi]), float(t.pair_f1[qi]))
+    for qi in range(len(order)):
+        if qi in figures:
+            continue
+        cols = np.flatnonzero(unit_q == qi)
+        marks = [{int(u): Mark(int(grid_g[p, u]) if grid_g[p, u] >= 0 else None,
+                               int(grid_v[p, u])) for u in cols if grid_g[p, u] > -2}
+                 for p in range(int(k_of[qi]))]
+        figures[qi] = question_figures(marks)
+    rows = [QuestionRow(q, info.get(q, ("?", 0))[0], names[qindex[q]], figures[qindex[q]],
+                        info.get(q, ("?", 0))[1]) for q in order]
     rows.sort(key=lambda r: (_sortable(r.figures.percent_agree),
                              _sortable(r.figures.alpha_ordinal), r.pk))
     # throughput: layers and strings judged, median time from first edit to done
-    judged = Counter()
-    for layer_id, m in marks.items():
-        judged[layer_id] = len(m)
     through: dict[str, ThroughputRow] = {}
-    times: dict[str, list[float]] = {}
-    for la in layers:
-        name = la.assessor.username
-        t = through.setdefault(name, ThroughputRow(name, 0, 0, 0, None))
-        t.layers += 1
-        t.strings += judged[la.pk]
-        if la.done:
-            t.done += 1
-            if la.started_at:
-                times.setdefault(name, []).append((la.done_at - la.started_at).total_seconds())
-    for name, ts in times.items():
+    for pk, _, name, open_ in layers:
+        t_ = through.setdefault(name, ThroughputRow(name, 0, 0, 0, None))
+        t_.layers += 1
+        t_.strings += judged[pk]
+        t_.done += not open_
+    spans: dict[str, list[float]] = {}
+    for name, span in (JudgingLayer.objects.filter(
+            question__collection=collection, seconds__isnull=False)
+            .values_list("assessor__username", "seconds")):
+        spans.setdefault(name, []).append(span)
+    for name, ts in spans.items():
         through[name].median_seconds = statistics.median(ts)
-    return AgreementReport(requested, len(complete), overall, a_nom, a_ord, pairs, rows,
+    return AgreementReport(requested, len(complete), overall_fig,
+                           a_nom, a_ord, pairs, rows,
                            sorted(through.values(), key=lambda t: t.assessor), level_names)
 
 
 def _sortable(x: float) -> float:
     return -1.0 if x != x else x  # nan (nothing to compare) first: it needs a look
+
+
+# -- the adjudication page and an assessor's layer page ---------------------------------------
+@dataclass
+class CellMark:
+    """A string as one layer (or gold) judged it, ready for a template."""
+
+    judged: bool
+    group: int | None = None
+    level: str = ""
+    layer: int | None = None  # the layer's id (None for gold)
+
+    @property
+    def label(self) -> str:
+        if not self.judged:
+            return "unjudged"
+        return f"{self.group} {self.level}" if self.group is not None else "incorrect"
+
+
+def _cell(j: tuple | None, codes: dict[int, str]) -> CellMark:
+    if j is None:
+        return CellMark(False)
+    group, level_id = j
+    return CellMark(True, group, codes.get(level_id, "") if group is not None else "")
+
+
+def adjudication_view(question: Question) -> dict:
+    """What the adjudication page shows: the layers side by side (one column each), the
+    gold judgment of every string, which strings differ, the layers' synsets (to take one
+    whole) and gold's synsets (to merge).  Five queries."""
+    levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
+    codes = {lv.pk: lv.code for lv in levels}
+    lays = list(JudgingLayer.objects.filter(question=question).select_related("assessor")
+                .order_by("id"))
+    rows_by_layer: dict[int, dict[int, tuple]] = {la.pk: {} for la in lays}
+    for layer_id, string_id, group, level_id in LayerJudgment.objects.filter(
+            layer__question=question).values_list("layer_id", "string_id", "group",
+                                                   "level_id"):
+        rows_by_layer[layer_id][string_id] = (group, level_id)
+    strings = list(AnswerString.objects.filter(question=question).select_related("synset")
+                   .order_by("id"))
+    values = {lv.pk: len(levels) - i for i, lv in enumerate(levels)}
+    marks = {la.pk: {s: Mark(g, values.get(lv, 0) if g is not None else 0)
+                     for s, (g, lv) in rows_by_layer[la.pk].items()} for la in lays}
+    mates = {la.pk: synset_mates(marks[la.pk]) for la in lays}
+    rows = []
+    for s in strings:
+        ms = [marks[la.pk].get(s.pk) for la in lays]
+        agree = all(m is not None for m in ms) and string_agrees(
+            ms, [mates[la.pk].get(s.pk, frozenset()) for la in lays])
+        gold = CellMark(s.judged_at is not None, s.synset.ordinal if s.synset else None,
+                        codes.get(s.level_id, ""))
+        cells = [_cell(rows_by_layer[la.pk].get(s.pk), codes) for la in lays]
+        for cell, la in zip(cells, lays, strict=True):
+            cell.layer = la.pk
+        rows.append({"string": s, "cells": cells,
+                     "gold": gold, "differs": not agree})
+    text = {s.pk: s.text for s in strings}
+    layer_synsets = []
+    for la in lays:
+        groups: dict[int, list[str]] = {}
+        for s, (g, _) in sorted(rows_by_layer[la.pk].items()):
+            if g is not None:
+                groups.setdefault(g, []).append(text.get(s, "?"))
+        layer_synsets.append({"layer": la, "groups": sorted(groups.items())})
+    gold_synsets: dict[int, dict] = {}
+    for s in strings:
+        if s.synset is not None:
+            gold_synsets.setdefault(s.synset_id, {"pk": s.synset_id,
+                                                  "ordinal": s.synset.ordinal,
+                                                  "texts": []})["texts"].append(s.text)
+    return {"question": question, "collection": question.collection, "levels": levels,
+            "layers": lays, "rows": rows, "layer_synsets": layer_synsets,
+            "gold_synsets": sorted(gold_synsets.values(), key=lambda g: g["ordinal"]),
+            "all_done": bool(lays) and all(la.done for la in lays),
+            "n_differ": sum(r["differs"] and not r["gold"].judged for r in rows)}
+
+
+def layer_view(layer: JudgingLayer) -> dict:
+    """What an assessor's layer page shows: every string of the question with this
+    layer's judgment, the layer's synsets, the levels.  Three queries."""
+    question = layer.question
+    levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
+    codes = {lv.pk: lv.code for lv in levels}
+    mine = {s: (g, lv) for s, g, lv in layer.judgments.values_list("string_id", "group",
+                                                                   "level_id")}
+    strings = list(AnswerString.objects.filter(question=question).order_by("id")
+                   .only("pk", "text", "question_id"))
+    rows = [{"string": s, "cell": _cell(mine.get(s.pk), codes)} for s in strings]
+    groups: dict[int, list[str]] = {}
+    for r in rows:
+        if r["cell"].group is not None:
+            groups.setdefault(r["cell"].group, []).append(r["string"].text)
+    # blindness: the other layers only once this one is done (``readable_by``)
+    others = []
+    if layer.done:
+        others = list(JudgingLayer.objects.readable_by(layer.assessor)
+                      .filter(question=question).exclude(pk=layer.pk)
+                      .select_related("assessor").order_by("id"))
+        theirs: dict[int, dict[int, tuple]] = {o.pk: {} for o in others}
+        for layer_id, s, g, lv in LayerJudgment.objects.filter(layer__in=others).values_list(
+                "layer_id", "string_id", "group", "level_id"):
+            theirs[layer_id][s] = (g, lv)
+        for r in rows:
+            r["others"] = [_cell(theirs[o.pk].get(r["string"].pk), codes) for o in others]
+    return {"question": question, "collection": question.collection, "layer": layer,
+            "levels": levels, "rows": rows, "groups": sorted(groups.items()),
+            "others": others, "n_unjudged": sum(not r["cell"].judged for r in rows)}

@@ -359,6 +359,9 @@ class JudgingLayer(models.Model):
     version = models.PositiveIntegerField(default=0, editable=False)
     started_at = models.DateTimeField(null=True, blank=True)
     done_at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(
+        null=True, blank=True, editable=False,
+        help_text="from the first edit to done, for throughput (set when marked done)")
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = JudgingLayerQuerySet.as_manager()

@@ -768,7 +768,7 @@ def collection_save(*, collection: Collection, levels: Sequence[tuple[str, str, 
         existing = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
         keep = {code for code, _, _ in levels}
         gone = [lv for code, lv in existing.items() if code not in keep]
-        used = [lv.code for lv in gone if lv.strings.exists()]
+        used = [lv.code for lv in gone if lv.strings.exists() or lv.layer_judgments.exists()]
         if used:
             raise Conflict(f"Level(s) {', '.join(used)} are used by judged strings; change "
                            "those strings first.")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import layer_views, views
 
 app_name = "annotate"
 
@@ -26,4 +26,20 @@ urlpatterns = [
     path("questions/<int:pk>/act/", views.question_act, name="question-act"),
     path("queue/", views.my_queue, name="my-queue"),
     path("queue/next/", views.next_to_judge, name="next-question"),
+    # several assessors per question (annotate/layer_views.py)
+    path("collections/<slug:slug>/agreement/", layer_views.collection_agreement,
+         name="collection-agreement"),
+    path("collections/<slug:slug>/layers/request/", layer_views.collection_layers_request,
+         name="collection-layers-request"),
+    path("collections/<slug:slug>/layers.csv", layer_views.collection_layers_csv,
+         name="collection-layers-csv"),
+    path("collections/<slug:slug>/layers/import/", layer_views.collection_layers_import,
+         name="collection-layers-import"),
+    path("questions/<int:pk>/adjudicate/", layer_views.question_adjudicate,
+         name="question-adjudicate"),
+    path("questions/<int:pk>/adjudicate/act/", layer_views.question_adjudicate_act,
+         name="question-adjudicate-act"),
+    path("questions/<int:pk>/layer/", layer_views.question_layer, name="question-layer"),
+    path("questions/<int:pk>/layer/act/", layer_views.question_layer_act,
+         name="question-layer-act"),
 ]

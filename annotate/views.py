@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from config.downloads import content_disposition
 from config.htmx import HtmxHttpRequest, redirect_to, render_page
 
-from . import forms, services
+from . import forms, layers, services
 from .imports import (
     ImportPlan,
     ImportRefused,
@@ -125,6 +125,9 @@ def question_judge(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The judging workspace of one question (DESIGN.md section 4)."""
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
     role, may_write = judge_access(request, question)
+    if role != Role.ORGANIZER and layers.layer_for(question=question, user=request.user):
+        # judged independently (DESIGN.md section 9): in the assessor's own layer
+        return redirect_to(request, "annotate:question-layer", question.pk)
     return render_page(request, "annotate/question_judge.html",
                        _workspace_context(request, question, role, may_write),
                        partial="workspace")
@@ -202,6 +205,8 @@ def question_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     visible notice.  ``done`` goes on to the next question."""
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
     role, may_write = judge_access(request, question)
+    if role != Role.ORGANIZER and layers.layer_for(question=question, user=request.user):
+        raise PermissionDenied("You judge this question in your own layer.")
     if not may_write:
         if request.htmx:  # e.g. another assessor claimed it since the page was loaded
             context = _workspace_context(request, question, role, may_write, (

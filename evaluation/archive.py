@@ -9,7 +9,9 @@ collection it creates.  Importing validates the whole archive first (format, eve
 every reference, sizes) and then writes everything in one transaction; a round trip gives
 identical judgments, audit trail and scores for every run.  Version 1 archives (database
 ids in the audit trail) are still read; their snapshots are kept without ids, so the
-actions they record cannot be undone.
+actions they record cannot be undone.  Version 3 adds the assessors' independent layers
+(``layers.csv``, ``layer_judgments.csv``; DESIGN.md section 9) and names the layer of each
+layer event; version 1 and 2 archives have no layers.
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ from annotate.models import (
     AnswerString,
     AnswerSynset,
     Collection,
+    JudgingLayer,
     JudgmentEvent,
+    LayerJudgment,
+    LayerRequest,
     Level,
     MatchingMode,
     Membership,
@@ -51,12 +56,13 @@ from .models import Run, RunAnswer, RunFormat
 from .services import run_name_problem
 
 FORMAT = "qasynset-collection"
-VERSION = 2
-READS = (1, 2)  # versions collection_import reads
+VERSION = 3
+READS = (1, 2, 3)  # versions collection_import reads
 COLLECTION_FIELDS = ("name", "description", "guidelines", "matching_mode", "max_output_size",
                      "open_for_submissions", "leaderboard_published", "judgment_version")
 MEMBERS = ("manifest.json", "questions.csv", "synsets.csv", "strings.csv", "events.jsonl",
            "runs.json", "run_answers.csv")
+LAYER_MEMBERS = ("layers.csv", "layer_judgments.csv")  # version 3 on
 COLUMNS = {  # the CSV members' columns, by version
     1: {"questions.csv": ["question_id", "question", "status", "notes", "version", "assessors"],
         "synsets.csv": ["question_id", "synset_id", "note"],
@@ -68,6 +74,11 @@ COLUMNS[2] = dict(COLUMNS[1], **{
     "synsets.csv": ["id", "question_id", "synset_id", "label", "note"],
     "strings.csv": ["id", "question_id", "synset_id", "answer", "variants", "key", "level",
                     "source", "judged_by", "judged_at", "created_at"]})
+COLUMNS[3] = dict(COLUMNS[2], **{
+    "layers.csv": ["question_id", "assessor", "k", "adjudicator", "gold_at", "version",
+                   "started_at", "done_at", "seconds"],
+    "layer_judgments.csv": ["question_id", "assessor", "string_id", "synset_id", "level",
+                            "judged_at"]})
 
 
 def _max_bytes() -> int:
@@ -126,6 +137,10 @@ def _export_side(side: dict, action: str, ids: dict) -> dict:
         side["undoes"] = ids["event"].get(side["undoes"])
     if action == "pool_run" and "run" in side:
         side["run"] = ids["run"].get(side["run"])
+    if isinstance(side.get("rows"), dict):  # a layer event: [synset, level, judged_at]
+        side["rows"] = {str(ids["string"](k)): None if row is None else
+                        [row[0], ids["level"].get(row[1]), *row[2:]]
+                        for k, row in side["rows"].items()}
     return side
 
 
@@ -159,7 +174,7 @@ def collection_export(*, collection: Collection) -> bytes:
                                 "judged_at", "created_at"))
     events = list(JudgmentEvent.objects.filter(collection=collection).order_by("id")
                   .values_list("pk", "question__qid", "user__username", "action", "before",
-                               "after", "created_at"))
+                               "after", "created_at", "layer__assessor__username"))
     runs = list(Run.objects.filter(collection=collection).order_by("id").select_related("owner"))
     ids = {"string": _ArchiveIds(s[0] for s in strings),
            "synset": _ArchiveIds(s[0] for s in synsets),
@@ -178,7 +193,23 @@ def collection_export(*, collection: Collection) -> bytes:
     e_lines = "".join(json.dumps({
         "id": ids["event"][pk], "question_id": q, "user": u, "action": a,
         "before": _export_side(b, a, ids), "after": _export_side(af, a, ids),
-        "created_at": _iso(c)}, ensure_ascii=False) + "\n" for pk, q, u, a, b, af, c in events)
+        "created_at": _iso(c), "layer": layer}, ensure_ascii=False) + "\n"
+        for pk, q, u, a, b, af, c, layer in events)
+    l_rows = [(q, who, k or "", adj or "", _iso(gold), version, _iso(started), _iso(done),
+               "" if secs is None else repr(secs))
+              for q, who, k, adj, gold, version, started, done, secs in (
+                  JudgingLayer.objects.filter(question__collection=collection)
+                  .order_by("question_id", "id")
+                  .values_list("question__qid", "assessor__username", "question__layer_request__k",
+                               "question__layer_request__adjudicator__username",
+                               "question__layer_request__gold_at", "version", "started_at",
+                               "done_at", "seconds"))]
+    lj_rows = [(q, who, ids["string"](s), "" if g is None else g, lv or "", _iso(at))
+               for q, who, s, g, lv, at in (
+                   LayerJudgment.objects.filter(layer__question__collection=collection)
+                   .order_by("layer__question_id", "layer_id", "string_id")
+                   .values_list("layer__question__qid", "layer__assessor__username",
+                                "string_id", "group", "level__code", "judged_at"))]
     r_meta = [{"name": r.name, "owner": r.owner.get_username(), "description": r.description,
                "uploaded_at": _iso(r.uploaded_at), "source_name": r.source_name,
                "sha256": r.sha256, "format": r.format} for r in runs]
@@ -196,6 +227,8 @@ def collection_export(*, collection: Collection) -> bytes:
         z.writestr("events.jsonl", e_lines)
         z.writestr("runs.json", json.dumps(r_meta, indent=1, ensure_ascii=False))
         z.writestr("run_answers.csv", _csv(a_rows, columns["run_answers.csv"]))
+        z.writestr("layers.csv", _csv(l_rows, columns["layers.csv"]))
+        z.writestr("layer_judgments.csv", _csv(lj_rows, columns["layer_judgments.csv"]))
     return buf.getvalue()
 
 
@@ -284,9 +317,19 @@ class _Archive:
         self.answers = self._table("run_answers.csv")
         self.runs = self._json("runs.json")
         self.events = self._jsonl("events.jsonl")
+        self.layers, self.layer_judgments = [], []
+        if self.version >= 3:
+            missing = [name for name in LAYER_MEMBERS if name not in self.texts]
+            for name in missing:
+                self.add(None, None, f"member {name!r} is missing")
+            if missing:
+                return
+            self.layers = self._table("layers.csv")
+            self.layer_judgments = self._table("layer_judgments.csv")
         self._check_questions()
         self._check_synsets_strings()
         self._check_runs()
+        self._check_layers()
         self._check_events()
 
     def add(self, member: str | None, line: int | None, message: str) -> None:
@@ -300,12 +343,12 @@ class _Archive:
         try:
             z = zipfile.ZipFile(io.BytesIO(data))
             infos = z.infolist()
-            if len(infos) > 2 * len(MEMBERS):
+            if len(infos) > 2 * len(MEMBERS + LAYER_MEMBERS):
                 self.add(None, None, f"{len(infos)} members; an archive has {len(MEMBERS)}")
                 return {}
             names = [i.filename for i in infos]
             for name in sorted(set(names)):
-                if name not in MEMBERS:
+                if name not in MEMBERS + LAYER_MEMBERS:
                     self.add(None, None, f"unexpected member {name!r}")
                 elif names.count(name) > 1:
                     self.add(None, None, f"member {name!r} appears {names.count(name)} times")
@@ -314,7 +357,7 @@ class _Archive:
                     self.add(None, None, f"member {name!r} is missing")
             if self.issues:
                 return {}
-            for name in MEMBERS:
+            for name in MEMBERS + tuple(n for n in LAYER_MEMBERS if n in names):
                 # the sizes a zip declares may lie: read at most what is left of the limit
                 with z.open(name) as f:
                     body = f.read(limit - total + 1)
@@ -578,6 +621,52 @@ class _Archive:
                 except ValueError:
                     add_a(f"score {a['score']!r} is not a number")
 
+    def _check_layers(self) -> None:
+        self.layer_keys: set[tuple[str, str]] = set()
+        judges = {u for u, role in self.roles.items()
+                  if role in (Role.ORGANIZER, Role.ASSESSOR)}
+        for n, la in self.layers:
+            add = partial(self.add, "layers.csv", n)
+            key = (la["question_id"], la["assessor"])
+            if la["question_id"] not in self.qids:
+                add(f"unknown question {la['question_id']!r}")
+            elif la["assessor"] not in judges:
+                add(f"{la['assessor']!r} is not an assessor or organizer of the collection")
+            elif key in self.layer_keys:
+                add(f"a second layer of {la['assessor']!r} for {la['question_id']!r}")
+            elif not _is_int(la["k"], 1, 99) or not _is_int(la["version"]):
+                add("k (1 to 99) and version are numbers")
+            elif la["adjudicator"] and la["adjudicator"] not in judges:
+                add(f"adjudicator {la['adjudicator']!r} is not an assessor or organizer")
+            elif not all(_is_when(la[f]) for f in ("gold_at", "started_at", "done_at")):
+                add("gold_at, started_at and done_at are times (or empty)")
+            else:
+                try:
+                    float(la["seconds"] or 0)
+                except ValueError:
+                    add(f"seconds {la['seconds']!r} is not a number")
+                    continue
+                self.layer_keys.add(key)
+        seen = set()
+        for n, j in self.layer_judgments:
+            add = partial(self.add, "layer_judgments.csv", n)
+            key = (j["question_id"], j["assessor"])
+            if key not in self.layer_keys:
+                add(f"no layer of {j['assessor']!r} for {j['question_id']!r} in layers.csv")
+            elif not _is_int(j["string_id"], 1) or self.string_of.get(
+                    int(j["string_id"])) != j["question_id"]:
+                add(f"string {j['string_id']!r} is not a string of {j['question_id']!r}")
+            elif (key, j["string_id"]) in seen:
+                add(f"string {j['string_id']} judged twice in one layer")
+            elif bool(j["synset_id"]) != bool(j["level"]) or (
+                    j["synset_id"] and (not _is_int(j["synset_id"], 1)
+                                        or j["level"] not in self.level_codes)):
+                add("a synset number with a known level, or neither")
+            elif not j["judged_at"] or not _is_when(j["judged_at"]):
+                add(f"judged_at {j['judged_at']!r} is not a time")
+            else:
+                seen.add((key, j["string_id"]))
+
     def _check_events(self) -> None:
         self.event_ids: set[int] = set()
         self.dead_strings: dict[int, str | None] = {}  # ids no longer rows -> question
@@ -587,6 +676,12 @@ class _Archive:
             want = {"question_id", "user", "action", "before", "after", "created_at"}
             if self.version >= 2:
                 want.add("id")
+            if self.version >= 3:
+                want.add("layer")
+                if e.get("layer") is not None and (e.get("question_id"), e["layer"]) \
+                        not in self.layer_keys:
+                    add(f"names the layer of {e['layer']!r}, which layers.csv does not have")
+                    continue
             if set(e) != want:
                 add(f"needs exactly {', '.join(sorted(want))}")
                 continue
@@ -663,6 +758,19 @@ class _Archive:
                     yield "each synset must be [id, note, label]"
                 elif (problem := owned("synset", row[0], self.synset_of, self.dead_synsets)):
                     yield problem
+            rows = side.get("rows") if e.get("layer") is not None else None
+            if rows is not None and not isinstance(rows, dict):
+                yield "rows must be a JSON object"
+                rows = {}
+            for key, row in (rows or {}).items():
+                if (problem := owned("string", key, self.string_of, self.dead_strings)):
+                    yield problem
+                elif row is not None and not (
+                        isinstance(row, list) and len(row) == 3
+                        and (row[0] is None or _is_int(row[0], 1)) and not isinstance(row[0], str)
+                        and (row[1] is None or row[1] in self.level_codes)
+                        and isinstance(row[2], str) and _is_when(row[2])):
+                    yield f"row {key}: [synset, level, judged_at] expected"
             undoes = side.get("undoes")
             if undoes is not None and (not _is_int(undoes, 1) or isinstance(undoes, str)
                                        or undoes not in self.event_ids):
@@ -689,7 +797,7 @@ def _strip_ids(side: dict, action: str) -> dict:
     return side
 
 
-def _import_side(side: dict, action: str, ids: dict) -> dict:
+def _import_side(side: dict, action: str, ids: dict, *, layer: bool = False) -> dict:
     """An event's before or after with the new collection's database ids (``undoes`` is
     left as an archive id; it is set once every event has its database id)."""
     side = dict(side)
@@ -703,6 +811,10 @@ def _import_side(side: dict, action: str, ids: dict) -> dict:
         side["synsets"] = [[ids["synset"][int(row[0])], *row[1:]] for row in side["synsets"]]
     if action == "pool_run" and "run" in side:
         side["run"] = ids["run"].get(side["run"])
+    if layer and isinstance(side.get("rows"), dict):
+        side["rows"] = {str(ids["string"][int(k)]): None if row is None else
+                        [row[0], ids["level"].get(row[1]), row[2]]
+                        for k, row in side["rows"].items()}
     return side
 
 
@@ -815,15 +927,19 @@ def collection_import(*, data: bytes, slug: str, name: str | None = None,
                    "level": {code: lv.pk for code, lv in level_of.items()},
                    "user": {u: obj.pk for u, obj in users.items()},
                    "run": {n: run.pk for n, run in run_of.items()}}
-            sides = [(_import_side(e["before"], e["action"], ids),
-                      _import_side(e["after"], e["action"], ids)) for e in events]
+            sides = [(_import_side(e["before"], e["action"], ids, layer=bool(e.get("layer"))),
+                      _import_side(e["after"], e["action"], ids, layer=bool(e.get("layer"))))
+                     for e in events]
         else:
             sides = [(_strip_ids(e["before"], e["action"]), _strip_ids(e["after"], e["action"]))
                      for e in events]
+        layer_of = _import_layers(archive, q_of, users, level_of,
+                                  ids["string"] if v2 else {})
         e_objs = JudgmentEvent.objects.bulk_create(
             JudgmentEvent(collection=collection, question=q_of.get(e["question_id"]),
                           user=users.get(e["user"]) if e["user"] else None, action=e["action"],
-                          before=before, after=after)
+                          before=before, after=after,
+                          layer=layer_of.get((e["question_id"], e.get("layer"))))
             for e, (before, after) in zip(events, sides, strict=True))
         event_of = {e["id"]: obj.pk for e, obj in zip(events, e_objs, strict=True)} if v2 else {}
         for obj, e in zip(e_objs, events, strict=True):
@@ -839,3 +955,32 @@ def collection_import(*, data: bytes, slug: str, name: str | None = None,
                        score=float(a["score"]) if a["score"] else None) for a in answers),
             batch_size=5000)
     return collection
+
+
+def _import_layers(archive: _Archive, q_of: dict, users: dict, level_of: dict,
+                   string_ids: dict) -> dict:
+    """Create the archive's layer requests, layers and layer judgments; returns
+    (question id, assessor) -> layer."""
+    layer_of: dict[tuple[str, str], JudgingLayer] = {}
+    requests = {}
+    for _, la in archive.layers:
+        q = q_of[la["question_id"]]
+        if q.qid not in requests:
+            requests[q.qid] = LayerRequest(
+                question=q, k=int(la["k"]),
+                adjudicator=users.get(la["adjudicator"]) if la["adjudicator"] else None,
+                gold_at=_dt(la["gold_at"]))
+        layer_of[la["question_id"], la["assessor"]] = JudgingLayer(
+            question=q, assessor=users[la["assessor"]], version=int(la["version"]),
+            started_at=_dt(la["started_at"]), done_at=_dt(la["done_at"]),
+            seconds=float(la["seconds"]) if la["seconds"] else None)
+    LayerRequest.objects.bulk_create(requests.values())
+    JudgingLayer.objects.bulk_create(layer_of.values())
+    LayerJudgment.objects.bulk_create(
+        (LayerJudgment(layer=layer_of[j["question_id"], j["assessor"]],
+                       string_id=string_ids[int(j["string_id"])],
+                       group=int(j["synset_id"]) if j["synset_id"] else None,
+                       level=level_of[j["level"]] if j["synset_id"] else None,
+                       judged_at=_dt(j["judged_at"])) for _, j in archive.layer_judgments),
+        batch_size=5000)
+    return layer_of

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import reliability_views, views
+from . import layer_views, reliability_views, views
 
 app_name = "evaluation"
 
@@ -18,4 +18,9 @@ urlpatterns = [
     path("collections/<slug:slug>/ranking.csv", views.ranking_csv, name="ranking-csv"),
     path("collections/<slug:slug>/reliability/", reliability_views.collection_reliability,
          name="reliability"),
+    # scores per assessor layer (evaluation/layer_views.py)
+    path("collections/<slug:slug>/layer-scores/", layer_views.collection_layer_scores,
+         name="layer-scores"),
+    path("collections/<slug:slug>/layer-scores.csv", layer_views.collection_layer_scores_csv,
+         name="layer-scores-csv"),
 ]

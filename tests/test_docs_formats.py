@@ -53,7 +53,7 @@ CHECKED = {
     "AF.csv", "score-table.txt", "score.csv", "score-trec.txt", "qrels.txt", "run.trec",
     "score-qrels.txt", "run-scores.csv", "archive/manifest.json", "archive/questions.csv",
     "archive/synsets.csv", "archive/strings.csv", "archive/events.jsonl", "archive/runs.json",
-    "archive/run_answers.csv",
+    "archive/run_answers.csv", "archive/layers.csv", "archive/layer_judgments.csv",
 }
 ARCHIVE = sorted(t.removeprefix("archive/") for t in CHECKED if t.startswith("archive/"))
 

@@ -138,14 +138,6 @@ def alpha_ordinal(data) -> float:
 
 
 # -- agreement on a grouping ------------------------------------------------------------------
-def _contingency(a: Sequence, b: Sequence) -> np.ndarray:
-    _, ia = np.unique(np.asarray(a, dtype=object).astype(str), return_inverse=True)
-    _, ib = np.unique(np.asarray(b, dtype=object).astype(str), return_inverse=True)
-    table = np.zeros((ia.max() + 1 if len(ia) else 0, ib.max() + 1 if len(ib) else 0))
-    np.add.at(table, (ia, ib), 1)
-    return table
-
-
 def _pairs(x: np.ndarray) -> np.ndarray:
     return x * (x - 1) / 2
 
@@ -176,28 +168,33 @@ def grouping_agreement(a: Sequence, b: Sequence) -> Grouping:
     precision/recall/F1 of two labelings of the same items.  Labels are compared as
     strings.  Precision (recall) is 1.0 when ``b`` (``a``) puts no two items together and
     neither does the other; the ARI is 1.0 when both groupings are identical (including
-    the trivial ones, as scikit-learn does)."""
+    the trivial ones, as scikit-learn does).  Sparse: a collection pooled has tens of
+    thousands of groups."""
     n = len(a)
     if len(b) != n:
         raise ValueError("two labelings of one length are needed")
     if n == 0:
         return Grouping(0, NAN, NAN, NAN, NAN, NAN, NAN, NAN)
-    t = _contingency(a, b)
-    both = _pairs(t).sum()
-    in_a, in_b = _pairs(t.sum(1)).sum(), _pairs(t.sum(0)).sum()
+    _, ia = np.unique(np.asarray(a, dtype=object).astype(str), return_inverse=True)
+    _, ib = np.unique(np.asarray(b, dtype=object).astype(str), return_inverse=True)
+    ia, ib = ia.ravel().astype(np.int64), ib.ravel().astype(np.int64)
+    _, cell, cell_n = np.unique(ia * (int(ib.max()) + 1) + ib, return_inverse=True,
+                                return_counts=True)
+    cell = cell.ravel()
+    size_a, size_b = np.bincount(ia), np.bincount(ib)
+    both = float(_pairs(cell_n.astype(float)).sum())
+    in_a = float(_pairs(size_a.astype(float)).sum())
+    in_b = float(_pairs(size_b.astype(float)).sum())
     precision = both / in_b if in_b else (1.0 if both == in_a else 0.0)
     recall = both / in_a if in_a else (1.0 if both == in_b else 0.0)
     total = n * (n - 1) / 2
     expected = in_a * in_b / total if total else 0.0
     top = (in_a + in_b) / 2
-    if top == expected:
-        ari = 1.0
-    else:
-        ari = (both - expected) / (top - expected)
+    ari = 1.0 if top == expected else (both - expected) / (top - expected)
     # B-cubed: for each item, |its b-group ∩ its a-group| / |its b-group| (precision)
-    size_a, size_b = t.sum(1), t.sum(0)
-    bp = float((t ** 2 / size_b[None, :]).sum() / n)
-    br = float((t ** 2 / size_a[:, None]).sum() / n)
+    together = cell_n[cell].astype(float)
+    bp = float((together / size_b[ib]).mean())
+    br = float((together / size_a[ia]).mean())
     return Grouping(n, float(precision), float(recall), _f1(precision, recall), float(ari),
                     bp, br, _f1(bp, br))
 
@@ -234,6 +231,34 @@ def _pooled(layer_a: Layer | Mapping, layer_b: Layer | Mapping, *, pooled: bool)
     return out
 
 
+def pair_agreement_arrays(q, ga, va, gb, vb, *, n_values: int | None = None
+                          ) -> PairAgreement:
+    """``pair_agreement`` of aligned arrays, one entry per (question, string) both layers
+    judged: question index ``q``, group in each layer (``ga``/``gb``, -1 = incorrect) and
+    value (``va``/``vb``).  What a page pooling a whole collection calls."""
+    q = np.asarray(q, dtype=np.int64)
+    ga, gb = np.asarray(ga, dtype=np.int64), np.asarray(gb, dtype=np.int64)
+    va, vb = np.asarray(va, dtype=np.int64), np.asarray(vb, dtype=np.int64)
+    ca, cb = ga >= 0, gb >= 0
+    n = len(q)
+    size = n_values if n_values is not None else (int(max(va.max(), vb.max())) + 1
+                                                  if n else 1)
+    confusion = np.bincount(va * size + vb, minlength=size * size).reshape(size, size) \
+        if n else np.zeros((size, size), dtype=np.int64)
+    both = ca & cb
+    span = int(max(ga.max(initial=0), gb.max(initial=0))) + 2
+    return PairAgreement(
+        n_strings=n,
+        n_agree=int(((ca == cb) & (va == vb)).sum()),
+        n_correct_both=int(both.sum()),
+        kappa=cohen_kappa(ca, cb),
+        alpha_nominal=alpha_nominal(np.vstack([ca, cb]).astype(float)),
+        alpha_ordinal=alpha_ordinal(np.vstack([va, vb]).astype(float)),
+        grouping=grouping_agreement(q[both] * span + ga[both], q[both] * span + gb[both]),
+        confusion=confusion,
+    )
+
+
 def pair_agreement(a: Layer | Mapping, b: Layer | Mapping, *, n_values: int | None = None,
                    pooled: bool = False) -> PairAgreement:
     """Agreement of layers ``a`` and ``b`` over the strings both judged.  With ``pooled``,
@@ -241,27 +266,17 @@ def pair_agreement(a: Layer | Mapping, b: Layer | Mapping, *, n_values: int | No
     (question, string) units.  ``n_values`` sizes the level confusion table (values
     0..n_values-1; by default the highest value seen + 1)."""
     rows = _pooled(a, b, pooled=pooled)
-    va = np.array([m.value for _, m, _ in rows], dtype=int)
-    vb = np.array([m.value for _, _, m in rows], dtype=int)
-    ca = np.array([m.correct for _, m, _ in rows], dtype=bool)
-    cb = np.array([m.correct for _, _, m in rows], dtype=bool)
-    size = n_values if n_values is not None else (int(max(va.max(), vb.max())) + 1
-                                                  if len(rows) else 1)
-    confusion = np.zeros((size, size), dtype=int)
-    np.add.at(confusion, (va, vb), 1)
-    both = [(u, ma, mb) for u, ma, mb in rows if ma.correct and mb.correct]
-    ga = [f"{u[0]!r}\x1f{ma.group!r}" for u, ma, _ in both]
-    gb = [f"{u[0]!r}\x1f{mb.group!r}" for u, _, mb in both]
-    return PairAgreement(
-        n_strings=len(rows),
-        n_agree=int(((ca == cb) & (va == vb)).sum()),
-        n_correct_both=len(both),
-        kappa=cohen_kappa(ca, cb),
-        alpha_nominal=alpha_nominal(np.vstack([ca, cb]).astype(float)),
-        alpha_ordinal=alpha_ordinal(np.vstack([va, vb]).astype(float)),
-        grouping=grouping_agreement(ga, gb),
-        confusion=confusion,
-    )
+    questions: dict = {}
+    groups: dict = {}
+
+    def code(table: dict, key) -> int:
+        return table.setdefault(key, len(table))
+
+    q = [code(questions, u[0]) for u, _, _ in rows]
+    ga = [code(groups, m.group) if m.correct else -1 for _, m, _ in rows]
+    gb = [code(groups, m.group) if m.correct else -1 for _, _, m in rows]
+    return pair_agreement_arrays(q, ga, [m.value for _, m, _ in rows], gb,
+                                 [m.value for _, _, m in rows], n_values=n_values)
 
 
 def reliability_matrix(layers: Sequence[Layer], *, what: str = "value") -> np.ndarray:
@@ -459,3 +474,87 @@ def question_figures(layers: Sequence[Layer]) -> QuestionFigures:
     return QuestionFigures(len(strings), agree, _alpha_small(nominal, "nominal"),
                            _alpha_small(ordinal, "ordinal"),
                            sum(f1s) / len(f1s) if f1s else NAN)
+
+
+@dataclass(frozen=True)
+class QuestionTable:
+    """``question_figures`` of many questions at once, one array per figure."""
+
+    n_strings: np.ndarray
+    n_agree: np.ndarray
+    alpha_nominal: np.ndarray
+    alpha_ordinal: np.ndarray
+    pair_f1: np.ndarray
+
+
+def question_figures_two(q, ga, va, gb, vb, n_questions: int) -> QuestionTable:
+    """``question_figures`` of two layers for many questions at once (vectorized): one
+    entry per string both layers judged -- its question index ``q`` (0..n_questions-1),
+    its group in each layer (``ga``/``gb``, -1 when incorrect) and value (``va``/``vb``).
+    Two coders and no missing value make Krippendorff's alpha per question a sum over
+    units: D_o = 2 sum_u delta(a_u, b_u), D_e = sum_ck n_c n_k delta(c, k) / (n - 1)."""
+    q = np.asarray(q, dtype=np.int64)
+    ga, gb = np.asarray(ga, dtype=np.int64), np.asarray(gb, dtype=np.int64)
+    va, vb = np.asarray(va, dtype=np.int64), np.asarray(vb, dtype=np.int64)
+    nq = int(n_questions)
+    n_strings = np.bincount(q, minlength=nq)
+    ca, cb = ga >= 0, gb >= 0
+    # grouping: clusters are (question, group); sizes over the strings correct in a layer
+    span = int(max(ga.max(initial=0), gb.max(initial=0))) + 2
+
+    def sizes(keys, mask):
+        codes, inv = np.unique(keys[mask], return_inverse=True)
+        counts = np.bincount(inv.ravel(), minlength=len(codes))
+        out = np.zeros(len(keys), dtype=np.int64)
+        out[mask] = counts[inv.ravel()]
+        return out, codes, counts
+
+    key_a, key_b = q * span + ga + 1, q * span + gb + 1
+    size_a, _, _ = sizes(key_a, ca)
+    size_b, _, _ = sizes(key_b, cb)
+    both = ca & cb
+    size_cell, _, _ = sizes(key_a * (nq * span + 1) + key_b, both)
+    mates_same = (size_a == size_b) & (size_b == size_cell)
+    agree = (ca == cb) & (va == vb) & (~ca | mates_same)
+    n_agree = np.bincount(q, weights=agree, minlength=nq).astype(np.int64)
+    # pairwise F1 over the strings correct in both layers
+    _, codes_a, counts_a = sizes(key_a, both)
+    _, codes_b, counts_b = sizes(key_b, both)
+    _, codes_c, counts_c = sizes(key_a * (nq * span + 1) + key_b, both)
+
+    def pairs_by_q(codes, counts, div):
+        return np.bincount(codes // div, weights=counts * (counts - 1) / 2, minlength=nq)
+    t_a = pairs_by_q(codes_a, counts_a, span)
+    t_b = pairs_by_q(codes_b, counts_b, span)
+    t_c = pairs_by_q(codes_c, counts_c, span * (nq * span + 1))
+    n_both = np.bincount(q[both], minlength=nq)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(t_b > 0, t_c / np.where(t_b > 0, t_b, 1), np.where(t_a == 0, 1.0, 0.0))
+        r = np.where(t_a > 0, t_c / np.where(t_a > 0, t_a, 1), np.where(t_b == 0, 1.0, 0.0))
+        f1 = np.where(p + r > 0, 2 * p * r / np.where(p + r > 0, p + r, 1), 0.0)
+    f1 = np.where(n_both > 0, f1, NAN)
+
+    def alpha(a_vals, b_vals, ordinal: bool) -> np.ndarray:
+        values = int(max(a_vals.max(initial=0), b_vals.max(initial=0))) + 1
+        n_c = (np.bincount(q * values + a_vals, minlength=nq * values)
+               + np.bincount(q * values + b_vals, minlength=nq * values)
+               ).reshape(nq, values).astype(float)
+        idx = np.arange(values)
+        if ordinal:
+            cum = np.concatenate([np.zeros((nq, 1)), np.cumsum(n_c, axis=1)], axis=1)
+            lo, hi = np.minimum.outer(idx, idx), np.maximum.outer(idx, idx)
+            between = cum[:, hi + 1] - cum[:, lo]
+            delta = (between - (n_c[:, :, None] + n_c[:, None, :]) / 2) ** 2
+        else:
+            delta = np.broadcast_to(1.0 - np.eye(values), (nq, values, values))
+        d_o = 2 * np.bincount(q, weights=delta[q, a_vals, b_vals], minlength=nq)
+        n = n_c.sum(1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            d_e = np.einsum("qc,qk,qck->q", n_c, n_c, delta) / (n - 1)
+            out = 1.0 - d_o / d_e
+        out = np.where(d_e == 0, np.where(d_o == 0, 1.0, NAN), out)
+        return np.where(n_strings > 0, out, NAN)
+
+    return QuestionTable(n_strings, n_agree, alpha(ca.astype(np.int64), cb.astype(np.int64),
+                                                   False),
+                         alpha(va, vb, True), f1)

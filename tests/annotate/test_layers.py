@@ -230,3 +230,63 @@ def test_layers_csv_round_trip(study):
     refused = layers_import(collection=c2, data=bad.encode(), filename="l.csv", by=org)
     assert refused.issues and "level 'Z'" in str(refused.issues[0])
     assert export_layers(c2) == text
+
+
+def test_collection_agreement_matches_the_engine():
+    """The page's array path (two layers vectorized, three one by one, pooled per pair)
+    gives the engine's figures computed from the layers directly."""
+    from evaluation.metrics.agreement import Mark, pair_agreement, question_figures
+    c = make_collection()
+    org = make_user()
+    judges = [make_user(username=n) for n in ("ann", "bob", "cid")]
+    add_member(collection=c, user=org, role="organizer")
+    for u in judges:
+        add_member(collection=c, user=u, role="assessor")
+    texts = ["a", "b", "c", "d"]
+    q2 = [make_question(collection=c, qid=f"T{i}", unjudged=texts) for i in range(3)]
+    q3 = make_question(collection=c, qid="K3", unjudged=texts)
+    L.layers_request(collection=c, questions=q2, assessors=judges[:2], by=org)
+    L.layers_request(collection=c, questions=[q3], assessors=judges, by=org, k=3)
+    plans = {  # per assessor: text -> (group, level)
+        "ann": {"a": (1, "S"), "b": (1, "A"), "c": (2, "B"), "d": (None, None)},
+        "bob": {"a": (1, "S"), "b": (2, "A"), "c": (2, "B"), "d": (3, "B")},
+        "cid": {"a": (1, "A"), "b": (1, "A"), "c": (None, None), "d": (None, None)},
+    }
+    value = {"S": 3, "A": 2, "B": 1}
+    marks = {}
+    for layer in JudgingLayer.objects.select_related("assessor", "question"):
+        ids = {s.text: s.pk for s in layer.question.strings.all()}
+        plan = dict(plans[layer.assessor.username])
+        if layer.question.qid == "T1":  # make the questions differ
+            plan["d"] = (1, "B")
+        judge(layer, layer.assessor, ids, [(t, g, lv) for t, (g, lv) in plan.items()])
+        L.layer_mark_done(layer=layer, by=layer.assessor)
+        marks[layer.question.qid, layer.assessor.username] = {
+            ids[t]: Mark(g, value[lv] if g else 0) for t, (g, lv) in plan.items()}
+    report = L.collection_agreement(c)
+    assert report.requested == 4 and report.complete == 4
+    by_qid = {r.qid: r.figures for r in report.questions}
+    for q in ("T0", "T1", "T2"):
+        assert by_qid[q] == question_figures([marks[q, "ann"], marks[q, "bob"]])
+    assert by_qid["K3"] == question_figures([marks["K3", n] for n in ("ann", "bob", "cid")])
+    pair = {(p.a, p.b): p for p in report.pairs}
+    expect = pair_agreement({q: marks[q, "ann"] for q in ("T0", "T1", "T2", "K3")},
+                            {q: marks[q, "bob"] for q in ("T0", "T1", "T2", "K3")},
+                            pooled=True, n_values=4)
+    got = pair["ann", "bob"].figures
+    assert pair["ann", "bob"].questions == 4
+    assert (got.n_strings, got.n_agree, got.kappa, got.grouping) == (
+        expect.n_strings, expect.n_agree, expect.kappa, expect.grouping)
+    assert got.confusion.tolist() == expect.confusion.tolist()
+    assert set(pair) == {("ann", "bob"), ("ann", "cid"), ("bob", "cid")}
+    assert report.overall.n_strings == 4 * 4 + 2 * 4  # 4 ann-bob questions, 2 more pairs
+    assert [t.layers for t in report.throughput] == [4, 4, 1]
+    assert report.questions[0].figures.percent_agree <= report.questions[-1].figures.percent_agree
+
+
+def test_a_level_used_in_a_layer_cannot_be_removed(study):
+    from annotate.services import collection_save
+    c, org, a, la, ids = study[0], study[2], study[3], study[5], study[7]
+    L.layer_judge(layer=la, string=ids["Ringo"], new_group=True, level="B", by=a)
+    with pytest.raises(Conflict, match="B"):
+        collection_save(collection=c, levels=[("S", "S", 3.0), ("A", "A", 2.0)], by=org)

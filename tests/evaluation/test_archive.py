@@ -259,6 +259,8 @@ def as_version_1(data: bytes) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
         for name in src.namelist():
+            if name in ("layers.csv", "layer_judgments.csv"):  # version 3 on
+                continue
             body = src.read(name).decode()
             if name == "manifest.json":
                 body = json.dumps(dict(json.loads(body), version=1))
@@ -268,7 +270,8 @@ def as_version_1(data: bytes) -> bytes:
                 body = _csv([[r[h] for h in header] for r in rows], header)
             elif name == "events.jsonl":
                 body = "".join(json.dumps({k: v for k, v in json.loads(line).items()
-                                           if k != "id"}) + "\n" for line in body.splitlines())
+                                           if k not in ("id", "layer")}) + "\n"
+                               for line in body.splitlines())
             z.writestr(name, body)
     return buf.getvalue()
 
@@ -460,3 +463,98 @@ def test_assignments_of_members_who_do_not_judge_are_dropped(demo):
     cq = Question.objects.get(collection=copy, qid="QAC1-1021")
     assert participant not in cq.assessors.all()
     assert set(cq.assessors.all()) == set(q.assessors.exclude(pk=participant.pk))
+
+
+# -- layers (version 3) ---------------------------------------------------------------------------
+def layered(demo):
+    """Two assessors judge a question of the demo independently; one adjudication."""
+    from annotate import layers as L
+    from annotate.models import JudgingLayer
+    User = get_user_model()
+    org = User.objects.get(username="organizer")
+    a1, a2 = User.objects.get(username="assessor1"), User.objects.get(username="assessor2")
+    q = make_question(collection=demo, qid="LAYERED", unjudged=["x", "y", "z"])
+    L.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org,
+                     adjudicator=a2)
+    ids = {s.text: s.pk for s in q.strings.all()}
+    for user, plan in ((a1, [("x", True), ("y", True), ("z", False)]),
+                       (a2, [("x", True), ("y", False), ("z", False)])):
+        layer = JudgingLayer.objects.get(question=q, assessor=user)
+        for text, correct in plan:
+            if correct:
+                L.layer_judge(layer=layer, string=ids[text], new_group=True, level="A",
+                              by=user)
+            else:
+                L.layer_judge(layer=layer, string=ids[text], by=user)
+        L.layer_set_level(layer=layer, string=ids["x"], level="S", by=user)
+        L.layer_undo(layer=layer, by=user)
+        L.layer_mark_done(layer=layer, by=user)
+    L.adjudicate_take(question=q, layer=JudgingLayer.objects.get(question=q, assessor=a1),
+                      strings=[ids["y"]], by=org)
+    return q
+
+
+def layer_state(c: Collection):
+    from annotate.models import JudgingLayer, LayerJudgment, LayerRequest
+    return {
+        "requests": sorted(LayerRequest.objects.filter(question__collection=c).values_list(
+            "question__qid", "k", "adjudicator__username", "gold_at")),
+        "layers": sorted(JudgingLayer.objects.filter(question__collection=c).values_list(
+            "question__qid", "assessor__username", "version", "started_at", "done_at",
+            "seconds")),
+        "judgments": sorted(LayerJudgment.objects.filter(layer__question__collection=c)
+                            .values_list("layer__question__qid", "layer__assessor__username",
+                                         "string__text", "group", "level__code",
+                                         "judged_at"), key=repr),
+        "layer_events": list(JudgmentEvent.objects.filter(collection=c, layer__isnull=False)
+                             .order_by("id").values_list("action", "layer__assessor__username")),
+    }
+
+
+def test_round_trip_keeps_layers_and_adjudications(demo):
+    from annotate import layers as L
+    from annotate.models import JudgingLayer
+    layered(demo)
+    data = collection_export(collection=demo)
+    copy = collection_import(data=data, slug="copy")
+    assert layer_state(copy) == layer_state(demo)
+    assert judgments(copy) == judgments(demo)
+    assert L.collection_agreement(copy).overall == L.collection_agreement(demo).overall
+    # the copy exports the same layers again
+    again = zipfile.ZipFile(io.BytesIO(collection_export(collection=copy)))
+    first = zipfile.ZipFile(io.BytesIO(data))
+    for name in ("layers.csv", "layer_judgments.csv"):
+        assert again.read(name) == first.read(name)
+    # undo works in the copy: gold's (the adjudication), and a reopened layer's own
+    User = get_user_model()
+    org, a1 = User.objects.get(username="organizer"), User.objects.get(username="assessor1")
+    cq = Question.objects.get(collection=copy, qid="LAYERED")
+    annotate_services.question_undo(question=cq, by=org)
+    assert cq.strings.get(text="y").judged_at is None
+    layer = JudgingLayer.objects.get(question=cq, assessor=a1)
+    L.layer_mark_done(layer=layer, by=a1, done=False)
+    L.layer_undo(layer=layer, by=a1)  # undoes the judgment of z (the undo before is skipped)
+    assert not layer.judgments.filter(string__text="z").exists()
+
+
+def test_version_2_archives_have_no_layers(demo):
+    layered(demo)
+    data = rewrite(collection_export(collection=demo), layers_csv=None,
+                   layer_judgments_csv=None,
+                   manifest_json=manifest(lambda m: m.update(version=2)),
+                   events_jsonl=lambda t: "".join(
+                       json.dumps({k: v for k, v in json.loads(line).items() if k != "layer"})
+                       + "\n" for line in t.splitlines()))
+    copy = collection_import(data=data, slug="v2")
+    assert layer_state(copy)["layers"] == []
+
+
+def test_bad_layers_are_refused(demo):
+    layered(demo)
+    data = rewrite(collection_export(collection=demo),
+                   layer_judgments_csv=lambda t: t.replace(",A,", ",Q,", 1))
+    with pytest.raises(InputError, match="a synset number with a known level"):
+        collection_import(data=data, slug="bad")
+    data = rewrite(collection_export(collection=demo), layers_csv=None)
+    with pytest.raises(InputError, match=r"member 'layers\.csv' is missing"):
+        collection_import(data=data, slug="bad")

@@ -243,3 +243,32 @@ def test_question_figures_agree_with_the_numpy_figures(rows):
     ma, mb = synset_mates(a), synset_mates(b)
     assert f.n_agree == sum(string_agrees([a[s], b[s]], [ma.get(s, frozenset()),
                                                           mb.get(s, frozenset())]) for s in a)
+
+
+question_rows = st.lists(st.tuples(st.integers(0, 3), st.one_of(st.none(), st.integers(1, 3)),
+                                   st.integers(1, 3), st.one_of(st.none(), st.integers(1, 3)),
+                                   st.integers(1, 3)), min_size=1, max_size=30)
+
+
+@settings(max_examples=150, deadline=None)
+@given(question_rows)
+def test_vectorized_question_figures(rows):
+    from evaluation.metrics.agreement import question_figures, question_figures_two
+    table = question_figures_two(
+        [r[0] for r in rows], [r[1] if r[1] is not None else -1 for r in rows],
+        [r[2] if r[1] is not None else 0 for r in rows],
+        [r[3] if r[3] is not None else -1 for r in rows],
+        [r[4] if r[3] is not None else 0 for r in rows], 4)
+    for qi in range(4):
+        mine = [(i, r) for i, r in enumerate(rows) if r[0] == qi]
+        a = {i: Mark(r[1], r[2] if r[1] is not None else 0) for i, r in mine}
+        b = {i: Mark(r[3], r[4] if r[3] is not None else 0) for i, r in mine}
+        f = question_figures([a, b]) if mine else None
+        if f is None:
+            assert table.n_strings[qi] == 0
+            continue
+        assert table.n_strings[qi] == f.n_strings
+        assert table.n_agree[qi] == f.n_agree
+        assert same(float(table.alpha_nominal[qi]), f.alpha_nominal)
+        assert same(float(table.alpha_ordinal[qi]), f.alpha_ordinal)
+        assert same(float(table.pair_f1[qi]), f.pair_f1)

@@ -1,0 +1,148 @@
+"""The pages of independent judging: an assessor's layer, blindness, adjudication by the
+page's forms, the agreement page and the scores per layer (annotate/layer_views.py)."""
+
+import pytest
+from django.urls import reverse
+
+from annotate.models import JudgingLayer, LayerJudgment
+from tests.factories import add_member, make_collection, make_question, make_run, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def study(client):
+    c = make_collection()
+    org, a, b, p = (make_user(username=n) for n in ("org", "ann", "bob", "pat"))
+    add_member(collection=c, user=org, role="organizer")
+    add_member(collection=c, user=a, role="assessor")
+    add_member(collection=c, user=b, role="assessor")
+    add_member(collection=c, user=p, role="participant")
+    q = make_question(collection=c, qid="Q1", unjudged=["Lennon", "McCartney", "Yoko"])
+    client.force_login(org)
+    r = client.post(reverse("annotate:collection-layers-request", args=[c.slug]),
+                    {"assessors": [a.pk, b.pk], "k": "2"})
+    assert r.status_code == 302
+    ids = {s.text: s.pk for s in q.strings.all()}
+    return {"c": c, "q": q, "org": org, "a": a, "b": b, "p": p, "ids": ids}
+
+
+def act(client, q, **data):
+    return client.post(reverse("annotate:question-layer-act", args=[q.pk]), data)
+
+
+def judge_all(client, w, user, plan):
+    client.force_login(user)
+    for text, target, level in plan:
+        act(client, w["q"], op="judge", string=w["ids"][text], target=target, level=level)
+    r = act(client, w["q"], op="done")
+    assert r.status_code == 302
+    assert JudgingLayer.objects.get(question=w["q"], assessor=user).done
+
+
+def test_request_creates_layers(study):
+    assert JudgingLayer.objects.filter(question=study["q"]).count() == 2
+
+
+def test_layer_page_is_blind_and_keyboard_ready(client, study):
+    w = study
+    client.force_login(w["a"])
+    act(client, w["q"], op="judge", string=w["ids"]["Lennon"], target="new", level="S")
+    url = reverse("annotate:question-layer", args=[w["q"].pk])
+    page = client.get(url).content.decode()
+    assert "1 S" in page and 'data-key="n"' in page and "js/layers.js" in page
+    client.force_login(w["b"])
+    page = client.get(url).content.decode()
+    assert "1 S" not in page  # bob sees his own, empty layer
+    # an assessor cannot adjudicate, and a participant sees no layer page at all
+    assert client.get(reverse("annotate:question-adjudicate", args=[w["q"].pk])
+                      ).status_code == 403
+    client.force_login(w["p"])
+    assert client.get(url).status_code == 403
+    assert client.get(reverse("annotate:collection-agreement", args=[w["c"].slug])
+                      ).status_code == 403
+
+
+def test_judge_undo_done_through_the_page(client, study):
+    w = study
+    client.force_login(w["a"])
+    act(client, w["q"], op="judge", string=w["ids"]["Lennon"], target="new", level="S")
+    act(client, w["q"], op="judge", string=w["ids"]["McCartney"], target="1")
+    act(client, w["q"], op="undo")
+    assert LayerJudgment.objects.filter(layer__assessor=w["a"]).count() == 1
+    r = act(client, w["q"], op="done")
+    assert r.status_code == 302
+    assert not JudgingLayer.objects.get(question=w["q"], assessor=w["a"]).done
+
+
+def test_adjudication_and_agreement_pages(client, study):
+    w = study
+    judge_all(client, w, w["a"], [("Lennon", "new", "S"), ("McCartney", "new", "S"),
+                                  ("Yoko", "x", "")])
+    judge_all(client, w, w["b"], [("Lennon", "new", "S"), ("McCartney", "x", ""),
+                                  ("Yoko", "x", "")])
+    client.force_login(w["org"])
+    url = reverse("annotate:question-adjudicate", args=[w["q"].pk])
+    page = client.get(url).content.decode()
+    assert "1 string left to resolve" in page
+    assert page.count('class="tag">differs') == 1
+    layer_a = JudgingLayer.objects.get(question=w["q"], assessor=w["a"])
+    r = client.post(reverse("annotate:question-adjudicate-act", args=[w["q"].pk]),
+                    {"op": "take", "layer": layer_a.pk, "string": w["ids"]["McCartney"]})
+    assert r.status_code == 302 and r.url.endswith(f"#s{w['ids']['McCartney']}")
+    s = w["q"].strings.get(text="McCartney")
+    assert s.synset is not None and s.level.code == "S"
+    client.post(reverse("annotate:question-adjudicate-act", args=[w["q"].pk]), {"op": "undo"})
+    s.refresh_from_db()
+    assert s.judged_at is None
+    page = client.get(reverse("annotate:collection-agreement", args=[w["c"].slug])
+                      ).content.decode()
+    assert "<h1>Agreement</h1>" in page and "ann – bob" in page
+    assert reverse("annotate:question-adjudicate", args=[w["q"].pk]) in page
+    csv = client.get(reverse("annotate:collection-layers-csv", args=[w["c"].slug]))
+    assert csv.content.decode().count("\n") == 7
+    make_run(collection=w["c"], owner=w["org"], name="r1", answers={"Q1": ["McCartney"]})
+    page = client.get(reverse("evaluation:layer-scores", args=[w["c"].slug])).content.decode()
+    assert "<h1>Scores per layer</h1>" in page and "layer 2" in page
+    out = client.get(reverse("evaluation:layer-scores-csv", args=[w["c"].slug])).content
+    assert b"\njudgments,run,question_id," in out and b"layer 1,r1,Q1," in out
+
+
+def test_agreement_page_query_budget(client, study, django_assert_max_num_queries):
+    w = study
+    judge_all(client, w, w["a"], [("Lennon", "new", "S"), ("McCartney", "new", "A"),
+                                  ("Yoko", "x", "")])
+    judge_all(client, w, w["b"], [("Lennon", "new", "S"), ("McCartney", "new", "B"),
+                                  ("Yoko", "new", "B")])
+    client.force_login(w["org"])
+    url = reverse("annotate:collection-agreement", args=[w["c"].slug])
+    with django_assert_max_num_queries(16):
+        assert client.get(url).status_code == 200
+
+
+def test_the_gold_judging_page_sends_a_layer_assessor_to_their_layer(client, study):
+    w = study
+    client.force_login(w["a"])
+    r = client.get(reverse("annotate:question-judge", args=[w["q"].pk]))
+    assert r.status_code == 302
+    assert r.url == reverse("annotate:question-layer", args=[w["q"].pk])
+    r = client.post(reverse("annotate:question-act", args=[w["q"].pk]),
+                    {"op": "type", "text": "gold?", "target": "new"})
+    assert r.status_code == 403
+    assert not w["q"].strings.filter(text="gold?").exists()
+    client.force_login(w["org"])  # organizers still judge gold directly
+    assert client.get(reverse("annotate:question-judge", args=[w["q"].pk])).status_code == 200
+
+
+def test_the_others_layers_appear_once_mine_is_done(client, study):
+    w = study
+    judge_all(client, w, w["b"], [("Lennon", "new", "S"), ("McCartney", "x", ""),
+                                  ("Yoko", "x", "")])
+    client.force_login(w["a"])
+    url = reverse("annotate:question-layer", args=[w["q"].pk])
+    assert "<th>bob</th>" not in client.get(url).content.decode()
+    judge_all(client, w, w["a"], [("Lennon", "new", "S"), ("McCartney", "x", ""),
+                                  ("Yoko", "x", "")])
+    client.force_login(w["a"])
+    page = client.get(url).content.decode()
+    assert "<th>bob</th>" in page and "Adjudicate" not in page

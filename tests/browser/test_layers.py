@@ -1,0 +1,102 @@
+"""In Chromium: two assessors judge one question independently, each in their own layer
+and by keyboard; the strings they agree on go to gold; the organizer adjudicates the
+other by keyboard; the run's score is computed against gold."""
+
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from annotate import layers as L
+from tests.factories import make_question, make_run
+
+from .conftest import login
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def judge_layer(page, live_server, q, username, password, keys):
+    """Log in, open the question from the judging link, press ``keys`` row by row."""
+    from playwright.sync_api import expect
+    page.context.clear_cookies()
+    login(page, live_server, username, password)
+    page.wait_for_url(f"{live_server.url}/collections/")
+    page.goto(f"{live_server.url}/questions/{q.pk}/judge/")
+    page.wait_for_url(f"{live_server.url}/questions/{q.pk}/layer/")
+    expect(page.locator("h1")).to_contain_text("my layer")
+    for i, key in enumerate(keys):
+        row = page.locator("[data-row]").nth(i)
+        row.focus()
+        with page.expect_navigation():
+            page.keyboard.press(key)
+        expect(page.locator("[data-row]").nth(i)).to_be_focused()
+    with page.expect_navigation():
+        page.keyboard.press("d")
+    expect(page.get_by_text("Your layer is done.")).to_be_visible()
+
+
+def test_two_assessors_then_adjudication_then_scores(page, live_server, demo):
+    from playwright.sync_api import expect
+    User = get_user_model()
+    org = User.objects.get(username="organizer")
+    a1, a2 = User.objects.get(username="assessor1"), User.objects.get(username="assessor2")
+    q = make_question(collection=demo, qid="TWICE", text="Who wrote Hamlet?",
+                      unjudged=["Shakespeare", "William Shakespeare", "Marlowe"])
+    L.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org)
+    make_run(collection=demo, owner=org, name="twice-run",
+             answers={"TWICE": ["Marlowe", "Shakespeare"]})
+    # assessor1: Shakespeare and William Shakespeare one synset; Marlowe incorrect
+    judge_layer(page, live_server, q, "assessor1", "demo-assessor1", ["n", "1", "x"])
+    # assessor2 (blind to assessor1): the same, but Marlowe correct in a synset of its own
+    judge_layer(page, live_server, q, "assessor2", "demo-assessor2", ["n", "1", "n"])
+    gold = {s.text: s.synset_id is not None for s in q.strings.exclude(judged_at=None)}
+    assert gold == {"Shakespeare": True, "William Shakespeare": True}
+
+    page.context.clear_cookies()
+    login(page, live_server, "organizer", "demo-organizer")
+    page.wait_for_url(f"{live_server.url}/collections/")
+    page.goto(f"{live_server.url}/collections/demo/agreement/")
+    expect(page.locator("#agreement-questions")).to_contain_text("TWICE")
+    page.locator("#agreement-questions a", has_text="adjudicate").first.click()
+    page.wait_for_url(re.compile(rf".*/questions/{q.pk}/adjudicate/$"))
+    expect(page.get_by_text("1 string left to resolve")).to_be_visible()
+    marlowe = page.locator("tr.differs", has_text="Marlowe")
+    marlowe.focus()
+    with page.expect_navigation():
+        page.keyboard.press("[")  # take assessor1's judgment: incorrect
+    expect(page.get_by_text("0 strings left to resolve")).to_be_visible()
+    assert q.strings.get(text="Marlowe").judged_at is not None
+    assert q.strings.get(text="Marlowe").synset_id is None
+    with page.expect_navigation():
+        page.keyboard.press("u")  # undo
+    expect(page.get_by_text("1 string left to resolve")).to_be_visible()
+    page.locator("tr.differs", has_text="Marlowe").focus()
+    with page.expect_navigation():
+        page.keyboard.press("[")
+    # the run is scored against gold: Marlowe wrong at rank 1, Shakespeare right at 2
+    page.goto(f"{live_server.url}/collections/demo/layer-scores/?metric=rr")
+    table = page.locator("#layer-rankings")
+    expect(table).to_contain_text("layer 1")
+    expect(page.locator("h2", has_text="Means against gold")).to_be_visible()
+    expect(page.locator("table", has=page.get_by_text("twice-run")).first).to_contain_text(
+        "0.5000")
+
+
+def test_merge_gold_synsets_by_keyboard(page, live_server, demo):
+    from playwright.sync_api import expect
+    User = get_user_model()
+    org = User.objects.get(username="organizer")
+    a1, a2 = User.objects.get(username="assessor1"), User.objects.get(username="assessor2")
+    q = make_question(collection=demo, qid="MERGE", synsets=[[("Edo", "S")], [("Tokyo", "A")]])
+    L.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org)
+    login(page, live_server, "organizer", "demo-organizer")
+    page.wait_for_url(f"{live_server.url}/collections/")
+    page.goto(f"{live_server.url}/questions/{q.pk}/adjudicate/")
+    page.locator("[data-row]", has_text="Edo").focus()
+    page.keyboard.press("m")
+    expect(page.locator("#merge-note")).to_be_visible()
+    page.locator("[data-row]", has_text="Tokyo").focus()
+    with page.expect_navigation():
+        page.keyboard.press("m")
+    assert q.synsets.count() == 1
+    assert {s.level.code for s in q.strings.all()} == {"S", "A"}  # levels kept
