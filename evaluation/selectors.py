@@ -61,13 +61,21 @@ def marks_by_question(scores: Scores, run_name: str, qids: Iterable[str], *,
                       collection: Collection) -> dict[str, list[dict[str, Any]]]:
     """Per question of ``qids``: the run's marked answers, each with its rank, the synset's
     number and, for an imported synset, its id in the file (``label``)."""
+    return marks_of_runs(scores, [run_name], qids, collection=collection)[run_name]
+
+
+def marks_of_runs(scores: Scores, run_names: Sequence[str], qids: Iterable[str], *,
+                  collection: Collection) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """``marks_by_question`` of several runs at once: run name -> question id -> marks."""
     qids = list(qids)
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {name: {} for name in run_names}
+    if not qids:
+        return out
     f = scores.marked.frame()
-    f = f[(f["run"] == run_name) & (f["question_id"].isin(qids))]
+    f = f[f["run"].isin(list(run_names)) & f["question_id"].isin(qids)]
     labels = synset_labels(collection, qids) if len(f) else {}
-    out: dict[str, list[dict[str, Any]]] = {}
     for r in f.itertuples():
-        out.setdefault(r.question_id, []).append({
+        out[r.run].setdefault(r.question_id, []).append({
             "rank": r.rank, "answer": r.answer, "synset": r.synset, "level": r.level,
             "label": labels.get((r.question_id, str(r.synset)), ""), "status": r.status})
     return out

@@ -1,6 +1,6 @@
 """Paired comparison of two runs and rank correlation of metrics: pure numpy/scipy.
 
-Called by ``evaluation/services.py`` (the ORM adapter) and the views; no Django here.
+Called by ``evaluation/services.py`` (the ORM adapter); no Django here.
 DESIGN.md section 5: per-question difference B - A, counts of questions up / down /
 tied, sign test (two-sided, ties dropped), Wilcoxon signed-rank, paired t-test, a paired
 randomization test (seeded, >= 10,000 permutations) and an effect size; Kendall's tau and
@@ -160,7 +160,7 @@ def format_p(p: float) -> str:
     4.5e-08 is not shown as 0.0000), a dash when there is none."""
     if p is None or math.isnan(p):
         return "—"
-    return f"{p:.2g}" if 0 < p < 1e-4 else f"{p:.4f}"
+    return f"{p:.1e}" if 0 < p < 1e-4 else f"{p:.4f}"
 
 
 def p_text(p: float) -> str | None:

@@ -309,8 +309,9 @@ def _compare_context(request: HttpRequest, collection: Collection,
     disagree = (list(size.sort_values(ascending=False, kind="stable").index[:DISAGREE_SHOWN])
                 if size is not None else [])
     shown = [*disagree, *([focus] if focus else [])]
-    marks_a = selectors.marks_by_question(c.scores, c.a.name, shown, collection=collection)
-    marks_b = selectors.marks_by_question(c.scores, c.b.name, shown, collection=collection)
+    marks = selectors.marks_of_runs(c.scores, [c.a.name, c.b.name], shown,
+                                    collection=collection)
+    marks_a, marks_b = marks[c.a.name], marks[c.b.name]
 
     def side(q: str) -> dict[str, Any]:
         return {"qid": q, "text": texts.get(q, ""), "d_q": c.diffs.at[q, c.q_metric],
