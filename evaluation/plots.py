@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 # Marker of the k-th metric: a small filled dot first, then hollow shapes that are larger,
@@ -69,8 +70,8 @@ def _num(v: float) -> str:
     return f"{v:.1f}"
 
 
-def _signed(v: float) -> str:
-    return "0" if v == 0 else f"{v:+.3f}"
+def _nums(v: np.ndarray) -> list[str]:
+    return np.char.mod("%.1f", v).tolist() if len(v) else []
 
 
 def difference_plot(diffs: pd.DataFrame, order: Sequence[str], *, labels: Mapping[str, str],
@@ -95,16 +96,21 @@ def difference_plot(diffs: pd.DataFrame, order: Sequence[str], *, labels: Mappin
         return top + inner_h / 2 - (v / ymax) * (inner_h / 2)
 
     spread = min(5.0, slot / (2 * len(metrics))) if slot >= 8 and len(metrics) > 1 else 0.0
+    centres = left + slot * (np.arange(n) + 0.5)
     series = []
+    shown = []  # per metric, each question's difference as the title writes it
     for k, m in enumerate(metrics):
         dx = (k - (len(metrics) - 1) / 2) * spread
-        xs = [_num(left + slot * (i + 0.5) + dx) for i in range(n)]
-        ys = [_num(y(v)) for v in rows[:, k].tolist()] if n else []
+        xs = _nums(centres + dx)
+        ys = _nums(top + inner_h / 2 - (rows[:, k] / ymax) * (inner_h / 2)) if n else []
         series.append(Series(m, labels.get(m, m), SHAPES[k % len(SHAPES)],
                              COLORS[k % len(COLORS)], tuple(zip(xs, ys, strict=True))))
+        signed = np.char.mod("%+.3f", rows[:, k]).tolist() if n else []
+        shown.append([t if v else "0" for t, v in zip(signed, rows[:, k].tolist(),
+                                                        strict=True)] if n else [])
     points = []
-    for i, (qid, row) in enumerate(zip(order, rows.tolist() if n else [], strict=True)):
-        parts = ", ".join(f"{s.label} {_signed(v)}" for s, v in zip(series, row, strict=True))
+    for i, qid in enumerate(order):
+        parts = ", ".join(f"{s.label} {shown[k][i]}" for k, s in enumerate(series))
         text = texts.get(qid, "")
         title = f"{qid} · {text} — {parts}" if text else f"{qid} — {parts}"
         points.append(Point(qid=qid, href=href(qid), title=title, column=str(i)))
