@@ -273,15 +273,12 @@ def _chosen_runs(request: HttpRequest, collection: Collection
     return visible, by_id.get(a or ""), by_id.get(b or "")
 
 
-def _comparison(request: HttpRequest, collection: Collection
-                ) -> tuple[list[Run], Run | None, Run | None, services.ScoreConfig,
-                           ScoreConfigForm, str | None, services.Comparison | None]:
-    runs, a, b = _chosen_runs(request, collection)
-    config, form, error = _config(request, collection,
-                                  default_metrics=services.COMPARE_METRICS)
-    comparison = (services.runs_compare(collection=collection, run_a=a, run_b=b, config=config)
-                  if a is not None and b is not None and a != b else None)
-    return runs, a, b, config, form, error, comparison
+def _compare_runs(collection: Collection, a: Run | None, b: Run | None,
+                  config: services.ScoreConfig) -> services.Comparison | None:
+    """The comparison of two different runs; None until two different runs are chosen."""
+    if a is None or b is None or a == b:
+        return None
+    return services.runs_compare(collection=collection, run_a=a, run_b=b, config=config)
 
 
 def _question_link(request: HttpRequest) -> Callable[[str], str]:
@@ -348,7 +345,10 @@ def _compare_context(request: HttpRequest, collection: Collection,
 @require_GET
 def compare(request: HttpRequest, slug: str) -> HttpResponse:
     collection, role = _score_access(request, slug)
-    runs, a, b, config, form, error, comparison = _comparison(request, collection)
+    runs, a, b = _chosen_runs(request, collection)
+    config, form, error = _config(request, collection,
+                                  default_metrics=services.COMPARE_METRICS)
+    comparison = _compare_runs(collection, a, b, config)
     context = {"collection": collection, "role": role, "runs": runs, "config": config,
                "form": form, "error": error, "metrics": _metric_choices(config),
                "a": a, "b": b, "same_run": a is not None and a == b}
@@ -360,7 +360,9 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def compare_csv(request: HttpRequest, slug: str) -> HttpResponse:
     collection, _ = _score_access(request, slug)
-    _, _, _, config, _, _, c = _comparison(request, collection)
+    _, a, b = _chosen_runs(request, collection)
+    config, _, _ = _config(request, collection, default_metrics=services.COMPARE_METRICS)
+    c = _compare_runs(collection, a, b, config)
     if c is None:
         raise Http404("Choose two different runs to compare")
     rows: list[list[object]] = []
@@ -381,19 +383,17 @@ def compare_csv(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 # -- system ranking -------------------------------------------------------------------------
-def _ranking(request: HttpRequest, slug: str) -> tuple[
-        Collection, str, services.ScoreConfig, ScoreConfigForm, str | None,
-        services.SystemRanking]:
-    collection, role = _score_access(request, slug)
-    config, form, error = _config(request, collection)
+def _system_ranking(request: HttpRequest, collection: Collection,
+                    config: services.ScoreConfig) -> services.SystemRanking:
     runs = selectors.visible_runs(user=request.user, collection=collection)
-    return (collection, role, config, form, error,
-            services.runs_rank(collection=collection, runs=list(runs), config=config))
+    return services.runs_rank(collection=collection, runs=list(runs), config=config)
 
 
 @require_GET
 def ranking(request: HttpRequest, slug: str) -> HttpResponse:
-    collection, role, config, form, error, r = _ranking(request, slug)
+    collection, role = _score_access(request, slug)
+    config, form, error = _config(request, collection)
+    r = _system_ranking(request, collection, config)
     table = [{"run": run, "values": [(r.means.at[run.name, m], int(r.ranks.at[run.name, m]))
                                      for m in r.metrics]} for run in r.order]
     corr = r.correlations.itertuples() if r.correlations is not None else ()
@@ -407,7 +407,9 @@ def ranking(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_GET
 def ranking_csv(request: HttpRequest, slug: str) -> HttpResponse:
-    collection, _, config, _, _, r = _ranking(request, slug)
+    collection, _ = _score_access(request, slug)
+    config, _, _ = _config(request, collection)
+    r = _system_ranking(request, collection, config)
     rows: list[list[object]] = [[run.name, *[float(r.means.at[run.name, m]) for m in r.metrics]]
                                 for run in r.runs]
     if r.correlations is not None:
