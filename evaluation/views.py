@@ -354,7 +354,7 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
                "a": a, "b": b, "same_run": a is not None and a == b}
     if comparison:
         context.update(_compare_context(request, collection, comparison))
-    return TemplateResponse(request, "evaluation/compare.html", context)
+    return _render(request, "evaluation/compare.html", context, partial="diff-table")
 
 
 @require_GET

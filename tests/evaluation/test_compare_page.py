@@ -259,6 +259,26 @@ def test_htmx_gets_partials_and_client_redirects(client, demo):
     assert plain.status_code == 302
 
 
+def test_the_question_table_pages_by_htmx_and_by_links(client):
+    c = make_collection(slug="pages")
+    for i in range(120):
+        make_question(collection=c, qid=f"Q{i:03d}", synsets=[[(f"x{i}", "S")]])
+    org = make_user()
+    add_member(collection=c, user=org, role="organizer")
+    a = make_run(collection=c, owner=org, name="a", answers={})
+    b = make_run(collection=c, owner=org, name="b",
+                 answers={f"Q{i:03d}": [f"x{i}"] for i in range(0, 120, 2)})
+    client.force_login(org)
+    url = f"/collections/pages/compare/?a={a.pk}&b={b.pk}&page=2"
+    full = client.get(url).content.decode()
+    assert "<html" in full and full.count("data-qid=") == 120
+    assert "questions 101–120 of 120" in full and full.count("both lists</a>") == 20
+    part = client.get(url, headers={"HX-Request": "true"}).content.decode()
+    assert "<html" not in part and 'id="diff-plot"' not in part
+    assert part.lstrip().startswith('<div id="diff-table">') and part.count("both lists") == 20
+    assert 'hx-get="?a=' in part and "page=1" in part
+
+
 def test_compare_page_query_count_does_not_grow(client, demo, django_assert_max_num_queries):
     _login(client, "organizer")
     r = _runs(demo)
