@@ -3,6 +3,9 @@ of its AF and noAF runs (q-measure-for-question-answering.txt, Examples 1-3, sec
 
 from __future__ import annotations
 
+from annotate.models import Role
+from evaluation.metrics import NIL
+
 # (qid, question, synsets [[(answer, level), ...], ...], incorrect strings, unjudged strings)
 QUESTIONS = [
     ("EX1-BEATLES", "Who played in the Beatles?", [
@@ -21,7 +24,7 @@ QUESTIONS = [
     ("EX2-DVD", "What does DVD stand for?", [
         [("Digital Versatile Disk", "S"), ("Digital Video Disk", "A")],
     ], ["Digital Vinyl Disk"], []),
-    ("EX3-LOVE", "What is love?", [[("NIL", "A")]], [], []),
+    ("EX3-LOVE", "What is love?", [[(NIL, "A")]], [], []),
     ("QAC1-1012", "When did Yasunari Kawabata become the first Japanese to receive the Nobel "
      "Prize in Literature?", [[("December 10, 1968", "S"), ("1968", "B")]], ["1969"], []),
     ("QAC1-1058", "Japanese who received the Nobel Prize in Physics", [
@@ -65,7 +68,7 @@ RUNS = {
             "EX1-BEATLES": ["McCartney", "Lennon", "Paul", "George Harrison", "Starr"],
             "EX1-BEATLES-5": ["Paul McCartney", "John Lennon", "Paul", "Stuart Sutcliffe"],
             "EX2-DVD": ["Digital Video Disk", "Digital Versatile Disk"],
-            "EX3-LOVE": ["a feeling", "NIL"],
+            "EX3-LOVE": ["a feeling", NIL],
             "QAC1-1012": ["1969", "1968"],
             "QAC1-1058": ["Hideki Yukawa", "Kyoto University", "1949", "Doctor Hideki Yukawa",
                           "Nagoya"],
@@ -85,7 +88,7 @@ RUNS = {
             "EX1-BEATLES-5": ["John Lennon", "Paul McCartney", "George Harrison", "Ringo Starr",
                               "Stuart Sutcliffe"],
             "EX2-DVD": ["Digital Versatile Disk"],
-            "EX3-LOVE": ["NIL"],
+            "EX3-LOVE": [NIL],
             "QAC1-1012": ["1968"],
             "QAC1-1058": ["Hideki Yukawa", "Kyoto University", "1949", "Nagoya",
                           "Shinichiro Tomonaga"],
@@ -104,10 +107,10 @@ LEVELS = [("S", "Correct and complete", 3.0), ("A", "Correct, less specific", 2.
           ("B", "Partially correct", 1.0)]
 
 USERS = [  # username, password, role, staff
-    ("organizer", "demo-organizer", "organizer", False),
-    ("assessor1", "demo-assessor1", "assessor", False),
-    ("assessor2", "demo-assessor2", "assessor", False),
-    ("participant", "demo-participant", "participant", False),
+    ("organizer", "demo-organizer", Role.ORGANIZER, False),
+    ("assessor1", "demo-assessor1", Role.ASSESSOR, False),
+    ("assessor2", "demo-assessor2", Role.ASSESSOR, False),
+    ("participant", "demo-participant", Role.PARTICIPANT, False),
     ("admin", "demo-admin", None, True),
 ]
 

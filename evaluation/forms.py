@@ -6,6 +6,7 @@ from django.conf import settings
 from config.uploads import check_upload_size
 from evaluation.metrics import BASE_METRICS, parse_gains
 from evaluation.metrics.gains import MAX_BETA, check_parameters
+from evaluation.services import run_name_problem
 
 METRIC_LABELS = {
     "q_measure": "Q-measure", "r_measure": "R-measure", "rr": "RR", "ap": "AP",
@@ -58,6 +59,16 @@ class ScoreConfigForm(forms.Form):
             raise forms.ValidationError(str(e)) from e
         return data
 
+    @classmethod
+    def showing(cls, config) -> ScoreConfigForm:
+        """An unbound form showing what a page was computed with (``config``: a
+        ``services.ScoreConfig``)."""
+        named = config.gains in dict(GAIN_CHOICES)
+        return cls(initial={"metric": list(config.metrics), "beta": config.beta,
+                            "rbp_p": config.rbp_p,
+                            "gains": config.gains if named else "custom",
+                            "custom_gains": "" if named else config.gains})
+
     def gain_spec(self) -> str:
         gains = self.cleaned_data.get("gains") or "default"
         if gains == "custom":
@@ -77,7 +88,6 @@ class RunUploadForm(forms.Form):
                                      "qid Q0 docno rank score tag")
 
     def clean_name(self):
-        from .services import run_name_problem
         name = self.cleaned_data["name"]
         if problem := run_name_problem(name):
             raise forms.ValidationError(problem[0].upper() + problem[1:] + ".")

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import caches
 from django.db import transaction
-from django.db.models import Count, Exists, Max, Min, OuterRef
+from django.db.models import Count, Max
 
 from annotate import services as annotate_services
 from annotate.models import AnswerString, Collection, JudgmentEvent, Question, Source
@@ -36,8 +37,12 @@ from evaluation.metrics.errors import merge_issues
 from evaluation.metrics.gains import check_parameters
 from evaluation.metrics.normalize import normalize_many
 from evaluation.metrics.parsers import RunRow, detect_run_format, parse_run, run_rows
+from evaluation.stats import Paired, disagreements, paired, rank_correlations
 
 from .models import Run, RunAnswer
+
+# the paper's Figure 3 compares two runs by Q-measure and reciprocal rank
+COMPARE_METRICS: tuple[str, ...] = ("q_measure", "rr")
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,7 @@ def check_config(*, metrics: Sequence[str], gains: str, beta: float, rbp_p: floa
 
 
 # -- reads --------------------------------------------------------------------------------
-def judgment_stamp(collection: Collection) -> tuple:
+def judgment_stamp(collection: Collection) -> tuple[object, ...]:
     """Changes whenever a judgment of the collection changes (the cache key of scores)."""
     agg = AnswerString.objects.filter(question__collection=collection).aggregate(
         n=Count("id"), judged=Count("judged_at"), correct=Count("synset"), last=Max("judged_at"))
@@ -99,6 +104,7 @@ def collection_judgments(collection: Collection) -> Judgments:
 
 
 def run_ranking(run: Run) -> Ranking:
+    """The run's answers as an engine Ranking (question by question, rank order)."""
     rows = list(RunAnswer.objects.filter(run=run).order_by("question_id", "rank")
                 .values_list("question__qid", "text"))
     return Ranking(run.name, np.asarray([r[0] for r in rows], dtype=object),
@@ -122,47 +128,85 @@ def score_runs(collection: Collection, runs: Sequence[Run], config: ScoreConfig)
     return scores
 
 
-def run_answer_stats(runs: Sequence[Run]) -> dict[int, dict]:
-    """Per run: questions answered and answers in total (one query)."""
-    rows = (RunAnswer.objects.filter(run__in=runs).values("run_id")
-            .annotate(answers=Count("id"), questions=Count("question", distinct=True)))
-    return {r["run_id"]: r for r in rows}
+@dataclass(frozen=True)
+class Comparison:
+    """Runs A and B compared question by question (DESIGN.md section 5): per-question
+    scores, differences B - A, the paired tests of each metric, the questions ordered by
+    their difference, and where the Q-measure and RR differences disagree."""
+
+    a: Run
+    b: Run
+    metrics: tuple[str, ...]
+    scores: Scores
+    per_question_a: pd.DataFrame
+    per_question_b: pd.DataFrame
+    diffs: pd.DataFrame
+    tests: tuple[Paired, ...]
+    order: tuple[str, ...]
+    q_metric: str
+    rr_metric: str
+    disagree: tuple[str, ...]
 
 
-def _judged_string():
-    return AnswerString.objects.filter(question=OuterRef("question"), key=OuterRef("key"),
-                                       judged_at__isnull=False)
+def difference_order(diffs: pd.DataFrame) -> list[str]:
+    """Question ids by their difference on the first metric, smallest first; ties by the
+    next metrics' differences, then by question id."""
+    if not len(diffs):
+        return []
+    keys = [diffs.index.to_numpy(dtype=str)]
+    keys += [diffs[m].to_numpy() for m in reversed(diffs.columns)]
+    return [str(q) for q in diffs.index.to_numpy()[np.lexsort(keys)]]
 
 
-def unjudged_counts(runs: Sequence[Run]) -> dict[int, int]:
-    """Per run: answers whose string no assessor has judged (one query)."""
-    rows = (RunAnswer.objects.filter(run__in=runs).filter(~Exists(_judged_string()))
-            .values("run_id").annotate(n=Count("id")))
-    return {r["run_id"]: r["n"] for r in rows}
+def runs_compare(*, collection: Collection, run_a: Run, run_b: Run,
+                 config: ScoreConfig) -> Comparison:
+    """Score ``run_a`` and ``run_b`` under ``config`` and compare them (B - A)."""
+    scores = score_runs(collection, [run_a, run_b], config)
+    metrics = tuple(config.metrics)
+    pa = scores.per_question[run_a.name][list(metrics)]
+    pb = scores.per_question[run_b.name][list(metrics)]
+    diffs = pb - pa
+    tests = tuple(paired(m, pa[m], pb[m]) for m in metrics)
+    q_metric = "q_measure" if "q_measure" in metrics else metrics[0]
+    rr_metric = "rr" if "rr" in metrics else metrics[-1]
+    disagree = (tuple(disagreements(diffs[rr_metric], diffs[q_metric]))
+                if q_metric != rr_metric else ())
+    return Comparison(a=run_a, b=run_b, metrics=metrics, scores=scores, per_question_a=pa,
+                      per_question_b=pb, diffs=diffs, tests=tests,
+                      order=tuple(difference_order(diffs)), q_metric=q_metric,
+                      rr_metric=rr_metric, disagree=disagree)
 
 
-def unjudged_answers(run: Run) -> list[dict]:
-    """The run's distinct unjudged answers: question id, answer, best rank, and whether it
-    is in the assessors' pool already (``pooled``: a string of its question has its key)
-    or could be sent there (``poolable``: not pooled, best rank within the collection's
-    L'), in question order (one query)."""
-    strings = AnswerString.objects.filter(question=OuterRef("question"), key=OuterRef("key"))
-    rows = (RunAnswer.objects.filter(run=run).filter(~Exists(_judged_string()))
-            .values("question_id", "question__qid", "key").annotate(rank=Min("rank"),
-                                                                    text=Min("text"))
-            .annotate(pooled=Exists(strings))
-            .order_by("question_id", "rank"))
-    limit = run.collection.max_output_size
-    return [{"question_id": r["question__qid"], "answer": r["text"], "rank": r["rank"],
-             "pooled": r["pooled"], "poolable": not r["pooled"] and r["rank"] <= limit}
-            for r in rows]
+@dataclass(frozen=True)
+class SystemRanking:
+    """The runs of a collection ranked by their means: ``runs`` by name, ``order`` best
+    first on the first metric (ties keep the name order), ``ranks`` per metric (ties share
+    the better rank), and Kendall's tau / Spearman's rho between the metrics' rankings
+    (None with fewer than one run)."""
+
+    runs: tuple[Run, ...]
+    order: tuple[Run, ...]
+    metrics: tuple[str, ...]
+    means: pd.DataFrame
+    ranks: pd.DataFrame
+    correlations: pd.DataFrame | None
 
 
-def pool_counts(unjudged: Sequence[dict]) -> dict[str, int]:
-    """Counts of ``unjudged_answers``: not judged, waiting in the pool, not yet pooled."""
-    return {"unjudged": len(unjudged),
-            "pooled": sum(1 for u in unjudged if u["pooled"]),
-            "to_pool": sum(1 for u in unjudged if u["poolable"])}
+def runs_rank(*, collection: Collection, runs: Sequence[Run],
+              config: ScoreConfig) -> SystemRanking:
+    """Mean scores of ``runs`` under ``config``, the system ranking they give and the
+    agreement between the rankings of the configured metrics."""
+    runs = tuple(runs)
+    metrics = tuple(config.metrics)
+    if runs:
+        means = score_runs(collection, runs, config).means()[list(metrics)]
+    else:
+        means = pd.DataFrame(columns=list(metrics), dtype=float)
+    ranks = means.rank(ascending=False, method="min")
+    order = tuple(sorted(runs, key=lambda r: -means.at[r.name, metrics[0]]))
+    correlations = rank_correlations(means) if runs else None
+    return SystemRanking(runs=runs, order=order, metrics=metrics, means=means, ranks=ranks,
+                         correlations=correlations)
 
 
 # -- writes -------------------------------------------------------------------------------
@@ -176,7 +220,8 @@ def run_name_problem(name: str) -> str | None:
     return None
 
 
-def run_import(*, collection: Collection, owner, name: str, data: bytes, filename: str,
+def run_import(*, collection: Collection, owner: AbstractBaseUser, name: str, data: bytes,
+               filename: str,
                description: str = "", fmt: str | None = None) -> Run:
     """Parse, check and store a run, all or nothing.  Raises InputError listing every
     problem at once, sorted by line: a name already used in the collection, the file's own
@@ -222,13 +267,14 @@ def run_import(*, collection: Collection, owner, name: str, data: bytes, filenam
     return run
 
 
-def _run_fits(ranking: Ranking, qids: dict, limit: int) -> bool:
+def _run_fits(ranking: Ranking, qids: Mapping[str, int], limit: int) -> bool:
     """Every question of the run is the collection's and has at most ``limit`` answers."""
     counts = pd.Series(ranking.qid, dtype=object).value_counts()
     return bool(counts.index.isin(list(qids)).all() and (counts <= limit).all())
 
 
-def run_row_issues(rows: Sequence[RunRow], qids, limit: int, filename: str) -> list[Issue]:
+def run_row_issues(rows: Sequence[RunRow], qids: Mapping[str, int], limit: int,
+                   filename: str) -> list[Issue]:
     """A run's rows checked against a collection (rows in file order): each answer for a
     question id the collection does not have, and for each question with more than
     ``limit`` answers the line of its first answer too many."""
@@ -261,7 +307,7 @@ def _positions(qid: np.ndarray) -> list[int]:
 
 
 @transaction.atomic
-def run_pool(*, run: Run, by=None) -> int:
+def run_pool(*, run: Run, by: AbstractBaseUser | None = None) -> int:
     """Send the run's answers that nobody has judged to the assessors' pool: every distinct
     normalized answer of ``run`` (ranks up to the collection's L') that is not yet a string
     of its question is added unjudged (source ``pool``), through the annotation app's

@@ -1,42 +1,59 @@
-"""Evaluation pages: runs, scores, comparisons.  Metrics come from the engine through
-``evaluation/services.py``; the views only choose, sort and page what to show."""
+"""Evaluation pages: runs, scores, comparisons.  Reads come from ``evaluation/selectors.py``,
+scores, comparisons and rankings from ``evaluation/services.py``; the views only choose,
+sort and page what to show, and every piece of markup is in the templates."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from importlib.metadata import version
+from typing import Any
+from urllib.parse import quote
 
 import pandas as pd
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
-from django.utils.html import escape
-from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from annotate.models import Collection, Question, Role
+from annotate.models import Collection, Role
 from annotate.permissions import require_role
-from annotate.selectors import synset_labels
-from evaluation import services
-from evaluation.forms import GAIN_CHOICES, RunUploadForm, ScoreConfigForm, metric_label
-from evaluation.metrics import InputError
-from evaluation.plots import difference_plot, markers_svg
-from evaluation.stats import disagreements, paired, rank_correlations
+from evaluation import selectors, services
+from evaluation.forms import RunUploadForm, ScoreConfigForm, metric_label
+from evaluation.metrics import DEFAULT_METRICS, InputError, Scores
+from evaluation.plots import difference_plot
+from evaluation.stats import format_p, p_text
 
 from .exports import csv_response
 from .models import Run
 
 APP_VERSION = version("qasynset")
+COMPARE_PAGE_SIZE = 100  # rows of the compare page's question table (the plot shows all)
+DISAGREE_SHOWN = 20  # questions shown side by side where Q-measure and RR disagree
 
 
 # -- helpers ------------------------------------------------------------------------------
+def _render(request: HttpRequest, template: str, context: dict[str, Any], *,
+            partial: str | None = None) -> TemplateResponse:
+    """The page, or only its ``partial`` for an htmx request."""
+    if partial and request.htmx:
+        template += f"#{partial}"
+    return TemplateResponse(request, template, context)
+
+
+def _redirect(request: HttpRequest, url: str) -> HttpResponse:
+    """Go to ``url``: a client-side redirect for htmx, a 302 otherwise."""
+    if request.htmx:
+        return HttpResponseClientRedirect(url)
+    return redirect(url)
+
+
 def _score_access(request: HttpRequest, slug: str) -> tuple[Collection, str]:
     """Scores are for organizers and participants; assessors see none (403)."""
     collection = get_object_or_404(Collection, slug=slug)
@@ -44,21 +61,13 @@ def _score_access(request: HttpRequest, slug: str) -> tuple[Collection, str]:
     return collection, role
 
 
-def _visible_run(request: HttpRequest, collection: Collection, run_id: int) -> Run:
-    run = Run.objects.visible_to(request.user, collection).filter(pk=run_id).first()
-    if run is None:
-        if Run.objects.filter(collection=collection, pk=run_id).exists():
-            raise PermissionDenied("This run is not visible to you.")
-        raise Http404("No such run")
-    return run
-
-
 def _config(request: HttpRequest, collection: Collection,
-            default_metrics=services.DEFAULT_METRICS):
+            default_metrics: Sequence[str] = DEFAULT_METRICS
+            ) -> tuple[services.ScoreConfig, ScoreConfigForm, str | None]:
     """The score configuration from the query string (invalid parts fall back to the
-    defaults, with the form's errors shown)."""
+    defaults, with the form's errors shown) and the form showing it."""
     form = ScoreConfigForm(request.GET or None)
-    levels = list(collection.levels.order_by("order").values_list("code", flat=True))
+    levels = [code for code, _ in selectors.level_gains(collection)]
     metrics, gains, beta, rbp_p = list(default_metrics), "default", 1.0, 0.5
     error = None
     if form.is_bound and form.is_valid():
@@ -73,42 +82,42 @@ def _config(request: HttpRequest, collection: Collection,
         error = str(e)
         config = services.check_config(metrics=default_metrics, gains="default", beta=1.0,
                                        rbp_p=0.5, levels=levels)
-    # the form shows what the page was computed with
-    shown = {"metric": list(config.metrics), "beta": config.beta, "rbp_p": config.rbp_p,
-             "gains": config.gains if config.gains in dict(GAIN_CHOICES) else "custom",
-             "custom_gains": "" if config.gains in dict(GAIN_CHOICES) else config.gains}
     if form.is_bound and form.errors:
         return config, form, error
-    return config, ScoreConfigForm(initial=shown), error
+    return config, ScoreConfigForm.showing(config), error
 
 
-def _preamble(collection: Collection, config, **extra) -> dict:
-    levels = list(collection.levels.order_by("order").values_list("code", "gain"))
+def _preamble(collection: Collection, config: services.ScoreConfig,
+              **extra: object) -> dict[str, object]:
+    """The ``# key=value`` lines of a score CSV: what it was computed with."""
+    gains = config.gains if config.gains != "default" else ",".join(
+        f"{c}={g:g}" for c, g in selectors.level_gains(collection))
+    changed = collection.judgments_changed_at
     return {
-        "collection": collection.slug,
-        "gains": config.gains if config.gains != "default" else
-        ",".join(f"{c}={g:g}" for c, g in levels),
-        "beta": config.beta, "rbp_p": config.rbp_p, "matching": collection.matching_mode,
+        "collection": collection.slug, "gains": gains, "beta": config.beta,
+        "rbp_p": config.rbp_p, "matching": collection.matching_mode,
         "judgments_version": collection.judgment_version,
-        "judgments_changed_at": collection.judgments_changed_at.isoformat()
-        if collection.judgments_changed_at else "never",
+        "judgments_changed_at": changed.isoformat() if changed else "never",
         "app_version": APP_VERSION, **extra,
     }
 
 
-def _labels(metrics) -> dict[str, str]:
-    return {m: metric_label(m) for m in metrics}
+def _metric_choices(config: services.ScoreConfig) -> list[tuple[str, str]]:
+    return [(m, metric_label(m)) for m in config.metrics]
 
 
-def _fmt(v) -> str:
+def _fmt(v: float | None) -> str:
     return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4f}"
+
+
+def _signed(v: float) -> str:
+    return "—" if math.isnan(v) else "0.0000" if v == 0 else f"{v:+.4f}"
 
 
 # -- runs page ----------------------------------------------------------------------------
 @require_GET
 def my_runs(request: HttpRequest) -> HttpResponse:
-    runs = (Run.objects.visible_to(request.user).select_related("collection", "owner")
-            .order_by("collection__name", "name"))
+    runs = selectors.visible_runs(user=request.user)
     return TemplateResponse(request, "evaluation/my_runs.html", {"runs": runs})
 
 
@@ -116,11 +125,10 @@ def my_runs(request: HttpRequest) -> HttpResponse:
 def run_list(request: HttpRequest, slug: str) -> HttpResponse:
     collection, role = _score_access(request, slug)
     config, form, error = _config(request, collection)
-    runs = list(Run.objects.visible_to(request.user, collection).select_related("owner")
-                .order_by("name"))
+    runs = list(selectors.visible_runs(user=request.user, collection=collection))
     scores = services.score_runs(collection, runs, config) if runs else None
-    stats = services.run_answer_stats(runs)
-    unjudged = services.unjudged_counts(runs)
+    stats = selectors.run_answer_stats(runs)
+    unjudged = selectors.unjudged_counts(runs)
     means = scores.means() if scores else pd.DataFrame()
     rows = [{"run": r, "means": [means.loc[r.name, m] for m in config.metrics],
              "questions": stats.get(r.pk, {}).get("questions", 0),
@@ -131,14 +139,13 @@ def run_list(request: HttpRequest, slug: str) -> HttpResponse:
         rows.sort(key=lambda row: -row["means"][i])
     elif sort == "name":
         rows.sort(key=lambda row: row["run"].name)
-    context = {
+    return TemplateResponse(request, "evaluation/run_list.html", {
         "collection": collection, "role": role, "config": config, "form": form, "error": error,
-        "metrics": [(m, metric_label(m)) for m in config.metrics], "rows": rows, "sort": sort,
+        "metrics": _metric_choices(config), "rows": rows, "sort": sort,
         "judged_questions": scores.marked.judgments.nq if scores else 0,
         "can_upload": role == Role.ORGANIZER or collection.open_for_submissions,
         "can_compare": len(runs) >= 2,
-    }
-    return TemplateResponse(request, "evaluation/run_list.html", context)
+    })
 
 
 @require_http_methods(["GET", "POST"])
@@ -146,72 +153,48 @@ def run_upload(request: HttpRequest, slug: str) -> HttpResponse:
     collection, role = _score_access(request, slug)
     if role != Role.ORGANIZER and not collection.open_for_submissions:
         raise PermissionDenied("This collection is not open for submissions.")
-    template = "evaluation/run_upload.html"
     issues = []
-    if request.method == "POST":
-        form = RunUploadForm(request.POST, request.FILES)
-        if form.is_valid():
-            upload = form.cleaned_data["file"]
-            try:
-                run = services.run_import(
-                    collection=collection, owner=request.user, name=form.cleaned_data["name"],
-                    data=upload.read(), filename=upload.name,
-                    description=form.cleaned_data["description"],
-                    fmt=form.cleaned_data["format"] or None)
-            except InputError as e:
-                issues = e.issues
-            else:
-                messages.success(request, f"Run {run.name!r} uploaded: "
-                                          f"{run.answers.count()} answers.")
-                url = reverse("evaluation:run-detail", args=[collection.slug, run.pk])
-                if request.htmx:
-                    return HttpResponseClientRedirect(url)
-                return redirect(url)
-    else:
-        form = RunUploadForm()
-    if request.htmx:
-        template += "#upload-form"
-    return TemplateResponse(request, template, {
+    posted = request.method == "POST"
+    form = RunUploadForm(request.POST, request.FILES) if posted else RunUploadForm()
+    if posted and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            run = services.run_import(
+                collection=collection, owner=request.user, name=form.cleaned_data["name"],
+                data=upload.read(), filename=upload.name,
+                description=form.cleaned_data["description"],
+                fmt=form.cleaned_data["format"] or None)
+        except InputError as e:
+            issues = e.issues
+        else:
+            messages.success(request, f"Run {run.name!r} uploaded: "
+                                      f"{run.answers.count()} answers.")
+            return _redirect(request, reverse("evaluation:run-detail",
+                                              args=[collection.slug, run.pk]))
+    return _render(request, "evaluation/run_upload.html", {
         "collection": collection, "form": form, "issues": issues,
-        "max_mb": settings.RUN_UPLOAD_MAX_MB})
+        "max_mb": settings.RUN_UPLOAD_MAX_MB}, partial="upload-form")
 
 
 # -- one run ------------------------------------------------------------------------------
-def _question_table(collection: Collection, scores, run: Run) -> pd.DataFrame:
+def _question_table(collection: Collection, scores: Scores, run: Run) -> pd.DataFrame:
     """Per judged question: L (answers of the run), R (synsets) and each metric."""
     pq = scores.per_question[run.name].copy()
-    lengths = dict(run.answers.values("question__qid").annotate(n=Count("id"))
-                   .values_list("question__qid", "n"))
-    synsets = dict(Question.objects.filter(collection=collection).with_counts()
-                   .values_list("qid", "n_synsets"))
+    lengths = selectors.answers_per_question(run)
+    synsets = selectors.synsets_per_question(collection)
     pq.insert(0, "R", [synsets.get(q, 0) for q in pq.index])
     pq.insert(0, "L", [lengths.get(q, 0) for q in pq.index])
     return pq
 
 
-def _marks_by_question(scores, run_name: str, qids, *, collection: Collection
-                       ) -> dict[str, list[dict]]:
-    """Per question: its marked answers, each with the synset's number and, for an imported
-    synset, its id in the file (``label``)."""
-    f = scores.marked.frame()
-    f = f[(f["run"] == run_name) & (f["question_id"].isin(list(qids)))]
-    labels = synset_labels(collection, qids) if len(f) else {}
-    out: dict[str, list[dict]] = {}
-    for r in f.itertuples():
-        out.setdefault(r.question_id, []).append({
-            "rank": r.rank, "answer": r.answer, "synset": r.synset, "level": r.level,
-            "label": labels.get((r.question_id, str(r.synset)), ""), "status": r.status})
-    return out
-
-
 @require_GET
 def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     collection, role = _score_access(request, slug)
-    run = _visible_run(request, collection, run_id)
+    run = selectors.visible_run(user=request.user, collection=collection, run_id=run_id)
     config, form, error = _config(request, collection)
     scores = services.score_runs(collection, [run], config)
     table = _question_table(collection, scores, run)
-    texts = dict(Question.objects.filter(collection=collection).values_list("qid", "text"))
+    texts = selectors.question_texts(collection)
     search = request.GET.get("q", "").strip()
     if search:
         s = search.casefold()
@@ -224,26 +207,23 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
         table = table.sort_values(sort, ascending=request.GET.get("order") == "asc",
                                   kind="stable")
     page = Paginator(list(table.index), 50).get_page(request.GET.get("page"))
-    marks = _marks_by_question(scores, run.name, page.object_list, collection=collection)
+    marks = selectors.marks_by_question(scores, run.name, page.object_list,
+                                        collection=collection)
     rows = [{"qid": q, "text": texts.get(q, ""), "L": int(table.at[q, "L"]),
              "R": int(table.at[q, "R"]),
              "values": [table.at[q, m] for m in config.metrics], "marks": marks.get(q, [])}
             for q in page.object_list]
     means = scores.means().loc[run.name]
-    unjudged = services.unjudged_answers(run)
-    context = {
+    unjudged = selectors.unjudged_answers(run)
+    return _render(request, "evaluation/run_detail.html", {
         "collection": collection, "role": role, "run": run, "config": config, "form": form,
-        "error": error, "metrics": [(m, metric_label(m)) for m in config.metrics],
+        "error": error, "metrics": _metric_choices(config),
         "means": [means[m] for m in config.metrics], "rows": rows, "page": page,
         "judged": len(scores.per_question[run.name]), "shown": len(table),
         "not_judged": scores.unknown[run.name], "unjudged": unjudged,
-        "pool": services.pool_counts(unjudged),
+        "pool": selectors.pool_counts(unjudged),
         "is_organizer": role == Role.ORGANIZER, "sort": sort, "search": search,
-    }
-    template = "evaluation/run_detail.html"
-    if request.htmx and request.htmx.target == "question-table":
-        template += "#question-table"
-    return TemplateResponse(request, template, context)
+    }, partial="question-table")
 
 
 @require_POST
@@ -254,13 +234,14 @@ def run_pool(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     added = services.run_pool(run=run, by=request.user)
     messages.success(request, f"{added} unjudged answer(s) of {run.name} sent to the "
                               "assessors' pool.")
-    return redirect("evaluation:run-detail", collection.slug, run.pk)
+    return _redirect(request, reverse("evaluation:run-detail",
+                                      args=[collection.slug, run.pk]))
 
 
 @require_GET
 def run_scores_csv(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     collection, _ = _score_access(request, slug)
-    run = _visible_run(request, collection, run_id)
+    run = selectors.visible_run(user=request.user, collection=collection, run_id=run_id)
     config, _, _ = _config(request, collection)
     scores = services.score_runs(collection, [run], config)
     table = _question_table(collection, scores, run)
@@ -274,161 +255,166 @@ def run_scores_csv(request: HttpRequest, slug: str, run_id: int) -> HttpResponse
 
 
 # -- comparison -----------------------------------------------------------------------------
-def _comparison(request: HttpRequest, slug: str):
-    collection, role = _score_access(request, slug)
-    visible = list(Run.objects.visible_to(request.user, collection).order_by("name"))
+def _chosen_runs(request: HttpRequest, collection: Collection
+                 ) -> tuple[list[Run], Run | None, Run | None]:
+    """The runs the user may see, and runs A and B from the query string (by default the
+    first two); 403 for a run hidden from the user, 404 for one that does not exist."""
+    visible = list(selectors.visible_runs(user=request.user, collection=collection))
     by_id = {str(r.pk): r for r in visible}
     a, b = request.GET.get("a"), request.GET.get("b")
-    if (a and a not in by_id) or (b and b not in by_id):
-        if Run.objects.filter(collection=collection, pk__in=[x for x in (a, b) if x
-                                                             and x.isdigit()]).exists():
-            raise PermissionDenied("This run is not visible to you.")
-        raise Http404("No such run")
-    if not a or not b:
-        a = a or (str(visible[0].pk) if visible else None)
-        b = b or (str(visible[1].pk) if len(visible) > 1 else None)
-    config, form, error = _config(request, collection, default_metrics=("q_measure", "rr"))
-    run_a, run_b = by_id.get(a), by_id.get(b)
-    if run_a is None or run_b is None or run_a == run_b:
-        return collection, role, visible, config, form, error, None
-    scores = services.score_runs(collection, [run_a, run_b], config)
-    pa, pb = scores.per_question[run_a.name], scores.per_question[run_b.name]
-    diffs = pb - pa
-    tests = [paired(m, pa[m], pb[m]) for m in config.metrics]
-    result = {"a": run_a, "b": run_b, "scores": scores, "pa": pa, "pb": pb, "diffs": diffs,
-              "tests": tests}
-    return collection, role, visible, config, form, error, result
+    for x in (a, b):
+        if x and x not in by_id:
+            selectors.visible_run(user=request.user, collection=collection,
+                                  run_id=x if x.isdigit() else 0)
+    if not a:
+        a = next((k for k in by_id if k != b), None)
+    if not b:
+        b = next((k for k in by_id if k != a), None)
+    return visible, by_id.get(a or ""), by_id.get(b or "")
+
+
+def _compare_runs(collection: Collection, a: Run | None, b: Run | None,
+                  config: services.ScoreConfig) -> services.Comparison | None:
+    """The comparison of two different runs; None until two different runs are chosen."""
+    if a is None or b is None or a == b:
+        return None
+    return services.runs_compare(collection=collection, run_a=a, run_b=b, config=config)
+
+
+def _question_link(request: HttpRequest) -> Callable[[str], str]:
+    """``href(qid)``: this page showing both ranked lists of question ``qid``."""
+    params = request.GET.copy()
+    params.pop("question", None)
+    base = f"?{params.urlencode()}&question=" if params else "?question="
+
+    def href(qid: str) -> str:
+        q = quote(qid, safe="")
+        return f"{base}{q}#side-{q}"
+    return href
+
+
+def _compare_context(request: HttpRequest, collection: Collection,
+                     c: services.Comparison) -> dict[str, Any]:
+    """What the comparison part of the page shows (all values formatted here, all markup
+    in the template)."""
+    texts = selectors.question_texts(collection)
+    href = _question_link(request)
+    labels = {m: metric_label(m) for m in c.metrics}
+    focus = request.GET.get("question")
+    focus = focus if focus in c.diffs.index else None
+    size = c.diffs.loc[list(c.disagree), c.q_metric].abs() if c.disagree else None
+    disagree = (list(size.sort_values(ascending=False, kind="stable").index[:DISAGREE_SHOWN])
+                if size is not None else [])
+    shown = [*disagree, *([focus] if focus else [])]
+    marks = selectors.marks_of_runs(c.scores, [c.a.name, c.b.name], shown,
+                                    collection=collection)
+    marks_a, marks_b = marks[c.a.name], marks[c.b.name]
+
+    def side(q: str) -> dict[str, Any]:
+        return {"qid": q, "text": texts.get(q, ""), "d_q": c.diffs.at[q, c.q_metric],
+                "d_rr": c.diffs.at[q, c.rr_metric], "marks_a": marks_a.get(q, []),
+                "marks_b": marks_b.get(q, [])}
+
+    page = Paginator(c.order, COMPARE_PAGE_SIZE).get_page(request.GET.get("page"))
+    order = list(page.object_list)
+    a_vals = c.per_question_a.loc[order].to_numpy().tolist() if order else []
+    b_vals = c.per_question_b.loc[order].to_numpy().tolist() if order else []
+    d_vals = c.diffs.loc[order].to_numpy().tolist() if order else []
+    rows = []
+    for q, va, vb, vd in zip(order, a_vals, b_vals, d_vals, strict=True):
+        text = texts.get(q, "")
+        rows.append({"qid": q, "text": text if len(text) <= 60 else text[:59] + "…",
+                     "href": href(q), "cells": [
+            (f"{x:.4f}", f"{y:.4f}", _signed(d), "up" if d > 0 else "down" if d < 0 else "")
+            for x, y, d in zip(va, vb, vd, strict=True)]})
+    return {
+        "tests": [{"t": t, "label": labels[t.metric], "mean_a": _fmt(t.mean_a),
+                   "mean_b": _fmt(t.mean_b), "diff": _signed(t.mean_diff),
+                   "sign_p": format_p(t.sign_p), "wilcoxon_p": format_p(t.wilcoxon_p),
+                   "t_p": format_p(t.t_p), "rand_p": format_p(t.randomization_p),
+                   "effect": _fmt(t.effect_size)} for t in c.tests],
+        "plot": difference_plot(c.diffs, c.order, labels=labels, texts=texts, href=href,
+                                name_a=c.a.name, name_b=c.b.name),
+        "n_questions": len(c.diffs), "diff_rows": rows, "page": page,
+        "disagree": [side(q) for q in disagree], "disagree_total": len(c.disagree),
+        "focus": side(focus) if focus and focus not in disagree else None,
+        "q_label": labels[c.q_metric], "rr_label": labels[c.rr_metric],
+    }
 
 
 @require_GET
 def compare(request: HttpRequest, slug: str) -> HttpResponse:
-    collection, role, visible, config, form, error, result = _comparison(request, slug)
-    context = {"collection": collection, "role": role, "runs": visible, "config": config,
-               "form": form, "error": error, "metrics": [(m, metric_label(m))
-                                                         for m in config.metrics]}
-    if result:
-        diffs, pa, pb = result["diffs"], result["pa"], result["pb"]
-        texts = dict(Question.objects.filter(collection=collection).values_list("qid", "text"))
-        params = request.GET.copy()
-
-        def href(qid: str) -> str:
-            params["question"] = qid
-            return f"?{params.urlencode()}#side-{qid}"
-
-        plot = difference_plot(diffs, _labels(config.metrics))
-        q_metric = "q_measure" if "q_measure" in config.metrics else config.metrics[0]
-        rr_metric = "rr" if "rr" in config.metrics else config.metrics[-1]
-        disagree = list(disagreements(diffs[rr_metric], diffs[q_metric])) if (
-            q_metric != rr_metric) else []
-        focus = request.GET.get("question")
-        focus = focus if focus in diffs.index else None
-        shown = [*disagree, *([focus] if focus else [])]
-        marks_a = _marks_by_question(result["scores"], result["a"].name, shown,
-                                     collection=collection)
-        marks_b = _marks_by_question(result["scores"], result["b"].name, shown,
-                                     collection=collection)
-
-        def side(q):
-            return {"qid": q, "text": texts.get(q, ""), "d_q": diffs.at[q, q_metric],
-                    "d_rr": diffs.at[q, rr_metric], "marks_a": marks_a.get(q, []),
-                    "marks_b": marks_b.get(q, [])}
-
-        context.update({
-            "a": result["a"], "b": result["b"],
-            "tests": [{"t": t, "label": metric_label(t.metric), "mean_a": _fmt(t.mean_a),
-                       "mean_b": _fmt(t.mean_b), "sign_p": _fmt(t.sign_p),
-                       "wilcoxon_p": _fmt(t.wilcoxon_p), "t_p": _fmt(t.t_p),
-                       "rand_p": _fmt(t.randomization_p), "effect": _fmt(t.effect_size)}
-                      for t in result["tests"]],
-            "plot": plot, "markers": mark_safe(markers_svg(plot, href)),
-            "n_questions": len(diffs),
-            "diff_table": _diff_table_html(diffs.index, texts, pa, pb, diffs, config.metrics,
-                                           href),
-            "disagree": [side(q) for q in disagree],
-            "focus": side(focus) if focus and focus not in disagree else None,
-            "q_label": metric_label(q_metric), "rr_label": metric_label(rr_metric),
-        })
-    return TemplateResponse(request, "evaluation/compare.html", context)
-
-
-def _diff_table_html(qids, texts, pa, pb, diffs, metrics, href) -> str:
-    """Rows of the all-questions table (built here: 5,000 questions x 3 cells a metric)."""
-    A, B, D = pa[list(metrics)].to_numpy(), pb[list(metrics)].to_numpy(), diffs[
-        list(metrics)].to_numpy()
-    rows = []
-    for i, q in enumerate(qids):
-        text = texts.get(q, "")
-        text = text if len(text) <= 60 else text[:59] + "…"
-        cells = []
-        for k in range(len(metrics)):
-            d = D[i, k]
-            cls = "up" if d > 0 else "down" if d < 0 else ""
-            cells.append(f'<td class="num">{A[i, k]:.4f}</td><td class="num">{B[i, k]:.4f}</td>'
-                         f'<td class="num {cls}">{d:.4f}</td>')
-        rows.append(f'<tr id="cmp-{escape(q)}"><td><span class="qid">{escape(q)}</span> '
-                    f'{escape(text)}</td>{"".join(cells)}'
-                    f'<td><a href="{escape(href(q))}">both lists</a></td></tr>')
-    return mark_safe("".join(rows))
+    collection, role = _score_access(request, slug)
+    runs, a, b = _chosen_runs(request, collection)
+    config, form, error = _config(request, collection,
+                                  default_metrics=services.COMPARE_METRICS)
+    comparison = _compare_runs(collection, a, b, config)
+    context = {"collection": collection, "role": role, "runs": runs, "config": config,
+               "form": form, "error": error, "metrics": _metric_choices(config),
+               "a": a, "b": b, "same_run": a is not None and a == b}
+    if comparison:
+        context.update(_compare_context(request, collection, comparison))
+    return _render(request, "evaluation/compare.html", context, partial="diff-table")
 
 
 @require_GET
 def compare_csv(request: HttpRequest, slug: str) -> HttpResponse:
-    collection, _, _, config, _, _, result = _comparison(request, slug)
-    if not result:
+    collection, _ = _score_access(request, slug)
+    _, a, b = _chosen_runs(request, collection)
+    config, _, _ = _config(request, collection, default_metrics=services.COMPARE_METRICS)
+    c = _compare_runs(collection, a, b, config)
+    if c is None:
         raise Http404("Choose two different runs to compare")
-    a, b = result["a"].name, result["b"].name
-    rows = []
-    for t in result["tests"]:
+    rows: list[list[object]] = []
+    for t in c.tests:
         rows.append(["mean", t.metric, t.mean_a, t.mean_b, t.mean_diff, t.up, t.down, t.tied,
-                     t.sign_p, t.wilcoxon_p, t.t_p, t.randomization_p, t.effect_size])
-    for q in result["diffs"].index:
-        for m in config.metrics:
-            rows.append(["question", f"{m}:{q}", result["pa"].at[q, m], result["pb"].at[q, m],
-                         result["diffs"].at[q, m], "", "", "", "", "", "", "", ""])
+                     p_text(t.sign_p), p_text(t.wilcoxon_p), p_text(t.t_p),
+                     p_text(t.randomization_p), t.effect_size])
+    for q in c.diffs.index:
+        for m in c.metrics:
+            rows.append(["question", f"{m}:{q}", c.per_question_a.at[q, m],
+                         c.per_question_b.at[q, m], c.diffs.at[q, m],
+                         "", "", "", "", "", "", "", ""])
     return csv_response(
-        f"{collection.slug}-{a}-vs-{b}.csv", _preamble(collection, config, run_a=a, run_b=b),
+        f"{collection.slug}-{c.a.name}-vs-{c.b.name}.csv",
+        _preamble(collection, config, run_a=c.a.name, run_b=c.b.name),
         ["row", "metric_or_question", "a", "b", "b_minus_a", "up", "down", "tied", "sign_p",
          "wilcoxon_p", "t_p", "randomization_p", "effect_size"], rows)
 
 
 # -- system ranking -------------------------------------------------------------------------
-def _ranking(request: HttpRequest, slug: str):
-    collection, role = _score_access(request, slug)
-    config, form, error = _config(request, collection)
-    runs = list(Run.objects.visible_to(request.user, collection).order_by("name"))
-    means = (services.score_runs(collection, runs, config).means() if runs
-             else pd.DataFrame(columns=list(config.metrics)))
-    return collection, role, config, form, error, runs, means
+def _system_ranking(request: HttpRequest, collection: Collection,
+                    config: services.ScoreConfig) -> services.SystemRanking:
+    runs = selectors.visible_runs(user=request.user, collection=collection)
+    return services.runs_rank(collection=collection, runs=list(runs), config=config)
 
 
 @require_GET
 def ranking(request: HttpRequest, slug: str) -> HttpResponse:
-    collection, role, config, form, error, runs, means = _ranking(request, slug)
-    ranks = means.rank(ascending=False, method="min") if len(means) else means
-    table = [{"run": r, "values": [(means.at[r.name, m], int(ranks.at[r.name, m]))
-                                   for m in config.metrics]} for r in runs]
-    primary = config.metrics[0]
-    table.sort(key=lambda row: -row["values"][0][0])
-    corr = rank_correlations(means[list(config.metrics)]) if len(means) else None
+    collection, role = _score_access(request, slug)
+    config, form, error = _config(request, collection)
+    r = _system_ranking(request, collection, config)
+    table = [{"run": run, "values": [(r.means.at[run.name, m], int(r.ranks.at[run.name, m]))
+                                     for m in r.metrics]} for run in r.order]
+    corr = r.correlations.itertuples() if r.correlations is not None else ()
     return TemplateResponse(request, "evaluation/ranking.html", {
         "collection": collection, "role": role, "config": config, "form": form, "error": error,
-        "metrics": [(m, metric_label(m)) for m in config.metrics], "table": table,
-        "primary": metric_label(primary),
-        "corr": [{"a": metric_label(r.metric_a), "b": metric_label(r.metric_b),
-                  "tau": _fmt(r.kendall_tau), "rho": _fmt(r.spearman_rho)}
-                 for r in corr.itertuples()] if corr is not None else []})
+        "metrics": _metric_choices(config), "table": table,
+        "primary": metric_label(r.metrics[0]),
+        "corr": [{"a": metric_label(c.metric_a), "b": metric_label(c.metric_b),
+                  "tau": _fmt(c.kendall_tau), "rho": _fmt(c.spearman_rho)} for c in corr]})
 
 
 @require_GET
 def ranking_csv(request: HttpRequest, slug: str) -> HttpResponse:
-    collection, _, config, _, _, runs, means = _ranking(request, slug)
-    rows = [[r.name, *[float(means.at[r.name, m]) for m in config.metrics]] for r in runs]
-    corr = rank_correlations(means[list(config.metrics)]) if len(means) else None
-    if corr is not None:
-        rows += [[f"kendall_tau:{c.metric_a}:{c.metric_b}", c.kendall_tau] for c in
-                 corr.itertuples()]
-        rows += [[f"spearman_rho:{c.metric_a}:{c.metric_b}", c.spearman_rho] for c in
-                 corr.itertuples()]
+    collection, _ = _score_access(request, slug)
+    config, _, _ = _config(request, collection)
+    r = _system_ranking(request, collection, config)
+    rows: list[list[object]] = [[run.name, *[float(r.means.at[run.name, m]) for m in r.metrics]]
+                                for run in r.runs]
+    if r.correlations is not None:
+        corr = list(r.correlations.itertuples())
+        rows += [[f"kendall_tau:{c.metric_a}:{c.metric_b}", c.kendall_tau] for c in corr]
+        rows += [[f"spearman_rho:{c.metric_a}:{c.metric_b}", c.spearman_rho] for c in corr]
     return csv_response(f"{collection.slug}-ranking.csv", _preamble(collection, config),
-                        ["run", *config.metrics], rows)
-
+                        ["run", *r.metrics], rows)

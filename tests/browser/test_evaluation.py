@@ -69,7 +69,9 @@ def test_upload_score_compare_and_download(page, live_server, demo, artifacts, t
     page.select_option("select[name=b]", label="mine")
     page.get_by_role("button", name="Compare").click()
     page.wait_for_selector("#diff-plot")
-    assert page.locator("#diff-plot a").count() == 2 * len(web.drop("all"))
+    # one link per question (its column of the plot), one mark per question and metric
+    assert page.locator("#diff-plot a").count() == len(web.drop("all"))
+    assert page.locator("#diff-plot g.series use").count() == 2 * len(web.drop("all"))
     assert "↓" in page.locator("#tests").inner_text()
     first = page.locator("#diff-plot a").first
     qid = first.get_attribute("data-qid")

@@ -1,0 +1,124 @@
+"""Reads of the evaluation pages: runs a user may see, per-question counts and texts, the
+marks of a run's answers, unjudged answers.  Each is a fixed number of queries whatever
+the size of the collection; scores themselves come from ``evaluation.services``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Exists, Min, OuterRef, QuerySet
+from django.http import Http404
+
+from annotate.models import AnswerString, Collection, Question
+from annotate.selectors import synset_labels
+from evaluation.metrics import Scores
+
+from .models import Run, RunAnswer
+
+
+def level_gains(collection: Collection) -> list[tuple[str, float]]:
+    """The collection's levels as (code, gain), highest first."""
+    return list(collection.levels.order_by("order").values_list("code", "gain"))
+
+
+def visible_runs(*, user: Any, collection: Collection | None = None) -> QuerySet[Run]:
+    """Runs ``user`` may see (of ``collection``, or of every collection), by name."""
+    return (Run.objects.visible_to(user, collection).select_related("collection", "owner")
+            .order_by("collection__name", "name"))
+
+
+def visible_run(*, user: Any, collection: Collection, run_id: int | str) -> Run:
+    """The run ``run_id`` of ``collection`` if ``user`` may see it; PermissionDenied (403)
+    when it exists but is hidden from them, Http404 when it does not exist."""
+    run = Run.objects.visible_to(user, collection).filter(pk=run_id).first()
+    if run is None:
+        if Run.objects.filter(collection=collection, pk=run_id).exists():
+            raise PermissionDenied("This run is not visible to you.")
+        raise Http404("No such run")
+    return run
+
+
+def question_texts(collection: Collection) -> dict[str, str]:
+    """Question id -> question text, for every question of the collection."""
+    return dict(Question.objects.filter(collection=collection).values_list("qid", "text"))
+
+
+def answers_per_question(run: Run) -> dict[str, int]:
+    """Question id -> number of answers the run returned for it (L)."""
+    return dict(run.answers.values("question__qid").annotate(n=Count("id"))
+                .values_list("question__qid", "n"))
+
+
+def synsets_per_question(collection: Collection) -> dict[str, int]:
+    """Question id -> number of answer synsets (R)."""
+    return dict(Question.objects.filter(collection=collection).with_counts()
+                .values_list("qid", "n_synsets"))
+
+
+def marks_by_question(scores: Scores, run_name: str, qids: Iterable[str], *,
+                      collection: Collection) -> dict[str, list[dict[str, Any]]]:
+    """Per question of ``qids``: the run's marked answers, each with its rank, the synset's
+    number and, for an imported synset, its id in the file (``label``)."""
+    return marks_of_runs(scores, [run_name], qids, collection=collection)[run_name]
+
+
+def marks_of_runs(scores: Scores, run_names: Sequence[str], qids: Iterable[str], *,
+                  collection: Collection) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """``marks_by_question`` of several runs at once: run name -> question id -> marks."""
+    qids = list(qids)
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {name: {} for name in run_names}
+    if not qids:
+        return out
+    f = scores.marked.frame()
+    f = f[f["run"].isin(list(run_names)) & f["question_id"].isin(qids)]
+    labels = synset_labels(collection, qids) if len(f) else {}
+    for r in f.itertuples():
+        out[r.run].setdefault(r.question_id, []).append({
+            "rank": r.rank, "answer": r.answer, "synset": r.synset, "level": r.level,
+            "label": labels.get((r.question_id, str(r.synset)), ""), "status": r.status})
+    return out
+
+
+def run_answer_stats(runs: Sequence[Run]) -> dict[int, dict[str, int]]:
+    """Per run id: questions answered and answers in total (one query)."""
+    rows = (RunAnswer.objects.filter(run__in=runs).values("run_id")
+            .annotate(answers=Count("id"), questions=Count("question", distinct=True)))
+    return {r["run_id"]: r for r in rows}
+
+
+def _judged_string() -> QuerySet[AnswerString]:
+    return AnswerString.objects.filter(question=OuterRef("question"), key=OuterRef("key"),
+                                       judged_at__isnull=False)
+
+
+def unjudged_counts(runs: Sequence[Run]) -> dict[int, int]:
+    """Per run id: answers whose string no assessor has judged (one query)."""
+    rows = (RunAnswer.objects.filter(run__in=runs).filter(~Exists(_judged_string()))
+            .values("run_id").annotate(n=Count("id")))
+    return {r["run_id"]: r["n"] for r in rows}
+
+
+def unjudged_answers(run: Run) -> list[dict[str, Any]]:
+    """The run's distinct unjudged answers: question id, answer, best rank, and whether it
+    is in the assessors' pool already (``pooled``: a string of its question has its key)
+    or could be sent there (``poolable``: not pooled, best rank within the collection's
+    L'), in question order (one query)."""
+    strings = AnswerString.objects.filter(question=OuterRef("question"), key=OuterRef("key"))
+    rows = (RunAnswer.objects.filter(run=run).filter(~Exists(_judged_string()))
+            .values("question_id", "question__qid", "key").annotate(rank=Min("rank"),
+                                                                    text=Min("text"))
+            .annotate(pooled=Exists(strings))
+            .order_by("question_id", "rank"))
+    limit = run.collection.max_output_size
+    return [{"question_id": r["question__qid"], "answer": r["text"], "rank": r["rank"],
+             "pooled": r["pooled"], "poolable": not r["pooled"] and r["rank"] <= limit}
+            for r in rows]
+
+
+def pool_counts(unjudged: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """Counts of ``unjudged_answers``: not judged, waiting in the pool, not yet pooled."""
+    return {"unjudged": len(unjudged),
+            "pooled": sum(1 for u in unjudged if u["pooled"]),
+            "to_pool": sum(1 for u in unjudged if u["poolable"])}
