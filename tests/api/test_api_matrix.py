@@ -45,6 +45,14 @@ API_EXPECTED: dict[str, tuple[str, str, str]] = {
                               "401 403 403 200 403 200 200"),
 }
 WRITES = {"api:run-upload"}
+# What a 2xx answer must hold, whoever asks (the right answer, not an empty list).
+API_TEXT = {
+    "api:me": '"username"', "api:collection-list": '[',  # nonmember: []
+    "api:collection-detail": '"levels"', "api:run-list": '"sha256"',
+    "api:run-upload": '"name": "matrix-', "api:question-list": '"question_id": "EX1-BEATLES"',
+    "api:judgments-export": '"synset_id"', "api:run-detail": '"name": "AF"',
+    "api:run-scores": '"q_measure"', "api:compare": '"randomization_p"',
+}
 # Patterns of /api/ that are pages behind the login (session), not token endpoints.
 API_PAGES = {"api:openapi-json", "api:openapi-view", "api:api-root"}
 RUN_FILE = b"EX1-BEATLES\t1\tJohn Lennon\nEX2-DVD\t1\tDigital Versatile Disk\n"
@@ -70,6 +78,7 @@ def test_the_table_covers_every_api_endpoint():
     assert not (API_EXPECTED.keys() - names), "API_EXPECTED names endpoints that do not exist"
     for _, _, statuses in API_EXPECTED.values():
         assert len(statuses.split()) == len(ROLES)
+    assert API_TEXT.keys() == API_EXPECTED.keys()
 
 
 @pytest.mark.parametrize("key", sorted(API_EXPECTED))
@@ -87,6 +96,8 @@ def test_api_role_matrix(world, key):
         if got != want:
             problems.append(f"{method} {url} as {role}: expected {want}, got {got} "
                             f"{response.content[:200]!r}")
+        if got.startswith("2") and API_TEXT[key] not in response.content.decode():
+            problems.append(f"{method} {url} as {role}: the answer lacks {API_TEXT[key]!r}")
         if response["Content-Type"].split(";")[0] not in ("application/json", "text/csv"):
             problems.append(f"{method} {url} as {role}: answered {response['Content-Type']}")
         if wrote and not (key in WRITES and got.startswith("2")):
