@@ -32,7 +32,7 @@ from evaluation.metrics.csvio import read_records
 from evaluation.models import Run
 
 from . import schemas
-from .auth import TokenAuth, TokenRateThrottle
+from .auth import TokenAuth, TokenRateThrottle, docs_access
 from .comparison import compare_runs
 from .selectors import answers_per_question, synsets_per_question
 
@@ -47,6 +47,7 @@ api = NinjaAPI(
     throttle=[TokenRateThrottle()],
     docs_url="/docs",
     openapi_url="/openapi.json",
+    docs_decorator=docs_access,
 )
 
 Precision = Literal["readable", "full"]

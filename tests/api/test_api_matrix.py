@@ -153,13 +153,20 @@ def test_api_of_another_collection_is_refused_to_every_role_of_demo(world):
     assert staff.get("/api/collections/no-such-collection").status_code == 404
 
 
-def test_the_docs_and_the_schema_are_pages_behind_the_login(world):
-    """/api/docs and /api/openapi.json are for a logged-in browser (a token alone is sent
-    to the login page, like a request without one); the root only answers 404."""
+def test_the_docs_and_the_schema_need_a_login_or_a_token(world):
+    """/api/docs is for a logged-in browser (others are sent to the login page);
+    /api/openapi.json also for a token (401 without); the root only answers 404."""
+    anonymous = Client()
+    response = anonymous.get("/api/docs")
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    assert anonymous.get("/api/openapi.json").status_code == 401
+    assert anonymous.get("/api/").status_code == 302
+    bad = ApiClient("qas_not-a-token")
+    assert bad.get("/api/openapi.json").status_code == 401
     token = ApiClient(world["tokens"]["participant"])
-    for url in ("/api/docs", "/api/openapi.json", "/api/"):
-        response = token.get(url)
-        assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    schema = token.get("/api/openapi.json")
+    assert schema.status_code == 200 and "/api/collections" in schema.json()["paths"]
+    assert token.get("/api/docs").status_code == 200
     client = Client()
     client.force_login(world["users"]["assessor"])
     assert client.get("/api/docs").status_code == 200
