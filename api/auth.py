@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
+from functools import wraps
 
 from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
 from django.core.cache import cache
-from django.http import HttpRequest
+from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from ninja.security import HttpBearer
 from ninja.throttling import BaseThrottle
@@ -41,6 +43,26 @@ class TokenAuth(HttpBearer):
             ApiToken.objects.filter(pk=found.pk).update(last_used_at=now)
         request.user = found.user
         return found
+
+
+def docs_access(view):
+    """The schema and the docs page: for a logged-in browser (others are sent to the login
+    page) or a request with a valid token (a client generator fetching
+    ``/api/openapi.json``; without one it gets 401 like the endpoints)."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs):
+        if not request.user.is_authenticated:
+            scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+            if not (scheme.lower() == "bearer"
+                    and TokenAuth().authenticate(request, token.strip())):
+                if request.path_info.endswith(".json"):
+                    return JsonResponse({"detail": "Unauthorized"}, status=401)
+                return redirect_to_login(request.get_full_path())
+        return view(request, *args, **kwargs)
+
+    wrapper.login_required = False  # checked here, not by LoginRequiredMiddleware
+    return wrapper
 
 
 def parse_rate(rate: str) -> tuple[int, int]:

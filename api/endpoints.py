@@ -13,16 +13,18 @@ import math
 from typing import Literal
 
 from django.core.exceptions import PermissionDenied
+from django.db import DatabaseError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import File, Form, NinjaAPI, Query, Status, UploadedFile
 from ninja.errors import HttpError
 
 from annotate.imports import export_judgments
-from annotate.models import Collection, Role
-from annotate.permissions import collection_role, require_role
+from annotate.models import Collection, Membership, Role, is_site_staff
+from annotate.permissions import require_role
 from annotate.selectors import attach_assessors, question_list_queryset
 from config.downloads import content_disposition
+from config.errors import RETRY_AFTER_SECONDS, is_database_unavailable
 from evaluation import services
 from evaluation.forms import RunUploadForm
 from evaluation.metrics import InputError
@@ -30,8 +32,7 @@ from evaluation.metrics.csvio import read_records
 from evaluation.models import Run
 
 from . import schemas
-from .auth import TokenAuth, TokenRateThrottle
-from .comparison import compare_runs
+from .auth import TokenAuth, TokenRateThrottle, docs_access
 from .selectors import answers_per_question, synsets_per_question
 
 api = NinjaAPI(
@@ -45,9 +46,13 @@ api = NinjaAPI(
     throttle=[TokenRateThrottle()],
     docs_url="/docs",
     openapi_url="/openapi.json",
+    docs_decorator=docs_access,
 )
 
 Precision = Literal["readable", "full"]
+# the errors every endpoint may answer (documented in the schema; api/auth.py, below)
+ERRORS = {401: schemas.ErrorOut, 403: schemas.ErrorOut, 404: schemas.ErrorOut,
+          422: schemas.ErrorOut, 429: schemas.ErrorOut}
 READABLE_DIGITS = 6  # as the CSV downloads (float_format ".6f")
 
 
@@ -60,6 +65,19 @@ def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
 def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
     # the generic text only: a model's name or a slug is not echoed back
     return api.create_response(request, {"detail": "Not found"}, status=404)
+
+
+@api.exception_handler(DatabaseError)
+def _database_error(request: HttpRequest, exc: DatabaseError) -> HttpResponse:
+    """A busy or unreachable database is 503 with Retry-After, as on the pages
+    (config/errors.py); any other database error is a bug: re-raised (500)."""
+    if not is_database_unavailable(exc):
+        raise exc
+    response = api.create_response(
+        request, {"detail": "The database is busy or unavailable; try again shortly."},
+        status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -141,30 +159,35 @@ def _collection_out(collection: Collection, role: str | None) -> dict:
 
 
 # -- who am I, collections ----------------------------------------------------------------
-@api.get("/me", response=schemas.MeOut, url_name="me", tags=["collections"])
+@api.get("/me", response={200: schemas.MeOut, **ERRORS}, url_name="me",
+         tags=["collections"])
 def me(request: HttpRequest):
     """The user the token belongs to."""
     return {"username": request.user.get_username(), "staff": bool(request.user.is_staff)}
 
 
-@api.get("/collections", response=list[schemas.CollectionOut], url_name="collection-list",
-         tags=["collections"])
+@api.get("/collections", response={200: list[schemas.CollectionOut], **ERRORS},
+         url_name="collection-list", tags=["collections"])
 def collection_list(request: HttpRequest):
     """The collections you are a member of (staff: all), each with your role."""
-    collections = (Collection.objects.visible_to(request.user).with_counts()
-                   .prefetch_related("levels"))
-    return [_collection_out(c, collection_role(request.user, c)) for c in collections]
+    collections = list(Collection.objects.visible_to(request.user).with_counts()
+                       .prefetch_related("levels"))
+    # the roles of all of them in one query (collection_role would ask once per collection)
+    staff = is_site_staff(request.user)
+    roles = {} if staff else dict(Membership.objects.filter(user=request.user)
+                                  .values_list("collection_id", "role"))
+    return [_collection_out(c, Role.ORGANIZER if staff else roles.get(c.pk)) for c in collections]
 
 
-@api.get("/collections/{slug}", response=schemas.CollectionOut, url_name="collection-detail",
-         tags=["collections"])
+@api.get("/collections/{slug}", response={200: schemas.CollectionOut, **ERRORS},
+         url_name="collection-detail", tags=["collections"])
 def collection_detail(request: HttpRequest, slug: str):
     """One collection and your role in it (403 unless you are a member)."""
     collection, role = _collection(request, slug)
     return _collection_out(collection, role)
 
 
-@api.get("/collections/{slug}/questions", response=list[schemas.QuestionOut],
+@api.get("/collections/{slug}/questions", response={200: list[schemas.QuestionOut], **ERRORS},
          url_name="question-list", tags=["collections"])
 def question_list(request: HttpRequest, slug: str, status: str = "", search: str = ""):
     """The collection's questions with their counts and assessors (organizers only)."""
@@ -177,7 +200,7 @@ def question_list(request: HttpRequest, slug: str, status: str = "", search: str
 
 
 @api.get("/collections/{slug}/judgments", url_name="judgments-export", tags=["collections"],
-         response={200: list[schemas.JudgmentOut]})
+         response={200: list[schemas.JudgmentOut], **ERRORS})
 def judgments_export(request: HttpRequest, slug: str, format: Literal["json", "csv"] = "json"):
     """The judgments (organizers only), as the page's export: CSV (``format=csv``, the same
     file as the export page) or JSON records with the same columns."""
@@ -191,8 +214,8 @@ def judgments_export(request: HttpRequest, slug: str, format: Literal["json", "c
 
 
 # -- runs ---------------------------------------------------------------------------------
-@api.get("/collections/{slug}/runs", response=list[schemas.RunOut], url_name="run-list",
-         tags=["runs"])
+@api.get("/collections/{slug}/runs", response={200: list[schemas.RunOut], **ERRORS},
+         url_name="run-list", tags=["runs"])
 def run_list(request: HttpRequest, slug: str):
     """The runs you may see: all (organizers), your own, or every participant's when the
     leaderboard is published.  Assessors see none (403)."""
@@ -203,7 +226,7 @@ def run_list(request: HttpRequest, slug: str):
 
 
 @api.post("/collections/{slug}/runs", url_name="run-upload", tags=["runs"],
-          response={201: schemas.RunOut, 400: schemas.UploadErrorOut, 403: schemas.ErrorOut})
+          response={201: schemas.RunOut, 400: schemas.UploadErrorOut, **ERRORS})
 def run_upload(request: HttpRequest, slug: str, name: Form[str], file: File[UploadedFile],
                description: Form[str] = "", format: Form[Literal["", "qa", "trec"]] = ""):
     """Upload a run (multipart), all or nothing, with the checks of the upload page: on any
@@ -213,7 +236,9 @@ def run_upload(request: HttpRequest, slug: str, name: Form[str], file: File[Uplo
         raise PermissionDenied("This collection is not open for submissions.")
     form = RunUploadForm(request.POST, request.FILES)
     if not form.is_valid():
-        errors = [{"file": field if field != "__all__" else "", "line": None, "message": m}
+        upload = request.FILES.get("file")
+        errors = [{"file": upload.name if upload else "", "line": None,
+                   "message": m if field == "__all__" else f"{field}: {m}"}
                   for field, messages in form.errors.items() for m in messages]
         return Status(400, {"detail": "The run was not stored.", "errors": errors})
     upload = form.cleaned_data["file"]
@@ -230,14 +255,14 @@ def run_upload(request: HttpRequest, slug: str, name: Form[str], file: File[Uplo
     return Status(201, _run_out(run))
 
 
-@api.get("/collections/{slug}/runs/{run_id}", response=schemas.RunOut, url_name="run-detail",
-         tags=["runs"])
+@api.get("/collections/{slug}/runs/{run_id}", response={200: schemas.RunOut, **ERRORS},
+         url_name="run-detail", tags=["runs"])
 def run_detail(request: HttpRequest, slug: str, run_id: int):
     collection, _ = _score_access(request, slug)
     return _run_out(_visible_run(request, collection, run_id))
 
 
-@api.get("/collections/{slug}/runs/{run_id}/scores", response=schemas.RunScoresOut,
+@api.get("/collections/{slug}/runs/{run_id}/scores", response={200: schemas.RunScoresOut, **ERRORS},
          url_name="run-scores", tags=["scores"])
 def run_scores(request: HttpRequest, slug: str, run_id: int,
                metric: Query[list[str] | None] = None, gains: str = "default",
@@ -264,8 +289,8 @@ def run_scores(request: HttpRequest, slug: str, run_id: int,
     }
 
 
-@api.get("/collections/{slug}/compare", response=schemas.ComparisonOut, url_name="compare",
-         tags=["scores"])
+@api.get("/collections/{slug}/compare", response={200: schemas.ComparisonOut, **ERRORS},
+         url_name="compare", tags=["scores"])
 def compare(request: HttpRequest, slug: str, a: int, b: int,
             metric: Query[list[str] | None] = None, gains: str = "default",
             beta: float = 1.0, rbp_p: float = 0.5, precision: Precision = "readable"):
@@ -279,13 +304,14 @@ def compare(request: HttpRequest, slug: str, a: int, b: int,
         raise HttpError(422, "choose two different runs")
     config = _config(collection, metric, gains, beta, rbp_p,
                      default_metrics=("q_measure", "rr"))
-    result = compare_runs(collection=collection, run_a=run_a, run_b=run_b, config=config)
+    result = services.runs_compare(collection=collection, run_a=run_a, run_b=run_b,
+                                   config=config)
     ms = config.metrics
     tests = [{"metric": t.metric, "n": t.n, "up": t.up, "down": t.down, "tied": t.tied,
               **{k: _number(getattr(t, k), precision) for k in (
                   "mean_a", "mean_b", "mean_diff", "sign_p", "wilcoxon_p", "t_p",
                   "randomization_p", "effect_size")}} for t in result.tests]
-    pa, pb, d = (f.to_dict("index") for f in (result.pa, result.pb, result.diffs))
+    pa, pb, d = (f.to_dict("index") for f in (result.per_question_a, result.per_question_b, result.diffs))
     return {"a": _run_out(run_a), "b": _run_out(run_b),
             "config": _config_out(collection, config, precision), "tests": tests,
             "questions": [{"question_id": q, "a": _values(pa[q], ms, precision),

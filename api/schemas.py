@@ -8,7 +8,10 @@ from ninja import Schema
 
 
 class ErrorOut(Schema):
-    detail: str
+    """Every error but a refused upload: a message (ninja's own parameter checks give a
+    list of problems instead)."""
+
+    detail: str | list[dict]
 
 
 class IssueOut(Schema):

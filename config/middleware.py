@@ -5,11 +5,18 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.exceptions import SuspiciousOperation
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
 
 from evaluation.metrics.normalize import CONTROL_CHARACTERS
+
+API_PREFIX = "/api/"
+
+
+def _for_api(request) -> bool:
+    """A request to the REST API, which answers JSON, errors included."""
+    return request.path_info.startswith(API_PREFIX)
 
 
 class ContentSecurityPolicyMiddleware:
@@ -44,6 +51,9 @@ class RequestSizeLimitMiddleware:
             length = 0
         if limit and length > limit:
             mb = 1024 * 1024
+            if _for_api(request):
+                return JsonResponse({"detail": f"The request is {length / mb:.1f} MB; uploads "
+                                               f"may be at most {limit // mb} MB."}, status=413)
             body = (f"<!doctype html><title>Request too large</title><h1>Request too large"
                     f"</h1><p>The request is {length / mb:.1f} MB; uploads may be at most "
                     f"{limit // mb} MB.</p>")
@@ -88,6 +98,10 @@ class ControlCharacterMiddleware:
             request.COOKIES = {k: v for k, v in request.COOKIES.items()
                                if not CONTROL_CHARACTERS.search(v)}
         field = _control_character_field(request)
+        if field is not None and _for_api(request):
+            return JsonResponse({"detail": f"{field[:60]!r} holds a control character (such "
+                                           "as a NUL byte); only tab, newline and carriage "
+                                           "return are allowed in text."}, status=400)
         if field is not None:
             return render(request, "400.html", {
                 "reason": f"{field[:60]!r} holds a control character (such as a NUL byte); "

@@ -329,7 +329,8 @@ def run_pool(*, run: Run, by: AbstractBaseUser | None = None) -> int:
 
 
 @transaction.atomic
-def collection_matching_mode_change(*, collection: Collection, mode: str, by) -> int:
+def collection_matching_mode_change(*, collection: Collection, mode: str,
+                                    by: AbstractBaseUser | None) -> int:
     """Change ``collection``'s matching mode (DESIGN.md section 4): its strings are re-keyed
     and agreeing spellings folded by annotate's ``collection_set_matching_mode`` (which
     raises MatchingModeConflict, nothing written, when spellings that become one string

@@ -45,6 +45,14 @@ API_EXPECTED: dict[str, tuple[str, str, str]] = {
                               "401 403 403 200 403 200 200"),
 }
 WRITES = {"api:run-upload"}
+# What a 2xx answer must hold, whoever asks (the right answer, not an empty list).
+API_TEXT = {
+    "api:me": '"username"', "api:collection-list": '[',  # nonmember: []
+    "api:collection-detail": '"levels"', "api:run-list": '"sha256"',
+    "api:run-upload": '"name": "matrix-', "api:question-list": '"question_id": "EX1-BEATLES"',
+    "api:judgments-export": '"synset_id"', "api:run-detail": '"name": "AF"',
+    "api:run-scores": '"q_measure"', "api:compare": '"randomization_p"',
+}
 # Patterns of /api/ that are pages behind the login (session), not token endpoints.
 API_PAGES = {"api:openapi-json", "api:openapi-view", "api:api-root"}
 RUN_FILE = b"EX1-BEATLES\t1\tJohn Lennon\nEX2-DVD\t1\tDigital Versatile Disk\n"
@@ -70,6 +78,7 @@ def test_the_table_covers_every_api_endpoint():
     assert not (API_EXPECTED.keys() - names), "API_EXPECTED names endpoints that do not exist"
     for _, _, statuses in API_EXPECTED.values():
         assert len(statuses.split()) == len(ROLES)
+    assert API_TEXT.keys() == API_EXPECTED.keys()
 
 
 @pytest.mark.parametrize("key", sorted(API_EXPECTED))
@@ -87,6 +96,8 @@ def test_api_role_matrix(world, key):
         if got != want:
             problems.append(f"{method} {url} as {role}: expected {want}, got {got} "
                             f"{response.content[:200]!r}")
+        if got.startswith("2") and API_TEXT[key] not in response.content.decode():
+            problems.append(f"{method} {url} as {role}: the answer lacks {API_TEXT[key]!r}")
         if response["Content-Type"].split(";")[0] not in ("application/json", "text/csv"):
             problems.append(f"{method} {url} as {role}: answered {response['Content-Type']}")
         if wrote and not (key in WRITES and got.startswith("2")):
@@ -142,13 +153,20 @@ def test_api_of_another_collection_is_refused_to_every_role_of_demo(world):
     assert staff.get("/api/collections/no-such-collection").status_code == 404
 
 
-def test_the_docs_and_the_schema_are_pages_behind_the_login(world):
-    """/api/docs and /api/openapi.json are for a logged-in browser (a token alone is sent
-    to the login page, like a request without one); the root only answers 404."""
+def test_the_docs_and_the_schema_need_a_login_or_a_token(world):
+    """/api/docs is for a logged-in browser (others are sent to the login page);
+    /api/openapi.json also for a token (401 without); the root only answers 404."""
+    anonymous = Client()
+    response = anonymous.get("/api/docs")
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    assert anonymous.get("/api/openapi.json").status_code == 401
+    assert anonymous.get("/api/").status_code == 302
+    bad = ApiClient("qas_not-a-token")
+    assert bad.get("/api/openapi.json").status_code == 401
     token = ApiClient(world["tokens"]["participant"])
-    for url in ("/api/docs", "/api/openapi.json", "/api/"):
-        response = token.get(url)
-        assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    schema = token.get("/api/openapi.json")
+    assert schema.status_code == 200 and "/api/collections" in schema.json()["paths"]
+    assert token.get("/api/docs").status_code == 200
     client = Client()
     client.force_login(world["users"]["assessor"])
     assert client.get("/api/docs").status_code == 200

@@ -301,3 +301,53 @@ def test_the_docs_page_loads_nothing_from_elsewhere(world):
     assert "script-src 'self'" in page["Content-Security-Policy"]
     for tag in html.split("<script")[1:]:
         assert 'src="' in tag.split(">")[0] or 'type="application/json"' in tag.split(">")[0]
+
+
+# -- errors of the middleware and the database, as JSON ------------------------------------
+def test_a_control_character_is_refused_as_json(world, as_role):
+    response = upload(as_role("participant"), "bad\x00name", b"EX1-BEATLES\t1\tJohn Lennon\n")
+    assert response.status_code == 400
+    assert "control character" in response.json()["detail"]
+    assert not Run.objects.filter(name__startswith="bad").exists()
+
+
+def test_a_form_error_names_its_field(world, as_role):
+    response = upload(as_role("participant"), "x" * 101, b"EX1-BEATLES\t1\tJohn Lennon\n")
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    assert error["message"].startswith("name: ") and error["line"] is None
+
+
+def test_an_oversize_request_is_refused_as_json(world, as_role, settings):
+    settings.MAX_REQUEST_BODY_BYTES = 1024
+    response = upload(as_role("participant"), "big", b"EX1-BEATLES\t1\tJohn Lennon\n" * 100)
+    assert response.status_code == 413
+    assert "at most" in response.json()["detail"]
+
+
+def test_a_busy_database_is_503_with_retry_after(world, as_role, monkeypatch):
+    from django.db import OperationalError
+
+    from evaluation import services
+
+    def busy(*args, **kwargs):
+        raise OperationalError("canceling statement due to statement timeout")
+
+    monkeypatch.setattr(services, "score_runs", busy)
+    response = as_role("participant").get(
+        f"/api/collections/demo/runs/{world['af'].pk}/scores")
+    assert response.status_code == 503 and response["Retry-After"] == "30"
+    assert "try again" in response.json()["detail"]
+
+
+# -- a fixed number of queries, whatever the data size --------------------------------------
+@pytest.mark.parametrize("url", [
+    "/api/collections", "/api/collections/demo", "/api/collections/demo/questions",
+    "/api/collections/demo/runs", "/api/collections/demo/runs/{af}/scores",
+    "/api/collections/demo/compare?a={noaf}&b={af}", "/api/collections/demo/judgments",
+])
+def test_query_budget(world, as_role, url, django_assert_max_num_queries):
+    url = url.format(af=world["af"].pk, noaf=world["noaf"].pk)
+    client = as_role("staff")
+    with django_assert_max_num_queries(20):
+        assert client.get(url).status_code == 200

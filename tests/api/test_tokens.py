@@ -136,3 +136,17 @@ def test_the_rate_limit_answers_429_per_token(settings):
     assert b.get("/api/me").status_code == 200  # counted per token
     # a request without a valid token is refused by authentication, not counted
     assert Client().get("/api/me").status_code == 401
+
+
+def test_the_command_prints_a_working_token():
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+    make_user(username="ci-bot")
+    out = StringIO()
+    call_command("create_api_token", "ci-bot", "--name", "CI", stdout=out)
+    secret = out.getvalue().strip()
+    assert ApiClient(secret).get("/api/me").json()["username"] == "ci-bot"
+    assert ApiToken.objects.get(user__username="ci-bot").name == "CI"
+    with pytest.raises(CommandError):
+        call_command("create_api_token", "nobody", stdout=StringIO())
