@@ -311,7 +311,8 @@ def compare(request: HttpRequest, slug: str, a: int, b: int,
               **{k: _number(getattr(t, k), precision) for k in (
                   "mean_a", "mean_b", "mean_diff", "sign_p", "wilcoxon_p", "t_p",
                   "randomization_p", "effect_size")}} for t in result.tests]
-    pa, pb, d = (f.to_dict("index") for f in (result.per_question_a, result.per_question_b, result.diffs))
+    pa, pb, d = (f.to_dict("index") for f in (
+        result.per_question_a, result.per_question_b, result.diffs))
     return {"a": _run_out(run_a), "b": _run_out(run_b),
             "config": _config_out(collection, config, precision), "tests": tests,
             "questions": [{"question_id": q, "a": _values(pa[q], ms, precision),
