@@ -81,7 +81,6 @@ class ImportForm(forms.Form):
         return check_upload_size(self.cleaned_data["file"], settings.IMPORT_MAX_MB, "imports")
 
 
-
 # -- the judging operations: one small form each (the table is annotate.views.OPERATIONS) -----
 class JudgeForm(forms.Form):
     """What every judging operation sends: the question's version its page showed (none

@@ -47,7 +47,7 @@ def main() -> None:
     settings.STORAGES = {**settings.STORAGES, "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
     call_command("migrate", verbosity=0)
-    from annotate.models import AnswerString
+    from annotate.models import AnswerString, Role
     from tests.factories import add_member, make_big_question, make_collection, make_user
 
     user = make_user(username="bench")
@@ -55,7 +55,7 @@ def main() -> None:
     client.force_login(user)
     for synsets, strings in ((20, 200), (100, 1000)):
         c = make_collection()
-        add_member(collection=c, user=user, role="organizer")
+        add_member(collection=c, user=user, role=Role.ORGANIZER)
         q = make_big_question(collection=c, qid=f"B{synsets}", n_synsets=synsets,
                               n_strings=strings, n_unjudged=min(args.n + 5, strings // 2))
         cands = list(AnswerString.objects.filter(question=q, judged_at__isnull=True)

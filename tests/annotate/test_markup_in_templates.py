@@ -43,5 +43,6 @@ def test_no_html_built_in_python(path):
 def test_judging_page_takes_its_csrf_input_from_the_tag():
     template = (ROOT / "templates/annotate/question_judge.html").read_text(encoding="utf-8")
     assert "{% csrf_token %}" in template and "csrf_input" not in template
-    assert "{% partialdef synset-card %}" in template
-    assert "{% partialdef candidate-row %}" in template
+    assert "{% partialdef synset-card %}" in template and "{% partialdef workspace" in template
+    tags = (ROOT / "annotate/templatetags/workspace.py").read_text(encoding="utf-8")
+    assert "csrf_input(context.request)" in tags  # Django's own, for the candidates' forms
