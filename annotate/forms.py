@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.forms import formset_factory
 
 from config.uploads import check_upload_size
@@ -60,9 +61,14 @@ class BaseLevelFormSet(forms.BaseFormSet):
 LevelFormSet = formset_factory(LevelForm, formset=BaseLevelFormSet, extra=1, can_delete=True)
 
 
+# least privileged first: a new member is a participant unless the organizer says otherwise
+MEMBER_ROLE_CHOICES = [(r.value, r.label) for r in (Role.PARTICIPANT, Role.ASSESSOR,
+                                                     Role.ORGANIZER)]
+
+
 class MemberAddForm(forms.Form):
     username = forms.CharField(max_length=150)
-    role = forms.ChoiceField(choices=Role.choices)
+    role = forms.ChoiceField(choices=MEMBER_ROLE_CHOICES, initial=Role.PARTICIPANT)
 
     def clean_username(self):
         name = self.cleaned_data["username"].strip()
@@ -70,6 +76,23 @@ class MemberAddForm(forms.Form):
             self.user = get_user_model().objects.get(username=name)
         except get_user_model().DoesNotExist:
             raise forms.ValidationError(f"No user {name!r}.") from None
+        return name
+
+
+class MemberInviteForm(forms.Form):
+    """A new account for someone who has none yet; they set its password on a one-time
+    link."""
+
+    username = forms.CharField(max_length=150, help_text="letters, digits and @.+-_ only")
+    email = forms.EmailField(required=False, help_text="optional, for your records")
+    role = forms.ChoiceField(choices=MEMBER_ROLE_CHOICES, initial=Role.PARTICIPANT)
+
+    def clean_username(self):
+        name = self.cleaned_data["username"].strip()
+        UnicodeUsernameValidator()(name)
+        if get_user_model().objects.filter(username__iexact=name).exists():
+            raise forms.ValidationError(f"The username {name!r} is taken: add that user "
+                                        "above instead, or choose another name.")
         return name
 
 

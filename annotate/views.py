@@ -348,37 +348,64 @@ def collection_edit(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def collection_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    """Members and their roles: add by username, change a role, remove."""
+    """Members and their roles: add by username, change a role, remove, or create the
+    account of someone new (who sets its password on a one-time link)."""
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
-    form = forms.MemberAddForm()
-    error = ""
+    form, invite = forms.MemberAddForm(), forms.MemberInviteForm()
+    error, notice, link = "", "", ""
     if request.method == "POST":
-        if request.POST.get("action") == "add":
+        action = request.POST.get("action")
+        if action == "add":
             form = forms.MemberAddForm(request.POST)
             if form.is_valid():
+                role = form.cleaned_data["role"]
                 try:
-                    services.membership_set(collection=collection, user=form.user,
-                                            role=form.cleaned_data["role"], by=request.user)
+                    services.membership_set(collection=collection, user=form.user, role=role,
+                                            by=request.user)
                 except services.Conflict as e:
                     form.add_error("role", str(e))
                 else:
+                    notice = f"{form.user.get_username()} is now a member: {Role(role).label}."
                     form = forms.MemberAddForm()
+        elif action == "invite":
+            invite = forms.MemberInviteForm(request.POST)
+            if invite.is_valid():
+                d = invite.cleaned_data
+                try:
+                    made = services.member_invite(collection=collection, username=d["username"],
+                                                  email=d["email"], role=d["role"],
+                                                  by=request.user)
+                except services.Conflict as e:
+                    invite.add_error("username", str(e))
+                else:
+                    notice = (f"Account {made.user.get_username()} created "
+                              f"({Role(d['role']).label}). Send them this link to choose "
+                              "their password; it works once.")
+                    link = request.build_absolute_uri(
+                        reverse("set-password", args=[made.uidb64, made.token]))
+                    invite = forms.MemberInviteForm()
         else:
             user = get_object_or_404(get_user_model(), pk=_int_or_none(request.POST.get("user")))
-            role = None if request.POST.get("action") == "remove" else request.POST.get("role")
+            role = None if action == "remove" else request.POST.get("role")
             try:
                 services.membership_set(collection=collection, user=user, role=role,
                                         by=request.user)
             except services.Conflict as e:
                 error = str(e)
-        if not request.htmx and not form.is_bound:
+            else:
+                notice = (f"{user.get_username()} removed from the collection." if role is None
+                          else f"{user.get_username()} is now {Role(role).label.lower()}.")
+        if not request.htmx and not form.is_bound and not invite.is_bound and not link:
             if error:
                 messages.error(request, error)
+            elif notice:
+                messages.success(request, notice)
             return redirect_to(request, "annotate:collection-members", slug)
     return render_page(request, "annotate/collection_members.html", {
         "collection": collection, "members": collection_members_list(collection),
-        "form": form, "roles": Role.choices, "error": error}, partial="members")
+        "form": form, "invite": invite, "roles": forms.MEMBER_ROLE_CHOICES, "error": error,
+        "notice": notice, "link": link}, partial="members")
 
 
 @require_http_methods(["GET", "POST"])

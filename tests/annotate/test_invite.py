@@ -40,3 +40,33 @@ def test_a_taken_username_is_refused_and_nothing_is_written():
     with pytest.raises(Conflict, match="taken"):
         member_invite(collection=c, username="taken", role="participant", by=org)
     assert not Membership.objects.filter(collection=c).exists()
+
+
+def test_members_page_defaults_to_participant_says_what_it_did_and_invites(client):
+    c = make_collection(slug="mem")
+    org = make_user(username="mem-org")
+    add_member(collection=c, user=org, role="organizer")
+    make_user(username="mem-x")
+    client.force_login(org)
+    page = client.get("/collections/mem/members/").content.decode()
+    # the add form's role starts at the least privileged
+    add_form = page[page.index('name="action" value="add"'):]
+    assert '<option value="participant" selected>' in add_form
+    r = client.post("/collections/mem/members/", {"action": "add", "username": "mem-x",
+                                                   "role": "participant"},
+                    HTTP_HX_REQUEST="true")
+    assert "mem-x is now a member: Participant." in r.content.decode()
+    assert Membership.objects.get(collection=c, user__username="mem-x").role == "participant"
+    r = client.post("/collections/mem/members/", {"action": "invite", "username": "fresh",
+                                                   "email": "", "role": "assessor"},
+                    HTTP_HX_REQUEST="true")
+    page = r.content.decode()
+    assert "Account fresh created (Assessor)" in page
+    link = page.split('id="invite-link" readonly value="')[1].split('"')[0]
+    assert link.startswith("http://testserver/accounts/set-password/")
+    assert Membership.objects.get(collection=c, user__username="fresh").role == "assessor"
+    # a taken name is refused on the form, nothing created
+    r = client.post("/collections/mem/members/", {"action": "invite", "username": "FRESH",
+                                                   "role": "assessor"}, HTTP_HX_REQUEST="true")
+    assert "is taken" in r.content.decode()
+    assert Membership.objects.filter(collection=c).count() == 3

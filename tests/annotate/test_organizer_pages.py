@@ -77,4 +77,8 @@ def test_members_add_change_remove(client):
     assert r.status_code == 302 and not Membership.objects.filter(user=bob).exists()
     r = client.get("/collections/m/members/")
     assert r.status_code == 200
-    assert org.username in r.content.decode() and "bob" not in r.content.decode()
+    page = r.content.decode()
+    table = page[page.index("<table"):page.index("</table>")]
+    assert org.username in table and "bob" not in table
+    # each change said what it did (messages, as the form posted without htmx)
+    assert "bob is now a member: Assessor." in page and "bob removed from the collection." in page
