@@ -41,6 +41,7 @@ from .models import (
     string_token,
 )
 from .normalize import normalize_answer
+from .signals import matching_mode_changed
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -752,8 +753,16 @@ def collection_save(*, collection: Collection, levels: Sequence[tuple[str, str, 
     """Create or update ``collection`` (an unsaved or changed instance) and set its levels
     (code, label, gain; highest first).  A new collection gets S/A/B 3/2/1 unless levels are
     given, and its creator becomes an organizer.  A level still used by a string cannot be
-    removed (Conflict)."""
+    removed (Conflict).  A changed matching mode re-keys the collection's strings and run
+    answers first (``collection_set_matching_mode``; MatchingModeConflict, nothing written,
+    when strings that would become one are judged differently)."""
     created = collection.pk is None
+    if not created:
+        old_mode = (Collection.objects.filter(pk=collection.pk)
+                    .values_list("matching_mode", flat=True).get())
+        if old_mode != collection.matching_mode:
+            new_mode, collection.matching_mode = collection.matching_mode, old_mode
+            collection_set_matching_mode(collection=collection, mode=new_mode, by=by)
     collection.save()
     if created and not levels:
         levels = DEFAULT_LEVELS
@@ -957,4 +966,6 @@ def collection_set_matching_mode(*, collection: Collection, mode: str, by) -> in
                                  after={"matching_mode": mode, "folded": len(folded),
                                         "rekeyed": len(changed)})
     collection_judgments_changed(collection_id=collection.pk)
+    # the run answers (evaluation's) follow in the same transaction
+    matching_mode_changed.send(sender=Collection, collection=collection, mode=mode)
     return len(folded)

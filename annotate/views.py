@@ -317,6 +317,8 @@ def _collection_form_page(request: HtmxHttpRequest,
             try:
                 saved = services.collection_save(collection=form.save(commit=False),
                                                  levels=levels.rows(), by=request.user)
+            except services.MatchingModeConflict as e:
+                form.add_error("matching_mode", str(e))
             except services.Conflict as e:
                 levels._non_form_errors = levels.error_class([str(e)])
             else:

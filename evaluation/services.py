@@ -331,17 +331,23 @@ def run_pool(*, run: Run, by: AbstractBaseUser | None = None) -> int:
 @transaction.atomic
 def collection_matching_mode_change(*, collection: Collection, mode: str,
                                     by: AbstractBaseUser | None) -> int:
-    """Change ``collection``'s matching mode (DESIGN.md section 4): its strings are re-keyed
-    and agreeing spellings folded by annotate's ``collection_set_matching_mode`` (which
-    raises MatchingModeConflict, nothing written, when spellings that become one string
-    are judged differently), then every run answer of the collection is re-keyed with the
-    same engine function.  Returns the number of strings folded."""
-    folded = annotate_services.collection_set_matching_mode(collection=collection, mode=mode,
-                                                            by=by)
+    """Change ``collection``'s matching mode (DESIGN.md section 4): annotate's
+    ``collection_set_matching_mode`` re-keys its strings and folds agreeing spellings
+    (MatchingModeConflict, nothing written, when spellings that become one string are
+    judged differently), and its signal re-keys every run answer (``run_answers_rekey``).
+    Returns the number of strings folded."""
+    return annotate_services.collection_set_matching_mode(collection=collection, mode=mode,
+                                                          by=by)
+
+
+def run_answers_rekey(*, collection: Collection, mode: str, **_: object) -> int:
+    """Re-key every run answer of ``collection`` under matching ``mode`` with the engine's
+    key function (receiver of annotate's ``matching_mode_changed``).  Returns how many
+    changed."""
     answers = list(RunAnswer.objects.filter(run__collection=collection)
                    .values_list("pk", "text", "key"))
     keys = normalize_many([text for _, text, _ in answers], mode)
-    RunAnswer.objects.bulk_update(
-        [RunAnswer(pk=pk, key=k) for (pk, _, old), k in zip(answers, keys, strict=True)
-         if k != old], ["key"], batch_size=5000)
-    return folded
+    changed = [RunAnswer(pk=pk, key=k) for (pk, _, old), k in zip(answers, keys, strict=True)
+               if k != old]
+    RunAnswer.objects.bulk_update(changed, ["key"], batch_size=5000)
+    return len(changed)
