@@ -59,6 +59,7 @@ fuzz: install
 bench: install
 	$(PY) -m pip install --quiet -e ".[dev,bench]"
 	$(PY) bench/score_bench.py
+	$(PY) bench/qa_score_bench.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles test-artifacts

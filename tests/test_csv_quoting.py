@@ -109,8 +109,8 @@ def test_the_score_command_reads_the_export_and_quotes_its_csv(judged, tmp_path)
                  "--metrics", "q_measure", "--format", "csv", stdout=out)
     assert_spreadsheet_safe(out.getvalue())
     _, header, rows = read_csv(out.getvalue())
-    assert header == ["run", "question_id", "q_measure"]
-    assert rows[0] == ["=1+1;@x,y", "DE", "1.000000"]
+    assert header == ["run", "question_id", "q_measure", "unjudged"]
+    assert rows[0] == ["=1+1;@x,y", "DE", "1.000000", "0"]
 
 
 def test_archive_round_trip_keeps_the_answer(judged, tmp_path):
