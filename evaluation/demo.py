@@ -118,3 +118,44 @@ GUIDELINES = """Group the answer strings that mean the same answer into one syns
 Give every string its own level: S = correct and as specific as asked; A = correct but less
 specific; B = partially correct. Judge a string incorrect when it does not answer the
 question. A question with no answer has one synset holding the string NIL."""
+
+
+# A second, small collection for an agreement study (DESIGN.md section 9): every question
+# judged independently by assessor1 and assessor2 in layers of their own, then the strings
+# they agree on go to gold and the others wait for adjudication.  Each assessor's
+# judgments: answer -> (synset number in their layer, level), or None for incorrect.
+AGREEMENT_SLUG = "demo-agreement"
+AGREEMENT_QUESTIONS = [
+    ("AG-NOBEL-LIT", "Who was the first Japanese Nobel laureate in literature?",
+     {"Yasunari Kawabata": (1, "S"), "Kawabata": (1, "A"), "Kawabata Yasunari": (1, "S"),
+      "Kenzaburo Oe": None},
+     {"Yasunari Kawabata": (1, "S"), "Kawabata": (1, "B"), "Kawabata Yasunari": (1, "S"),
+      "Kenzaburo Oe": None}),
+    ("AG-EVEREST", "What is the highest mountain on Earth?",
+     {"Mount Everest": (1, "S"), "Everest": (1, "A"), "Chomolungma": (1, "S"), "K2": None},
+     {"Mount Everest": (1, "S"), "Everest": (1, "A"), "Chomolungma": (2, "S"), "K2": None}),
+    ("AG-MOON", "Who first walked on the Moon?",
+     {"Neil Armstrong": (1, "S"), "Armstrong": (1, "A"), "Buzz Aldrin": None,
+      "Apollo 11": None},
+     {"Neil Armstrong": (1, "S"), "Armstrong": (1, "A"), "Buzz Aldrin": None,
+      "Apollo 11": (2, "B")}),
+    ("AG-DNA", "Who proposed the double-helix structure of DNA?",
+     {"Watson and Crick": (1, "S"), "James Watson": (2, "A"), "Francis Crick": (3, "A"),
+      "Rosalind Franklin": None},
+     {"Watson and Crick": (1, "S"), "James Watson": (2, "A"), "Francis Crick": (3, "A"),
+      "Rosalind Franklin": None}),
+    ("AG-CAPITAL-AU", "What is the capital of Australia?",
+     {"Canberra": (1, "S"), "Sydney": None, "Canberra, ACT": (1, "S")},
+     {"Canberra": (1, "S"), "Sydney": None, "Canberra, ACT": (1, "A")}),
+    ("AG-WATER", "What is the chemical formula of water?",
+     {"H2O": (1, "S"), "HOH": (1, "B"), "HO2": None, "dihydrogen monoxide": (1, "A")},
+     {"H2O": (1, "S"), "HOH": (1, "B"), "HO2": None, "dihydrogen monoxide": None}),
+]
+AGREEMENT_RUNS = {
+    "sysA": {"AG-NOBEL-LIT": ["Yasunari Kawabata"], "AG-EVEREST": ["Everest", "K2"],
+             "AG-MOON": ["Neil Armstrong"], "AG-DNA": ["James Watson", "Francis Crick"],
+             "AG-CAPITAL-AU": ["Sydney", "Canberra"], "AG-WATER": ["H2O"]},
+    "sysB": {"AG-NOBEL-LIT": ["Kawabata"], "AG-EVEREST": ["Chomolungma", "Mount Everest"],
+             "AG-MOON": ["Apollo 11", "Armstrong"], "AG-DNA": ["Watson and Crick"],
+             "AG-CAPITAL-AU": ["Canberra, ACT"], "AG-WATER": ["dihydrogen monoxide", "H2O"]},
+}

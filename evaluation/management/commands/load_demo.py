@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
+from annotate import layers
 from annotate.models import (
     AnswerString,
     AnswerSynset,
@@ -32,7 +33,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         load_demo()
-        self.stdout.write(self.style.SUCCESS("Demo collection 'demo' loaded. Logins:"))
+        load_agreement_demo()
+        self.stdout.write(self.style.SUCCESS(
+            f"Demo collections '{SLUG}' and '{demo.AGREEMENT_SLUG}' (two assessors' "
+            "independent layers) loaded. Logins:"))
         for username, password, role, _ in demo.USERS:
             self.stdout.write(f"  {username:12} {password:18} {role or 'staff (admin)'}")
 
@@ -106,4 +110,63 @@ def load_demo() -> Collection:
         RunAnswer.objects.bulk_create(
             RunAnswer(run=run, question=questions[qid], rank=r, text=a, key=key(a))
             for qid, answers in spec["answers"].items() for r, a in enumerate(answers, start=1))
+    return collection
+
+
+@transaction.atomic
+def load_agreement_demo() -> Collection:
+    """Reset the agreement-study collection: its questions judged independently by
+    assessor1 and assessor2 through the layer services (as on the pages), so the agreed
+    strings are in gold and the others wait for adjudication; two runs to score per layer.
+    Run after ``load_demo`` (which creates the users)."""
+    User = get_user_model()
+    users = {name: User.objects.get(username=name) for name, *_ in demo.USERS}
+    Collection.objects.filter(slug=demo.AGREEMENT_SLUG).delete()
+    collection = Collection.objects.create(
+        slug=demo.AGREEMENT_SLUG, name="Agreement study (two assessors)",
+        description="Every question judged independently by assessor1 and assessor2; "
+                    "agreement, adjudication and scores per layer.",
+        guidelines=demo.GUIDELINES, matching_mode="normalized", max_output_size=5,
+        open_for_submissions=True, judgments_changed_at=timezone.now(), judgment_version=1)
+    for i, (code, label, gain) in enumerate(demo.LEVELS):
+        Level.objects.create(collection=collection, code=code, label=label, gain=gain, order=i)
+    for username, _, role, _ in demo.USERS:
+        if role:
+            Membership.objects.create(collection=collection, user=users[username], role=role)
+    questions = {}
+    for qid, text, first, _ in demo.AGREEMENT_QUESTIONS:
+        q = Question.objects.create(collection=collection, qid=qid, text=text)
+        questions[qid] = q
+        AnswerString.objects.bulk_create(
+            AnswerString(question=q, text=a, key=normalize_answer(a, collection.matching_mode),
+                         source=Source.POOL) for a in first)
+    assessors = [users["assessor1"], users["assessor2"]]
+    layers.layers_request(collection=collection, questions=list(questions.values()),
+                          assessors=assessors, by=users["organizer"], k=2)
+    for qid, _, *judgments in demo.AGREEMENT_QUESTIONS:
+        q = questions[qid]
+        ids = dict(AnswerString.objects.filter(question=q).values_list("text", "pk"))
+        for user, marks in zip(assessors, judgments, strict=True):
+            layer = layers.layer_for(question=q, user=user)
+            made: set[int] = set()
+            for answer, mark in marks.items():
+                if mark is None:
+                    layers.layer_judge(layer=layer, string=ids[answer], by=user)
+                    continue
+                group, level = mark
+                layers.layer_judge(layer=layer, string=ids[answer], by=user,
+                                   group=group if group in made else None,
+                                   new_group=group not in made, level=level)
+                made.add(group)
+            layers.layer_mark_done(layer=layer, by=user)
+    for name, answers in demo.AGREEMENT_RUNS.items():
+        body = "".join(f"{qid}\t{r}\t{a}\n" for qid, texts in answers.items()
+                       for r, a in enumerate(texts, start=1)).encode()
+        run = Run.objects.create(collection=collection, name=name, owner=users["participant"],
+                                 source_name=f"{name}.tsv", format="qa",
+                                 sha256=hashlib.sha256(body).hexdigest())
+        RunAnswer.objects.bulk_create(
+            RunAnswer(run=run, question=questions[qid], rank=r, text=a,
+                      key=normalize_answer(a, collection.matching_mode))
+            for qid, texts in answers.items() for r, a in enumerate(texts, start=1))
     return collection

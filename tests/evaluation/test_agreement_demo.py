@@ -1,0 +1,30 @@
+"""The agreement-study demo: two assessors' layers judged through the layer services."""
+
+import pytest
+
+from annotate.layers import adjudication_queue, collection_agreement
+from annotate.models import AnswerString
+from evaluation.management.commands.load_demo import load_agreement_demo, load_demo
+
+pytestmark = pytest.mark.django_db
+
+
+def test_agreement_demo_figures_and_queue():
+    load_demo()
+    c = load_agreement_demo()
+    report = collection_agreement(c)
+    pair = report.overall
+    # 23 strings judged by both; 19 judged alike (same synset members and level, or both
+    # incorrect); 15 correct in both
+    assert (pair.n_strings, pair.n_agree, pair.n_correct_both) == (23, 19, 15)
+    assert pair.kappa == pytest.approx(0.794643, abs=1e-6)
+    assert pair.alpha_nominal == pytest.approx(0.799107, abs=1e-6)
+    assert pair.grouping.pair_precision == 1.0
+    assert pair.grouping.pair_recall == pytest.approx(7 / 9)
+    # only DNA is agreed throughout: its strings are all in gold; the rest wait
+    assert [q.qid for q in adjudication_queue(c)] == [
+        "AG-NOBEL-LIT", "AG-EVEREST", "AG-MOON", "AG-CAPITAL-AU", "AG-WATER"]
+    assert not AnswerString.objects.filter(question__qid="AG-DNA",
+                                           judged_at__isnull=True).exists()
+    # loading again resets it
+    assert load_agreement_demo().questions.count() == 6
