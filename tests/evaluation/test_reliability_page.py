@@ -182,3 +182,20 @@ def test_a_generated_fifty_run_collection(client):
     assert len(page.runs) == 50 and len(response.context["pairs"]) == 1225
     pairs = client.get(url(c, trials=40, download="pairs")).content.decode()
     assert pairs.count("\nq_measure,default,") == 1225
+
+
+def test_curve_geometry():
+    """The curves the template draws: one point per existing figure, the 5% line where
+    5% is, empty swap bins left out."""
+    from evaluation.reliability import Frame, curves
+    X = np.array([[0.5, 0.5, 0.25, 0, 1, 0.5, 0, 0], [0.5, 0.25, 0.25, 0, 0.75, 0.5, 0, 0.5]])
+    samples = rel.draw_samples([str(i) for i in range(8)], trials=30, seed=2)
+    detail = rel.metric_reliability(X, samples)
+    stability, swap, asl = curves(detail)
+    assert len(stability["points"]) == 21
+    assert len(swap["points"]) == int((detail.swaps.counter > 0).sum())
+    assert swap["level"] == Frame(xmax=0.2, ymax=1.0).y(0.05)
+    assert len(asl["points"]) == 1 and asl["points"][0]["y"] == Frame().y(
+        float(detail.discrimination.asl[0]))
+    xs = [float(p.split(",")[0]) for p in swap["polyline"].split()]
+    assert xs == sorted(xs) and xs[0] >= swap["left"] and xs[-1] <= swap["right"]
