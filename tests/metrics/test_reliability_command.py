@@ -113,3 +113,25 @@ def test_tukey_trials_are_their_own(tmp_path):
     assert preamble["tukey_trials"] == "7" and preamble["trials"] == "30"
     p_tukey = [float(r[header.index("p_tukey")]) for r in rows]
     assert all(abs(p * 7 - round(p * 7)) < 1e-4 for p in p_tukey)  # multiples of 1/7
+
+
+def test_qa_reliability_is_the_same_command_without_django(tmp_path):
+    """The console script gives the manage.py command's bytes and never imports Django."""
+    import subprocess
+    import sys
+
+    qrels, runs = write_files(tmp_path)
+    args = ["--qrels", qrels, *runs, "--trials", "50", "--seed", "3", "--table", "pairs"]
+    expected, _ = run(*args)
+    code = ("import sys\nfrom evaluation.metrics.reliability_cli import main\n"
+            "rc = main(sys.argv[1:])\n"
+            "assert 'django' not in sys.modules, 'django imported'\n"
+            "sys.exit(rc)\n")
+    done = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == expected
+    bad = subprocess.run([sys.executable, "-m", "evaluation.metrics.reliability_cli",
+                          "--qrels", str(qrels), str(runs[0])], capture_output=True, text=True,
+                         check=False)
+    assert bad.returncode == 2 and "at least two run files" in bad.stderr

@@ -1,0 +1,154 @@
+"""``qa-reliability`` and ``manage.py reliability``: how reliably a collection's metrics rank
+its runs (DESIGN.md section 10) from judgments/qrels and run files, like ``qa-score``.
+
+Needs no database and no Django.  Writes one CSV table (with its configuration preamble) to
+stdout or ``--output``; ``--samples-out`` writes the drawn samples and ``--samples-in``
+reads them back, so that anyone recomputes the very same figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TextIO
+
+from . import InputError, parse_gains, parse_metrics
+from . import reliability as rel
+from .cli import UsageError, parse_inputs, read_file
+from .data import check_unique_names
+from .gains import check_parameters
+from .normalize import MATCH_MODES
+
+DESCRIPTION = ("Reliability of metrics over a set of runs: stability, swap rates, bootstrap "
+               "discriminative power, confidence intervals, Holm and Tukey HSD tests. Prints "
+               "a CSV table with a '# key=value' configuration preamble.")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    src = parser.add_mutually_exclusive_group(required=True)
+    src.add_argument("--judgments", metavar="J.csv",
+                     help="judgments CSV: question_id,synset_id,answer,level")
+    src.add_argument("--qrels", metavar="QRELS", help="TREC qrels: qid 0 docno grade")
+    parser.add_argument("runs", nargs="+", metavar="RUN",
+                        help="two or more run files (QA TSV/CSV or TREC 6-column)")
+    parser.add_argument("--metrics", default="q_measure",
+                        help="comma list of metric columns (default: %(default)s)")
+    parser.add_argument("--gains", default="default",
+                        help="gain profiles separated by ';', the first the reference of "
+                             "Kendall's tau, e.g. 'default;1:1:1;10:5:1;adjusted' "
+                             "(default: the judgments' own gains)")
+    parser.add_argument("--table", choices=sorted(rel.TABLES), default="summary",
+                        help="which table to print (default summary)")
+    parser.add_argument("--output", metavar="FILE", help="write the table here")
+    parser.add_argument("--trials", type=int, default=1000, help="B (default 1000)")
+    parser.add_argument("--subset-size", type=int, default=None, dest="subset_size",
+                        help="c (default: half the questions)")
+    parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    parser.add_argument("--tukey-trials", type=int, default=None, dest="tukey_trials",
+                        help="permutations of the randomised Tukey HSD (default: B); "
+                             "they are most of the time on many runs and questions")
+    parser.add_argument("--samples-out", metavar="FILE", dest="samples_out",
+                        help="write the drawn samples (trial, subset, question ids)")
+    parser.add_argument("--samples-in", metavar="FILE", dest="samples_in",
+                        help="use these samples instead of drawing (--trials, "
+                             "--subset-size and --seed are then ignored)")
+    parser.add_argument("--levels", default="S,A,B",
+                        help="level codes in a judgments file, highest first (default S,A,B)")
+    parser.add_argument("--beta", type=float, default=1.0, help="Q/R-measure beta (1)")
+    parser.add_argument("--rbp-p", type=float, default=0.5, dest="rbp_p",
+                        help="RBP persistence p (0.5)")
+    parser.add_argument("--match", choices=MATCH_MODES, default="normalized",
+                        help="answer matching for judgments (default normalized)")
+
+
+
+def reliability(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
+    """Compute the report of ``opts`` (the parsed options) and write the chosen table;
+    UsageError (returncode 2 for options and files, 1 for input errors) otherwise."""
+    try:
+        metrics = parse_metrics(opts["metrics"])
+        profiles = [parse_gains(g) for g in opts["gains"].split(";") if g.strip()]
+        if not profiles:
+            raise ValueError("--gains names no gain profile")
+        if len({p.label for p in profiles}) != len(profiles):
+            raise ValueError("--gains names a profile twice")
+        check_parameters(beta=opts["beta"], rbp_p=opts["rbp_p"])
+        levels = tuple(x.strip() for x in opts["levels"].split(",") if x.strip())
+        if not levels or len(set(levels)) != len(levels):
+            raise ValueError(f"--levels {opts['levels']!r}: give distinct level codes")
+        if opts["tukey_trials"] is not None and opts["tukey_trials"] < 1:
+            raise ValueError("--tukey-trials must be at least 1")
+        if len(opts["runs"]) < 2:
+            raise ValueError("reliability compares runs: give at least two run files")
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    path = opts["judgments"] or opts["qrels"]
+    run_files = [(p, read_file(p)) for p in opts["runs"]]
+    data = read_file(path)
+    samples_data = read_file(opts["samples_in"]) if opts["samples_in"] else None
+    try:
+        judgments, runs = parse_inputs(data, path, run_files, opts, levels)
+        check_unique_names(runs)
+        matrices = rel.score_matrices(judgments, runs, metrics, profiles, beta=opts["beta"],
+                                      rbp_p=opts["rbp_p"])
+        questions = [str(q) for q in judgments.questions]
+        if opts["samples_in"]:
+            samples = rel.samples_from_csv(samples_data)
+        else:
+            samples = rel.draw_samples(questions, trials=opts["trials"],
+                                       subset_size=opts["subset_size"], seed=opts["seed"])
+        order = samples.column_order(questions)
+        matrices = {key: X[:, order] for key, X in matrices.items()}
+        config = {"source": Path(path).name, "runs_files": len(runs),
+                  "metrics": ",".join(metrics),
+                  "gains": ";".join(p.label for p in profiles), "beta": opts["beta"],
+                  "rbp_p": opts["rbp_p"],
+                  "tukey_trials": opts["tukey_trials"] or samples.trials}
+        report = rel.reliability_report(matrices, [r.name for r in runs], samples,
+                                        tukey_trials=opts["tukey_trials"], config=config)
+    except InputError as e:
+        stderr.write(e.format(limit=None))
+        raise UsageError(f"{len(e.issues)} error(s) in the input; nothing was computed",
+                         returncode=1) from e
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    if opts["samples_out"]:
+        _write(opts["samples_out"], rel.iter_samples_csv(samples))
+    text = rel.TABLES[opts["table"]](report)
+    if opts["output"]:
+        _write(opts["output"], text)
+    else:
+        stdout.write(text)
+
+
+
+def _write(path: str, text: str | Iterable[str]) -> None:
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            if isinstance(text, str):
+                f.write(text)
+            else:
+                f.writelines(text)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror}") from e
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``qa-reliability`` console script."""
+    parser = argparse.ArgumentParser(prog="qa-reliability", description=DESCRIPTION)
+    add_arguments(parser)
+    opts = vars(parser.parse_args(argv))
+    try:
+        reliability(opts, sys.stdout, sys.stderr)
+    except UsageError as e:
+        sys.stderr.write(f"{parser.prog}: error: {e}\n")
+        return e.returncode
+    except BrokenPipeError:
+        sys.stderr.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
