@@ -38,7 +38,12 @@ def test_nothing_loads_from_a_cdn():
 
 @pytest.mark.django_db
 def test_base_page_sends_csrf_with_htmx_and_has_the_navigation(client):
-    client.force_login(make_user())
+    # an organizer of some collection: every entry of the menu is theirs to use
+    # (tests/test_navigation.py checks what each role sees)
+    from tests.factories import add_member, make_collection
+    user = make_user()
+    add_member(collection=make_collection(), user=user, role="organizer")
+    client.force_login(user)
     html = client.get("/collections/").content.decode()
     token = re.search(r"""hx-headers='\{"X-CSRFToken": "([^"]+)"\}'""", html)
     assert token and len(token.group(1)) >= 32
