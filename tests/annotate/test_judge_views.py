@@ -158,3 +158,17 @@ def test_workspace_query_count_is_bounded(client, django_assert_max_num_queries)
     with django_assert_max_num_queries(13):
         r = client.get("/collections/big/questions/")
     assert r.context["questions"][0].n_strings == 1000
+
+
+def test_candidate_row_shows_the_suggestion_reason(client, world):
+    _, q, users = world
+    client.force_login(users["ass"])
+    r = client.get(url(q))
+    pariss = next(c for c in r.context["candidates"] if c.text == "Pariss")
+    assert pariss.suggestion_reason
+    html = r.content.decode()
+    from django.utils.html import escape
+    reason = escape(pariss.suggestion_reason)
+    assert f'<span class="suggest-reason muted">{reason}</span>' in html
+    assert f"suggested synset 1: {reason}" in html  # also as the title
+    assert "%)" not in html.split('class="suggest small"')[1].split("</li>")[0]
