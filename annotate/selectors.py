@@ -291,8 +291,11 @@ def next_question(user: AnyUser, *, collection: Collection | None = None,
     """The next question for ``user`` to judge, not done: one assigned to them, else one
     nobody is assigned to in a collection where they are an assessor (any question of
     ``collection`` for an organizer); in progress first, then by id; the one after
-    ``after`` when given (wrapping round)."""
-    qs = Question.objects.exclude(status=QuestionStatus.DONE)
+    ``after`` when given (wrapping round).  A question with no strings at all has nothing
+    to judge and is skipped; one whose strings are all judged but which is not done yet is
+    still offered (it waits for its "done")."""
+    has_strings = Exists(AnswerString.objects.filter(question_id=OuterRef("pk")))
+    qs = Question.objects.exclude(status=QuestionStatus.DONE).filter(has_strings)
     if collection is not None:
         qs = qs.filter(collection=collection)
     if organizer:
