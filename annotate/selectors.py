@@ -263,6 +263,19 @@ def question_history(question: Question, limit: int = 30) -> list[dict[str, Any]
         undone_action=KT("after__undone_action"))[:limit])
 
 
+def queue_position(user: AnyUser, question: Question) -> tuple[int, int] | None:
+    """(position, count) of ``question`` among ``user``'s open (not done) questions assigned
+    to them in its collection, in the order of their queue ("question 3 of 7"); None when
+    it is not one of them (one query)."""
+    if not user.is_authenticated:
+        return None
+    pks = list(Question.objects.assigned_to(user).filter(collection_id=question.collection_id)
+               .exclude(status=QuestionStatus.DONE).for_queue().values_list("pk", flat=True))
+    if question.pk not in pks:
+        return None
+    return pks.index(question.pk) + 1, len(pks)
+
+
 def _open_to(user: AnyUser, qs: QuerySet[Question]) -> QuerySet[Question]:
     """``qs`` narrowed to the questions ``user`` may judge as an assessor, in collections
     where they still judge (assessor or organizer): those assigned to them, and those nobody

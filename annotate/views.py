@@ -52,6 +52,7 @@ from .selectors import (
     question_list_queryset,
     question_workspace,
     questions_by_ids,
+    queue_position,
     unassigned_open_count,
     users_by_ids,
     workspace_edit_string,
@@ -116,6 +117,7 @@ def _workspace_context(request: HtmxHttpRequest, question: Question, role: Role,
         "is_done": question.status == QuestionStatus.DONE,
         "claimable": may_write and role != Role.ORGANIZER and question_is_unassigned(question),
         "history": question_history(question), "edit_string": edit_string,
+        "queue_position": queue_position(request.user, question),
         "act_url": reverse("annotate:question-act", args=[question.pk]), **ws,
     }
 

@@ -205,3 +205,17 @@ def test_next_question_skips_questions_with_nothing_to_judge(client, world):
     _done(q2)
     _done(q4)
     assert next_question(ass, collection=c) is None  # only the empty one is left
+
+
+def test_workspace_shows_queue_position_and_strings_left(client, world):
+    c, q1, q2, ass = world
+    q3 = make_question(collection=c, qid="Q3", unjudged=["Rome", "Milan"])
+    q3.assessors.add(ass)
+    _done(q2)
+    client.force_login(ass)
+    html = client.get(url(q3)).content.decode()
+    assert "question 2 of 2" in html and "2 strings left" in html
+    html = client.get(url(q1)).content.decode()
+    assert "question 1 of 2" in html and "1 string left" in html
+    html = client.get(url(q2)).content.decode()  # done: not in the open queue
+    assert "of 2</span>" not in html and "0 strings left" in html
