@@ -54,6 +54,17 @@
     if (level && !codes.includes(level)) level = null;
     const el = document.getElementById("cur-level");
     if (el) el.textContent = level || codes[0] || "";
+    markFocused();
+  }
+
+  /* the level the next key will use, on the focused candidate row (data-next-level, shown
+     by app.css as a badge: no inline style, the CSP forbids it) */
+  function markFocused() {
+    document.querySelectorAll("#workspace [data-next-level]").forEach((x) => {
+      delete x.dataset.nextLevel;
+    });
+    const cur = current();
+    if (cur && cur.classList.contains("cand")) cur.dataset.nextLevel = level || levels()[0] || "";
   }
 
   /* where the focus goes after ``el`` is judged: the next item of the same kind */
@@ -241,6 +252,8 @@
     if (notice) queue.length = 0;  // the page changed under us: do not replay blind keys
     while (queue.length && !busy) handle(queue.shift(), current());
   }
+
+  document.addEventListener("focusin", markFocused);
 
   document.addEventListener("htmx:afterSwap", (e) => {
     if (e.target && e.target.id === "workspace") swapped = true;
