@@ -227,6 +227,7 @@
   });
 
   function restore() {
+    restoreGuidelines();
     busy = false;
     swapped = false;
     showLevel();
@@ -255,8 +256,31 @@
 
   document.addEventListener("focusin", markFocused);
 
+  /* the guidelines box open or closed as this user last left it */
+  function guidelinesKey() {
+    const box = document.getElementById("guidelines");
+    return box ? [box, box.dataset.remember] : [null, null];
+  }
+  let restoredBox = null;      // toggles of a box not yet restored (just swapped in) are not the user's
+  function restoreGuidelines() {
+    const [box, key] = guidelinesKey();
+    if (!box || !key || box === restoredBox) return;
+    restoredBox = box;
+    let stored = null;
+    try { stored = window.localStorage.getItem(key); } catch (_) { /* storage off */ }
+    if (stored !== null) box.open = stored === "1";
+  }
+  document.addEventListener("toggle", (e) => {
+    const [box, key] = guidelinesKey();
+    if (!box || e.target !== box || box !== restoredBox || !key) return;
+    try { window.localStorage.setItem(key, box.open ? "1" : "0"); } catch (_) { /* off */ }
+  }, true);
+
   document.addEventListener("htmx:afterSwap", (e) => {
-    if (e.target && e.target.id === "workspace") swapped = true;
+    if (e.target && e.target.id === "workspace") {
+      swapped = true;
+      restoreGuidelines();
+    }
   });
   document.addEventListener("htmx:afterSettle", (e) => {
     if (e.target && e.target.id === "workspace") restore();
@@ -269,6 +293,7 @@
     }
   });
   document.addEventListener("DOMContentLoaded", () => {
+    restoreGuidelines();
     showLevel();
     if (!current()) focusItem(firstCandidate());
     const done = allJudged();

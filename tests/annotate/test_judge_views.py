@@ -172,3 +172,20 @@ def test_candidate_row_shows_the_suggestion_reason(client, world):
     assert f'<span class="suggest-reason muted">{reason}</span>' in html
     assert f"suggested synset 1: {reason}" in html  # also as the title
     assert "%)" not in html.split('class="suggest small"')[1].split("</li>")[0]
+
+
+def test_guidelines_box_shows_guidelines_and_levels(client, world):
+    c, q, users = world
+    client.force_login(users["ass"])
+    html = client.get(url(q)).content.decode()
+    box = html.split('<details class="guidelines-box" id="guidelines"')[1].split("</details>")[0]
+    assert 'data-remember="judge-guidelines:ass"' in box  # remembered per user
+    assert "Group equal answers." in box
+    for lv in c.levels.all():
+        assert f">{lv.code}</span>" in box and f"gain {lv.gain}" in box
+        if lv.label:
+            assert lv.label in box
+    c.guidelines = ""
+    c.save()
+    html = client.get(url(q)).content.decode()
+    assert 'id="guidelines"' in html  # the levels are still explained
