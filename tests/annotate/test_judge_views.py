@@ -91,7 +91,7 @@ def test_post_as_htmx_and_plain_form_and_stale_notice(client, world):
     assert (paris_fr.synset.ordinal, paris_fr.level.code) == (1, "A")
     # the history names who did what to which string; synset cards carry their data
     history = r.content.decode().split('class="history')[1]
-    assert "ass: string_add “paris, france”" in history
+    assert "ass put “paris, france” in synset 1 (level A)" in history
     assert 'data-ordinal="1"' in r.content.decode() and "2 strings" in r.content.decode()
     # a second tab still shows version 0 and "u" for the same string: refused, visibly
     r = client.post(url(q, "act"), {"op": "incorrect", "string": paris_fr.pk, "expect": "u",
@@ -189,3 +189,40 @@ def test_guidelines_box_shows_guidelines_and_levels(client, world):
     c.save()
     html = client.get(url(q)).content.decode()
     assert 'id="guidelines"' in html  # the levels are still explained
+
+
+def test_history_lines_say_what_happened_in_words(client, world):
+    from annotate import services
+    from annotate.selectors import history_sentence, question_history
+    _, q, users = world
+    ass = users["ass"]
+    lyon = AnswerString.objects.get(question=q, text="Lyon")
+    pariss = AnswerString.objects.get(question=q, text="Pariss")
+    services.string_judge(question=q, string=lyon.pk, by=ass, new_synset=True, level="A")
+    services.string_judge(question=q, string=pariss.pk, by=ass,
+                          synset=q.synsets.get(ordinal=1).pk, level="S")
+    services.string_set_level(question=q, string=lyon.pk, level="B", by=ass)
+    services.string_judge(question=q, string=AnswerString.objects.get(
+        question=q, text="paris, france").pk, by=ass)
+    services.synset_merge(question=q, by=ass, synsets=[q.synsets.get(ordinal=1).pk,
+                                                        q.synsets.get(ordinal=2).pk])
+    services.question_undo(question=q, by=ass)
+    lines = [e["sentence"] for e in question_history(q)]
+    assert lines == [
+        "ass undid a merge",
+        "ass merged synset 2 into synset 1",
+        "ass judged “paris, france” incorrect",
+        "ass gave “Lyon” (synset 2) level B",
+        "ass put “Pariss” in synset 1 (level S)",
+        "ass put “Lyon” in new synset 2 (level A)",
+    ]
+    client.force_login(ass)
+    html = client.get(url(q)).content.decode()
+    assert "ass put “Pariss” in synset 1 (level S)" in html
+    import re
+    shown = re.sub(r"<[^>]+>", "", html.split('class="history')[1].split("</ol>")[0])
+    assert "string_add" not in shown and "string_new_synset" not in shown
+    # an action it does not know is still readable; old events without details too
+    assert history_sentence({"user_name": None, "action": "foo_bar"}) == "system: foo bar"
+    assert history_sentence({"user_name": "a", "action": "string_add", "text": "x"}) == \
+        "a put “x” in a synset"
