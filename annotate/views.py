@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from config.downloads import content_disposition
 from config.htmx import HtmxHttpRequest, redirect_to, render_page
 
-from . import forms, layers, services
+from . import forms, layers, presence, services
 from .imports import (
     ImportPlan,
     ImportRefused,
@@ -118,6 +118,7 @@ def _workspace_context(request: HtmxHttpRequest, question: Question, role: Role,
         "claimable": may_write and role != Role.ORGANIZER and question_is_unassigned(question),
         "history": question_history(question), "edit_string": edit_string,
         "queue_position": queue_position(request.user, question),
+        "others_here": presence.seen_on_question(question.pk, request.user.get_username()),
         "act_url": reverse("annotate:question-act", args=[question.pk]), **ws,
     }
 

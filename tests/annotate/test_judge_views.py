@@ -146,7 +146,11 @@ def test_workspace_query_count_is_bounded(client, django_assert_max_num_queries)
     org = make_user()
     add_member(collection=c, user=org, role="organizer")
     client.force_login(org)
-    with django_assert_max_num_queries(14):
+    # the first visit also records the user's presence in the (database) cache: 4 writes,
+    # at most once a minute per user and question (annotate/presence.py)
+    with django_assert_max_num_queries(19):
+        client.get(url(q))
+    with django_assert_max_num_queries(15):
         r = client.get(url(q))
     assert r.status_code == 200 and len(r.context["synsets"]) == 100
     cand = AnswerString.objects.filter(question=q, judged_at__isnull=True).first()
@@ -226,3 +230,26 @@ def test_history_lines_say_what_happened_in_words(client, world):
     assert history_sentence({"user_name": None, "action": "foo_bar"}) == "system: foo bar"
     assert history_sentence({"user_name": "a", "action": "string_add", "text": "x"}) == \
         "a put “x” in a synset"
+
+
+def test_notice_when_another_assessor_is_on_the_question(client, world):
+    from datetime import timedelta
+
+    from django.core.cache import cache
+    from django.utils import timezone
+
+    from annotate import presence
+    _, q, users = world
+    cache.delete(f"judge-presence:{q.pk}")
+    client.force_login(users["ass"])
+    html = client.get(url(q)).content.decode()
+    assert "is also on this question" not in html  # alone
+    client.force_login(users["org"])
+    html = client.get(url(q)).content.decode()
+    assert "ass is also on this question (seen just now)" in html
+    # seen 3 minutes ago; more than 10 minutes ago is gone
+    now = timezone.now()
+    seen = presence.seen_on_question(q.pk, "other", now=now + timedelta(minutes=3))
+    assert [(s.username) for s in seen] == ["org", "ass"]
+    assert presence.seen_on_question(q.pk, "x", now=now + timedelta(minutes=14)) == []
+    cache.delete(f"judge-presence:{q.pk}")
