@@ -6,12 +6,15 @@ between two simultaneous writers only delay a notice by a minute; nothing depend
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.core.cache import cache
+from django.db import DatabaseError
 from django.utils import timezone
 
+logger = logging.getLogger(__name__)
 WINDOW = timedelta(minutes=10)
 REFRESH = timedelta(minutes=1)
 
@@ -35,6 +38,14 @@ def seen_on_question(question_id: int, username: str, *,
     """Record ``username`` on the question and return the others seen on it within
     ``WINDOW``, most recent first."""
     now = now or timezone.now()
+    try:
+        return _seen(question_id, username, now)
+    except DatabaseError:  # no cache table, say: the page works without the notice
+        logger.warning("judging presence unavailable", exc_info=True)
+        return []
+
+
+def _seen(question_id: int, username: str, now: datetime) -> list[Seen]:
     entries: dict[str, datetime] = cache.get(_key(question_id)) or {}
     fresh = {u: t for u, t in entries.items() if now - t <= WINDOW}
     mine = fresh.get(username)
