@@ -252,4 +252,7 @@ def test_notice_when_another_assessor_is_on_the_question(client, world):
     seen = presence.seen_on_question(q.pk, "other", now=now + timedelta(minutes=3))
     assert [(s.username) for s in seen] == ["org", "ass"]
     assert presence.seen_on_question(q.pk, "x", now=now + timedelta(minutes=14)) == []
+    cache.set(f"judge-presence:{q.pk}", {"other": now - timedelta(minutes=3)})
+    html = client.get(url(q)).content.decode()
+    assert "other is also on this question (seen 3 min ago)" in html
     cache.delete(f"judge-presence:{q.pk}")
