@@ -254,13 +254,102 @@ def synset_labels(collection: Collection, qids: Iterable[str]) -> dict[tuple[str
 
 def question_history(question: Question, limit: int = 30) -> list[dict[str, Any]]:
     """The latest events of a question, newest first: when, who (``user_name``), the
-    action and the ``text`` / ``undone_action`` the page shows -- read out of the event's
-    JSON by the database, so the snapshots themselves are not loaded."""
+    action and, in words, what happened (``sentence``, see ``history_sentence``) -- the
+    few fields it needs read out of the event's JSON by the database, so the snapshots
+    themselves are not loaded."""
     # gold events only: an assessor's layer is not shown to the others (blindness)
-    return list(JudgmentEvent.objects.filter(question=question, layer__isnull=True)
+    rows = list(JudgmentEvent.objects.filter(question=question, layer__isnull=True)
                 .order_by("-id").values(
         "created_at", "action", user_name=F("user__username"), text=KT("after__text"),
-        undone_action=KT("after__undone_action"))[:limit])
+        undone_action=KT("after__undone_action"), level=KT("after__level"),
+        ordinal=KT("after__ordinal"), old_text=KT("after__old_text"),
+        into=KT("after__into"), merged=F("after__merged"), texts=F("after__texts"),
+        reason=KT("after__reason"))[:limit])
+    for row in rows:
+        row["sentence"] = history_sentence(row)
+    return rows
+
+
+def _quoted(text: object) -> str:
+    return f"“{text}”"
+
+
+# action -> what happened, said after the user's name; {text} is the string (quoted)
+_HISTORY_WORDS = {
+    "string_new_synset": "put {text} in new {syn}{level}",
+    "string_add": "put {text} in {syn}{level}",
+    "string_move": "moved {text} to {syn}{level}",
+    "string_incorrect": "judged {text} incorrect",
+    "string_level": "gave {text}{where_of} level {level_code}",
+    "string_unjudge": "returned {text} to the candidates",
+    "string_type": "added the string {text}{where_to}{level}",
+    "string_edit": "corrected {old} to {text}",
+    "string_delete": "deleted the string {text}",
+    "question_nil": "marked the question as having no answer (NIL)",
+    "question_notes": "edited the notes",
+    "question_done": "marked the question done",
+    "question_in_progress": "reopened the question",
+    "question_todo": "set the question back to to-do",
+    "question_claim": "took the question",
+}
+_UNDONE_WORDS = {
+    "string_new_synset": "a new synset", "string_add": "a string put in a synset",
+    "string_move": "a move", "string_incorrect": "an incorrect judgment",
+    "string_level": "a level change", "string_unjudge": "a return to the candidates",
+    "string_type": "a typed string", "string_edit": "a correction",
+    "string_delete": "a deletion", "synset_merge": "a merge", "synset_split": "a split",
+    "question_nil": "the NIL mark", "question_notes": "a notes edit",
+    "question_done": "the done mark", "question_in_progress": "a reopening",
+}
+
+
+def history_sentence(ev: dict[str, Any]) -> str:
+    """One history line in words, e.g. ``assessor1 put “Kawabata” in synset 2 (level A)``,
+    from the event's action and the details its JSON holds (plain text: the template
+    escapes it).  An action this does not know is named by its code."""
+    who = ev.get("user_name") or "system"
+    action = ev.get("action") or ""
+    text = _quoted(ev["text"]) if ev.get("text") else "a string"
+    level = ev.get("level")
+    ordinal = ev.get("ordinal")
+    if action == "synset_merge":
+        merged = ev.get("merged") or []
+        what = (f"merged synset{'s' if len(merged) > 1 else ''} "
+                f"{', '.join(str(m) for m in merged)} into synset {ev.get('into')}"
+                if merged else "merged synsets")
+        return f"{who} {what}"
+    if action == "synset_split":
+        texts = ev.get("texts") or []
+        strings = ", ".join(_quoted(t) for t in texts) or "strings"
+        return f"{who} split {strings} out into synset {ev.get('into')}"
+    if action == "undo":
+        undone = _UNDONE_WORDS.get(ev.get("undone_action") or "", "the last change")
+        return f"{who} undid {undone}"
+    if action == "question_reopen":
+        reason = ev.get("reason")
+        return f"the question was reopened{f' ({reason})' if reason else ''}"
+    words = _HISTORY_WORDS.get(action)
+    if words is None:
+        return f"{who}: {action.replace('_', ' ')}" + (f" {text}" if ev.get("text") else "")
+    return who + " " + words.format(
+        text=text, old=_quoted(ev.get("old_text") or "?"),
+        syn=f"synset {ordinal}" if ordinal is not None else "a synset",
+        where_of=f" (synset {ordinal})" if ordinal is not None else "",
+        where_to=f" to synset {ordinal}" if ordinal is not None else " to the candidates",
+        level=f" (level {level})" if level else "", level_code=level or "?")
+
+
+def queue_position(user: AnyUser, question: Question) -> tuple[int, int] | None:
+    """(position, count) of ``question`` among ``user``'s open (not done) questions assigned
+    to them in its collection, in the order of their queue ("question 3 of 7"); None when
+    it is not one of them (one query)."""
+    if not user.is_authenticated:
+        return None
+    pks = list(Question.objects.assigned_to(user).filter(collection_id=question.collection_id)
+               .exclude(status=QuestionStatus.DONE).for_queue().values_list("pk", flat=True))
+    if question.pk not in pks:
+        return None
+    return pks.index(question.pk) + 1, len(pks)
 
 
 def _open_to(user: AnyUser, qs: QuerySet[Question]) -> QuerySet[Question]:
@@ -291,8 +380,11 @@ def next_question(user: AnyUser, *, collection: Collection | None = None,
     """The next question for ``user`` to judge, not done: one assigned to them, else one
     nobody is assigned to in a collection where they are an assessor (any question of
     ``collection`` for an organizer); in progress first, then by id; the one after
-    ``after`` when given (wrapping round)."""
-    qs = Question.objects.exclude(status=QuestionStatus.DONE)
+    ``after`` when given (wrapping round).  A question with no strings at all has nothing
+    to judge and is skipped; one whose strings are all judged but which is not done yet is
+    still offered (it waits for its "done")."""
+    has_strings = Exists(AnswerString.objects.filter(question_id=OuterRef("pk")))
+    qs = Question.objects.exclude(status=QuestionStatus.DONE).filter(has_strings)
     if collection is not None:
         qs = qs.filter(collection=collection)
     if organizer:

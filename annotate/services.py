@@ -213,6 +213,9 @@ class _Edit:
         self.strings: dict[int, AnswerString] = {}
         self.deleted: set[int] = set()
         self.detail: dict = {}
+        # the synset the operation put strings into: its number after renumbering goes into
+        # the event (``ordinal``) for the history's sentence
+        self.target: AnswerSynset | None = None
 
     # reads under the lock
     def _question_snap(self) -> dict:
@@ -315,6 +318,8 @@ class _Edit:
             self.detail["reopened"] = True
         if judgments:
             collection_judgments_changed(collection_id=q.collection_id)
+        if self.target is not None:
+            self.detail["ordinal"] = self.target.ordinal
         after = self._question_snap()
         before = dict(self.before, strings={str(k): v for k, v in self.before_strings.items()})
         after["strings"] = {str(k): (None if k in self.deleted else _string_snap(s))
@@ -363,7 +368,8 @@ def string_judge(*, question: Question | int, string: int, by: AnyUser | None,
     else:
         target, lv = None, None
     op.place(s, target, lv)
-    op.detail = {"text": s.text}
+    op.detail = {"text": s.text, **({"level": lv.code} if lv is not None else {})}
+    op.target = target
     return op.finish()
 
 
@@ -375,8 +381,10 @@ def string_set_level(*, question: Question | int, string: int, level: LevelRef, 
     s = op.string(string, expect)
     if s.synset_id is None:
         raise Conflict(f"“{s.text}” is not in a synset, so it has no level.")
-    op.place(s, s.synset, op.level(level))
-    op.detail = {"text": s.text}
+    lv = op.level(level)
+    op.place(s, s.synset, lv)
+    op.detail = {"text": s.text, "level": lv.code}
+    op.target = s.synset
     return op.finish()
 
 
@@ -418,9 +426,10 @@ def string_add(*, question: Question | int, text: str, by: AnyUser | None,
         target = op.new_synset() if new_synset else op.synset(synset)
         s.synset, s.level = target, op.level(level)
         s.judged_at, s.judged_by = op.now, op.by
+        op.target = target
     s.save()
     op.touch(s, created=True)
-    op.detail = {"text": text}
+    op.detail = {"text": text, **({"level": s.level.code} if s.level is not None else {})}
     return op.finish(judgments=s.synset_id is not None)
 
 

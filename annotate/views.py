@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from config.downloads import content_disposition
 from config.htmx import HtmxHttpRequest, redirect_to, render_page
 
-from . import forms, layers, services
+from . import forms, layers, presence, services
 from .imports import (
     ImportPlan,
     ImportRefused,
@@ -52,6 +52,7 @@ from .selectors import (
     question_list_queryset,
     question_workspace,
     questions_by_ids,
+    queue_position,
     unassigned_open_count,
     users_by_ids,
     workspace_edit_string,
@@ -116,6 +117,8 @@ def _workspace_context(request: HtmxHttpRequest, question: Question, role: Role,
         "is_done": question.status == QuestionStatus.DONE,
         "claimable": may_write and role != Role.ORGANIZER and question_is_unassigned(question),
         "history": question_history(question), "edit_string": edit_string,
+        "queue_position": queue_position(request.user, question),
+        "others_here": presence.seen_on_question(question.pk, request.user.get_username()),
         "act_url": reverse("annotate:question-act", args=[question.pk]), **ws,
     }
 

@@ -59,6 +59,7 @@ def main() -> None:
     settings.STORAGES = {**settings.STORAGES, "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
     call_command("migrate", verbosity=0)
+    call_command("createcachetable", verbosity=0)  # the shared cache (judging presence)
     from annotate.models import AnswerString, Role
     from tests.factories import add_member, make_big_question, make_collection, make_user
 

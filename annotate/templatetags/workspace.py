@@ -58,8 +58,8 @@ def string_rows(context: template.Context, strings: Iterable[WorkspaceString],
 _CANDIDATE = ('<li class="item cand" tabindex="0" data-item data-id="{0}" data-token="{1}">'
               '<span class="text">{2}</span>{3}{4}{5}{6}</li>')
 _FREQ = ' <span class="freq small muted" title="number of runs that returned it">×{}</span>'
-_SUGGEST = (' <span class="suggest small" title="same or similar string already in synset {0} '
-            '(a suggestion only)">→ {0}?{1}</span>')
+_SUGGEST = (' <span class="suggest small" title="suggested synset {0}: {1} (a suggestion only)">'
+            '→ {0}? <span class="suggest-reason muted">{1}</span></span>')
 _ROW_FORM = ('<form class="row-form" method="post" action="{url}" hx-post="{url}">{csrf}'
              '<input type="hidden" name="version" value="{version}">'
              '<input type="hidden" name="string" value="{pk}">'
@@ -94,8 +94,8 @@ def candidate_rows(context: template.Context, candidates: Iterable[WorkspaceStri
             options=options) if may_write else ""
         return (c.pk, c.token, c.text, also(c.variants),
                 format_html(_FREQ, c.freq) if c.freq else "",
-                format_html(_SUGGEST, sug.ordinal, f" ({c.suggestion_score}%)"
-                            if c.suggestion_score < 100 else "") if sug is not None else "",
+                format_html(_SUGGEST, sug.ordinal, c.suggestion_reason or "similar string")
+                if sug is not None else "",
                 form)
 
     return format_html_join("", _CANDIDATE, (row(c) for c in candidates))

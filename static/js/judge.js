@@ -54,6 +54,17 @@
     if (level && !codes.includes(level)) level = null;
     const el = document.getElementById("cur-level");
     if (el) el.textContent = level || codes[0] || "";
+    markFocused();
+  }
+
+  /* the level the next key will use, on the focused candidate row (data-next-level, shown
+     by app.css as a badge: no inline style, the CSP forbids it) */
+  function markFocused() {
+    document.querySelectorAll("#workspace [data-next-level]").forEach((x) => {
+      delete x.dataset.nextLevel;
+    });
+    const cur = current();
+    if (cur && cur.classList.contains("cand")) cur.dataset.nextLevel = level || levels()[0] || "";
   }
 
   /* where the focus goes after ``el`` is judged: the next item of the same kind */
@@ -216,6 +227,7 @@
   });
 
   function restore() {
+    restoreGuidelines();
     busy = false;
     swapped = false;
     showLevel();
@@ -242,8 +254,33 @@
     while (queue.length && !busy) handle(queue.shift(), current());
   }
 
+  document.addEventListener("focusin", markFocused);
+
+  /* the guidelines box open or closed as this user last left it */
+  function guidelinesKey() {
+    const box = document.getElementById("guidelines");
+    return box ? [box, box.dataset.remember] : [null, null];
+  }
+  let restoredBox = null;      // toggles of a box not yet restored (just swapped in) are not the user's
+  function restoreGuidelines() {
+    const [box, key] = guidelinesKey();
+    if (!box || !key || box === restoredBox) return;
+    restoredBox = box;
+    let stored = null;
+    try { stored = window.localStorage.getItem(key); } catch (_) { /* storage off */ }
+    if (stored !== null) box.open = stored === "1";
+  }
+  document.addEventListener("toggle", (e) => {
+    const [box, key] = guidelinesKey();
+    if (!box || e.target !== box || box !== restoredBox || !key) return;
+    try { window.localStorage.setItem(key, box.open ? "1" : "0"); } catch (_) { /* off */ }
+  }, true);
+
   document.addEventListener("htmx:afterSwap", (e) => {
-    if (e.target && e.target.id === "workspace") swapped = true;
+    if (e.target && e.target.id === "workspace") {
+      swapped = true;
+      restoreGuidelines();
+    }
   });
   document.addEventListener("htmx:afterSettle", (e) => {
     if (e.target && e.target.id === "workspace") restore();
@@ -256,6 +293,7 @@
     }
   });
   document.addEventListener("DOMContentLoaded", () => {
+    restoreGuidelines();
     showLevel();
     if (!current()) focusItem(firstCandidate());
     const done = allJudged();

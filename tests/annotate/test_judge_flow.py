@@ -185,3 +185,37 @@ def test_claim_refused_when_another_assessor_took_the_question():
     assert services.question_claim(question=q, by=a1) is False
     with pytest.raises(services.Conflict, match="Another assessor took"):
         services.question_claim(question=q, by=a2)
+
+
+def test_next_question_skips_questions_with_nothing_to_judge(client, world):
+    """A question with no strings at all is never offered; one fully judged but not done
+    still is (it waits for its "done"), a done one never."""
+    from annotate.selectors import next_question
+    c, q1, q2, ass = world
+    empty = make_question(collection=c, qid="Q3")
+    empty.assessors.add(ass)
+    q4 = make_question(collection=c, qid="Q4", unjudged=["Rome"])
+    q4.assessors.add(ass)
+    assert next_question(ass, collection=c, after=q2).pk == q4.pk  # Q3 skipped
+    assert next_question(ass, collection=c, after=q4).pk == q1.pk  # wrapping round
+    client.force_login(ass)
+    r = client.get(f"/queue/next/?collection=w&after={q2.pk}")
+    assert r.headers["Location"] == url(q4)
+    _done(q1)
+    _done(q2)
+    _done(q4)
+    assert next_question(ass, collection=c) is None  # only the empty one is left
+
+
+def test_workspace_shows_queue_position_and_strings_left(client, world):
+    c, q1, q2, ass = world
+    q3 = make_question(collection=c, qid="Q3", unjudged=["Rome", "Milan"])
+    q3.assessors.add(ass)
+    _done(q2)
+    client.force_login(ass)
+    html = client.get(url(q3)).content.decode()
+    assert "question 2 of 2" in html and "2 strings left" in html
+    html = client.get(url(q1)).content.decode()
+    assert "question 1 of 2" in html and "1 string left" in html
+    html = client.get(url(q2)).content.decode()  # done: not in the open queue
+    assert "of 2</span>" not in html and "0 strings left" in html

@@ -91,7 +91,7 @@ def test_post_as_htmx_and_plain_form_and_stale_notice(client, world):
     assert (paris_fr.synset.ordinal, paris_fr.level.code) == (1, "A")
     # the history names who did what to which string; synset cards carry their data
     history = r.content.decode().split('class="history')[1]
-    assert "ass: string_add “paris, france”" in history
+    assert "ass put “paris, france” in synset 1 (level A)" in history
     assert 'data-ordinal="1"' in r.content.decode() and "2 strings" in r.content.decode()
     # a second tab still shows version 0 and "u" for the same string: refused, visibly
     r = client.post(url(q, "act"), {"op": "incorrect", "string": paris_fr.pk, "expect": "u",
@@ -146,7 +146,11 @@ def test_workspace_query_count_is_bounded(client, django_assert_max_num_queries)
     org = make_user()
     add_member(collection=c, user=org, role="organizer")
     client.force_login(org)
-    with django_assert_max_num_queries(14):
+    # the first visit also records the user's presence in the (database) cache: 4 writes,
+    # at most once a minute per user and question (annotate/presence.py)
+    with django_assert_max_num_queries(19):
+        client.get(url(q))
+    with django_assert_max_num_queries(15):
         r = client.get(url(q))
     assert r.status_code == 200 and len(r.context["synsets"]) == 100
     cand = AnswerString.objects.filter(question=q, judged_at__isnull=True).first()
@@ -158,3 +162,97 @@ def test_workspace_query_count_is_bounded(client, django_assert_max_num_queries)
     with django_assert_max_num_queries(13):
         r = client.get("/collections/big/questions/")
     assert r.context["questions"][0].n_strings == 1000
+
+
+def test_candidate_row_shows_the_suggestion_reason(client, world):
+    _, q, users = world
+    client.force_login(users["ass"])
+    r = client.get(url(q))
+    pariss = next(c for c in r.context["candidates"] if c.text == "Pariss")
+    assert pariss.suggestion_reason
+    html = r.content.decode()
+    from django.utils.html import escape
+    reason = escape(pariss.suggestion_reason)
+    assert f'<span class="suggest-reason muted">{reason}</span>' in html
+    assert f"suggested synset 1: {reason}" in html  # also as the title
+    assert "%)" not in html.split('class="suggest small"')[1].split("</li>")[0]
+
+
+def test_guidelines_box_shows_guidelines_and_levels(client, world):
+    c, q, users = world
+    client.force_login(users["ass"])
+    html = client.get(url(q)).content.decode()
+    box = html.split('<details class="guidelines-box" id="guidelines"')[1].split("</details>")[0]
+    assert 'data-remember="judge-guidelines:ass"' in box  # remembered per user
+    assert "Group equal answers." in box
+    for lv in c.levels.all():
+        assert f">{lv.code}</span>" in box and f"gain {lv.gain}" in box
+        if lv.label:
+            assert lv.label in box
+    c.guidelines = ""
+    c.save()
+    html = client.get(url(q)).content.decode()
+    assert 'id="guidelines"' in html  # the levels are still explained
+
+
+def test_history_lines_say_what_happened_in_words(client, world):
+    from annotate import services
+    from annotate.selectors import history_sentence, question_history
+    _, q, users = world
+    ass = users["ass"]
+    lyon = AnswerString.objects.get(question=q, text="Lyon")
+    pariss = AnswerString.objects.get(question=q, text="Pariss")
+    services.string_judge(question=q, string=lyon.pk, by=ass, new_synset=True, level="A")
+    services.string_judge(question=q, string=pariss.pk, by=ass,
+                          synset=q.synsets.get(ordinal=1).pk, level="S")
+    services.string_set_level(question=q, string=lyon.pk, level="B", by=ass)
+    services.string_judge(question=q, string=AnswerString.objects.get(
+        question=q, text="paris, france").pk, by=ass)
+    services.synset_merge(question=q, by=ass, synsets=[q.synsets.get(ordinal=1).pk,
+                                                        q.synsets.get(ordinal=2).pk])
+    services.question_undo(question=q, by=ass)
+    lines = [e["sentence"] for e in question_history(q)]
+    assert lines == [
+        "ass undid a merge",
+        "ass merged synset 2 into synset 1",
+        "ass judged “paris, france” incorrect",
+        "ass gave “Lyon” (synset 2) level B",
+        "ass put “Pariss” in synset 1 (level S)",
+        "ass put “Lyon” in new synset 2 (level A)",
+    ]
+    client.force_login(ass)
+    html = client.get(url(q)).content.decode()
+    assert "ass put “Pariss” in synset 1 (level S)" in html
+    import re
+    shown = re.sub(r"<[^>]+>", "", html.split('class="history')[1].split("</ol>")[0])
+    assert "string_add" not in shown and "string_new_synset" not in shown
+    # an action it does not know is still readable; old events without details too
+    assert history_sentence({"user_name": None, "action": "foo_bar"}) == "system: foo bar"
+    assert history_sentence({"user_name": "a", "action": "string_add", "text": "x"}) == \
+        "a put “x” in a synset"
+
+
+def test_notice_when_another_assessor_is_on_the_question(client, world):
+    from datetime import timedelta
+
+    from django.core.cache import cache
+    from django.utils import timezone
+
+    from annotate import presence
+    _, q, users = world
+    cache.delete(f"judge-presence:{q.pk}")
+    client.force_login(users["ass"])
+    html = client.get(url(q)).content.decode()
+    assert "is also on this question" not in html  # alone
+    client.force_login(users["org"])
+    html = client.get(url(q)).content.decode()
+    assert "ass is also on this question (seen just now)" in html
+    # seen 3 minutes ago; more than 10 minutes ago is gone
+    now = timezone.now()
+    seen = presence.seen_on_question(q.pk, "other", now=now + timedelta(minutes=3))
+    assert [(s.username) for s in seen] == ["org", "ass"]
+    assert presence.seen_on_question(q.pk, "x", now=now + timedelta(minutes=14)) == []
+    cache.set(f"judge-presence:{q.pk}", {"other": now - timedelta(minutes=3)})
+    html = client.get(url(q)).content.decode()
+    assert "other is also on this question (seen 3 min ago)" in html
+    cache.delete(f"judge-presence:{q.pk}")
