@@ -29,6 +29,12 @@ def visible_runs(*, user: Any, collection: Collection | None = None) -> QuerySet
             .order_by("collection__name", "name"))
 
 
+def withdrawn_runs(collection: Collection) -> list[Run]:
+    """The collection's withdrawn runs, last withdrawn first (for its organizers)."""
+    return list(Run.objects.filter(collection=collection, withdrawn_at__isnull=False)
+                .select_related("owner", "withdrawn_by").order_by("-withdrawn_at"))
+
+
 def visible_run(*, user: Any, collection: Collection, run_id: int | str) -> Run:
     """The run ``run_id`` of ``collection`` if ``user`` may see it; PermissionDenied (403)
     when it exists but is hidden from them, Http404 when it does not exist."""
