@@ -97,7 +97,7 @@ def _visible_run(request: HttpRequest, collection: Collection, run_id: int) -> R
     run = (Run.objects.visible_to(request.user, collection).select_related("owner")
            .filter(pk=run_id).first())
     if run is None:
-        if Run.objects.filter(collection=collection, pk=run_id).exists():
+        if Run.objects.active().filter(collection=collection, pk=run_id).exists():
             raise PermissionDenied("This run is not visible to you.")
         raise Http404
     return run

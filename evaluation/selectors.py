@@ -37,10 +37,10 @@ def withdrawn_runs(collection: Collection) -> list[Run]:
 
 def visible_run(*, user: Any, collection: Collection, run_id: int | str) -> Run:
     """The run ``run_id`` of ``collection`` if ``user`` may see it; PermissionDenied (403)
-    when it exists but is hidden from them, Http404 when it does not exist."""
+    when it exists but is hidden from them, Http404 when it does not exist or was withdrawn."""
     run = Run.objects.visible_to(user, collection).filter(pk=run_id).first()
     if run is None:
-        if Run.objects.filter(collection=collection, pk=run_id).exists():
+        if Run.objects.active().filter(collection=collection, pk=run_id).exists():
             raise PermissionDenied("This run is not visible to you.")
         raise Http404("No such run")
     return run
