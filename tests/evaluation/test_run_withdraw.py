@@ -182,3 +182,18 @@ def test_withdrawn_runs_leave_rankings_compare_pool_and_api(world):
     # nor can it be withdrawn twice
     with pytest.raises(PermissionDenied):
         services.run_withdraw(run=run, by=u["organizer"])
+
+
+def test_api_delete_withdraws_for_the_owner_only(world):
+    c, u, run = world["c"], world["u"], world["run"]
+    url = f"/api/collections/{c.slug}/runs/{run.pk}"
+
+    def api(user):
+        return Client(headers={"Authorization":
+                               f"Bearer {api_token_create(user=user, name='t').secret}"})
+    assert api(u["other"]).delete(url).status_code == 403
+    done = api(u["owner"]).delete(url)
+    assert done.status_code == 200 and done.json()["withdrawn_by"] == u["owner"].username
+    assert api(u["owner"]).get(url).status_code == 404
+    assert api(u["organizer"]).delete(url).status_code == 404
+    assert JudgmentEvent.objects.filter(action="withdraw_run").count() == 1
