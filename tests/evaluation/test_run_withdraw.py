@@ -197,3 +197,19 @@ def test_api_delete_withdraws_for_the_owner_only(world):
     assert api(u["owner"]).get(url).status_code == 404
     assert api(u["organizer"]).delete(url).status_code == 404
     assert JudgmentEvent.objects.filter(action="withdraw_run").count() == 1
+
+
+def test_archive_leaves_withdrawn_runs_out_and_keeps_their_events(world):
+    from evaluation.archive import collection_export, collection_import
+    c, u, run = world["c"], world["u"], world["run"]
+    services.run_pool(run=run, by=u["organizer"])
+    services.run_withdraw(run=run, by=u["owner"])
+    again = services.run_import(collection=c, owner=u["owner"], name="mine", data=GOOD,
+                                filename="again.tsv")
+    services.run_replace(run=again, data=b"Q1\t1\tParis\n", filename="less.tsv",
+                         by=u["organizer"])
+    copy = collection_import(data=collection_export(collection=c), slug="copy-of-withdrawn")
+    assert sorted(copy.runs.values_list("name", flat=True)) == ["mine", "theirs"]
+    assert copy.runs.get(name="mine").answers.count() == 1
+    actions = list(copy.events.values_list("action", flat=True))
+    assert {"pool_run", "withdraw_run", "replace_run"} <= set(actions)
