@@ -8,10 +8,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Exists, Min, OuterRef, QuerySet
+from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet
 from django.http import Http404
 
-from annotate.models import AnswerString, Collection, Question
+from annotate.models import AnswerString, Collection, JudgmentEvent, Question
 from annotate.selectors import synset_labels
 from evaluation.metrics import Scores
 
@@ -33,6 +33,17 @@ def withdrawn_runs(collection: Collection) -> list[Run]:
     """The collection's withdrawn runs, last withdrawn first (for its organizers)."""
     return list(Run.objects.filter(collection=collection, withdrawn_at__isnull=False)
                 .select_related("owner", "withdrawn_by").order_by("-withdrawn_at"))
+
+
+def run_history(run: Run) -> list[dict[str, Any]]:
+    """The run's file replacements and poolings from the audit trail, newest first: when,
+    who, what, and for a replacement the old and new file, digest and answer count."""
+    events = (JudgmentEvent.objects.filter(collection=run.collection)
+              .filter(Q(action="replace_run", before__run=run.pk)
+                      | Q(action="pool_run", after__run=run.pk))
+              .select_related("user").order_by("-id"))
+    return [{"at": e.created_at, "user": e.user.get_username() if e.user_id else "",
+             "action": e.action, "before": e.before, "after": e.after} for e in events]
 
 
 def visible_run(*, user: Any, collection: Collection, run_id: int | str) -> Run:

@@ -225,6 +225,7 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
         "pool": selectors.pool_counts(unjudged),
         "is_organizer": role == Role.ORGANIZER, "sort": sort, "search": search,
         "can_change": services.run_may_change(run, request.user),
+        "history": selectors.run_history(run),
     }, partial="question-table")
 
 

@@ -156,6 +156,8 @@ def test_replace_with_a_good_file_changes_scores_and_writes_the_audit(world):
     assert event.after["source_name"] == "good.tsv" and event.after["answers"] == 2
     audit = export_events(c)
     assert "replace_run" in audit and old_sha in audit
+    page = client.get(f"/collections/{c.slug}/runs/{run.pk}/").content.decode()
+    assert "replaced the file" in page and "good.tsv (2 answers" in page
 
 
 def test_withdrawn_runs_leave_rankings_compare_pool_and_api(world):
