@@ -70,7 +70,7 @@ def collection_overview(collection: Collection) -> dict[str, int]:
         unjudged=Count("id", filter=Q(judged_at__isnull=True)),
     )
     synsets = AnswerSynset.objects.filter(question__collection=collection).count()
-    runs = collection.runs.count()
+    runs = collection.runs.filter(withdrawn_at__isnull=True).count()  # withdrawn: not counted
     return {
         "questions": q["n_questions"], "done": q["n_done"], "in_progress": q["n_in_progress"],
         **s, "synsets": synsets, "runs": runs, "judged": s["correct"] + s["incorrect"],

@@ -3,6 +3,7 @@
 Every endpoint authenticates with a personal token (``api.auth``) and then applies the role
 rules of the pages through the same functions: ``require_role`` for collection roles,
 ``Run.objects.visible_to`` for runs, ``services.run_import`` for uploads,
+``services.run_withdraw`` for withdrawals,
 ``services.score_runs`` for scores.  A refusal is 403 with a message that names nothing of
 the collection, a missing object 404.
 """
@@ -97,7 +98,7 @@ def _visible_run(request: HttpRequest, collection: Collection, run_id: int) -> R
     run = (Run.objects.visible_to(request.user, collection).select_related("owner")
            .filter(pk=run_id).first())
     if run is None:
-        if Run.objects.filter(collection=collection, pk=run_id).exists():
+        if Run.objects.active().filter(collection=collection, pk=run_id).exists():
             raise PermissionDenied("This run is not visible to you.")
         raise Http404
     return run
@@ -260,6 +261,18 @@ def run_upload(request: HttpRequest, slug: str, name: Form[str], file: File[Uplo
 def run_detail(request: HttpRequest, slug: str, run_id: int):
     collection, _ = _score_access(request, slug)
     return _run_out(_visible_run(request, collection, run_id))
+
+
+@api.delete("/collections/{slug}/runs/{run_id}", response={200: schemas.RunWithdrawnOut, **ERRORS},
+            url_name="run-withdraw", tags=["runs"])
+def run_withdraw(request: HttpRequest, slug: str, run_id: int):
+    """Withdraw a run: its owner while the collection is open for submissions, organizers
+    always (403 otherwise).  The run's record stays in the audit trail; it leaves every
+    listing, ranking and comparison (then 404)."""
+    collection, _ = _score_access(request, slug)
+    run = services.run_withdraw(run=_visible_run(request, collection, run_id), by=request.user)
+    return {**_run_out(run), "withdrawn_at": run.withdrawn_at,
+            "withdrawn_by": request.user.get_username()}
 
 
 @api.get("/collections/{slug}/runs/{run_id}/scores", response={200: schemas.RunScoresOut, **ERRORS},

@@ -73,6 +73,13 @@ class RunOut(Schema):
     uploaded_at: datetime
 
 
+class RunWithdrawnOut(RunOut):
+    """A run just withdrawn: kept for the audit trail, gone from every listing."""
+
+    withdrawn_at: datetime
+    withdrawn_by: str
+
+
 class ConfigOut(Schema):
     """What scores were computed with (the parameters of the score pages)."""
 

@@ -103,6 +103,11 @@ def _iso(dt) -> str:
     return dt.isoformat() if dt else ""
 
 
+# audit events naming a run by its database id (mapped to the run's name in an archive; a
+# withdrawn run is not in the archive, so its events keep only its name)
+RUN_EVENTS = ("pool_run", "withdraw_run", "replace_run")
+
+
 # -- export ------------------------------------------------------------------------------------
 class _ArchiveIds:
     """Archive ids of database ids: live rows 1..n in export order, then every id the audit
@@ -135,7 +140,7 @@ def _export_side(side: dict, action: str, ids: dict) -> dict:
         side["synsets"] = [[ids["synset"](row[0]), *row[1:]] for row in side["synsets"]]
     if "undoes" in side:
         side["undoes"] = ids["event"].get(side["undoes"])
-    if action == "pool_run" and "run" in side:
+    if action in RUN_EVENTS and "run" in side:
         side["run"] = ids["run"].get(side["run"])
     if isinstance(side.get("rows"), dict):  # a layer event: [synset, level, judged_at]
         side["rows"] = {str(ids["string"](k)): None if row is None else
@@ -175,7 +180,10 @@ def collection_export(*, collection: Collection) -> bytes:
     events = list(JudgmentEvent.objects.filter(collection=collection).order_by("id")
                   .values_list("pk", "question__qid", "user__username", "action", "before",
                                "after", "created_at", "layer__assessor__username"))
-    runs = list(Run.objects.filter(collection=collection).order_by("id").select_related("owner"))
+    # withdrawn runs stay out (a withdrawn run may share its name with a later run); their
+    # withdraw_run events are in the events
+    runs = list(Run.objects.active().filter(collection=collection).order_by("id")
+                .select_related("owner"))
     ids = {"string": _ArchiveIds(s[0] for s in strings),
            "synset": _ArchiveIds(s[0] for s in synsets),
            "event": {e[0]: i for i, e in enumerate(events, start=1)},
@@ -213,7 +221,8 @@ def collection_export(*, collection: Collection) -> bytes:
     r_meta = [{"name": r.name, "owner": r.owner.get_username(), "description": r.description,
                "uploaded_at": _iso(r.uploaded_at), "source_name": r.source_name,
                "sha256": r.sha256, "format": r.format} for r in runs]
-    answers = (RunAnswer.objects.filter(run__collection=collection)
+    answers = (RunAnswer.objects.filter(run__collection=collection,
+                                        run__withdrawn_at__isnull=True)
                .order_by("run_id", "question_id", "rank")
                .values_list("run__name", "question__qid", "rank", "text", "key", "score"))
     a_rows = [(r, q, rank, t, k, "" if s is None else repr(s)) for r, q, rank, t, k, s in answers]
@@ -775,7 +784,7 @@ class _Archive:
             if undoes is not None and (not _is_int(undoes, 1) or isinstance(undoes, str)
                                        or undoes not in self.event_ids):
                 yield f"undoes {undoes!r}, which is not an earlier event"
-            if e["action"] == "pool_run" and side.get("run") not in (None, *self.run_names):
+            if e["action"] in RUN_EVENTS and side.get("run") not in (None, *self.run_names):
                 yield f"unknown run {side.get('run')!r}"
 
 
@@ -792,7 +801,7 @@ def _strip_ids(side: dict, action: str) -> dict:
         side["synsets_without_ids"] = [row[1:] if isinstance(row, list) else row
                                        for row in side.pop("synsets")]
     side.pop("undoes", None)
-    if action == "pool_run":
+    if action in RUN_EVENTS:
         side.pop("run", None)
     return side
 
@@ -809,7 +818,7 @@ def _import_side(side: dict, action: str, ids: dict, *, layer: bool = False) -> 
             for k, snap in side["strings"].items()}
     if isinstance(side.get("synsets"), list) and "strings" in side:
         side["synsets"] = [[ids["synset"][int(row[0])], *row[1:]] for row in side["synsets"]]
-    if action == "pool_run" and "run" in side:
+    if action in RUN_EVENTS and "run" in side:
         side["run"] = ids["run"].get(side["run"])
     if layer and isinstance(side.get("rows"), dict):
         side["rows"] = {str(ids["string"][int(k)]): None if row is None else

@@ -95,3 +95,14 @@ class RunUploadForm(forms.Form):
 
     def clean_file(self):
         return check_upload_size(self.cleaned_data["file"], settings.RUN_UPLOAD_MAX_MB, "runs")
+
+
+class RunReplaceForm(forms.Form):
+    """A new file for an existing run (its name and description stay)."""
+
+    format = forms.ChoiceField(choices=[("", "detect"), ("qa", "QA run (TSV or CSV)"),
+                                        ("trec", "TREC run")], required=False)
+    file = forms.FileField(help_text=RunUploadForm.base_fields["file"].help_text)
+
+    def clean_file(self):
+        return check_upload_size(self.cleaned_data["file"], settings.RUN_UPLOAD_MAX_MB, "runs")

@@ -22,7 +22,7 @@ def _layer_scores(request: HttpRequest, slug: str):
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
     config, form, error = _config(request, collection)
-    runs = list(Run.objects.filter(collection=collection).order_by("name"))
+    runs = list(Run.objects.active().filter(collection=collection).order_by("name"))
     return collection, config, form, error, layer_scores(collection, runs, config)
 
 

@@ -15,11 +15,17 @@ class RunFormat(models.TextChoices):
 
 
 class RunQuerySet(models.QuerySet):
+    def active(self) -> RunQuerySet:
+        """Runs not withdrawn (a withdrawn run keeps its record for the audit trail but is
+        left out of every list, ranking, comparison, pooling and API listing)."""
+        return self.filter(withdrawn_at__isnull=True)
+
     def visible_to(self, user, collection=None) -> RunQuerySet:
         """Runs ``user`` may see: every run of collections they organize (staff: all), their
         own, and other participants' runs where the leaderboard is published.  Assessors
-        see no runs."""
-        qs = self if collection is None else self.filter(collection=collection)
+        see no runs.  Withdrawn runs are left out."""
+        qs = self.active()
+        qs = qs if collection is None else qs.filter(collection=collection)
         if is_site_staff(user):
             return qs
         return qs.filter(
@@ -42,13 +48,19 @@ class Run(models.Model):
     source_name = models.CharField(max_length=255, blank=True)
     sha256 = models.CharField(max_length=64, blank=True)
     format = models.CharField(max_length=4, choices=RunFormat.choices, default=RunFormat.QA)
+    withdrawn_at = models.DateTimeField(null=True, blank=True,
+                                        help_text="set when the run is withdrawn (soft delete)")
+    withdrawn_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                     on_delete=models.SET_NULL, related_name="+")
 
     objects = RunQuerySet.as_manager()
 
     class Meta:
         ordering = ["collection", "name"]
         constraints = [
-            models.UniqueConstraint(fields=["collection", "name"], name="run_name_unique"),
+            # a withdrawn run frees its name
+            models.UniqueConstraint(fields=["collection", "name"], name="run_name_unique",
+                                    condition=Q(withdrawn_at__isnull=True)),
         ]
 
     def __str__(self) -> str:

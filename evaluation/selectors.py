@@ -8,10 +8,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Exists, Min, OuterRef, QuerySet
+from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet
 from django.http import Http404
 
-from annotate.models import AnswerString, Collection, Question
+from annotate.models import AnswerString, Collection, JudgmentEvent, Question
 from annotate.selectors import synset_labels
 from evaluation.metrics import Scores
 
@@ -29,12 +29,29 @@ def visible_runs(*, user: Any, collection: Collection | None = None) -> QuerySet
             .order_by("collection__name", "name"))
 
 
+def withdrawn_runs(collection: Collection) -> list[Run]:
+    """The collection's withdrawn runs, last withdrawn first (for its organizers)."""
+    return list(Run.objects.filter(collection=collection, withdrawn_at__isnull=False)
+                .select_related("owner", "withdrawn_by").order_by("-withdrawn_at"))
+
+
+def run_history(run: Run) -> list[dict[str, Any]]:
+    """The run's file replacements and poolings from the audit trail, newest first: when,
+    who, what, and for a replacement the old and new file, digest and answer count."""
+    events = (JudgmentEvent.objects.filter(collection=run.collection)
+              .filter(Q(action="replace_run", before__run=run.pk)
+                      | Q(action="pool_run", after__run=run.pk))
+              .select_related("user").order_by("-id"))
+    return [{"at": e.created_at, "user": e.user.get_username() if e.user_id else "",
+             "action": e.action, "before": e.before, "after": e.after} for e in events]
+
+
 def visible_run(*, user: Any, collection: Collection, run_id: int | str) -> Run:
     """The run ``run_id`` of ``collection`` if ``user`` may see it; PermissionDenied (403)
-    when it exists but is hidden from them, Http404 when it does not exist."""
+    when it exists but is hidden from them, Http404 when it does not exist or was withdrawn."""
     run = Run.objects.visible_to(user, collection).filter(pk=run_id).first()
     if run is None:
-        if Run.objects.filter(collection=collection, pk=run_id).exists():
+        if Run.objects.active().filter(collection=collection, pk=run_id).exists():
             raise PermissionDenied("This run is not visible to you.")
         raise Http404("No such run")
     return run

@@ -16,11 +16,14 @@ import numpy as np
 import pandas as pd
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import caches
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, Max
+from django.utils import timezone
 
 from annotate import services as annotate_services
-from annotate.models import AnswerString, Collection, JudgmentEvent, Question, Source
+from annotate.models import AnswerString, Collection, JudgmentEvent, Question, Role, Source
+from annotate.permissions import collection_role
 from evaluation.metrics import (
     DEFAULT_METRICS,
     GainProfile,
@@ -234,36 +237,127 @@ def run_import(*, collection: Collection, owner: AbstractBaseUser, name: str, da
         issues.append(Issue(filename, None, "the run needs a name"))
     elif problem := run_name_problem(name):
         issues.append(Issue(filename, None, problem))
-    elif Run.objects.filter(collection=collection, name=name).exists():
+    elif Run.objects.active().filter(collection=collection, name=name).exists():
         issues.append(Issue(filename, None, f"a run named {name!r} already exists in this "
                                             "collection; choose another name"))
+    ranking, fmt, qids = _run_checked(collection=collection, data=data, filename=filename,
+                                      name=name or "run", fmt=fmt, issues=issues)
+    with transaction.atomic():
+        run = Run.objects.create(collection=collection, owner=owner, name=name,
+                                 description=description, source_name=filename[:255],
+                                 sha256=hashlib.sha256(data).hexdigest(), format=fmt)
+        _store_answers(run, ranking, qids)
+    return run
+
+
+def _run_checked(*, collection: Collection, data: bytes, filename: str, name: str,
+                 fmt: str | None, issues: Sequence[Issue] = ()
+                 ) -> tuple[Ranking, str, dict[str, int]]:
+    """Parse ``data`` as a run of ``collection`` and check it against the collection; raise
+    InputError listing ``issues`` and every problem of the file, by line.  Returns the
+    ranking, its format and the collection's question id -> pk."""
     fmt = fmt or detect_run_format(data)
     qids = dict(Question.objects.filter(collection=collection).values_list("qid", "id"))
     limit = collection.max_output_size
     try:
-        ranking = parse_run(data, filename=filename, name=name or "run", fmt=fmt)
+        ranking = parse_run(data, filename=filename, name=name, fmt=fmt)
     except InputError:
         ranking = None
     if ranking is None or not _run_fits(ranking, qids, limit):
         # read it again line by line: every error of the file with its line number
         rows, parse_issues = run_rows(data, filename=filename, fmt=fmt)
-        raise InputError(merge_issues(filename, issues, parse_issues,
+        raise InputError(merge_issues(filename, list(issues), parse_issues,
                                       run_row_issues(rows, qids, limit, filename)))
     if issues:
-        raise InputError(issues)
-    keys = normalize_many(ranking.text.tolist(), collection.matching_mode)
+        raise InputError(list(issues))
+    return ranking, fmt, qids
+
+
+def _store_answers(run: Run, ranking: Ranking, qids: Mapping[str, int]) -> None:
+    """Write the answers of ``ranking`` as the run's RunAnswers (keys in the collection's
+    matching mode)."""
+    keys = normalize_many(ranking.text.tolist(), run.collection.matching_mode)
+    rank = _positions(ranking.qid)
+    scores = ranking.score if ranking.score is not None else [None] * len(ranking)
+    RunAnswer.objects.bulk_create(
+        (RunAnswer(run=run, question_id=qids[q], rank=int(r), text=t, key=k,
+                   score=None if s is None or s != s else float(s))
+         for q, r, t, k, s in zip(ranking.qid.tolist(), rank, ranking.text.tolist(), keys,
+                                  scores, strict=True)),
+        batch_size=5000)
+
+
+def run_may_change(run: Run, user: AbstractBaseUser) -> bool:
+    """Whether ``user`` may withdraw or replace ``run``: organizers of its collection (and
+    site staff) always, its owner while the collection is open for submissions."""
+    if run.withdrawn_at is not None or not user.is_authenticated:
+        return False
+    role = collection_role(user, run.collection)
+    if role == Role.ORGANIZER:
+        return True
+    return (role == Role.PARTICIPANT and run.owner_id == user.pk
+            and run.collection.open_for_submissions)
+
+
+def _require_may_change(run: Run, user: AbstractBaseUser) -> None:
+    if run.withdrawn_at is not None:
+        raise PermissionDenied("This run has been withdrawn.")
+    if not run_may_change(run, user):
+        raise PermissionDenied("Only the run's owner while the collection is open for "
+                               "submissions, or an organizer, may change this run.")
+
+
+def _run_record(run: Run, answers: int) -> dict[str, object]:
+    return {"run": run.pk, "run_name": run.name, "owner": run.owner.get_username(),
+            "source_name": run.source_name, "sha256": run.sha256, "format": run.format,
+            "answers": answers}
+
+
+@transaction.atomic
+def run_withdraw(*, run: Run, by: AbstractBaseUser) -> Run:
+    """Withdraw ``run`` (a soft delete): it keeps its record and answers but leaves every
+    list, ranking, comparison, pooling and API listing, and its name is free again.  Who:
+    see ``run_may_change`` (PermissionDenied otherwise).  Writes one JudgmentEvent
+    ``withdraw_run``; the scores' cache keys name the runs scored, so no cached score of
+    the run is read again."""
+    run = Run.objects.select_for_update().select_related("collection", "owner").get(pk=run.pk)
+    _require_may_change(run, by)
+    answers = run.answers.count()
+    run.withdrawn_at = timezone.now()
+    run.withdrawn_by = by
+    run.save(update_fields=["withdrawn_at", "withdrawn_by"])
+    JudgmentEvent.objects.create(
+        collection=run.collection, question=None, user=by, action="withdraw_run",
+        before=_run_record(run, answers),
+        after={"run": run.pk, "withdrawn_at": run.withdrawn_at.isoformat()})
+    return run
+
+
+def run_replace(*, run: Run, data: bytes, filename: str, by: AbstractBaseUser,
+                fmt: str | None = None) -> Run:
+    """Replace the answers of ``run`` by the file ``data``, all or nothing: the file goes
+    through the checks of an upload (``run_import``) and on any problem InputError lists
+    them all by line and nothing changes.  Who: see ``run_may_change``.  Writes one
+    JudgmentEvent ``replace_run`` with the old and new file's digest, name and answer
+    count; the new digest changes the scores' cache key."""
+    run = Run.objects.select_related("collection", "owner").get(pk=run.pk)
+    _require_may_change(run, by)
+    ranking, fmt, qids = _run_checked(collection=run.collection, data=data,
+                                      filename=filename, name=run.name, fmt=fmt)
     with transaction.atomic():
-        run = Run.objects.create(collection=collection, owner=owner, name=name,
-                                 description=description, source_name=filename[:255],
-                                 sha256=hashlib.sha256(data).hexdigest(), format=fmt)
-        rank = _positions(ranking.qid)
-        scores = ranking.score if ranking.score is not None else [None] * len(ranking)
-        RunAnswer.objects.bulk_create(
-            (RunAnswer(run=run, question_id=qids[q], rank=int(r), text=t, key=k,
-                       score=None if s is None or s != s else float(s))
-             for q, r, t, k, s in zip(ranking.qid.tolist(), rank, ranking.text.tolist(), keys,
-                                      scores, strict=True)),
-            batch_size=5000)
+        run = (Run.objects.select_for_update().select_related("collection", "owner")
+               .get(pk=run.pk))
+        _require_may_change(run, by)
+        before = _run_record(run, run.answers.count())
+        run.answers.all().delete()
+        run.source_name = filename[:255]
+        run.sha256 = hashlib.sha256(data).hexdigest()
+        run.format = fmt
+        run.save(update_fields=["source_name", "sha256", "format"])
+        _store_answers(run, ranking, qids)
+        JudgmentEvent.objects.create(
+            collection=run.collection, question=None, user=by, action="replace_run",
+            before=before, after=_run_record(run, len(ranking)))
     return run
 
 
@@ -312,7 +406,10 @@ def run_pool(*, run: Run, by: AbstractBaseUser | None = None) -> int:
     normalized answer of ``run`` (ranks up to the collection's L') that is not yet a string
     of its question is added unjudged (source ``pool``), through the annotation app's
     ``strings_add_unjudged``; a question marked done that gains one is reopened.  Returns
-    the number of strings added; writes one JudgmentEvent."""
+    the number of strings added; writes one JudgmentEvent.  A withdrawn run is refused
+    (PermissionDenied)."""
+    if run.withdrawn_at is not None:
+        raise PermissionDenied("This run has been withdrawn; its answers are not pooled.")
     collection = run.collection
     rows = list(RunAnswer.objects.filter(run=run, rank__lte=collection.max_output_size)
                 .order_by("question_id", "rank").values_list("question_id", "key", "text"))

@@ -25,7 +25,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from annotate.models import Collection, Role
 from annotate.permissions import require_role
 from evaluation import selectors, services
-from evaluation.forms import RunUploadForm, ScoreConfigForm, metric_label
+from evaluation.forms import RunReplaceForm, RunUploadForm, ScoreConfigForm, metric_label
 from evaluation.metrics import DEFAULT_METRICS, InputError, Scores
 from evaluation.plots import difference_plot
 from evaluation.stats import format_p, p_text
@@ -145,6 +145,7 @@ def run_list(request: HttpRequest, slug: str) -> HttpResponse:
         "judged_questions": scores.marked.judgments.nq if scores else 0,
         "can_upload": role == Role.ORGANIZER or collection.open_for_submissions,
         "can_compare": len(runs) >= 2,
+        "withdrawn": selectors.withdrawn_runs(collection) if role == Role.ORGANIZER else [],
     })
 
 
@@ -223,6 +224,8 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
         "not_judged": scores.unknown[run.name], "unjudged": unjudged,
         "pool": selectors.pool_counts(unjudged),
         "is_organizer": role == Role.ORGANIZER, "sort": sort, "search": search,
+        "can_change": services.run_may_change(run, request.user),
+        "history": selectors.run_history(run),
     }, partial="question-table")
 
 
@@ -230,12 +233,59 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
 def run_pool(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request.user, collection, Role.ORGANIZER)
-    run = get_object_or_404(Run, collection=collection, pk=run_id)
+    run = get_object_or_404(Run.objects.active(), collection=collection, pk=run_id)
     added = services.run_pool(run=run, by=request.user)
     messages.success(request, f"{added} unjudged answer(s) of {run.name} sent to the "
                               "assessors' pool.")
     return _redirect(request, reverse("evaluation:run-detail",
                                       args=[collection.slug, run.pk]))
+
+
+def _changeable_run(request: HttpRequest, slug: str, run_id: int) -> tuple[Collection, Run]:
+    """The run ``run_id`` if the user may withdraw or replace it (403 otherwise)."""
+    collection, _ = _score_access(request, slug)
+    run = selectors.visible_run(user=request.user, collection=collection, run_id=run_id)
+    if not services.run_may_change(run, request.user):
+        raise PermissionDenied("Only the run's owner while the collection is open for "
+                               "submissions, or an organizer, may change this run.")
+    return collection, run
+
+
+@require_http_methods(["GET", "POST"])
+def run_withdraw(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    """GET: the confirm step; POST: withdraw the run (kept for the audit trail)."""
+    collection, run = _changeable_run(request, slug, run_id)
+    if request.method == "POST":
+        services.run_withdraw(run=run, by=request.user)
+        messages.success(request, f"Run {run.name!r} withdrawn.")
+        return _redirect(request, reverse("evaluation:run-list", args=[collection.slug]))
+    return TemplateResponse(request, "evaluation/run_withdraw.html", {
+        "collection": collection, "run": run,
+        "answers": run.answers.count()})
+
+
+@require_http_methods(["GET", "POST"])
+def run_replace(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    """Replace the run's file, all or nothing (the checks of an upload)."""
+    collection, run = _changeable_run(request, slug, run_id)
+    issues = []
+    posted = request.method == "POST"
+    form = RunReplaceForm(request.POST, request.FILES) if posted else RunReplaceForm()
+    if posted and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            run = services.run_replace(run=run, data=upload.read(), filename=upload.name,
+                                       by=request.user, fmt=form.cleaned_data["format"] or None)
+        except InputError as e:
+            issues = e.issues
+        else:
+            messages.success(request, f"Run {run.name!r} replaced: "
+                                      f"{run.answers.count()} answers.")
+            return _redirect(request, reverse("evaluation:run-detail",
+                                              args=[collection.slug, run.pk]))
+    return _render(request, "evaluation/run_replace.html", {
+        "collection": collection, "run": run, "form": form, "issues": issues,
+        "max_mb": settings.RUN_UPLOAD_MAX_MB}, partial="replace-form")
 
 
 @require_GET

@@ -135,6 +135,12 @@ EXPECTED: dict[str, dict[str, str]] = {
                                      "POST": "login 405 405 405 405 405 405"},
     "evaluation:run-scores-csv":    {"GET": "login 403 403 ok 403 ok ok",
                                      "POST": "login 405 405 405 405 405 405"},
+    # the participant owns the run and the demo is open for submissions: the owner, the
+    # organizers and staff may withdraw or replace it; the other participant may not
+    "evaluation:run-withdraw":      {"GET": "login 403 403 ok 403 ok ok",
+                                     "POST": "login 403 403 write 403 write write"},
+    "evaluation:run-replace":       {"GET": "login 403 403 ok 403 ok ok",
+                                     "POST": "login 403 403 write 403 write write"},
     "evaluation:run-pool":          {"GET": "login 405 405 405 405 405 405",
                                      "POST": "login 403 403 403 403 write write"},
     "evaluation:compare":           {"GET": "login 403 403 ok ok ok ok",
@@ -216,6 +222,8 @@ PAGE_TEXT: dict[str, tuple[str, ...]] = {
     "evaluation:run-list": ("<h1>Runs</h1>",),
     "evaluation:run-upload": ("<h1>Upload a run</h1>",),
     "evaluation:run-detail": ("<h1>Run {run}</h1>",),
+    "evaluation:run-withdraw": ("<h1>Withdraw run {run}</h1>",),
+    "evaluation:run-replace": ("<h1>Replace the file of run {run}</h1>",),
     "evaluation:run-scores-csv": ("# collection=demo", "\nrun,question_id,"),
     "evaluation:compare": ("<h1>Compare runs</h1>",),
     "evaluation:compare-csv": ("# collection=demo",),
@@ -247,6 +255,8 @@ def post_body(name: str, w: dict) -> dict:
         "account:token-list": {"name": "role-matrix-token"},
         "evaluation:run-upload": {"name": "role-matrix-run", "format": "qa",
                                   "file": SimpleUploadedFile("r.tsv", RUN_FILE)},
+        "evaluation:run-replace": {"format": "qa",
+                                   "file": SimpleUploadedFile("r.tsv", RUN_FILE)},
     }.get(name, {})
 
 

@@ -39,18 +39,22 @@ API_EXPECTED: dict[str, tuple[str, str, str]] = {
                               "401 403 403 403 403 200 200"),
     "api:run-detail":        ("GET", "/api/collections/{slug}/runs/{run}",
                               "401 403 403 200 403 200 200"),
+    # the participant owns AF and the demo is open for submissions
+    "api:run-withdraw":      ("DELETE", "/api/collections/{slug}/runs/{run}",
+                              "401 403 403 200 403 200 200"),
     "api:run-scores":        ("GET", "/api/collections/{slug}/runs/{run}/scores",
                               "401 403 403 200 403 200 200"),
     "api:compare":           ("GET", "/api/collections/{slug}/compare?a={other}&b={run}",
                               "401 403 403 200 403 200 200"),
 }
-WRITES = {"api:run-upload"}
+WRITES = {"api:run-upload", "api:run-withdraw"}
 # What a 2xx answer must hold, whoever asks (the right answer, not an empty list).
 API_TEXT = {
     "api:me": '"username"', "api:collection-list": '[',  # nonmember: []
     "api:collection-detail": '"levels"', "api:run-list": '"sha256"',
     "api:run-upload": '"name": "matrix-', "api:question-list": '"question_id": "EX1-BEATLES"',
     "api:judgments-export": '"synset_id"', "api:run-detail": '"name": "AF"',
+    "api:run-withdraw": '"withdrawn_by"',
     "api:run-scores": '"q_measure"', "api:compare": '"randomization_p"',
 }
 # Patterns of /api/ that are pages behind the login (session), not token endpoints.
@@ -66,6 +70,8 @@ def call(w: dict, role: str, method: str, url: str):
     client = ApiClient(w["tokens"][role])
     if method == "GET":
         return client.get(url)
+    if method == "DELETE":
+        return client.client.delete(url, headers=client.headers)
     return client.post(url, {"name": f"matrix-{role}",
                              "file": SimpleUploadedFile("run.tsv", RUN_FILE)})
 

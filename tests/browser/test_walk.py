@@ -25,9 +25,13 @@ def _pages(role: str, demo) -> list[str]:
         return [*common, "/queue/", f"/questions/{q.pk}/judge/"]
     scores = ["/collections/demo/runs/", f"/collections/demo/runs/{runs[0].pk}/",
               f"/collections/demo/compare/?a={runs[0].pk}&b={runs[1].pk}",
-              "/collections/demo/ranking/", "/runs/"]
-    if role == "participant":
-        return [*common, "/collections/demo/runs/upload/", "/runs/"]
+              "/collections/demo/ranking/", "/runs/",
+              f"/collections/demo/runs/{runs[0].pk}/withdraw/",
+              f"/collections/demo/runs/{runs[0].pk}/replace/"]
+    if role == "participant":  # the owner of the demo's runs
+        return [*common, "/collections/demo/runs/upload/", "/runs/",
+                f"/collections/demo/runs/{runs[0].pk}/withdraw/",
+                f"/collections/demo/runs/{runs[0].pk}/replace/"]
     return [*common, *scores, "/collections/demo/runs/upload/", "/queue/",
             "/collections/demo/questions/", f"/questions/{q.pk}/judge/",
             "/collections/demo/members/", "/collections/demo/edit/",
