@@ -264,10 +264,15 @@ def question_history(question: Question, limit: int = 30) -> list[dict[str, Any]
         undone_action=KT("after__undone_action"), level=KT("after__level"),
         ordinal=KT("after__ordinal"), old_text=KT("after__old_text"),
         into=KT("after__into"), merged=F("after__merged"), texts=F("after__texts"),
-        reason=KT("after__reason"))[:limit])
+        source=KT("after__source"))[:limit])
     for row in rows:
         row["sentence"] = history_sentence(row)
     return rows
+
+
+_REOPEN_WORDS = {Source.POOL: "answers of a run were pooled",
+                 Source.FLAT: "a list of answers was imported",
+                 Source.ASSESSOR: "a string was typed"}
 
 
 def _quoted(text: object) -> str:
@@ -326,8 +331,10 @@ def history_sentence(ev: dict[str, Any]) -> str:
         undone = _UNDONE_WORDS.get(ev.get("undone_action") or "", "the last change")
         return f"{who} undid {undone}"
     if action == "question_reopen":
-        reason = ev.get("reason")
-        return f"the question was reopened{f' ({reason})' if reason else ''}"
+        # never the event's free-text reason: it names the pooled run, and run names never
+        # reach assessors
+        why = _REOPEN_WORDS.get(ev.get("source") or "", "new unjudged strings arrived")
+        return f"the question was reopened ({why})"
     words = _HISTORY_WORDS.get(action)
     if words is None:
         return f"{who}: {action.replace('_', ' ')}" + (f" {text}" if ev.get("text") else "")

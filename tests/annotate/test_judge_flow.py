@@ -219,3 +219,24 @@ def test_workspace_shows_queue_position_and_strings_left(client, world):
     assert "question 1 of 2" in html and "1 string left" in html
     html = client.get(url(q2)).content.decode()  # done: not in the open queue
     assert "of 2</span>" not in html and "0 strings left" in html
+
+
+def test_history_says_why_a_question_reopened_without_naming_the_run(client):
+    """Pooling reopens a done question; its history line says so in words, and the run's
+    name (which assessors never see) is not in it."""
+    from annotate.selectors import question_history
+    from evaluation.services import run_pool
+    from tests.factories import add_member, make_collection, make_question, make_run, make_user
+
+    c = make_collection(slug="reopen-h")
+    org, a = make_user(username="rh-org"), make_user(username="rh-a")
+    add_member(collection=c, user=org, role="organizer")
+    add_member(collection=c, user=a, role="assessor")
+    q = make_question(collection=c, qid="RH-1", synsets=[[("Paris", "S")]])
+    q.status = "done"
+    q.save()
+    run_pool(run=make_run(collection=c, owner=org, name="secret-run-xyz",
+                          answers={"RH-1": ["Lyon"]}), by=org)
+    lines = [h["sentence"] for h in question_history(q)]
+    assert "the question was reopened (answers of a run were pooled)" in lines
+    assert not any("secret-run-xyz" in line for line in lines)
