@@ -50,6 +50,7 @@ test-noaccel: install
 
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
 
 # 15 parser fuzz tests x 12,500 generated inputs (> 100,000 in all) plus the upload page

@@ -4,6 +4,13 @@ Python/pandas reader is used."""
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("evaluation.metrics._fastparse",
-                             ["evaluation/metrics/_fastparse.c"], optional=True,
-                             extra_compile_args=["-O2"])])
+setup(
+    ext_modules=[
+        Extension(
+            "evaluation.metrics._fastparse",
+            ["evaluation/metrics/_fastparse.c"],
+            optional=True,
+            extra_compile_args=["-O2"],
+        )
+    ]
+)

@@ -24,8 +24,15 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Collection)
 class CollectionAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "matching_mode", "max_output_size", "open_for_submissions",
-                    "leaderboard_published", "judgments_changed_at"]
+    list_display = [
+        "name",
+        "slug",
+        "matching_mode",
+        "max_output_size",
+        "open_for_submissions",
+        "leaderboard_published",
+        "judgments_changed_at",
+    ]
     list_filter = ["matching_mode", "open_for_submissions", "leaderboard_published"]
     search_fields = ["name", "slug", "description"]
     prepopulated_fields = {"slug": ["name"]}

@@ -19,13 +19,25 @@ from .services import PageSynset
 class CollectionForm(forms.ModelForm):
     # the database refuses L' = 0 (a check constraint); the form says so beside the field
     max_output_size = forms.IntegerField(
-        label="Max output size L'", min_value=1, max_value=32767, initial=5,
-        help_text=Collection._meta.get_field("max_output_size").help_text)
+        label="Max output size L'",
+        min_value=1,
+        max_value=32767,
+        initial=5,
+        help_text=Collection._meta.get_field("max_output_size").help_text,
+    )
 
     class Meta:
         model = Collection
-        fields = ["name", "slug", "description", "guidelines", "matching_mode",
-                  "max_output_size", "open_for_submissions", "leaderboard_published"]
+        fields = [
+            "name",
+            "slug",
+            "description",
+            "guidelines",
+            "matching_mode",
+            "max_output_size",
+            "open_for_submissions",
+            "leaderboard_published",
+        ]
 
 
 class LevelForm(forms.Form):
@@ -44,8 +56,11 @@ class BaseLevelFormSet(forms.BaseFormSet):
     def clean(self):
         if any(self.errors):
             return
-        codes = [f.cleaned_data["code"].strip() for f in self.forms
-                 if f.cleaned_data and not self._should_delete_form(f)]
+        codes = [
+            f.cleaned_data["code"].strip()
+            for f in self.forms
+            if f.cleaned_data and not self._should_delete_form(f)
+        ]
         if not codes:
             raise forms.ValidationError("A collection needs at least one level.")
         if len(set(codes)) != len(codes):
@@ -53,17 +68,24 @@ class BaseLevelFormSet(forms.BaseFormSet):
 
     def rows(self) -> list[tuple[str, str, float]]:
         """(code, label, gain) of the levels kept, in order (after ``is_valid``)."""
-        return [(f.cleaned_data["code"].strip(), f.cleaned_data.get("label", ""),
-                 f.cleaned_data["gain"]) for f in self.forms
-                if f.cleaned_data and not self._should_delete_form(f)]
+        return [
+            (
+                f.cleaned_data["code"].strip(),
+                f.cleaned_data.get("label", ""),
+                f.cleaned_data["gain"],
+            )
+            for f in self.forms
+            if f.cleaned_data and not self._should_delete_form(f)
+        ]
 
 
 LevelFormSet = formset_factory(LevelForm, formset=BaseLevelFormSet, extra=1, can_delete=True)
 
 
 # least privileged first: a new member is a participant unless the organizer says otherwise
-MEMBER_ROLE_CHOICES = [(r.value, r.label) for r in (Role.PARTICIPANT, Role.ASSESSOR,
-                                                     Role.ORGANIZER)]
+MEMBER_ROLE_CHOICES = [
+    (r.value, r.label) for r in (Role.PARTICIPANT, Role.ASSESSOR, Role.ORGANIZER)
+]
 
 
 class MemberAddForm(forms.Form):
@@ -91,8 +113,10 @@ class MemberInviteForm(forms.Form):
         name = self.cleaned_data["username"].strip()
         UnicodeUsernameValidator()(name)
         if get_user_model().objects.filter(username__iexact=name).exists():
-            raise forms.ValidationError(f"The username {name!r} is taken: add that user "
-                                        "above instead, or choose another name.")
+            raise forms.ValidationError(
+                f"The username {name!r} is taken: add that user "
+                "above instead, or choose another name."
+            )
         return name
 
 
@@ -142,8 +166,12 @@ class IdsField(forms.Field):
 class StringForm(JudgeForm):
     """An operation on one answer string, with its token as the page showed it."""
 
-    string = forms.IntegerField(error_messages={"required": "No answer string chosen.",
-                                                "invalid": "No answer string chosen."})
+    string = forms.IntegerField(
+        error_messages={
+            "required": "No answer string chosen.",
+            "invalid": "No answer string chosen.",
+        }
+    )
     expect = forms.CharField(required=False)
 
     def clean_expect(self) -> str | None:
@@ -174,8 +202,7 @@ class WithSynset(forms.Form):
             return PageSynset(ordinal=n)
         shown = page_synsets.split()
         if n > len(shown) or not shown[n - 1].isdigit():
-            self.add_error("ordinal", f"There is no synset {n} on your page; nothing was "
-                                      "changed.")
+            self.add_error("ordinal", f"There is no synset {n} on your page; nothing was changed.")
             return None
         return PageSynset(ordinal=n, pk=int(shown[n - 1]))
 

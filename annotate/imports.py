@@ -42,9 +42,11 @@ from .normalize import normalize_answer
 from .selectors import attach_assessors
 from .services import collection_judgments_changed
 
-KINDS = {"questions": "Questions CSV (question_id,question)",
-         "flat": "Flat answer list (question_id,answer)",
-         "judgments": "Judgments CSV (question_id,synset_id,answer,level)"}
+KINDS = {
+    "questions": "Questions CSV (question_id,question)",
+    "flat": "Flat answer list (question_id,answer)",
+    "judgments": "Judgments CSV (question_id,synset_id,answer,level)",
+}
 # how long a previewed file waits for its confirmation (PendingImport rows)
 PENDING_TTL = timedelta(hours=1)
 
@@ -95,13 +97,23 @@ def _plan_questions(collection: Collection, data: bytes, filename: str) -> Impor
     for r in rows:
         qid, text = r.question_id, r.text
         if len(qid) > 100:
-            plan.issues.append(Issue(filename, r.line, f"question_id {qid[:20]!r}... is longer "
-                                     "than 100 characters"))
+            plan.issues.append(
+                Issue(
+                    filename, r.line, f"question_id {qid[:20]!r}... is longer than 100 characters"
+                )
+            )
             continue
         if qid in seen:  # the parser saw two ids; without the quote they are one
-            plan.issues.append(Issue(filename, r.line, (
-                f"question_id {r.question_id!r} is {qid!r} once its spreadsheet-formula quote "
-                f"is taken off, the same question as line {seen[qid]}")))
+            plan.issues.append(
+                Issue(
+                    filename,
+                    r.line,
+                    (
+                        f"question_id {r.question_id!r} is {qid!r} once its spreadsheet-formula "
+                        f"quote is taken off, the same question as line {seen[qid]}"
+                    ),
+                )
+            )
             continue
         seen[qid] = r.line
         if qid not in existing:
@@ -109,19 +121,30 @@ def _plan_questions(collection: Collection, data: bytes, filename: str) -> Impor
         elif existing[qid] != text:
             update.append((qid, text))
     plan.issues = merge_issues(filename, parse_issues, plan.issues)
-    plan.counts = {"questions to create": len(create), "questions to update": len(update),
-                   "questions unchanged": len(rows) - len(create) - len(update)}
+    plan.counts = {
+        "questions to create": len(create),
+        "questions to update": len(update),
+        "questions unchanged": len(rows) - len(create) - len(update),
+    }
     plan.lists = [
         PreviewList("Questions to create", ("question", "text"), create, css_id="preview-create"),
-        PreviewList("Questions whose text changes", ("question", "text now", "new text"),
-                    [(q, existing[q], t) for q, t in update], css_id="preview-update")]
+        PreviewList(
+            "Questions whose text changes",
+            ("question", "text now", "new text"),
+            [(q, existing[q], t) for q, t in update],
+            css_id="preview-update",
+        ),
+    ]
 
     def write():
-        Question.objects.bulk_create(Question(collection=collection, qid=q, text=t)
-                                     for q, t in create)
+        Question.objects.bulk_create(
+            Question(collection=collection, qid=q, text=t) for q, t in create
+        )
         for q, t in update:
             Question.objects.filter(collection=collection, qid=q).update(
-                text=t, version=F("version") + 1)
+                text=t, version=F("version") + 1
+            )
+
     plan._write = write
     return plan
 
@@ -140,16 +163,17 @@ def _plan_flat(collection: Collection, data: bytes, filename: str, by=None) -> I
             continue
         key = normalize_answer(answer, mode)
         if not key:
-            plan.issues.append(Issue(filename, r.line, f"answer {answer!r} is empty once "
-                                     "normalized"))
+            plan.issues.append(
+                Issue(filename, r.line, f"answer {answer!r} is empty once normalized")
+            )
         else:
             good.append((questions[qid], key, answer))
     # spellings with one key are one string, as in a judgments file; a new spelling of a
     # string already there is kept as its variant
     known = {}
     for q, key, text, variants in AnswerString.objects.filter(
-            question__collection=collection).values_list("question_id", "key", "text",
-                                                         "variants"):
+        question__collection=collection
+    ).values_list("question_id", "key", "text", "variants"):
         known[(q, key)] = [text, *variants]
     folded = services.spellings_fold(good, known)
     new = [k for k in folded if k not in known]
@@ -165,29 +189,40 @@ def _plan_flat(collection: Collection, data: bytes, filename: str, by=None) -> I
             added.append((r.line, qid_of[q], text))
         elif text in spellings:
             where = "in the collection" if (q, key) in known else "earlier in the file"
-            skipped.append((r.line, qid_of[q], text, f"\"{spellings[0]}\" is {where}"))
+            skipped.append((r.line, qid_of[q], text, f'"{spellings[0]}" is {where}'))
         else:
             spellings.append(text)
-            variants.append((r.line, qid_of[q], text, f"a variant of \"{spellings[0]}\""))
+            variants.append((r.line, qid_of[q], text, f'a variant of "{spellings[0]}"'))
     plan.lists = [
-        PreviewList("Strings to add (unjudged)", ("line", "question", "answer"), added,
-                    css_id="preview-add"),
-        PreviewList("Spellings kept as variants of a string", ("line", "question", "answer",
-                                                                "why"), variants,
-                    css_id="preview-variants"),
-        PreviewList("Rows skipped (the string is there already)",
-                    ("line", "question", "answer", "why"), skipped, css_id="preview-skip")]
+        PreviewList(
+            "Strings to add (unjudged)", ("line", "question", "answer"), added, css_id="preview-add"
+        ),
+        PreviewList(
+            "Spellings kept as variants of a string",
+            ("line", "question", "answer", "why"),
+            variants,
+            css_id="preview-variants",
+        ),
+        PreviewList(
+            "Rows skipped (the string is there already)",
+            ("line", "question", "answer", "why"),
+            skipped,
+            css_id="preview-skip",
+        ),
+    ]
     plan.issues = merge_issues(filename, parse_issues, plan.issues)
-    plan.counts = {"candidate strings to add": len(new),
-                   "rows naming a string already there or earlier in the file":
-                       len(good) - len(new),
-                   "spellings kept as variants": sum(len(v) for v in folded.values())
-                   - len(new),
-                   "questions concerned": len({q for q, _ in new})}
+    plan.counts = {
+        "candidate strings to add": len(new),
+        "rows naming a string already there or earlier in the file": len(good) - len(new),
+        "spellings kept as variants": sum(len(v) for v in folded.values()) - len(new),
+        "questions concerned": len({q for q, _ in new}),
+    }
 
     def write():
-        services.strings_add_unjudged(rows=good, source=Source.FLAT, by=by,
-                                      reason=f"flat answer list {filename}")
+        services.strings_add_unjudged(
+            rows=good, source=Source.FLAT, by=by, reason=f"flat answer list {filename}"
+        )
+
     plan._write = write
     return plan
 
@@ -201,7 +236,7 @@ class Fold:
     qid: str
     text: str
     synset: str  # the file's synset id; "" when judged incorrect
-    level: str   # level code; "" when judged incorrect
+    level: str  # level code; "" when judged incorrect
     lines: list[int] = field(default_factory=list)
     spellings: list[str] = field(default_factory=list)  # the other spellings, first seen first
 
@@ -225,23 +260,33 @@ def _plan_judgments(collection: Collection, data: bytes, filename: str, by) -> I
             plan.issues.append(Issue(filename, r.line, f"unknown question {qid!r}"))
             continue
         if len(syn) > 100:
-            plan.issues.append(Issue(filename, r.line, f"synset_id {syn[:20]!r}... is longer "
-                                     "than 100 characters"))
+            plan.issues.append(
+                Issue(filename, r.line, f"synset_id {syn[:20]!r}... is longer than 100 characters")
+            )
             continue
         q = questions[qid]
         key = normalize_answer(answer, mode)
         if not key:
-            plan.issues.append(Issue(filename, r.line, f"answer {answer!r} is empty once "
-                                     "normalized"))
+            plan.issues.append(
+                Issue(filename, r.line, f"answer {answer!r} is empty once normalized")
+            )
             continue
         kept = strings.get((q, key))
         if kept is None:
             strings[(q, key)] = Fold(qid, answer, syn, r.level, [r.line])
         elif (syn, r.level) != (kept.synset, kept.level):
-            plan.issues.append(Issue(filename, r.line, (
-                f"question {qid!r}: \"{answer}\" ({_judgment(syn, r.level)}) matches "
-                f"\"{kept.text}\" on line {kept.lines[0]} ({_judgment(kept.synset, kept.level)})"
-                f" under {mode} matching; one string has one judgment")))
+            plan.issues.append(
+                Issue(
+                    filename,
+                    r.line,
+                    (
+                        f'question {qid!r}: "{answer}" ({_judgment(syn, r.level)}) matches '
+                        f'"{kept.text}" on line {kept.lines[0]} '
+                        f"({_judgment(kept.synset, kept.level)})"
+                        f" under {mode} matching; one string has one judgment"
+                    ),
+                )
+            )
         else:
             kept.lines.append(r.line)
             if answer != kept.text and answer not in kept.spellings:
@@ -256,12 +301,18 @@ def _plan_judgments(collection: Collection, data: bytes, filename: str, by) -> I
         else:
             incorrect[q].append(key)
     touched = sorted(set(synsets) | set(incorrect))
-    left_unjudged = set(AnswerString.objects.filter(
-        question_id__in=touched, judged_at__isnull=True).values_list("question_id", "key"))
+    left_unjudged = set(
+        AnswerString.objects.filter(question_id__in=touched, judged_at__isnull=True).values_list(
+            "question_id", "key"
+        )
+    )
     left_over = {q for q, k in left_unjudged if (q, k) not in strings}
     plan.fully_judged = [q for q in touched if q not in left_over]
-    plan.lists = [_replaced_list(collection, touched, strings, qids={
-        pk: qid for qid, pk in questions.items()})]
+    plan.lists = [
+        _replaced_list(
+            collection, touched, strings, qids={pk: qid for qid, pk in questions.items()}
+        )
+    ]
     plan.counts = {
         "questions with judgments": len(touched),
         "synsets to create": sum(len(s) for s in synsets.values()),
@@ -269,8 +320,11 @@ def _plan_judgments(collection: Collection, data: bytes, filename: str, by) -> I
         "incorrect strings": sum(len(v) for v in incorrect.values()),
         "spellings folded into another string": sum(len(f.lines) - 1 for f in plan.folds),
         "questions whose judgments are replaced": AnswerString.objects.filter(
-            question_id__in=touched, judged_at__isnull=False).values("question_id")
-        .distinct().count(),
+            question_id__in=touched, judged_at__isnull=False
+        )
+        .values("question_id")
+        .distinct()
+        .count(),
         "questions fully judged by the file": len(plan.fully_judged),
     }
 
@@ -281,7 +335,8 @@ def _plan_judgments(collection: Collection, data: bytes, filename: str, by) -> I
         # judges; a replaced string's spellings stay as variants of its successor
         doomed, spelled = [], defaultdict(list)
         for s in AnswerString.objects.filter(question_id__in=touched).only(
-                "pk", "question_id", "key", "judged_at", "text", "variants"):
+            "pk", "question_id", "key", "judged_at", "text", "variants"
+        ):
             if (s.question_id, s.key) in strings:
                 spelled[(s.question_id, s.key)] += [s.text, *s.variants]
                 doomed.append(s.pk)
@@ -292,11 +347,21 @@ def _plan_judgments(collection: Collection, data: bytes, filename: str, by) -> I
 
         def string(q, key, synset=None):
             f = strings[(q, key)]
-            variants = list(dict.fromkeys(
-                v for v in (*f.spellings, *spelled[(q, key)]) if v != f.text))
-            return AnswerString(question_id=q, text=f.text, key=key, variants=variants,
-                                synset=synset, level=levels[f.level] if synset else None,
-                                source=Source.IMPORT, judged_by=judge, judged_at=now)
+            variants = list(
+                dict.fromkeys(v for v in (*f.spellings, *spelled[(q, key)]) if v != f.text)
+            )
+            return AnswerString(
+                question_id=q,
+                text=f.text,
+                key=key,
+                variants=variants,
+                synset=synset,
+                level=levels[f.level] if synset else None,
+                source=Source.IMPORT,
+                judged_by=judge,
+                judged_at=now,
+            )
+
         new_synsets, members = [], []
         for q in touched:
             for ordinal, (label, keys) in enumerate(synsets[q].items(), start=1):
@@ -309,21 +374,34 @@ def _plan_judgments(collection: Collection, data: bytes, filename: str, by) -> I
         AnswerString.objects.bulk_create(new, batch_size=2000)
         Question.objects.filter(pk__in=touched).update(version=F("version") + 1)
         Question.objects.filter(pk__in=touched, status=QuestionStatus.TODO).update(
-            status=QuestionStatus.IN_PROGRESS)
+            status=QuestionStatus.IN_PROGRESS
+        )
         collection_judgments_changed(collection_id=collection.pk)
+
     plan._write = write
     return plan
 
 
-def _replaced_list(collection: Collection, touched: list[int],
-                   strings: dict[tuple[int, str], Fold], qids: dict[int, str]) -> PreviewList:
+def _replaced_list(
+    collection: Collection,
+    touched: list[int],
+    strings: dict[tuple[int, str], Fold],
+    qids: dict[int, str],
+) -> PreviewList:
     """The strings already judged in the questions a judgments file touches whose judgment
     the import changes or removes, and the unjudged strings it judges."""
-    labels = {pk: label or str(ordinal) for pk, label, ordinal in AnswerSynset.objects.filter(
-        question_id__in=touched).values_list("pk", "label", "ordinal")}
+    labels = {
+        pk: label or str(ordinal)
+        for pk, label, ordinal in AnswerSynset.objects.filter(question_id__in=touched).values_list(
+            "pk", "label", "ordinal"
+        )
+    }
     rows = []
-    for s in (AnswerString.objects.filter(question_id__in=touched)
-              .select_related("level").order_by("question_id", "id")):
+    for s in (
+        AnswerString.objects.filter(question_id__in=touched)
+        .select_related("level")
+        .order_by("question_id", "id")
+    ):
         if s.judged_at is None:
             now = "unjudged"
         elif s.synset_id is None:
@@ -331,22 +409,32 @@ def _replaced_list(collection: Collection, touched: list[int],
         else:
             now = _judgment(labels.get(s.synset_id, "?"), s.level.code if s.level else "?")
         f = strings.get((s.question_id, s.key))
-        after = _judgment(f.synset, f.level) if f else (
-            "unjudged strings not in the file stay unjudged" if s.judged_at is None
-            else "removed (not in the file)")
+        after = (
+            _judgment(f.synset, f.level)
+            if f
+            else (
+                "unjudged strings not in the file stay unjudged"
+                if s.judged_at is None
+                else "removed (not in the file)"
+            )
+        )
         if f is None and s.judged_at is None:
             continue
         if now != after:
             rows.append((qids[s.question_id], s.text, now, after))
-    return PreviewList("Strings whose judgment changes", ("question", "answer", "now",
-                                                          "after the import"), rows,
-                       help="Judgments of the questions in the file are replaced by the "
-                            "file's; a judged string the file does not name is removed.",
-                       css_id="preview-replace")
+    return PreviewList(
+        "Strings whose judgment changes",
+        ("question", "answer", "now", "after the import"),
+        rows,
+        help="Judgments of the questions in the file are replaced by the "
+        "file's; a judged string the file does not name is removed.",
+        css_id="preview-replace",
+    )
 
 
-def import_plan(*, collection: Collection, kind: str, data: bytes, filename: str,
-                by=None) -> ImportPlan:
+def import_plan(
+    *, collection: Collection, kind: str, data: bytes, filename: str, by=None
+) -> ImportPlan:
     """Parse and check ``data`` as a ``kind`` file for ``collection`` without writing:
     the counts to preview, or every error with its line number."""
     try:
@@ -362,8 +450,15 @@ def import_plan(*, collection: Collection, kind: str, data: bytes, filename: str
 
 
 @transaction.atomic
-def collection_import(*, collection: Collection, kind: str, data: bytes, filename: str,
-                      by=None, mark_done: bool = False) -> ImportPlan:
+def collection_import(
+    *,
+    collection: Collection,
+    kind: str,
+    data: bytes,
+    filename: str,
+    by=None,
+    mark_done: bool = False,
+) -> ImportPlan:
     """Validate the whole file, then write it (all or nothing); raise ImportRefused with
     every error when the file is bad.  With ``mark_done``, the questions a judgments file
     leaves with no unjudged string are marked done.  Returns the plan that was carried out."""
@@ -376,8 +471,11 @@ def collection_import(*, collection: Collection, kind: str, data: bytes, filenam
         Question.objects.filter(pk__in=plan.fully_judged).update(status=QuestionStatus.DONE)
         plan.counts["questions marked done"] = len(plan.fully_judged)
     JudgmentEvent.objects.create(
-        collection=collection, user=by if by is not None and by.is_authenticated else None,
-        action=f"{kind}_import", after={"file": filename, **plan.counts})
+        collection=collection,
+        user=by if by is not None and by.is_authenticated else None,
+        action=f"{kind}_import",
+        after={"file": filename, **plan.counts},
+    )
     return plan
 
 
@@ -393,20 +491,27 @@ def pending_imports_clear(*, now=None) -> int:
 
 
 @transaction.atomic
-def pending_import_create(*, collection: Collection, user, kind: str, filename: str,
-                          data: bytes) -> PendingImport:
+def pending_import_create(
+    *, collection: Collection, user, kind: str, filename: str, data: bytes
+) -> PendingImport:
     """Keep a validated file until its confirmation, under a fresh unguessable token.  A
     user has one pending import per collection (a newer preview replaces the older), and
     expired previews of everyone are deleted on the way."""
     pending_imports_clear()
     PendingImport.objects.filter(collection=collection, user=user).delete()
-    return PendingImport.objects.create(token=secrets.token_hex(16), collection=collection,
-                                        user=user, kind=kind, filename=filename[:255],
-                                        data=data)
+    return PendingImport.objects.create(
+        token=secrets.token_hex(16),
+        collection=collection,
+        user=user,
+        kind=kind,
+        filename=filename[:255],
+        data=data,
+    )
 
 
-def pending_import_confirm(*, token: str, collection: Collection, user,
-                           mark_done: bool = False) -> tuple[PendingImport, ImportPlan]:
+def pending_import_confirm(
+    *, token: str, collection: Collection, user, mark_done: bool = False
+) -> tuple[PendingImport, ImportPlan]:
     """Import the file previewed under ``token`` (validated again, all or nothing) and
     consume the token in the same transaction, so it cannot be confirmed twice.  Raises
     PendingImportRefused when the token is unknown, used, replaced, expired, someone
@@ -417,15 +522,19 @@ def pending_import_confirm(*, token: str, collection: Collection, user,
         pending = PendingImport.objects.select_for_update().filter(token=token or "").first()
         expired = pending is not None and pending.created_at < timezone.now() - PENDING_TTL
         if pending is None:
-            error = ("That preview is no longer pending (it was imported already, replaced "
-                     "by a newer preview, or it expired); upload the file again.")
+            error = (
+                "That preview is no longer pending (it was imported already, replaced "
+                "by a newer preview, or it expired); upload the file again."
+            )
         elif pending.user_id != user.pk:
             error = "That preview was made by another user; upload the file yourself."
         elif pending.collection_id != collection.pk:
             error = "That preview is for another collection; upload the file here."
         elif expired:
-            error = (f"That preview expired (previews are kept for "
-                     f"{int(PENDING_TTL.total_seconds() // 60)} minutes); upload the file again.")
+            error = (
+                f"That preview expired (previews are kept for "
+                f"{int(PENDING_TTL.total_seconds() // 60)} minutes); upload the file again."
+            )
         if pending is not None and (error is None or expired):
             # the count guards against a concurrent confirmation of the same token
             if not PendingImport.objects.filter(pk=pending.pk).delete()[0] and error is None:
@@ -433,9 +542,14 @@ def pending_import_confirm(*, token: str, collection: Collection, user,
         pending_imports_clear()
         if error is None:
             try:
-                plan = collection_import(collection=collection, kind=pending.kind,
-                                         data=bytes(pending.data), filename=pending.filename,
-                                         by=user, mark_done=mark_done)
+                plan = collection_import(
+                    collection=collection,
+                    kind=pending.kind,
+                    data=bytes(pending.data),
+                    filename=pending.filename,
+                    by=user,
+                    mark_done=mark_done,
+                )
             except ImportRefused as e:
                 refused = e  # the token stays consumed: the preview no longer holds
     if error is not None:
@@ -455,8 +569,9 @@ def _synset_ids(collection: Collection) -> dict[int, str]:
     imported from), else its ordinal; unique within each question (labels claim theirs
     first, and a clash gets a suffix ``-2``, ``-3``, ...)."""
     by_question: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
-    for pk, q, ordinal, label in (AnswerSynset.objects.filter(question__collection=collection)
-                                  .values_list("pk", "question_id", "ordinal", "label")):
+    for pk, q, ordinal, label in AnswerSynset.objects.filter(
+        question__collection=collection
+    ).values_list("pk", "question_id", "ordinal", "label"):
         by_question[q].append((pk, ordinal, label))
     out: dict[int, str] = {}
     for synsets in by_question.values():
@@ -478,34 +593,58 @@ def export_judgments(collection: Collection) -> str:
     or ordinal, judged-incorrect strings with empty synset_id and level; extra columns
     question, assessor, updated.  Re-imported, the rows fold back into the same strings."""
     synset_ids = _synset_ids(collection)
-    strings = (AnswerString.objects.filter(question__collection=collection,
-                                           judged_at__isnull=False)
-               .select_related("question", "level", "judged_by")
-               .order_by("question_id", F("synset__ordinal").asc(nulls_last=True), "id"))
-    rows = ([s.question.qid, synset_ids[s.synset_id] if s.synset_id else "", text,
-             s.level.code if s.level_id else "", s.question.text,
-             s.judged_by.get_username() if s.judged_by_id else "",
-             s.judged_at.isoformat(timespec="seconds")]
-            for s in strings.iterator(2000) for text in (s.text, *s.variants))
-    return _csv(["question_id", "synset_id", "answer", "level", "question", "assessor",
-                 "updated"], rows)
+    strings = (
+        AnswerString.objects.filter(question__collection=collection, judged_at__isnull=False)
+        .select_related("question", "level", "judged_by")
+        .order_by("question_id", F("synset__ordinal").asc(nulls_last=True), "id")
+    )
+    rows = (
+        [
+            s.question.qid,
+            synset_ids[s.synset_id] if s.synset_id else "",
+            text,
+            s.level.code if s.level_id else "",
+            s.question.text,
+            s.judged_by.get_username() if s.judged_by_id else "",
+            s.judged_at.isoformat(timespec="seconds"),
+        ]
+        for s in strings.iterator(2000)
+        for text in (s.text, *s.variants)
+    )
+    return _csv(
+        ["question_id", "synset_id", "answer", "level", "question", "assessor", "updated"], rows
+    )
 
 
 def export_questions(collection: Collection) -> str:
     """Questions CSV: question_id,question plus status and assessors."""
     questions = list(Question.objects.filter(collection=collection).order_by("id"))
     attach_assessors(questions)
-    return _csv(["question_id", "question", "status", "assessors"],
-                ([q.qid, q.text, q.status, " ".join(q.assessor_names)] for q in questions))
+    return _csv(
+        ["question_id", "question", "status", "assessors"],
+        ([q.qid, q.text, q.status, " ".join(q.assessor_names)] for q in questions),
+    )
 
 
 def export_events(collection: Collection) -> str:
     """The audit trail: every JudgmentEvent of the collection, oldest first."""
-    events = (JudgmentEvent.objects.filter(collection=collection).select_related(
-        "user", "question").order_by("id"))
-    return _csv(["id", "created_at", "user", "question_id", "action", "before", "after"],
-                ([e.pk, e.created_at.isoformat(timespec="seconds"),
-                  e.user.get_username() if e.user_id else "",
-                  e.question.qid if e.question_id else "", e.action,
-                  json.dumps(e.before, ensure_ascii=False),
-                  json.dumps(e.after, ensure_ascii=False)] for e in events.iterator(2000)))
+    events = (
+        JudgmentEvent.objects.filter(collection=collection)
+        .select_related("user", "question")
+        .order_by("id")
+    )
+    return _csv(
+        ["id", "created_at", "user", "question_id", "action", "before", "after"],
+        (
+            [
+                e.pk,
+                e.created_at.isoformat(timespec="seconds"),
+                e.user.get_username() if e.user_id else "",
+                e.question.qid if e.question_id else "",
+                e.action,
+                json.dumps(e.before, ensure_ascii=False),
+                json.dumps(e.after, ensure_ascii=False),
+            ]
+            for e in events.iterator(2000)
+        ),
+    )

@@ -40,13 +40,30 @@ HEADER = ["question_id", "synset_id", "answer", "level", "assessor", "done"]
 
 def export_layers(collection: Collection) -> str:
     """Every layer judgment of ``collection`` (one query)."""
-    rows = (LayerJudgment.objects.filter(layer__question__collection=collection)
-            .order_by("layer__question_id", "layer__assessor__username",
-                      F("group").asc(nulls_last=True), "string__text")
-            .values_list("layer__question__qid", "group", "string__text", "level__code",
-                         "layer__assessor__username", "layer__done_at"))
-    return write_csv(HEADER, ([qid, group or "", text, level or "", who, "1" if done else ""]
-                              for qid, group, text, level, who, done in rows.iterator(5000)))
+    rows = (
+        LayerJudgment.objects.filter(layer__question__collection=collection)
+        .order_by(
+            "layer__question_id",
+            "layer__assessor__username",
+            F("group").asc(nulls_last=True),
+            "string__text",
+        )
+        .values_list(
+            "layer__question__qid",
+            "group",
+            "string__text",
+            "level__code",
+            "layer__assessor__username",
+            "layer__done_at",
+        )
+    )
+    return write_csv(
+        HEADER,
+        (
+            [qid, group or "", text, level or "", who, "1" if done else ""]
+            for qid, group, text, level, who, done in rows.iterator(5000)
+        ),
+    )
 
 
 @dataclass
@@ -70,9 +87,11 @@ def layers_import(*, collection: Collection, data: bytes, filename: str, by) -> 
         return result
     questions = dict(Question.objects.filter(collection=collection).values_list("qid", "pk"))
     levels = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
-    judges = dict(Membership.objects.filter(
-        collection=collection, role__in=[Role.ORGANIZER, Role.ASSESSOR])
-        .values_list("user__username", "user_id"))
+    judges = dict(
+        Membership.objects.filter(
+            collection=collection, role__in=[Role.ORGANIZER, Role.ASSESSOR]
+        ).values_list("user__username", "user_id")
+    )
     mode = collection.matching_mode
     planned: dict[tuple[int, int], dict[str, tuple]] = defaultdict(dict)
     done: dict[tuple[int, int], bool] = {}
@@ -87,12 +106,19 @@ def layers_import(*, collection: Collection, data: bytes, filename: str, by) -> 
             result.issues.append(Issue(filename, line, f"unknown question {qid!r}"))
             continue
         if who not in judges:
-            result.issues.append(Issue(filename, line, f"{who!r} is not an assessor of "
-                                       "this collection"))
+            result.issues.append(
+                Issue(filename, line, f"{who!r} is not an assessor of this collection")
+            )
             continue
         if bool(syn) != bool(level) or (level and level not in levels):
-            result.issues.append(Issue(filename, line, f"level {level!r} with synset_id "
-                                       f"{syn!r}: a known level with a synset, or neither"))
+            result.issues.append(
+                Issue(
+                    filename,
+                    line,
+                    f"level {level!r} with synset_id "
+                    f"{syn!r}: a known level with a synset, or neither",
+                )
+            )
             continue
         if syn and not syn.isdigit():
             result.issues.append(Issue(filename, line, "a layer's synset_id is a number"))
@@ -103,18 +129,26 @@ def layers_import(*, collection: Collection, data: bytes, filename: str, by) -> 
             continue
         q, u = questions[qid], judges[who]
         if key in planned[q, u] and planned[q, u][key][:2] != (syn, level):
-            result.issues.append(Issue(filename, line, f"{answer!r} is judged twice by {who} "
-                                       "in different ways"))
+            result.issues.append(
+                Issue(filename, line, f"{answer!r} is judged twice by {who} in different ways")
+            )
             continue
         planned[q, u][key] = (syn, level, line)
         texts.setdefault((q, key), answer)
         done[q, u] = done.get((q, u), False) or r.get("done", "").strip() in ("1", "true", "yes")
     if result.issues:
         return result
-    existing = {(s.question_id, s.key): s.pk for s in AnswerString.objects.filter(
-        question_id__in={q for q, _ in planned}).only("pk", "question_id", "key")}
-    new = [AnswerString(question_id=q, text=t, key=k, source=Source.IMPORT)
-           for (q, k), t in texts.items() if (q, k) not in existing]
+    existing = {
+        (s.question_id, s.key): s.pk
+        for s in AnswerString.objects.filter(question_id__in={q for q, _ in planned}).only(
+            "pk", "question_id", "key"
+        )
+    }
+    new = [
+        AnswerString(question_id=q, text=t, key=k, source=Source.IMPORT)
+        for (q, k), t in texts.items()
+        if (q, k) not in existing
+    ]
     AnswerString.objects.bulk_create(new)
     result.strings_added = len(new)
     existing.update({(s.question_id, s.key): s.pk for s in new})
@@ -129,10 +163,15 @@ def layers_import(*, collection: Collection, data: bytes, filename: str, by) -> 
         layer, _ = JudgingLayer.objects.get_or_create(question_id=q, assessor=users[u])
         layer.judgments.all().delete()
         LayerJudgment.objects.bulk_create(
-            LayerJudgment(layer=layer, string_id=existing[q, key],
-                          group=int(syn) if syn else None,
-                          level=levels[level] if syn else None, judged_at=now)
-            for key, (syn, level, _) in rows.items())
+            LayerJudgment(
+                layer=layer,
+                string_id=existing[q, key],
+                group=int(syn) if syn else None,
+                level=levels[level] if syn else None,
+                judged_at=now,
+            )
+            for key, (syn, level, _) in rows.items()
+        )
         layer.done_at = now if done.get((q, u)) else None
         layer.started_at = layer.started_at or now
         layer.version += 1
@@ -141,7 +180,9 @@ def layers_import(*, collection: Collection, data: bytes, filename: str, by) -> 
         result.layers += 1
         result.judgments += len(rows)
     JudgmentEvent.objects.create(
-        collection=collection, user=by if by is not None and by.is_authenticated else None,
-        action="layers_import", after={"file": filename, "layers": result.layers,
-                                       "judgments": result.judgments})
+        collection=collection,
+        user=by if by is not None and by.is_authenticated else None,
+        action="layers_import",
+        after={"file": filename, "layers": result.layers, "judgments": result.judgments},
+    )
     return result

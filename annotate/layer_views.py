@@ -30,18 +30,26 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
     report = layers.collection_agreement(collection)
-    judges = (Membership.objects.filter(collection=collection,
-                                        role__in=[Role.ORGANIZER, Role.ASSESSOR])
-              .select_related("user").order_by("user__username"))
+    judges = (
+        Membership.objects.filter(collection=collection, role__in=[Role.ORGANIZER, Role.ASSESSOR])
+        .select_related("user")
+        .order_by("user__username")
+    )
     confusion = None
     if report.overall is not None:
-        confusion = list(zip(report.level_names, report.overall.confusion.tolist(),
-                             strict=True))
-    return TemplateResponse(request, "annotate/agreement.html", {
-        "collection": collection, "report": report, "judges": judges,
-        "questions": report.questions[:200], "confusion": confusion,
-        "queue": layers.adjudication_queue(collection).count(),
-    })
+        confusion = list(zip(report.level_names, report.overall.confusion.tolist(), strict=True))
+    return TemplateResponse(
+        request,
+        "annotate/agreement.html",
+        {
+            "collection": collection,
+            "report": report,
+            "judges": judges,
+            "questions": report.questions[:200],
+            "confusion": confusion,
+            "queue": layers.adjudication_queue(collection).count(),
+        },
+    )
 
 
 @require_POST
@@ -52,10 +60,16 @@ def collection_layers_request(request: HttpRequest, slug: str) -> HttpResponse:
     require_role(request, collection, Role.ORGANIZER)
     p = request.POST
     users = get_user_model().objects
-    assessors = list(users.filter(pk__in=[int(v) for v in p.getlist("assessors")
-                                          if v.isdigit()]).order_by("username"))
-    adjudicator = (users.filter(pk=int(p["adjudicator"])).first()
-                   if p.get("adjudicator", "").isdigit() else None)
+    assessors = list(
+        users.filter(pk__in=[int(v) for v in p.getlist("assessors") if v.isdigit()]).order_by(
+            "username"
+        )
+    )
+    adjudicator = (
+        users.filter(pk=int(p["adjudicator"])).first()
+        if p.get("adjudicator", "").isdigit()
+        else None
+    )
     questions = Question.objects.filter(collection=collection)
     if p.get("status") in QuestionStatus.values:
         questions = questions.filter(status=p["status"])
@@ -63,16 +77,26 @@ def collection_layers_request(request: HttpRequest, slug: str) -> HttpResponse:
         k = int(p.get("k") or 2)
         sample = int(p["sample"]) if p.get("sample", "").strip() else None
         seed = int(p.get("seed") or 0)
-        done = layers.layers_request(collection=collection, questions=list(questions),
-                                     assessors=assessors, by=request.user, k=k,
-                                     sample=sample, seed=seed, adjudicator=adjudicator)
+        done = layers.layers_request(
+            collection=collection,
+            questions=list(questions),
+            assessors=assessors,
+            by=request.user,
+            k=k,
+            sample=sample,
+            seed=seed,
+            adjudicator=adjudicator,
+        )
     except ValueError:
         messages.error(request, "k, the sample size and the seed are whole numbers.")
     except services.Conflict as e:
         messages.error(request, str(e))
     else:
-        messages.success(request, f"{done.layers} layers requested on {done.questions} "
-                                  f"question{'s' if done.questions != 1 else ''}.")
+        messages.success(
+            request,
+            f"{done.layers} layers requested on {done.questions} "
+            f"question{'s' if done.questions != 1 else ''}.",
+        )
     return redirect("annotate:collection-agreement", slug)
 
 
@@ -93,14 +117,16 @@ def collection_layers_import(request: HttpRequest, slug: str) -> HttpResponse:
     if upload is None:
         messages.error(request, "Choose a layers CSV file.")
         return redirect("annotate:collection-agreement", slug)
-    result = layers_import(collection=collection, data=upload.read(), filename=upload.name,
-                           by=request.user)
+    result = layers_import(
+        collection=collection, data=upload.read(), filename=upload.name, by=request.user
+    )
     if result.issues:
         for issue in result.issues[:20]:
             messages.error(request, str(issue))
     else:
-        messages.success(request, f"Imported {result.judgments} judgments in "
-                                  f"{result.layers} layers.")
+        messages.success(
+            request, f"Imported {result.judgments} judgments in {result.layers} layers."
+        )
     return redirect("annotate:collection-agreement", slug)
 
 
@@ -116,8 +142,7 @@ def _adjudicable(request: HttpRequest, pk: int) -> Question:
 @require_GET
 def question_adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
     question = _adjudicable(request, pk)
-    return TemplateResponse(request, "annotate/adjudicate.html",
-                            layers.adjudication_view(question))
+    return TemplateResponse(request, "annotate/adjudicate.html", layers.adjudication_view(question))
 
 
 @require_POST
@@ -128,17 +153,29 @@ def question_adjudicate_act(request: HttpRequest, pk: int) -> HttpResponse:
     anchor = f"#s{p['string']}" if p.get("string", "").isdigit() else ""
     try:
         if op == "take":
-            layers.adjudicate_take(question=question, layer=int(p["layer"]), by=by,
-                                   strings=[int(p["string"])], version=version)
+            layers.adjudicate_take(
+                question=question,
+                layer=int(p["layer"]),
+                by=by,
+                strings=[int(p["string"])],
+                version=version,
+            )
         elif op == "take_synset":
-            layers.adjudicate_take(question=question, layer=int(p["layer"]), by=by,
-                                   group=int(p["group"]), version=version)
+            layers.adjudicate_take(
+                question=question,
+                layer=int(p["layer"]),
+                by=by,
+                group=int(p["group"]),
+                version=version,
+            )
         elif op == "level":
-            services.string_set_level(question=question, string=int(p["string"]),
-                                      level=p["level"], by=by, version=version)
+            services.string_set_level(
+                question=question, string=int(p["string"]), level=p["level"], by=by, version=version
+            )
         elif op == "incorrect":
-            services.string_judge(question=question, string=int(p["string"]), by=by,
-                                  version=version)
+            services.string_judge(
+                question=question, string=int(p["string"]), by=by, version=version
+            )
         elif op == "merge":
             ids = [int(v) for v in p.getlist("synsets") if v.isdigit()]
             services.synset_merge(question=question, synsets=ids, by=by, version=version)
@@ -185,22 +222,35 @@ def question_layer_act(request: HttpRequest, pk: int) -> HttpResponse:
         if op == "judge":
             target = p.get("target", "")
             if target == "new":
-                layers.layer_judge(layer=layer, string=int(p["string"]), new_group=True,
-                                   level=p.get("level") or None, by=by, version=version)
+                layers.layer_judge(
+                    layer=layer,
+                    string=int(p["string"]),
+                    new_group=True,
+                    level=p.get("level") or None,
+                    by=by,
+                    version=version,
+                )
             elif target == "x":
-                layers.layer_judge(layer=layer, string=int(p["string"]), by=by,
-                                   version=version)
+                layers.layer_judge(layer=layer, string=int(p["string"]), by=by, version=version)
             else:
-                layers.layer_judge(layer=layer, string=int(p["string"]), group=int(target),
-                                   level=p.get("level") or None, by=by, version=version)
+                layers.layer_judge(
+                    layer=layer,
+                    string=int(p["string"]),
+                    group=int(target),
+                    level=p.get("level") or None,
+                    by=by,
+                    version=version,
+                )
         elif op == "level":
-            layers.layer_set_level(layer=layer, string=int(p["string"]), level=p["level"],
-                                   by=by, version=version)
+            layers.layer_set_level(
+                layer=layer, string=int(p["string"]), level=p["level"], by=by, version=version
+            )
         elif op == "unjudge":
             layers.layer_unjudge(layer=layer, string=int(p["string"]), by=by, version=version)
         elif op == "merge":
-            layers.layer_merge(layer=layer, groups=[int(p["into"]), int(p["other"])], by=by,
-                               version=version)
+            layers.layer_merge(
+                layer=layer, groups=[int(p["into"]), int(p["other"])], by=by, version=version
+            )
         elif op == "undo":
             layers.layer_undo(layer=layer, by=by)
         elif op in ("done", "reopen"):

@@ -63,17 +63,28 @@ class LayersRequested:
 
 
 @transaction.atomic
-def layers_request(*, collection: Collection, questions: Sequence[Question], assessors,
-                   by, k: int = 2, sample: int | None = None, seed: int = 0,
-                   adjudicator=None) -> LayersRequested:
+def layers_request(
+    *,
+    collection: Collection,
+    questions: Sequence[Question],
+    assessors,
+    by,
+    k: int = 2,
+    sample: int | None = None,
+    seed: int = 0,
+    adjudicator=None,
+) -> LayersRequested:
     """Ask for ``k`` independent judgments of ``questions`` (all of them, or a seeded
     random ``sample`` of that many, for an agreement study): each question gets ``k`` of
     ``assessors`` in turn, a layer each, and is assigned to them.  Existing layers stay.
     ``adjudicator`` (an assessor or organizer) resolves disagreements besides the
     organizers."""
     assessors = list(assessors)
-    judges = set(Membership.objects.filter(collection=collection, role__in=[
-        Role.ORGANIZER, Role.ASSESSOR]).values_list("user_id", flat=True))
+    judges = set(
+        Membership.objects.filter(
+            collection=collection, role__in=[Role.ORGANIZER, Role.ASSESSOR]
+        ).values_list("user_id", flat=True)
+    )
     strangers = [u.get_username() for u in assessors if u.pk not in judges]
     if strangers:
         raise Conflict(f"Not an assessor of this collection: {', '.join(strangers)}.")
@@ -81,20 +92,23 @@ def layers_request(*, collection: Collection, questions: Sequence[Question], ass
         raise Conflict(f"Not an assessor of this collection: {adjudicator.get_username()}.")
     if k < 1 or k > len(assessors):
         raise Conflict(f"{k} independent judgments need at least {k} assessors.")
-    questions = sorted((q for q in questions if q.collection_id == collection.pk),
-                       key=lambda q: q.pk)
+    questions = sorted(
+        (q for q in questions if q.collection_id == collection.pk), key=lambda q: q.pk
+    )
     if sample is not None:
         if sample < 1:
             raise Conflict("A sample needs at least one question.")
-        questions = sorted(random.Random(seed).sample(questions, min(sample, len(questions))),
-                           key=lambda q: q.pk)
+        questions = sorted(
+            random.Random(seed).sample(questions, min(sample, len(questions))), key=lambda q: q.pk
+        )
     result = LayersRequested(questions=len(questions), qids=[q.qid for q in questions])
     through = Question.assessors.through
     links, layers = [], []
     for i, q in enumerate(questions):
         chosen = [assessors[(i * k + j) % len(assessors)] for j in range(k)]
-        LayerRequest.objects.update_or_create(question=q, defaults={
-            "k": k, "adjudicator": adjudicator, "requested_by": _user(by)})
+        LayerRequest.objects.update_or_create(
+            question=q, defaults={"k": k, "adjudicator": adjudicator, "requested_by": _user(by)}
+        )
         links += [through(question_id=q.pk, user_id=u.pk) for u in chosen]
         layers += [JudgingLayer(question=q, assessor=u) for u in chosen]
     through.objects.bulk_create(links, ignore_conflicts=True)
@@ -102,10 +116,18 @@ def layers_request(*, collection: Collection, questions: Sequence[Question], ass
     JudgingLayer.objects.bulk_create(layers, ignore_conflicts=True)
     result.layers = JudgingLayer.objects.filter(question__in=questions).count() - before
     JudgmentEvent.objects.create(
-        collection=collection, user=_user(by), action="layers_request",
-        after={"questions": result.qids[:1000], "k": k, "sample": sample, "seed": seed,
-               "assessors": [u.get_username() for u in assessors],
-               "adjudicator": adjudicator.get_username() if adjudicator else None})
+        collection=collection,
+        user=_user(by),
+        action="layers_request",
+        after={
+            "questions": result.qids[:1000],
+            "k": k,
+            "sample": sample,
+            "seed": seed,
+            "assessors": [u.get_username() for u in assessors],
+            "adjudicator": adjudicator.get_username() if adjudicator else None,
+        },
+    )
     return result
 
 
@@ -127,19 +149,31 @@ class _LayerEdit:
     """One operation on one layer: locks it, checks it is its assessor's and not done,
     remembers the rows it touches, bumps the version and writes the event."""
 
-    def __init__(self, *, layer: JudgingLayer | int, by, action: str,
-                 version: int | None = None, done_ok: bool = False):
+    def __init__(
+        self,
+        *,
+        layer: JudgingLayer | int,
+        by,
+        action: str,
+        version: int | None = None,
+        done_ok: bool = False,
+    ):
         pk = layer.pk if isinstance(layer, JudgingLayer) else layer
-        self.layer = (JudgingLayer.objects.select_for_update(of=("self",))
-                      .select_related("question").get(pk=pk))
+        self.layer = (
+            JudgingLayer.objects.select_for_update(of=("self",))
+            .select_related("question")
+            .get(pk=pk)
+        )
         self.by = _user(by)
         if self.by is None or self.by.pk != self.layer.assessor_id:
             raise Conflict("Only its assessor judges in a layer.")
         if self.layer.done and not done_ok:
             raise Conflict("This layer is marked done; reopen it to change it.")
         if version is not None and int(version) != self.layer.version:
-            raise Conflict("Your layer changed since the page was loaded (another tab?); "
-                           "your edit was not applied.")
+            raise Conflict(
+                "Your layer changed since the page was loaded (another tab?); "
+                "your edit was not applied."
+            )
         self.action = action
         self.now = timezone.now()
         self.rows = {j.string_id: j for j in self.layer.judgments.all()}
@@ -195,22 +229,42 @@ class _LayerEdit:
         layer.save(update_fields=["version", "started_at", "done_at", "seconds"])
         after = {str(pk): _row_snap(self.rows.get(pk)) for pk in self.before}
         return JudgmentEvent.objects.create(
-            collection_id=layer.question.collection_id, question_id=layer.question_id,
-            layer=layer, user=self.by, action=self.action,
-            before={"rows": {str(k): v for k, v in self.before.items()},
-                    "done_at": self.detail.pop("done_before", None)},
-            after={"rows": after, **self.detail})
+            collection_id=layer.question.collection_id,
+            question_id=layer.question_id,
+            layer=layer,
+            user=self.by,
+            action=self.action,
+            before={
+                "rows": {str(k): v for k, v in self.before.items()},
+                "done_at": self.detail.pop("done_before", None),
+            },
+            after={"rows": after, **self.detail},
+        )
 
 
 @transaction.atomic
-def layer_judge(*, layer: JudgingLayer | int, string: int, by, group: int | None = None,
-                new_group: bool = False, level=None, version: int | None = None
-                ) -> JudgmentEvent:
+def layer_judge(
+    *,
+    layer: JudgingLayer | int,
+    string: int,
+    by,
+    group: int | None = None,
+    new_group: bool = False,
+    level=None,
+    version: int | None = None,
+) -> JudgmentEvent:
     """Judge ``string`` in the assessor's layer: into synset ``group`` (a number of this
     layer) or a new one, with ``level`` (the highest when None); incorrect when neither."""
-    op = _LayerEdit(layer=layer, by=by, version=version,
-                    action="layer_new_synset" if new_group else
-                    "layer_add" if group is not None else "layer_incorrect")
+    op = _LayerEdit(
+        layer=layer,
+        by=by,
+        version=version,
+        action="layer_new_synset"
+        if new_group
+        else "layer_add"
+        if group is not None
+        else "layer_incorrect",
+    )
     s = op.string(string)
     if new_group:
         op.put(s.pk, op.new_group(), op.level(level))
@@ -227,8 +281,9 @@ def layer_judge(*, layer: JudgingLayer | int, string: int, by, group: int | None
 
 
 @transaction.atomic
-def layer_set_level(*, layer: JudgingLayer | int, string: int, level, by,
-                    version: int | None = None) -> JudgmentEvent:
+def layer_set_level(
+    *, layer: JudgingLayer | int, string: int, level, by, version: int | None = None
+) -> JudgmentEvent:
     op = _LayerEdit(layer=layer, by=by, version=version, action="layer_level")
     s = op.string(string)
     j = op.rows.get(s.pk)
@@ -240,8 +295,9 @@ def layer_set_level(*, layer: JudgingLayer | int, string: int, level, by,
 
 
 @transaction.atomic
-def layer_unjudge(*, layer: JudgingLayer | int, string: int, by,
-                  version: int | None = None) -> JudgmentEvent:
+def layer_unjudge(
+    *, layer: JudgingLayer | int, string: int, by, version: int | None = None
+) -> JudgmentEvent:
     op = _LayerEdit(layer=layer, by=by, version=version, action="layer_unjudge")
     s = op.string(string)
     op.drop(s.pk)
@@ -250,8 +306,9 @@ def layer_unjudge(*, layer: JudgingLayer | int, string: int, by,
 
 
 @transaction.atomic
-def layer_merge(*, layer: JudgingLayer | int, groups: Sequence[int], by,
-                version: int | None = None) -> JudgmentEvent:
+def layer_merge(
+    *, layer: JudgingLayer | int, groups: Sequence[int], by, version: int | None = None
+) -> JudgmentEvent:
     """Merge synsets ``groups[1:]`` of the layer into ``groups[0]``; levels are kept."""
     op = _LayerEdit(layer=layer, by=by, version=version, action="layer_merge")
     groups = [int(g) for g in groups]
@@ -270,21 +327,30 @@ def layer_mark_done(*, layer: JudgingLayer | int, by, done: bool = True) -> Judg
     """Mark the layer done (every string of the question judged in it) or reopen it.  When
     the last of the question's layers is done, the strings they agree on go to gold
     (``question_layers_to_gold``)."""
-    op = _LayerEdit(layer=layer, by=by, action="layer_done" if done else "layer_reopen",
-                    done_ok=True)
+    op = _LayerEdit(
+        layer=layer, by=by, action="layer_done" if done else "layer_reopen", done_ok=True
+    )
     if done:
-        missing = AnswerString.objects.filter(question_id=op.layer.question_id).exclude(
-            pk__in=list(op.rows)).count()
+        missing = (
+            AnswerString.objects.filter(question_id=op.layer.question_id)
+            .exclude(pk__in=list(op.rows))
+            .count()
+        )
         if missing:
-            raise Conflict(f"Judge every candidate before marking your layer done "
-                           f"({missing} left).")
+            raise Conflict(
+                f"Judge every candidate before marking your layer done ({missing} left)."
+            )
     op.detail["done_before"] = op.layer.done_at.isoformat() if op.layer.done_at else None
     op.layer.done_at = op.now if done else None
     started = op.layer.started_at or op.now
     op.layer.seconds = (op.now - started).total_seconds() if done else None
     event = op.finish()
-    if done and not JudgingLayer.objects.filter(question_id=op.layer.question_id,
-                                                done_at__isnull=True).exists():
+    if (
+        done
+        and not JudgingLayer.objects.filter(
+            question_id=op.layer.question_id, done_at__isnull=True
+        ).exists()
+    ):
         question_layers_to_gold(question=op.layer.question_id, by=by)
     return event
 
@@ -308,16 +374,19 @@ def layer_undo(*, layer: JudgingLayer | int, by) -> JudgmentEvent:
         before = {int(k): v for k, v in target.before["rows"].items()}
         after = {int(k): v for k, v in target.after["rows"].items()}
     except (KeyError, TypeError, ValueError, AttributeError):
-        raise Conflict("The record of that action cannot be read; it cannot be undone.") \
-            from None
+        raise Conflict("The record of that action cannot be read; it cannot be undone.") from None
     for pk, snap in after.items():
         now = _row_snap(op.rows.get(pk))
         if (now is None) != (snap is None) or (now is not None and now[:2] != list(snap[:2])):
             raise Conflict("Your layer changed since that action; it cannot be undone.")
-    levels = {lv.pk: lv for lv in Level.objects.filter(
-        collection_id=op.layer.question.collection_id)}
-    strings = set(AnswerString.objects.filter(question_id=op.layer.question_id,
-                                              pk__in=list(before)).values_list("pk", flat=True))
+    levels = {
+        lv.pk: lv for lv in Level.objects.filter(collection_id=op.layer.question.collection_id)
+    }
+    strings = set(
+        AnswerString.objects.filter(
+            question_id=op.layer.question_id, pk__in=list(before)
+        ).values_list("pk", flat=True)
+    )
     for pk, snap in before.items():
         if snap is None or pk not in strings:
             op.drop(pk)
@@ -336,13 +405,14 @@ def level_values(collection_id: int) -> dict[int, int]:
     return {lv.pk: i for i, lv in enumerate(levels, start=1)}
 
 
-def layer_marks(layers: Sequence[JudgingLayer], values: dict[int, int]
-                ) -> dict[int, dict[int, Mark]]:
+def layer_marks(
+    layers: Sequence[JudgingLayer], values: dict[int, int]
+) -> dict[int, dict[int, Mark]]:
     """layer id -> string id -> Mark, for ``layers`` (one query)."""
     out: dict[int, dict[int, Mark]] = {la.pk: {} for la in layers}
     for layer_id, string_id, group, level_id in LayerJudgment.objects.filter(
-            layer__in=[la.pk for la in layers]).values_list("layer_id", "string_id", "group",
-                                                            "level_id"):
+        layer__in=[la.pk for la in layers]
+    ).values_list("layer_id", "string_id", "group", "level_id"):
         out[layer_id][string_id] = Mark(group, values.get(level_id, 0) if group else 0)
     return out
 
@@ -384,9 +454,12 @@ def question_layers_to_gold(*, question: Question | int, by) -> JudgmentEvent | 
             key = groups[0]
             target = gold_of.get(key)
             if target is None:
-                held = Counter(strings[m].synset_id for m in key
-                               if m in strings and strings[m].synset_id is not None)
-                target = (op.synset(held.most_common(1)[0][0]) if held else op.new_synset())
+                held = Counter(
+                    strings[m].synset_id
+                    for m in key
+                    if m in strings and strings[m].synset_id is not None
+                )
+                target = op.synset(held.most_common(1)[0][0]) if held else op.new_synset()
                 gold_of[key] = target
             op.place(s, target, op.level(by_level[ms[0].value]))
         written += 1
@@ -402,22 +475,30 @@ def question_layers_to_gold(*, question: Question | int, by) -> JudgmentEvent | 
 
 def _gold_target(op: _Edit, layer_marks_: dict[int, Mark], group, strings) -> object | None:
     """The gold synset that already holds most strings of the layer's synset ``group``."""
-    held = Counter(strings[pk].synset_id for pk, m in layer_marks_.items()
-                   if m.group == group and pk in strings and strings[pk].synset_id is not None)
+    held = Counter(
+        strings[pk].synset_id
+        for pk, m in layer_marks_.items()
+        if m.group == group and pk in strings and strings[pk].synset_id is not None
+    )
     return op.synset(held.most_common(1)[0][0]) if held else None
 
 
 @transaction.atomic
-def adjudicate_take(*, question: Question | int, layer: JudgingLayer | int, by,
-                    strings: Sequence[int] | None = None, group: int | None = None,
-                    version: int | None = None) -> JudgmentEvent:
+def adjudicate_take(
+    *,
+    question: Question | int,
+    layer: JudgingLayer | int,
+    by,
+    strings: Sequence[int] | None = None,
+    group: int | None = None,
+    version: int | None = None,
+) -> JudgmentEvent:
     """Resolve in gold as ``layer`` judged: the ``strings`` named, or every string of the
     layer's synset ``group``.  A correct string joins the gold synset that already holds
     most strings of its layer synset (or a new one) at the layer's level; an incorrect one
     is judged incorrect.  Undone by ``question_undo``."""
     op = _Edit(question=question, by=by, version=version, action="adjudicate_take")
-    lay = JudgingLayer.objects.filter(pk=getattr(layer, "pk", layer),
-                                      question=op.question).first()
+    lay = JudgingLayer.objects.filter(pk=getattr(layer, "pk", layer), question=op.question).first()
     if lay is None:
         raise Conflict("That layer is not a layer of this question.")
     values = level_values(op.question.collection_id)
@@ -443,8 +524,7 @@ def adjudicate_take(*, question: Question | int, layer: JudgingLayer | int, by,
             target = held if held is not None else op.new_synset()
             targets[m.group] = target
         op.place(s, target, op.level(by_level[m.value]))
-    op.detail = {"layer": lay.pk, "assessor": lay.assessor.get_username(),
-                 "n_strings": len(chosen)}
+    op.detail = {"layer": lay.pk, "assessor": lay.assessor.get_username(), "n_strings": len(chosen)}
     return op.finish()
 
 
@@ -452,12 +532,15 @@ def adjudicate_take(*, question: Question | int, layer: JudgingLayer | int, by,
 def adjudication_queue(collection: Collection):
     """Questions of ``collection`` whose layers are all done and whose gold still has
     unjudged strings (the disagreements), by id."""
-    return (Question.objects.filter(collection=collection, layer_request__isnull=False)
-            .annotate(open_layers=Count("layers", filter=Q(layers__done_at__isnull=True),
-                                        distinct=True),
-                      unjudged=Count("strings", filter=Q(strings__judged_at__isnull=True),
-                                     distinct=True))
-            .filter(open_layers=0, unjudged__gt=0).order_by("id"))
+    return (
+        Question.objects.filter(collection=collection, layer_request__isnull=False)
+        .annotate(
+            open_layers=Count("layers", filter=Q(layers__done_at__isnull=True), distinct=True),
+            unjudged=Count("strings", filter=Q(strings__judged_at__isnull=True), distinct=True),
+        )
+        .filter(open_layers=0, unjudged__gt=0)
+        .order_by("id")
+    )
 
 
 def can_adjudicate(user, question: Question, role: str | None) -> bool:
@@ -465,8 +548,11 @@ def can_adjudicate(user, question: Question, role: str | None) -> bool:
     named for."""
     if role == Role.ORGANIZER:
         return True
-    req = LayerRequest.objects.filter(question=question).values_list("adjudicator_id",
-                                                                      flat=True).first()
+    req = (
+        LayerRequest.objects.filter(question=question)
+        .values_list("adjudicator_id", flat=True)
+        .first()
+    )
     return req is not None and req == user.pk
 
 
@@ -503,24 +589,26 @@ class ThroughputRow:
 class AgreementReport:
     """Everything the agreement page shows (``collection_agreement``)."""
 
-    requested: int                      # questions with a layer request
-    complete: int                       # of which every layer is done
-    overall: PairAgreement | None       # every pair of layers of every complete question
-    alpha_nominal: float                # all layers as coders (any k)
+    requested: int  # questions with a layer request
+    complete: int  # of which every layer is done
+    overall: PairAgreement | None  # every pair of layers of every complete question
+    alpha_nominal: float  # all layers as coders (any k)
     alpha_ordinal: float
     pairs: list[PairRow]
-    questions: list[QuestionRow]        # lowest agreement first
+    questions: list[QuestionRow]  # lowest agreement first
     throughput: list[ThroughputRow]
-    level_names: list[str]              # value 0..n: incorrect, lowest level, ..., highest
+    level_names: list[str]  # value 0..n: incorrect, lowest level, ..., highest
 
 
 def _layer_table(collection: Collection):
     """The collection's layer judgments as arrays (layer id, string id, group or -1,
     value) -- one query, no model instances."""
     values = level_values(collection.pk)
-    rows = list(LayerJudgment.objects.filter(layer__question__collection=collection)
-                .values_list("layer_id", "string_id", Coalesce("group", Value(-1)),
-                             Coalesce("level_id", Value(0))))
+    rows = list(
+        LayerJudgment.objects.filter(layer__question__collection=collection).values_list(
+            "layer_id", "string_id", Coalesce("group", Value(-1)), Coalesce("level_id", Value(0))
+        )
+    )
     if not rows:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty, empty
@@ -539,13 +627,15 @@ def collection_agreement(collection: Collection) -> AgreementReport:
     others one by one)."""
     values = level_values(collection.pk)
     levels = dict(Level.objects.filter(collection=collection).values_list("pk", "code"))
-    level_names = ["incorrect"] + [levels[pk] for pk, _ in sorted(values.items(),
-                                                                   key=lambda kv: kv[1])]
-    layers = list(JudgingLayer.objects.filter(question__collection=collection)
-                  .order_by("question_id", "id")
-                  .annotate(open=ExpressionWrapper(Q(done_at__isnull=True),
-                                                   output_field=BooleanField()))
-                  .values_list("pk", "question_id", "assessor__username", "open"))
+    level_names = ["incorrect"] + [
+        levels[pk] for pk, _ in sorted(values.items(), key=lambda kv: kv[1])
+    ]
+    layers = list(
+        JudgingLayer.objects.filter(question__collection=collection)
+        .order_by("question_id", "id")
+        .annotate(open=ExpressionWrapper(Q(done_at__isnull=True), output_field=BooleanField()))
+        .values_list("pk", "question_id", "assessor__username", "open")
+    )
     by_q: dict[int, list[tuple]] = {}
     for row in layers:
         by_q.setdefault(row[1], []).append(row)
@@ -567,19 +657,28 @@ def collection_agreement(collection: Collection) -> AgreementReport:
     keep = pos_of[L_] >= 0 if len(L_) else np.zeros(0, dtype=bool)
     L_, S_, G_, V_ = L_[keep], S_[keep], G_[keep], V_[keep]
     P_, Q_ = pos_of[L_], q_of[L_]
-    info = {pk: (qid, n) for pk, qid, n in Question.objects.filter(
-        collection=collection, layers__isnull=False).distinct()
-        .annotate(n=Count("strings", filter=Q(strings__judged_at__isnull=True),
-                          distinct=True)).values_list("pk", "qid", "n")}
+    info = {
+        pk: (qid, n)
+        for pk, qid, n in Question.objects.filter(collection=collection, layers__isnull=False)
+        .distinct()
+        .annotate(n=Count("strings", filter=Q(strings__judged_at__isnull=True), distinct=True))
+        .values_list("pk", "qid", "n")
+    }
     requested = LayerRequest.objects.filter(question__collection=collection).count()
     # units judged in positions i and j of their question, for every pair of positions
     kmax = int(k_of.max()) if len(order) else 0
     sort = np.lexsort((P_, S_, Q_))
     Q_, S_, P_, G_, V_ = Q_[sort], S_[sort], P_[sort], G_[sort], V_[sort]
-    unit_start = np.flatnonzero(np.r_[True, (Q_[1:] != Q_[:-1]) | (S_[1:] != S_[:-1])]) \
-        if len(Q_) else np.zeros(0, dtype=np.int64)
-    unit_of = np.cumsum(np.r_[False, (Q_[1:] != Q_[:-1]) | (S_[1:] != S_[:-1])]) \
-        if len(Q_) else np.zeros(0, dtype=np.int64)
+    unit_start = (
+        np.flatnonzero(np.r_[True, (Q_[1:] != Q_[:-1]) | (S_[1:] != S_[:-1])])
+        if len(Q_)
+        else np.zeros(0, dtype=np.int64)
+    )
+    unit_of = (
+        np.cumsum(np.r_[False, (Q_[1:] != Q_[:-1]) | (S_[1:] != S_[:-1])])
+        if len(Q_)
+        else np.zeros(0, dtype=np.int64)
+    )
     n_units = len(unit_start)
     grid_g = np.full((max(kmax, 1), n_units), -2, dtype=np.int64)  # -2: not judged
     grid_v = np.zeros((max(kmax, 1), n_units), dtype=np.int64)
@@ -603,24 +702,34 @@ def collection_agreement(collection: Collection) -> AgreementReport:
                 a, b = names[qi][i], names[qi][j]
                 pair_names[qi] = (a, b) if a <= b else (b, a), a > b
             codes: dict[tuple[str, str], int] = {}
-            keys = np.array([codes.setdefault(pair_names[qi][0], len(codes))
-                             for qi in uq.tolist()], dtype=np.int64)
+            keys = np.array(
+                [codes.setdefault(pair_names[qi][0], len(codes)) for qi in uq.tolist()],
+                dtype=np.int64,
+            )
             flip = np.array([pair_names[qi][1] for qi in uq.tolist()], dtype=bool)
             for key in np.unique(keys).tolist():
                 sel = keys == key
                 pair = pair_names[int(uq[sel][0])][0]
                 f = flip[sel]
-                cols = [uq[sel], np.where(f, gj[sel], gi[sel]), np.where(f, vj[sel], vi[sel]),
-                        np.where(f, gi[sel], gj[sel]), np.where(f, vi[sel], vj[sel])]
+                cols = [
+                    uq[sel],
+                    np.where(f, gj[sel], gi[sel]),
+                    np.where(f, vj[sel], vi[sel]),
+                    np.where(f, gi[sel], gj[sel]),
+                    np.where(f, vi[sel], vj[sel]),
+                ]
                 have = per_pair.setdefault(pair, [np.zeros(0, dtype=np.int64)] * 5)
-                per_pair[pair] = [np.concatenate([h, c]) for h, c in zip(have, cols,
-                                                                         strict=True)]
+                per_pair[pair] = [np.concatenate([h, c]) for h, c in zip(have, cols, strict=True)]
     n_values = len(level_names)
-    pairs = [PairRow(a, b, len(np.unique(arr[0])), pair_agreement_arrays(*arr,
-                                                                        n_values=n_values))
-             for (a, b), arr in sorted(per_pair.items())]
-    overall_fig = (pair_agreement_arrays(*(np.concatenate(p) for p in overall),
-                                         n_values=n_values) if overall[0] else None)
+    pairs = [
+        PairRow(a, b, len(np.unique(arr[0])), pair_agreement_arrays(*arr, n_values=n_values))
+        for (a, b), arr in sorted(per_pair.items())
+    ]
+    overall_fig = (
+        pair_agreement_arrays(*(np.concatenate(p) for p in overall), n_values=n_values)
+        if overall[0]
+        else None
+    )
     if n_units and kmax >= 2:
         a_nom = alpha_nominal(np.where(grid_g > -2, (grid_g >= 0).astype(float), np.nan))
         a_ord = alpha_ordinal(np.where(grid_g > -2, grid_v.astype(float), np.nan))
@@ -630,24 +739,43 @@ def collection_agreement(collection: Collection) -> AgreementReport:
     figures: dict[int, QuestionFigures] = {}
     if kmax >= 2:
         two = (k_of[unit_q] == 2) & (grid_g[0] > -2) & (grid_g[1] > -2)
-        t = question_figures_two(unit_q[two], grid_g[0][two], grid_v[0][two],
-                                 grid_g[1][two], grid_v[1][two], len(order))
-        for qi in np.flatnonzero(k_of[:len(order)] == 2).tolist():
-            figures[qi] = QuestionFigures(int(t.n_strings[qi]), int(t.n_agree[qi]),
-                                          float(t.alpha_nominal[qi]),
-                                          float(t.alpha_ordinal[qi]), float(t.pair_f1[qi]))
+        t = question_figures_two(
+            unit_q[two], grid_g[0][two], grid_v[0][two], grid_g[1][two], grid_v[1][two], len(order)
+        )
+        for qi in np.flatnonzero(k_of[: len(order)] == 2).tolist():
+            figures[qi] = QuestionFigures(
+                int(t.n_strings[qi]),
+                int(t.n_agree[qi]),
+                float(t.alpha_nominal[qi]),
+                float(t.alpha_ordinal[qi]),
+                float(t.pair_f1[qi]),
+            )
     for qi in range(len(order)):
         if qi in figures:
             continue
         cols = np.flatnonzero(unit_q == qi)
-        marks = [{int(u): Mark(int(grid_g[p, u]) if grid_g[p, u] >= 0 else None,
-                               int(grid_v[p, u])) for u in cols if grid_g[p, u] > -2}
-                 for p in range(int(k_of[qi]))]
+        marks = [
+            {
+                int(u): Mark(int(grid_g[p, u]) if grid_g[p, u] >= 0 else None, int(grid_v[p, u]))
+                for u in cols
+                if grid_g[p, u] > -2
+            }
+            for p in range(int(k_of[qi]))
+        ]
         figures[qi] = question_figures(marks)
-    rows = [QuestionRow(q, info.get(q, ("?", 0))[0], names[qindex[q]], figures[qindex[q]],
-                        info.get(q, ("?", 0))[1]) for q in order]
-    rows.sort(key=lambda r: (_sortable(r.figures.percent_agree),
-                             _sortable(r.figures.alpha_ordinal), r.pk))
+    rows = [
+        QuestionRow(
+            q,
+            info.get(q, ("?", 0))[0],
+            names[qindex[q]],
+            figures[qindex[q]],
+            info.get(q, ("?", 0))[1],
+        )
+        for q in order
+    ]
+    rows.sort(
+        key=lambda r: (_sortable(r.figures.percent_agree), _sortable(r.figures.alpha_ordinal), r.pk)
+    )
     # throughput: layers and strings judged, median time from first edit to done
     through: dict[str, ThroughputRow] = {}
     for pk, _, name, open_ in layers:
@@ -656,15 +784,23 @@ def collection_agreement(collection: Collection) -> AgreementReport:
         t_.strings += judged[pk]
         t_.done += not open_
     spans: dict[str, list[float]] = {}
-    for name, span in (JudgingLayer.objects.filter(
-            question__collection=collection, seconds__isnull=False)
-            .values_list("assessor__username", "seconds")):
+    for name, span in JudgingLayer.objects.filter(
+        question__collection=collection, seconds__isnull=False
+    ).values_list("assessor__username", "seconds"):
         spans.setdefault(name, []).append(span)
     for name, ts in spans.items():
         through[name].median_seconds = statistics.median(ts)
-    return AgreementReport(requested, len(complete), overall_fig,
-                           a_nom, a_ord, pairs, rows,
-                           sorted(through.values(), key=lambda t: t.assessor), level_names)
+    return AgreementReport(
+        requested,
+        len(complete),
+        overall_fig,
+        a_nom,
+        a_ord,
+        pairs,
+        rows,
+        sorted(through.values(), key=lambda t: t.assessor),
+        level_names,
+    )
 
 
 def _sortable(x: float) -> float:
@@ -701,31 +837,41 @@ def adjudication_view(question: Question) -> dict:
     whole) and gold's synsets (to merge).  Five queries."""
     levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
     codes = {lv.pk: lv.code for lv in levels}
-    lays = list(JudgingLayer.objects.filter(question=question).select_related("assessor")
-                .order_by("id"))
+    lays = list(
+        JudgingLayer.objects.filter(question=question).select_related("assessor").order_by("id")
+    )
     rows_by_layer: dict[int, dict[int, tuple]] = {la.pk: {} for la in lays}
     for layer_id, string_id, group, level_id in LayerJudgment.objects.filter(
-            layer__question=question).values_list("layer_id", "string_id", "group",
-                                                   "level_id"):
+        layer__question=question
+    ).values_list("layer_id", "string_id", "group", "level_id"):
         rows_by_layer[layer_id][string_id] = (group, level_id)
-    strings = list(AnswerString.objects.filter(question=question).select_related("synset")
-                   .order_by("id"))
+    strings = list(
+        AnswerString.objects.filter(question=question).select_related("synset").order_by("id")
+    )
     values = {lv.pk: len(levels) - i for i, lv in enumerate(levels)}
-    marks = {la.pk: {s: Mark(g, values.get(lv, 0) if g is not None else 0)
-                     for s, (g, lv) in rows_by_layer[la.pk].items()} for la in lays}
+    marks = {
+        la.pk: {
+            s: Mark(g, values.get(lv, 0) if g is not None else 0)
+            for s, (g, lv) in rows_by_layer[la.pk].items()
+        }
+        for la in lays
+    }
     mates = {la.pk: synset_mates(marks[la.pk]) for la in lays}
     rows = []
     for s in strings:
         ms = [marks[la.pk].get(s.pk) for la in lays]
         agree = all(m is not None for m in ms) and string_agrees(
-            ms, [mates[la.pk].get(s.pk, frozenset()) for la in lays])
-        gold = CellMark(s.judged_at is not None, s.synset.ordinal if s.synset else None,
-                        codes.get(s.level_id, ""))
+            ms, [mates[la.pk].get(s.pk, frozenset()) for la in lays]
+        )
+        gold = CellMark(
+            s.judged_at is not None,
+            s.synset.ordinal if s.synset else None,
+            codes.get(s.level_id, ""),
+        )
         cells = [_cell(rows_by_layer[la.pk].get(s.pk), codes) for la in lays]
         for cell, la in zip(cells, lays, strict=True):
             cell.layer = la.pk
-        rows.append({"string": s, "cells": cells,
-                     "gold": gold, "differs": not agree})
+        rows.append({"string": s, "cells": cells, "gold": gold, "differs": not agree})
     text = {s.pk: s.text for s in strings}
     layer_synsets = []
     for la in lays:
@@ -737,14 +883,20 @@ def adjudication_view(question: Question) -> dict:
     gold_synsets: dict[int, dict] = {}
     for s in strings:
         if s.synset is not None:
-            gold_synsets.setdefault(s.synset_id, {"pk": s.synset_id,
-                                                  "ordinal": s.synset.ordinal,
-                                                  "texts": []})["texts"].append(s.text)
-    return {"question": question, "collection": question.collection, "levels": levels,
-            "layers": lays, "rows": rows, "layer_synsets": layer_synsets,
-            "gold_synsets": sorted(gold_synsets.values(), key=lambda g: g["ordinal"]),
-            "all_done": bool(lays) and all(la.done for la in lays),
-            "n_differ": sum(r["differs"] and not r["gold"].judged for r in rows)}
+            gold_synsets.setdefault(
+                s.synset_id, {"pk": s.synset_id, "ordinal": s.synset.ordinal, "texts": []}
+            )["texts"].append(s.text)
+    return {
+        "question": question,
+        "collection": question.collection,
+        "levels": levels,
+        "layers": lays,
+        "rows": rows,
+        "layer_synsets": layer_synsets,
+        "gold_synsets": sorted(gold_synsets.values(), key=lambda g: g["ordinal"]),
+        "all_done": bool(lays) and all(la.done for la in lays),
+        "n_differ": sum(r["differs"] and not r["gold"].judged for r in rows),
+    }
 
 
 def layer_view(layer: JudgingLayer) -> dict:
@@ -753,10 +905,14 @@ def layer_view(layer: JudgingLayer) -> dict:
     question = layer.question
     levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
     codes = {lv.pk: lv.code for lv in levels}
-    mine = {s: (g, lv) for s, g, lv in layer.judgments.values_list("string_id", "group",
-                                                                   "level_id")}
-    strings = list(AnswerString.objects.filter(question=question).order_by("id")
-                   .only("pk", "text", "question_id"))
+    mine = {
+        s: (g, lv) for s, g, lv in layer.judgments.values_list("string_id", "group", "level_id")
+    }
+    strings = list(
+        AnswerString.objects.filter(question=question)
+        .order_by("id")
+        .only("pk", "text", "question_id")
+    )
     rows = [{"string": s, "cell": _cell(mine.get(s.pk), codes)} for s in strings]
     groups: dict[int, list[str]] = {}
     for r in rows:
@@ -765,15 +921,27 @@ def layer_view(layer: JudgingLayer) -> dict:
     # blindness: the other layers only once this one is done (``readable_by``)
     others = []
     if layer.done:
-        others = list(JudgingLayer.objects.readable_by(layer.assessor)
-                      .filter(question=question).exclude(pk=layer.pk)
-                      .select_related("assessor").order_by("id"))
+        others = list(
+            JudgingLayer.objects.readable_by(layer.assessor)
+            .filter(question=question)
+            .exclude(pk=layer.pk)
+            .select_related("assessor")
+            .order_by("id")
+        )
         theirs: dict[int, dict[int, tuple]] = {o.pk: {} for o in others}
         for layer_id, s, g, lv in LayerJudgment.objects.filter(layer__in=others).values_list(
-                "layer_id", "string_id", "group", "level_id"):
+            "layer_id", "string_id", "group", "level_id"
+        ):
             theirs[layer_id][s] = (g, lv)
         for r in rows:
             r["others"] = [_cell(theirs[o.pk].get(r["string"].pk), codes) for o in others]
-    return {"question": question, "collection": question.collection, "layer": layer,
-            "levels": levels, "rows": rows, "groups": sorted(groups.items()),
-            "others": others, "n_unjudged": sum(not r["cell"].judged for r in rows)}
+    return {
+        "question": question,
+        "collection": question.collection,
+        "layer": layer,
+        "levels": levels,
+        "rows": rows,
+        "groups": sorted(groups.items()),
+        "others": others,
+        "n_unjudged": sum(not r["cell"].judged for r in rows),
+    }

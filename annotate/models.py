@@ -16,9 +16,14 @@ from evaluation.metrics.data import DEFAULT_LEVELS as DEFAULT_LEVEL_CODES
 from evaluation.metrics.data import default_gains
 
 # the levels of a new collection: (code, label, gain), highest first (S, A, B: 3, 2, 1)
-DEFAULT_LEVELS = tuple(zip(
-    DEFAULT_LEVEL_CODES, ("Correct and complete", "Correct, less specific", "Partially correct"),
-    default_gains(DEFAULT_LEVEL_CODES), strict=True))
+DEFAULT_LEVELS = tuple(
+    zip(
+        DEFAULT_LEVEL_CODES,
+        ("Correct and complete", "Correct, less specific", "Partially correct"),
+        default_gains(DEFAULT_LEVEL_CODES),
+        strict=True,
+    )
+)
 
 
 def is_site_staff(user) -> bool:
@@ -62,10 +67,12 @@ class CollectionQuerySet(models.QuerySet):
         counts (the collection list and a collection's overview)."""
         return self.annotate(
             n_questions=Count("questions", distinct=True),
-            n_done=Count("questions", filter=Q(questions__status=QuestionStatus.DONE),
-                         distinct=True),
-            n_in_progress=Count("questions", distinct=True,
-                                filter=Q(questions__status=QuestionStatus.IN_PROGRESS)),
+            n_done=Count(
+                "questions", filter=Q(questions__status=QuestionStatus.DONE), distinct=True
+            ),
+            n_in_progress=Count(
+                "questions", distinct=True, filter=Q(questions__status=QuestionStatus.IN_PROGRESS)
+            ),
         )
 
 
@@ -74,13 +81,16 @@ class Collection(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     description = models.TextField(blank=True)
     guidelines = models.TextField("assessor guidelines", blank=True)
-    matching_mode = models.CharField(max_length=12, choices=MatchingMode.choices,
-                                     default=MatchingMode.NORMALIZED)
+    matching_mode = models.CharField(
+        max_length=12, choices=MatchingMode, default=MatchingMode.NORMALIZED
+    )
     max_output_size = models.PositiveSmallIntegerField(
-        "max output size L'", default=5, help_text="answers per question a run may return")
+        "max output size L'", default=5, help_text="answers per question a run may return"
+    )
     open_for_submissions = models.BooleanField(default=False)
     leaderboard_published = models.BooleanField(
-        default=False, help_text="participants see every run's scores, not only their own")
+        default=False, help_text="participants see every run's scores, not only their own"
+    )
     judgment_version = models.PositiveIntegerField(default=0, editable=False)
     judgments_changed_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -90,8 +100,9 @@ class Collection(models.Model):
     class Meta:
         ordering = ["name"]
         constraints = [
-            models.CheckConstraint(condition=Q(max_output_size__gte=1),
-                                   name="collection_max_output_size_positive"),
+            models.CheckConstraint(
+                condition=Q(max_output_size__gte=1), name="collection_max_output_size_positive"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -99,11 +110,11 @@ class Collection(models.Model):
 
 
 class Membership(models.Model):
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE,
-                                   related_name="memberships")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                             related_name="memberships")
-    role = models.CharField(max_length=12, choices=Role.choices)
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=12, choices=Role)
 
     class Meta:
         ordering = ["collection", "role", "user"]
@@ -143,35 +154,48 @@ class QuestionQuerySet(models.QuerySet):
 
         def count(model, **where):
             # one subquery per count: joins of synsets x strings would multiply rows
-            sub = (model.objects.filter(question=OuterRef("pk"), **where).order_by()
-                   .values("question").annotate(c=Count("pk")).values("c"))
+            sub = (
+                model.objects.filter(question=OuterRef("pk"), **where)
+                .order_by()
+                .values("question")
+                .annotate(c=Count("pk"))
+                .values("c")
+            )
             return Coalesce(Subquery(sub, output_field=models.IntegerField()), Value(0))
 
-        return self.annotate(n_synsets=count(AnswerSynset), n_strings=count(AnswerString),
-                             n_unjudged=count(AnswerString, judged_at__isnull=True))
+        return self.annotate(
+            n_synsets=count(AnswerSynset),
+            n_strings=count(AnswerString),
+            n_unjudged=count(AnswerString, judged_at__isnull=True),
+        )
 
     def assigned_to(self, user) -> QuestionQuerySet:
         """Questions assigned to ``user`` in collections where they still judge (organizer
         or assessor): an assignment left over from an earlier role is not a queue entry."""
-        return self.filter(assessors=user, collection__memberships__user=user,
-                           collection__memberships__role__in=[Role.ORGANIZER, Role.ASSESSOR])
+        return self.filter(
+            assessors=user,
+            collection__memberships__user=user,
+            collection__memberships__role__in=[Role.ORGANIZER, Role.ASSESSOR],
+        )
 
     def for_queue(self) -> QuestionQuerySet:
         """With their collection, by collection; in progress, then to do, then done."""
-        rank = Case(When(status=QuestionStatus.IN_PROGRESS, then=0),
-                    When(status=QuestionStatus.TODO, then=1), default=2)
+        rank = Case(
+            When(status=QuestionStatus.IN_PROGRESS, then=0),
+            When(status=QuestionStatus.TODO, then=1),
+            default=2,
+        )
         return self.select_related("collection").order_by("collection__name", rank, "id")
 
 
 class Question(models.Model):
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE,
-                                   related_name="questions")
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="questions")
     qid = models.CharField("question id", max_length=100)
     text = models.TextField()
-    status = models.CharField(max_length=12, choices=QuestionStatus.choices,
-                              default=QuestionStatus.TODO)
-    assessors = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True,
-                                       related_name="assigned_questions")
+    status = models.CharField(max_length=12, choices=QuestionStatus, default=QuestionStatus.TODO)
+    assessors = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="assigned_questions"
+    )
     notes = models.TextField(blank=True)
     version = models.PositiveIntegerField(default=0, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
@@ -192,9 +216,12 @@ class AnswerSynset(models.Model):
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="synsets")
     ordinal = models.PositiveIntegerField()
     label = models.CharField(
-        max_length=100, blank=True, default="",
+        max_length=100,
+        blank=True,
+        default="",
         help_text="the synset id of an imported judgments file (``gold``, ``Q1-a``); kept "
-                  "so that an export writes it back")
+        "so that an export writes it back",
+    )
     note = models.TextField(blank=True)
 
     class Meta:
@@ -219,16 +246,21 @@ class AnswerString(models.Model):
     text = models.TextField()
     key = models.TextField(help_text="matching key under the collection's matching mode")
     variants = models.JSONField(
-        default=list, blank=True,
+        default=list,
+        blank=True,
         help_text="other spellings seen with the same key (DESIGN.md section 4): nothing "
-                  "typed or imported is lost")
-    synset = models.ForeignKey(AnswerSynset, null=True, blank=True, on_delete=models.RESTRICT,
-                               related_name="strings")
-    level = models.ForeignKey(Level, null=True, blank=True, on_delete=models.RESTRICT,
-                              related_name="strings")
-    source = models.CharField(max_length=10, choices=Source.choices, default=Source.ASSESSOR)
-    judged_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                  on_delete=models.SET_NULL, related_name="+")
+        "typed or imported is lost",
+    )
+    synset = models.ForeignKey(
+        AnswerSynset, null=True, blank=True, on_delete=models.RESTRICT, related_name="strings"
+    )
+    level = models.ForeignKey(
+        Level, null=True, blank=True, on_delete=models.RESTRICT, related_name="strings"
+    )
+    source = models.CharField(max_length=10, choices=Source, default=Source.ASSESSOR)
+    judged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     judged_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -271,13 +303,20 @@ class JudgmentEvent(models.Model):
     """Append-only audit of every change: who, when, which question, what before and after."""
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="events")
-    question = models.ForeignKey(Question, null=True, blank=True, on_delete=models.SET_NULL,
-                                 related_name="events")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                             on_delete=models.SET_NULL, related_name="+")
+    question = models.ForeignKey(
+        Question, null=True, blank=True, on_delete=models.SET_NULL, related_name="events"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     layer = models.ForeignKey(
-        "JudgingLayer", null=True, blank=True, on_delete=models.CASCADE, related_name="events",
-        help_text="the assessor's layer this event changed; null for the gold judgments")
+        "JudgingLayer",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="events",
+        help_text="the assessor's layer this event changed; null for the gold judgments",
+    )
     action = models.CharField(max_length=40)
     before = models.JSONField(default=dict, blank=True)
     after = models.JSONField(default=dict, blank=True)
@@ -296,10 +335,10 @@ class PendingImport(models.Model):
     once older than ``annotate.imports.PENDING_TTL``."""
 
     token = models.CharField(max_length=64, unique=True)
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE,
-                                   related_name="pending_imports")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                             related_name="+")
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="pending_imports"
+    )
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     kind = models.CharField(max_length=12)
     filename = models.CharField(max_length=255)
     data = models.BinaryField()
@@ -317,17 +356,25 @@ class LayerRequest(models.Model):
     above, what runs are scored against) become the *gold* layer, filled by agreement and
     adjudication.  A question without a request is judged as before, in gold directly."""
 
-    question = models.OneToOneField(Question, on_delete=models.CASCADE,
-                                    related_name="layer_request")
+    question = models.OneToOneField(
+        Question, on_delete=models.CASCADE, related_name="layer_request"
+    )
     k = models.PositiveSmallIntegerField(default=2)
     adjudicator = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-        related_name="+", help_text="who resolves disagreements besides the organizers")
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                     on_delete=models.SET_NULL, related_name="+")
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="who resolves disagreements besides the organizers",
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     gold_at = models.DateTimeField(
-        null=True, blank=True, help_text="when the agreed strings went to gold")
+        null=True, blank=True, help_text="when the agreed strings went to gold"
+    )
 
     class Meta:
         constraints = [models.CheckConstraint(condition=Q(k__gte=1), name="layer_k_positive")]
@@ -343,10 +390,12 @@ class JudgingLayerQuerySet(models.QuerySet):
         the collection (``organizer``: the caller knows the role)."""
         if organizer:
             return self.all()
-        own_done = JudgingLayer.objects.filter(question=OuterRef("question"), assessor=user,
-                                               done_at__isnull=False)
-        return self.filter(Q(assessor=user) | Exists(own_done)
-                           | Q(question__layer_request__adjudicator=user))
+        own_done = JudgingLayer.objects.filter(
+            question=OuterRef("question"), assessor=user, done_at__isnull=False
+        )
+        return self.filter(
+            Q(assessor=user) | Exists(own_done) | Q(question__layer_request__adjudicator=user)
+        )
 
 
 class JudgingLayer(models.Model):
@@ -354,14 +403,18 @@ class JudgingLayer(models.Model):
     ``LayerJudgment`` (a string absent there is unjudged in this layer)."""
 
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="layers")
-    assessor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                                 related_name="judging_layers")
+    assessor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judging_layers"
+    )
     version = models.PositiveIntegerField(default=0, editable=False)
     started_at = models.DateTimeField(null=True, blank=True)
     done_at = models.DateTimeField(null=True, blank=True)
     seconds = models.FloatField(
-        null=True, blank=True, editable=False,
-        help_text="from the first edit to done, for throughput (set when marked done)")
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="from the first edit to done, for throughput (set when marked done)",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = JudgingLayerQuerySet.as_manager()
@@ -385,20 +438,24 @@ class LayerJudgment(models.Model):
     the layer) with ``level``, or incorrect (both null)."""
 
     layer = models.ForeignKey(JudgingLayer, on_delete=models.CASCADE, related_name="judgments")
-    string = models.ForeignKey(AnswerString, on_delete=models.CASCADE,
-                               related_name="layer_judgments")
+    string = models.ForeignKey(
+        AnswerString, on_delete=models.CASCADE, related_name="layer_judgments"
+    )
     group = models.PositiveIntegerField(null=True, blank=True)
-    level = models.ForeignKey(Level, null=True, blank=True, on_delete=models.RESTRICT,
-                              related_name="layer_judgments")
+    level = models.ForeignKey(
+        Level, null=True, blank=True, on_delete=models.RESTRICT, related_name="layer_judgments"
+    )
     judged_at = models.DateTimeField()
 
     class Meta:
         ordering = ["layer", "group", "id"]
         constraints = [
             models.UniqueConstraint(fields=["layer", "string"], name="layer_judgment_unique"),
-            models.CheckConstraint(condition=Q(group__isnull=True, level__isnull=True)
-                                   | Q(group__isnull=False, level__isnull=False),
-                                   name="layer_judgment_group_level_together"),
+            models.CheckConstraint(
+                condition=Q(group__isnull=True, level__isnull=True)
+                | Q(group__isnull=False, level__isnull=False),
+                name="layer_judgment_group_level_together",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -20,8 +20,11 @@ def collection_role(user, collection: Collection) -> Role | None:
     if cache is None:
         cache = user._collection_roles = {}
     if collection.pk not in cache:
-        role = (Membership.objects.filter(collection=collection, user=user)
-                .values_list("role", flat=True).first())
+        role = (
+            Membership.objects.filter(collection=collection, user=user)
+            .values_list("role", flat=True)
+            .first()
+        )
         cache[collection.pk] = Role(role) if role is not None else None
     return cache[collection.pk]
 

@@ -33,8 +33,7 @@ def _key(question_id: int) -> str:
     return f"judge-presence:{question_id}"
 
 
-def seen_on_question(question_id: int, username: str, *,
-                     now: datetime | None = None) -> list[Seen]:
+def seen_on_question(question_id: int, username: str, *, now: datetime | None = None) -> list[Seen]:
     """Record ``username`` on the question and return the others seen on it within
     ``WINDOW``, most recent first."""
     now = now or timezone.now()
@@ -52,5 +51,6 @@ def _seen(question_id: int, username: str, now: datetime) -> list[Seen]:
     if username and (mine is None or now - mine >= REFRESH or len(fresh) != len(entries)):
         fresh[username] = now
         cache.set(_key(question_id), fresh, timeout=int(WINDOW.total_seconds()))
-    return sorted((Seen(u, t) for u, t in fresh.items() if u != username),
-                  key=lambda s: s.at, reverse=True)
+    return sorted(
+        (Seen(u, t) for u, t in fresh.items() if u != username), key=lambda s: s.at, reverse=True
+    )

@@ -55,14 +55,24 @@ def collection_rows(user: AnyUser) -> list[dict[str, Any]]:
     collections = Collection.objects.visible_to(user).with_counts()
     roles = dict(Membership.objects.filter(user=user).values_list("collection_id", "role"))
     staff = is_site_staff(user)
-    return [{"collection": c, "role": Role.ORGANIZER if staff else roles.get(c.pk),
-             "percent_done": percent_done(c.n_done, c.n_questions)} for c in collections]
+    return [
+        {
+            "collection": c,
+            "role": Role.ORGANIZER if staff else roles.get(c.pk),
+            "percent_done": percent_done(c.n_done, c.n_questions),
+        }
+        for c in collections
+    ]
 
 
 def collection_overview(collection: Collection) -> dict[str, int]:
     """Counts shown on a collection's overview page and above its question list."""
-    q = Collection.objects.filter(pk=collection.pk).with_counts().values(
-        "n_questions", "n_done", "n_in_progress").get()
+    q = (
+        Collection.objects.filter(pk=collection.pk)
+        .with_counts()
+        .values("n_questions", "n_done", "n_in_progress")
+        .get()
+    )
     s = AnswerString.objects.filter(question__collection=collection).aggregate(
         strings=Count("id"),
         correct=Count("id", filter=Q(synset__isnull=False)),
@@ -72,8 +82,13 @@ def collection_overview(collection: Collection) -> dict[str, int]:
     synsets = AnswerSynset.objects.filter(question__collection=collection).count()
     runs = collection.runs.filter(withdrawn_at__isnull=True).count()  # withdrawn: not counted
     return {
-        "questions": q["n_questions"], "done": q["n_done"], "in_progress": q["n_in_progress"],
-        **s, "synsets": synsets, "runs": runs, "judged": s["correct"] + s["incorrect"],
+        "questions": q["n_questions"],
+        "done": q["n_done"],
+        "in_progress": q["n_in_progress"],
+        **s,
+        "synsets": synsets,
+        "runs": runs,
+        "judged": s["correct"] + s["incorrect"],
         "percent_done": percent_done(q["n_done"], q["n_questions"]),
     }
 
@@ -85,9 +100,11 @@ def collection_members_list(collection: Collection) -> list[Membership]:
 
 def collection_judges(collection: Collection) -> list[Membership]:
     """The members who may judge (organizers and assessors), by username."""
-    return list(Membership.objects.filter(
-        collection=collection, role__in=[Role.ORGANIZER, Role.ASSESSOR])
-        .select_related("user").order_by("user__username"))
+    return list(
+        Membership.objects.filter(collection=collection, role__in=[Role.ORGANIZER, Role.ASSESSOR])
+        .select_related("user")
+        .order_by("user__username")
+    )
 
 
 def collection_levels_initial(collection: Collection | None) -> list[dict[str, Any]]:
@@ -95,8 +112,10 @@ def collection_levels_initial(collection: Collection | None) -> list[dict[str, A
     data."""
     if collection is None:
         return [{"code": c, "label": label, "gain": g} for c, label, g in DEFAULT_LEVELS]
-    return [{"code": lv.code, "label": lv.label, "gain": lv.gain}
-            for lv in collection.levels.order_by("order")]
+    return [
+        {"code": lv.code, "label": lv.label, "gain": lv.gain}
+        for lv in collection.levels.order_by("order")
+    ]
 
 
 def my_queue_questions(user: AnyUser) -> list[Question]:
@@ -152,13 +171,33 @@ class WorkspaceString:
     suggested synset (``suggestion``, ``suggestion_score``, ``suggestion_reason``) and
     ``token`` (``string_token``: the state the page sends back)."""
 
-    __slots__ = ("freq", "judged", "key", "level_id", "level_obj", "level_rank", "pk",
-                 "suggestion", "suggestion_reason", "suggestion_score", "synset_id", "text",
-                 "token", "variants")
+    __slots__ = (
+        "freq",
+        "judged",
+        "key",
+        "level_id",
+        "level_obj",
+        "level_rank",
+        "pk",
+        "suggestion",
+        "suggestion_reason",
+        "suggestion_score",
+        "synset_id",
+        "text",
+        "token",
+        "variants",
+    )
 
-    def __init__(self, pk: int, text: str, key: str, synset_id: int | None,
-                 level_id: int | None, judged: bool,
-                 variants: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        pk: int,
+        text: str,
+        key: str,
+        synset_id: int | None,
+        level_id: int | None,
+        judged: bool,
+        variants: Sequence[str] = (),
+    ) -> None:
         self.pk, self.text, self.key, self.variants = pk, text, key, variants or ()
         self.synset_id, self.level_id, self.judged = synset_id, level_id, judged
         self.freq, self.level_obj, self.level_rank = 0, None, None
@@ -197,16 +236,22 @@ def _workspace(question: Question) -> dict[str, Any]:
         s.shown_label = s.label if s.label != str(s.ordinal) else ""
     # the runs' answers through the reverse relation (the evaluation app's RunAnswer):
     # annotate does not import evaluation
-    freq = dict(question.run_answers.values("key")
-                .annotate(n=Count("run_id", distinct=True)).values_list("key", "n"))
+    freq = dict(
+        question.run_answers.values("key")
+        .annotate(n=Count("run_id", distinct=True))
+        .values_list("key", "n")
+    )
     candidates, incorrect = [], []
     # plain rows, not model instances: a question may hold 1,000 strings (and whether a
     # string was judged, not when: a datetime costs a conversion a row)
     judged = ExpressionWrapper(Q(judged_at__isnull=False), output_field=BooleanField())
-    strings = [WorkspaceString(*row) for row in
-               AnswerString.objects.filter(question=question).order_by("id")
-               .annotate(judged=judged).values_list(
-                   "id", "text", "key", "synset_id", "level_id", "judged", "variants")]
+    strings = [
+        WorkspaceString(*row)
+        for row in AnswerString.objects.filter(question=question)
+        .order_by("id")
+        .annotate(judged=judged)
+        .values_list("id", "text", "key", "synset_id", "level_id", "judged", "variants")
+    ]
     for s in strings:
         s.freq = freq.get(s.key, 0)
         syn = by_synset.get(s.synset_id) if s.synset_id is not None else None
@@ -228,28 +273,36 @@ def _workspace(question: Question) -> dict[str, Any]:
             candidates.append(s)
         s.token = state_token(s.synset_id, s.level_id, s.judged)
     candidates.sort(key=lambda s: (-s.freq, s.pk))
-    suggester = Suggester({syn: [t for s in syn.members for t in (s.text, *s.variants)]
-                           for syn in synsets},
-                          incorrect=[t for s in incorrect for t in (s.text, *s.variants)],
-                          mode=question.collection.matching_mode)
-    for c, hit in zip(candidates, suggester.suggest_many(c.text for c in candidates),
-                      strict=True):
+    suggester = Suggester(
+        {syn: [t for s in syn.members for t in (s.text, *s.variants)] for syn in synsets},
+        incorrect=[t for s in incorrect for t in (s.text, *s.variants)],
+        mode=question.collection.matching_mode,
+    )
+    for c, hit in zip(candidates, suggester.suggest_many(c.text for c in candidates), strict=True):
         if hit is not None:
-            c.suggestion, c.suggestion_score, c.suggestion_reason = (hit.synset, hit.score,
-                                                                     hit.reason)
-    return {"levels": levels, "synsets": synsets, "candidates": candidates,
-            "incorrect": incorrect, "n_strings": sum(len(s.members) for s in synsets)
-            + len(candidates) + len(incorrect)}
+            c.suggestion, c.suggestion_score, c.suggestion_reason = (
+                hit.synset,
+                hit.score,
+                hit.reason,
+            )
+    return {
+        "levels": levels,
+        "synsets": synsets,
+        "candidates": candidates,
+        "incorrect": incorrect,
+        "n_strings": sum(len(s.members) for s in synsets) + len(candidates) + len(incorrect),
+    }
 
 
 def synset_labels(collection: Collection, qids: Iterable[str]) -> dict[tuple[str, str], str]:
     """(question id, synset ordinal as text) -> the synset's label (its id in the judgments
     file it was imported from), for the labelled synsets of ``qids`` (one query)."""
-    rows = (AnswerSynset.objects.filter(question__collection=collection,
-                                        question__qid__in=list(qids))
-            .exclude(label="").values_list("question__qid", "ordinal", "label"))
-    return {(qid, str(ordinal)): label for qid, ordinal, label in rows
-            if label != str(ordinal)}
+    rows = (
+        AnswerSynset.objects.filter(question__collection=collection, question__qid__in=list(qids))
+        .exclude(label="")
+        .values_list("question__qid", "ordinal", "label")
+    )
+    return {(qid, str(ordinal)): label for qid, ordinal, label in rows if label != str(ordinal)}
 
 
 def question_history(question: Question, limit: int = 30) -> list[dict[str, Any]]:
@@ -258,21 +311,34 @@ def question_history(question: Question, limit: int = 30) -> list[dict[str, Any]
     few fields it needs read out of the event's JSON by the database, so the snapshots
     themselves are not loaded."""
     # gold events only: an assessor's layer is not shown to the others (blindness)
-    rows = list(JudgmentEvent.objects.filter(question=question, layer__isnull=True)
-                .order_by("-id").values(
-        "created_at", "action", user_name=F("user__username"), text=KT("after__text"),
-        undone_action=KT("after__undone_action"), level=KT("after__level"),
-        ordinal=KT("after__ordinal"), old_text=KT("after__old_text"),
-        into=KT("after__into"), merged=F("after__merged"), texts=F("after__texts"),
-        source=KT("after__source"))[:limit])
+    rows = list(
+        JudgmentEvent.objects.filter(question=question, layer__isnull=True)
+        .order_by("-id")
+        .values(
+            "created_at",
+            "action",
+            user_name=F("user__username"),
+            text=KT("after__text"),
+            undone_action=KT("after__undone_action"),
+            level=KT("after__level"),
+            ordinal=KT("after__ordinal"),
+            old_text=KT("after__old_text"),
+            into=KT("after__into"),
+            merged=F("after__merged"),
+            texts=F("after__texts"),
+            source=KT("after__source"),
+        )[:limit]
+    )
     for row in rows:
         row["sentence"] = history_sentence(row)
     return rows
 
 
-_REOPEN_WORDS = {Source.POOL: "answers of a run were pooled",
-                 Source.FLAT: "a list of answers was imported",
-                 Source.ASSESSOR: "a string was typed"}
+_REOPEN_WORDS = {
+    Source.POOL: "answers of a run were pooled",
+    Source.FLAT: "a list of answers was imported",
+    Source.ASSESSOR: "a string was typed",
+}
 
 
 def _quoted(text: object) -> str:
@@ -298,13 +364,21 @@ _HISTORY_WORDS = {
     "question_claim": "took the question",
 }
 _UNDONE_WORDS = {
-    "string_new_synset": "a new synset", "string_add": "a string put in a synset",
-    "string_move": "a move", "string_incorrect": "an incorrect judgment",
-    "string_level": "a level change", "string_unjudge": "a return to the candidates",
-    "string_type": "a typed string", "string_edit": "a correction",
-    "string_delete": "a deletion", "synset_merge": "a merge", "synset_split": "a split",
-    "question_nil": "the NIL mark", "question_notes": "a notes edit",
-    "question_done": "the done mark", "question_in_progress": "a reopening",
+    "string_new_synset": "a new synset",
+    "string_add": "a string put in a synset",
+    "string_move": "a move",
+    "string_incorrect": "an incorrect judgment",
+    "string_level": "a level change",
+    "string_unjudge": "a return to the candidates",
+    "string_type": "a typed string",
+    "string_edit": "a correction",
+    "string_delete": "a deletion",
+    "synset_merge": "a merge",
+    "synset_split": "a split",
+    "question_nil": "the NIL mark",
+    "question_notes": "a notes edit",
+    "question_done": "the done mark",
+    "question_in_progress": "a reopening",
 }
 
 
@@ -319,9 +393,12 @@ def history_sentence(ev: dict[str, Any]) -> str:
     ordinal = ev.get("ordinal")
     if action == "synset_merge":
         merged = ev.get("merged") or []
-        what = (f"merged synset{'s' if len(merged) > 1 else ''} "
-                f"{', '.join(str(m) for m in merged)} into synset {ev.get('into')}"
-                if merged else "merged synsets")
+        what = (
+            f"merged synset{'s' if len(merged) > 1 else ''} "
+            f"{', '.join(str(m) for m in merged)} into synset {ev.get('into')}"
+            if merged
+            else "merged synsets"
+        )
         return f"{who} {what}"
     if action == "synset_split":
         texts = ev.get("texts") or []
@@ -338,12 +415,19 @@ def history_sentence(ev: dict[str, Any]) -> str:
     words = _HISTORY_WORDS.get(action)
     if words is None:
         return f"{who}: {action.replace('_', ' ')}" + (f" {text}" if ev.get("text") else "")
-    return who + " " + words.format(
-        text=text, old=_quoted(ev.get("old_text") or "?"),
-        syn=f"synset {ordinal}" if ordinal is not None else "a synset",
-        where_of=f" (synset {ordinal})" if ordinal is not None else "",
-        where_to=f" to synset {ordinal}" if ordinal is not None else " to the candidates",
-        level=f" (level {level})" if level else "", level_code=level or "?")
+    return (
+        who
+        + " "
+        + words.format(
+            text=text,
+            old=_quoted(ev.get("old_text") or "?"),
+            syn=f"synset {ordinal}" if ordinal is not None else "a synset",
+            where_of=f" (synset {ordinal})" if ordinal is not None else "",
+            where_to=f" to synset {ordinal}" if ordinal is not None else " to the candidates",
+            level=f" (level {level})" if level else "",
+            level_code=level or "?",
+        )
+    )
 
 
 def queue_position(user: AnyUser, question: Question) -> tuple[int, int] | None:
@@ -352,8 +436,13 @@ def queue_position(user: AnyUser, question: Question) -> tuple[int, int] | None:
     it is not one of them (one query)."""
     if not user.is_authenticated:
         return None
-    pks = list(Question.objects.assigned_to(user).filter(collection_id=question.collection_id)
-               .exclude(status=QuestionStatus.DONE).for_queue().values_list("pk", flat=True))
+    pks = list(
+        Question.objects.assigned_to(user)
+        .filter(collection_id=question.collection_id)
+        .exclude(status=QuestionStatus.DONE)
+        .for_queue()
+        .values_list("pk", flat=True)
+    )
     if question.pk not in pks:
         return None
     return pks.index(question.pk) + 1, len(pks)
@@ -367,9 +456,13 @@ def _open_to(user: AnyUser, qs: QuerySet[Question]) -> QuerySet[Question]:
     through = Question.assessors.through
     mine = Exists(through.objects.filter(question_id=OuterRef("pk"), user_id=user.pk))
     anyone = Exists(through.objects.filter(question_id=OuterRef("pk")))
-    member = Exists(Membership.objects.filter(collection_id=OuterRef("collection_id"),
-                                              user_id=user.pk,
-                                              role__in=[Role.ASSESSOR, Role.ORGANIZER]))
+    member = Exists(
+        Membership.objects.filter(
+            collection_id=OuterRef("collection_id"),
+            user_id=user.pk,
+            role__in=[Role.ASSESSOR, Role.ORGANIZER],
+        )
+    )
     return qs.annotate(mine=mine).filter(member & (Q(mine=True) | ~anyone))
 
 
@@ -382,8 +475,13 @@ def unassigned_open_count(user: AnyUser) -> int:
     return _open_to(user, open_questions).filter(mine=False).count()
 
 
-def next_question(user: AnyUser, *, collection: Collection | None = None,
-                  after: Question | None = None, organizer: bool = False) -> Question | None:
+def next_question(
+    user: AnyUser,
+    *,
+    collection: Collection | None = None,
+    after: Question | None = None,
+    organizer: bool = False,
+) -> Question | None:
     """The next question for ``user`` to judge, not done: one assigned to them, else one
     nobody is assigned to in a collection where they are an assessor (any question of
     ``collection`` for an organizer); in progress first, then by id; the one after
@@ -398,9 +496,12 @@ def next_question(user: AnyUser, *, collection: Collection | None = None,
         rank = Case(When(status=QuestionStatus.IN_PROGRESS, then=0), default=1)
     else:
         qs = _open_to(user, qs)
-        rank = Case(When(mine=True, status=QuestionStatus.IN_PROGRESS, then=0),
-                    When(mine=True, then=1),
-                    When(status=QuestionStatus.IN_PROGRESS, then=2), default=3)
+        rank = Case(
+            When(mine=True, status=QuestionStatus.IN_PROGRESS, then=0),
+            When(mine=True, then=1),
+            When(status=QuestionStatus.IN_PROGRESS, then=2),
+            default=3,
+        )
     if after is not None:
         qs = qs.exclude(pk=after.pk)
     ordered = list(qs.order_by("collection__name", rank, "id").values_list("pk", flat=True)[:500])
@@ -414,15 +515,30 @@ def next_question(user: AnyUser, *, collection: Collection | None = None,
     return Question.objects.select_related("collection").get(pk=pick)
 
 
-def question_list_queryset(collection: Collection, *, status: str = "", assessor: str = "",
-                           unjudged: str = "", search: str = "") -> QuerySet[Question]:
+def question_list_queryset(
+    collection: Collection,
+    *,
+    status: str = "",
+    assessor: str = "",
+    unjudged: str = "",
+    search: str = "",
+) -> QuerySet[Question]:
     """Questions of ``collection`` for the question list, with their counts and last
     change, filtered by status, assessor (user id or ``none``), has-unjudged and a search
     in qid and text."""
-    last = (JudgmentEvent.objects.filter(question=OuterRef("pk")).order_by()
-            .values("question").annotate(m=Max("created_at")).values("m"))
-    qs = (Question.objects.filter(collection=collection).with_counts()
-          .annotate(last_change=Subquery(last)).order_by("id"))
+    last = (
+        JudgmentEvent.objects.filter(question=OuterRef("pk"))
+        .order_by()
+        .values("question")
+        .annotate(m=Max("created_at"))
+        .values("m")
+    )
+    qs = (
+        Question.objects.filter(collection=collection)
+        .with_counts()
+        .annotate(last_change=Subquery(last))
+        .order_by("id")
+    )
     if status:
         qs = qs.filter(status=status)
     if assessor == "none":
@@ -442,8 +558,11 @@ def attach_assessors(questions: list[Question]) -> None:
     """Set ``q.assessor_names`` on each question with one query."""
     through = Question.assessors.through
     names: dict[int, list[str]] = {q.pk: [] for q in questions}
-    for qid, username in (through.objects.filter(question_id__in=names)
-                          .values_list("question_id", "user__username").order_by("user__username")):
+    for qid, username in (
+        through.objects.filter(question_id__in=names)
+        .values_list("question_id", "user__username")
+        .order_by("user__username")
+    ):
         names[qid].append(username)
     for q in questions:
         q.assessor_names = names[q.pk]
@@ -457,12 +576,12 @@ STRING_JUDGING_ACTIONS = ("string_new_synset", "string_add", "string_incorrect")
 class AssessorActivity:
     user_id: int
     username: str
-    is_assessor: bool           # an assessor member (organizers who judge are listed too)
-    questions_today: int = 0    # questions with a judgment of theirs since midnight
+    is_assessor: bool  # an assessor member (organizers who judge are listed too)
+    questions_today: int = 0  # questions with a judgment of theirs since midnight
     questions_total: int = 0
-    strings_today: int = 0      # strings they judged (into a synset, or incorrect)
+    strings_today: int = 0  # strings they judged (into a synset, or incorrect)
     strings_total: int = 0
-    done_total: int = 0         # questions they marked done
+    done_total: int = 0  # questions they marked done
     median_seconds: float | None = None  # first judgment to "done", per question
 
 
@@ -476,19 +595,23 @@ class Dashboard:
     strings: int
     unjudged: int
     assessors: list[AssessorActivity]
-    stuck: list[dict]           # in progress, no change for ``stuck_after``, oldest first
+    stuck: list[dict]  # in progress, no change for ``stuck_after``, oldest first
     reopened_by_pooling: list[dict]  # reopened because a run's answers were pooled
     stuck_after: timedelta
-    since: datetime             # "today" starts here (local midnight)
+    since: datetime  # "today" starts here (local midnight)
 
     @property
     def stuck_hours(self) -> int:
         return round(self.stuck_after.total_seconds() / 3600)
 
 
-def collection_dashboard(collection: Collection, *, now: datetime | None = None,
-                         stuck_after: timedelta = timedelta(hours=24),
-                         limit: int = 50) -> Dashboard:
+def collection_dashboard(
+    collection: Collection,
+    *,
+    now: datetime | None = None,
+    stuck_after: timedelta = timedelta(hours=24),
+    limit: int = 50,
+) -> Dashboard:
     """What an organizer needs to steer a campaign, in a fixed number of queries: progress,
     per assessor the questions and strings judged today and in all with the median time
     from a question's first judgment to its "done", the questions stuck in progress, and
@@ -505,12 +628,25 @@ def collection_dashboard(collection: Collection, *, now: datetime | None = None,
     since = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
     overview = collection_overview(collection)
     events = JudgmentEvent.objects.filter(collection=collection, user__isnull=False)
-    rows = list(events.filter(Q(action__in=STRING_JUDGING_ACTIONS) | Q(action="question_done"))
-                .order_by("id").values_list("user_id", "question_id", "action", "created_at"))
+    rows = list(
+        events.filter(Q(action__in=STRING_JUDGING_ACTIONS) | Q(action="question_done"))
+        .order_by("id")
+        .values_list("user_id", "question_id", "action", "created_at")
+    )
     activity: dict[int, dict] = {}
     for user_id, question_id, action, at in rows:
-        a = activity.setdefault(user_id, {"q": set(), "q_today": set(), "s": 0, "s_today": 0,
-                                          "first": {}, "spans": [], "done": 0})
+        a = activity.setdefault(
+            user_id,
+            {
+                "q": set(),
+                "q_today": set(),
+                "s": 0,
+                "s_today": 0,
+                "first": {},
+                "spans": [],
+                "done": 0,
+            },
+        )
         if action == "question_done":
             a["done"] += 1
             first = a["first"].pop(question_id, None)
@@ -523,43 +659,65 @@ def collection_dashboard(collection: Collection, *, now: datetime | None = None,
         if at >= since:
             a["q_today"].add(question_id)
             a["s_today"] += 1
-    assessors = set(Membership.objects.filter(collection=collection, role=Role.ASSESSOR)
-                    .values_list("user_id", flat=True))
-    names = dict(get_user_model().objects.filter(pk__in=assessors | activity.keys())
-                 .values_list("pk", "username"))
+    assessors = set(
+        Membership.objects.filter(collection=collection, role=Role.ASSESSOR).values_list(
+            "user_id", flat=True
+        )
+    )
+    names = dict(
+        get_user_model()
+        .objects.filter(pk__in=assessors | activity.keys())
+        .values_list("pk", "username")
+    )
     people = []
     for user_id in sorted(names, key=lambda pk: names[pk].lower()):
         a = activity.get(user_id)
-        row = AssessorActivity(user_id=user_id, username=names[user_id],
-                               is_assessor=user_id in assessors)
+        row = AssessorActivity(
+            user_id=user_id, username=names[user_id], is_assessor=user_id in assessors
+        )
         if a is not None:
             row.questions_today, row.questions_total = len(a["q_today"]), len(a["q"])
             row.strings_today, row.strings_total = a["s_today"], a["s"]
             row.done_total = a["done"]
             row.median_seconds = median(a["spans"]) if a["spans"] else None
         people.append(row)
-    last_change = (Question.objects.filter(collection=collection,
-                                           status=QuestionStatus.IN_PROGRESS)
-                   .annotate(last=Max("events__created_at"))
-                   .filter(Q(last__lt=now - stuck_after) | Q(last__isnull=True)))
+    last_change = (
+        Question.objects.filter(collection=collection, status=QuestionStatus.IN_PROGRESS)
+        .annotate(last=Max("events__created_at"))
+        .filter(Q(last__lt=now - stuck_after) | Q(last__isnull=True))
+    )
     stuck = list(last_change.order_by("last", "qid").values("pk", "qid", "last")[:limit])
     attach = {q["pk"]: q for q in stuck}
     for q in Question.objects.filter(pk__in=attach).prefetch_related("assessors"):
         attach[q.pk]["assessors"] = sorted(u.username for u in q.assessors.all())
-    reopened = list(JudgmentEvent.objects.filter(
-        collection=collection, action="question_reopen", after__source=Source.POOL,
-        question__isnull=False)
-        .order_by("-id").values("question_id", "question__qid", "question__status",
-                                "after__reason", "created_at")[:limit])
+    reopened = list(
+        JudgmentEvent.objects.filter(
+            collection=collection,
+            action="question_reopen",
+            after__source=Source.POOL,
+            question__isnull=False,
+        )
+        .order_by("-id")
+        .values("question_id", "question__qid", "question__status", "after__reason", "created_at")[
+            :limit
+        ]
+    )
     for e in reopened:
         e["status_label"] = QuestionStatus(e["question__status"]).label
     return Dashboard(
-        questions=overview["questions"], done=overview["done"],
+        questions=overview["questions"],
+        done=overview["done"],
         in_progress=overview["in_progress"],
         todo=overview["questions"] - overview["done"] - overview["in_progress"],
-        percent_done=overview["percent_done"], strings=overview["strings"],
-        unjudged=overview["unjudged"], assessors=people, stuck=stuck,
-        reopened_by_pooling=reopened, stuck_after=stuck_after, since=since)
+        percent_done=overview["percent_done"],
+        strings=overview["strings"],
+        unjudged=overview["unjudged"],
+        assessors=people,
+        stuck=stuck,
+        reopened_by_pooling=reopened,
+        stuck_after=stuck_after,
+        since=since,
+    )
 
 
 def organizer_next_steps(collection: Collection, stats: dict) -> list[dict]:
@@ -570,15 +728,24 @@ def organizer_next_steps(collection: Collection, stats: dict) -> list[dict]:
 
     steps = []
     if not stats["questions"]:
-        steps.append({"step": "import", "text": "Import the questions (a CSV or TSV of id and "
-                      "text), then the answers to judge or a judgments file."})
-    has_assessors = Membership.objects.filter(collection=collection,
-                                              role=Role.ASSESSOR).exists()
+        steps.append(
+            {
+                "step": "import",
+                "text": "Import the questions (a CSV or TSV of id and "
+                "text), then the answers to judge or a judgments file.",
+            }
+        )
+    has_assessors = Membership.objects.filter(collection=collection, role=Role.ASSESSOR).exists()
     if not has_assessors:
         steps.append({"step": "members", "text": "Add assessors (and participants) as members."})
     if stats["questions"] and has_assessors:
         unassigned = Question.objects.filter(collection=collection, assessors=None).count()
         if unassigned == stats["questions"]:
-            steps.append({"step": "assign", "text": f"Assign the {unassigned} questions to "
-                          "assessors (unassigned ones are offered to every assessor)."})
+            steps.append(
+                {
+                    "step": "assign",
+                    "text": f"Assign the {unassigned} questions to "
+                    "assessors (unassigned ones are offered to every assessor).",
+                }
+            )
     return steps

@@ -71,12 +71,19 @@ class PageSynset:
 def collection_judgments_changed(*, collection_id: int) -> None:
     """Bump the collection's judgment version: cached scores of older versions go stale."""
     Collection.objects.filter(pk=collection_id).update(
-        judgment_version=F("judgment_version") + 1, judgments_changed_at=timezone.now())
+        judgment_version=F("judgment_version") + 1, judgments_changed_at=timezone.now()
+    )
 
 
 # -- strings that come unjudged: the question is not done ---------------------------------
-def questions_reopen(*, question_ids: Iterable[int], by: AnyUser | None = None, reason: str,
-                     record: bool = True, source: str = "") -> list[int]:
+def questions_reopen(
+    *,
+    question_ids: Iterable[int],
+    by: AnyUser | None = None,
+    reason: str,
+    record: bool = True,
+    source: str = "",
+) -> list[int]:
     """The one rule for every writer that adds strings to questions or brings strings back
     unjudged (pooling, a flat answer list, a typed string, an undo, a string sent back to
     the pool): a question that has an unjudged string is not done.  Each of ``question_ids``
@@ -87,26 +94,39 @@ def questions_reopen(*, question_ids: Iterable[int], by: AnyUser | None = None, 
     the organizer's dashboard can count the questions pooling reopened.  Returns the ids
     reopened."""
     unjudged = AnswerString.objects.filter(question=OuterRef("pk"), judged_at__isnull=True)
-    rows = list(Question.objects.filter(pk__in=list(question_ids), status=QuestionStatus.DONE)
-                .filter(Exists(unjudged)).values_list("pk", "collection_id"))
+    rows = list(
+        Question.objects.filter(pk__in=list(question_ids), status=QuestionStatus.DONE)
+        .filter(Exists(unjudged))
+        .values_list("pk", "collection_id")
+    )
     if not rows:
         return []
     Question.objects.filter(pk__in=[pk for pk, _ in rows]).update(
-        status=QuestionStatus.IN_PROGRESS)  # the callers bump the versions
+        status=QuestionStatus.IN_PROGRESS
+    )  # the callers bump the versions
     if record:
         user = by if by is not None and by.is_authenticated else None
         JudgmentEvent.objects.bulk_create(
-            JudgmentEvent(collection_id=c, question_id=pk, user=user, action="question_reopen",
-                          before={"status": QuestionStatus.DONE},
-                          after={"status": QuestionStatus.IN_PROGRESS, "reason": reason,
-                                 **({"source": source} if source else {})})
-            for pk, c in rows)
+            JudgmentEvent(
+                collection_id=c,
+                question_id=pk,
+                user=user,
+                action="question_reopen",
+                before={"status": QuestionStatus.DONE},
+                after={
+                    "status": QuestionStatus.IN_PROGRESS,
+                    "reason": reason,
+                    **({"source": source} if source else {}),
+                },
+            )
+            for pk, c in rows
+        )
     return [pk for pk, _ in rows]
 
 
-def spellings_fold(rows: Iterable[tuple[int, str, str]],
-                   known: dict[tuple[int, str], list[str]] | None = None
-                   ) -> dict[tuple[int, str], list[str]]:
+def spellings_fold(
+    rows: Iterable[tuple[int, str, str]], known: dict[tuple[int, str], list[str]] | None = None
+) -> dict[tuple[int, str], list[str]]:
     """Spellings with one matching key are one string (DESIGN.md section 4): ``rows`` of
     (question id, key, spelling) -> (question id, key) -> the spellings not yet in
     ``known`` (a string's text and variants), first seen first, each once.  The judgments
@@ -127,15 +147,16 @@ def spellings_fold(rows: Iterable[tuple[int, str, str]],
 class StringsAdded:
     """What ``strings_add_unjudged`` did."""
 
-    added: int = 0      # new strings
+    added: int = 0  # new strings
     spellings: int = 0  # spellings kept as variants (of a new or an existing string)
     questions: list[int] = field(default_factory=list)  # questions that gained a string
-    reopened: list[int] = field(default_factory=list)   # done questions back in progress
+    reopened: list[int] = field(default_factory=list)  # done questions back in progress
 
 
 @transaction.atomic
-def strings_add_unjudged(*, rows: Iterable[tuple[int, str, str]], source: str,
-                         by: AnyUser | None = None, reason: str) -> StringsAdded:
+def strings_add_unjudged(
+    *, rows: Iterable[tuple[int, str, str]], source: str, by: AnyUser | None = None, reason: str
+) -> StringsAdded:
     """Add unjudged strings from ``rows`` of (question id, key, spelling): pooled run
     answers, a flat answer list.  Spellings with one key fold into one string (the first
     its text, the others its variants); a spelling of a string the question already has
@@ -147,17 +168,28 @@ def strings_add_unjudged(*, rows: Iterable[tuple[int, str, str]], source: str,
     result = StringsAdded()
     if not qids:
         return result
-    list(Question.objects.select_for_update(no_key=True).filter(pk__in=qids).order_by("pk")
-         .values_list("pk", flat=True))
-    existing = {(s.question_id, s.key): s for s in AnswerString.objects.filter(
-        question_id__in=qids).only("pk", "question_id", "key", "text", "variants")}
+    list(
+        Question.objects.select_for_update(no_key=True)
+        .filter(pk__in=qids)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    existing = {
+        (s.question_id, s.key): s
+        for s in AnswerString.objects.filter(question_id__in=qids).only(
+            "pk", "question_id", "key", "text", "variants"
+        )
+    }
     known = {k: [s.text, *s.variants] for k, s in existing.items()}
     new, grown = [], []
     for (q, key), spellings in spellings_fold(rows, known).items():
         s = existing.get((q, key))
         if s is None:
-            new.append(AnswerString(question_id=q, text=spellings[0], key=key, source=source,
-                                    variants=spellings[1:]))
+            new.append(
+                AnswerString(
+                    question_id=q, text=spellings[0], key=key, source=source, variants=spellings[1:]
+                )
+            )
             result.spellings += len(spellings) - 1
         else:
             s.variants = [*s.variants, *spellings]
@@ -169,17 +201,24 @@ def strings_add_unjudged(*, rows: Iterable[tuple[int, str, str]], source: str,
     result.questions = sorted({s.question_id for s in new})
     if result.questions:
         Question.objects.filter(pk__in=result.questions).update(version=F("version") + 1)
-        result.reopened = questions_reopen(question_ids=result.questions, by=by, reason=reason,
-                                           source=source)
+        result.reopened = questions_reopen(
+            question_ids=result.questions, by=by, reason=reason, source=source
+        )
     return result
 
 
 # -- the judging operations ---------------------------------------------------------------
 def _string_snap(s: AnswerString) -> dict:
-    return {"text": s.text, "key": s.key, "synset": s.synset_id, "level": s.level_id,
-            "source": s.source, "judged_by": s.judged_by_id,
-            "judged_at": s.judged_at.isoformat() if s.judged_at else None,
-            "variants": list(s.variants)}
+    return {
+        "text": s.text,
+        "key": s.key,
+        "synset": s.synset_id,
+        "level": s.level_id,
+        "source": s.source,
+        "judged_by": s.judged_by_id,
+        "judged_at": s.judged_at.isoformat() if s.judged_at else None,
+        "variants": list(s.variants),
+    }
 
 
 def _judgment_snap(snap: dict) -> dict:
@@ -193,21 +232,24 @@ class _Edit:
     before-state of what it touches, and at the end removes empty synsets, renumbers the
     others 1..R, bumps the versions and writes the JudgmentEvent."""
 
-    def __init__(self, *, question: Question | int, by: AnyUser | None,
-                 version: int | None, action: str) -> None:
+    def __init__(
+        self, *, question: Question | int, by: AnyUser | None, version: int | None, action: str
+    ) -> None:
         pk = question.pk if isinstance(question, Question) else question
         # lock the question row only: locking the joined collection row as well made every
         # edit of a collection wait for the others and deadlock with a run import (which
         # holds key-share locks on the collection and its questions); "no key" still
         # serializes edits of one question without blocking foreign-key checks
-        self.question = Question.objects.select_for_update(of=("self",), no_key=True
-                                                            ).select_related("collection").get(pk=pk)
+        self.question = (
+            Question.objects.select_for_update(of=("self",), no_key=True)
+            .select_related("collection")
+            .get(pk=pk)
+        )
         self.stale = version is not None and int(version) != self.question.version
         self.by = by if by is not None and by.is_authenticated else None
         self.action = action
         self.now = timezone.now()
-        self.synsets = list(AnswerSynset.objects.filter(question=self.question)
-                            .order_by("ordinal"))
+        self.synsets = list(AnswerSynset.objects.filter(question=self.question).order_by("ordinal"))
         self.before = self._question_snap()
         self.before_strings: dict[int, dict | None] = {}
         self.strings: dict[int, AnswerString] = {}
@@ -219,9 +261,12 @@ class _Edit:
 
     # reads under the lock
     def _question_snap(self) -> dict:
-        return {"version": self.question.version, "status": self.question.status,
-                "notes": self.question.notes,
-                "synsets": [[s.pk, s.note, s.label] for s in self.synsets]}
+        return {
+            "version": self.question.version,
+            "status": self.question.status,
+            "notes": self.question.notes,
+            "synsets": [[s.pk, s.note, s.label] for s in self.synsets],
+        }
 
     def string(self, pk: int | str, expect: str | None = None) -> AnswerString:
         """The string ``pk`` of this question; with ``expect`` (its token as the page
@@ -229,11 +274,14 @@ class _Edit:
         try:
             s = AnswerString.objects.get(pk=int(pk), question=self.question)
         except (AnswerString.DoesNotExist, ValueError, TypeError):
-            raise Conflict("That answer string no longer exists (someone deleted or "
-                           "edited it).") from None
+            raise Conflict(
+                "That answer string no longer exists (someone deleted or edited it)."
+            ) from None
         if expect is not None and expect != string_token(s):
-            raise Conflict(f"“{s.text}” was changed by someone else since your page was "
-                           "loaded; your edit was not applied.")
+            raise Conflict(
+                f"“{s.text}” was changed by someone else since your page was "
+                "loaded; your edit was not applied."
+            )
         self.touch(s)
         return s
 
@@ -250,8 +298,9 @@ class _Edit:
         for syn in self.synsets:
             if str(syn.pk) == str(pk):
                 return syn
-        raise Conflict("That synset no longer exists (it was merged or emptied); your edit "
-                       "was not applied.")
+        raise Conflict(
+            "That synset no longer exists (it was merged or emptied); your edit was not applied."
+        )
 
     def _page_synset(self, ref: PageSynset) -> AnswerSynset:
         n = ref.ordinal
@@ -259,21 +308,27 @@ class _Edit:
             # the page did not say which synset its number meant: trust the number only if
             # nothing changed since the page was rendered
             if self.stale:
-                raise Conflict(f"Someone else changed this question since your page was "
-                               f"loaded, so synset {n} may no longer be the one you saw; "
-                               "your edit was not applied.")
+                raise Conflict(
+                    f"Someone else changed this question since your page was "
+                    f"loaded, so synset {n} may no longer be the one you saw; "
+                    "your edit was not applied."
+                )
             for syn in self.synsets:
                 if syn.ordinal == n:
                     return syn
             raise Conflict(f"There is no synset {n}.")
         meant = next((syn for syn in self.synsets if syn.pk == ref.pk), None)
         if meant is None:
-            raise Conflict(f"Synset {n} of your page no longer exists (someone merged, "
-                           "emptied or undid it); your edit was not applied.")
+            raise Conflict(
+                f"Synset {n} of your page no longer exists (someone merged, "
+                "emptied or undid it); your edit was not applied."
+            )
         if meant.ordinal != n:
-            raise Conflict(f"The synsets were renumbered since your page was loaded: your "
-                           f"synset {n} is now synset {meant.ordinal}; your edit was not "
-                           "applied.")
+            raise Conflict(
+                f"The synsets were renumbered since your page was loaded: your "
+                f"synset {n} is now synset {meant.ordinal}; your edit was not "
+                "applied."
+            )
         return meant
 
     def level(self, level: LevelRef) -> Level:
@@ -291,8 +346,14 @@ class _Edit:
         self.synsets.append(syn)
         return syn
 
-    def place(self, s: AnswerString, synset: AnswerSynset | None, level: Level | None,
-              *, judged: bool = True) -> None:
+    def place(
+        self,
+        s: AnswerString,
+        synset: AnswerSynset | None,
+        level: Level | None,
+        *,
+        judged: bool = True,
+    ) -> None:
         s.synset, s.level = synset, level if synset is not None else None
         s.judged_at = self.now if judged else None
         s.judged_by = self.by if judged else None
@@ -300,8 +361,11 @@ class _Edit:
 
     def finish(self, *, judgments: bool = True) -> JudgmentEvent:
         q = self.question
-        used = set(AnswerString.objects.filter(question=q, synset__isnull=False)
-                   .values_list("synset_id", flat=True).distinct())
+        used = set(
+            AnswerString.objects.filter(question=q, synset__isnull=False)
+            .values_list("synset_id", flat=True)
+            .distinct()
+        )
         empty = [s for s in self.synsets if s.pk not in used]
         if empty:
             AnswerSynset.objects.filter(pk__in=[s.pk for s in empty]).delete()
@@ -312,7 +376,8 @@ class _Edit:
         q.version += 1
         q.save(update_fields=["version", "status", "notes", "updated_at"])
         if q.status == QuestionStatus.DONE and questions_reopen(
-                question_ids=[q.pk], by=self.by, reason=self.action, record=False):
+            question_ids=[q.pk], by=self.by, reason=self.action, record=False
+        ):
             # a string came (back) unjudged: this event records the reopening
             q.status = QuestionStatus.IN_PROGRESS
             self.detail["reopened"] = True
@@ -322,11 +387,18 @@ class _Edit:
             self.detail["ordinal"] = self.target.ordinal
         after = self._question_snap()
         before = dict(self.before, strings={str(k): v for k, v in self.before_strings.items()})
-        after["strings"] = {str(k): (None if k in self.deleted else _string_snap(s))
-                            for k, s in self.strings.items()}
+        after["strings"] = {
+            str(k): (None if k in self.deleted else _string_snap(s))
+            for k, s in self.strings.items()
+        }
         return JudgmentEvent.objects.create(
-            collection_id=q.collection_id, question=q, user=self.by, action=self.action,
-            before=before, after=dict(after, **self.detail))
+            collection_id=q.collection_id,
+            question=q,
+            user=self.by,
+            action=self.action,
+            before=before,
+            after=dict(after, **self.detail),
+        )
 
 
 def _renumber(synsets: Sequence[AnswerSynset]) -> None:
@@ -345,17 +417,31 @@ def _renumber(synsets: Sequence[AnswerSynset]) -> None:
 
 
 @transaction.atomic
-def string_judge(*, question: Question | int, string: int, by: AnyUser | None,
-                 synset: int | PageSynset | None = None,
-                 new_synset: bool = False, level: LevelRef = None, expect: str | None = None,
-                 version: int | None = None) -> JudgmentEvent:
+def string_judge(
+    *,
+    question: Question | int,
+    string: int,
+    by: AnyUser | None,
+    synset: int | PageSynset | None = None,
+    new_synset: bool = False,
+    level: LevelRef = None,
+    expect: str | None = None,
+    version: int | None = None,
+) -> JudgmentEvent:
     """Judge ``string``: put it into ``synset`` (or a new synset when ``new_synset``) with
     ``level`` (the collection's highest level when None), or mark it incorrect when
     neither is given.  Also moves a string between synsets.  ``synset`` is an id or a
     ``PageSynset`` (a number on the assessor's page)."""
-    op = _Edit(question=question, by=by, version=version,
-               action="string_new_synset" if new_synset else
-               "string_add" if synset is not None else "string_incorrect")
+    op = _Edit(
+        question=question,
+        by=by,
+        version=version,
+        action="string_new_synset"
+        if new_synset
+        else "string_add"
+        if synset is not None
+        else "string_incorrect",
+    )
     s = op.string(string, expect)
     if new_synset:
         lv = op.level(level)
@@ -374,8 +460,15 @@ def string_judge(*, question: Question | int, string: int, by: AnyUser | None,
 
 
 @transaction.atomic
-def string_set_level(*, question: Question | int, string: int, level: LevelRef, by: AnyUser | None,
-                     expect: str | None = None, version: int | None = None) -> JudgmentEvent:
+def string_set_level(
+    *,
+    question: Question | int,
+    string: int,
+    level: LevelRef,
+    by: AnyUser | None,
+    expect: str | None = None,
+    version: int | None = None,
+) -> JudgmentEvent:
     """Change the level of a string that is in a synset."""
     op = _Edit(question=question, by=by, version=version, action="string_level")
     s = op.string(string, expect)
@@ -389,9 +482,14 @@ def string_set_level(*, question: Question | int, string: int, level: LevelRef, 
 
 
 @transaction.atomic
-def string_unjudge(*, question: Question | int, string: int, by: AnyUser | None,
-                   expect: str | None = None,
-                   version: int | None = None) -> JudgmentEvent:
+def string_unjudge(
+    *,
+    question: Question | int,
+    string: int,
+    by: AnyUser | None,
+    expect: str | None = None,
+    version: int | None = None,
+) -> JudgmentEvent:
     """Send a judged string back to the pool."""
     op = _Edit(question=question, by=by, version=version, action="string_unjudge")
     s = op.string(string, expect)
@@ -403,18 +501,24 @@ def string_unjudge(*, question: Question | int, string: int, by: AnyUser | None,
 def _key_free(op: _Edit, key: str, *, except_pk: int | None = None) -> None:
     if not key:
         raise Conflict("An answer string cannot be empty (after normalization).")
-    clash = (AnswerString.objects.filter(question=op.question, key=key)
-             .exclude(pk=except_pk).first())
+    clash = AnswerString.objects.filter(question=op.question, key=key).exclude(pk=except_pk).first()
     if clash is not None:
-        raise Conflict(f"“{clash.text}” already has the same matching key; edit that string "
-                       "instead.")
+        raise Conflict(
+            f"“{clash.text}” already has the same matching key; edit that string instead."
+        )
 
 
 @transaction.atomic
-def string_add(*, question: Question | int, text: str, by: AnyUser | None,
-               synset: int | PageSynset | None = None,
-               new_synset: bool = False, level: LevelRef = None, version: int | None = None
-               ) -> JudgmentEvent:
+def string_add(
+    *,
+    question: Question | int,
+    text: str,
+    by: AnyUser | None,
+    synset: int | PageSynset | None = None,
+    new_synset: bool = False,
+    level: LevelRef = None,
+    version: int | None = None,
+) -> JudgmentEvent:
     """Add a string typed by an assessor: to the pool (unjudged), or straight into
     ``synset`` / a new synset with ``level``."""
     op = _Edit(question=question, by=by, version=version, action="string_type")
@@ -434,8 +538,15 @@ def string_add(*, question: Question | int, text: str, by: AnyUser | None,
 
 
 @transaction.atomic
-def string_edit(*, question: Question | int, string: int, text: str, by: AnyUser | None,
-                expect: str | None = None, version: int | None = None) -> JudgmentEvent:
+def string_edit(
+    *,
+    question: Question | int,
+    string: int,
+    text: str,
+    by: AnyUser | None,
+    expect: str | None = None,
+    version: int | None = None,
+) -> JudgmentEvent:
     """Correct the text of a string (its key follows); a key that another string of the
     question already has is refused.  Spellings kept as variants stay only while they still
     match the new key; the others are named in the event (and come back with an undo)."""
@@ -458,9 +569,14 @@ def string_edit(*, question: Question | int, string: int, text: str, by: AnyUser
 
 
 @transaction.atomic
-def string_delete(*, question: Question | int, string: int, by: AnyUser | None,
-                  expect: str | None = None,
-                  version: int | None = None) -> JudgmentEvent:
+def string_delete(
+    *,
+    question: Question | int,
+    string: int,
+    by: AnyUser | None,
+    expect: str | None = None,
+    version: int | None = None,
+) -> JudgmentEvent:
     """Delete a string (a typo, say); an empty synset left behind disappears."""
     op = _Edit(question=question, by=by, version=version, action="string_delete")
     s = op.string(string, expect)
@@ -473,9 +589,13 @@ def string_delete(*, question: Question | int, string: int, by: AnyUser | None,
 
 
 @transaction.atomic
-def synset_merge(*, question: Question | int, synsets: Sequence[int | PageSynset],
-                 by: AnyUser | None,
-                 version: int | None = None) -> JudgmentEvent:
+def synset_merge(
+    *,
+    question: Question | int,
+    synsets: Sequence[int | PageSynset],
+    by: AnyUser | None,
+    version: int | None = None,
+) -> JudgmentEvent:
     """Merge ``synsets[1:]`` into ``synsets[0]``; every string keeps its level."""
     op = _Edit(question=question, by=by, version=version, action="synset_merge")
     targets = [op.synset(pk) for pk in synsets]
@@ -492,9 +612,14 @@ def synset_merge(*, question: Question | int, synsets: Sequence[int | PageSynset
 
 
 @transaction.atomic
-def synset_split(*, question: Question | int, strings: Sequence[int], by: AnyUser | None,
-                 expect: Sequence[str] | None = None, version: int | None = None
-                 ) -> JudgmentEvent:
+def synset_split(
+    *,
+    question: Question | int,
+    strings: Sequence[int],
+    by: AnyUser | None,
+    expect: Sequence[str] | None = None,
+    version: int | None = None,
+) -> JudgmentEvent:
     """Move ``strings`` (all in synsets) out into one new synset; levels are kept."""
     op = _Edit(question=question, by=by, version=version, action="synset_split")
     expect = list(expect) if expect else [None] * len(strings)
@@ -509,8 +634,13 @@ def synset_split(*, question: Question | int, strings: Sequence[int], by: AnyUse
 
 
 @transaction.atomic
-def question_mark_nil(*, question: Question | int, by: AnyUser | None, level: LevelRef = None,
-                      version: int | None = None) -> JudgmentEvent:
+def question_mark_nil(
+    *,
+    question: Question | int,
+    by: AnyUser | None,
+    level: LevelRef = None,
+    version: int | None = None,
+) -> JudgmentEvent:
     """Mark the question as having no answer: one synset holding ``NIL``; every other
     string is judged incorrect (paper, Example 3)."""
     op = _Edit(question=question, by=by, version=version, action="question_nil")
@@ -521,8 +651,9 @@ def question_mark_nil(*, question: Question | int, by: AnyUser | None, level: Le
     for s in strings:
         op.touch(s)
     if nil is None:
-        nil = AnswerString.objects.create(question=op.question, text=NIL, key=key,
-                                          source=Source.ASSESSOR)
+        nil = AnswerString.objects.create(
+            question=op.question, text=NIL, key=key, source=Source.ASSESSOR
+        )
         op.touch(nil, created=True)
     target = op.new_synset()
     op.place(nil, target, lv)
@@ -533,22 +664,26 @@ def question_mark_nil(*, question: Question | int, by: AnyUser | None, level: Le
 
 
 @transaction.atomic
-def question_set_notes(*, question: Question | int, notes: str, by: AnyUser | None,
-                       version: int | None = None) -> JudgmentEvent:
+def question_set_notes(
+    *, question: Question | int, notes: str, by: AnyUser | None, version: int | None = None
+) -> JudgmentEvent:
     op = _Edit(question=question, by=by, version=version, action="question_notes")
     op.question.notes = notes.strip()
     return op.finish(judgments=False)
 
 
 @transaction.atomic
-def question_set_status(*, question: Question | int, status: str, by: AnyUser | None,
-                        version: int | None = None) -> JudgmentEvent:
+def question_set_status(
+    *, question: Question | int, status: str, by: AnyUser | None, version: int | None = None
+) -> JudgmentEvent:
     """Mark a question done (or reopen it)."""
     if status not in QuestionStatus.values:
         raise Conflict(f"Unknown status {status!r}.")
     op = _Edit(question=question, by=by, version=version, action=f"question_{status}")
-    if status == QuestionStatus.DONE and AnswerString.objects.filter(
-            question=op.question, judged_at__isnull=True).exists():
+    if (
+        status == QuestionStatus.DONE
+        and AnswerString.objects.filter(question=op.question, judged_at__isnull=True).exists()
+    ):
         raise Conflict("Judge every candidate before marking the question done.")
     op.question.status = status
     return op.finish(judgments=False)
@@ -581,17 +716,23 @@ def _undo_checked(op: _Edit, event: JudgmentEvent) -> tuple[dict, list, dict]:
     try:
         snaps = {int(k): v for k, v in before["strings"].items()}
         after_snaps = {int(k): v for k, v in after["strings"].items()}
-        synsets = [(int(row[0]), str(row[1]), str(row[2]) if len(row) > 2 else "")
-                   for row in before["synsets"]]
+        synsets = [
+            (int(row[0]), str(row[1]), str(row[2]) if len(row) > 2 else "")
+            for row in before["synsets"]
+        ]
         for snap in list(snaps.values()) + list(after_snaps.values()):
-            if snap is not None and not (isinstance(snap, dict) and isinstance(snap["key"], str)
-                                         and isinstance(snap["text"], str)):
+            if snap is not None and not (
+                isinstance(snap, dict)
+                and isinstance(snap["key"], str)
+                and isinstance(snap["text"], str)
+            ):
                 raise TypeError
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):
         raise unreadable from None
     ids = set(snaps) | set(after_snaps)
-    foreign = Conflict("That action names answer strings or synsets of another question; it "
-                       "cannot be undone.")
+    foreign = Conflict(
+        "That action names answer strings or synsets of another question; it cannot be undone."
+    )
     if AnswerString.objects.filter(pk__in=ids).exclude(question=op.question).exists():
         raise foreign
     syn_ids = {pk for pk, _, _ in synsets}
@@ -601,46 +742,56 @@ def _undo_checked(op: _Edit, event: JudgmentEvent) -> tuple[dict, list, dict]:
     for pk, snap in after_snaps.items():
         s = current.get(pk)
         if (snap is None) != (s is None) or (
-                s is not None and _judgment_snap(_string_snap(s)) != _judgment_snap(snap)):
-            raise Conflict("The strings of that action have changed since; it cannot be "
-                           "undone.")
-    levels = set(Level.objects.filter(collection_id=op.question.collection_id)
-                 .values_list("pk", flat=True))
+            s is not None and _judgment_snap(_string_snap(s)) != _judgment_snap(snap)
+        ):
+            raise Conflict("The strings of that action have changed since; it cannot be undone.")
+    levels = set(
+        Level.objects.filter(collection_id=op.question.collection_id).values_list("pk", flat=True)
+    )
     restored = [snap for snap in snaps.values() if snap is not None]
     for snap in restored:
         synset, level = snap.get("synset"), snap.get("level")
         if synset is not None and synset not in syn_ids:
             raise unreadable
         if level is not None and level not in levels:
-            raise Conflict("That action names a level that no longer exists; it cannot be "
-                           "undone.")
-        if (synset is None) != (level is None) or (synset is not None
-                                                   and not snap.get("judged_at")):
+            raise Conflict("That action names a level that no longer exists; it cannot be undone.")
+        if (synset is None) != (level is None) or (
+            synset is not None and not snap.get("judged_at")
+        ):
             raise unreadable
         try:
             if snap["judged_at"]:
                 datetime.fromisoformat(snap["judged_at"])
         except (KeyError, TypeError, ValueError):
             raise unreadable from None
-        if snap.get("source") not in Source.values or not isinstance(
-                snap.get("judged_by"), int | None) or not isinstance(
-                snap.get("variants", []), list):
+        if (
+            snap.get("source") not in Source.values
+            or not isinstance(snap.get("judged_by"), int | None)
+            or not isinstance(snap.get("variants", []), list)
+        ):
             raise unreadable
     if before.get("status") not in QuestionStatus.values or not isinstance(
-            before.get("notes"), str):
+        before.get("notes"), str
+    ):
         raise unreadable
     # keys: a restored string must not take the key of a string added since (by pooling)
     keys = [snap["key"] for snap in restored]
     others = AnswerString.objects.filter(question=op.question, key__in=keys).exclude(pk__in=ids)
     if len(set(keys)) != len(keys) or others.exists():
-        raise Conflict("An answer string of that action has been added again since; it cannot "
-                       "be undone.")
+        raise Conflict(
+            "An answer string of that action has been added again since; it cannot be undone."
+        )
     return snaps, synsets, current
 
 
 @transaction.atomic
-def question_undo(*, question: Question | int, by: AnyUser | None, any_user: bool = False,
-                  version: int | None = None) -> JudgmentEvent:
+def question_undo(
+    *,
+    question: Question | int,
+    by: AnyUser | None,
+    any_user: bool = False,
+    version: int | None = None,
+) -> JudgmentEvent:
     """Undo the latest action on the question by restoring its event's before-state.
     Refused (nothing written) when that action was someone else's, when its objects
     changed since, or when its record names anything outside the question."""
@@ -649,20 +800,24 @@ def question_undo(*, question: Question | int, by: AnyUser | None, any_user: boo
     if event is None:
         raise Conflict("Nothing to undo.")
     if event.user_id != (op.by.pk if op.by else None) and not any_user:
-        raise Conflict(f"The last change was made by {event.user or 'someone else'}; only "
-                       "they can undo it.")
+        raise Conflict(
+            f"The last change was made by {event.user or 'someone else'}; only they can undo it."
+        )
     snaps, synsets, current = _undo_checked(op, event)
-    users = set(get_user_model().objects.filter(
-        pk__in={snap.get("judged_by") for snap in snaps.values() if snap}
-    ).values_list("pk", flat=True))
+    users = set(
+        get_user_model()
+        .objects.filter(pk__in={snap.get("judged_by") for snap in snaps.values() if snap})
+        .values_list("pk", flat=True)
+    )
     # synsets: recreate deleted ones (with their old id), then restore the old order
     have = {s.pk: s for s in op.synsets}
     order = []
     for pk, note, label in synsets:
         syn = have.get(pk)
         if syn is None:
-            syn = AnswerSynset.objects.create(pk=pk, question=op.question,
-                                              ordinal=10_000_000 + pk, note=note, label=label)
+            syn = AnswerSynset.objects.create(
+                pk=pk, question=op.question, ordinal=10_000_000 + pk, note=note, label=label
+            )
         elif syn.note != note:
             syn.note = note
             syn.save(update_fields=["note"])
@@ -686,8 +841,11 @@ def question_undo(*, question: Question | int, by: AnyUser | None, any_user: boo
             op.touch(s)
             # spellings an edit dropped come back; spellings added since stay if they match
             mode = op.question.collection.matching_mode
-            s.variants = [v for v in dict.fromkeys([*snap.get("variants", []), *s.variants])
-                          if v != snap["text"] and normalize_answer(v, mode) == snap["key"]]
+            s.variants = [
+                v
+                for v in dict.fromkeys([*snap.get("variants", []), *s.variants])
+                if v != snap["text"] and normalize_answer(v, mode) == snap["key"]
+            ]
         s.text, s.key, s.source = snap["text"], snap["key"], snap["source"]
         s.synset_id, s.level_id = snap.get("synset"), snap.get("level")
         s.judged_by_id = snap["judged_by"] if snap.get("judged_by") in users else None
@@ -712,26 +870,38 @@ def question_claim(*, question: Question | int, by: AnyUser | None) -> bool:
     if by.pk in assigned:
         return False
     if assigned:
-        raise Conflict("Another assessor took this question meanwhile; your edit was not "
-                       "applied.")
+        raise Conflict("Another assessor took this question meanwhile; your edit was not applied.")
     through.objects.create(question_id=q.pk, user_id=by.pk)
-    JudgmentEvent.objects.create(collection_id=q.collection_id, question=q, user=by,
-                                 action="question_claim",
-                                 after={"assessor": by.get_username()})
+    JudgmentEvent.objects.create(
+        collection_id=q.collection_id,
+        question=q,
+        user=by,
+        action="question_claim",
+        after={"assessor": by.get_username()},
+    )
     return True
 
 
 # -- organizer writes -------------------------------------------------------------------------
 @transaction.atomic
-def questions_assign(*, collection: Collection, questions: Sequence[Question],
-                     assessors: Iterable[AbstractBaseUser],
-                     by: AnyUser | None, round_robin: bool = True, replace: bool = True) -> int:
+def questions_assign(
+    *,
+    collection: Collection,
+    questions: Sequence[Question],
+    assessors: Iterable[AbstractBaseUser],
+    by: AnyUser | None,
+    round_robin: bool = True,
+    replace: bool = True,
+) -> int:
     """Assign ``questions`` to ``assessors`` (members of the collection): round-robin gives
     each question one assessor in turn, otherwise each gets all of them; ``replace`` drops
     the current assignments first.  Returns the number of questions changed."""
     assessors = list(assessors)
-    members = set(Membership.objects.filter(collection=collection, role__in=[
-        Role.ORGANIZER, Role.ASSESSOR]).values_list("user_id", flat=True))
+    members = set(
+        Membership.objects.filter(
+            collection=collection, role__in=[Role.ORGANIZER, Role.ASSESSOR]
+        ).values_list("user_id", flat=True)
+    )
     strangers = [u.get_username() for u in assessors if u.pk not in members]
     if strangers:
         raise Conflict(f"Not an assessor of this collection: {', '.join(strangers)}.")
@@ -748,17 +918,23 @@ def questions_assign(*, collection: Collection, questions: Sequence[Question],
         links += [through(question_id=q.pk, user_id=u.pk) for u in chosen]
     through.objects.bulk_create(links, ignore_conflicts=True)
     JudgmentEvent.objects.create(
-        collection=collection, user=by if by is not None and by.is_authenticated else None,
+        collection=collection,
+        user=by if by is not None and by.is_authenticated else None,
         action="questions_assign",
-        after={"questions": len(ids), "assessors": [u.get_username() for u in assessors],
-               "round_robin": round_robin, "replace": replace})
+        after={
+            "questions": len(ids),
+            "assessors": [u.get_username() for u in assessors],
+            "round_robin": round_robin,
+            "replace": replace,
+        },
+    )
     return len(ids)
 
 
-
 @transaction.atomic
-def collection_save(*, collection: Collection, levels: Sequence[tuple[str, str, float]] | None,
-                    by: AnyUser | None) -> Collection:
+def collection_save(
+    *, collection: Collection, levels: Sequence[tuple[str, str, float]] | None, by: AnyUser | None
+) -> Collection:
     """Create or update ``collection`` (an unsaved or changed instance) and set its levels
     (code, label, gain; highest first).  A new collection gets S/A/B 3/2/1 unless levels are
     given, and its creator becomes an organizer.  A level still used by a string cannot be
@@ -767,8 +943,11 @@ def collection_save(*, collection: Collection, levels: Sequence[tuple[str, str, 
     when strings that would become one are judged differently)."""
     created = collection.pk is None
     if not created:
-        old_mode = (Collection.objects.filter(pk=collection.pk)
-                    .values_list("matching_mode", flat=True).get())
+        old_mode = (
+            Collection.objects.filter(pk=collection.pk)
+            .values_list("matching_mode", flat=True)
+            .get()
+        )
         if old_mode != collection.matching_mode:
             new_mode, collection.matching_mode = collection.matching_mode, old_mode
             collection_set_matching_mode(collection=collection, mode=new_mode, by=by)
@@ -788,28 +967,37 @@ def collection_save(*, collection: Collection, levels: Sequence[tuple[str, str, 
         gone = [lv for code, lv in existing.items() if code not in keep]
         used = [lv.code for lv in gone if lv.strings.exists() or lv.layer_judgments.exists()]
         if used:
-            raise Conflict(f"Level(s) {', '.join(used)} are used by judged strings; change "
-                           "those strings first.")
+            raise Conflict(
+                f"Level(s) {', '.join(used)} are used by judged strings; change "
+                "those strings first."
+            )
         Level.objects.filter(pk__in=[lv.pk for lv in gone]).delete()
         Level.objects.filter(collection=collection).update(order=F("order") + 1000)
         for order, (code, label, gain) in enumerate(levels):
-            Level.objects.update_or_create(collection=collection, code=code, defaults={
-                "label": label, "gain": gain, "order": order})
+            Level.objects.update_or_create(
+                collection=collection,
+                code=code,
+                defaults={"label": label, "gain": gain, "order": order},
+            )
         collection_judgments_changed(collection_id=collection.pk)
     user = by if by is not None and by.is_authenticated else None
     if created and user is not None and not is_site_staff(user):
-        Membership.objects.get_or_create(collection=collection, user=user,
-                                         defaults={"role": Role.ORGANIZER})
+        Membership.objects.get_or_create(
+            collection=collection, user=user, defaults={"role": Role.ORGANIZER}
+        )
     JudgmentEvent.objects.create(
-        collection=collection, user=user,
+        collection=collection,
+        user=user,
         action="collection_create" if created else "collection_update",
-        after={"name": collection.name, "levels": [list(lv) for lv in levels or ()]})
+        after={"name": collection.name, "levels": [list(lv) for lv in levels or ()]},
+    )
     return collection
 
 
 @transaction.atomic
-def membership_set(*, collection: Collection, user: AbstractBaseUser, role: str | None,
-                   by: AnyUser | None) -> None:
+def membership_set(
+    *, collection: Collection, user: AbstractBaseUser, role: str | None, by: AnyUser | None
+) -> None:
     """Give ``user`` ``role`` in ``collection``; ``role`` None removes the membership.
 
     A collection keeps at least one organizer: the last one can neither leave nor take
@@ -820,27 +1008,38 @@ def membership_set(*, collection: Collection, user: AbstractBaseUser, role: str 
         raise Conflict(f"Unknown role {role!r}.")
     # the organizer rows stay locked until the end: two organizers removing each other at
     # the same moment cannot both succeed and leave the collection without one
-    organizers = set(Membership.objects.select_for_update()
-                     .filter(collection=collection, role=Role.ORGANIZER)
-                     .values_list("user_id", flat=True))
-    current = (Membership.objects.filter(collection=collection, user=user)
-               .values_list("role", flat=True).first())
+    organizers = set(
+        Membership.objects.select_for_update()
+        .filter(collection=collection, role=Role.ORGANIZER)
+        .values_list("user_id", flat=True)
+    )
+    current = (
+        Membership.objects.filter(collection=collection, user=user)
+        .values_list("role", flat=True)
+        .first()
+    )
     if current == Role.ORGANIZER and role != Role.ORGANIZER and organizers == {user.pk}:
-        raise Conflict(f"{user.get_username()} is the last organizer of “{collection.name}”: "
-                       "make another member an organizer first.")
+        raise Conflict(
+            f"{user.get_username()} is the last organizer of “{collection.name}”: "
+            "make another member an organizer first."
+        )
     if role is None:
         Membership.objects.filter(collection=collection, user=user).delete()
     else:
-        Membership.objects.update_or_create(collection=collection, user=user,
-                                            defaults={"role": role})
+        Membership.objects.update_or_create(
+            collection=collection, user=user, defaults={"role": role}
+        )
     dropped = 0
     if role not in (Role.ORGANIZER, Role.ASSESSOR):
         dropped, _ = Question.assessors.through.objects.filter(
-            question__collection=collection, user=user).delete()
+            question__collection=collection, user=user
+        ).delete()
     JudgmentEvent.objects.create(
-        collection=collection, user=by if by is not None and by.is_authenticated else None,
-        action="membership_set", after={"user": user.get_username(), "role": role,
-                                        "assignments_dropped": dropped})
+        collection=collection,
+        user=by if by is not None and by.is_authenticated else None,
+        action="membership_set",
+        after={"user": user.get_username(), "role": role, "assignments_dropped": dropped},
+    )
 
 
 # -- accounts for new members -------------------------------------------------------------
@@ -854,8 +1053,9 @@ class Invitation:
 
 
 @transaction.atomic
-def member_invite(*, collection: Collection, username: str, role: str, by,
-                  email: str = "") -> Invitation:
+def member_invite(
+    *, collection: Collection, username: str, role: str, by, email: str = ""
+) -> Invitation:
     """Create an account for a new member of ``collection`` (no password yet) with
     ``role``, and the token of the link on which they choose their password (Django's
     password-reset token: valid for ``PASSWORD_RESET_TIMEOUT``, and spent once a password is
@@ -868,17 +1068,25 @@ def member_invite(*, collection: Collection, username: str, role: str, by,
     User = get_user_model()
     username = username.strip()
     if User.objects.filter(username__iexact=username).exists():
-        raise Conflict(f"The username {username!r} is taken: add that user as a member "
-                       "instead, or choose another name.")
+        raise Conflict(
+            f"The username {username!r} is taken: add that user as a member "
+            "instead, or choose another name."
+        )
     user = User(username=username, email=email.strip())
     user.set_unusable_password()
     user.save()
     membership_set(collection=collection, user=user, role=role, by=by)
     JudgmentEvent.objects.create(
-        collection=collection, user=by if by is not None and by.is_authenticated else None,
-        action="member_invite", after={"user": username, "role": role})
-    return Invitation(user=user, uidb64=urlsafe_base64_encode(force_bytes(user.pk)),
-                      token=default_token_generator.make_token(user))
+        collection=collection,
+        user=by if by is not None and by.is_authenticated else None,
+        action="member_invite",
+        after={"user": username, "role": role},
+    )
+    return Invitation(
+        user=user,
+        uidb64=urlsafe_base64_encode(force_bytes(user.pk)),
+        token=default_token_generator.make_token(user),
+    )
 
 
 # -- matching mode -----------------------------------------------------------------------------
@@ -905,7 +1113,8 @@ class MatchingModeConflict(Conflict):
         super().__init__(
             f"Under {mode} matching, {len(self.conflicts)} group(s) of strings would be one "
             "string but are judged differently; judge them alike first: "
-            + " | ".join(map(str, self.conflicts)))
+            + " | ".join(map(str, self.conflicts))
+        )
 
 
 def _judgment_label(synset_ordinal: int | None, level_code: str | None, judged: bool) -> str:
@@ -931,10 +1140,22 @@ def collection_set_matching_mode(*, collection: Collection, mode: str, by) -> in
     if mode == old:
         given.matching_mode = mode
         return 0
-    rows = list(AnswerString.objects.filter(question__collection=collection)
-                .order_by("question_id", "created_at", "id")
-                .values_list("pk", "question_id", "question__qid", "text", "key", "variants",
-                             "synset_id", "synset__ordinal", "level__code", "judged_at"))
+    rows = list(
+        AnswerString.objects.filter(question__collection=collection)
+        .order_by("question_id", "created_at", "id")
+        .values_list(
+            "pk",
+            "question_id",
+            "question__qid",
+            "text",
+            "key",
+            "variants",
+            "synset_id",
+            "synset__ordinal",
+            "level__code",
+            "judged_at",
+        )
+    )
     keys = normalize_many([r[3] for r in rows], mode)
     groups: dict[tuple[int, str], list[int]] = {}
     for i, r in enumerate(rows):
@@ -945,9 +1166,19 @@ def collection_set_matching_mode(*, collection: Collection, mode: str, by) -> in
             continue
         judgments = {(rows[i][6], rows[i][8], rows[i][9] is not None) for i in members}
         if len(judgments) > 1:
-            conflicts.append(RekeyConflict(rows[members[0]][2], key, tuple(
-                (rows[i][3], _judgment_label(rows[i][7], rows[i][8], rows[i][9] is not None))
-                for i in members)))
+            conflicts.append(
+                RekeyConflict(
+                    rows[members[0]][2],
+                    key,
+                    tuple(
+                        (
+                            rows[i][3],
+                            _judgment_label(rows[i][7], rows[i][8], rows[i][9] is not None),
+                        )
+                        for i in members
+                    ),
+                )
+            )
             continue
         first = rows[members[0]]
         spellings = [s for i in members for s in (rows[i][3], *rows[i][5])]
@@ -957,23 +1188,33 @@ def collection_set_matching_mode(*, collection: Collection, mode: str, by) -> in
         raise MatchingModeConflict(mode, conflicts)
     AnswerString.objects.filter(pk__in=folded).delete()
     gone = set(folded)
-    changed = [AnswerString(pk=r[0], key=keys[i]) for i, r in enumerate(rows)
-               if r[0] not in gone and keys[i] != r[4]]
+    changed = [
+        AnswerString(pk=r[0], key=keys[i])
+        for i, r in enumerate(rows)
+        if r[0] not in gone and keys[i] != r[4]
+    ]
     # two steps: a key may move to a string whose own key moves away (unique per question)
     AnswerString.objects.bulk_update(
-        [AnswerString(pk=s.pk, key=f"\u0001rekey {s.pk}") for s in changed], ["key"],
-        batch_size=2000)
+        [AnswerString(pk=s.pk, key=f"\u0001rekey {s.pk}") for s in changed],
+        ["key"],
+        batch_size=2000,
+    )
     AnswerString.objects.bulk_update(changed, ["key"], batch_size=2000)
     AnswerString.objects.bulk_update(
-        [AnswerString(pk=pk, variants=v) for pk, v in keepers.items()], ["variants"],
-        batch_size=2000)
+        [AnswerString(pk=pk, variants=v) for pk, v in keepers.items()],
+        ["variants"],
+        batch_size=2000,
+    )
     collection.matching_mode = given.matching_mode = mode
     collection.save(update_fields=["matching_mode"])
     user = by if by is not None and by.is_authenticated else None
-    JudgmentEvent.objects.create(collection=collection, user=user, action="matching_mode_set",
-                                 before={"matching_mode": old},
-                                 after={"matching_mode": mode, "folded": len(folded),
-                                        "rekeyed": len(changed)})
+    JudgmentEvent.objects.create(
+        collection=collection,
+        user=user,
+        action="matching_mode_set",
+        before={"matching_mode": old},
+        after={"matching_mode": mode, "folded": len(folded), "rekeyed": len(changed)},
+    )
     collection_judgments_changed(collection_id=collection.pk)
     # the run answers (evaluation's) follow in the same transaction
     matching_mode_changed.send(sender=Collection, collection=collection, mode=mode)

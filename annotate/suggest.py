@@ -85,21 +85,78 @@ SHAPE_WINDOW = 3  # the longest stretch by which two strings "of the same shape"
 
 # Prefixes that change the meaning (numbers, opposites, positions): an edit inside one turns
 # one answer into another.  Longest first, so "hyper" is found before "hyp...".
-PREFIXES = tuple(sorted({
-    "mono", "uni", "di", "bi", "tri", "tetra", "penta", "hexa", "hepta", "octa", "nona",
-    "deca", "poly", "multi", "hemi", "semi", "un", "in", "im", "il", "ir", "non", "dis",
-    "anti", "ante", "pro", "pre", "post", "sub", "super", "supra", "hyper", "hypo", "inter",
-    "intra", "endo", "exo", "ecto", "epi", "meta", "para", "ortho", "cis", "trans", "micro",
-    "macro", "mega", "giga", "kilo", "milli", "nano", "pico", "homo", "hetero", "iso",
-}, key=len, reverse=True))
+PREFIXES = tuple(
+    sorted(
+        {
+            "mono",
+            "uni",
+            "di",
+            "bi",
+            "tri",
+            "tetra",
+            "penta",
+            "hexa",
+            "hepta",
+            "octa",
+            "nona",
+            "deca",
+            "poly",
+            "multi",
+            "hemi",
+            "semi",
+            "un",
+            "in",
+            "im",
+            "il",
+            "ir",
+            "non",
+            "dis",
+            "anti",
+            "ante",
+            "pro",
+            "pre",
+            "post",
+            "sub",
+            "super",
+            "supra",
+            "hyper",
+            "hypo",
+            "inter",
+            "intra",
+            "endo",
+            "exo",
+            "ecto",
+            "epi",
+            "meta",
+            "para",
+            "ortho",
+            "cis",
+            "trans",
+            "micro",
+            "macro",
+            "mega",
+            "giga",
+            "kilo",
+            "milli",
+            "nano",
+            "pico",
+            "homo",
+            "hetero",
+            "iso",
+        },
+        key=len,
+        reverse=True,
+    )
+)
 SUFFIXES = ("ide", "ite", "ate", "ane", "ene", "yne", "ose", "ase")
 
 _ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
 _POS = {ch: (r, c) for r, row in enumerate(_ROWS) for c, ch in enumerate(row)}
 _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_ASCII_PUNCT = str.maketrans("", "", "".join(
-    chr(i) for i in range(128) if unicodedata.category(chr(i)).startswith("P")))
+_ASCII_PUNCT = str.maketrans(
+    "", "", "".join(chr(i) for i in range(128) if unicodedata.category(chr(i)).startswith("P"))
+)
 _ROMAN = re.compile(r"M{0,4}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})")
 
 
@@ -148,8 +205,11 @@ def _numbers(text: str, key: str) -> tuple[str, ...]:
     """The numbers of ``text`` in order: digits (a thousands comma dropped) and upper-case
     Roman numerals ("Elizabeth I.")."""
     nums = [_THOUSANDS.sub("", m) for m in _NUMBER.findall(key)]
-    nums += [w for w in map(_unpunct, unicodedata.normalize("NFKC", text).split())
-             if w.isupper() and w.isalpha() and w.isascii() and _ROMAN.fullmatch(w)]
+    nums += [
+        w
+        for w in map(_unpunct, unicodedata.normalize("NFKC", text).split())
+        if w.isupper() and w.isalpha() and w.isascii() and _ROMAN.fullmatch(w)
+    ]
     return tuple(nums)
 
 
@@ -182,9 +242,16 @@ def _form(text: str, mode: str) -> _Form:
         else:
             words.append(w)
     plain = tuple(_unaccent(w) for w in words)
-    return _Form(text=text, key=key, words=plain, spaced=" ".join(plain),
-                 compact="".join(plain), numbers=_numbers(text, norm),
-                 articles=tuple(articles), accented=tuple(words))
+    return _Form(
+        text=text,
+        key=key,
+        words=plain,
+        spaced=" ".join(plain),
+        compact="".join(plain),
+        numbers=_numbers(text, norm),
+        articles=tuple(articles),
+        accented=tuple(words),
+    )
 
 
 def _differences(a: _Form, b: _Form, mode: str) -> str:
@@ -280,8 +347,7 @@ def _typo_ok(m: _Form, c: _Form) -> int:
     if len(m.words) != len(c.words):
         return 0
     changed = [(x, y) for x, y in zip(m.words, c.words, strict=True) if x != y]
-    context = len(changed) < len(m.words) and min(len(m.compact), len(c.compact)) >= \
-        MIN_LONG_STRING
+    context = len(changed) < len(m.words) and min(len(m.compact), len(c.compact)) >= MIN_LONG_STRING
     if not changed or not all(_word_typo_ok(x, y, context) for x, y in changed):
         return 0
     d = OSA.distance(m.spaced, c.spaced)
@@ -320,8 +386,13 @@ class Suggester:
     of its strings; ``incorrect`` are the texts judged incorrect; ``mode`` is the
     collection's matching mode (``normalized`` or ``exact``), which decides "same key"."""
 
-    def __init__(self, groups: Mapping[Hashable, Iterable[str]], *,
-                 incorrect: Iterable[str] = (), mode: str = "normalized") -> None:
+    def __init__(
+        self,
+        groups: Mapping[Hashable, Iterable[str]],
+        *,
+        incorrect: Iterable[str] = (),
+        mode: str = "normalized",
+    ) -> None:
         self.mode = mode
         self._forms: list[tuple[object, _Form]] = []
         self._wrong = object()  # the group of the incorrect strings
@@ -341,8 +412,10 @@ class Suggester:
     def _one(self, hits: list[int], c: _Form, *, ordered: bool = True) -> int | None:
         """The one string of ``hits`` with the numbers of ``c`` (in the same order when
         ``ordered``) whose group is unambiguous, or None."""
+
         def numbers(f: _Form):
             return f.numbers if ordered else sorted(f.numbers)
+
         hits = [i for i in hits if numbers(self._forms[i][1]) == numbers(c)]
         groups = {id(self._forms[i][0]) for i in hits}
         if len(groups) != 1 or self._forms[hits[0]][0] is self._wrong:
@@ -365,10 +438,18 @@ class Suggester:
         if not forms or not self._spaced:
             return [self._suggest(c, []) for c in forms]
         import numpy as np
-        dist = process.cdist([c.spaced for c in forms], self._spaced, scorer=OSA.distance,
-                             score_cutoff=2, dtype=np.int32)
-        return [self._suggest(c, [(int(row[i]), int(i)) for i in np.flatnonzero(row <= 2)])
-                for c, row in zip(forms, dist, strict=True)]
+
+        dist = process.cdist(
+            [c.spaced for c in forms],
+            self._spaced,
+            scorer=OSA.distance,
+            score_cutoff=2,
+            dtype=np.int32,
+        )
+        return [
+            self._suggest(c, [(int(row[i]), int(i)) for i in np.flatnonzero(row <= 2)])
+            for c, row in zip(forms, dist, strict=True)
+        ]
 
     def _suggest(self, c: _Form, near: list[tuple[int, int]] | None) -> Suggestion | None:
         if c.key in self._by_key:
@@ -384,18 +465,29 @@ class Suggester:
             if i is None:
                 return None
             m = self._forms[i][1]
-            return self._result(i, c, f"differs only in {_differences(c, m, self.mode)}: "
-                                      f"{_quote(c.text)} ~ {_quote(m.text)}")
+            return self._result(
+                i,
+                c,
+                f"differs only in {_differences(c, m, self.mode)}: "
+                f"{_quote(c.text)} ~ {_quote(m.text)}",
+            )
         bag = tuple(sorted(c.words))
         if len(bag) > 1 and bag in self._by_bag:
             i = self._one(self._by_bag[bag], c, ordered=False)
             if i is None:
                 return None
-            return self._result(i, c, f"same words in another order: {_quote(c.text)} ~ "
-                                      f"{_quote(self._forms[i][1].text)}")
+            return self._result(
+                i,
+                c,
+                f"same words in another order: {_quote(c.text)} ~ {_quote(self._forms[i][1].text)}",
+            )
         if near is None:  # (distance, index) of the strings within 2 edits
-            near = [(d, i) for _, d, i in process.extract(
-                c.spaced, self._spaced, scorer=OSA.distance, score_cutoff=2, limit=None)]
+            near = [
+                (d, i)
+                for _, d, i in process.extract(
+                    c.spaced, self._spaced, scorer=OSA.distance, score_cutoff=2, limit=None
+                )
+            ]
         return self._typo(c, near)
 
     def _typo(self, c: _Form, near: list[tuple[int, int]]) -> Suggestion | None:
@@ -412,18 +504,30 @@ class Suggester:
             if m.numbers != c.numbers or not (d := _typo_ok(m, c)):
                 continue
             # the strings of the same shape as m are within a Levenshtein distance of 3
-            shape = process.extract(m.spaced, self._spaced, scorer=Levenshtein.distance,
-                                    score_cutoff=SHAPE_WINDOW, limit=None)
-            if any(self._forms[j][0] is not group and _same_shape(m, c, self._forms[j][1])
-                   for _, _, j in shape):
+            shape = process.extract(
+                m.spaced,
+                self._spaced,
+                scorer=Levenshtein.distance,
+                score_cutoff=SHAPE_WINDOW,
+                limit=None,
+            )
+            if any(
+                self._forms[j][0] is not group and _same_shape(m, c, self._forms[j][1])
+                for _, _, j in shape
+            ):
                 return None
             word = "one-letter" if d == 1 else "two-letter"
             return self._result(i, c, f"{word} typo of {_quote(m.text)}")
         return None
 
 
-def suggest(text: str, groups: Mapping[Hashable, Iterable[str]], *,
-            incorrect: Iterable[str] = (), mode: str = "normalized") -> Suggestion | None:
+def suggest(
+    text: str,
+    groups: Mapping[Hashable, Iterable[str]],
+    *,
+    incorrect: Iterable[str] = (),
+    mode: str = "normalized",
+) -> Suggestion | None:
     """The synset of ``groups`` (synset -> texts of its strings) that the candidate
     ``text`` probably belongs to, with a score and the reason, or None; ``incorrect`` are
     the texts judged incorrect.  For many candidates build one ``Suggester``."""

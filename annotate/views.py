@@ -73,8 +73,9 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_GET
 def collection_list(request: HtmxHttpRequest) -> HttpResponse:
-    return render_page(request, "annotate/collection_list.html",
-                       {"rows": collection_rows(request.user)})
+    return render_page(
+        request, "annotate/collection_list.html", {"rows": collection_rows(request.user)}
+    )
 
 
 @require_GET
@@ -83,43 +84,70 @@ def collection_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     role = require_role(request, collection)
     organizer = role == Role.ORGANIZER
     stats = collection_overview(collection)
-    return render_page(request, "annotate/collection_detail.html", {
-        "collection": collection, "role": role, "is_organizer": organizer,
-        "judges": role != Role.PARTICIPANT, "sees_runs": role != Role.ASSESSOR,
-        "stats": stats, "levels": list(collection.levels.all()),
-        "next_steps": organizer_next_steps(collection, stats) if organizer else [],
-        "members": collection_members_list(collection) if organizer else [],
-    })
+    return render_page(
+        request,
+        "annotate/collection_detail.html",
+        {
+            "collection": collection,
+            "role": role,
+            "is_organizer": organizer,
+            "judges": role != Role.PARTICIPANT,
+            "sees_runs": role != Role.ASSESSOR,
+            "stats": stats,
+            "levels": list(collection.levels.all()),
+            "next_steps": organizer_next_steps(collection, stats) if organizer else [],
+            "members": collection_members_list(collection) if organizer else [],
+        },
+    )
 
 
 @require_GET
 def my_queue(request: HtmxHttpRequest) -> HttpResponse:
     """Questions assigned to the user in any collection, open ones first."""
     questions = my_queue_questions(request.user)
-    return render_page(request, "annotate/my_queue.html", {
-        "questions": questions,
-        "open_count": sum(q.status != QuestionStatus.DONE for q in questions),
-        "unassigned_count": unassigned_open_count(request.user)})
+    return render_page(
+        request,
+        "annotate/my_queue.html",
+        {
+            "questions": questions,
+            "open_count": sum(q.status != QuestionStatus.DONE for q in questions),
+            "unassigned_count": unassigned_open_count(request.user),
+        },
+    )
 
 
 # -- the judging workspace -----------------------------------------------------------------
-def _workspace_context(request: HtmxHttpRequest, question: Question, role: Role,
-                       may_write: bool, notice: str = "",
-                       notice_kind: str = "warning") -> dict[str, Any]:
+def _workspace_context(
+    request: HtmxHttpRequest,
+    question: Question,
+    role: Role,
+    may_write: bool,
+    notice: str = "",
+    notice_kind: str = "warning",
+) -> dict[str, Any]:
     ws = question_workspace(question)
     # the synsets in the order shown: every write names a synset by its number on this page
     ws["page_synsets"] = " ".join(str(s.pk) for s in ws["synsets"])
-    edit_string = (workspace_edit_string(question, request.GET.get("edit", ""))
-                   if may_write and request.method == "GET" else None)
+    edit_string = (
+        workspace_edit_string(question, request.GET.get("edit", ""))
+        if may_write and request.method == "GET"
+        else None
+    )
     return {
-        "question": question, "collection": question.collection, "role": role,
-        "may_write": may_write, "notice": notice, "notice_kind": notice_kind,
+        "question": question,
+        "collection": question.collection,
+        "role": role,
+        "may_write": may_write,
+        "notice": notice,
+        "notice_kind": notice_kind,
         "is_done": question.status == QuestionStatus.DONE,
         "claimable": may_write and role != Role.ORGANIZER and question_is_unassigned(question),
-        "history": question_history(question), "edit_string": edit_string,
+        "history": question_history(question),
+        "edit_string": edit_string,
         "queue_position": queue_position(request.user, question),
         "others_here": presence.seen_on_question(question.pk, request.user.get_username()),
-        "act_url": reverse("annotate:question-act", args=[question.pk]), **ws,
+        "act_url": reverse("annotate:question-act", args=[question.pk]),
+        **ws,
     }
 
 
@@ -131,41 +159,78 @@ def question_judge(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     if role != Role.ORGANIZER and layers.layer_for(question=question, user=request.user):
         # judged independently (DESIGN.md section 9): in the assessor's own layer
         return redirect_to(request, "annotate:question-layer", question.pk)
-    return render_page(request, "annotate/question_judge.html",
-                       _workspace_context(request, question, role, may_write),
-                       partial="workspace")
+    return render_page(
+        request,
+        "annotate/question_judge.html",
+        _workspace_context(request, question, role, may_write),
+        partial="workspace",
+    )
 
 
 # operation -> (its form, the service call with the form's cleaned data ``d`` and ``c``: the
 # question, the acting user and the version the page showed, plus ``organizer`` for undo)
 OPERATIONS: dict[str, tuple[type[forms.JudgeForm], Callable[..., JudgmentEvent]]] = {
-    "add": (forms.StringJudgeForm, lambda d, c: services.string_judge(
-        string=d["string"], synset=d["synset"], level=d["level"], expect=d["expect"], **c)),
-    "new": (forms.StringLevelForm, lambda d, c: services.string_judge(
-        string=d["string"], new_synset=True, level=d["level"], expect=d["expect"], **c)),
-    "incorrect": (forms.StringForm, lambda d, c: services.string_judge(
-        string=d["string"], expect=d["expect"], **c)),
-    "level": (forms.StringLevelForm, lambda d, c: services.string_set_level(
-        string=d["string"], level=d["level"], expect=d["expect"], **c)),
-    "unjudge": (forms.StringForm, lambda d, c: services.string_unjudge(
-        string=d["string"], expect=d["expect"], **c)),
-    "edit": (forms.StringEditForm, lambda d, c: services.string_edit(
-        string=d["string"], text=d["text"], expect=d["expect"], **c)),
-    "delete": (forms.StringForm, lambda d, c: services.string_delete(
-        string=d["string"], expect=d["expect"], **c)),
-    "type": (forms.StringTypeForm, lambda d, c: services.string_add(
-        text=d["text"], synset=d["synset"], level=d["level"],
-        new_synset=d["target"] == "new", **c)),
-    "merge": (forms.SynsetMergeForm, lambda d, c: services.synset_merge(
-        synsets=[d["synset"], *d["merge"]], **c)),
-    "split": (forms.SynsetSplitForm, lambda d, c: services.synset_split(
-        strings=d["strings"], **c)),
+    "add": (
+        forms.StringJudgeForm,
+        lambda d, c: services.string_judge(
+            string=d["string"], synset=d["synset"], level=d["level"], expect=d["expect"], **c
+        ),
+    ),
+    "new": (
+        forms.StringLevelForm,
+        lambda d, c: services.string_judge(
+            string=d["string"], new_synset=True, level=d["level"], expect=d["expect"], **c
+        ),
+    ),
+    "incorrect": (
+        forms.StringForm,
+        lambda d, c: services.string_judge(string=d["string"], expect=d["expect"], **c),
+    ),
+    "level": (
+        forms.StringLevelForm,
+        lambda d, c: services.string_set_level(
+            string=d["string"], level=d["level"], expect=d["expect"], **c
+        ),
+    ),
+    "unjudge": (
+        forms.StringForm,
+        lambda d, c: services.string_unjudge(string=d["string"], expect=d["expect"], **c),
+    ),
+    "edit": (
+        forms.StringEditForm,
+        lambda d, c: services.string_edit(
+            string=d["string"], text=d["text"], expect=d["expect"], **c
+        ),
+    ),
+    "delete": (
+        forms.StringForm,
+        lambda d, c: services.string_delete(string=d["string"], expect=d["expect"], **c),
+    ),
+    "type": (
+        forms.StringTypeForm,
+        lambda d, c: services.string_add(
+            text=d["text"],
+            synset=d["synset"],
+            level=d["level"],
+            new_synset=d["target"] == "new",
+            **c,
+        ),
+    ),
+    "merge": (
+        forms.SynsetMergeForm,
+        lambda d, c: services.synset_merge(synsets=[d["synset"], *d["merge"]], **c),
+    ),
+    "split": (forms.SynsetSplitForm, lambda d, c: services.synset_split(strings=d["strings"], **c)),
     "nil": (forms.LevelOnlyForm, lambda d, c: services.question_mark_nil(level=d["level"], **c)),
     "notes": (forms.NotesForm, lambda d, c: services.question_set_notes(notes=d["notes"], **c)),
-    "done": (forms.JudgeForm, lambda d, c: services.question_set_status(
-        status=QuestionStatus.DONE, **c)),
-    "reopen": (forms.JudgeForm, lambda d, c: services.question_set_status(
-        status=QuestionStatus.IN_PROGRESS, **c)),
+    "done": (
+        forms.JudgeForm,
+        lambda d, c: services.question_set_status(status=QuestionStatus.DONE, **c),
+    ),
+    "reopen": (
+        forms.JudgeForm,
+        lambda d, c: services.question_set_status(status=QuestionStatus.IN_PROGRESS, **c),
+    ),
     "undo": (forms.JudgeForm, lambda d, c: services.question_undo(any_user=d["organizer"], **c)),
 }
 
@@ -181,8 +246,9 @@ def _apply(request: HtmxHttpRequest, question: Question, role: Role) -> Judgment
     if not form.is_valid():
         raise services.Conflict(form.refusal())
     data = {**form.cleaned_data, "organizer": role == Role.ORGANIZER}
-    return call(data, {"question": question, "by": request.user,
-                       "version": form.cleaned_data["version"]})
+    return call(
+        data, {"question": question, "by": request.user, "version": form.cleaned_data["version"]}
+    )
 
 
 def _applied_notice(event: JudgmentEvent, posted_version: str | None) -> tuple[str, str]:
@@ -190,13 +256,27 @@ def _applied_notice(event: JudgmentEvent, posted_version: str | None) -> tuple[s
     spellings an edit dropped."""
     notice, kind = "", "warning"
     if posted_version and event.before.get("version") != _int_or_none(posted_version):
-        notice, kind = ("Someone else changed this question meanwhile; your edit still "
-                        "applied and the workspace now shows their changes too."), "info"
+        notice, kind = (
+            (
+                "Someone else changed this question meanwhile; your edit still "
+                "applied and the workspace now shows their changes too."
+            ),
+            "info",
+        )
     dropped = event.after.get("dropped_variants")
     if dropped:
-        notice = " ".join(filter(None, [notice, (
-            f"Spellings that no longer match the new text were dropped: "
-            f"{' · '.join(dropped)}. Undo brings them back.")]))
+        notice = " ".join(
+            filter(
+                None,
+                [
+                    notice,
+                    (
+                        f"Spellings that no longer match the new text were dropped: "
+                        f"{' · '.join(dropped)}. Undo brings them back."
+                    ),
+                ],
+            )
+        )
         kind = "info"
     return notice, kind
 
@@ -212,11 +292,19 @@ def question_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         raise PermissionDenied("You judge this question in your own layer.")
     if not may_write:
         if request.htmx:  # e.g. another assessor claimed it since the page was loaded
-            context = _workspace_context(request, question, role, may_write, (
-                "This question is assigned to another assessor (it may have been taken "
-                "since your page was loaded); nothing was changed."))
-            return render_page(request, "annotate/question_judge.html", context,
-                               partial="workspace")
+            context = _workspace_context(
+                request,
+                question,
+                role,
+                may_write,
+                (
+                    "This question is assigned to another assessor (it may have been taken "
+                    "since your page was loaded); nothing was changed."
+                ),
+            )
+            return render_page(
+                request, "annotate/question_judge.html", context, partial="workspace"
+            )
         raise PermissionDenied("This question is not assigned to you.")
     try:
         with transaction.atomic():
@@ -228,8 +316,12 @@ def question_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     else:
         notice, kind = _applied_notice(event, request.POST.get("version"))
     if request.POST.get("op") == "done" and event is not None:
-        nxt = next_question(request.user, collection=question.collection, after=question,
-                            organizer=role == Role.ORGANIZER)
+        nxt = next_question(
+            request.user,
+            collection=question.collection,
+            after=question,
+            organizer=role == Role.ORGANIZER,
+        )
         if nxt is None:
             return redirect_to(request, "annotate:question-list", question.collection.slug)
         return redirect_to(request, "annotate:question-judge", nxt.pk)
@@ -265,18 +357,32 @@ def question_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     role = require_role(request, collection, Role.ORGANIZER, Role.ASSESSOR)
     f = request.GET
-    qs = question_list_queryset(collection, status=f.get("status", ""),
-                                assessor=f.get("assessor", ""), unjudged=f.get("unjudged", ""),
-                                search=f.get("q", "").strip())
+    qs = question_list_queryset(
+        collection,
+        status=f.get("status", ""),
+        assessor=f.get("assessor", ""),
+        unjudged=f.get("unjudged", ""),
+        search=f.get("q", "").strip(),
+    )
     page = Paginator(qs, 50).get_page(f.get("page"))
     questions = list(page.object_list)
     attach_assessors(questions)
-    return render_page(request, "annotate/question_list.html", {
-        "collection": collection, "role": role, "is_organizer": role == Role.ORGANIZER,
-        "page": page, "questions": questions, "stats": collection_overview(collection),
-        "assessors": collection_judges(collection), "filters": f,
-        "statuses": QuestionStatus.choices,
-    }, partial="results")
+    return render_page(
+        request,
+        "annotate/question_list.html",
+        {
+            "collection": collection,
+            "role": role,
+            "is_organizer": role == Role.ORGANIZER,
+            "page": page,
+            "questions": questions,
+            "stats": collection_overview(collection),
+            "assessors": collection_judges(collection),
+            "filters": f,
+            "statuses": QuestionStatus.choices,
+        },
+        partial="results",
+    )
 
 
 @require_POST
@@ -286,24 +392,34 @@ def question_assign(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     require_role(request, collection, Role.ORGANIZER)
     p = request.POST
     if p.get("scope") == "filtered":
-        questions = list(question_list_queryset(
-            collection, status=p.get("f_status", ""), assessor=p.get("f_assessor", ""),
-            unjudged=p.get("f_unjudged", ""), search=p.get("f_q", "").strip()))
+        questions = list(
+            question_list_queryset(
+                collection,
+                status=p.get("f_status", ""),
+                assessor=p.get("f_assessor", ""),
+                unjudged=p.get("f_unjudged", ""),
+                search=p.get("f_q", "").strip(),
+            )
+        )
     else:
         questions = questions_by_ids(collection, _ids(p.getlist("questions")))
     try:
-        n = services.questions_assign(collection=collection, questions=questions,
-                                      assessors=users_by_ids(_ids(p.getlist("assessors"))),
-                                      by=request.user,
-                                      round_robin=p.get("mode", "round_robin") == "round_robin",
-                                      replace=p.get("replace") == "1")
+        n = services.questions_assign(
+            collection=collection,
+            questions=questions,
+            assessors=users_by_ids(_ids(p.getlist("assessors"))),
+            by=request.user,
+            round_robin=p.get("mode", "round_robin") == "round_robin",
+            replace=p.get("replace") == "1",
+        )
     except services.Conflict as e:
         messages.error(request, str(e))
     else:
         messages.success(request, f"Assigned {n} question{'s' if n != 1 else ''}.")
     query = urlencode([(k[2:], v) for k, v in p.items() if k.startswith("f_") and v])
-    return redirect_to(request, reverse("annotate:question-list", args=[slug])
-                       + (f"?{query}" if query else ""))
+    return redirect_to(
+        request, reverse("annotate:question-list", args=[slug]) + (f"?{query}" if query else "")
+    )
 
 
 def _ids(values: list[str]) -> list[int]:
@@ -311,15 +427,15 @@ def _ids(values: list[str]) -> list[int]:
 
 
 # -- organizer pages -------------------------------------------------------------------------
-def _collection_form_page(request: HtmxHttpRequest,
-                          collection: Collection | None) -> HttpResponse:
+def _collection_form_page(request: HtmxHttpRequest, collection: Collection | None) -> HttpResponse:
     if request.method == "POST":
         form = forms.CollectionForm(request.POST, instance=collection)
         levels = forms.LevelFormSet(request.POST, prefix="levels")
         if form.is_valid() and levels.is_valid():
             try:
-                saved = services.collection_save(collection=form.save(commit=False),
-                                                 levels=levels.rows(), by=request.user)
+                saved = services.collection_save(
+                    collection=form.save(commit=False), levels=levels.rows(), by=request.user
+                )
             except services.MatchingModeConflict as e:
                 form.add_error("matching_mode", str(e))
             except services.Conflict as e:
@@ -330,8 +446,11 @@ def _collection_form_page(request: HtmxHttpRequest,
     else:
         form = forms.CollectionForm(instance=collection)
         levels = forms.LevelFormSet(prefix="levels", initial=collection_levels_initial(collection))
-    return render_page(request, "annotate/collection_form.html",
-                       {"form": form, "levels": levels, "collection": collection})
+    return render_page(
+        request,
+        "annotate/collection_form.html",
+        {"form": form, "levels": levels, "collection": collection},
+    )
 
 
 @require_http_methods(["GET", "POST"])
@@ -339,8 +458,10 @@ def collection_create(request: HtmxHttpRequest) -> HttpResponse:
     """Staff, organizers and users granted ``annotate.add_collection`` may create a
     collection; its creator becomes its organizer."""
     if not can_create_collection(request.user):
-        raise PermissionDenied("Only organizers may create collections. Ask an administrator "
-                               "for the right to create one.")
+        raise PermissionDenied(
+            "Only organizers may create collections. Ask an administrator "
+            "for the right to create one."
+        )
     return _collection_form_page(request, None)
 
 
@@ -366,8 +487,9 @@ def collection_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             if form.is_valid():
                 role = form.cleaned_data["role"]
                 try:
-                    services.membership_set(collection=collection, user=form.user, role=role,
-                                            by=request.user)
+                    services.membership_set(
+                        collection=collection, user=form.user, role=role, by=request.user
+                    )
                 except services.Conflict as e:
                     form.add_error("role", str(e))
                 else:
@@ -378,39 +500,61 @@ def collection_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             if invite.is_valid():
                 d = invite.cleaned_data
                 try:
-                    made = services.member_invite(collection=collection, username=d["username"],
-                                                  email=d["email"], role=d["role"],
-                                                  by=request.user)
+                    made = services.member_invite(
+                        collection=collection,
+                        username=d["username"],
+                        email=d["email"],
+                        role=d["role"],
+                        by=request.user,
+                    )
                 except services.Conflict as e:
                     invite.add_error("username", str(e))
                 else:
-                    notice = (f"Account {made.user.get_username()} created "
-                              f"({Role(d['role']).label}). Send them this link to choose "
-                              "their password; it works once.")
+                    notice = (
+                        f"Account {made.user.get_username()} created "
+                        f"({Role(d['role']).label}). Send them this link to choose "
+                        "their password; it works once."
+                    )
                     link = request.build_absolute_uri(
-                        reverse("set-password", args=[made.uidb64, made.token]))
+                        reverse("set-password", args=[made.uidb64, made.token])
+                    )
                     invite = forms.MemberInviteForm()
         else:
             user = get_object_or_404(get_user_model(), pk=_int_or_none(request.POST.get("user")))
             role = None if action == "remove" else request.POST.get("role")
             try:
-                services.membership_set(collection=collection, user=user, role=role,
-                                        by=request.user)
+                services.membership_set(
+                    collection=collection, user=user, role=role, by=request.user
+                )
             except services.Conflict as e:
                 error = str(e)
             else:
-                notice = (f"{user.get_username()} removed from the collection." if role is None
-                          else f"{user.get_username()} is now {Role(role).label.lower()}.")
+                notice = (
+                    f"{user.get_username()} removed from the collection."
+                    if role is None
+                    else f"{user.get_username()} is now {Role(role).label.lower()}."
+                )
         if not request.htmx and not form.is_bound and not invite.is_bound and not link:
             if error:
                 messages.error(request, error)
             elif notice:
                 messages.success(request, notice)
             return redirect_to(request, "annotate:collection-members", slug)
-    return render_page(request, "annotate/collection_members.html", {
-        "collection": collection, "members": collection_members_list(collection),
-        "form": form, "invite": invite, "roles": forms.MEMBER_ROLE_CHOICES, "error": error,
-        "notice": notice, "link": link}, partial="members")
+    return render_page(
+        request,
+        "annotate/collection_members.html",
+        {
+            "collection": collection,
+            "members": collection_members_list(collection),
+            "form": form,
+            "invite": invite,
+            "roles": forms.MEMBER_ROLE_CHOICES,
+            "error": error,
+            "notice": notice,
+            "link": link,
+        },
+        partial="members",
+    )
 
 
 @require_http_methods(["GET", "POST"])
@@ -425,15 +569,27 @@ def collection_import_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         data = upload.read()
-        plan = import_plan(collection=collection, kind=form.cleaned_data["kind"], data=data,
-                           filename=upload.name, by=request.user)
+        plan = import_plan(
+            collection=collection,
+            kind=form.cleaned_data["kind"],
+            data=data,
+            filename=upload.name,
+            by=request.user,
+        )
         if plan.ok:
-            token = pending_import_create(collection=collection, user=request.user,
-                                          kind=plan.kind, filename=upload.name,
-                                          data=data).token
-    return render_page(request, "annotate/collection_import.html", {
-        "collection": collection, "form": form, "plan": plan, "token": token},
-        partial="preview")
+            token = pending_import_create(
+                collection=collection,
+                user=request.user,
+                kind=plan.kind,
+                filename=upload.name,
+                data=data,
+            ).token
+    return render_page(
+        request,
+        "annotate/collection_import.html",
+        {"collection": collection, "form": form, "plan": plan, "token": token},
+        partial="preview",
+    )
 
 
 @require_POST
@@ -444,22 +600,27 @@ def collection_import_confirm(request: HtmxHttpRequest, slug: str) -> HttpRespon
     require_role(request, collection, Role.ORGANIZER)
     try:
         pending, plan = pending_import_confirm(
-            token=request.POST.get("token", ""), collection=collection, user=request.user,
-            mark_done=request.POST.get("mark_done") == "1")
+            token=request.POST.get("token", ""),
+            collection=collection,
+            user=request.user,
+            mark_done=request.POST.get("mark_done") == "1",
+        )
     except PendingImportRefused as e:
         messages.error(request, str(e))
         return redirect_to(request, "annotate:collection-import", slug)
     except ImportRefused as e:
         plan = ImportPlan("", e.issues[0].file if e.issues else "", issues=e.issues)
-        return render_page(request, "annotate/collection_import.html", {
-            "collection": collection, "form": forms.ImportForm(), "plan": plan, "token": None})
+        return render_page(
+            request,
+            "annotate/collection_import.html",
+            {"collection": collection, "form": forms.ImportForm(), "plan": plan, "token": None},
+        )
     summary = ", ".join(f"{k}: {v}" for k, v in plan.counts.items())
     messages.success(request, f"Imported {pending.filename} ({summary}).")
     return redirect_to(request, "annotate:collection-detail", slug)
 
 
-EXPORTS = {"judgments": export_judgments, "questions": export_questions,
-           "events": export_events}
+EXPORTS = {"judgments": export_judgments, "questions": export_questions, "events": export_events}
 
 
 @require_GET
@@ -480,5 +641,8 @@ def collection_dashboard_page(request: HtmxHttpRequest, slug: str) -> HttpRespon
     stuck in progress or reopened by pooling."""
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
-    return render_page(request, "annotate/dashboard.html", {
-        "collection": collection, "board": collection_dashboard(collection)})
+    return render_page(
+        request,
+        "annotate/dashboard.html",
+        {"collection": collection, "board": collection_dashboard(collection)},
+    )

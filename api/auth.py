@@ -34,8 +34,12 @@ class TokenAuth(HttpBearer):
     def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
         if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
             return None
-        found = (ApiToken.objects.active().select_related("user")
-                 .filter(digest=token_digest(token)).first())
+        found = (
+            ApiToken.objects.active()
+            .select_related("user")
+            .filter(digest=token_digest(token))
+            .first()
+        )
         if found is None:
             return None
         now = timezone.now()
@@ -54,8 +58,9 @@ def docs_access(view):
     def wrapper(request: HttpRequest, *args, **kwargs):
         if not request.user.is_authenticated:
             scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-            if not (scheme.lower() == "bearer"
-                    and TokenAuth().authenticate(request, token.strip())):
+            if not (
+                scheme.lower() == "bearer" and TokenAuth().authenticate(request, token.strip())
+            ):
                 if request.path_info.endswith(".json"):
                     return JsonResponse({"detail": "Unauthorized"}, status=401)
                 return redirect_to_login(request.get_full_path())
@@ -68,8 +73,16 @@ def docs_access(view):
 def parse_rate(rate: str) -> tuple[int, int]:
     """``"120/min"`` -> (120, 60); units s, min, h, day."""
     count, _, unit = rate.partition("/")
-    seconds = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600,
-               "d": 86400, "day": 86400}[unit.strip() or "min"]
+    seconds = {
+        "s": 1,
+        "sec": 1,
+        "m": 60,
+        "min": 60,
+        "h": 3600,
+        "hour": 3600,
+        "d": 86400,
+        "day": 86400,
+    }[unit.strip() or "min"]
     return int(count), seconds
 
 

@@ -40,8 +40,8 @@ api = NinjaAPI(
     title="QA synsets API",
     version="1",
     description="Collections, runs, scores and comparisons of the QA synsets app. "
-                "Authenticate with a personal token (your 'API tokens' page): "
-                "`Authorization: Bearer qas_...`. See docs/api.md.",
+    "Authenticate with a personal token (your 'API tokens' page): "
+    "`Authorization: Bearer qas_...`. See docs/api.md.",
     urls_namespace="api",
     auth=TokenAuth(),
     throttle=[TokenRateThrottle()],
@@ -52,8 +52,13 @@ api = NinjaAPI(
 
 Precision = Literal["readable", "full"]
 # the errors every endpoint may answer (documented in the schema; api/auth.py, below)
-ERRORS = {401: schemas.ErrorOut, 403: schemas.ErrorOut, 404: schemas.ErrorOut,
-          422: schemas.ErrorOut, 429: schemas.ErrorOut}
+ERRORS = {
+    401: schemas.ErrorOut,
+    403: schemas.ErrorOut,
+    404: schemas.ErrorOut,
+    422: schemas.ErrorOut,
+    429: schemas.ErrorOut,
+}
 READABLE_DIGITS = 6  # as the CSV downloads (float_format ".6f")
 
 
@@ -75,8 +80,8 @@ def _database_error(request: HttpRequest, exc: DatabaseError) -> HttpResponse:
     if not is_database_unavailable(exc):
         raise exc
     response = api.create_response(
-        request, {"detail": "The database is busy or unavailable; try again shortly."},
-        status=503)
+        request, {"detail": "The database is busy or unavailable; try again shortly."}, status=503
+    )
     response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
 
@@ -95,8 +100,12 @@ def _score_access(request: HttpRequest, slug: str) -> tuple[Collection, str]:
 def _visible_run(request: HttpRequest, collection: Collection, run_id: int) -> Run:
     """The run if ``request.user`` may see it; 403 when it exists but is not theirs to see,
     404 when the collection has no such run."""
-    run = (Run.objects.visible_to(request.user, collection).select_related("owner")
-           .filter(pk=run_id).first())
+    run = (
+        Run.objects.visible_to(request.user, collection)
+        .select_related("owner")
+        .filter(pk=run_id)
+        .first()
+    )
     if run is None:
         if Run.objects.active().filter(collection=collection, pk=run_id).exists():
             raise PermissionDenied("This run is not visible to you.")
@@ -104,14 +113,24 @@ def _visible_run(request: HttpRequest, collection: Collection, run_id: int) -> R
     return run
 
 
-def _config(collection: Collection, metric: list[str] | None, gains: str, beta: float,
-            rbp_p: float, default_metrics=services.DEFAULT_METRICS) -> services.ScoreConfig:
+def _config(
+    collection: Collection,
+    metric: list[str] | None,
+    gains: str,
+    beta: float,
+    rbp_p: float,
+    default_metrics=services.DEFAULT_METRICS,
+) -> services.ScoreConfig:
     """The score configuration, checked as the pages check it; 422 when it is invalid."""
     levels = list(collection.levels.order_by("order").values_list("code", flat=True))
     try:
-        return services.check_config(metrics=metric or list(default_metrics),
-                                     gains=gains.strip() or "default", beta=beta,
-                                     rbp_p=rbp_p, levels=levels)
+        return services.check_config(
+            metrics=metric or list(default_metrics),
+            gains=gains.strip() or "default",
+            beta=beta,
+            rbp_p=rbp_p,
+            levels=levels,
+        )
     except ValueError as e:
         raise HttpError(422, str(e)) from e
 
@@ -131,77 +150,122 @@ def _values(row, metrics, precision: Precision) -> dict[str, float | None]:
     return {m: _number(row[m], precision) for m in metrics}
 
 
-def _config_out(collection: Collection, config: services.ScoreConfig,
-                precision: Precision) -> dict:
-    return {"metrics": list(config.metrics), "gains": config.gains, "beta": config.beta,
-            "rbp_p": config.rbp_p, "matching": collection.matching_mode,
-            "judgment_version": collection.judgment_version, "precision": precision}
+def _config_out(collection: Collection, config: services.ScoreConfig, precision: Precision) -> dict:
+    return {
+        "metrics": list(config.metrics),
+        "gains": config.gains,
+        "beta": config.beta,
+        "rbp_p": config.rbp_p,
+        "matching": collection.matching_mode,
+        "judgment_version": collection.judgment_version,
+        "precision": precision,
+    }
 
 
 def _run_out(run: Run) -> dict:
-    return {"id": run.pk, "name": run.name, "owner": run.owner.get_username(),
-            "description": run.description, "format": run.format,
-            "source_name": run.source_name, "sha256": run.sha256,
-            "uploaded_at": run.uploaded_at}
+    return {
+        "id": run.pk,
+        "name": run.name,
+        "owner": run.owner.get_username(),
+        "description": run.description,
+        "format": run.format,
+        "source_name": run.source_name,
+        "sha256": run.sha256,
+        "uploaded_at": run.uploaded_at,
+    }
 
 
 def _collection_out(collection: Collection, role: str | None) -> dict:
-    return {"slug": collection.slug, "name": collection.name,
-            "description": collection.description, "role": role,
-            "matching_mode": collection.matching_mode,
-            "max_output_size": collection.max_output_size,
-            "open_for_submissions": collection.open_for_submissions,
-            "leaderboard_published": collection.leaderboard_published,
-            "judgment_version": collection.judgment_version,
-            "questions": collection.n_questions if hasattr(collection, "n_questions")
-            else collection.questions.count(),
-            "levels": [{"code": lv.code, "label": lv.label, "gain": lv.gain}
-                       for lv in collection.levels.all()]}
+    return {
+        "slug": collection.slug,
+        "name": collection.name,
+        "description": collection.description,
+        "role": role,
+        "matching_mode": collection.matching_mode,
+        "max_output_size": collection.max_output_size,
+        "open_for_submissions": collection.open_for_submissions,
+        "leaderboard_published": collection.leaderboard_published,
+        "judgment_version": collection.judgment_version,
+        "questions": collection.n_questions
+        if hasattr(collection, "n_questions")
+        else collection.questions.count(),
+        "levels": [
+            {"code": lv.code, "label": lv.label, "gain": lv.gain} for lv in collection.levels.all()
+        ],
+    }
 
 
 # -- who am I, collections ----------------------------------------------------------------
-@api.get("/me", response={200: schemas.MeOut, **ERRORS}, url_name="me",
-         tags=["collections"])
+@api.get("/me", response={200: schemas.MeOut, **ERRORS}, url_name="me", tags=["collections"])
 def me(request: HttpRequest):
     """The user the token belongs to."""
     return {"username": request.user.get_username(), "staff": bool(request.user.is_staff)}
 
 
-@api.get("/collections", response={200: list[schemas.CollectionOut], **ERRORS},
-         url_name="collection-list", tags=["collections"])
+@api.get(
+    "/collections",
+    response={200: list[schemas.CollectionOut], **ERRORS},
+    url_name="collection-list",
+    tags=["collections"],
+)
 def collection_list(request: HttpRequest):
     """The collections you are a member of (staff: all), each with your role."""
-    collections = list(Collection.objects.visible_to(request.user).with_counts()
-                       .prefetch_related("levels"))
+    collections = list(
+        Collection.objects.visible_to(request.user).with_counts().prefetch_related("levels")
+    )
     # the roles of all of them in one query (collection_role would ask once per collection)
     staff = is_site_staff(request.user)
-    roles = {} if staff else dict(Membership.objects.filter(user=request.user)
-                                  .values_list("collection_id", "role"))
+    roles = (
+        {}
+        if staff
+        else dict(Membership.objects.filter(user=request.user).values_list("collection_id", "role"))
+    )
     return [_collection_out(c, Role.ORGANIZER if staff else roles.get(c.pk)) for c in collections]
 
 
-@api.get("/collections/{slug}", response={200: schemas.CollectionOut, **ERRORS},
-         url_name="collection-detail", tags=["collections"])
+@api.get(
+    "/collections/{slug}",
+    response={200: schemas.CollectionOut, **ERRORS},
+    url_name="collection-detail",
+    tags=["collections"],
+)
 def collection_detail(request: HttpRequest, slug: str):
     """One collection and your role in it (403 unless you are a member)."""
     collection, role = _collection(request, slug)
     return _collection_out(collection, role)
 
 
-@api.get("/collections/{slug}/questions", response={200: list[schemas.QuestionOut], **ERRORS},
-         url_name="question-list", tags=["collections"])
+@api.get(
+    "/collections/{slug}/questions",
+    response={200: list[schemas.QuestionOut], **ERRORS},
+    url_name="question-list",
+    tags=["collections"],
+)
 def question_list(request: HttpRequest, slug: str, status: str = "", search: str = ""):
     """The collection's questions with their counts and assessors (organizers only)."""
     collection, _ = _collection(request, slug, Role.ORGANIZER)
     questions = list(question_list_queryset(collection, status=status, search=search))
     attach_assessors(questions)
-    return [{"question_id": q.qid, "text": q.text, "status": q.status,
-             "synsets": q.n_synsets, "strings": q.n_strings, "unjudged": q.n_unjudged,
-             "assessors": q.assessor_names} for q in questions]
+    return [
+        {
+            "question_id": q.qid,
+            "text": q.text,
+            "status": q.status,
+            "synsets": q.n_synsets,
+            "strings": q.n_strings,
+            "unjudged": q.n_unjudged,
+            "assessors": q.assessor_names,
+        }
+        for q in questions
+    ]
 
 
-@api.get("/collections/{slug}/judgments", url_name="judgments-export", tags=["collections"],
-         response={200: list[schemas.JudgmentOut], **ERRORS})
+@api.get(
+    "/collections/{slug}/judgments",
+    url_name="judgments-export",
+    tags=["collections"],
+    response={200: list[schemas.JudgmentOut], **ERRORS},
+)
 def judgments_export(request: HttpRequest, slug: str, format: Literal["json", "csv"] = "json"):
     """The judgments (organizers only), as the page's export: CSV (``format=csv``, the same
     file as the export page) or JSON records with the same columns."""
@@ -215,21 +279,34 @@ def judgments_export(request: HttpRequest, slug: str, format: Literal["json", "c
 
 
 # -- runs ---------------------------------------------------------------------------------
-@api.get("/collections/{slug}/runs", response={200: list[schemas.RunOut], **ERRORS},
-         url_name="run-list", tags=["runs"])
+@api.get(
+    "/collections/{slug}/runs",
+    response={200: list[schemas.RunOut], **ERRORS},
+    url_name="run-list",
+    tags=["runs"],
+)
 def run_list(request: HttpRequest, slug: str):
     """The runs you may see: all (organizers), your own, or every participant's when the
     leaderboard is published.  Assessors see none (403)."""
     collection, _ = _score_access(request, slug)
-    runs = (Run.objects.visible_to(request.user, collection).select_related("owner")
-            .order_by("name"))
+    runs = Run.objects.visible_to(request.user, collection).select_related("owner").order_by("name")
     return [_run_out(r) for r in runs]
 
 
-@api.post("/collections/{slug}/runs", url_name="run-upload", tags=["runs"],
-          response={201: schemas.RunOut, 400: schemas.UploadErrorOut, **ERRORS})
-def run_upload(request: HttpRequest, slug: str, name: Form[str], file: File[UploadedFile],
-               description: Form[str] = "", format: Form[Literal["", "qa", "trec"]] = ""):
+@api.post(
+    "/collections/{slug}/runs",
+    url_name="run-upload",
+    tags=["runs"],
+    response={201: schemas.RunOut, 400: schemas.UploadErrorOut, **ERRORS},
+)
+def run_upload(
+    request: HttpRequest,
+    slug: str,
+    name: Form[str],
+    file: File[UploadedFile],
+    description: Form[str] = "",
+    format: Form[Literal["", "qa", "trec"]] = "",
+):
     """Upload a run (multipart), all or nothing, with the checks of the upload page: on any
     problem nothing is stored and the answer is 400 with every problem and its line."""
     collection, role = _score_access(request, slug)
@@ -238,48 +315,86 @@ def run_upload(request: HttpRequest, slug: str, name: Form[str], file: File[Uplo
     form = RunUploadForm(request.POST, request.FILES)
     if not form.is_valid():
         upload = request.FILES.get("file")
-        errors = [{"file": upload.name if upload else "", "line": None,
-                   "message": m if field == "__all__" else f"{field}: {m}"}
-                  for field, messages in form.errors.items() for m in messages]
+        errors = [
+            {
+                "file": upload.name if upload else "",
+                "line": None,
+                "message": m if field == "__all__" else f"{field}: {m}",
+            }
+            for field, messages in form.errors.items()
+            for m in messages
+        ]
         return Status(400, {"detail": "The run was not stored.", "errors": errors})
     upload = form.cleaned_data["file"]
     try:
         run = services.run_import(
-            collection=collection, owner=request.user, name=form.cleaned_data["name"],
-            data=upload.read(), filename=upload.name,
+            collection=collection,
+            owner=request.user,
+            name=form.cleaned_data["name"],
+            data=upload.read(),
+            filename=upload.name,
             description=form.cleaned_data["description"],
-            fmt=form.cleaned_data["format"] or None)
+            fmt=form.cleaned_data["format"] or None,
+        )
     except InputError as e:
-        return Status(400, {"detail": f"The run was not stored: {len(e.issues)} problem(s).",
-                            "errors": [{"file": i.file, "line": i.line, "message": i.message}
-                                       for i in e.issues]})
+        return Status(
+            400,
+            {
+                "detail": f"The run was not stored: {len(e.issues)} problem(s).",
+                "errors": [
+                    {"file": i.file, "line": i.line, "message": i.message} for i in e.issues
+                ],
+            },
+        )
     return Status(201, _run_out(run))
 
 
-@api.get("/collections/{slug}/runs/{run_id}", response={200: schemas.RunOut, **ERRORS},
-         url_name="run-detail", tags=["runs"])
+@api.get(
+    "/collections/{slug}/runs/{run_id}",
+    response={200: schemas.RunOut, **ERRORS},
+    url_name="run-detail",
+    tags=["runs"],
+)
 def run_detail(request: HttpRequest, slug: str, run_id: int):
     collection, _ = _score_access(request, slug)
     return _run_out(_visible_run(request, collection, run_id))
 
 
-@api.delete("/collections/{slug}/runs/{run_id}", response={200: schemas.RunWithdrawnOut, **ERRORS},
-            url_name="run-withdraw", tags=["runs"])
+@api.delete(
+    "/collections/{slug}/runs/{run_id}",
+    response={200: schemas.RunWithdrawnOut, **ERRORS},
+    url_name="run-withdraw",
+    tags=["runs"],
+)
 def run_withdraw(request: HttpRequest, slug: str, run_id: int):
     """Withdraw a run: its owner while the collection is open for submissions, organizers
     always (403 otherwise).  The run's record stays in the audit trail; it leaves every
     listing, ranking and comparison (then 404)."""
     collection, _ = _score_access(request, slug)
     run = services.run_withdraw(run=_visible_run(request, collection, run_id), by=request.user)
-    return {**_run_out(run), "withdrawn_at": run.withdrawn_at,
-            "withdrawn_by": request.user.get_username()}
+    return {
+        **_run_out(run),
+        "withdrawn_at": run.withdrawn_at,
+        "withdrawn_by": request.user.get_username(),
+    }
 
 
-@api.get("/collections/{slug}/runs/{run_id}/scores", response={200: schemas.RunScoresOut, **ERRORS},
-         url_name="run-scores", tags=["scores"])
-def run_scores(request: HttpRequest, slug: str, run_id: int,
-               metric: Query[list[str] | None] = None, gains: str = "default",
-               beta: float = 1.0, rbp_p: float = 0.5, precision: Precision = "readable"):
+@api.get(
+    "/collections/{slug}/runs/{run_id}/scores",
+    response={200: schemas.RunScoresOut, **ERRORS},
+    url_name="run-scores",
+    tags=["scores"],
+)
+def run_scores(
+    request: HttpRequest,
+    slug: str,
+    run_id: int,
+    metric: Query[list[str] | None] = None,
+    gains: str = "default",
+    beta: float = 1.0,
+    rbp_p: float = 0.5,
+    precision: Precision = "readable",
+):
     """Per-question scores and means of a run, with the parameters of the score pages:
     ``metric`` (repeat it; default the run page's), ``gains`` (``default`` = the
     collection's levels, ``3:2:1``, ``adjusted``, ``S=4,A=2,B=1``...), ``beta``, ``rbp_p``.
@@ -292,21 +407,40 @@ def run_scores(request: HttpRequest, slug: str, run_id: int,
     lengths, synsets = answers_per_question(run), synsets_per_question(collection)
     means = scores.means().loc[run.name]
     return {
-        "run": _run_out(run), "config": _config_out(collection, config, precision),
+        "run": _run_out(run),
+        "config": _config_out(collection, config, precision),
         "means": _values(means, config.metrics, precision),
         "judged_questions": len(table),
         "answers_for_unjudged_questions": scores.unknown[run.name],
-        "questions": [{"question_id": q, "L": lengths.get(q, 0), "R": synsets.get(q, 0),
-                       "scores": _values(row, config.metrics, precision)}
-                      for q, row in zip(table.index, table.to_dict("records"), strict=True)],
+        "questions": [
+            {
+                "question_id": q,
+                "L": lengths.get(q, 0),
+                "R": synsets.get(q, 0),
+                "scores": _values(row, config.metrics, precision),
+            }
+            for q, row in zip(table.index, table.to_dict("records"), strict=True)
+        ],
     }
 
 
-@api.get("/collections/{slug}/compare", response={200: schemas.ComparisonOut, **ERRORS},
-         url_name="compare", tags=["scores"])
-def compare(request: HttpRequest, slug: str, a: int, b: int,
-            metric: Query[list[str] | None] = None, gains: str = "default",
-            beta: float = 1.0, rbp_p: float = 0.5, precision: Precision = "readable"):
+@api.get(
+    "/collections/{slug}/compare",
+    response={200: schemas.ComparisonOut, **ERRORS},
+    url_name="compare",
+    tags=["scores"],
+)
+def compare(
+    request: HttpRequest,
+    slug: str,
+    a: int,
+    b: int,
+    metric: Query[list[str] | None] = None,
+    gains: str = "default",
+    beta: float = 1.0,
+    rbp_p: float = 0.5,
+    precision: Precision = "readable",
+):
     """Runs ``a`` and ``b`` compared question by question, with the figures of the compare
     page: per metric the means, B - A, questions up/down/tied, sign, Wilcoxon, paired t and
     randomization p-values and the effect size; per question both scores and B - A.
@@ -315,20 +449,47 @@ def compare(request: HttpRequest, slug: str, a: int, b: int,
     run_a, run_b = _visible_run(request, collection, a), _visible_run(request, collection, b)
     if run_a.pk == run_b.pk:
         raise HttpError(422, "choose two different runs")
-    config = _config(collection, metric, gains, beta, rbp_p,
-                     default_metrics=("q_measure", "rr"))
-    result = services.runs_compare(collection=collection, run_a=run_a, run_b=run_b,
-                                   config=config)
+    config = _config(collection, metric, gains, beta, rbp_p, default_metrics=("q_measure", "rr"))
+    result = services.runs_compare(collection=collection, run_a=run_a, run_b=run_b, config=config)
     ms = config.metrics
-    tests = [{"metric": t.metric, "n": t.n, "up": t.up, "down": t.down, "tied": t.tied,
-              **{k: _number(getattr(t, k), precision) for k in (
-                  "mean_a", "mean_b", "mean_diff", "sign_p", "wilcoxon_p", "t_p",
-                  "randomization_p", "effect_size")}} for t in result.tests]
-    pa, pb, d = (f.to_dict("index") for f in (
-        result.per_question_a, result.per_question_b, result.diffs))
-    return {"a": _run_out(run_a), "b": _run_out(run_b),
-            "config": _config_out(collection, config, precision), "tests": tests,
-            "questions": [{"question_id": q, "a": _values(pa[q], ms, precision),
-                           "b": _values(pb[q], ms, precision),
-                           "b_minus_a": _values(d[q], ms, precision)}
-                          for q in result.diffs.index]}
+    tests = [
+        {
+            "metric": t.metric,
+            "n": t.n,
+            "up": t.up,
+            "down": t.down,
+            "tied": t.tied,
+            **{
+                k: _number(getattr(t, k), precision)
+                for k in (
+                    "mean_a",
+                    "mean_b",
+                    "mean_diff",
+                    "sign_p",
+                    "wilcoxon_p",
+                    "t_p",
+                    "randomization_p",
+                    "effect_size",
+                )
+            },
+        }
+        for t in result.tests
+    ]
+    pa, pb, d = (
+        f.to_dict("index") for f in (result.per_question_a, result.per_question_b, result.diffs)
+    )
+    return {
+        "a": _run_out(run_a),
+        "b": _run_out(run_b),
+        "config": _config_out(collection, config, precision),
+        "tests": tests,
+        "questions": [
+            {
+                "question_id": q,
+                "a": _values(pa[q], ms, precision),
+                "b": _values(pb[q], ms, precision),
+                "b_minus_a": _values(d[q], ms, precision),
+            }
+            for q in result.diffs.index
+        ],
+    }

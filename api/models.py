@@ -35,8 +35,9 @@ class ApiTokenQuerySet(models.QuerySet):
 
 
 class ApiToken(models.Model):
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                             related_name="api_tokens")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
     name = models.CharField(max_length=100, help_text="what the token is for, e.g. 'CI'")
     prefix = models.CharField(max_length=PREFIX_LENGTH, editable=False)
     digest = models.CharField(max_length=64, unique=True, editable=False)

@@ -22,8 +22,12 @@ class NewToken:
 def api_token_create(*, user, name: str) -> NewToken:
     """Create a token for ``user``; returns the row and the secret (shown once)."""
     secret = new_token()
-    token = ApiToken.objects.create(user=user, name=name.strip()[:100] or "token",
-                                    prefix=secret[:len("qas_") + 8], digest=token_digest(secret))
+    token = ApiToken.objects.create(
+        user=user,
+        name=name.strip()[:100] or "token",
+        prefix=secret[: len("qas_") + 8],
+        digest=token_digest(secret),
+    )
     return NewToken(token, secret)
 
 
@@ -31,6 +35,11 @@ def api_token_create(*, user, name: str) -> NewToken:
 def api_token_revoke(*, user, token_id: int) -> bool:
     """Revoke ``user``'s token ``token_id``; False when the user has no such token (another
     user's token is not theirs to revoke).  Revoking twice keeps the first time."""
-    return bool(ApiToken.objects.filter(user=user, pk=token_id, revoked_at__isnull=True)
-                .update(revoked_at=timezone.now())) or ApiToken.objects.filter(
-        user=user, pk=token_id).exists()
+    return (
+        bool(
+            ApiToken.objects.filter(user=user, pk=token_id, revoked_at__isnull=True).update(
+                revoked_at=timezone.now()
+            )
+        )
+        or ApiToken.objects.filter(user=user, pk=token_id).exists()
+    )

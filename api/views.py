@@ -23,9 +23,11 @@ def token_list(request: HttpRequest) -> HttpResponse:
             form = TokenCreateForm()
     else:
         form = TokenCreateForm()
-    response = TemplateResponse(request, "api/token_list.html", {
-        "form": form, "created": created,
-        "tokens": ApiToken.objects.filter(user=request.user)})
+    response = TemplateResponse(
+        request,
+        "api/token_list.html",
+        {"form": form, "created": created, "tokens": ApiToken.objects.filter(user=request.user)},
+    )
     if created is not None:
         # the secret is in this page only: no cache may keep it
         response["Cache-Control"] = "no-store"

@@ -53,17 +53,28 @@ def build(n_questions: int, seed: int = 1):
     add_member(collection=c, user=a, role="assessor")
     add_member(collection=c, user=b, role="assessor")
     levels = list(c.levels.order_by("order"))
-    qs = Question.objects.bulk_create(Question(collection=c, qid=f"Q{i}", text="?")
-                                      for i in range(n_questions))
+    qs = Question.objects.bulk_create(
+        Question(collection=c, qid=f"Q{i}", text="?") for i in range(n_questions)
+    )
     strings = AnswerString.objects.bulk_create(
         AnswerString(question=q, text=f"s{j}", key=f"s{j}", source="pool")
-        for q in qs for j in range(6))
+        for q in qs
+        for j in range(6)
+    )
     LayerRequest.objects.bulk_create(LayerRequest(question=q, k=2) for q in qs)
     now = timezone.now()
     layers = JudgingLayer.objects.bulk_create(
-        JudgingLayer(question=q, assessor=u, started_at=now, done_at=now, version=6,
-                     seconds=rng.uniform(30, 300))
-        for q in qs for u in (a, b))
+        JudgingLayer(
+            question=q,
+            assessor=u,
+            started_at=now,
+            done_at=now,
+            version=6,
+            seconds=rng.uniform(30, 300),
+        )
+        for q in qs
+        for u in (a, b)
+    )
     by_q = {}
     for s in strings:
         by_q.setdefault(s.question_id, []).append(s)
@@ -71,11 +82,19 @@ def build(n_questions: int, seed: int = 1):
     for la in layers:
         for s in by_q[la.question_id]:
             if rng.random() < 0.2:
-                rows.append(LayerJudgment(layer=la, string=s, group=None, level=None,
-                                          judged_at=now))
+                rows.append(
+                    LayerJudgment(layer=la, string=s, group=None, level=None, judged_at=now)
+                )
             else:
-                rows.append(LayerJudgment(layer=la, string=s, group=rng.randint(1, 3),
-                                          level=rng.choice(levels), judged_at=now))
+                rows.append(
+                    LayerJudgment(
+                        layer=la,
+                        string=s,
+                        group=rng.randint(1, 3),
+                        level=rng.choice(levels),
+                        judged_at=now,
+                    )
+                )
     LayerJudgment.objects.bulk_create(rows, batch_size=5000)
     return c, org
 
@@ -95,8 +114,10 @@ def main() -> None:
     from django.urls import reverse
 
     settings.ALLOWED_HOSTS = ["*"]
-    settings.STORAGES = {**settings.STORAGES, "staticfiles": {
-        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
     call_command("migrate", verbosity=0)
     t0 = time.perf_counter()
     c, org = build(args.questions)
@@ -110,6 +131,7 @@ def main() -> None:
     assert b"<h1>Agreement</h1>" in r.content
     queries = len(ctx.captured_queries)
     from annotate.layers import collection_agreement
+
     times, cpu, report = [], [], []
     for _ in range(args.n):
         t, c0 = time.perf_counter(), time.process_time()
@@ -121,10 +143,12 @@ def main() -> None:
         report.append(time.perf_counter() - t)
     p50 = statistics.median(times)
     # on a shared machine the wall clock includes waiting for a core: CPU time is shown too
-    print(f"agreement page, {args.questions} questions x 2 layers: median {p50 * 1000:.0f} ms "
-          f"(CPU {statistics.median(cpu) * 1000:.0f} ms), max {max(times) * 1000:.0f} ms over "
-          f"{args.n} requests; {queries} queries; of which the report (queries + figures) "
-          f"{statistics.median(report) * 1000:.0f} ms; load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"agreement page, {args.questions} questions x 2 layers: median {p50 * 1000:.0f} ms "
+        f"(CPU {statistics.median(cpu) * 1000:.0f} ms), max {max(times) * 1000:.0f} ms over "
+        f"{args.n} requests; {queries} queries; of which the report (queries + figures) "
+        f"{statistics.median(report) * 1000:.0f} ms; load average {os.getloadavg()[0]:.1f}"
+    )
     assert queries <= MAX_QUERIES, f"{queries} queries > {MAX_QUERIES}"
     print("target < 1000 ms:", "met" if p50 < 1.0 else "NOT met")
 

@@ -34,12 +34,17 @@ def setup_django(db_path: Path) -> None:
     os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver")
     os.environ.setdefault("DJANGO_SECURE_SSL_REDIRECT", "0")
     import django
+
     django.setup()
     from django.conf import settings
+
     # no collectstatic here: plain static URLs instead of the manifest's hashed names
-    settings.STORAGES = {**settings.STORAGES, "staticfiles": {
-        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
     from django.core.management import call_command
+
     call_command("migrate", verbosity=0)
     call_command("createcachetable", verbosity=0)
 
@@ -52,26 +57,37 @@ def big_collection(n: int, owner):
     from annotate.models import AnswerString, AnswerSynset, Collection, Question
     from evaluation.models import Run, RunAnswer
     from tests.factories import add_member, make_collection
+
     Collection.objects.filter(slug="bench").delete()
     c = make_collection(slug="bench", name="compare bench")
     add_member(collection=c, user=owner, role="organizer")
     levels = {lv.code: lv for lv in c.levels.all()}
     rng = np.random.default_rng(7)
-    qs = Question.objects.bulk_create(Question(collection=c, qid=f"Q{i:05d}", text=f"q {i}")
-                                      for i in range(n))
+    qs = Question.objects.bulk_create(
+        Question(collection=c, qid=f"Q{i:05d}", text=f"q {i}") for i in range(n)
+    )
     nsyn = rng.integers(1, 4, size=n)
     syns = AnswerSynset.objects.bulk_create(
-        AnswerSynset(question=q, ordinal=k + 1) for q, m in zip(qs, nsyn, strict=True)
-        for k in range(m))
+        AnswerSynset(question=q, ordinal=k + 1)
+        for q, m in zip(qs, nsyn, strict=True)
+        for k in range(m)
+    )
     now = timezone.now()
     codes = list(levels)
     strings, it = [], iter(syns)
     for i, (q, m) in enumerate(zip(qs, nsyn, strict=True)):
         for k in range(m):
             s = next(it)
-            strings.append(AnswerString(question=q, text=f"a{i}-{k}", key=f"a{i}-{k}", synset=s,
-                                        level=levels[codes[int(rng.integers(0, len(codes)))]],
-                                        judged_at=now))
+            strings.append(
+                AnswerString(
+                    question=q,
+                    text=f"a{i}-{k}",
+                    key=f"a{i}-{k}",
+                    synset=s,
+                    level=levels[codes[int(rng.integers(0, len(codes)))]],
+                    judged_at=now,
+                )
+            )
     AnswerString.objects.bulk_create(strings, batch_size=5000)
     runs = []
     for name in ("base", "better"):
@@ -92,6 +108,7 @@ def time_page(client, url: str, repeats: int) -> tuple[float, float, float]:
     seconds of the next ``repeats`` (CPU time: this process only, so less disturbed by
     other work on a shared machine)."""
     from django.core.cache import caches
+
     caches["scores"].clear()
     t = time.perf_counter()
     resp = client.get(url)
@@ -119,6 +136,7 @@ def main() -> None:
 
         from evaluation.management.commands.load_demo import load_demo
         from evaluation.models import Run
+
         demo = load_demo()
         organizer = get_user_model().objects.get(username="organizer")
         client = Client()
@@ -134,11 +152,11 @@ def main() -> None:
         c, (ra, rb) = big_collection(args.questions, organizer)
         url = f"/collections/{c.slug}/compare/?a={ra.pk}&b={rb.pk}"
         cold, warm, cpu = time_page(client, url, 3)
-        print(f"{f'compare, {args.questions:,} questions':34} {cold:8.3f} {warm:8.3f} "
-              f"{cpu:10.3f}")
+        print(f"{f'compare, {args.questions:,} questions':34} {cold:8.3f} {warm:8.3f} {cpu:10.3f}")
 
         from evaluation import services
         from evaluation.stats import paired
+
         config = services.ScoreConfig(metrics=("q_measure",))
         scores = services.score_runs(c, [ra, rb], config)
         pa = scores.per_question[ra.name]["q_measure"]
@@ -149,9 +167,11 @@ def main() -> None:
             result = paired("q_measure", pa, pb)
             wall.append(time.perf_counter() - t)
             cpu.append(time.process_time() - c)
-        print(f"{'paired tests alone, ' + f'{args.questions:,} q':34} {'':>8} "
-              f"{min(wall):8.3f} {min(cpu):10.3f}  randomization p="
-              f"{result.randomization_p:.3g}")
+        print(
+            f"{'paired tests alone, ' + f'{args.questions:,} q':34} {'':>8} "
+            f"{min(wall):8.3f} {min(cpu):10.3f}  randomization p="
+            f"{result.randomization_p:.3g}"
+        )
 
 
 if __name__ == "__main__":

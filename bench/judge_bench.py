@@ -56,8 +56,10 @@ def main() -> None:
 
     settings.ALLOWED_HOSTS = ["*"]
     # no collectstatic here: plain static storage instead of the manifest
-    settings.STORAGES = {**settings.STORAGES, "staticfiles": {
-        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
     call_command("migrate", verbosity=0)
     call_command("createcachetable", verbosity=0)  # the shared cache (judging presence)
     from annotate.models import AnswerString, Role
@@ -69,24 +71,37 @@ def main() -> None:
     for synsets, strings in ((20, 200), (100, 1000)):
         c = make_collection()
         add_member(collection=c, user=user, role=Role.ORGANIZER)
-        q = make_big_question(collection=c, qid=f"B{synsets}", n_synsets=synsets,
-                              n_strings=strings, n_unjudged=min(args.n + 5, strings // 2))
-        cands = list(AnswerString.objects.filter(question=q, judged_at__isnull=True)
-                     .values_list("pk", flat=True))
+        q = make_big_question(
+            collection=c,
+            qid=f"B{synsets}",
+            n_synsets=synsets,
+            n_strings=strings,
+            n_unjudged=min(args.n + 5, strings // 2),
+        )
+        cands = list(
+            AnswerString.objects.filter(question=q, judged_at__isnull=True).values_list(
+                "pk", flat=True
+            )
+        )
         url = f"/questions/{q.pk}/act/"
         times = []
         for i, pk in enumerate(cands[: args.n + 5]):
             t = time.perf_counter()
-            r = client.post(url, {"op": "add", "string": pk, "ordinal": (i % synsets) + 1,
-                                  "expect": "u"}, headers={"HX-Request": "true"})
+            r = client.post(
+                url,
+                {"op": "add", "string": pk, "ordinal": (i % synsets) + 1, "expect": "u"},
+                headers={"HX-Request": "true"},
+            )
             r.content  # noqa: B018 - rendered
             times.append((time.perf_counter() - t) * 1000)
             assert r.status_code == 200 and b"notice" not in r.content, r.content[:500]
         times = sorted(times[5:])  # the first requests warm the template cache
         p50 = statistics.median(times)
         p95 = times[int(0.95 * (len(times) - 1))]
-        print(f"{synsets:4d} synsets / {strings:5d} strings: p50 {p50:6.1f} ms  "
-              f"p95 {p95:6.1f} ms  (n={len(times)})")
+        print(
+            f"{synsets:4d} synsets / {strings:5d} strings: p50 {p50:6.1f} ms  "
+            f"p95 {p95:6.1f} ms  (n={len(times)})"
+        )
     DB.unlink(missing_ok=True)
 
 

@@ -48,8 +48,10 @@ PASSWORD = "race-pw-7716"
 LEVELS = ("S", "A", "B")
 
 RE_WS = re.compile(r'id="workspace"[^>]*data-version="(\d+)"')
-RE_ITEM = re.compile(r'<li class="item (?:cand|wrong|member)"[^>]*data-id="(\d+)" '
-                     r'data-token="([^"]+)"')
+RE_ITEM = re.compile(
+    r'<li class="item (?:cand|wrong|member)"[^>]*data-id="(\d+)" '
+    r'data-token="([^"]+)"'
+)
 RE_SYNSET = re.compile(r'data-synset="(\d+)" data-ordinal="(\d+)"')
 RE_PAGE = re.compile(r'name="page_synsets" value="([\d ]*)"')
 RE_CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
@@ -63,10 +65,12 @@ class Session:
     def __init__(self, base: str):
         self.base = base
         self.opener = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+        )
 
-    def request(self, path: str, data: dict | None = None, htmx: bool = True
-                ) -> tuple[int | None, str]:
+    def request(
+        self, path: str, data: dict | None = None, htmx: bool = True
+    ) -> tuple[int | None, str]:
         """(status, body); status None when the connection failed."""
         body = urllib.parse.urlencode(data, doseq=True).encode() if data is not None else None
         headers = {"HX-Request": "true"} if htmx else {}
@@ -82,9 +86,15 @@ class Session:
     def login(self, username: str, password: str) -> None:
         status, page = self.request("/accounts/login/", htmx=False)
         assert status == 200, (status, page[-500:])
-        status, page = self.request("/accounts/login/", {
-            "username": username, "password": password,
-            "csrfmiddlewaretoken": RE_CSRF.search(page).group(1)}, htmx=False)
+        status, page = self.request(
+            "/accounts/login/",
+            {
+                "username": username,
+                "password": password,
+                "csrfmiddlewaretoken": RE_CSRF.search(page).group(1),
+            },
+            htmx=False,
+        )
         assert status == 200 and 'name="password"' not in page, f"login failed ({status})"
 
 
@@ -94,12 +104,14 @@ def parse(html: str) -> dict | None:
         return None
     notice = RE_NOTICE.search(html)
     page = RE_PAGE.search(html)
-    return {"version": int(m.group(1)),
-            "strings": {int(pk): token for pk, token in RE_ITEM.findall(html)},
-            "synsets": {int(pk): int(o) for pk, o in RE_SYNSET.findall(html)},
-            "page_synsets": page.group(1) if page else "",
-            "csrf": RE_CSRF.search(html).group(1),
-            "notice": notice.group(1) if notice else ""}
+    return {
+        "version": int(m.group(1)),
+        "strings": {int(pk): token for pk, token in RE_ITEM.findall(html)},
+        "synsets": {int(pk): int(o) for pk, o in RE_SYNSET.findall(html)},
+        "page_synsets": page.group(1) if page else "",
+        "csrf": RE_CSRF.search(html).group(1),
+        "notice": notice.group(1) if notice else "",
+    }
 
 
 def choose(ws: dict, rng: random.Random) -> tuple[str, dict | None]:
@@ -109,8 +121,11 @@ def choose(ws: dict, rng: random.Random) -> tuple[str, dict | None]:
     members = [pk for pk, t in strings.items() if "/" in t]
     wrong = [pk for pk, t in strings.items() if t == "x"]
     ordinals = sorted(ws["synsets"].values())
-    base = {"version": ws["version"], "page_synsets": ws["page_synsets"],
-            "csrfmiddlewaretoken": ws["csrf"]}
+    base = {
+        "version": ws["version"],
+        "page_synsets": ws["page_synsets"],
+        "csrfmiddlewaretoken": ws["csrf"],
+    }
     r = rng.random()
     if r < 0.06:
         return "read", None
@@ -119,19 +134,34 @@ def choose(ws: dict, rng: random.Random) -> tuple[str, dict | None]:
         return "merge", {**base, "op": "merge", "ordinal": ws["synsets"][into], "merge": other}
     if r < 0.25 and members:
         s = rng.choice(members)
-        return "level", {**base, "op": "level", "string": s, "expect": strings[s],
-                         "level": rng.choice(LEVELS)}
+        return "level", {
+            **base,
+            "op": "level",
+            "string": s,
+            "expect": strings[s],
+            "level": rng.choice(LEVELS),
+        }
     if r < 0.55 and ordinals and (cands or members):
         s = rng.choice(cands + members)
-        data = {**base, "op": "add", "string": s, "expect": strings[s],
-                "ordinal": rng.choice(ordinals)}
+        data = {
+            **base,
+            "op": "add",
+            "string": s,
+            "expect": strings[s],
+            "ordinal": rng.choice(ordinals),
+        }
         if strings[s] == "u":
             data["level"] = rng.choice(LEVELS)
         return "move" if strings[s] != "u" else "add", data
     if r < 0.72 and (cands or members):
         s = rng.choice(cands + members)
-        return "new", {**base, "op": "new", "string": s, "expect": strings[s],
-                       "level": rng.choice(LEVELS)}
+        return "new", {
+            **base,
+            "op": "new",
+            "string": s,
+            "expect": strings[s],
+            "level": rng.choice(LEVELS),
+        }
     if r < 0.85 and (cands or members):
         s = rng.choice(cands + members)
         return "incorrect", {**base, "op": "incorrect", "string": s, "expect": strings[s]}
@@ -141,8 +171,16 @@ def choose(ws: dict, rng: random.Random) -> tuple[str, dict | None]:
     return "read", None
 
 
-def race(*, base: str, question: int, usernames: list[str], password: str, threads: int,
-         requests: int, seed: int = 5) -> dict:
+def race(
+    *,
+    base: str,
+    question: int,
+    usernames: list[str],
+    password: str,
+    threads: int,
+    requests: int,
+    seed: int = 5,
+) -> dict:
     """``threads`` threads per assessor send ``requests`` requests in all to the question
     ``question``; returns the tallies (see ``report``)."""
     url = f"/questions/{question}/"
@@ -152,8 +190,17 @@ def race(*, base: str, question: int, usernames: list[str], password: str, threa
         s.login(name, password)
         sessions.append(s)
     lock = threading.Lock()
-    tally = {"sent": 0, "status": Counter(), "ops": Counter(), "acked": 0, "refused": 0,
-             "stale_applied": 0, "unanswered_writes": 0, "errors": [], "left": requests}
+    tally = {
+        "sent": 0,
+        "status": Counter(),
+        "ops": Counter(),
+        "acked": 0,
+        "refused": 0,
+        "stale_applied": 0,
+        "unanswered_writes": 0,
+        "errors": [],
+        "left": requests,
+    }
 
     def worker(session: Session, n: int) -> None:
         rng = random.Random(seed * 1000 + n)
@@ -190,8 +237,11 @@ def race(*, base: str, question: int, usernames: list[str], password: str, threa
                 ws = None  # reload the page
 
     start = time.perf_counter()
-    pool = [threading.Thread(target=worker, args=(s, i * threads + j))
-            for i, s in enumerate(sessions) for j in range(threads)]
+    pool = [
+        threading.Thread(target=worker, args=(s, i * threads + j))
+        for i, s in enumerate(sessions)
+        for j in range(threads)
+    ]
     for t in pool:
         t.start()
     for t in pool:
@@ -205,27 +255,44 @@ def verify(*, question: int, events_before: int, version_before: int, tally: dic
     """Events and version bumps recorded for the question against the acknowledged writes,
     and the question's invariants (ordinals 1..R, no empty synset, members judged)."""
     from annotate.models import AnswerString, AnswerSynset, JudgmentEvent, Question
+
     events = JudgmentEvent.objects.filter(question_id=question).count() - events_before
     version = Question.objects.get(pk=question).version - version_before
     synsets = list(AnswerSynset.objects.filter(question_id=question).order_by("ordinal"))
     problems = []
     if [s.ordinal for s in synsets] != list(range(1, len(synsets) + 1)):
         problems.append("synset ordinals are not 1..R")
-    members = Counter(AnswerString.objects.filter(question_id=question, synset__isnull=False)
-                      .values_list("synset_id", flat=True))
+    members = Counter(
+        AnswerString.objects.filter(question_id=question, synset__isnull=False).values_list(
+            "synset_id", flat=True
+        )
+    )
     if any(members[s.pk] == 0 for s in synsets):
         problems.append("an empty synset was left behind")
-    if AnswerString.objects.filter(question_id=question, synset__isnull=False).filter(
-            level__isnull=True).exists():
+    if (
+        AnswerString.objects.filter(question_id=question, synset__isnull=False)
+        .filter(level__isnull=True)
+        .exists()
+    ):
         problems.append("a string in a synset without a level")
     acked, unanswered = tally["acked"], tally["unanswered_writes"]
     # a write that got no answer may or may not have been applied
     lost = max(0, acked - events)
     duplicated = max(0, events - acked - unanswered)
-    return {"events": events, "version_bumps": version, "lost": lost,
-            "duplicated": duplicated, "invariants": problems,
-            "ok": (lost == 0 and duplicated == 0 and version == events and not problems
-                   and not any(k in tally["status"] for k in ("5xx", "error")))}
+    return {
+        "events": events,
+        "version_bumps": version,
+        "lost": lost,
+        "duplicated": duplicated,
+        "invariants": problems,
+        "ok": (
+            lost == 0
+            and duplicated == 0
+            and version == events
+            and not problems
+            and not any(k in tally["status"] for k in ("5xx", "error"))
+        ),
+    }
 
 
 def report(tally: dict, checks: dict, *, users: int, threads: int) -> str:
@@ -235,8 +302,10 @@ def report(tally: dict, checks: dict, *, users: int, threads: int) -> str:
     lines = [
         f"requests sent: {tally['sent']} ({users} assessors x {threads} threads, one question)",
         f"  by operation: {ops}",
-        "responses by status class: " + ", ".join(
-            f"{k} {status[k]}" for k in ("2xx", "3xx", "4xx", "5xx", "error") if status.get(k)),
+        "responses by status class: "
+        + ", ".join(
+            f"{k} {status[k]}" for k in ("2xx", "3xx", "4xx", "5xx", "error") if status.get(k)
+        ),
         f"responses >= 500: {n500}; connection errors: {status.get('error', 0)}",
         f"writes acknowledged: {tally['acked']} (of them applied over someone else's change,"
         f" with an info notice: {tally['stale_applied']}); refused with a notice: "
@@ -244,8 +313,7 @@ def report(tally: dict, checks: dict, *, users: int, threads: int) -> str:
         f"events recorded: {checks['events']}; version bumps: {checks['version_bumps']}; "
         f"lost: {checks['lost']}; duplicated: {checks['duplicated']}",
         "question invariants: " + ("; ".join(checks["invariants"]) or "ok"),
-        f"elapsed: {tally['elapsed']:.1f} s ({tally['sent'] / tally['elapsed']:.0f} "
-        "requests/s)",
+        f"elapsed: {tally['elapsed']:.1f} s ({tally['sent'] / tally['elapsed']:.0f} requests/s)",
     ]
     for e in tally["errors"]:
         lines.append(f"  error: {e}")
@@ -255,6 +323,7 @@ def report(tally: dict, checks: dict, *, users: int, threads: int) -> str:
 # -- the command ------------------------------------------------------------------------------
 def _admin(sql: str) -> None:
     import psycopg
+
     with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
         conn.execute(sql)
 
@@ -288,10 +357,15 @@ def seed(assessors: int) -> tuple[int, list[str]]:
 
     sys.path.insert(0, str(ROOT))
     from tests.factories import add_member, make_collection, make_question
+
     c = make_collection(slug="race", name="Race")
-    q = make_question(collection=c, qid="R1", text="Cities of France?",
-                      synsets=[[("Paris", "S")], [("Lyon", "A")], [("Nice", "B")]],
-                      unjudged=[f"city {i}" for i in range(40)])
+    q = make_question(
+        collection=c,
+        qid="R1",
+        text="Cities of France?",
+        synsets=[[("Paris", "S")], [("Lyon", "A")], [("Nice", "B")]],
+        unjudged=[f"city {i}" for i in range(40)],
+    )
     names = [f"assessor{i}" for i in range(1, assessors + 1)]
     for name in names:
         user = get_user_model().objects.create_user(name, password=PASSWORD)
@@ -313,12 +387,18 @@ def main() -> int:
     args = ap.parse_args()
 
     log = Path(f"/tmp/judge_race_{args.port}.log")
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")},
-           "DATABASE_URL": f"{PG}/{args.database}", "DJANGO_DEBUG": "0",
-           "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
-           "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_SECURE_SSL_REDIRECT": "0",
-           "DJANGO_SECURE_COOKIES": "0", "DJANGO_CONN_MAX_AGE": "60",
-           "DJANGO_SETTINGS_MODULE": "config.settings", "PYTHONPATH": str(ROOT)}
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")},
+        "DATABASE_URL": f"{PG}/{args.database}",
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+        "DJANGO_SECURE_SSL_REDIRECT": "0",
+        "DJANGO_SECURE_COOKIES": "0",
+        "DJANGO_CONN_MAX_AGE": "60",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "PYTHONPATH": str(ROOT),
+    }
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))
     gunicorn = None
@@ -326,11 +406,13 @@ def main() -> int:
     _admin(f'CREATE DATABASE "{args.database}"')
     try:
         import django
+
         django.setup()
         from django.core.management import call_command
         from django.db import connections
 
         from annotate.models import JudgmentEvent, Question
+
         call_command("migrate", verbosity=0, interactive=False)
         call_command("createcachetable", verbosity=0)
         call_command("collectstatic", verbosity=0, interactive=False)
@@ -339,20 +421,50 @@ def main() -> int:
         version_before = Question.objects.get(pk=qpk).version
         connections.close_all()
         gunicorn = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "config.wsgi", "-w", str(args.workers),
-             "-k", "gthread", "--threads", str(args.gthreads), "-b", f"127.0.0.1:{args.port}",
-             "--timeout", "60", "--graceful-timeout", "10", "--preload",
-             "--log-level", "warning"],
-            cwd=ROOT, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "config.wsgi",
+                "-w",
+                str(args.workers),
+                "-k",
+                "gthread",
+                "--threads",
+                str(args.gthreads),
+                "-b",
+                f"127.0.0.1:{args.port}",
+                "--timeout",
+                "60",
+                "--graceful-timeout",
+                "10",
+                "--preload",
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=open(log, "w"),
+            stderr=subprocess.STDOUT,
+        )
         _wait_for_port(args.port, gunicorn)
-        print(f"gunicorn: {args.workers} workers x {args.gthreads} threads on "
-              f"127.0.0.1:{args.port}; database {args.database}")
-        tally = race(base=f"http://127.0.0.1:{args.port}", question=qpk, usernames=names,
-                     password=PASSWORD, threads=args.threads, requests=args.requests)
+        print(
+            f"gunicorn: {args.workers} workers x {args.gthreads} threads on "
+            f"127.0.0.1:{args.port}; database {args.database}"
+        )
+        tally = race(
+            base=f"http://127.0.0.1:{args.port}",
+            question=qpk,
+            usernames=names,
+            password=PASSWORD,
+            threads=args.threads,
+            requests=args.requests,
+        )
         _stop(gunicorn)
         gunicorn = None
-        checks = verify(question=qpk, events_before=events_before,
-                        version_before=version_before, tally=tally)
+        checks = verify(
+            question=qpk, events_before=events_before, version_before=version_before, tally=tally
+        )
         print(report(tally, checks, users=args.assessors, threads=args.threads))
         print("result: " + ("PASS" if checks["ok"] else "FAIL"))
         return 0 if checks["ok"] else 1
@@ -361,6 +473,7 @@ def main() -> int:
             _stop(gunicorn)
         try:
             from django.db import connections
+
             connections.close_all()
         except Exception:  # Django may not be set up yet
             pass

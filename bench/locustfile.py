@@ -22,8 +22,15 @@ from locust.stats import StatsEntry
 
 CONFIG = json.loads(open(os.environ["LOAD_CONFIG"]).read())
 HTMX = {"HX-Request": "true"}
-WRITE_NAMES = ("act: add", "act: new", "act: incorrect", "act: level", "act: merge",
-               "act: undo", "act: done")
+WRITE_NAMES = (
+    "act: add",
+    "act: new",
+    "act: incorrect",
+    "act: level",
+    "act: merge",
+    "act: undo",
+    "act: done",
+)
 
 _assessor_no = itertools.count(1)
 _participant_no = itertools.count(1)
@@ -33,8 +40,10 @@ UPLOADS: list[dict] = []
 ANOMALIES: list[str] = []
 
 RE_VERSION = re.compile(r'id="workspace"[^>]*data-version="(\d+)"')
-RE_ITEM = re.compile(r'<li class="item (cand|wrong|member)"[^>]*data-id="(\d+)" '
-                     r'data-token="([^"]+)"')
+RE_ITEM = re.compile(
+    r'<li class="item (cand|wrong|member)"[^>]*data-id="(\d+)" '
+    r'data-token="([^"]+)"'
+)
 RE_SYNSET = re.compile(r'data-synset="(\d+)" data-ordinal="(\d+)"')
 RE_CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 RE_NOTICE = re.compile(r'class="msg msg-(\w+) notice"[^>]*>([^<]*)')
@@ -46,11 +55,13 @@ def parse_workspace(html: str) -> dict | None:
     if m is None:
         return None
     notice = RE_NOTICE.search(html)
-    return {"version": int(m.group(1)),
-            "strings": {int(pk): token for _, pk, token in RE_ITEM.findall(html)},
-            "synsets": {int(pk): int(o) for pk, o in RE_SYNSET.findall(html)},
-            "csrf": (RE_CSRF.search(html) or [None, None])[1],
-            "notice": notice.group(2).strip() if notice else ""}
+    return {
+        "version": int(m.group(1)),
+        "strings": {int(pk): token for _, pk, token in RE_ITEM.findall(html)},
+        "synsets": {int(pk): int(o) for pk, o in RE_SYNSET.findall(html)},
+        "csrf": (RE_CSRF.search(html) or [None, None])[1],
+        "notice": notice.group(2).strip() if notice else "",
+    }
 
 
 class Assessor(FastHttpUser):
@@ -69,8 +80,12 @@ class Assessor(FastHttpUser):
 
     # -- reads -----------------------------------------------------------------------------
     def next_question(self):
-        with self.client.get(f"/queue/next/?collection={CONFIG['slug']}", name="next question",
-                             allow_redirects=False, catch_response=True) as r:
+        with self.client.get(
+            f"/queue/next/?collection={CONFIG['slug']}",
+            name="next question",
+            allow_redirects=False,
+            catch_response=True,
+        ) as r:
             m = RE_QUESTION.search(r.headers.get("Location") or "")
             if r.status_code != 302 or m is None:
                 r.failure(f"no next question ({r.status_code})")
@@ -80,16 +95,24 @@ class Assessor(FastHttpUser):
 
     def open(self, pk: int):
         self.qpk, self.undo = pk, []
-        with self.client.get(f"/questions/{pk}/judge/", name="workspace (page)",
-                             catch_response=True) as r:
+        with self.client.get(
+            f"/questions/{pk}/judge/", name="workspace (page)", catch_response=True
+        ) as r:
             ws = parse_workspace(r.text or "") if r.status_code == 200 else None
             if ws is None:
                 r.failure(f"workspace not shown ({r.status_code})")
                 self.qpk = None
                 return
         self.ws = ws
-        model = MODELS.setdefault(pk, {"writes": 0, "assessor": self.username,
-                                       "strings": dict(ws["strings"]), "uncertain": False})
+        model = MODELS.setdefault(
+            pk,
+            {
+                "writes": 0,
+                "assessor": self.username,
+                "strings": dict(ws["strings"]),
+                "uncertain": False,
+            },
+        )
         if model["strings"] != ws["strings"]:
             ANOMALIES.append(f"q{pk}: page differs from the acknowledged state on reopening")
 
@@ -106,8 +129,12 @@ class Assessor(FastHttpUser):
         level = random.choice(list(self.levels))
         roll = random.random()
         if roll < 0.05:
-            with self.client.get(f"/questions/{self.qpk}/judge/", headers=HTMX,
-                                 name="workspace (htmx)", catch_response=True) as r:
+            with self.client.get(
+                f"/questions/{self.qpk}/judge/",
+                headers=HTMX,
+                name="workspace (htmx)",
+                catch_response=True,
+            ) as r:
                 fresh = parse_workspace(r.text or "") if r.status_code == 200 else None
                 if fresh is None:
                     r.failure(f"workspace not shown ({r.status_code})")
@@ -119,17 +146,22 @@ class Assessor(FastHttpUser):
             return
         if roll < 0.15 and len(synsets) >= 2:
             into, other = random.sample(synsets, 2)
-            expected = {pk: (f"{into}/{t.split('/')[1]}" if t.split("/")[0] == str(other) else t)
-                        for pk, t in ws["strings"].items()}
-            self.write("merge", {"op": "merge", "ordinal": ws["synsets"][into], "merge": other},
-                       expected)
+            expected = {
+                pk: (f"{into}/{t.split('/')[1]}" if t.split("/")[0] == str(other) else t)
+                for pk, t in ws["strings"].items()
+            }
+            self.write(
+                "merge", {"op": "merge", "ordinal": ws["synsets"][into], "merge": other}, expected
+            )
             return
         if roll < 0.25 and members:
             s = random.choice(members)
             syn = ws["strings"][s].split("/")[0]
-            self.write("level", {"op": "level", "string": s, "level": level,
-                                 "expect": ws["strings"][s]},
-                       {**ws["strings"], s: f"{syn}/{self.levels[level]}"})
+            self.write(
+                "level",
+                {"op": "level", "string": s, "level": level, "expect": ws["strings"][s]},
+                {**ws["strings"], s: f"{syn}/{self.levels[level]}"},
+            )
             return
         if not cands:
             self.done()
@@ -155,8 +187,13 @@ class Assessor(FastHttpUser):
         ws, pk, model = self.ws, self.qpk, MODELS[self.qpk]
         before = dict(ws["strings"])
         body = {**data, "version": ws["version"], "csrfmiddlewaretoken": ws["csrf"]}
-        with self.client.post(f"/questions/{pk}/act/", data=body, headers=HTMX,
-                              name=f"act: {kind}", catch_response=True) as r:
+        with self.client.post(
+            f"/questions/{pk}/act/",
+            data=body,
+            headers=HTMX,
+            name=f"act: {kind}",
+            catch_response=True,
+        ) as r:
             fresh = parse_workspace(r.text or "") if r.status_code == 200 else None
             if fresh is None:
                 # not acknowledged: the write may or may not have happened
@@ -172,9 +209,14 @@ class Assessor(FastHttpUser):
                 return
             got = fresh["strings"]
             ok = set(got) == set(expected) and all(
-                got[k] == t or (t.startswith("?/") and got[k].endswith(t[1:])
-                                and got[k].split("/")[0] not in {str(x) for x in ws["synsets"]})
-                for k, t in expected.items())
+                got[k] == t
+                or (
+                    t.startswith("?/")
+                    and got[k].endswith(t[1:])
+                    and got[k].split("/")[0] not in {str(x) for x in ws["synsets"]}
+                )
+                for k, t in expected.items()
+            )
             if not ok:
                 r.failure("acknowledged state differs from the expected one")
                 ANOMALIES.append(f"q{pk} {kind}: expected {expected}, got {got}")
@@ -189,8 +231,9 @@ class Assessor(FastHttpUser):
     def done(self):
         ws, pk, model = self.ws, self.qpk, MODELS[self.qpk]
         body = {"op": "done", "version": ws["version"], "csrfmiddlewaretoken": ws["csrf"]}
-        with self.client.post(f"/questions/{pk}/act/", data=body, headers=HTMX,
-                              name="act: done", catch_response=True) as r:
+        with self.client.post(
+            f"/questions/{pk}/act/", data=body, headers=HTMX, name="act: done", catch_response=True
+        ) as r:
             if r.status_code != 204 or not r.headers.get("HX-Redirect"):
                 model["uncertain"] = True
                 r.failure(f"done not acknowledged ({r.status_code})")
@@ -219,8 +262,11 @@ class Participant(FastHttpUser):
     @task(3)
     def compare(self):
         a, b = random.sample(self.runs, 2)
-        with self.client.get(f"/collections/{CONFIG['slug']}/compare/?a={a}&b={b}",
-                             name="compare", catch_response=True) as r:
+        with self.client.get(
+            f"/collections/{CONFIG['slug']}/compare/?a={a}&b={b}",
+            name="compare",
+            catch_response=True,
+        ) as r:
             if r.status_code != 200 or "Q-measure" not in (r.text or ""):
                 r.failure(f"compare page not shown ({r.status_code})")
 
@@ -235,24 +281,41 @@ class Participant(FastHttpUser):
         self.uploaded += 1
         name = f"{self.username}-{self.uploaded}-{uuid.uuid4().hex[:6]}"
         boundary = uuid.uuid4().hex
-        parts = [(f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n')
-                 .encode() for k, v in (("csrfmiddlewaretoken", m.group(1)), ("name", name),
-                                        ("description", "load test"), ("format", ""))]
-        parts.append((f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
-                      f'filename="{name}.tsv"\r\nContent-Type: text/tab-separated-values'
-                      '\r\n\r\n').encode() + run_file() + f"\r\n--{boundary}--\r\n".encode())
-        with self.client.post(url, data=b"".join(parts), name="run upload",
-                              headers={"Content-Type":
-                                       f"multipart/form-data; boundary={boundary}"},
-                              allow_redirects=False, catch_response=True) as r:
+        parts = [
+            (f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n').encode()
+            for k, v in (
+                ("csrfmiddlewaretoken", m.group(1)),
+                ("name", name),
+                ("description", "load test"),
+                ("format", ""),
+            )
+        ]
+        parts.append(
+            (
+                f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+                f'filename="{name}.tsv"\r\nContent-Type: text/tab-separated-values'
+                "\r\n\r\n"
+            ).encode()
+            + run_file()
+            + f"\r\n--{boundary}--\r\n".encode()
+        )
+        with self.client.post(
+            url,
+            data=b"".join(parts),
+            name="run upload",
+            headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
+            allow_redirects=False,
+            catch_response=True,
+        ) as r:
             found = re.search(r"/runs/(\d+)/", r.headers.get("Location") or "")
             if r.status_code != 302 or found is None:
                 r.failure(f"run not accepted ({r.status_code})")
                 UPLOADS.append({"name": name, "acknowledged": False})
                 return
         run_id = int(found.group(1))
-        UPLOADS.append({"name": name, "acknowledged": True, "id": run_id,
-                        "answers": CONFIG["run_answers"]})
+        UPLOADS.append(
+            {"name": name, "acknowledged": True, "id": run_id, "answers": CONFIG["run_answers"]}
+        )
         self.runs.append(run_id)
 
 
@@ -273,10 +336,10 @@ def login(user: FastHttpUser, username: str):
         if m is None:
             r.failure(f"no login form ({r.status_code})")
             return
-    body = {"username": username, "password": CONFIG["password"],
-            "csrfmiddlewaretoken": m.group(1)}
-    with user.client.post("/accounts/login/", data=body, name="login", allow_redirects=False,
-                          catch_response=True) as r:
+    body = {"username": username, "password": CONFIG["password"], "csrfmiddlewaretoken": m.group(1)}
+    with user.client.post(
+        "/accounts/login/", data=body, name="login", allow_redirects=False, catch_response=True
+    ) as r:
         if r.status_code != 302:
             r.failure(f"login refused ({r.status_code})")
 
@@ -298,10 +361,15 @@ def _write_results(environment, **kw):
     for name, times in WARMUP.items():
         times = sorted(times)
         stats[f"warm-up: {name}"] = {
-            "requests": len(times), "failures": 0, "rps": 0.0,
+            "requests": len(times),
+            "failures": 0,
+            "rps": 0.0,
             "avg": sum(times) / len(times),
-            **{f"p{p}": times[min(len(times) - 1, int(len(times) * p / 100))]
-               for p in (50, 95, 99)}, "max": times[-1]}
+            **{
+                f"p{p}": times[min(len(times) - 1, int(len(times) * p / 100))] for p in (50, 95, 99)
+            },
+            "max": times[-1],
+        }
     judging = StatsEntry(environment.stats, "judging actions (all act: writes)", "POST")
     for (name, method), e in sorted(environment.stats.entries.items()):
         stats[f"{method} {name}"] = entry_dict(e)
@@ -310,17 +378,35 @@ def _write_results(environment, **kw):
     stats["judging actions (all act: writes)"] = entry_dict(judging)
     total = environment.stats.total
     stats["total"] = entry_dict(total)
-    errors = [{"name": e.name, "method": e.method, "error": str(e.error),
-               "occurrences": e.occurrences} for e in environment.stats.errors.values()]
+    errors = [
+        {"name": e.name, "method": e.method, "error": str(e.error), "occurrences": e.occurrences}
+        for e in environment.stats.errors.values()
+    ]
     with open(CONFIG["results"], "w") as f:
-        json.dump({"stats": stats, "errors": errors, "models": MODELS, "uploads": UPLOADS,
-                   "anomalies": ANOMALIES[:200], "n_anomalies": len(ANOMALIES),
-                   "duration": total.last_request_timestamp - total.start_time
-                   if total.last_request_timestamp else 0}, f)
+        json.dump(
+            {
+                "stats": stats,
+                "errors": errors,
+                "models": MODELS,
+                "uploads": UPLOADS,
+                "anomalies": ANOMALIES[:200],
+                "n_anomalies": len(ANOMALIES),
+                "duration": total.last_request_timestamp - total.start_time
+                if total.last_request_timestamp
+                else 0,
+            },
+            f,
+        )
 
 
 def entry_dict(e: StatsEntry) -> dict:
-    return {"requests": e.num_requests, "failures": e.num_failures,
-            "rps": e.total_rps, "avg": e.avg_response_time,
-            "p50": e.get_response_time_percentile(0.5), "p95": e.get_response_time_percentile(0.95),
-            "p99": e.get_response_time_percentile(0.99), "max": e.max_response_time}
+    return {
+        "requests": e.num_requests,
+        "failures": e.num_failures,
+        "rps": e.total_rps,
+        "avg": e.avg_response_time,
+        "p50": e.get_response_time_percentile(0.5),
+        "p95": e.get_response_time_percentile(0.95),
+        "p99": e.get_response_time_percentile(0.99),
+        "max": e.max_response_time,
+    }

@@ -38,14 +38,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 JP = ["東京都", "大阪府", "京都市", "ディズニーランド", "富士山", "北海道", "川端康成", "雪国"]
-LATIN = ["Café", "Zürich", "São Paulo", "Ångström", "Crème Brûlée", "Málaga", "Kraków",
-         "Dvořák"]
+LATIN = ["Café", "Zürich", "São Paulo", "Ångström", "Crème Brûlée", "Málaga", "Kraków", "Dvořák"]
 
 
 def _fullwidth(text: str) -> str:
     """ASCII letters, digits and signs as full-width forms, the space as U+3000."""
-    return "".join("\u3000" if c == " " else chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c
-                   for c in text)
+    return "".join(
+        "\u3000" if c == " " else chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text
+    )
 
 
 def make_qau(d: Path, topics: int, runs: int, answers: int = 5) -> None:
@@ -70,16 +70,24 @@ def make_qau(d: Path, topics: int, runs: int, answers: int = 5) -> None:
                 pool.append(text)
             pool += [f"{JP[(t + u) % 8]}？ {t}-{u}" for u in range(3)]
             pools.append(pool)
-    variants = [lambda x: x, _fullwidth, str.upper, lambda x: f"「{x}」", lambda x: x + "。",
-                lambda x: _fullwidth(x.upper())]
+    variants = [
+        lambda x: x,
+        _fullwidth,
+        str.upper,
+        lambda x: f"「{x}」",
+        lambda x: x + "。",
+        lambda x: _fullwidth(x.upper()),
+    ]
     for k in range(runs):
         with open(d / f"qau.run{k:02d}.tsv", "w", encoding="utf-8") as r:
             for t in range(topics):
                 pool = pools[t]
                 pick = rng.choice(len(pool), size=min(answers, len(pool)), replace=False)
                 vs = rng.integers(0, len(variants), size=len(pick))
-                r.writelines(f"Q{t}\t{i + 1}\t{variants[v](pool[p])}\n"
-                             for i, (p, v) in enumerate(zip(pick, vs, strict=True)))
+                r.writelines(
+                    f"Q{t}\t{i + 1}\t{variants[v](pool[p])}\n"
+                    for i, (p, v) in enumerate(zip(pick, vs, strict=True))
+                )
 
 
 def ensure_data(d: Path, quick: bool) -> None:
@@ -94,9 +102,11 @@ def ensure_data(d: Path, quick: bool) -> None:
 
 
 def workloads(d: Path) -> dict[str, tuple[str, Path, list[Path]]]:
-    return {"W1": ("--qrels", d / "w1.qrels", [d / "w1.run"]),
-            "W2": ("--qrels", d / "w2.qrels", sorted(d.glob("w2.run*"))),
-            "QAu": ("--judgments", d / "qau.judgments.csv", sorted(d.glob("qau.run*.tsv")))}
+    return {
+        "W1": ("--qrels", d / "w1.qrels", [d / "w1.run"]),
+        "W2": ("--qrels", d / "w2.qrels", sorted(d.glob("w2.run*"))),
+        "QAu": ("--judgments", d / "qau.judgments.csv", sorted(d.glob("qau.run*.tsv"))),
+    }
 
 
 # -- the pytrec_eval process ----------------------------------------------------------------
@@ -144,19 +154,27 @@ def measure(cmd: list[str], repeat: int) -> dict:
 
 def mean_of(output: str, metric: str) -> float | None:
     """The mean over runs of ``metric``'s ``all`` lines."""
-    vals = [float(line.split("\t")[2]) for line in output.splitlines()
-            if line.startswith(metric + "\tall\t")]
+    vals = [
+        float(line.split("\t")[2])
+        for line in output.splitlines()
+        if line.startswith(metric + "\tall\t")
+    ]
     return sum(vals) / len(vals) if vals else None
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--quick", action="store_true", help="small data, one run per process")
     ap.add_argument("--repeat", type=int, default=None, help="runs per process (default 3)")
     ap.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "qasynset-bench"))
-    ap.add_argument("--qa-score", default=None, metavar="CMD",
-                    help="the command to measure (default: python -m evaluation.metrics.cli)")
+    ap.add_argument(
+        "--qa-score",
+        default=None,
+        metavar="CMD",
+        help="the command to measure (default: python -m evaluation.metrics.cli)",
+    )
     ap.add_argument("--pytrec", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.pytrec:
@@ -166,19 +184,26 @@ def main() -> None:
     data = Path(args.data) / ("quick" if args.quick else "full")
     t0 = time.perf_counter()
     ensure_data(data, args.quick)
-    qa_score = (shlex.split(args.qa_score) if args.qa_score
-                else [sys.executable, "-m", "evaluation.metrics.cli"])
-    print(f"data in {data} (ready after {time.perf_counter() - t0:.1f}s); min of {repeat} "
-          f"run(s); qa-score = {' '.join(qa_score)}")
-    print(f"{'workload':8} {'process':12} {'wall s':>7} {'cpu s':>7} {'x pytrec':>9} "
-          f"{'x (cpu)':>8}  means (ap, rr)")
+    qa_score = (
+        shlex.split(args.qa_score)
+        if args.qa_score
+        else [sys.executable, "-m", "evaluation.metrics.cli"]
+    )
+    print(
+        f"data in {data} (ready after {time.perf_counter() - t0:.1f}s); min of {repeat} "
+        f"run(s); qa-score = {' '.join(qa_score)}"
+    )
+    print(
+        f"{'workload':8} {'process':12} {'wall s':>7} {'cpu s':>7} {'x pytrec':>9} "
+        f"{'x (cpu)':>8}  means (ap, rr)"
+    )
     for name, (flag, judg, runs) in workloads(data).items():
-        ours = measure([*qa_score, flag, str(judg), *map(str, runs), "--format", "trec"],
-                       repeat)
+        ours = measure([*qa_score, flag, str(judg), *map(str, runs), "--format", "trec"], repeat)
         results = {"qa-score": ours}
         if flag == "--qrels":
             results["pytrec_eval"] = measure(
-                [sys.executable, __file__, "--pytrec", str(judg), *map(str, runs)], repeat)
+                [sys.executable, __file__, "--pytrec", str(judg), *map(str, runs)], repeat
+            )
         base = results.get("pytrec_eval", {})
         for tool, res in results.items():
             if "error" in res:
@@ -189,16 +214,23 @@ def main() -> None:
             ap_m = mean_of(res["out"], "ap" if tool == "qa-score" else "map")
             rr_m = mean_of(res["out"], "rr" if tool == "qa-score" else "recip_rank")
             means = f"ap={ap_m:.4f} rr={rr_m:.4f}" if ap_m is not None else ""
-            print(f"{name:8} {tool:12} {res['wall']:7.3f} {res['cpu']:7.3f} {ratio:>9} "
-                  f"{cpu_ratio:>8}  {means}")
+            print(
+                f"{name:8} {tool:12} {res['wall']:7.3f} {res['cpu']:7.3f} {ratio:>9} "
+                f"{cpu_ratio:>8}  {means}"
+            )
         target = "<= 1 s" if name == "QAu" else "<= 0.5 x pytrec_eval"
-        met = (ours.get("wall", 99) <= 1.0 if name == "QAu" else
-               bool(base.get("wall")) and ours.get("wall", 99) <= 0.5 * base["wall"])
+        met = (
+            ours.get("wall", 99) <= 1.0
+            if name == "QAu"
+            else bool(base.get("wall")) and ours.get("wall", 99) <= 0.5 * base["wall"]
+        )
         print(f"{'':8} target {target}: {'met' if met else 'NOT met'} (wall)")
     helps = measure([*qa_score, "--help"], max(repeat, 5))
     bare = measure([sys.executable, "-c", "pass"], max(repeat, 5))
-    print(f"{'help':8} {'qa-score':12} {helps['wall']:7.3f} {helps['cpu']:7.3f}   "
-          f"(python -c pass: {bare['wall']:.3f} wall, {bare['cpu']:.3f} cpu)")
+    print(
+        f"{'help':8} {'qa-score':12} {helps['wall']:7.3f} {helps['cpu']:7.3f}   "
+        f"(python -c pass: {bare['wall']:.3f} wall, {bare['cpu']:.3f} cpu)"
+    )
 
 
 if __name__ == "__main__":

@@ -53,13 +53,18 @@ def make_data(d: Path, topics: int, runs: int, answers: int = 5) -> None:
                 take = rel_docs[rng.random(len(rel_docs)) < 0.2 + 0.5 * skill]
                 ret = list(dict.fromkeys([*take.tolist(), *others.tolist()]))[:answers]
                 ret = rng.permutation(ret)
-                r.writelines(f"T{t} Q0 D{t}-{x} {i + 1} {answers - i} run{k:02d}\n"
-                             for i, x in enumerate(ret))
+                r.writelines(
+                    f"T{t} Q0 D{t}-{x} {i + 1} {answers - i} run{k:02d}\n"
+                    for i, x in enumerate(ret)
+                )
 
 
 def ensure_data(topics: int, runs: int) -> Path:
-    d = Path(os.environ.get("TMPDIR", tempfile.gettempdir())) / "qasynset-bench" / \
-        f"reliability-{topics}x{runs}"
+    d = (
+        Path(os.environ.get("TMPDIR", tempfile.gettempdir()))
+        / "qasynset-bench"
+        / f"reliability-{topics}x{runs}"
+    )
     if not (d / f"run{runs - 1:02d}").exists():
         d.mkdir(parents=True, exist_ok=True)
         make_data(d, topics, runs)
@@ -86,25 +91,32 @@ def once(d: Path, trials: int) -> tuple[dict[str, float], dict[str, float]]:
         cpu[name] = time.process_time() - cpu_mark
         return out
 
-    samples = timed("samples", lambda: rel.draw_samples([str(q) for q in j.questions],
-                                                        trials=trials, seed=0))
+    samples = timed(
+        "samples", lambda: rel.draw_samples([str(q) for q in j.questions], trials=trials, seed=0)
+    )
 
     ind = samples.indicators
-    stab = timed("stability", lambda: rel.stability(X, samples.stability,
-                                                    indicator=ind["stability"]))
-    swaps = timed("swap", lambda: rel.swap_rates(X, samples.swap,
-                                                 indicators=(ind["swap0"], ind["swap1"])))
-    disc = timed("bootstrap", lambda: rel.bootstrap_asl(X, samples.bootstrap,
-                                                        indicator=ind["bootstrap"]))
-    iv = timed("intervals", lambda: rel.mean_intervals(X, samples.bootstrap,
-                                                       indicator=ind["bootstrap"]))
+    stab = timed(
+        "stability", lambda: rel.stability(X, samples.stability, indicator=ind["stability"])
+    )
+    swaps = timed(
+        "swap", lambda: rel.swap_rates(X, samples.swap, indicators=(ind["swap0"], ind["swap1"]))
+    )
+    disc = timed(
+        "bootstrap", lambda: rel.bootstrap_asl(X, samples.bootstrap, indicator=ind["bootstrap"])
+    )
+    iv = timed(
+        "intervals", lambda: rel.mean_intervals(X, samples.bootstrap, indicator=ind["bootstrap"])
+    )
     p_t = timed("t+holm", lambda: rel.paired_t(X))
     p_holm = rel.holm(p_t)
     p_tukey = timed("tukey", lambda: rel.tukey_hsd(X, trials=trials, seed=samples.tukey_seed))
-    result = rel.MetricReliability("q_measure", "default", stab, swaps, disc, iv, p_t, p_holm,
-                                   p_tukey)
-    report = rel.Report(tuple(r.name for r in rankings), samples,
-                        {("q_measure", "default"): result})
+    result = rel.MetricReliability(
+        "q_measure", "default", stab, swaps, disc, iv, p_t, p_holm, p_tukey
+    )
+    report = rel.Report(
+        tuple(r.name for r in rankings), samples, {("q_measure", "default"): result}
+    )
     summary = timed("summary", lambda: rel.summary_csv(report))
     t["report"] = time.perf_counter() - start - t["read+score"]
     t["whole"] = time.perf_counter() - start
@@ -131,9 +143,11 @@ def main() -> None:
             if not k.startswith("_"):
                 best[k] = min(best.get(k, float("inf")), v)
                 best_cpu[k] = min(best_cpu.get(k, float("inf")), cpu[k])
-    print(f"runs x questions = {t['_shape'][0]} x {t['_shape'][1]}, pairs = {t['_pairs']}, "
-          f"B = {trials}, metric q_measure; load average {os.getloadavg()[0]:.2f} "
-          f"on {os.cpu_count()} cores; min of {args.repeat}")
+    print(
+        f"runs x questions = {t['_shape'][0]} x {t['_shape'][1]}, pairs = {t['_pairs']}, "
+        f"B = {trials}, metric q_measure; load average {os.getloadavg()[0]:.2f} "
+        f"on {os.cpu_count()} cores; min of {args.repeat}"
+    )
     print(f"{'phase':12s} {'wall s':>8s} {'cpu s':>8s}")
     for k, v in best.items():
         print(f"{k:12s} {v:8.3f} {best_cpu[k]:8.3f}")

@@ -32,6 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+
 # -- data -----------------------------------------------------------------------------------
 def _grades(rng, n):
     return rng.choice([0, 1, 2, 3], size=n, p=[0.6, 0.25, 0.1, 0.05])
@@ -48,8 +49,10 @@ def make_w1(d: Path, topics: int, depth: int, judged: int) -> None:
             q.writelines(f"{700 + t} 0 DOC-{t}-{x} {gr}\n" for x, gr in zip(jd, g, strict=True))
             ret = rng.permutation(depth * 2)[:depth]
             sc = np.sort(np.round(rng.random(depth) * 100, 4))[::-1]  # as a system writes it
-            r.writelines(f"{700 + t} Q0 DOC-{t}-{x} {i + 1} {s} w1run\n"
-                         for i, (x, s) in enumerate(zip(ret, sc, strict=True)))
+            r.writelines(
+                f"{700 + t} Q0 DOC-{t}-{x} {i + 1} {s} w1run\n"
+                for i, (x, s) in enumerate(zip(ret, sc, strict=True))
+            )
 
 
 def make_w2(d: Path, topics: int, runs: int, answers: int = 5) -> None:
@@ -63,8 +66,10 @@ def make_w2(d: Path, topics: int, runs: int, answers: int = 5) -> None:
         with open(d / f"w2.run{k:02d}", "w") as r:
             for t in range(topics):
                 ret = rng.permutation(40)[:answers]
-                r.writelines(f"T{t} Q0 D{t}-{x} {i + 1} {answers - i} run{k:02d}\n"
-                             for i, x in enumerate(ret))
+                r.writelines(
+                    f"T{t} Q0 D{t}-{x} {i + 1} {answers - i} run{k:02d}\n"
+                    for i, x in enumerate(ret)
+                )
 
 
 def make_w2qa(d: Path, topics: int, runs: int, answers: int = 5) -> None:
@@ -94,8 +99,10 @@ def make_w2qa(d: Path, topics: int, runs: int, answers: int = 5) -> None:
             for t in range(topics):
                 pool = strings[t]
                 pick = rng.choice(len(pool), size=min(answers, len(pool)), replace=False)
-                r.writelines(f"Q{t}\t{i + 1}\t{pool[p].lower() if i % 2 else pool[p]}\n"
-                             for i, p in enumerate(pick))
+                r.writelines(
+                    f"Q{t}\t{i + 1}\t{pool[p].lower() if i % 2 else pool[p]}\n"
+                    for i, p in enumerate(pick)
+                )
 
 
 def ensure_data(d: Path, quick: bool) -> None:
@@ -127,6 +134,7 @@ def work_engine(judg: Path, runs: list[Path]) -> dict:
     from evaluation.metrics import DEFAULT_METRICS, evaluate
     from evaluation.metrics.fast import read_inputs
     from evaluation.metrics.parsers import parse_judgments_csv, parse_qrels, parse_run
+
     files = [(str(p), p.read_bytes()) for p in runs]
     if judg.suffix == ".csv":
         j = parse_judgments_csv(judg.read_bytes(), filename=str(judg))
@@ -138,12 +146,17 @@ def work_engine(judg: Path, runs: list[Path]) -> dict:
     rankings = fast[1] if fast else [parse_run(data, filename=p) for p, data in files]
     scores = evaluate(j, rankings, DEFAULT_METRICS)
     means = scores.means()
-    return {"ap": float(means["ap"].mean()), "rr": float(means["rr"].mean()),
-            "ndcg@5": float(means["ndcg@5"].mean()), "q": float(means["q_measure"].mean())}
+    return {
+        "ap": float(means["ap"].mean()),
+        "rr": float(means["rr"].mean()),
+        "ndcg@5": float(means["ndcg@5"].mean()),
+        "q": float(means["q_measure"].mean()),
+    }
 
 
 def work_pytrec(judg: Path, runs: list[Path]) -> dict:
     import pytrec_eval
+
     with open(judg) as f:
         qrel = pytrec_eval.parse_qrel(f)
     ev = pytrec_eval.RelevanceEvaluator(qrel, {"map", "recip_rank", "ndcg_cut_5"})
@@ -161,6 +174,7 @@ def work_pytrec(judg: Path, runs: list[Path]) -> dict:
 
 def work_ranx(judg: Path, runs: list[Path]) -> dict:
     from ranx import Qrels, Run, evaluate
+
     qrels = Qrels.from_file(str(judg), kind="trec")
     totals = {"ap": [], "rr": [], "ndcg@5": []}
     for p in runs:
@@ -175,15 +189,23 @@ def work_ranx(judg: Path, runs: list[Path]) -> dict:
 WORKERS = {"engine": work_engine, "pytrec_eval": work_pytrec, "ranx": work_ranx}
 
 
-IMPORTS = {"engine": ["pandas", "evaluation.metrics", "evaluation.metrics.fast",
-                      "evaluation.metrics.parsers"],
-           "pytrec_eval": ["pytrec_eval"], "ranx": ["ranx"]}
+IMPORTS = {
+    "engine": [
+        "pandas",
+        "evaluation.metrics",
+        "evaluation.metrics.fast",
+        "evaluation.metrics.parsers",
+    ],
+    "pytrec_eval": ["pytrec_eval"],
+    "ranx": ["ranx"],
+}
 
 
 def worker_main(tool: str, judg: str, runs: list[str]) -> None:
     # libraries are imported first and timed apart: the timed part is the whole scoring
     # job -- from files to means (parse + mark + metrics + means)
     import importlib
+
     t_imp = time.perf_counter()
     for module in IMPORTS[tool]:
         importlib.import_module(module)
@@ -192,8 +214,9 @@ def worker_main(tool: str, judg: str, runs: list[str]) -> None:
     values = WORKERS[tool](Path(judg), [Path(r) for r in runs])
     elapsed = time.perf_counter() - t0
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seconds": elapsed, "import_s": import_s, "peak_mb": peak_mb,
-                      "values": values}))
+    print(
+        json.dumps({"seconds": elapsed, "import_s": import_s, "peak_mb": peak_mb, "values": values})
+    )
 
 
 def run_tool(tool: str, judg: Path, runs: list[Path], repeat: int) -> dict | None:
@@ -201,7 +224,9 @@ def run_tool(tool: str, judg: Path, runs: list[Path], repeat: int) -> dict | Non
     for _ in range(repeat):
         proc = subprocess.run(
             [sys.executable, __file__, "--worker", tool, str(judg), *map(str, runs)],
-            capture_output=True, text=True, cwd=ROOT,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
         )
         if proc.returncode != 0:
             return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
@@ -226,8 +251,10 @@ def main() -> None:
     t0 = time.perf_counter()
     ensure_data(data, args.quick)
     print(f"data in {data} (ready after {time.perf_counter() - t0:.1f}s); min of {repeat} run(s)")
-    print(f"{'workload':8} {'tool':12} {'seconds':>8} {'x pytrec':>9} {'import s':>8} "
-          f"{'peak MB':>8}  means")
+    print(
+        f"{'workload':8} {'tool':12} {'seconds':>8} {'x pytrec':>9} {'import s':>8} "
+        f"{'peak MB':>8}  means"
+    )
     for wl in ("W1", "W2", "W2qa"):
         judg, runs = workload_files(data, wl)
         tools = ["engine"] if wl == "W2qa" else ["engine", "pytrec_eval", "ranx"]
@@ -237,10 +264,12 @@ def main() -> None:
             if "error" in res:
                 print(f"{wl:8} {tool:12} {'--':>8} {'--':>9} {'--':>8} {'--':>8}  {res['error']}")
                 continue
-            ratio = (f"{res['seconds'] / base['seconds']:.2f}" if base.get("seconds") else "--")
+            ratio = f"{res['seconds'] / base['seconds']:.2f}" if base.get("seconds") else "--"
             vals = " ".join(f"{k}={v:.4f}" for k, v in res["values"].items())
-            print(f"{wl:8} {tool:12} {res['seconds']:8.3f} {ratio:>9} {res['import_s']:8.2f} "
-                  f"{res['peak_mb']:8.0f}  {vals}")
+            print(
+                f"{wl:8} {tool:12} {res['seconds']:8.3f} {ratio:>9} {res['import_s']:8.2f} "
+                f"{res['peak_mb']:8.0f}  {vals}"
+            )
 
 
 if __name__ == "__main__":

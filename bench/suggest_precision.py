@@ -61,95 +61,251 @@ def new_rule(case: Case) -> int | None:
 
 # ---------------------------------------------------------------- (a) the demo, leave-one-out
 
+
 def demo_cases() -> list[Case]:
     from evaluation.demo import QUESTIONS
+
     cases = []
     for qid, _text, synsets, incorrect, _unjudged in QUESTIONS:
         groups = {i: [t for t, _level in syn] for i, syn in enumerate(synsets)}
         for g, texts in groups.items():
             for t in texts:
                 rest = {h: [u for u in ts if not (h == g and u == t)] for h, ts in groups.items()}
-                cases.append(Case(f"demo synset ({qid})" if len(texts) > 1 else
-                                  "demo synset, alone", rest, list(incorrect), t,
-                                  g if len(texts) > 1 else None))
+                cases.append(
+                    Case(
+                        f"demo synset ({qid})" if len(texts) > 1 else "demo synset, alone",
+                        rest,
+                        list(incorrect),
+                        t,
+                        g if len(texts) > 1 else None,
+                    )
+                )
         for t in incorrect:
-            cases.append(Case("demo incorrect", groups, [u for u in incorrect if u != t],
-                              t, None))
+            cases.append(Case("demo incorrect", groups, [u for u in incorrect if u != t], t, None))
     return cases
 
 
 # ---------------------------------------------------------------- (b) the generated set
 
 ANSWERS = [
-    "Yasunari Kawabata", "Hideki Yukawa", "Shinichiro Tomonaga", "Leo Esaki", "Paul McCartney",
-    "John Lennon", "George Harrison", "Ringo Starr", "Stuart Sutcliffe", "Marie Curie",
-    "Albert Einstein", "Isaac Newton", "Charles Darwin", "Gregor Mendel", "Niels Bohr",
-    "Werner Heisenberg", "Erwin Schrodinger", "Richard Feynman", "Rosalind Franklin",
-    "Alexander Fleming", "Louis Pasteur", "Dmitri Mendeleev", "Ludwig van Beethoven",
-    "Wolfgang Amadeus Mozart", "Johann Sebastian Bach", "Pablo Picasso", "Vincent van Gogh",
-    "Leonardo da Vinci", "Michelangelo", "William Shakespeare", "Charles Dickens",
-    "Jane Austen", "Leo Tolstoy", "Fyodor Dostoevsky", "Haruki Murakami", "Natsume Soseki",
-    "epidermis", "mitochondria", "photosynthesis", "chlorophyll", "hemoglobin",
-    "deoxyribonucleic acid", "ribosome", "cytoplasm", "Golgi apparatus", "endoplasmic reticulum",
-    "Pacific Ocean", "Atlantic Ocean", "Mount Everest", "Kilimanjaro", "Amazon River",
-    "Sahara Desert", "Chiba prefecture", "Urayasu", "Switzerland", "Argentina", "Portugal",
-    "Philippines", "Madagascar", "Canberra", "Wellington", "Reykjavik", "Copenhagen",
-    "Stockholm", "Helsinki", "Budapest", "Bucharest", "Edinburgh", "Barcelona", "Marseille",
-    "Tokyo Disneyland", "United Nations", "European Union", "Red Cross", "Nobel Prize",
-    "Magna Carta", "Declaration of Independence", "Industrial Revolution", "Renaissance",
-    "Digital Versatile Disk", "Central Processing Unit", "World Health Organization",
+    "Yasunari Kawabata",
+    "Hideki Yukawa",
+    "Shinichiro Tomonaga",
+    "Leo Esaki",
+    "Paul McCartney",
+    "John Lennon",
+    "George Harrison",
+    "Ringo Starr",
+    "Stuart Sutcliffe",
+    "Marie Curie",
+    "Albert Einstein",
+    "Isaac Newton",
+    "Charles Darwin",
+    "Gregor Mendel",
+    "Niels Bohr",
+    "Werner Heisenberg",
+    "Erwin Schrodinger",
+    "Richard Feynman",
+    "Rosalind Franklin",
+    "Alexander Fleming",
+    "Louis Pasteur",
+    "Dmitri Mendeleev",
+    "Ludwig van Beethoven",
+    "Wolfgang Amadeus Mozart",
+    "Johann Sebastian Bach",
+    "Pablo Picasso",
+    "Vincent van Gogh",
+    "Leonardo da Vinci",
+    "Michelangelo",
+    "William Shakespeare",
+    "Charles Dickens",
+    "Jane Austen",
+    "Leo Tolstoy",
+    "Fyodor Dostoevsky",
+    "Haruki Murakami",
+    "Natsume Soseki",
+    "epidermis",
+    "mitochondria",
+    "photosynthesis",
+    "chlorophyll",
+    "hemoglobin",
+    "deoxyribonucleic acid",
+    "ribosome",
+    "cytoplasm",
+    "Golgi apparatus",
+    "endoplasmic reticulum",
+    "Pacific Ocean",
+    "Atlantic Ocean",
+    "Mount Everest",
+    "Kilimanjaro",
+    "Amazon River",
+    "Sahara Desert",
+    "Chiba prefecture",
+    "Urayasu",
+    "Switzerland",
+    "Argentina",
+    "Portugal",
+    "Philippines",
+    "Madagascar",
+    "Canberra",
+    "Wellington",
+    "Reykjavik",
+    "Copenhagen",
+    "Stockholm",
+    "Helsinki",
+    "Budapest",
+    "Bucharest",
+    "Edinburgh",
+    "Barcelona",
+    "Marseille",
+    "Tokyo Disneyland",
+    "United Nations",
+    "European Union",
+    "Red Cross",
+    "Nobel Prize",
+    "Magna Carta",
+    "Declaration of Independence",
+    "Industrial Revolution",
+    "Renaissance",
+    "Digital Versatile Disk",
+    "Central Processing Unit",
+    "World Health Organization",
 ]
-ACCENTED = ["Kurt Gödel", "Paul Erdős", "Antonín Dvořák", "Henri Poincaré", "São Paulo",
-            "Zürich", "Gabriel García Márquez", "Frédéric Chopin", "Émile Durkheim",
-            "Pokémon", "Bogotá", "Malmö"]
-ARTICLE_NOUNS = ["epidermis", "mitochondria", "Pacific Ocean", "Sahara Desert", "Amazon River",
-                 "United Nations", "European Union", "Red Cross", "Magna Carta", "Renaissance",
-                 "Industrial Revolution", "Golgi apparatus", "Nobel Prize", "ribosome",
-                 "cytoplasm", "Philippines", "Declaration of Independence"]
+ACCENTED = [
+    "Kurt Gödel",
+    "Paul Erdős",
+    "Antonín Dvořák",
+    "Henri Poincaré",
+    "São Paulo",
+    "Zürich",
+    "Gabriel García Márquez",
+    "Frédéric Chopin",
+    "Émile Durkheim",
+    "Pokémon",
+    "Bogotá",
+    "Malmö",
+]
+ARTICLE_NOUNS = [
+    "epidermis",
+    "mitochondria",
+    "Pacific Ocean",
+    "Sahara Desert",
+    "Amazon River",
+    "United Nations",
+    "European Union",
+    "Red Cross",
+    "Magna Carta",
+    "Renaissance",
+    "Industrial Revolution",
+    "Golgi apparatus",
+    "Nobel Prize",
+    "ribosome",
+    "cytoplasm",
+    "Philippines",
+    "Declaration of Independence",
+]
 # (an answer, another answer of the same shape)
 CONFUSERS = {
-    "number": [("1968", "1969"), ("December 10, 1968", "December 10, 1969"),
-               ("July 14, 1789", "July 4, 1789"), ("July 14, 1789", "July 14, 1798"),
-               ("Apollo 11", "Apollo 13"), ("Boeing 747", "Boeing 737"),
-               ("uranium-235", "uranium-238"), ("World War I", "World War II"),
-               ("Henry VII", "Henry VIII"), ("Louis XVII", "Louis XVIII"),
-               ("Elizabeth I", "Elizabeth II"), ("3.5 billion years", "35 billion years"),
-               ("October 1, 1999", "October 1, 1998"), ("1,000 meters", "1,500 meters"),
-               ("Chanel No. 5", "Chanel No. 9"), ("Windows 95", "Windows 98"),
-               ("Route 66", "Route 67"), ("Catch-22", "Catch-23"), ("1492", "1429"),
-               ("Pope John Paul II", "Pope John Paul I")],
-    "prefix": [("adenosine diphosphate", "adenosine triphosphate"),
-               ("adenosine monophosphate", "adenosine diphosphate"),
-               ("hypothyroidism", "hyperthyroidism"), ("hypoglycemia", "hyperglycemia"),
-               ("intracellular", "intercellular"), ("exothermic", "endothermic"),
-               ("carbon monoxide", "carbon dioxide"), ("monosaccharide", "disaccharide"),
-               ("bicycle", "tricycle"), ("unilateral", "bilateral"),
-               ("hypertension", "hypotension"), ("prenatal", "postnatal"),
-               ("intranational", "international"), ("monoxide", "dioxide"),
-               ("sulfur dioxide", "sulfur trioxide"), ("microeconomics", "macroeconomics"),
-               ("endoderm", "ectoderm"), ("hyperopia", "hypopia"), ("unable", "inable"),
-               ("dinitrogen tetroxide", "dinitrogen pentoxide")],
-    "suffix": [("sodium chloride", "sodium chlorite"), ("sodium sulfate", "sodium sulfite"),
-               ("lactose", "lactase"), ("ethane", "ethene"), ("ethene", "ethyne"),
-               ("potassium nitrate", "potassium nitrite"), ("sucrose", "sucrase"),
-               ("calcium sulfide", "calcium sulfite"), ("propane", "propene"),
-               ("maltose", "maltase")],
-    "name": [("Austria", "Australia"), ("Iran", "Iraq"), ("Slovakia", "Slovenia"),
-             ("Niger", "Nigeria"), ("Gambia", "Zambia"), ("Mali", "Malawi"), ("John", "Joan"),
-             ("Monet", "Manet"), ("Ben Jonson", "Ben Johnson"), ("Stephenson", "Stevenson"),
-             ("Peterson", "Petersen"), ("Sweden", "Swede"), ("Mars", "Mark"),
-             ("Colombia", "Columbia"), ("Georgia", "Georgina"), ("Paris", "Parish"),
-             ("Dominica", "Dominican Republic"), ("Guinea", "Guyana"),
-             ("Kawabata", "Kawahara"), ("Yukawa", "Yokawa"), ("Tomonaga", "Tomonago"),
-             ("Leo Esaki", "Leo Osaki"), ("Ringo Starr", "Ringo Stark"),
-             ("Strauss", "Straus"), ("Haydn", "Handel"), ("Carolina", "Caroline"),
-             ("Hanson", "Hansen"), ("Lennon", "Lenin"), ("Mendel", "Mandel")],
+    "number": [
+        ("1968", "1969"),
+        ("December 10, 1968", "December 10, 1969"),
+        ("July 14, 1789", "July 4, 1789"),
+        ("July 14, 1789", "July 14, 1798"),
+        ("Apollo 11", "Apollo 13"),
+        ("Boeing 747", "Boeing 737"),
+        ("uranium-235", "uranium-238"),
+        ("World War I", "World War II"),
+        ("Henry VII", "Henry VIII"),
+        ("Louis XVII", "Louis XVIII"),
+        ("Elizabeth I", "Elizabeth II"),
+        ("3.5 billion years", "35 billion years"),
+        ("October 1, 1999", "October 1, 1998"),
+        ("1,000 meters", "1,500 meters"),
+        ("Chanel No. 5", "Chanel No. 9"),
+        ("Windows 95", "Windows 98"),
+        ("Route 66", "Route 67"),
+        ("Catch-22", "Catch-23"),
+        ("1492", "1429"),
+        ("Pope John Paul II", "Pope John Paul I"),
+    ],
+    "prefix": [
+        ("adenosine diphosphate", "adenosine triphosphate"),
+        ("adenosine monophosphate", "adenosine diphosphate"),
+        ("hypothyroidism", "hyperthyroidism"),
+        ("hypoglycemia", "hyperglycemia"),
+        ("intracellular", "intercellular"),
+        ("exothermic", "endothermic"),
+        ("carbon monoxide", "carbon dioxide"),
+        ("monosaccharide", "disaccharide"),
+        ("bicycle", "tricycle"),
+        ("unilateral", "bilateral"),
+        ("hypertension", "hypotension"),
+        ("prenatal", "postnatal"),
+        ("intranational", "international"),
+        ("monoxide", "dioxide"),
+        ("sulfur dioxide", "sulfur trioxide"),
+        ("microeconomics", "macroeconomics"),
+        ("endoderm", "ectoderm"),
+        ("hyperopia", "hypopia"),
+        ("unable", "inable"),
+        ("dinitrogen tetroxide", "dinitrogen pentoxide"),
+    ],
+    "suffix": [
+        ("sodium chloride", "sodium chlorite"),
+        ("sodium sulfate", "sodium sulfite"),
+        ("lactose", "lactase"),
+        ("ethane", "ethene"),
+        ("ethene", "ethyne"),
+        ("potassium nitrate", "potassium nitrite"),
+        ("sucrose", "sucrase"),
+        ("calcium sulfide", "calcium sulfite"),
+        ("propane", "propene"),
+        ("maltose", "maltase"),
+    ],
+    "name": [
+        ("Austria", "Australia"),
+        ("Iran", "Iraq"),
+        ("Slovakia", "Slovenia"),
+        ("Niger", "Nigeria"),
+        ("Gambia", "Zambia"),
+        ("Mali", "Malawi"),
+        ("John", "Joan"),
+        ("Monet", "Manet"),
+        ("Ben Jonson", "Ben Johnson"),
+        ("Stephenson", "Stevenson"),
+        ("Peterson", "Petersen"),
+        ("Sweden", "Swede"),
+        ("Mars", "Mark"),
+        ("Colombia", "Columbia"),
+        ("Georgia", "Georgina"),
+        ("Paris", "Parish"),
+        ("Dominica", "Dominican Republic"),
+        ("Guinea", "Guyana"),
+        ("Kawabata", "Kawahara"),
+        ("Yukawa", "Yokawa"),
+        ("Tomonaga", "Tomonago"),
+        ("Leo Esaki", "Leo Osaki"),
+        ("Ringo Starr", "Ringo Stark"),
+        ("Strauss", "Straus"),
+        ("Haydn", "Handel"),
+        ("Carolina", "Caroline"),
+        ("Hanson", "Hansen"),
+        ("Lennon", "Lenin"),
+        ("Mendel", "Mandel"),
+    ],
 }
 KEYS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
-NEIGHBOURS = {ch: [KEYS[r2][c2] for r2 in (r - 1, r, r + 1) if 0 <= r2 < 3
-                   for c2 in (c - 1, c, c + 1) if 0 <= c2 < len(KEYS[r2])
-                   and (r2, c2) != (r, c)]
-              for r, row in enumerate(KEYS) for c, ch in enumerate(row)}
+NEIGHBOURS = {
+    ch: [
+        KEYS[r2][c2]
+        for r2 in (r - 1, r, r + 1)
+        if 0 <= r2 < 3
+        for c2 in (c - 1, c, c + 1)
+        if 0 <= c2 < len(KEYS[r2]) and (r2, c2) != (r, c)
+    ]
+    for r, row in enumerate(KEYS)
+    for c, ch in enumerate(row)
+}
 
 
 def typo(rng: random.Random, text: str) -> str | None:
@@ -164,20 +320,21 @@ def typo(rng: random.Random, text: str) -> str | None:
     w = words[i]
     p = rng.randrange(len(w))
     ch = w[p].lower()
-    op = rng.choices(["adjacent", "drop", "double", "add", "swap", "any"],
-                     weights=[30, 20, 10, 10, 20, 10])[0]
+    op = rng.choices(
+        ["adjacent", "drop", "double", "add", "swap", "any"], weights=[30, 20, 10, 10, 20, 10]
+    )[0]
     if op == "adjacent" and ch in NEIGHBOURS:
-        w = w[:p] + rng.choice(NEIGHBOURS[ch]) + w[p + 1:]
+        w = w[:p] + rng.choice(NEIGHBOURS[ch]) + w[p + 1 :]
     elif op == "drop":
-        w = w[:p] + w[p + 1:]
+        w = w[:p] + w[p + 1 :]
     elif op == "double":
         w = w[:p] + w[p] + w[p:]
     elif op == "add" and ch in NEIGHBOURS:
         w = w[:p] + rng.choice(NEIGHBOURS[ch]) + w[p:]
     elif op == "swap" and p + 1 < len(w) and w[p] != w[p + 1]:
-        w = w[:p] + w[p + 1] + w[p] + w[p + 2:]
+        w = w[:p] + w[p + 1] + w[p] + w[p + 2 :]
     else:
-        w = w[:p] + rng.choice([x for x in "abcdefghijklmnopqrstuvwxyz" if x != ch]) + w[p + 1:]
+        w = w[:p] + rng.choice([x for x in "abcdefghijklmnopqrstuvwxyz" if x != ch]) + w[p + 1 :]
     words[i] = w
     out = " ".join(words)
     return out if out != text else None
@@ -188,8 +345,12 @@ def punctuate(rng: random.Random, text: str) -> str:
     kind = rng.choice(["hyphen", "comma", "quotes", "dots", "parens"])
     if kind == "hyphen" and len(words) > 1:
         i = rng.randrange(len(words) - 1)
-        return " ".join(words[:i]) + (" " if i else "") + "-".join(words[i:i + 2]) + \
-            ("" if i + 2 >= len(words) else " " + " ".join(words[i + 2:]))
+        return (
+            " ".join(words[:i])
+            + (" " if i else "")
+            + "-".join(words[i : i + 2])
+            + ("" if i + 2 >= len(words) else " " + " ".join(words[i + 2 :]))
+        )
     if kind == "comma" and len(words) > 1:
         i = rng.randrange(len(words) - 1)
         words[i] += ","
@@ -203,8 +364,8 @@ def punctuate(rng: random.Random, text: str) -> str:
 
 def unaccent(text: str) -> str:
     import unicodedata
-    return "".join(ch for ch in unicodedata.normalize("NFD", text)
-                   if not unicodedata.combining(ch))
+
+    return "".join(ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch))
 
 
 def generated_cases(seed: int = 14, n: int = 1200) -> list[Case]:
@@ -217,8 +378,9 @@ def generated_cases(seed: int = 14, n: int = 1200) -> list[Case]:
     def question(answer: str, *others: str, avoid: str = "") -> tuple[dict[int, list[str]], int]:
         # no filler answer shares a word with the answers of the case (Tomonaga)
         taken = {w.lower() for a in (answer, *others, avoid) for w in a.split()}
-        fill = rng.sample([a for a in pool if not taken & {w.lower() for w in a.split()}],
-                          rng.randint(1, 4))
+        fill = rng.sample(
+            [a for a in pool if not taken & {w.lower() for w in a.split()}], rng.randint(1, 4)
+        )
         synsets = [answer, *others, *fill]
         rng.shuffle(synsets)
         groups = {}
@@ -229,10 +391,20 @@ def generated_cases(seed: int = 14, n: int = 1200) -> list[Case]:
         return groups, synsets.index(answer)
 
     while len(cases) < n:
-        kind = rng.choices(["typo", "typo near a confuser", "article", "punctuation",
-                            "accents", "word order", "confuser", "confuser judged",
-                            "typo of an incorrect string"],
-                           weights=[20, 10, 8, 8, 4, 5, 25, 12, 8])[0]
+        kind = rng.choices(
+            [
+                "typo",
+                "typo near a confuser",
+                "article",
+                "punctuation",
+                "accents",
+                "word order",
+                "confuser",
+                "confuser judged",
+                "typo of an incorrect string",
+            ],
+            weights=[20, 10, 8, 8, 4, 5, 25, 12, 8],
+        )[0]
         if kind == "typo":
             answer = rng.choice(pool)
             cand = typo(rng, answer)
@@ -265,8 +437,9 @@ def generated_cases(seed: int = 14, n: int = 1200) -> list[Case]:
             answer = rng.choice([a for a in pool if len(a.split()) == 2])
             groups, truth = question(answer)
             first, last = answer.split()
-            cases.append(Case(kind, groups, [], rng.choice([f"{last} {first}",
-                                                            f"{last}, {first}"]), truth))
+            cases.append(
+                Case(kind, groups, [], rng.choice([f"{last} {first}", f"{last}, {first}"]), truth)
+            )
         elif kind in ("confuser", "confuser judged"):
             cat = rng.choice(list(CONFUSERS))
             a, b = rng.sample(rng.choice(CONFUSERS[cat]), 2)
@@ -276,8 +449,9 @@ def generated_cases(seed: int = 14, n: int = 1200) -> list[Case]:
             else:  # b is known: judged incorrect, or its own synset (then it is the answer)
                 if rng.random() < 0.5:
                     groups, _ = question(a, avoid=b)
-                    cases.append(Case(f"{kind} ({cat})", groups, [b], b + rng.choice(["", "."]),
-                                      None))
+                    cases.append(
+                        Case(f"{kind} ({cat})", groups, [b], b + rng.choice(["", "."]), None)
+                    )
                 else:
                     c = typo(rng, b)
                     if c is None:
@@ -296,6 +470,7 @@ def generated_cases(seed: int = 14, n: int = 1200) -> list[Case]:
 
 
 # ---------------------------------------------------------------- measuring
+
 
 @dataclass
 class Score:
@@ -325,9 +500,14 @@ def measure(cases: list[Case], rule, errors: list | None = None) -> dict[str, Sc
             s.suggested += got is not None
             s.right += got is not None and got == case.truth
         if errors is not None and got is not None and got != case.truth:
-            errors.append((case.category, case.candidate,
-                           case.groups[got], None if case.truth is None
-                           else case.groups[case.truth]))
+            errors.append(
+                (
+                    case.category,
+                    case.candidate,
+                    case.groups[got],
+                    None if case.truth is None else case.groups[case.truth],
+                )
+            )
     return out
 
 
@@ -340,16 +520,20 @@ def table(title: str, cases: list[Case], show_errors: bool = False) -> None:
     old_err: list = []
     new_err: list = []
     old, new = measure(cases, old_rule, old_err), measure(cases, new_rule, new_err)
-    print(f"\n{title}: {len(cases)} cases, {sum(c.truth is not None for c in cases)} "
-          "whose answer is a synset")
+    print(
+        f"\n{title}: {len(cases)} cases, {sum(c.truth is not None for c in cases)} "
+        "whose answer is a synset"
+    )
     head = "  sugg right wrong  prec recall"
     print(f"{'':<28}{'':>6}{'':>6}  {'old rule':<{len(head) - 2}}  new rule")
     print(f"{'category':<28}{'cases':>6}{'pos':>6}{head}{head}")
     for name in sorted(old, key=lambda k: (k != "all", k)):
         row = f"{name:<28}{old[name].cases:>6}{old[name].positives:>6}"
         for s in (old[name], new[name]):
-            row += (f"{s.suggested:>6}{s.right:>6}{s.suggested - s.right:>6}"
-                    f"{_fmt(s.precision, s.suggested)}{_fmt(s.recall, s.positives)}")
+            row += (
+                f"{s.suggested:>6}{s.right:>6}{s.suggested - s.right:>6}"
+                f"{_fmt(s.precision, s.suggested)}{_fmt(s.recall, s.positives)}"
+            )
         print(row)
     if show_errors:
         for label, errs in (("old", old_err), ("new", new_err)):
@@ -364,23 +548,30 @@ def show_demo_suggestions() -> None:
         hit = Suggester(case.groups, incorrect=case.incorrect).suggest(case.candidate)
         if hit is not None:
             ok = "right" if hit.synset == case.truth else "WRONG"
-            print(f"  {ok}: {case.candidate!r} -> {case.groups[hit.synset]} "
-                  f"({hit.score}%: {hit.reason})")
+            print(
+                f"  {ok}: {case.candidate!r} -> {case.groups[hit.synset]} "
+                f"({hit.score}%: {hit.reason})"
+            )
 
 
 def timing(seed: int = 14) -> None:
     """Time both rules on one question of 1,000 strings: 100 synsets of 4 strings, 100
     incorrect, 500 candidates (half of them typos), as the workspace computes them."""
     import time
+
     rng = random.Random(seed)
     words = [w for a in ANSWERS for w in a.split()]
 
     def answer() -> str:
         return " ".join(rng.choice(words) for _ in range(rng.randint(1, 3)))
+
     groups = {g: [answer() for _ in range(4)] for g in range(100)}
     incorrect = [answer() for _ in range(100)]
-    cands = [(typo(rng, rng.choice(groups[rng.randrange(100)])) if rng.random() < 0.5
-              else None) or answer() for _ in range(500)]
+    cands = [
+        (typo(rng, rng.choice(groups[rng.randrange(100)])) if rng.random() < 0.5 else None)
+        or answer()
+        for _ in range(500)
+    ]
     best_old = best_new = float("inf")
     for _ in range(3):
         t0 = time.perf_counter()
@@ -394,9 +585,11 @@ def timing(seed: int = 14) -> None:
         hits = Suggester(groups, incorrect=incorrect).suggest_many(cands)
         t2 = time.perf_counter()
         best_old, best_new = min(best_old, t1 - t0), min(best_new, t2 - t1)
-    print(f"\none question of 1,000 strings (500 candidates), best of 3: old rule "
-          f"{best_old * 1000:.0f} ms, new rule {best_new * 1000:.0f} ms "
-          f"({sum(h is not None for h in hits)} suggestions)")
+    print(
+        f"\none question of 1,000 strings (500 candidates), best of 3: old rule "
+        f"{best_old * 1000:.0f} ms, new rule {best_new * 1000:.0f} ms "
+        f"({sum(h is not None for h in hits)} suggestions)"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

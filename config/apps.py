@@ -15,6 +15,7 @@ class ProjectConfig(AppConfig):
         from django.conf import settings
 
         from . import checks  # noqa: F401  (registers them)
+
         try:
             Path(settings.FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
         except OSError:

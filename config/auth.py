@@ -16,7 +16,7 @@ from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-MAX_FAILURES = 5          # attempts allowed ...
+MAX_FAILURES = 5  # attempts allowed ...
 WINDOW_SECONDS = 15 * 60  # ... per this window, per address and per username
 
 
@@ -76,10 +76,14 @@ class RateLimitedLoginView(auth_views.LoginView):
                 locked = True
                 break
         if locked:
-            context = {**self.get_context_data(form=self.get_form()), "locked": True,
-                       "minutes": WINDOW_SECONDS // 60}
-            return TemplateResponse(request, self.template_name or "registration/login.html",
-                                    context, status=429)
+            context = {
+                **self.get_context_data(form=self.get_form()),
+                "locked": True,
+                "minutes": WINDOW_SECONDS // 60,
+            }
+            return TemplateResponse(
+                request, self.template_name or "registration/login.html", context, status=429
+            )
         return super().post(request, *args, **kwargs)
 
     def form_valid(self, form):

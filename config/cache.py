@@ -25,20 +25,26 @@ class DatabaseCache(DjangoDatabaseCache):
         table = qn(self._table)
         lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
         with transaction.atomic(using=db), connection.cursor() as cursor:
-            cursor.execute(f"SELECT {qn('value')}, {qn('expires')} FROM {table} "
-                           f"WHERE {qn('cache_key')} = %s{lock}", [key])
+            cursor.execute(
+                f"SELECT {qn('value')}, {qn('expires')} FROM {table} "
+                f"WHERE {qn('cache_key')} = %s{lock}",
+                [key],
+            )
             row = cursor.fetchone()
             if row is not None:
                 expires = row[1]
                 expression = models.Expression(output_field=models.DateTimeField())
-                for converter in (connection.ops.get_db_converters(expression)
-                                  + expression.get_db_converters(connection)):
+                for converter in connection.ops.get_db_converters(
+                    expression
+                ) + expression.get_db_converters(connection):
                     expires = converter(expires, expression, connection)
             if row is None or expires < now():
                 raise ValueError(f"Key '{key}' not found")
             value = pickle.loads(base64.b64decode(connection.ops.process_clob(row[0]).encode()))
             value += delta
             encoded = base64.b64encode(pickle.dumps(value, self.pickle_protocol)).decode("latin1")
-            cursor.execute(f"UPDATE {table} SET {qn('value')} = %s WHERE {qn('cache_key')} = %s",
-                           [encoded, key])
+            cursor.execute(
+                f"UPDATE {table} SET {qn('value')} = %s WHERE {qn('cache_key')} = %s",
+                [encoded, key],
+            )
         return value

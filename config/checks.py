@@ -14,5 +14,6 @@ def secret_key_is_set(app_configs, **kwargs):
 def refuse_to_serve_without_a_secret_key() -> None:
     """Called by the WSGI/ASGI entry points: no server starts without a key in production."""
     from django.core.exceptions import ImproperlyConfigured
+
     if getattr(settings, "SECRET_KEY_MISSING", False):
         raise ImproperlyConfigured(settings.SECRET_KEY_MESSAGE)

@@ -26,7 +26,16 @@ def is_database_unavailable(exc: BaseException | None) -> bool:
     # them as a DatabaseError subclass, so look at the cause too
     cause = getattr(exc, "__cause__", None)
     return isinstance(exc, DatabaseError) and getattr(cause, "sqlstate", None) in {
-        "57014", "55P03", "57P01", "57P03", "08000", "08001", "08003", "08004", "08006"}
+        "57014",
+        "55P03",
+        "57P01",
+        "57P03",
+        "08000",
+        "08001",
+        "08003",
+        "08004",
+        "08006",
+    }
 
 
 def database_unavailable_response() -> HttpResponse:

@@ -16,8 +16,14 @@ class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
 
 
-def render_page(request: HtmxHttpRequest, template_name: str, context: dict[str, Any], *,
-                partial: str | None = None, status: int = 200) -> TemplateResponse:
+def render_page(
+    request: HtmxHttpRequest,
+    template_name: str,
+    context: dict[str, Any],
+    *,
+    partial: str | None = None,
+    status: int = 200,
+) -> TemplateResponse:
     """The page, or only its ``{% partialdef partial %}`` for an htmx request that swaps it
     (a boosted link or form wants the whole page)."""
     if partial and request.htmx and not request.htmx.boosted:

@@ -46,17 +46,24 @@ class RequestSizeLimitMiddleware:
     def __call__(self, request):
         limit = settings.MAX_REQUEST_BODY_BYTES
         try:
-            length = int(request.META.get("CONTENT_LENGTH") or 0)
+            length = int(request.headers.get("content-length") or 0)
         except ValueError:
             length = 0
         if limit and length > limit:
             mb = 1024 * 1024
             if _for_api(request):
-                return JsonResponse({"detail": f"The request is {length / mb:.1f} MB; uploads "
-                                               f"may be at most {limit // mb} MB."}, status=413)
-            body = (f"<!doctype html><title>Request too large</title><h1>Request too large"
-                    f"</h1><p>The request is {length / mb:.1f} MB; uploads may be at most "
-                    f"{limit // mb} MB.</p>")
+                return JsonResponse(
+                    {
+                        "detail": f"The request is {length / mb:.1f} MB; uploads "
+                        f"may be at most {limit // mb} MB."
+                    },
+                    status=413,
+                )
+            body = (
+                f"<!doctype html><title>Request too large</title><h1>Request too large"
+                f"</h1><p>The request is {length / mb:.1f} MB; uploads may be at most "
+                f"{limit // mb} MB.</p>"
+            )
             return HttpResponse(body, status=413)
         return self.get_response(request)
 
@@ -76,8 +83,7 @@ def _control_character_field(request) -> str | None:
             return None  # a body Django cannot parse: the view refuses it as it always did
     for part in parts:
         for name, values in part.lists():
-            if CONTROL_CHARACTERS.search(name) or any(CONTROL_CHARACTERS.search(v)
-                                                      for v in values):
+            if CONTROL_CHARACTERS.search(name) or any(CONTROL_CHARACTERS.search(v) for v in values):
                 return name
     return None
 
@@ -95,18 +101,29 @@ class ControlCharacterMiddleware:
         # a cookie holding one (a session key with a NUL byte would fail in the database)
         # is dropped, so the browser gets a fresh one instead of an error on every page
         if any(CONTROL_CHARACTERS.search(v) for v in request.COOKIES.values()):
-            request.COOKIES = {k: v for k, v in request.COOKIES.items()
-                               if not CONTROL_CHARACTERS.search(v)}
+            request.COOKIES = {
+                k: v for k, v in request.COOKIES.items() if not CONTROL_CHARACTERS.search(v)
+            }
         field = _control_character_field(request)
         if field is not None and _for_api(request):
-            return JsonResponse({"detail": f"{field[:60]!r} holds a control character (such "
-                                           "as a NUL byte); only tab, newline and carriage "
-                                           "return are allowed in text."}, status=400)
+            return JsonResponse(
+                {
+                    "detail": f"{field[:60]!r} holds a control character (such "
+                    "as a NUL byte); only tab, newline and carriage "
+                    "return are allowed in text."
+                },
+                status=400,
+            )
         if field is not None:
-            return render(request, "400.html", {
-                "reason": f"{field[:60]!r} holds a control character (such as a NUL byte); "
-                          "only tab, newline and carriage return are allowed in text."
-                          if field != "the address" else
-                          "The address holds a control character (such as a NUL byte)."},
-                status=400)
+            return render(
+                request,
+                "400.html",
+                {
+                    "reason": f"{field[:60]!r} holds a control character (such as a NUL byte); "
+                    "only tab, newline and carriage return are allowed in text."
+                    if field != "the address"
+                    else "The address holds a control character (such as a NUL byte)."
+                },
+                status=400,
+            )
         return self.get_response(request)

@@ -33,13 +33,20 @@ SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 # and so do the commands that run system checks (config/checks.py); `manage.py score`,
 # which needs neither key nor database, still runs.
 SECRET_KEY_MISSING = not SECRET_KEY and not DEBUG
-SECRET_KEY_MESSAGE = ("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off (the default); "
-                      "for local development set DJANGO_DEBUG=1")
+SECRET_KEY_MESSAGE = (
+    "DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off (the default); "
+    "for local development set DJANGO_DEBUG=1"
+)
 if not SECRET_KEY and DEBUG:
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production-" + "x" * 16
 
-ALLOWED_HOSTS = [h.strip() for h in os.environ.get(
-    "DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost" if not DEBUG else "*").split(",") if h.strip()]
+ALLOWED_HOSTS = [
+    h.strip()
+    for h in os.environ.get(
+        "DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost" if not DEBUG else "*"
+    ).split(",")
+    if h.strip()
+]
 
 INSTALLED_APPS = [
     "config.apps.ProjectConfig",
@@ -91,12 +98,18 @@ TEMPLATES = [
             ],
             "builtins": ["template_partials.templatetags.partials"],
             "loaders": [
-                ("template_partials.loader.Loader", [
-                    ("django.template.loaders.cached.Loader", [
-                        "django.template.loaders.filesystem.Loader",
-                        "django.template.loaders.app_directories.Loader",
-                    ]),
-                ]),
+                (
+                    "template_partials.loader.Loader",
+                    [
+                        (
+                            "django.template.loaders.cached.Loader",
+                            [
+                                "django.template.loaders.filesystem.Loader",
+                                "django.template.loaders.app_directories.Loader",
+                            ],
+                        ),
+                    ],
+                ),
             ],
         },
     },
@@ -122,16 +135,21 @@ DB_LOCK_TIMEOUT_MS = int(os.environ.get("DJANGO_DB_LOCK_TIMEOUT_MS", "5000"))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"]["options"] = (
-        f"-c statement_timeout={DB_STATEMENT_TIMEOUT_MS} -c lock_timeout={DB_LOCK_TIMEOUT_MS}")
+        f"-c statement_timeout={DB_STATEMENT_TIMEOUT_MS} -c lock_timeout={DB_LOCK_TIMEOUT_MS}"
+    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {})
     # wait for a concurrent writer instead of failing at once; write transactions start
     # with BEGIN IMMEDIATE so two writers never deadlock on a lock upgrade
     # write-ahead log: readers never wait for the writer, and a commit is one fsync of the
     # log (synchronous stays FULL: an acknowledged judgment survives a power cut)
-    DATABASES["default"]["OPTIONS"].update({
-        "timeout": 20, "transaction_mode": "IMMEDIATE",
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"})
+    DATABASES["default"]["OPTIONS"].update(
+        {
+            "timeout": 20,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
+        }
+    )
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -156,7 +174,8 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
-        if not DEBUG else "django.contrib.staticfiles.storage.StaticFilesStorage",
+        if not DEBUG
+        else "django.contrib.staticfiles.storage.StaticFilesStorage",
     },
 }
 
@@ -166,10 +185,16 @@ SESSION_ENGINE = "django.contrib.sessions.backends.db"
 # scores are cached per process, keyed by the judgment version, so they are never stale.
 CACHES = {
     # Django's database cache with an atomic incr (the login throttle's counters)
-    "default": {"BACKEND": "config.cache.DatabaseCache",
-                "LOCATION": "django_cache", "OPTIONS": {"MAX_ENTRIES": 100_000}},
-    "scores": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-               "LOCATION": "scores", "OPTIONS": {"MAX_ENTRIES": 200}},
+    "default": {
+        "BACKEND": "config.cache.DatabaseCache",
+        "LOCATION": "django_cache",
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
+    },
+    "scores": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "scores",
+        "OPTIONS": {"MAX_ENTRIES": 200},
+    },
 }
 
 # Uploads: runs up to RUN_UPLOAD_MAX_MB, imports up to IMPORT_MAX_MB.  A request body

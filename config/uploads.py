@@ -26,7 +26,8 @@ def check_upload_size(f: UploadedFile, max_mb: int, what: str) -> UploadedFile:
     form with a file field checks its size here."""
     if f.size > max_mb * 1024 * 1024:
         raise forms.ValidationError(
-            f"The file is {f.size / 1048576:.1f} MB; {what} may be at most {max_mb} MB.")
+            f"The file is {f.size / 1048576:.1f} MB; {what} may be at most {max_mb} MB."
+        )
     return f
 
 
@@ -77,10 +78,10 @@ class _SpooledUpload(TemporaryUploadedFile):
 
     def __init__(self, name, content_type, size, charset, content_type_extra=None):
         _, ext = os.path.splitext(name)
-        file = tempfile.NamedTemporaryFile(prefix=_prefix(), suffix=".upload" + ext[:20],
-                                           dir=settings.FILE_UPLOAD_TEMP_DIR)
-        UploadedFile.__init__(self, file, name, content_type, size, charset,
-                              content_type_extra)
+        file = tempfile.NamedTemporaryFile(
+            prefix=_prefix(), suffix=".upload" + ext[:20], dir=settings.FILE_UPLOAD_TEMP_DIR
+        )
+        UploadedFile.__init__(self, file, name, content_type, size, charset, content_type_extra)
 
 
 class CleaningTemporaryFileUploadHandler(TemporaryFileUploadHandler):
@@ -89,5 +90,6 @@ class CleaningTemporaryFileUploadHandler(TemporaryFileUploadHandler):
     def new_file(self, *args, **kwargs):
         clean_upload_dir()
         super(TemporaryFileUploadHandler, self).new_file(*args, **kwargs)
-        self.file = _SpooledUpload(self.file_name, self.content_type, 0, self.charset,
-                                   self.content_type_extra)
+        self.file = _SpooledUpload(
+            self.file_name, self.content_type, 0, self.charset, self.content_type_extra
+        )

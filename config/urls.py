@@ -19,17 +19,26 @@ def favicon(request):
     return HttpResponsePermanentRedirect(static("favicon.svg"))
 
 
-
 urlpatterns = [
     path("", annotate_views.home, name="home"),
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     # the one-time link of an account an organizer created (annotate.services.member_invite)
-    path("accounts/set-password/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(
-        template_name="registration/set_password.html",
-        success_url=reverse_lazy("set-password-done")), name="set-password"),
-    path("accounts/set-password/done/", auth_views.PasswordResetCompleteView.as_view(
-        template_name="registration/set_password_done.html"), name="set-password-done"),
+    path(
+        "accounts/set-password/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(
+            template_name="registration/set_password.html",
+            success_url=reverse_lazy("set-password-done"),
+        ),
+        name="set-password",
+    ),
+    path(
+        "accounts/set-password/done/",
+        auth_views.PasswordResetCompleteView.as_view(
+            template_name="registration/set_password_done.html"
+        ),
+        name="set-password-done",
+    ),
     path("admin/", admin.site.urls),
     path("favicon.ico", favicon, name="favicon"),
     path("api/", include("api.urls")),

@@ -12,6 +12,7 @@ class EvaluationConfig(AppConfig):
 
         # a collection's new matching mode re-keys its run answers, in the same transaction
         matching_mode_changed.connect(
-            lambda sender, **kw: run_answers_rekey(collection=kw["collection"],
-                                                   mode=kw["mode"]),
-            weak=False, dispatch_uid="evaluation-run-answers-rekey")
+            lambda sender, **kw: run_answers_rekey(collection=kw["collection"], mode=kw["mode"]),
+            weak=False,
+            dispatch_uid="evaluation-run-answers-rekey",
+        )

@@ -58,27 +58,87 @@ from .services import run_name_problem
 FORMAT = "qasynset-collection"
 VERSION = 3
 READS = (1, 2, 3)  # versions collection_import reads
-COLLECTION_FIELDS = ("name", "description", "guidelines", "matching_mode", "max_output_size",
-                     "open_for_submissions", "leaderboard_published", "judgment_version")
-MEMBERS = ("manifest.json", "questions.csv", "synsets.csv", "strings.csv", "events.jsonl",
-           "runs.json", "run_answers.csv")
+COLLECTION_FIELDS = (
+    "name",
+    "description",
+    "guidelines",
+    "matching_mode",
+    "max_output_size",
+    "open_for_submissions",
+    "leaderboard_published",
+    "judgment_version",
+)
+MEMBERS = (
+    "manifest.json",
+    "questions.csv",
+    "synsets.csv",
+    "strings.csv",
+    "events.jsonl",
+    "runs.json",
+    "run_answers.csv",
+)
 LAYER_MEMBERS = ("layers.csv", "layer_judgments.csv")  # version 3 on
 COLUMNS = {  # the CSV members' columns, by version
-    1: {"questions.csv": ["question_id", "question", "status", "notes", "version", "assessors"],
+    1: {
+        "questions.csv": ["question_id", "question", "status", "notes", "version", "assessors"],
         "synsets.csv": ["question_id", "synset_id", "note"],
-        "strings.csv": ["question_id", "synset_id", "answer", "key", "level", "source",
-                        "judged_by", "judged_at", "created_at"],
-        "run_answers.csv": ["run", "question_id", "rank", "answer", "key", "score"]},
+        "strings.csv": [
+            "question_id",
+            "synset_id",
+            "answer",
+            "key",
+            "level",
+            "source",
+            "judged_by",
+            "judged_at",
+            "created_at",
+        ],
+        "run_answers.csv": ["run", "question_id", "rank", "answer", "key", "score"],
+    },
 }
-COLUMNS[2] = dict(COLUMNS[1], **{
-    "synsets.csv": ["id", "question_id", "synset_id", "label", "note"],
-    "strings.csv": ["id", "question_id", "synset_id", "answer", "variants", "key", "level",
-                    "source", "judged_by", "judged_at", "created_at"]})
-COLUMNS[3] = dict(COLUMNS[2], **{
-    "layers.csv": ["question_id", "assessor", "k", "adjudicator", "gold_at", "version",
-                   "started_at", "done_at", "seconds"],
-    "layer_judgments.csv": ["question_id", "assessor", "string_id", "synset_id", "level",
-                            "judged_at"]})
+COLUMNS[2] = dict(
+    COLUMNS[1],
+    **{
+        "synsets.csv": ["id", "question_id", "synset_id", "label", "note"],
+        "strings.csv": [
+            "id",
+            "question_id",
+            "synset_id",
+            "answer",
+            "variants",
+            "key",
+            "level",
+            "source",
+            "judged_by",
+            "judged_at",
+            "created_at",
+        ],
+    },
+)
+COLUMNS[3] = dict(
+    COLUMNS[2],
+    **{
+        "layers.csv": [
+            "question_id",
+            "assessor",
+            "k",
+            "adjudicator",
+            "gold_at",
+            "version",
+            "started_at",
+            "done_at",
+            "seconds",
+        ],
+        "layer_judgments.csv": [
+            "question_id",
+            "assessor",
+            "string_id",
+            "synset_id",
+            "level",
+            "judged_at",
+        ],
+    },
+)
 
 
 def _max_bytes() -> int:
@@ -95,8 +155,10 @@ def _read_csv(text: str) -> tuple[list[str], list[dict]]:
     with too few or too many fields has None in it.  Raises ValueError (CsvFormatError) for
     text that is not CSV."""
     _, header, rows = read_csv(text)
-    return header, [dict(zip(header, row, strict=True)) if len(row) == len(header)
-                    else {None: None} for row in rows]
+    return header, [
+        dict(zip(header, row, strict=True)) if len(row) == len(header) else {None: None}
+        for row in rows
+    ]
 
 
 def _iso(dt) -> str:
@@ -131,11 +193,17 @@ def _export_side(side: dict, action: str, ids: dict) -> dict:
         return side
     side = dict(side)
     if isinstance(side.get("strings"), dict):
-        side["strings"] = {str(ids["string"](k)): None if snap is None else dict(
-            snap, synset=ids["synset"](snap.get("synset")),
-            level=ids["level"].get(snap.get("level")),
-            judged_by=ids["user"].get(snap.get("judged_by")))
-            for k, snap in side["strings"].items()}
+        side["strings"] = {
+            str(ids["string"](k)): None
+            if snap is None
+            else dict(
+                snap,
+                synset=ids["synset"](snap.get("synset")),
+                level=ids["level"].get(snap.get("level")),
+                judged_by=ids["user"].get(snap.get("judged_by")),
+            )
+            for k, snap in side["strings"].items()
+        }
     if isinstance(side.get("synsets"), list) and "strings" in side:
         side["synsets"] = [[ids["synset"](row[0]), *row[1:]] for row in side["synsets"]]
     if "undoes" in side:
@@ -143,88 +211,197 @@ def _export_side(side: dict, action: str, ids: dict) -> dict:
     if action in RUN_EVENTS and "run" in side:
         side["run"] = ids["run"].get(side["run"])
     if isinstance(side.get("rows"), dict):  # a layer event: [synset, level, judged_at]
-        side["rows"] = {str(ids["string"](k)): None if row is None else
-                        [row[0], ids["level"].get(row[1]), *row[2:]]
-                        for k, row in side["rows"].items()}
+        side["rows"] = {
+            str(ids["string"](k)): None
+            if row is None
+            else [row[0], ids["level"].get(row[1]), *row[2:]]
+            for k, row in side["rows"].items()
+        }
     return side
 
 
 def collection_export(*, collection: Collection) -> bytes:
     """The archive (zip bytes) of ``collection``."""
     levels = list(collection.levels.order_by("order").values("code", "label", "gain", "order"))
-    members = list(collection.memberships.order_by("user__username")
-                   .values_list("user__username", "role"))
+    members = list(
+        collection.memberships.order_by("user__username").values_list("user__username", "role")
+    )
     manifest = {
-        "format": FORMAT, "version": VERSION, "exported_at": timezone.now().isoformat(),
+        "format": FORMAT,
+        "version": VERSION,
+        "exported_at": timezone.now().isoformat(),
         "collection": {f: getattr(collection, f) for f in COLLECTION_FIELDS}
-        | {"slug": collection.slug,
-           "judgments_changed_at": _iso(collection.judgments_changed_at)},
-        "levels": levels, "members": [{"username": u, "role": r} for u, r in members],
+        | {"slug": collection.slug, "judgments_changed_at": _iso(collection.judgments_changed_at)},
+        "levels": levels,
+        "members": [{"username": u, "role": r} for u, r in members],
     }
     questions = Question.objects.filter(collection=collection).order_by("id")
     assessors: dict[int, list[str]] = {}
-    for qid, username in (Question.assessors.through.objects
-                          .filter(question__collection=collection)
-                          .values_list("question_id", "user__username")):
+    for qid, username in Question.assessors.through.objects.filter(
+        question__collection=collection
+    ).values_list("question_id", "user__username"):
         assessors.setdefault(qid, []).append(username)
-    q_rows = [(q.qid, q.text, q.status, q.notes, q.version, " ".join(sorted(assessors.get(
-        q.pk, [])))) for q in questions]
-    synsets = list(AnswerSynset.objects.filter(question__collection=collection)
-                   .order_by("question_id", "ordinal")
-                   .values_list("pk", "question__qid", "ordinal", "label", "note"))
-    strings = list(AnswerString.objects.filter(question__collection=collection)
-                   .order_by("question_id", "id")
-                   .values_list("pk", "question__qid", "synset__ordinal", "text", "variants",
-                                "key", "level__code", "source", "judged_by__username",
-                                "judged_at", "created_at"))
-    events = list(JudgmentEvent.objects.filter(collection=collection).order_by("id")
-                  .values_list("pk", "question__qid", "user__username", "action", "before",
-                               "after", "created_at", "layer__assessor__username"))
+    q_rows = [
+        (q.qid, q.text, q.status, q.notes, q.version, " ".join(sorted(assessors.get(q.pk, []))))
+        for q in questions
+    ]
+    synsets = list(
+        AnswerSynset.objects.filter(question__collection=collection)
+        .order_by("question_id", "ordinal")
+        .values_list("pk", "question__qid", "ordinal", "label", "note")
+    )
+    strings = list(
+        AnswerString.objects.filter(question__collection=collection)
+        .order_by("question_id", "id")
+        .values_list(
+            "pk",
+            "question__qid",
+            "synset__ordinal",
+            "text",
+            "variants",
+            "key",
+            "level__code",
+            "source",
+            "judged_by__username",
+            "judged_at",
+            "created_at",
+        )
+    )
+    events = list(
+        JudgmentEvent.objects.filter(collection=collection)
+        .order_by("id")
+        .values_list(
+            "pk",
+            "question__qid",
+            "user__username",
+            "action",
+            "before",
+            "after",
+            "created_at",
+            "layer__assessor__username",
+        )
+    )
     # withdrawn runs stay out (a withdrawn run may share its name with a later run); their
     # withdraw_run events are in the events
-    runs = list(Run.objects.active().filter(collection=collection).order_by("id")
-                .select_related("owner"))
-    ids = {"string": _ArchiveIds(s[0] for s in strings),
-           "synset": _ArchiveIds(s[0] for s in synsets),
-           "event": {e[0]: i for i, e in enumerate(events, start=1)},
-           "level": dict(collection.levels.values_list("pk", "code")),
-           "run": {r.pk: r.name for r in runs},
-           "user": dict(get_user_model().objects.filter(pk__in={
-               snap.get("judged_by") for e in events for side in e[4:6] if isinstance(side, dict)
-               and isinstance(side.get("strings"), dict)
-               for snap in side["strings"].values() if isinstance(snap, dict)} - {None})
-               .values_list("pk", "username"))}
+    runs = list(
+        Run.objects.active().filter(collection=collection).order_by("id").select_related("owner")
+    )
+    ids = {
+        "string": _ArchiveIds(s[0] for s in strings),
+        "synset": _ArchiveIds(s[0] for s in synsets),
+        "event": {e[0]: i for i, e in enumerate(events, start=1)},
+        "level": dict(collection.levels.values_list("pk", "code")),
+        "run": {r.pk: r.name for r in runs},
+        "user": dict(
+            get_user_model()
+            .objects.filter(
+                pk__in={
+                    snap.get("judged_by")
+                    for e in events
+                    for side in e[4:6]
+                    if isinstance(side, dict) and isinstance(side.get("strings"), dict)
+                    for snap in side["strings"].values()
+                    if isinstance(snap, dict)
+                }
+                - {None}
+            )
+            .values_list("pk", "username")
+        ),
+    }
     syn_rows = [(ids["synset"](pk), q, o, label, note) for pk, q, o, label, note in synsets]
-    s_rows = [(ids["string"](pk), q, o or "", t, json.dumps(v, ensure_ascii=False) if v else "",
-               k, lv or "", src, by or "", _iso(at), _iso(created))
-              for pk, q, o, t, v, k, lv, src, by, at, created in strings]
-    e_lines = "".join(json.dumps({
-        "id": ids["event"][pk], "question_id": q, "user": u, "action": a,
-        "before": _export_side(b, a, ids), "after": _export_side(af, a, ids),
-        "created_at": _iso(c), "layer": layer}, ensure_ascii=False) + "\n"
-        for pk, q, u, a, b, af, c, layer in events)
-    l_rows = [(q, who, k or "", adj or "", _iso(gold), version, _iso(started), _iso(done),
-               "" if secs is None else repr(secs))
-              for q, who, k, adj, gold, version, started, done, secs in (
-                  JudgingLayer.objects.filter(question__collection=collection)
-                  .order_by("question_id", "id")
-                  .values_list("question__qid", "assessor__username", "question__layer_request__k",
-                               "question__layer_request__adjudicator__username",
-                               "question__layer_request__gold_at", "version", "started_at",
-                               "done_at", "seconds"))]
-    lj_rows = [(q, who, ids["string"](s), "" if g is None else g, lv or "", _iso(at))
-               for q, who, s, g, lv, at in (
-                   LayerJudgment.objects.filter(layer__question__collection=collection)
-                   .order_by("layer__question_id", "layer_id", "string_id")
-                   .values_list("layer__question__qid", "layer__assessor__username",
-                                "string_id", "group", "level__code", "judged_at"))]
-    r_meta = [{"name": r.name, "owner": r.owner.get_username(), "description": r.description,
-               "uploaded_at": _iso(r.uploaded_at), "source_name": r.source_name,
-               "sha256": r.sha256, "format": r.format} for r in runs]
-    answers = (RunAnswer.objects.filter(run__collection=collection,
-                                        run__withdrawn_at__isnull=True)
-               .order_by("run_id", "question_id", "rank")
-               .values_list("run__name", "question__qid", "rank", "text", "key", "score"))
+    s_rows = [
+        (
+            ids["string"](pk),
+            q,
+            o or "",
+            t,
+            json.dumps(v, ensure_ascii=False) if v else "",
+            k,
+            lv or "",
+            src,
+            by or "",
+            _iso(at),
+            _iso(created),
+        )
+        for pk, q, o, t, v, k, lv, src, by, at, created in strings
+    ]
+    e_lines = "".join(
+        json.dumps(
+            {
+                "id": ids["event"][pk],
+                "question_id": q,
+                "user": u,
+                "action": a,
+                "before": _export_side(b, a, ids),
+                "after": _export_side(af, a, ids),
+                "created_at": _iso(c),
+                "layer": layer,
+            },
+            ensure_ascii=False,
+        )
+        + "\n"
+        for pk, q, u, a, b, af, c, layer in events
+    )
+    l_rows = [
+        (
+            q,
+            who,
+            k or "",
+            adj or "",
+            _iso(gold),
+            version,
+            _iso(started),
+            _iso(done),
+            "" if secs is None else repr(secs),
+        )
+        for q, who, k, adj, gold, version, started, done, secs in (
+            JudgingLayer.objects.filter(question__collection=collection)
+            .order_by("question_id", "id")
+            .values_list(
+                "question__qid",
+                "assessor__username",
+                "question__layer_request__k",
+                "question__layer_request__adjudicator__username",
+                "question__layer_request__gold_at",
+                "version",
+                "started_at",
+                "done_at",
+                "seconds",
+            )
+        )
+    ]
+    lj_rows = [
+        (q, who, ids["string"](s), "" if g is None else g, lv or "", _iso(at))
+        for q, who, s, g, lv, at in (
+            LayerJudgment.objects.filter(layer__question__collection=collection)
+            .order_by("layer__question_id", "layer_id", "string_id")
+            .values_list(
+                "layer__question__qid",
+                "layer__assessor__username",
+                "string_id",
+                "group",
+                "level__code",
+                "judged_at",
+            )
+        )
+    ]
+    r_meta = [
+        {
+            "name": r.name,
+            "owner": r.owner.get_username(),
+            "description": r.description,
+            "uploaded_at": _iso(r.uploaded_at),
+            "source_name": r.source_name,
+            "sha256": r.sha256,
+            "format": r.format,
+        }
+        for r in runs
+    ]
+    answers = (
+        RunAnswer.objects.filter(run__collection=collection, run__withdrawn_at__isnull=True)
+        .order_by("run_id", "question_id", "rank")
+        .values_list("run__name", "question__qid", "rank", "text", "key", "score")
+    )
     a_rows = [(r, q, rank, t, k, "" if s is None else repr(s)) for r, q, rank, t, k, s in answers]
     columns = COLUMNS[VERSION]
     buf = io.BytesIO()
@@ -315,8 +492,12 @@ class _Archive:
         m = self.manifest
         if not isinstance(m, dict) or m.get("format") != FORMAT or m.get("version") not in READS:
             version = m.get("version") if isinstance(m, dict) else None
-            self.add("manifest.json", None, f"not a {FORMAT} archive of version "
-                     f"{' or '.join(map(str, READS))} (version {version!r})")
+            self.add(
+                "manifest.json",
+                None,
+                f"not a {FORMAT} archive of version "
+                f"{' or '.join(map(str, READS))} (version {version!r})",
+            )
             return
         self.version = m["version"]
         self._check_manifest()
@@ -372,15 +553,26 @@ class _Archive:
                     body = f.read(limit - total + 1)
                 total += len(body)
                 if total > limit:
-                    self.add(None, None, f"larger than {limit // 1048576} MB once unpacked "
-                             "(ARCHIVE_MAX_MB)")
+                    self.add(
+                        None,
+                        None,
+                        f"larger than {limit // 1048576} MB once unpacked (ARCHIVE_MAX_MB)",
+                    )
                     return {}
                 try:
                     texts[name] = body.decode("utf-8")
                 except UnicodeDecodeError as e:
                     self.add(name, None, f"not UTF-8 text ({e.reason} at byte {e.start})")
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError,
-                EOFError, OSError, ValueError, zlib.error) as e:
+        except (
+            zipfile.BadZipFile,
+            zipfile.LargeZipFile,
+            NotImplementedError,
+            RuntimeError,
+            EOFError,
+            OSError,
+            ValueError,
+            zlib.error,
+        ) as e:
             self.add(None, None, f"unreadable archive: {e}")
         return texts
 
@@ -441,7 +633,7 @@ class _Archive:
         m, add = self.manifest, partial(self.add, "manifest.json", None)
         c = m.get("collection")
         if not isinstance(c, dict):
-            add("no \"collection\" object")
+            add('no "collection" object')
             c = {}
         checks = {
             "name": lambda v: isinstance(v, str) and 0 < len(v.strip()) and len(v) <= 200,
@@ -460,7 +652,7 @@ class _Archive:
             add(f"collection.judgments_changed_at: {c['judgments_changed_at']!r} is not a time")
         levels = m.get("levels")
         if not isinstance(levels, list) or not levels:
-            add("\"levels\" must list at least one level")
+            add('"levels" must list at least one level')
             levels = []
         self.level_codes = set()
         orders = set()
@@ -483,20 +675,25 @@ class _Archive:
                     check_gain(gain, f"level {i}: gain")
                 except ValueError as e:
                     add(str(e))
-            if not _is_int(lv["order"], 0, 32767) or isinstance(lv["order"], str) \
-                    or lv["order"] in orders:
+            if (
+                not _is_int(lv["order"], 0, 32767)
+                or isinstance(lv["order"], str)
+                or lv["order"] in orders
+            ):
                 add(f"level {i}: order {lv['order']!r} must be a distinct number 0..32767")
             orders.add(lv["order"])
         members = m.get("members")
         if not isinstance(members, list):
-            add("\"members\" must be a list")
+            add('"members" must be a list')
             members = []
         self.roles: dict[str, str] = {}
         for i, mem in enumerate(members, start=1):
-            if not isinstance(mem, dict) or not _is_username(mem.get("username")) \
-                    or mem.get("role") not in Role.values:
-                add(f"member {i}: needs a valid username and a role "
-                    f"({', '.join(Role.values)})")
+            if (
+                not isinstance(mem, dict)
+                or not _is_username(mem.get("username"))
+                or mem.get("role") not in Role.values
+            ):
+                add(f"member {i}: needs a valid username and a role ({', '.join(Role.values)})")
             elif mem["username"] in self.roles:
                 add(f"member {i}: {mem['username']!r} appears twice")
             else:
@@ -577,8 +774,7 @@ class _Archive:
                     variants = json.loads(s["variants"]) if s["variants"] else []
                 except ValueError:
                     variants = None
-                if not isinstance(variants, list) or not all(isinstance(v, str)
-                                                              for v in variants):
+                if not isinstance(variants, list) or not all(isinstance(v, str) for v in variants):
                     add(f"variants {s['variants']!r} is not a JSON list of strings")
 
     def _check_runs(self) -> None:
@@ -587,8 +783,7 @@ class _Archive:
             add("not a JSON list")
             self.runs = []
         self.run_names = set()
-        want = {"name", "owner", "description", "uploaded_at", "source_name", "sha256",
-                "format"}
+        want = {"name", "owner", "description", "uploaded_at", "source_name", "sha256", "format"}
         for i, r in enumerate(self.runs, start=1):
             if not isinstance(r, dict) or set(r) != want:
                 add(f"run {i}: needs exactly {', '.join(sorted(want))}")
@@ -603,14 +798,20 @@ class _Archive:
             if not _is_username(r["owner"]):
                 add(f"run {i}: owner {r['owner']!r} is not a valid username")
             if r["format"] not in RunFormat.values:
-                add(f"run {i}: format {r['format']!r} is not one of "
-                    f"{', '.join(RunFormat.values)}")
-            if not isinstance(r["description"], str) or not isinstance(r["source_name"], str) \
-                    or len(r["source_name"]) > 255 or not isinstance(r["sha256"], str) \
-                    or len(r["sha256"]) > 64 or not isinstance(r["uploaded_at"], str) \
-                    or not _is_when(r["uploaded_at"]):
-                add(f"run {i}: description, source_name (<= 255), sha256 (<= 64) and "
-                    "uploaded_at (a time) must be text")
+                add(f"run {i}: format {r['format']!r} is not one of {', '.join(RunFormat.values)}")
+            if (
+                not isinstance(r["description"], str)
+                or not isinstance(r["source_name"], str)
+                or len(r["source_name"]) > 255
+                or not isinstance(r["sha256"], str)
+                or len(r["sha256"]) > 64
+                or not isinstance(r["uploaded_at"], str)
+                or not _is_when(r["uploaded_at"])
+            ):
+                add(
+                    f"run {i}: description, source_name (<= 255), sha256 (<= 64) and "
+                    "uploaded_at (a time) must be text"
+                )
         seen = set()
         for n, a in self.answers:
             add_a = partial(self.add, "run_answers.csv", n)
@@ -632,8 +833,7 @@ class _Archive:
 
     def _check_layers(self) -> None:
         self.layer_keys: set[tuple[str, str]] = set()
-        judges = {u for u, role in self.roles.items()
-                  if role in (Role.ORGANIZER, Role.ASSESSOR)}
+        judges = {u for u, role in self.roles.items() if role in (Role.ORGANIZER, Role.ASSESSOR)}
         for n, la in self.layers:
             add = partial(self.add, "layers.csv", n)
             key = (la["question_id"], la["assessor"])
@@ -662,14 +862,17 @@ class _Archive:
             key = (j["question_id"], j["assessor"])
             if key not in self.layer_keys:
                 add(f"no layer of {j['assessor']!r} for {j['question_id']!r} in layers.csv")
-            elif not _is_int(j["string_id"], 1) or self.string_of.get(
-                    int(j["string_id"])) != j["question_id"]:
+            elif (
+                not _is_int(j["string_id"], 1)
+                or self.string_of.get(int(j["string_id"])) != j["question_id"]
+            ):
                 add(f"string {j['string_id']!r} is not a string of {j['question_id']!r}")
             elif (key, j["string_id"]) in seen:
                 add(f"string {j['string_id']} judged twice in one layer")
             elif bool(j["synset_id"]) != bool(j["level"]) or (
-                    j["synset_id"] and (not _is_int(j["synset_id"], 1)
-                                        or j["level"] not in self.level_codes)):
+                j["synset_id"]
+                and (not _is_int(j["synset_id"], 1) or j["level"] not in self.level_codes)
+            ):
                 add("a synset number with a known level, or neither")
             elif not j["judged_at"] or not _is_when(j["judged_at"]):
                 add(f"judged_at {j['judged_at']!r} is not a time")
@@ -687,8 +890,10 @@ class _Archive:
                 want.add("id")
             if self.version >= 3:
                 want.add("layer")
-                if e.get("layer") is not None and (e.get("question_id"), e["layer"]) \
-                        not in self.layer_keys:
+                if (
+                    e.get("layer") is not None
+                    and (e.get("question_id"), e["layer"]) not in self.layer_keys
+                ):
                     add(f"names the layer of {e['layer']!r}, which layers.csv does not have")
                     continue
             if set(e) != want:
@@ -708,8 +913,7 @@ class _Archive:
             if self.version >= 2:
                 for problem in self._event_references(e):
                     add(problem)
-                if not _is_int(e["id"], 1) or e["id"] in self.event_ids \
-                        or isinstance(e["id"], str):
+                if not _is_int(e["id"], 1) or e["id"] in self.event_ids or isinstance(e["id"], str):
                     add(f"id {e['id']!r} is not a distinct number >= 1")
                 else:
                     self.event_ids.add(e["id"])
@@ -737,56 +941,66 @@ class _Archive:
                 yield "strings must be a JSON object"
                 strings = {}
             for key, snap in (strings or {}).items():
-                if (problem := owned("string", key, self.string_of, self.dead_strings)):
+                if problem := owned("string", key, self.string_of, self.dead_strings):
                     yield problem
                 if snap is None:
                     continue
-                if not isinstance(snap, dict) or not isinstance(snap.get("text"), str) \
-                        or not isinstance(snap.get("key"), str) \
-                        or snap.get("source") not in Source.values \
-                        or not _is_when(snap.get("judged_at")):
+                if (
+                    not isinstance(snap, dict)
+                    or not isinstance(snap.get("text"), str)
+                    or not isinstance(snap.get("key"), str)
+                    or snap.get("source") not in Source.values
+                    or not _is_when(snap.get("judged_at"))
+                ):
                     yield f"string {key}: text, key, source and judged_at are needed"
                     continue
-                if snap.get("synset") is not None and (problem := owned(
-                        "synset", snap["synset"], self.synset_of, self.dead_synsets)):
+                if snap.get("synset") is not None and (
+                    problem := owned("synset", snap["synset"], self.synset_of, self.dead_synsets)
+                ):
                     yield problem
                 if snap.get("level") is not None and snap["level"] not in self.level_codes:
                     yield f"string {key}: unknown level {snap['level']!r}"
                 if snap.get("judged_by") is not None and not _is_username(snap["judged_by"]):
                     yield f"string {key}: judged_by {snap['judged_by']!r} is not a username"
                 variants = snap.get("variants", [])
-                if not isinstance(variants, list) or not all(isinstance(v, str)
-                                                              for v in variants):
+                if not isinstance(variants, list) or not all(isinstance(v, str) for v in variants):
                     yield f"string {key}: variants must be a list of strings"
             if synsets is not None and not isinstance(synsets, list):
                 yield "synsets must be a JSON list"
                 synsets = []
             for row in synsets or []:
-                if not isinstance(row, list) or len(row) not in (2, 3) or not all(
-                        isinstance(v, str) for v in row[1:]):
+                if (
+                    not isinstance(row, list)
+                    or len(row) not in (2, 3)
+                    or not all(isinstance(v, str) for v in row[1:])
+                ):
                     yield "each synset must be [id, note, label]"
-                elif (problem := owned("synset", row[0], self.synset_of, self.dead_synsets)):
+                elif problem := owned("synset", row[0], self.synset_of, self.dead_synsets):
                     yield problem
             rows = side.get("rows") if e.get("layer") is not None else None
             if rows is not None and not isinstance(rows, dict):
                 yield "rows must be a JSON object"
                 rows = {}
             for key, row in (rows or {}).items():
-                if (problem := owned("string", key, self.string_of, self.dead_strings)):
+                if problem := owned("string", key, self.string_of, self.dead_strings):
                     yield problem
                 elif row is not None and not (
-                        isinstance(row, list) and len(row) == 3
-                        and (row[0] is None or _is_int(row[0], 1)) and not isinstance(row[0], str)
-                        and (row[1] is None or row[1] in self.level_codes)
-                        and isinstance(row[2], str) and _is_when(row[2])):
+                    isinstance(row, list)
+                    and len(row) == 3
+                    and (row[0] is None or _is_int(row[0], 1))
+                    and not isinstance(row[0], str)
+                    and (row[1] is None or row[1] in self.level_codes)
+                    and isinstance(row[2], str)
+                    and _is_when(row[2])
+                ):
                     yield f"row {key}: [synset, level, judged_at] expected"
             undoes = side.get("undoes")
-            if undoes is not None and (not _is_int(undoes, 1) or isinstance(undoes, str)
-                                       or undoes not in self.event_ids):
+            if undoes is not None and (
+                not _is_int(undoes, 1) or isinstance(undoes, str) or undoes not in self.event_ids
+            ):
                 yield f"undoes {undoes!r}, which is not an earlier event"
             if e["action"] in RUN_EVENTS and side.get("run") not in (None, *self.run_names):
                 yield f"unknown run {side.get('run')!r}"
-
 
 
 def _strip_ids(side: dict, action: str) -> dict:
@@ -796,10 +1010,14 @@ def _strip_ids(side: dict, action: str) -> dict:
     if isinstance(side.get("strings"), dict):
         side["strings_without_ids"] = [
             {k: v for k, v in snap.items() if k not in ("synset", "level", "judged_by")}
-            if isinstance(snap, dict) else None for snap in side.pop("strings").values()]
+            if isinstance(snap, dict)
+            else None
+            for snap in side.pop("strings").values()
+        ]
     if isinstance(side.get("synsets"), list) and "strings_without_ids" in side:
-        side["synsets_without_ids"] = [row[1:] if isinstance(row, list) else row
-                                       for row in side.pop("synsets")]
+        side["synsets_without_ids"] = [
+            row[1:] if isinstance(row, list) else row for row in side.pop("synsets")
+        ]
     side.pop("undoes", None)
     if action in RUN_EVENTS:
         side.pop("run", None)
@@ -811,19 +1029,28 @@ def _import_side(side: dict, action: str, ids: dict, *, layer: bool = False) -> 
     left as an archive id; it is set once every event has its database id)."""
     side = dict(side)
     if isinstance(side.get("strings"), dict):
-        side["strings"] = {str(ids["string"][int(k)]): None if snap is None else dict(
-            snap, synset=ids["synset"].get(snap.get("synset") and int(snap["synset"])),
-            level=ids["level"].get(snap.get("level")),
-            judged_by=ids["user"].get(snap.get("judged_by")))
-            for k, snap in side["strings"].items()}
+        side["strings"] = {
+            str(ids["string"][int(k)]): None
+            if snap is None
+            else dict(
+                snap,
+                synset=ids["synset"].get(snap.get("synset") and int(snap["synset"])),
+                level=ids["level"].get(snap.get("level")),
+                judged_by=ids["user"].get(snap.get("judged_by")),
+            )
+            for k, snap in side["strings"].items()
+        }
     if isinstance(side.get("synsets"), list) and "strings" in side:
         side["synsets"] = [[ids["synset"][int(row[0])], *row[1:]] for row in side["synsets"]]
     if action in RUN_EVENTS and "run" in side:
         side["run"] = ids["run"].get(side["run"])
     if layer and isinstance(side.get("rows"), dict):
-        side["rows"] = {str(ids["string"][int(k)]): None if row is None else
-                        [row[0], ids["level"].get(row[1]), row[2]]
-                        for k, row in side["rows"].items()}
+        side["rows"] = {
+            str(ids["string"][int(k)]): None
+            if row is None
+            else [row[0], ids["level"].get(row[1]), row[2]]
+            for k, row in side["rows"].items()
+        }
     return side
 
 
@@ -833,19 +1060,23 @@ def _reserve_ids(collection: Collection, n_strings: int, n_synsets: int):
     creating placeholder rows under a scratch question, which is then deleted."""
     if not (n_strings or n_synsets):
         return [], []
-    scratch = Question.objects.create(collection=collection, qid=f"\u2060reserve {timezone.now()}",
-                                      text="")
+    scratch = Question.objects.create(
+        collection=collection, qid=f"\u2060reserve {timezone.now()}", text=""
+    )
     strings = AnswerString.objects.bulk_create(
-        AnswerString(question=scratch, text="", key=f"reserved {i}") for i in range(n_strings))
+        AnswerString(question=scratch, text="", key=f"reserved {i}") for i in range(n_strings)
+    )
     synsets = AnswerSynset.objects.bulk_create(
-        AnswerSynset(question=scratch, ordinal=i) for i in range(1, n_synsets + 1))
+        AnswerSynset(question=scratch, ordinal=i) for i in range(1, n_synsets + 1)
+    )
     ids = [s.pk for s in strings], [s.pk for s in synsets]
     scratch.delete()
     return ids
 
 
-def collection_import(*, data: bytes, slug: str, name: str | None = None,
-                      filename: str = "archive.zip") -> Collection:
+def collection_import(
+    *, data: bytes, slug: str, name: str | None = None, filename: str = "archive.zip"
+) -> Collection:
     """Create a new collection ``slug`` from an archive.  Users missing on this server are
     created without a usable password (an administrator sets one).  Raises InputError
     (nothing written) for an unreadable, inconsistent or too large archive, or a slug in
@@ -854,12 +1085,19 @@ def collection_import(*, data: bytes, slug: str, name: str | None = None,
     if archive.issues:
         raise InputError(archive.issues)
     if Collection.objects.filter(slug=slug).exists():
-        raise InputError([Issue(filename, None, f"a collection with the slug {slug!r} already "
-                                                "exists")])
-    if name is not None and (not 0 < len(name.strip()) <= 200
-                             or CONTROL_CHARACTERS.search(name)):
-        raise InputError([Issue(filename, None, "the name must be 1 to 200 characters, "
-                                                "without control characters")])
+        raise InputError(
+            [Issue(filename, None, f"a collection with the slug {slug!r} already exists")]
+        )
+    if name is not None and (not 0 < len(name.strip()) <= 200 or CONTROL_CHARACTERS.search(name)):
+        raise InputError(
+            [
+                Issue(
+                    filename,
+                    None,
+                    "the name must be 1 to 200 characters, without control characters",
+                )
+            ]
+        )
     manifest, v2 = archive.manifest, archive.version >= 2
     questions = [q for _, q in archive.questions]
     synsets = [s for _, s in archive.synsets]
@@ -869,12 +1107,21 @@ def collection_import(*, data: bytes, slug: str, name: str | None = None,
 
     User = get_user_model()
     judges = {u for u, role in archive.roles.items() if role in (Role.ORGANIZER, Role.ASSESSOR)}
-    snapshot_users = {snap.get("judged_by") for e in events for side in (e["before"], e["after"])
-                      if v2 and isinstance(side.get("strings"), dict)
-                      for snap in side["strings"].values() if snap} - {None}
-    usernames = (set(archive.roles) | {r["owner"] for r in runs}
-                 | {s["judged_by"] for s in strings if s["judged_by"]}
-                 | {e["user"] for e in events if e["user"]} | snapshot_users)
+    snapshot_users = {
+        snap.get("judged_by")
+        for e in events
+        for side in (e["before"], e["after"])
+        if v2 and isinstance(side.get("strings"), dict)
+        for snap in side["strings"].values()
+        if snap
+    } - {None}
+    usernames = (
+        set(archive.roles)
+        | {r["owner"] for r in runs}
+        | {s["judged_by"] for s in strings if s["judged_by"]}
+        | {e["user"] for e in events if e["user"]}
+        | snapshot_users
+    )
     with transaction.atomic():
         users = {u.get_username(): u for u in User.objects.filter(username__in=usernames)}
         for username in sorted(usernames - set(users)):
@@ -884,90 +1131,149 @@ def collection_import(*, data: bytes, slug: str, name: str | None = None,
             users[username] = user
         c = manifest["collection"]
         collection = Collection.objects.create(
-            slug=slug, **{f: c[f] for f in COLLECTION_FIELDS},
-            judgments_changed_at=_dt(c.get("judgments_changed_at", "")))
+            slug=slug,
+            **{f: c[f] for f in COLLECTION_FIELDS},
+            judgments_changed_at=_dt(c.get("judgments_changed_at", "")),
+        )
         if name:
             collection.name = name.strip()
             collection.save(update_fields=["name"])
-        level_of = {lv["code"]: Level.objects.create(collection=collection, **lv)
-                    for lv in manifest["levels"]}
-        Membership.objects.bulk_create(Membership(collection=collection, user=users[u],
-                                                  role=role) for u, role in archive.roles.items())
+        level_of = {
+            lv["code"]: Level.objects.create(collection=collection, **lv)
+            for lv in manifest["levels"]
+        }
+        Membership.objects.bulk_create(
+            Membership(collection=collection, user=users[u], role=role)
+            for u, role in archive.roles.items()
+        )
         q_objs = Question.objects.bulk_create(
-            Question(collection=collection, qid=q["question_id"], text=q["question"],
-                     status=q["status"], notes=q["notes"], version=int(q["version"] or 0))
-            for q in questions)
+            Question(
+                collection=collection,
+                qid=q["question_id"],
+                text=q["question"],
+                status=q["status"],
+                notes=q["notes"],
+                version=int(q["version"] or 0),
+            )
+            for q in questions
+        )
         q_of = {q.qid: q for q in q_objs}
         # an assignment only for members who judge (as the membership rules keep it)
         Question.assessors.through.objects.bulk_create(
-            Question.assessors.through(question_id=q_of[q["question_id"]].pk,
-                                       user_id=users[u].pk)
-            for q in questions for u in set(q["assessors"].split()) if u in judges)
+            Question.assessors.through(question_id=q_of[q["question_id"]].pk, user_id=users[u].pk)
+            for q in questions
+            for u in set(q["assessors"].split())
+            if u in judges
+        )
         s_objs = AnswerSynset.objects.bulk_create(
-            AnswerSynset(question=q_of[s["question_id"]], ordinal=int(s["synset_id"]),
-                         label=s.get("label", ""), note=s["note"]) for s in synsets)
+            AnswerSynset(
+                question=q_of[s["question_id"]],
+                ordinal=int(s["synset_id"]),
+                label=s.get("label", ""),
+                note=s["note"],
+            )
+            for s in synsets
+        )
         syn_of = {(s.question.qid, str(s.ordinal)): s for s in s_objs}
         objs = AnswerString.objects.bulk_create(
-            AnswerString(question=q_of[s["question_id"]], text=s["answer"], key=s["key"],
-                         variants=json.loads(s["variants"]) if s.get("variants") else [],
-                         synset=syn_of.get((s["question_id"], str(int(s["synset_id"])))
-                                           if s["synset_id"] else None),
-                         level=level_of.get(s["level"]), source=s["source"],
-                         judged_by=users.get(s["judged_by"]), judged_at=_dt(s["judged_at"]))
-            for s in strings)
+            AnswerString(
+                question=q_of[s["question_id"]],
+                text=s["answer"],
+                key=s["key"],
+                variants=json.loads(s["variants"]) if s.get("variants") else [],
+                synset=syn_of.get(
+                    (s["question_id"], str(int(s["synset_id"]))) if s["synset_id"] else None
+                ),
+                level=level_of.get(s["level"]),
+                source=s["source"],
+                judged_by=users.get(s["judged_by"]),
+                judged_at=_dt(s["judged_at"]),
+            )
+            for s in strings
+        )
         for obj, s in zip(objs, strings, strict=True):
             obj.created_at = _dt(s["created_at"]) or obj.created_at
         AnswerString.objects.bulk_update(objs, ["created_at"], batch_size=2000)
         run_of = {}
         for r in runs:
-            run = Run.objects.create(collection=collection, name=r["name"],
-                                     owner=users[r["owner"]], description=r["description"],
-                                     source_name=r["source_name"], sha256=r["sha256"],
-                                     format=r["format"])
+            run = Run.objects.create(
+                collection=collection,
+                name=r["name"],
+                owner=users[r["owner"]],
+                description=r["description"],
+                source_name=r["source_name"],
+                sha256=r["sha256"],
+                format=r["format"],
+            )
             Run.objects.filter(pk=run.pk).update(uploaded_at=_dt(r["uploaded_at"]))
             run_of[r["name"]] = run
         if v2:
-            dead_strings, dead_synsets = _reserve_ids(collection, len(archive.dead_strings),
-                                                      len(archive.dead_synsets))
-            ids = {"string": {int(s["id"]): o.pk for s, o in zip(strings, objs, strict=True)}
-                   | dict(zip(archive.dead_strings, dead_strings, strict=True)),
-                   "synset": {int(s["id"]): o.pk for s, o in zip(synsets, s_objs, strict=True)}
-                   | dict(zip(archive.dead_synsets, dead_synsets, strict=True)),
-                   "level": {code: lv.pk for code, lv in level_of.items()},
-                   "user": {u: obj.pk for u, obj in users.items()},
-                   "run": {n: run.pk for n, run in run_of.items()}}
-            sides = [(_import_side(e["before"], e["action"], ids, layer=bool(e.get("layer"))),
-                      _import_side(e["after"], e["action"], ids, layer=bool(e.get("layer"))))
-                     for e in events]
+            dead_strings, dead_synsets = _reserve_ids(
+                collection, len(archive.dead_strings), len(archive.dead_synsets)
+            )
+            ids = {
+                "string": {int(s["id"]): o.pk for s, o in zip(strings, objs, strict=True)}
+                | dict(zip(archive.dead_strings, dead_strings, strict=True)),
+                "synset": {int(s["id"]): o.pk for s, o in zip(synsets, s_objs, strict=True)}
+                | dict(zip(archive.dead_synsets, dead_synsets, strict=True)),
+                "level": {code: lv.pk for code, lv in level_of.items()},
+                "user": {u: obj.pk for u, obj in users.items()},
+                "run": {n: run.pk for n, run in run_of.items()},
+            }
+            sides = [
+                (
+                    _import_side(e["before"], e["action"], ids, layer=bool(e.get("layer"))),
+                    _import_side(e["after"], e["action"], ids, layer=bool(e.get("layer"))),
+                )
+                for e in events
+            ]
         else:
-            sides = [(_strip_ids(e["before"], e["action"]), _strip_ids(e["after"], e["action"]))
-                     for e in events]
-        layer_of = _import_layers(archive, q_of, users, level_of,
-                                  ids["string"] if v2 else {})
+            sides = [
+                (_strip_ids(e["before"], e["action"]), _strip_ids(e["after"], e["action"]))
+                for e in events
+            ]
+        layer_of = _import_layers(archive, q_of, users, level_of, ids["string"] if v2 else {})
         e_objs = JudgmentEvent.objects.bulk_create(
-            JudgmentEvent(collection=collection, question=q_of.get(e["question_id"]),
-                          user=users.get(e["user"]) if e["user"] else None, action=e["action"],
-                          before=before, after=after,
-                          layer=layer_of.get((e["question_id"], e.get("layer"))))
-            for e, (before, after) in zip(events, sides, strict=True))
+            JudgmentEvent(
+                collection=collection,
+                question=q_of.get(e["question_id"]),
+                user=users.get(e["user"]) if e["user"] else None,
+                action=e["action"],
+                before=before,
+                after=after,
+                layer=layer_of.get((e["question_id"], e.get("layer"))),
+            )
+            for e, (before, after) in zip(events, sides, strict=True)
+        )
         event_of = {e["id"]: obj.pk for e, obj in zip(events, e_objs, strict=True)} if v2 else {}
         for obj, e in zip(e_objs, events, strict=True):
             obj.created_at = _dt(e["created_at"]) or obj.created_at
             for side in (obj.before, obj.after):
                 if side.get("undoes") is not None:
                     side["undoes"] = event_of[side["undoes"]]
-        JudgmentEvent.objects.bulk_update(e_objs, ["created_at", "before", "after"],
-                                          batch_size=2000)
+        JudgmentEvent.objects.bulk_update(
+            e_objs, ["created_at", "before", "after"], batch_size=2000
+        )
         RunAnswer.objects.bulk_create(
-            (RunAnswer(run=run_of[a["run"]], question=q_of[a["question_id"]],
-                       rank=int(a["rank"]), text=a["answer"], key=a["key"],
-                       score=float(a["score"]) if a["score"] else None) for a in answers),
-            batch_size=5000)
+            (
+                RunAnswer(
+                    run=run_of[a["run"]],
+                    question=q_of[a["question_id"]],
+                    rank=int(a["rank"]),
+                    text=a["answer"],
+                    key=a["key"],
+                    score=float(a["score"]) if a["score"] else None,
+                )
+                for a in answers
+            ),
+            batch_size=5000,
+        )
     return collection
 
 
-def _import_layers(archive: _Archive, q_of: dict, users: dict, level_of: dict,
-                   string_ids: dict) -> dict:
+def _import_layers(
+    archive: _Archive, q_of: dict, users: dict, level_of: dict, string_ids: dict
+) -> dict:
     """Create the archive's layer requests, layers and layer judgments; returns
     (question id, assessor) -> layer."""
     layer_of: dict[tuple[str, str], JudgingLayer] = {}
@@ -976,20 +1282,32 @@ def _import_layers(archive: _Archive, q_of: dict, users: dict, level_of: dict,
         q = q_of[la["question_id"]]
         if q.qid not in requests:
             requests[q.qid] = LayerRequest(
-                question=q, k=int(la["k"]),
+                question=q,
+                k=int(la["k"]),
                 adjudicator=users.get(la["adjudicator"]) if la["adjudicator"] else None,
-                gold_at=_dt(la["gold_at"]))
+                gold_at=_dt(la["gold_at"]),
+            )
         layer_of[la["question_id"], la["assessor"]] = JudgingLayer(
-            question=q, assessor=users[la["assessor"]], version=int(la["version"]),
-            started_at=_dt(la["started_at"]), done_at=_dt(la["done_at"]),
-            seconds=float(la["seconds"]) if la["seconds"] else None)
+            question=q,
+            assessor=users[la["assessor"]],
+            version=int(la["version"]),
+            started_at=_dt(la["started_at"]),
+            done_at=_dt(la["done_at"]),
+            seconds=float(la["seconds"]) if la["seconds"] else None,
+        )
     LayerRequest.objects.bulk_create(requests.values())
     JudgingLayer.objects.bulk_create(layer_of.values())
     LayerJudgment.objects.bulk_create(
-        (LayerJudgment(layer=layer_of[j["question_id"], j["assessor"]],
-                       string_id=string_ids[int(j["string_id"])],
-                       group=int(j["synset_id"]) if j["synset_id"] else None,
-                       level=level_of[j["level"]] if j["synset_id"] else None,
-                       judged_at=_dt(j["judged_at"])) for _, j in archive.layer_judgments),
-        batch_size=5000)
+        (
+            LayerJudgment(
+                layer=layer_of[j["question_id"], j["assessor"]],
+                string_id=string_ids[int(j["string_id"])],
+                group=int(j["synset_id"]) if j["synset_id"] else None,
+                level=level_of[j["level"]] if j["synset_id"] else None,
+                judged_at=_dt(j["judged_at"]),
+            )
+            for _, j in archive.layer_judgments
+        ),
+        batch_size=5000,
+    )
     return layer_of

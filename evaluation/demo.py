@@ -8,51 +8,135 @@ from evaluation.metrics import NIL
 
 # (qid, question, synsets [[(answer, level), ...], ...], incorrect strings, unjudged strings)
 QUESTIONS = [
-    ("EX1-BEATLES", "Who played in the Beatles?", [
-        [("Sir Paul McCartney", "S"), ("Paul McCartney", "S"), ("McCartney", "A"), ("Paul", "B")],
-        [("John Lennon", "S"), ("Lennon", "A"), ("John", "B")],
-        [("George Harrison", "S"), ("Harrison", "A"), ("George", "B")],
-        [("Ringo Starr", "S"), ("Starr", "A"), ("Ringo", "B")],
-    ], ["Yoko Ono"], []),
-    ("EX1-BEATLES-5", "Who played in the Beatles, counting early members?", [
-        [("Sir Paul McCartney", "S"), ("Paul McCartney", "S"), ("McCartney", "A"), ("Paul", "B")],
-        [("John Lennon", "S"), ("Lennon", "A"), ("John", "B")],
-        [("George Harrison", "S"), ("Harrison", "A"), ("George", "B")],
-        [("Ringo Starr", "S"), ("Starr", "A"), ("Ringo", "B")],
-        [("Stuart Sutcliffe", "B"), ("Sutcliffe", "B"), ("Stuart", "B")],
-    ], [], []),
-    ("EX2-DVD", "What does DVD stand for?", [
-        [("Digital Versatile Disk", "S"), ("Digital Video Disk", "A")],
-    ], ["Digital Vinyl Disk"], []),
+    (
+        "EX1-BEATLES",
+        "Who played in the Beatles?",
+        [
+            [
+                ("Sir Paul McCartney", "S"),
+                ("Paul McCartney", "S"),
+                ("McCartney", "A"),
+                ("Paul", "B"),
+            ],
+            [("John Lennon", "S"), ("Lennon", "A"), ("John", "B")],
+            [("George Harrison", "S"), ("Harrison", "A"), ("George", "B")],
+            [("Ringo Starr", "S"), ("Starr", "A"), ("Ringo", "B")],
+        ],
+        ["Yoko Ono"],
+        [],
+    ),
+    (
+        "EX1-BEATLES-5",
+        "Who played in the Beatles, counting early members?",
+        [
+            [
+                ("Sir Paul McCartney", "S"),
+                ("Paul McCartney", "S"),
+                ("McCartney", "A"),
+                ("Paul", "B"),
+            ],
+            [("John Lennon", "S"), ("Lennon", "A"), ("John", "B")],
+            [("George Harrison", "S"), ("Harrison", "A"), ("George", "B")],
+            [("Ringo Starr", "S"), ("Starr", "A"), ("Ringo", "B")],
+            [("Stuart Sutcliffe", "B"), ("Sutcliffe", "B"), ("Stuart", "B")],
+        ],
+        [],
+        [],
+    ),
+    (
+        "EX2-DVD",
+        "What does DVD stand for?",
+        [
+            [("Digital Versatile Disk", "S"), ("Digital Video Disk", "A")],
+        ],
+        ["Digital Vinyl Disk"],
+        [],
+    ),
     ("EX3-LOVE", "What is love?", [[(NIL, "A")]], [], []),
-    ("QAC1-1012", "When did Yasunari Kawabata become the first Japanese to receive the Nobel "
-     "Prize in Literature?", [[("December 10, 1968", "S"), ("1968", "B")]], ["1969"], []),
-    ("QAC1-1058", "Japanese who received the Nobel Prize in Physics", [
-        [("Hideki Yukawa", "S"), ("Doctor Hideki Yukawa", "S"), ("Yukawa", "B")],
-        [("Shinichiro Tomonaga", "S"), ("Tomonaga", "B")],
-        [("Leo Esaki", "S"), ("Esaki", "B")],
-    ], ["Kyoto University", "1949"], []),
-    ("TDL-1", "Where is Tokyo Disneyland?", [
-        [("Chiba prefecture", "S"), ("Urayasu, Chiba", "S"), ("Chiba", "A"), ("Japan", "B")],
-    ], ["Tokyo"], []),
-    ("BASTILLE", "When did French revolutionaries storm the Bastille?", [
-        [("July 14, 1789", "S"), ("14 July 1789", "S"), ("July 14", "B"), ("1789", "B")],
-    ], ["1790"], []),
-    ("SWISS-LANG", "What is the official language in Switzerland?", [
-        [("German", "S"), ("Deutsch", "A")], [("French", "S")], [("Italian", "S")],
-        [("Romansh", "A")],
-    ], ["English"], []),
-    ("QAC1-1006", "When will NTT Communications take over NTT International Network?", [
-        [("October 1", "S"), ("October 1, 1999", "S")],
-    ], ["October", "1998"], []),
-    ("QAC1-1021", "How was Prime Minister Obuchi criticized just after inauguration?", [
-        [("ordinary man", "S")], [("cold pizza", "S")],
-    ], [], []),
-    ("JA-TDL", "東京ディズニーランドは何県にありますか？", [
-        [("千葉県", "S"), ("千葉", "A"), ("Chiba", "A")],
-    ], ["東京都"], []),
-    ("SNOW-COUNTRY", "Who wrote the novel 'Snow Country'?", [], [],
-     ["Yasunari Kawabata", "Kawabata", "Yukio Mishima"]),
+    (
+        "QAC1-1012",
+        "When did Yasunari Kawabata become the first Japanese to receive the Nobel "
+        "Prize in Literature?",
+        [[("December 10, 1968", "S"), ("1968", "B")]],
+        ["1969"],
+        [],
+    ),
+    (
+        "QAC1-1058",
+        "Japanese who received the Nobel Prize in Physics",
+        [
+            [("Hideki Yukawa", "S"), ("Doctor Hideki Yukawa", "S"), ("Yukawa", "B")],
+            [("Shinichiro Tomonaga", "S"), ("Tomonaga", "B")],
+            [("Leo Esaki", "S"), ("Esaki", "B")],
+        ],
+        ["Kyoto University", "1949"],
+        [],
+    ),
+    (
+        "TDL-1",
+        "Where is Tokyo Disneyland?",
+        [
+            [("Chiba prefecture", "S"), ("Urayasu, Chiba", "S"), ("Chiba", "A"), ("Japan", "B")],
+        ],
+        ["Tokyo"],
+        [],
+    ),
+    (
+        "BASTILLE",
+        "When did French revolutionaries storm the Bastille?",
+        [
+            [("July 14, 1789", "S"), ("14 July 1789", "S"), ("July 14", "B"), ("1789", "B")],
+        ],
+        ["1790"],
+        [],
+    ),
+    (
+        "SWISS-LANG",
+        "What is the official language in Switzerland?",
+        [
+            [("German", "S"), ("Deutsch", "A")],
+            [("French", "S")],
+            [("Italian", "S")],
+            [("Romansh", "A")],
+        ],
+        ["English"],
+        [],
+    ),
+    (
+        "QAC1-1006",
+        "When will NTT Communications take over NTT International Network?",
+        [
+            [("October 1", "S"), ("October 1, 1999", "S")],
+        ],
+        ["October", "1998"],
+        [],
+    ),
+    (
+        "QAC1-1021",
+        "How was Prime Minister Obuchi criticized just after inauguration?",
+        [
+            [("ordinary man", "S")],
+            [("cold pizza", "S")],
+        ],
+        [],
+        [],
+    ),
+    (
+        "JA-TDL",
+        "東京ディズニーランドは何県にありますか？",
+        [
+            [("千葉県", "S"), ("千葉", "A"), ("Chiba", "A")],
+        ],
+        ["東京都"],
+        [],
+    ),
+    (
+        "SNOW-COUNTRY",
+        "Who wrote the novel 'Snow Country'?",
+        [],
+        [],
+        ["Yasunari Kawabata", "Kawabata", "Yukio Mishima"],
+    ),
 ]
 
 # Candidates pooled from the runs that no assessor has judged yet (shown as unjudged).
@@ -70,8 +154,13 @@ RUNS = {
             "EX2-DVD": ["Digital Video Disk", "Digital Versatile Disk"],
             "EX3-LOVE": ["a feeling", NIL],
             "QAC1-1012": ["1969", "1968"],
-            "QAC1-1058": ["Hideki Yukawa", "Kyoto University", "1949", "Doctor Hideki Yukawa",
-                          "Nagoya"],
+            "QAC1-1058": [
+                "Hideki Yukawa",
+                "Kyoto University",
+                "1949",
+                "Doctor Hideki Yukawa",
+                "Nagoya",
+            ],
             "TDL-1": ["Japan", "Chiba prefecture"],
             "BASTILLE": ["1789", "July 14"],
             "SWISS-LANG": ["German", "Deutsch", "French"],
@@ -85,13 +174,23 @@ RUNS = {
         "description": "With the Answer Formulator: answer strings consolidated.",
         "answers": {
             "EX1-BEATLES": ["Paul McCartney", "John Lennon", "George Harrison", "Starr"],
-            "EX1-BEATLES-5": ["John Lennon", "Paul McCartney", "George Harrison", "Ringo Starr",
-                              "Stuart Sutcliffe"],
+            "EX1-BEATLES-5": [
+                "John Lennon",
+                "Paul McCartney",
+                "George Harrison",
+                "Ringo Starr",
+                "Stuart Sutcliffe",
+            ],
             "EX2-DVD": ["Digital Versatile Disk"],
             "EX3-LOVE": [NIL],
             "QAC1-1012": ["1968"],
-            "QAC1-1058": ["Hideki Yukawa", "Kyoto University", "1949", "Nagoya",
-                          "Shinichiro Tomonaga"],
+            "QAC1-1058": [
+                "Hideki Yukawa",
+                "Kyoto University",
+                "1949",
+                "Nagoya",
+                "Shinichiro Tomonaga",
+            ],
             "TDL-1": ["Chiba prefecture"],
             "BASTILLE": ["July 14, 1789"],
             "SWISS-LANG": ["German", "French", "Italian"],
@@ -103,8 +202,11 @@ RUNS = {
     },
 }
 
-LEVELS = [("S", "Correct and complete", 3.0), ("A", "Correct, less specific", 2.0),
-          ("B", "Partially correct", 1.0)]
+LEVELS = [
+    ("S", "Correct and complete", 3.0),
+    ("A", "Correct, less specific", 2.0),
+    ("B", "Partially correct", 1.0),
+]
 
 USERS = [  # username, password, role, staff
     ("organizer", "demo-organizer", Role.ORGANIZER, False),
@@ -126,36 +228,83 @@ question. A question with no answer has one synset holding the string NIL."""
 # judgments: answer -> (synset number in their layer, level), or None for incorrect.
 AGREEMENT_SLUG = "demo-agreement"
 AGREEMENT_QUESTIONS = [
-    ("AG-NOBEL-LIT", "Who was the first Japanese Nobel laureate in literature?",
-     {"Yasunari Kawabata": (1, "S"), "Kawabata": (1, "A"), "Kawabata Yasunari": (1, "S"),
-      "Kenzaburo Oe": None},
-     {"Yasunari Kawabata": (1, "S"), "Kawabata": (1, "B"), "Kawabata Yasunari": (1, "S"),
-      "Kenzaburo Oe": None}),
-    ("AG-EVEREST", "What is the highest mountain on Earth?",
-     {"Mount Everest": (1, "S"), "Everest": (1, "A"), "Chomolungma": (1, "S"), "K2": None},
-     {"Mount Everest": (1, "S"), "Everest": (1, "A"), "Chomolungma": (2, "S"), "K2": None}),
-    ("AG-MOON", "Who first walked on the Moon?",
-     {"Neil Armstrong": (1, "S"), "Armstrong": (1, "A"), "Buzz Aldrin": None,
-      "Apollo 11": None},
-     {"Neil Armstrong": (1, "S"), "Armstrong": (1, "A"), "Buzz Aldrin": None,
-      "Apollo 11": (2, "B")}),
-    ("AG-DNA", "Who proposed the double-helix structure of DNA?",
-     {"Watson and Crick": (1, "S"), "James Watson": (2, "A"), "Francis Crick": (3, "A"),
-      "Rosalind Franklin": None},
-     {"Watson and Crick": (1, "S"), "James Watson": (2, "A"), "Francis Crick": (3, "A"),
-      "Rosalind Franklin": None}),
-    ("AG-CAPITAL-AU", "What is the capital of Australia?",
-     {"Canberra": (1, "S"), "Sydney": None, "Canberra, ACT": (1, "S")},
-     {"Canberra": (1, "S"), "Sydney": None, "Canberra, ACT": (1, "A")}),
-    ("AG-WATER", "What is the chemical formula of water?",
-     {"H2O": (1, "S"), "HOH": (1, "B"), "HO2": None, "dihydrogen monoxide": (1, "A")},
-     {"H2O": (1, "S"), "HOH": (1, "B"), "HO2": None, "dihydrogen monoxide": None}),
+    (
+        "AG-NOBEL-LIT",
+        "Who was the first Japanese Nobel laureate in literature?",
+        {
+            "Yasunari Kawabata": (1, "S"),
+            "Kawabata": (1, "A"),
+            "Kawabata Yasunari": (1, "S"),
+            "Kenzaburo Oe": None,
+        },
+        {
+            "Yasunari Kawabata": (1, "S"),
+            "Kawabata": (1, "B"),
+            "Kawabata Yasunari": (1, "S"),
+            "Kenzaburo Oe": None,
+        },
+    ),
+    (
+        "AG-EVEREST",
+        "What is the highest mountain on Earth?",
+        {"Mount Everest": (1, "S"), "Everest": (1, "A"), "Chomolungma": (1, "S"), "K2": None},
+        {"Mount Everest": (1, "S"), "Everest": (1, "A"), "Chomolungma": (2, "S"), "K2": None},
+    ),
+    (
+        "AG-MOON",
+        "Who first walked on the Moon?",
+        {"Neil Armstrong": (1, "S"), "Armstrong": (1, "A"), "Buzz Aldrin": None, "Apollo 11": None},
+        {
+            "Neil Armstrong": (1, "S"),
+            "Armstrong": (1, "A"),
+            "Buzz Aldrin": None,
+            "Apollo 11": (2, "B"),
+        },
+    ),
+    (
+        "AG-DNA",
+        "Who proposed the double-helix structure of DNA?",
+        {
+            "Watson and Crick": (1, "S"),
+            "James Watson": (2, "A"),
+            "Francis Crick": (3, "A"),
+            "Rosalind Franklin": None,
+        },
+        {
+            "Watson and Crick": (1, "S"),
+            "James Watson": (2, "A"),
+            "Francis Crick": (3, "A"),
+            "Rosalind Franklin": None,
+        },
+    ),
+    (
+        "AG-CAPITAL-AU",
+        "What is the capital of Australia?",
+        {"Canberra": (1, "S"), "Sydney": None, "Canberra, ACT": (1, "S")},
+        {"Canberra": (1, "S"), "Sydney": None, "Canberra, ACT": (1, "A")},
+    ),
+    (
+        "AG-WATER",
+        "What is the chemical formula of water?",
+        {"H2O": (1, "S"), "HOH": (1, "B"), "HO2": None, "dihydrogen monoxide": (1, "A")},
+        {"H2O": (1, "S"), "HOH": (1, "B"), "HO2": None, "dihydrogen monoxide": None},
+    ),
 ]
 AGREEMENT_RUNS = {
-    "sysA": {"AG-NOBEL-LIT": ["Yasunari Kawabata"], "AG-EVEREST": ["Everest", "K2"],
-             "AG-MOON": ["Neil Armstrong"], "AG-DNA": ["James Watson", "Francis Crick"],
-             "AG-CAPITAL-AU": ["Sydney", "Canberra"], "AG-WATER": ["H2O"]},
-    "sysB": {"AG-NOBEL-LIT": ["Kawabata"], "AG-EVEREST": ["Chomolungma", "Mount Everest"],
-             "AG-MOON": ["Apollo 11", "Armstrong"], "AG-DNA": ["Watson and Crick"],
-             "AG-CAPITAL-AU": ["Canberra, ACT"], "AG-WATER": ["dihydrogen monoxide", "H2O"]},
+    "sysA": {
+        "AG-NOBEL-LIT": ["Yasunari Kawabata"],
+        "AG-EVEREST": ["Everest", "K2"],
+        "AG-MOON": ["Neil Armstrong"],
+        "AG-DNA": ["James Watson", "Francis Crick"],
+        "AG-CAPITAL-AU": ["Sydney", "Canberra"],
+        "AG-WATER": ["H2O"],
+    },
+    "sysB": {
+        "AG-NOBEL-LIT": ["Kawabata"],
+        "AG-EVEREST": ["Chomolungma", "Mount Everest"],
+        "AG-MOON": ["Apollo 11", "Armstrong"],
+        "AG-DNA": ["Watson and Crick"],
+        "AG-CAPITAL-AU": ["Canberra, ACT"],
+        "AG-WATER": ["dihydrogen monoxide", "H2O"],
+    },
 }

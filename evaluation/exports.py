@@ -10,8 +10,9 @@ from config.downloads import content_disposition
 from evaluation.metrics.csvio import write_csv
 
 
-def csv_response(filename: str, preamble: dict[str, object], header: list[str],
-                 rows: Iterable[Iterable]) -> HttpResponse:
+def csv_response(
+    filename: str, preamble: dict[str, object], header: list[str], rows: Iterable[Iterable]
+) -> HttpResponse:
     """A CSV download: ``# key=value`` lines first (read it back with
     ``pandas.read_csv(path, comment="#")``), then the header and rows, written by the
     product's one CSV writer (quoting and formula rule: ``evaluation.metrics.csvio``);

@@ -9,10 +9,20 @@ from evaluation.metrics.gains import MAX_BETA, check_parameters
 from evaluation.services import run_name_problem
 
 METRIC_LABELS = {
-    "q_measure": "Q-measure", "r_measure": "R-measure", "rr": "RR", "ap": "AP",
-    "ap_rigid": "AP (rigid)", "awp": "AWP", "rwp": "R-WP", "r_prec": "R-prec",
-    "ndcg": "nDCG", "rbp": "RBP", "rr_trunc": "RR′", "ap_trunc": "AP′",
-    "ndcg_trunc": "nDCG′", "rbp_trunc": "RBP′",
+    "q_measure": "Q-measure",
+    "r_measure": "R-measure",
+    "rr": "RR",
+    "ap": "AP",
+    "ap_rigid": "AP (rigid)",
+    "awp": "AWP",
+    "rwp": "R-WP",
+    "r_prec": "R-prec",
+    "ndcg": "nDCG",
+    "rbp": "RBP",
+    "rr_trunc": "RR′",
+    "ap_trunc": "AP′",
+    "ndcg_trunc": "nDCG′",
+    "rbp_trunc": "RBP′",
 }
 CUTOFFS = ("p@1", "p@3", "p@5", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10")
 
@@ -25,19 +35,26 @@ def metric_label(name: str) -> str:
 
 
 METRIC_CHOICES = [(m, metric_label(m)) for m in (*BASE_METRICS, *CUTOFFS)]
-GAIN_CHOICES = [("default", "collection's gains"), ("3:2:1", "3:2:1"), ("1:1:1", "1:1:1 (binary)"),
-                ("10:5:1", "10:5:1 (steep)"), ("adjusted", "adjusted (eq. 7)"),
-                ("custom", "custom…")]
+GAIN_CHOICES = [
+    ("default", "collection's gains"),
+    ("3:2:1", "3:2:1"),
+    ("1:1:1", "1:1:1 (binary)"),
+    ("10:5:1", "10:5:1 (steep)"),
+    ("adjusted", "adjusted (eq. 7)"),
+    ("custom", "custom…"),
+]
 
 
 class ScoreConfigForm(forms.Form):
     """The score configuration of a page, read from the query string."""
 
-    metric = forms.MultipleChoiceField(choices=METRIC_CHOICES, required=False,
-                                       widget=forms.CheckboxSelectMultiple)
+    metric = forms.MultipleChoiceField(
+        choices=METRIC_CHOICES, required=False, widget=forms.CheckboxSelectMultiple
+    )
     gains = forms.ChoiceField(choices=GAIN_CHOICES, required=False)
-    custom_gains = forms.CharField(required=False, max_length=200,
-                                   help_text="e.g. S=4,A=2,B=1 or adjusted:10:5:1")
+    custom_gains = forms.CharField(
+        required=False, max_length=200, help_text="e.g. S=4,A=2,B=1 or adjusted:10:5:1"
+    )
     beta = forms.FloatField(required=False, min_value=0, max_value=MAX_BETA)
     rbp_p = forms.FloatField(required=False, min_value=0, max_value=0.99, label="RBP p")
 
@@ -53,8 +70,9 @@ class ScoreConfigForm(forms.Form):
         data = super().clean()
         beta, rbp_p = data.get("beta"), data.get("rbp_p")
         try:
-            check_parameters(beta=1.0 if beta is None else beta,
-                             rbp_p=0.5 if rbp_p is None else rbp_p)
+            check_parameters(
+                beta=1.0 if beta is None else beta, rbp_p=0.5 if rbp_p is None else rbp_p
+            )
         except ValueError as e:
             raise forms.ValidationError(str(e)) from e
         return data
@@ -64,10 +82,15 @@ class ScoreConfigForm(forms.Form):
         """An unbound form showing what a page was computed with (``config``: a
         ``services.ScoreConfig``)."""
         named = config.gains in dict(GAIN_CHOICES)
-        return cls(initial={"metric": list(config.metrics), "beta": config.beta,
-                            "rbp_p": config.rbp_p,
-                            "gains": config.gains if named else "custom",
-                            "custom_gains": "" if named else config.gains})
+        return cls(
+            initial={
+                "metric": list(config.metrics),
+                "beta": config.beta,
+                "rbp_p": config.rbp_p,
+                "gains": config.gains if named else "custom",
+                "custom_gains": "" if named else config.gains,
+            }
+        )
 
     def gain_spec(self) -> str:
         gains = self.cleaned_data.get("gains") or "default"
@@ -79,13 +102,17 @@ class ScoreConfigForm(forms.Form):
 class RunUploadForm(forms.Form):
     name = forms.CharField(max_length=100, help_text="the run tag, unique in the collection")
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    format = forms.ChoiceField(choices=[("", "detect"), ("qa", "QA run (TSV or CSV)"),
-                                        ("trec", "TREC run")], required=False)
+    format = forms.ChoiceField(
+        choices=[("", "detect"), ("qa", "QA run (TSV or CSV)"), ("trec", "TREC run")],
+        required=False,
+    )
     # help texts are rendered as HTML by Django's form templates: no angle brackets here
-    file = forms.FileField(help_text="QA TSV, tab-separated: question_id, rank, answer and an "
-                                     "optional score; CSV with a header "
-                                     "question_id,rank,answer[,score]; or TREC: "
-                                     "qid Q0 docno rank score tag")
+    file = forms.FileField(
+        help_text="QA TSV, tab-separated: question_id, rank, answer and an "
+        "optional score; CSV with a header "
+        "question_id,rank,answer[,score]; or TREC: "
+        "qid Q0 docno rank score tag"
+    )
 
     def clean_name(self):
         name = self.cleaned_data["name"]
@@ -100,8 +127,10 @@ class RunUploadForm(forms.Form):
 class RunReplaceForm(forms.Form):
     """A new file for an existing run (its name and description stay)."""
 
-    format = forms.ChoiceField(choices=[("", "detect"), ("qa", "QA run (TSV or CSV)"),
-                                        ("trec", "TREC run")], required=False)
+    format = forms.ChoiceField(
+        choices=[("", "detect"), ("qa", "QA run (TSV or CSV)"), ("trec", "TREC run")],
+        required=False,
+    )
     file = forms.FileField(help_text=RunUploadForm.base_fields["file"].help_text)
 
     def clean_file(self):

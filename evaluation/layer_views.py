@@ -29,20 +29,41 @@ def _layer_scores(request: HttpRequest, slug: str):
 @require_GET
 def collection_layer_scores(request: HttpRequest, slug: str) -> HttpResponse:
     collection, config, form, error, result = _layer_scores(request, slug)
-    means = [{"name": name, "rows": [
-        {"run": run, "values": [result.means[name].at[run, m] for m in config.metrics]}
-        for run in result.means[name].index]} for name in result.names]
-    return TemplateResponse(request, "evaluation/layer_scores.html", {
-        "collection": collection, "config": config, "form": form, "error": error,
-        "metrics": [(m, metric_label(m)) for m in config.metrics], "result": result,
-        "means": means,
-        "comparisons": [{"metric": metric_label(c.metric), "a": c.a, "b": c.b,
-                         "change": c.change} for c in result.comparisons]})
+    means = [
+        {
+            "name": name,
+            "rows": [
+                {"run": run, "values": [result.means[name].at[run, m] for m in config.metrics]}
+                for run in result.means[name].index
+            ],
+        }
+        for name in result.names
+    ]
+    return TemplateResponse(
+        request,
+        "evaluation/layer_scores.html",
+        {
+            "collection": collection,
+            "config": config,
+            "form": form,
+            "error": error,
+            "metrics": [(m, metric_label(m)) for m in config.metrics],
+            "result": result,
+            "means": means,
+            "comparisons": [
+                {"metric": metric_label(c.metric), "a": c.a, "b": c.b, "change": c.change}
+                for c in result.comparisons
+            ],
+        },
+    )
 
 
 @require_GET
 def collection_layer_scores_csv(request: HttpRequest, slug: str) -> HttpResponse:
     collection, config, _, _, result = _layer_scores(request, slug)
-    return csv_response(f"{collection.slug}-layer-scores.csv",
-                        _preamble(collection, config, questions=result.n_questions),
-                        ["judgments", "run", "question_id", *config.metrics], result.rows())
+    return csv_response(
+        f"{collection.slug}-layer-scores.csv",
+        _preamble(collection, config, questions=result.n_questions),
+        ["judgments", "run", "question_id", *config.metrics],
+        result.rows(),
+    )

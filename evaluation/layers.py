@@ -29,9 +29,11 @@ def _complete_layers(collection: Collection) -> dict[int, list[int]]:
     """question id -> its layer ids in creation order, for the questions whose layers are
     all done (one query)."""
     out: dict[int, list[tuple[int, bool]]] = {}
-    for pk, q, done in (JudgingLayer.objects.filter(question__collection=collection)
-                        .order_by("question_id", "id")
-                        .values_list("pk", "question_id", "done_at")):
+    for pk, q, done in (
+        JudgingLayer.objects.filter(question__collection=collection)
+        .order_by("question_id", "id")
+        .values_list("pk", "question_id", "done_at")
+    ):
         out.setdefault(q, []).append((pk, done is not None))
     return {q: [pk for pk, _ in rows] for q, rows in out.items() if all(d for _, d in rows)}
 
@@ -48,27 +50,39 @@ def layer_judgments(collection: Collection) -> dict[str, Judgments]:
     for pos in sorted(set(position.values())):
         rows[f"layer {pos}"] = []
     for layer_id, qid, group, text, level in (
-            LayerJudgment.objects.filter(layer__in=list(position))
-            .order_by("layer__question_id", "string_id")
-            .values_list("layer_id", "layer__question__qid", "group", "string__text",
-                         "level__code")):
+        LayerJudgment.objects.filter(layer__in=list(position))
+        .order_by("layer__question_id", "string_id")
+        .values_list("layer_id", "layer__question__qid", "group", "string__text", "level__code")
+    ):
         rows[f"layer {position[layer_id]}"].append(
-            (qid, str(group) if group is not None else None, text, level))
+            (qid, str(group) if group is not None else None, text, level)
+        )
     for qid, ordinal, text, level in (
-            AnswerString.objects.filter(question_id__in=list(layers), judged_at__isnull=False)
-            .order_by("question_id", "id")
-            .values_list("question__qid", "synset__ordinal", "text", "level__code")):
+        AnswerString.objects.filter(question_id__in=list(layers), judged_at__isnull=False)
+        .order_by("question_id", "id")
+        .values_list("question__qid", "synset__ordinal", "text", "level__code")
+    ):
         rows[GOLD].append((qid, str(ordinal) if ordinal is not None else None, text, level))
-    order = list(collection.questions.filter(pk__in=list(layers)).order_by("id")
-                 .values_list("qid", flat=True))
+    order = list(
+        collection.questions.filter(pk__in=list(layers))
+        .order_by("id")
+        .values_list("qid", flat=True)
+    )
     out = {}
     for name, rs in rows.items():
         judged = {r[0] for r in rs}
         out[name] = Judgments.build(
-            qids=[r[0] for r in rs], synsets=[r[1] for r in rs], texts=[r[2] for r in rs],
-            levels_of=[r[3] for r in rs], levels=codes, gains=gains,
-            match=collection.matching_mode, nil_rule=True,
-            question_order=[q for q in order if q in judged], file=f"{collection.slug} {name}")
+            qids=[r[0] for r in rs],
+            synsets=[r[1] for r in rs],
+            texts=[r[2] for r in rs],
+            levels_of=[r[3] for r in rs],
+            levels=codes,
+            gains=gains,
+            match=collection.matching_mode,
+            nil_rule=True,
+            question_order=[q for q in order if q in judged],
+            file=f"{collection.slug} {name}",
+        )
     return out
 
 
@@ -84,9 +98,9 @@ class LayerComparison:
 class LayerScores:
     """Scores of every run under each set of judgments, and how the rankings compare."""
 
-    names: tuple[str, ...]               # gold, layer 1, ...
+    names: tuple[str, ...]  # gold, layer 1, ...
     scores: dict[str, Scores]
-    means: dict[str, pd.DataFrame]       # runs x metrics
+    means: dict[str, pd.DataFrame]  # runs x metrics
     comparisons: list[LayerComparison]
     n_questions: int
 
@@ -103,8 +117,7 @@ class LayerScores:
         return out
 
 
-def layer_scores(collection: Collection, runs: Sequence[Run], config: ScoreConfig
-                 ) -> LayerScores:
+def layer_scores(collection: Collection, runs: Sequence[Run], config: ScoreConfig) -> LayerScores:
     """Score ``runs`` against gold and each layer (questions with all layers done) and
     compare the system rankings per metric: each layer against gold, and the layers
     against one another."""
@@ -113,21 +126,33 @@ def layer_scores(collection: Collection, runs: Sequence[Run], config: ScoreConfi
     rankings = [run_ranking(r) for r in runs]
     scores, means = {}, {}
     for name, j in judgments.items():
-        scores[name] = evaluate(j, rankings, config.metrics, gains=config.profile(),
-                                beta=config.beta, rbp_p=config.rbp_p)
+        scores[name] = evaluate(
+            j,
+            rankings,
+            config.metrics,
+            gains=config.profile(),
+            beta=config.beta,
+            rbp_p=config.rbp_p,
+        )
         means[name] = scores[name].means()
     names = tuple(judgments)
     pairs = [(GOLD, n) for n in names if n != GOLD]
     layer_names = [n for n in names if n != GOLD]
-    pairs += [(x, y) for i, x in enumerate(layer_names) for y in layer_names[i + 1:]]
+    pairs += [(x, y) for i, x in enumerate(layer_names) for y in layer_names[i + 1 :]]
     comparisons = [
         LayerComparison(m, x, y, ranking_change(means[x][m].to_dict(), means[y][m].to_dict()))
-        for m in config.metrics for x, y in pairs]
+        for m in config.metrics
+        for x, y in pairs
+    ]
     return LayerScores(names, scores, means, comparisons, judgments[GOLD].nq)
 
 
 def layer_scores_csv(result: LayerScores, metrics: Sequence[str]) -> str:
     """The per-layer scores as CSV (``judgments,run,question_id,<metrics>``), written by
     the product's one CSV writer."""
-    return write_csv(["judgments", "run", "question_id", *metrics], result.rows(),
-                     {"questions": result.n_questions}, float_format=".6f")
+    return write_csv(
+        ["judgments", "run", "question_id", *metrics],
+        result.rows(),
+        {"questions": result.n_questions},
+        float_format=".6f",
+    )

@@ -30,28 +30,38 @@ class RunQuerySet(models.QuerySet):
             return qs
         return qs.filter(
             Q(collection__memberships__user=user, collection__memberships__role=Role.ORGANIZER)
-            | Q(owner=user, collection__memberships__user=user,
-                collection__memberships__role=Role.PARTICIPANT)
-            | Q(collection__leaderboard_published=True, collection__memberships__user=user,
-                collection__memberships__role=Role.PARTICIPANT)
+            | Q(
+                owner=user,
+                collection__memberships__user=user,
+                collection__memberships__role=Role.PARTICIPANT,
+            )
+            | Q(
+                collection__leaderboard_published=True,
+                collection__memberships__user=user,
+                collection__memberships__role=Role.PARTICIPANT,
+            )
         ).distinct()
 
 
 class Run(models.Model):
-    collection = models.ForeignKey("annotate.Collection", on_delete=models.CASCADE,
-                                   related_name="runs")
+    collection = models.ForeignKey(
+        "annotate.Collection", on_delete=models.CASCADE, related_name="runs"
+    )
     name = models.CharField(max_length=100, help_text="the run tag")
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
-                              related_name="runs")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="runs"
+    )
     description = models.TextField(blank=True)
     uploaded_at = models.DateTimeField(auto_now_add=True)
     source_name = models.CharField(max_length=255, blank=True)
     sha256 = models.CharField(max_length=64, blank=True)
-    format = models.CharField(max_length=4, choices=RunFormat.choices, default=RunFormat.QA)
-    withdrawn_at = models.DateTimeField(null=True, blank=True,
-                                        help_text="set when the run is withdrawn (soft delete)")
-    withdrawn_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                     on_delete=models.SET_NULL, related_name="+")
+    format = models.CharField(max_length=4, choices=RunFormat, default=RunFormat.QA)
+    withdrawn_at = models.DateTimeField(
+        null=True, blank=True, help_text="set when the run is withdrawn (soft delete)"
+    )
+    withdrawn_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     objects = RunQuerySet.as_manager()
 
@@ -59,8 +69,11 @@ class Run(models.Model):
         ordering = ["collection", "name"]
         constraints = [
             # a withdrawn run frees its name
-            models.UniqueConstraint(fields=["collection", "name"], name="run_name_unique",
-                                    condition=Q(withdrawn_at__isnull=True)),
+            models.UniqueConstraint(
+                fields=["collection", "name"],
+                name="run_name_unique",
+                condition=Q(withdrawn_at__isnull=True),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -69,8 +82,9 @@ class Run(models.Model):
 
 class RunAnswer(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="answers")
-    question = models.ForeignKey("annotate.Question", on_delete=models.CASCADE,
-                                 related_name="run_answers")
+    question = models.ForeignKey(
+        "annotate.Question", on_delete=models.CASCADE, related_name="run_answers"
+    )
     rank = models.PositiveIntegerField()
     text = models.TextField()
     key = models.TextField()
@@ -79,8 +93,9 @@ class RunAnswer(models.Model):
     class Meta:
         ordering = ["run", "question", "rank"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "question", "rank"],
-                                    name="run_answer_rank_unique"),
+            models.UniqueConstraint(
+                fields=["run", "question", "rank"], name="run_answer_rank_unique"
+            ),
             models.CheckConstraint(condition=Q(rank__gte=1), name="run_answer_rank_positive"),
         ]
         indexes = [models.Index(fields=["question", "key"])]

@@ -74,9 +74,18 @@ def _nums(v: np.ndarray) -> list[str]:
     return np.char.mod("%.1f", v).tolist() if len(v) else []
 
 
-def difference_plot(diffs: pd.DataFrame, order: Sequence[str], *, labels: Mapping[str, str],
-                    texts: Mapping[str, str], href: Callable[[str], str], name_a: str,
-                    name_b: str, width: int = 960, height: int = 340) -> DifferencePlot:
+def difference_plot(
+    diffs: pd.DataFrame,
+    order: Sequence[str],
+    *,
+    labels: Mapping[str, str],
+    texts: Mapping[str, str],
+    href: Callable[[str], str],
+    name_a: str,
+    name_b: str,
+    width: int = 960,
+    height: int = 340,
+) -> DifferencePlot:
     """``diffs``: one row per question (index = question id), one column per metric, the
     difference B - A; ``order``: the question ids left to right.  Returns what the
     template draws: the frame, the zero line, y ticks, axis labels, one series of marks
@@ -103,24 +112,46 @@ def difference_plot(diffs: pd.DataFrame, order: Sequence[str], *, labels: Mappin
         dx = (k - (len(metrics) - 1) / 2) * spread
         xs = _nums(centres + dx)
         ys = _nums(top + inner_h / 2 - (rows[:, k] / ymax) * (inner_h / 2)) if n else []
-        series.append(Series(m, labels.get(m, m), SHAPES[k % len(SHAPES)],
-                             COLORS[k % len(COLORS)], tuple(zip(xs, ys, strict=True))))
+        series.append(
+            Series(
+                m,
+                labels.get(m, m),
+                SHAPES[k % len(SHAPES)],
+                COLORS[k % len(COLORS)],
+                tuple(zip(xs, ys, strict=True)),
+            )
+        )
         signed = np.char.mod("%+.3f", rows[:, k]).tolist() if n else []
-        shown.append([t if v else "0" for t, v in zip(signed, rows[:, k].tolist(),
-                                                        strict=True)] if n else [])
+        shown.append(
+            [t if v else "0" for t, v in zip(signed, rows[:, k].tolist(), strict=True)] if n else []
+        )
     points = []
     for i, qid in enumerate(order):
         parts = ", ".join(f"{s.label} {shown[k][i]}" for k, s in enumerate(series))
         text = texts.get(qid, "")
         title = f"{qid} · {text} — {parts}" if text else f"{qid} — {parts}"
         points.append(Point(qid=qid, href=href(qid), title=title, column=str(i)))
-    ticks = tuple(Tick(_num(y(t)), f"{t:+.2f}".rstrip("0").rstrip(".") if t else "0")
-                  for t in (-ymax, -ymax / 2, 0, ymax / 2, ymax))
+    ticks = tuple(
+        Tick(_num(y(t)), f"{t:+.2f}".rstrip("0").rstrip(".") if t else "0")
+        for t in (-ymax, -ymax / 2, 0, ymax / 2, ymax)
+    )
     first = labels.get(metrics[0], metrics[0]) if metrics else ""
     return DifferencePlot(
-        width=width, height=height, left=left, top=top, right=width - right_pad,
-        bottom=height - bottom_pad, inner_w=inner_w, inner_h=inner_h, zero=_num(y(0)),
-        middle_y=_num(top + inner_h / 2), middle_x=_num(left + inner_w / 2), n=n,
-        ticks=ticks, series=tuple(series), points=tuple(points),
+        width=width,
+        height=height,
+        left=left,
+        top=top,
+        right=width - right_pad,
+        bottom=height - bottom_pad,
+        inner_w=inner_w,
+        inner_h=inner_h,
+        zero=_num(y(0)),
+        middle_y=_num(top + inner_h / 2),
+        middle_x=_num(left + inner_w / 2),
+        n=n,
+        ticks=ticks,
+        series=tuple(series),
+        points=tuple(points),
         x_label=f"{n} question{'s' if n != 1 else ''}, ordered by {first} difference",
-        y_label=f"{name_b} − {name_a}")
+        y_label=f"{name_b} − {name_a}",
+    )

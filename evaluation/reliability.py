@@ -25,8 +25,19 @@ from evaluation.metrics import reliability as rel
 from .models import Run
 
 #: metrics of the summary table (the paper's Tables 2-3 compare metrics like these)
-SUMMARY_METRICS = ("q_measure", "r_measure", "ap", "ap_rigid", "awp", "r_prec", "rr",
-                   "ndcg", "ndcg@5", "p@5", "rbp")
+SUMMARY_METRICS = (
+    "q_measure",
+    "r_measure",
+    "ap",
+    "ap_rigid",
+    "awp",
+    "r_prec",
+    "rr",
+    "ndcg",
+    "ndcg@5",
+    "p@5",
+    "rbp",
+)
 #: the gain profiles of the paper's section 4.5, against the collection's own gains
 GAIN_PROFILES = ("default", "3:2:1", "1:1:1", "10:5:1", "adjusted")
 MAX_TRIALS = 5000
@@ -49,8 +60,15 @@ class ReliabilityConfig:
         return f"{self.metric}|{self.gains}|{self.trials}|{self.subset_size}|{self.seed}"
 
 
-def check_reliability_config(*, metric: str, gains: str, trials: int, subset_size: int | None,
-                             seed: int, levels: Sequence[str]) -> ReliabilityConfig:
+def check_reliability_config(
+    *,
+    metric: str,
+    gains: str,
+    trials: int,
+    subset_size: int | None,
+    seed: int,
+    levels: Sequence[str],
+) -> ReliabilityConfig:
     """Validate a configuration against a collection's levels; raise ValueError."""
     (name,) = parse_metrics([metric])
     profile = parse_gains(None if gains == "default" else gains)
@@ -86,10 +104,14 @@ def _profile(gains: str):
 
 
 def _preamble(collection: Collection, config: ReliabilityConfig) -> dict[str, object]:
-    return {"collection": collection.slug, "metric": config.metric, "gains": config.gains,
-            "matching": collection.matching_mode,
-            "judgments_version": collection.judgment_version,
-            "app_version": version("qasynset")}
+    return {
+        "collection": collection.slug,
+        "metric": config.metric,
+        "gains": config.gains,
+        "matching": collection.matching_mode,
+        "judgments_version": collection.judgment_version,
+        "app_version": version("qasynset"),
+    }
 
 
 def _inputs(collection: Collection, runs: Sequence[Run]):
@@ -98,17 +120,29 @@ def _inputs(collection: Collection, runs: Sequence[Run]):
 
 
 def _samples(questions: Sequence[str], config: ReliabilityConfig) -> rel.Samples:
-    return rel.draw_samples(questions, trials=config.trials, subset_size=config.subset_size,
-                            seed=config.seed)
+    return rel.draw_samples(
+        questions, trials=config.trials, subset_size=config.subset_size, seed=config.seed
+    )
 
 
-def collection_reliability(*, collection: Collection, runs: Sequence[Run],
-                           config: ReliabilityConfig) -> Reliability:
+def collection_reliability(
+    *, collection: Collection, runs: Sequence[Run], config: ReliabilityConfig
+) -> Reliability:
     """The reliability of the collection's metrics over ``runs`` (cached)."""
     runs = list(runs)
-    key = "reliability:" + hashlib.sha256(repr((
-        collection.pk, services.judgment_stamp(collection), [(r.pk, r.sha256) for r in runs],
-        config.key())).encode()).hexdigest()
+    key = (
+        "reliability:"
+        + hashlib.sha256(
+            repr(
+                (
+                    collection.pk,
+                    services.judgment_stamp(collection),
+                    [(r.pk, r.sha256) for r in runs],
+                    config.key(),
+                )
+            ).encode()
+        ).hexdigest()
+    )
     cache = caches["scores"]
     page = cache.get(key)
     if page is None:
@@ -120,8 +154,9 @@ def collection_reliability(*, collection: Collection, runs: Sequence[Run],
 
 def _compute(collection: Collection, runs: list[Run], config: ReliabilityConfig) -> Reliability:
     if len(runs) < 2:
-        return Reliability(config, problem="Reliability compares runs: this collection needs "
-                                           "at least two runs.")
+        return Reliability(
+            config, problem="Reliability compares runs: this collection needs at least two runs."
+        )
     judgments, rankings = _inputs(collection, runs)
     questions = [str(q) for q in judgments.questions]
     if len(questions) < 2:
@@ -136,10 +171,10 @@ def _compute(collection: Collection, runs: list[Run], config: ReliabilityConfig)
     matrices = rel.score_matrices(judgments, rankings, metrics, [profile])
     chosen = (config.metric, profile.label)
     report_config = _preamble(collection, config)
-    detail = rel.reliability_report({chosen: matrices.pop(chosen)}, names, samples,
-                                    config=report_config)
-    others = rel.reliability_report(matrices, names, samples, tests=False,
-                                    config=report_config)
+    detail = rel.reliability_report(
+        {chosen: matrices.pop(chosen)}, names, samples, config=report_config
+    )
+    others = rel.reliability_report(matrices, names, samples, tests=False, config=report_config)
     report = rel.Report(names, samples, {**detail.results, **others.results}, report_config)
     taus = []
     base = None
@@ -151,8 +186,16 @@ def _compute(collection: Collection, runs: list[Run], config: ReliabilityConfig)
         means = next(iter(X.values())).mean(axis=1)
         base = means if base is None else base
         taus.append({"gains": gains, "tau": rel.kendall_tau(base, means)})
-    return Reliability(config, names, len(questions), samples, detail.results[chosen],
-                       report.summary(), taus, report)
+    return Reliability(
+        config,
+        names,
+        len(questions),
+        samples,
+        detail.results[chosen],
+        report.summary(),
+        taus,
+        report,
+    )
 
 
 def samples_csv(*, collection: Collection, config: ReliabilityConfig) -> Iterator[str]:
@@ -189,15 +232,32 @@ def _nice(v: float) -> float:
     return float(10 ** math.ceil(math.log10(v)))
 
 
-def _plot(points, frame: Frame, *, title: str, xlabel: str, ylabel: str,
-          xticks: Sequence[float], yticks: Sequence[float], level: float | None = None,
-          xfmt: str = "{:g}", yfmt: str = "{:g}") -> dict:
+def _plot(
+    points,
+    frame: Frame,
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    xticks: Sequence[float],
+    yticks: Sequence[float],
+    level: float | None = None,
+    xfmt: str = "{:g}",
+    yfmt: str = "{:g}",
+) -> dict:
     pts = [{"x": frame.x(x), "y": frame.y(y), "label": label} for x, y, label in points]
     return {
-        "title": title, "xlabel": xlabel, "ylabel": ylabel,
-        "width": frame.width, "height": frame.height, "left": frame.pad,
-        "right": frame.width - frame.pad, "top": frame.pad, "bottom": frame.height - frame.pad,
-        "mid_x": frame.width / 2, "points": pts,
+        "title": title,
+        "xlabel": xlabel,
+        "ylabel": ylabel,
+        "width": frame.width,
+        "height": frame.height,
+        "left": frame.pad,
+        "right": frame.width - frame.pad,
+        "top": frame.pad,
+        "bottom": frame.height - frame.pad,
+        "mid_x": frame.width / 2,
+        "points": pts,
         "polyline": " ".join(f"{p['x']},{p['y']}" for p in pts),
         "xticks": [{"x": frame.x(t), "label": xfmt.format(t)} for t in xticks],
         "yticks": [{"y": frame.y(t), "label": yfmt.format(t)} for t in yticks],
@@ -214,26 +274,48 @@ def curves(detail: rel.MetricReliability) -> list[dict]:
     ok = ~(np.isnan(mr) | np.isnan(ties))
     ymax = _nice(float(mr[ok].max()) if ok.any() else 0.05)
     stability = _plot(
-        [(float(t), float(m), f"f={f:g}: ties {t:.3f}, minority {m:.4f}")
-         for f, t, m in zip(st.fuzziness[ok], ties[ok], mr[ok], strict=True)],
-        Frame(xmax=1.0, ymax=ymax), title="Stability", xlabel="proportion of ties",
-        ylabel="minority rate", xticks=(0, 0.25, 0.5, 0.75, 1),
-        yticks=[ymax * k / 4 for k in range(5)], level=rel.SWAP_LEVEL)
+        [
+            (float(t), float(m), f"f={f:g}: ties {t:.3f}, minority {m:.4f}")
+            for f, t, m in zip(st.fuzziness[ok], ties[ok], mr[ok], strict=True)
+        ],
+        Frame(xmax=1.0, ymax=ymax),
+        title="Stability",
+        xlabel="proportion of ties",
+        ylabel="minority rate",
+        xticks=(0, 0.25, 0.5, 0.75, 1),
+        yticks=[ymax * k / 4 for k in range(5)],
+        level=rel.SWAP_LEVEL,
+    )
     sw = detail.swaps
     rate = sw.rate
     swap = _plot(
-        [(float(e), float(r), f"{e:.2f} ≤ d: swap rate {r:.3f} of {int(c)}")
-         for e, r, c in zip(sw.edges, rate, sw.counter, strict=True) if not np.isnan(r)],
-        Frame(xmax=0.2, ymax=1.0), title="Swap rate", xlabel="difference bin",
-        ylabel="swap rate", xticks=(0, 0.05, 0.1, 0.15, 0.2), yticks=(0, 0.25, 0.5, 0.75, 1),
-        level=rel.SWAP_LEVEL, xfmt="{:.2f}")
+        [
+            (float(e), float(r), f"{e:.2f} ≤ d: swap rate {r:.3f} of {int(c)}")
+            for e, r, c in zip(sw.edges, rate, sw.counter, strict=True)
+            if not np.isnan(r)
+        ],
+        Frame(xmax=0.2, ymax=1.0),
+        title="Swap rate",
+        xlabel="difference bin",
+        ylabel="swap rate",
+        xticks=(0, 0.05, 0.1, 0.15, 0.2),
+        yticks=(0, 0.25, 0.5, 0.75, 1),
+        level=rel.SWAP_LEVEL,
+        xfmt="{:.2f}",
+    )
     asl = detail.discrimination.curve
     n = len(asl)
     asl_plot = _plot(
         [(i + 1, float(a), f"pair {i + 1}: ASL {a:.3f}") for i, a in enumerate(asl)],
-        Frame(xmax=max(n, 1), ymax=1.0), title="Bootstrap ASL", xlabel="run pairs (sorted)",
-        ylabel="ASL", xticks=sorted({1, max(1, n // 2), max(n, 1)}),
-        yticks=(0, 0.25, 0.5, 0.75, 1), level=rel.ALPHA, xfmt="{:d}")
+        Frame(xmax=max(n, 1), ymax=1.0),
+        title="Bootstrap ASL",
+        xlabel="run pairs (sorted)",
+        ylabel="ASL",
+        xticks=sorted({1, max(1, n // 2), max(n, 1)}),
+        yticks=(0, 0.25, 0.5, 0.75, 1),
+        level=rel.ALPHA,
+        xfmt="{:d}",
+    )
     return [stability, swap, asl_plot]
 
 
@@ -244,10 +326,18 @@ def pair_rows(page: Reliability) -> list[dict]:
         return []
     x, y = rel.run_pairs(len(page.runs))
     m = d.intervals.mean
-    return [{"a": page.runs[i], "b": page.runs[j], "diff": float(m[i] - m[j]),
-             "asl": float(d.discrimination.asl[k]), "p_t": float(d.p_t[k]),
-             "p_holm": float(d.p_holm[k]), "p_tukey": float(d.p_tukey[k])}
-            for k, (i, j) in enumerate(zip(x.tolist(), y.tolist(), strict=True))]
+    return [
+        {
+            "a": page.runs[i],
+            "b": page.runs[j],
+            "diff": float(m[i] - m[j]),
+            "asl": float(d.discrimination.asl[k]),
+            "p_t": float(d.p_t[k]),
+            "p_holm": float(d.p_holm[k]),
+            "p_tukey": float(d.p_tukey[k]),
+        }
+        for k, (i, j) in enumerate(zip(x.tolist(), y.tolist(), strict=True))
+    ]
 
 
 def run_rows(page: Reliability) -> list[dict]:
@@ -256,7 +346,15 @@ def run_rows(page: Reliability) -> list[dict]:
     if d is None:
         return []
     iv = d.intervals
-    rows = [{"run": run, "mean": float(iv.mean[i]), "t_low": float(iv.t_low[i]),
-             "t_high": float(iv.t_high[i]), "boot_low": float(iv.boot_low[i]),
-             "boot_high": float(iv.boot_high[i])} for i, run in enumerate(page.runs)]
+    rows = [
+        {
+            "run": run,
+            "mean": float(iv.mean[i]),
+            "t_low": float(iv.t_low[i]),
+            "t_high": float(iv.t_high[i]),
+            "boot_low": float(iv.boot_low[i]),
+            "boot_high": float(iv.boot_high[i]),
+        }
+        for i, run in enumerate(page.runs)
+    ]
     return sorted(rows, key=lambda r: -r["mean"])

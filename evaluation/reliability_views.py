@@ -28,10 +28,10 @@ class ReliabilityForm(forms.Form):
     """The page's configuration, read from the query string."""
 
     metric = forms.ChoiceField(choices=METRIC_CHOICES, required=False)
-    gains = forms.ChoiceField(choices=[c for c in GAIN_CHOICES if c[0] != "custom"],
-                              required=False)
-    trials = forms.IntegerField(required=False, min_value=1, max_value=reliability.MAX_TRIALS,
-                                label="Trials B")
+    gains = forms.ChoiceField(choices=[c for c in GAIN_CHOICES if c[0] != "custom"], required=False)
+    trials = forms.IntegerField(
+        required=False, min_value=1, max_value=reliability.MAX_TRIALS, label="Trials B"
+    )
     subset_size = forms.IntegerField(required=False, min_value=1, label="Subset size c")
     seed = forms.IntegerField(required=False, min_value=0, max_value=2**63 - 1)
     download = forms.ChoiceField(choices=[(d, d) for d in DOWNLOADS], required=False)
@@ -45,10 +45,13 @@ def _config(form: ReliabilityForm, levels) -> tuple[reliability.ReliabilityConfi
     data = form.cleaned_data
     try:
         return reliability.check_reliability_config(
-            metric=data["metric"] or default.metric, gains=data["gains"] or default.gains,
-            trials=data["trials"] or default.trials, subset_size=data["subset_size"],
+            metric=data["metric"] or default.metric,
+            gains=data["gains"] or default.gains,
+            trials=data["trials"] or default.trials,
+            subset_size=data["subset_size"],
             seed=data["seed"] if data["seed"] is not None else default.seed,
-            levels=levels), None
+            levels=levels,
+        ), None
     except ValueError as e:
         return default, str(e)
 
@@ -85,22 +88,39 @@ def collection_reliability(request: HttpRequest, slug: str) -> HttpResponse:
             return _csv(pieces, f"{collection.slug}-reliability-samples.csv", streaming=True)
     page = reliability.collection_reliability(collection=collection, runs=runs, config=config)
     if download and page.report is not None:
-        return _csv(rel.TABLES[download](page.report),
-                    f"{collection.slug}-reliability-{download}.csv")
+        return _csv(
+            rel.TABLES[download](page.report), f"{collection.slug}-reliability-{download}.csv"
+        )
     template = "evaluation/reliability.html"
     if request.htmx:
         template += "#results"
-    return TemplateResponse(request, template, {
-        "collection": collection, "role": role, "form": form if form.is_bound else
-        ReliabilityForm(initial={"metric": config.metric, "gains": config.gains,
-                                 "trials": config.trials, "seed": config.seed}),
-        "error": error, "config": config, "page": page,
-        "metric_label": metric_label(config.metric),
-        "curves": reliability.curves(page.detail) if page.detail else [],
-        "summary": [_shown({**row, "label": metric_label(row["metric"])})
-                    for row in page.summary],
-        "taus": [_shown(t) for t in page.taus],
-        "runs": reliability.run_rows(page),
-        "pairs": [_shown(p) for p in reliability.pair_rows(page)],
-        "downloads": DOWNLOADS,
-    })
+    return TemplateResponse(
+        request,
+        template,
+        {
+            "collection": collection,
+            "role": role,
+            "form": form
+            if form.is_bound
+            else ReliabilityForm(
+                initial={
+                    "metric": config.metric,
+                    "gains": config.gains,
+                    "trials": config.trials,
+                    "seed": config.seed,
+                }
+            ),
+            "error": error,
+            "config": config,
+            "page": page,
+            "metric_label": metric_label(config.metric),
+            "curves": reliability.curves(page.detail) if page.detail else [],
+            "summary": [
+                _shown({**row, "label": metric_label(row["metric"])}) for row in page.summary
+            ],
+            "taus": [_shown(t) for t in page.taus],
+            "runs": reliability.run_rows(page),
+            "pairs": [_shown(p) for p in reliability.pair_rows(page)],
+            "downloads": DOWNLOADS,
+        },
+    )

@@ -25,25 +25,43 @@ def level_gains(collection: Collection) -> list[tuple[str, float]]:
 
 def visible_runs(*, user: Any, collection: Collection | None = None) -> QuerySet[Run]:
     """Runs ``user`` may see (of ``collection``, or of every collection), by name."""
-    return (Run.objects.visible_to(user, collection).select_related("collection", "owner")
-            .order_by("collection__name", "name"))
+    return (
+        Run.objects.visible_to(user, collection)
+        .select_related("collection", "owner")
+        .order_by("collection__name", "name")
+    )
 
 
 def withdrawn_runs(collection: Collection) -> list[Run]:
     """The collection's withdrawn runs, last withdrawn first (for its organizers)."""
-    return list(Run.objects.filter(collection=collection, withdrawn_at__isnull=False)
-                .select_related("owner", "withdrawn_by").order_by("-withdrawn_at"))
+    return list(
+        Run.objects.filter(collection=collection, withdrawn_at__isnull=False)
+        .select_related("owner", "withdrawn_by")
+        .order_by("-withdrawn_at")
+    )
 
 
 def run_history(run: Run) -> list[dict[str, Any]]:
     """The run's file replacements and poolings from the audit trail, newest first: when,
     who, what, and for a replacement the old and new file, digest and answer count."""
-    events = (JudgmentEvent.objects.filter(collection=run.collection)
-              .filter(Q(action="replace_run", before__run=run.pk)
-                      | Q(action="pool_run", after__run=run.pk))
-              .select_related("user").order_by("-id"))
-    return [{"at": e.created_at, "user": e.user.get_username() if e.user_id else "",
-             "action": e.action, "before": e.before, "after": e.after} for e in events]
+    events = (
+        JudgmentEvent.objects.filter(collection=run.collection)
+        .filter(
+            Q(action="replace_run", before__run=run.pk) | Q(action="pool_run", after__run=run.pk)
+        )
+        .select_related("user")
+        .order_by("-id")
+    )
+    return [
+        {
+            "at": e.created_at,
+            "user": e.user.get_username() if e.user_id else "",
+            "action": e.action,
+            "before": e.before,
+            "after": e.after,
+        }
+        for e in events
+    ]
 
 
 def visible_run(*, user: Any, collection: Collection, run_id: int | str) -> Run:
@@ -64,25 +82,31 @@ def question_texts(collection: Collection) -> dict[str, str]:
 
 def answers_per_question(run: Run) -> dict[str, int]:
     """Question id -> number of answers the run returned for it (L)."""
-    return dict(run.answers.values("question__qid").annotate(n=Count("id"))
-                .values_list("question__qid", "n"))
+    return dict(
+        run.answers.values("question__qid")
+        .annotate(n=Count("id"))
+        .values_list("question__qid", "n")
+    )
 
 
 def synsets_per_question(collection: Collection) -> dict[str, int]:
     """Question id -> number of answer synsets (R)."""
-    return dict(Question.objects.filter(collection=collection).with_counts()
-                .values_list("qid", "n_synsets"))
+    return dict(
+        Question.objects.filter(collection=collection).with_counts().values_list("qid", "n_synsets")
+    )
 
 
-def marks_by_question(scores: Scores, run_name: str, qids: Iterable[str], *,
-                      collection: Collection) -> dict[str, list[dict[str, Any]]]:
+def marks_by_question(
+    scores: Scores, run_name: str, qids: Iterable[str], *, collection: Collection
+) -> dict[str, list[dict[str, Any]]]:
     """Per question of ``qids``: the run's marked answers, each with its rank, the synset's
     number and, for an imported synset, its id in the file (``label``)."""
     return marks_of_runs(scores, [run_name], qids, collection=collection)[run_name]
 
 
-def marks_of_runs(scores: Scores, run_names: Sequence[str], qids: Iterable[str], *,
-                  collection: Collection) -> dict[str, dict[str, list[dict[str, Any]]]]:
+def marks_of_runs(
+    scores: Scores, run_names: Sequence[str], qids: Iterable[str], *, collection: Collection
+) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """``marks_by_question`` of several runs at once: run name -> question id -> marks."""
     qids = list(qids)
     out: dict[str, dict[str, list[dict[str, Any]]]] = {name: {} for name in run_names}
@@ -92,28 +116,43 @@ def marks_of_runs(scores: Scores, run_names: Sequence[str], qids: Iterable[str],
     f = f[f["run"].isin(list(run_names)) & f["question_id"].isin(qids)]
     labels = synset_labels(collection, qids) if len(f) else {}
     for r in f.itertuples():
-        out[r.run].setdefault(r.question_id, []).append({
-            "rank": r.rank, "answer": r.answer, "synset": r.synset, "level": r.level,
-            "label": labels.get((r.question_id, str(r.synset)), ""), "status": r.status})
+        out[r.run].setdefault(r.question_id, []).append(
+            {
+                "rank": r.rank,
+                "answer": r.answer,
+                "synset": r.synset,
+                "level": r.level,
+                "label": labels.get((r.question_id, str(r.synset)), ""),
+                "status": r.status,
+            }
+        )
     return out
 
 
 def run_answer_stats(runs: Sequence[Run]) -> dict[int, dict[str, int]]:
     """Per run id: questions answered and answers in total (one query)."""
-    rows = (RunAnswer.objects.filter(run__in=runs).values("run_id")
-            .annotate(answers=Count("id"), questions=Count("question", distinct=True)))
+    rows = (
+        RunAnswer.objects.filter(run__in=runs)
+        .values("run_id")
+        .annotate(answers=Count("id"), questions=Count("question", distinct=True))
+    )
     return {r["run_id"]: r for r in rows}
 
 
 def _judged_string() -> QuerySet[AnswerString]:
-    return AnswerString.objects.filter(question=OuterRef("question"), key=OuterRef("key"),
-                                       judged_at__isnull=False)
+    return AnswerString.objects.filter(
+        question=OuterRef("question"), key=OuterRef("key"), judged_at__isnull=False
+    )
 
 
 def unjudged_counts(runs: Sequence[Run]) -> dict[int, int]:
     """Per run id: answers whose string no assessor has judged (one query)."""
-    rows = (RunAnswer.objects.filter(run__in=runs).filter(~Exists(_judged_string()))
-            .values("run_id").annotate(n=Count("id")))
+    rows = (
+        RunAnswer.objects.filter(run__in=runs)
+        .filter(~Exists(_judged_string()))
+        .values("run_id")
+        .annotate(n=Count("id"))
+    )
     return {r["run_id"]: r["n"] for r in rows}
 
 
@@ -123,19 +162,31 @@ def unjudged_answers(run: Run) -> list[dict[str, Any]]:
     or could be sent there (``poolable``: not pooled, best rank within the collection's
     L'), in question order (one query)."""
     strings = AnswerString.objects.filter(question=OuterRef("question"), key=OuterRef("key"))
-    rows = (RunAnswer.objects.filter(run=run).filter(~Exists(_judged_string()))
-            .values("question_id", "question__qid", "key").annotate(rank=Min("rank"),
-                                                                    text=Min("text"))
-            .annotate(pooled=Exists(strings))
-            .order_by("question_id", "rank"))
+    rows = (
+        RunAnswer.objects.filter(run=run)
+        .filter(~Exists(_judged_string()))
+        .values("question_id", "question__qid", "key")
+        .annotate(rank=Min("rank"), text=Min("text"))
+        .annotate(pooled=Exists(strings))
+        .order_by("question_id", "rank")
+    )
     limit = run.collection.max_output_size
-    return [{"question_id": r["question__qid"], "answer": r["text"], "rank": r["rank"],
-             "pooled": r["pooled"], "poolable": not r["pooled"] and r["rank"] <= limit}
-            for r in rows]
+    return [
+        {
+            "question_id": r["question__qid"],
+            "answer": r["text"],
+            "rank": r["rank"],
+            "pooled": r["pooled"],
+            "poolable": not r["pooled"] and r["rank"] <= limit,
+        }
+        for r in rows
+    ]
 
 
 def pool_counts(unjudged: Sequence[dict[str, Any]]) -> dict[str, int]:
     """Counts of ``unjudged_answers``: not judged, waiting in the pool, not yet pooled."""
-    return {"unjudged": len(unjudged),
-            "pooled": sum(1 for u in unjudged if u["pooled"]),
-            "to_pool": sum(1 for u in unjudged if u["poolable"])}
+    return {
+        "unjudged": len(unjudged),
+        "pooled": sum(1 for u in unjudged if u["pooled"]),
+        "to_pool": sum(1 for u in unjudged if u["poolable"]),
+    }

@@ -64,8 +64,9 @@ class ScoreConfig:
         return f"{','.join(self.metrics)}|{self.gains}|{self.beta!r}|{self.rbp_p!r}"
 
 
-def check_config(*, metrics: Sequence[str], gains: str, beta: float, rbp_p: float,
-                 levels: Sequence[str]) -> ScoreConfig:
+def check_config(
+    *, metrics: Sequence[str], gains: str, beta: float, rbp_p: float, levels: Sequence[str]
+) -> ScoreConfig:
     """Validate a configuration against a collection's levels; raise ValueError."""
     names = tuple(parse_metrics(list(metrics)))
     profile = parse_gains(None if gains == "default" else gains)
@@ -78,55 +79,95 @@ def check_config(*, metrics: Sequence[str], gains: str, beta: float, rbp_p: floa
 def judgment_stamp(collection: Collection) -> tuple[object, ...]:
     """Changes whenever a judgment of the collection changes (the cache key of scores)."""
     agg = AnswerString.objects.filter(question__collection=collection).aggregate(
-        n=Count("id"), judged=Count("judged_at"), correct=Count("synset"), last=Max("judged_at"))
-    version = (Collection.objects.filter(pk=collection.pk)
-               .values_list("judgment_version", "judgments_changed_at").first())
-    return (*version, agg["n"], agg["judged"], agg["correct"],
-            agg["last"].isoformat() if agg["last"] else None)
+        n=Count("id"), judged=Count("judged_at"), correct=Count("synset"), last=Max("judged_at")
+    )
+    version = (
+        Collection.objects.filter(pk=collection.pk)
+        .values_list("judgment_version", "judgments_changed_at")
+        .first()
+    )
+    return (
+        *version,
+        agg["n"],
+        agg["judged"],
+        agg["correct"],
+        agg["last"].isoformat() if agg["last"] else None,
+    )
 
 
 def collection_judgments(collection: Collection) -> Judgments:
     """The collection's judged strings as engine Judgments (unjudged strings left out;
     a question counts as judged when at least one of its strings is judged)."""
     levels = list(collection.levels.order_by("order").values_list("code", "gain"))
-    rows = list(AnswerString.objects.filter(question__collection=collection,
-                                            judged_at__isnull=False)
-                .order_by("question_id", "id")
-                .values_list("question__qid", "synset__ordinal", "text", "level__code"))
-    order = [qid for qid in Question.objects.filter(collection=collection).order_by("id")
-             .values_list("qid", flat=True)]
+    rows = list(
+        AnswerString.objects.filter(question__collection=collection, judged_at__isnull=False)
+        .order_by("question_id", "id")
+        .values_list("question__qid", "synset__ordinal", "text", "level__code")
+    )
+    order = [
+        qid
+        for qid in Question.objects.filter(collection=collection)
+        .order_by("id")
+        .values_list("qid", flat=True)
+    ]
     judged = {r[0] for r in rows}
     return Judgments.build(
         qids=[r[0] for r in rows],
         synsets=[str(r[1]) if r[1] is not None else None for r in rows],
-        texts=[r[2] for r in rows], levels_of=[r[3] for r in rows],
-        levels=[code for code, _ in levels] or ["S"], gains=[g for _, g in levels] or [1.0],
-        match=collection.matching_mode, nil_rule=True,
-        question_order=[q for q in order if q in judged], file=f"collection {collection.slug}",
+        texts=[r[2] for r in rows],
+        levels_of=[r[3] for r in rows],
+        levels=[code for code, _ in levels] or ["S"],
+        gains=[g for _, g in levels] or [1.0],
+        match=collection.matching_mode,
+        nil_rule=True,
+        question_order=[q for q in order if q in judged],
+        file=f"collection {collection.slug}",
     )
 
 
 def run_ranking(run: Run) -> Ranking:
     """The run's answers as an engine Ranking (question by question, rank order)."""
-    rows = list(RunAnswer.objects.filter(run=run).order_by("question_id", "rank")
-                .values_list("question__qid", "text"))
-    return Ranking(run.name, np.asarray([r[0] for r in rows], dtype=object),
-                   np.asarray([r[1] for r in rows], dtype=object))
+    rows = list(
+        RunAnswer.objects.filter(run=run)
+        .order_by("question_id", "rank")
+        .values_list("question__qid", "text")
+    )
+    return Ranking(
+        run.name,
+        np.asarray([r[0] for r in rows], dtype=object),
+        np.asarray([r[1] for r in rows], dtype=object),
+    )
 
 
 def score_runs(collection: Collection, runs: Sequence[Run], config: ScoreConfig) -> Scores:
     """Scores of ``runs`` under ``config`` for the current judgments (cached per judgment
     version, runs and configuration)."""
     runs = list(runs)
-    key = "scores:" + hashlib.sha256(repr((
-        collection.pk, judgment_stamp(collection), [(r.pk, r.sha256) for r in runs],
-        config.key())).encode()).hexdigest()
+    key = (
+        "scores:"
+        + hashlib.sha256(
+            repr(
+                (
+                    collection.pk,
+                    judgment_stamp(collection),
+                    [(r.pk, r.sha256) for r in runs],
+                    config.key(),
+                )
+            ).encode()
+        ).hexdigest()
+    )
     cache = caches["scores"]
     scores = cache.get(key)
     if scores is None:
         judgments = collection_judgments(collection)
-        scores = evaluate(judgments, [run_ranking(r) for r in runs], config.metrics,
-                          gains=config.profile(), beta=config.beta, rbp_p=config.rbp_p)
+        scores = evaluate(
+            judgments,
+            [run_ranking(r) for r in runs],
+            config.metrics,
+            gains=config.profile(),
+            beta=config.beta,
+            rbp_p=config.rbp_p,
+        )
         cache.set(key, scores, 600)
     return scores
 
@@ -161,8 +202,9 @@ def difference_order(diffs: pd.DataFrame) -> list[str]:
     return [str(q) for q in diffs.index.to_numpy()[np.lexsort(keys)]]
 
 
-def runs_compare(*, collection: Collection, run_a: Run, run_b: Run,
-                 config: ScoreConfig) -> Comparison:
+def runs_compare(
+    *, collection: Collection, run_a: Run, run_b: Run, config: ScoreConfig
+) -> Comparison:
     """Score ``run_a`` and ``run_b`` under ``config`` and compare them (B - A)."""
     scores = score_runs(collection, [run_a, run_b], config)
     metrics = tuple(config.metrics)
@@ -172,12 +214,23 @@ def runs_compare(*, collection: Collection, run_a: Run, run_b: Run,
     tests = tuple(paired(m, pa[m], pb[m]) for m in metrics)
     q_metric = "q_measure" if "q_measure" in metrics else metrics[0]
     rr_metric = "rr" if "rr" in metrics else metrics[-1]
-    disagree = (tuple(disagreements(diffs[rr_metric], diffs[q_metric]))
-                if q_metric != rr_metric else ())
-    return Comparison(a=run_a, b=run_b, metrics=metrics, scores=scores, per_question_a=pa,
-                      per_question_b=pb, diffs=diffs, tests=tests,
-                      order=tuple(difference_order(diffs)), q_metric=q_metric,
-                      rr_metric=rr_metric, disagree=disagree)
+    disagree = (
+        tuple(disagreements(diffs[rr_metric], diffs[q_metric])) if q_metric != rr_metric else ()
+    )
+    return Comparison(
+        a=run_a,
+        b=run_b,
+        metrics=metrics,
+        scores=scores,
+        per_question_a=pa,
+        per_question_b=pb,
+        diffs=diffs,
+        tests=tests,
+        order=tuple(difference_order(diffs)),
+        q_metric=q_metric,
+        rr_metric=rr_metric,
+        disagree=disagree,
+    )
 
 
 @dataclass(frozen=True)
@@ -195,8 +248,7 @@ class SystemRanking:
     correlations: pd.DataFrame | None
 
 
-def runs_rank(*, collection: Collection, runs: Sequence[Run],
-              config: ScoreConfig) -> SystemRanking:
+def runs_rank(*, collection: Collection, runs: Sequence[Run], config: ScoreConfig) -> SystemRanking:
     """Mean scores of ``runs`` under ``config``, the system ranking they give and the
     agreement between the rankings of the configured metrics."""
     runs = tuple(runs)
@@ -208,8 +260,9 @@ def runs_rank(*, collection: Collection, runs: Sequence[Run],
     ranks = means.rank(ascending=False, method="min")
     order = tuple(sorted(runs, key=lambda r: -means.at[r.name, metrics[0]]))
     correlations = rank_correlations(means) if runs else None
-    return SystemRanking(runs=runs, order=order, metrics=metrics, means=means, ranks=ranks,
-                         correlations=correlations)
+    return SystemRanking(
+        runs=runs, order=order, metrics=metrics, means=means, ranks=ranks, correlations=correlations
+    )
 
 
 # -- writes -------------------------------------------------------------------------------
@@ -223,9 +276,16 @@ def run_name_problem(name: str) -> str | None:
     return None
 
 
-def run_import(*, collection: Collection, owner: AbstractBaseUser, name: str, data: bytes,
-               filename: str,
-               description: str = "", fmt: str | None = None) -> Run:
+def run_import(
+    *,
+    collection: Collection,
+    owner: AbstractBaseUser,
+    name: str,
+    data: bytes,
+    filename: str,
+    description: str = "",
+    fmt: str | None = None,
+) -> Run:
     """Parse, check and store a run, all or nothing.  Raises InputError listing every
     problem at once, sorted by line: a name already used in the collection, the file's own
     errors, answers for question ids the collection does not have, and for each question
@@ -238,21 +298,44 @@ def run_import(*, collection: Collection, owner: AbstractBaseUser, name: str, da
     elif problem := run_name_problem(name):
         issues.append(Issue(filename, None, problem))
     elif Run.objects.active().filter(collection=collection, name=name).exists():
-        issues.append(Issue(filename, None, f"a run named {name!r} already exists in this "
-                                            "collection; choose another name"))
-    ranking, fmt, qids = _run_checked(collection=collection, data=data, filename=filename,
-                                      name=name or "run", fmt=fmt, issues=issues)
+        issues.append(
+            Issue(
+                filename,
+                None,
+                f"a run named {name!r} already exists in this collection; choose another name",
+            )
+        )
+    ranking, fmt, qids = _run_checked(
+        collection=collection,
+        data=data,
+        filename=filename,
+        name=name or "run",
+        fmt=fmt,
+        issues=issues,
+    )
     with transaction.atomic():
-        run = Run.objects.create(collection=collection, owner=owner, name=name,
-                                 description=description, source_name=filename[:255],
-                                 sha256=hashlib.sha256(data).hexdigest(), format=fmt)
+        run = Run.objects.create(
+            collection=collection,
+            owner=owner,
+            name=name,
+            description=description,
+            source_name=filename[:255],
+            sha256=hashlib.sha256(data).hexdigest(),
+            format=fmt,
+        )
         _store_answers(run, ranking, qids)
     return run
 
 
-def _run_checked(*, collection: Collection, data: bytes, filename: str, name: str,
-                 fmt: str | None, issues: Sequence[Issue] = ()
-                 ) -> tuple[Ranking, str, dict[str, int]]:
+def _run_checked(
+    *,
+    collection: Collection,
+    data: bytes,
+    filename: str,
+    name: str,
+    fmt: str | None,
+    issues: Sequence[Issue] = (),
+) -> tuple[Ranking, str, dict[str, int]]:
     """Parse ``data`` as a run of ``collection`` and check it against the collection; raise
     InputError listing ``issues`` and every problem of the file, by line.  Returns the
     ranking, its format and the collection's question id -> pk."""
@@ -266,8 +349,11 @@ def _run_checked(*, collection: Collection, data: bytes, filename: str, name: st
     if ranking is None or not _run_fits(ranking, qids, limit):
         # read it again line by line: every error of the file with its line number
         rows, parse_issues = run_rows(data, filename=filename, fmt=fmt)
-        raise InputError(merge_issues(filename, list(issues), parse_issues,
-                                      run_row_issues(rows, qids, limit, filename)))
+        raise InputError(
+            merge_issues(
+                filename, list(issues), parse_issues, run_row_issues(rows, qids, limit, filename)
+            )
+        )
     if issues:
         raise InputError(list(issues))
     return ranking, fmt, qids
@@ -280,11 +366,21 @@ def _store_answers(run: Run, ranking: Ranking, qids: Mapping[str, int]) -> None:
     rank = _positions(ranking.qid)
     scores = ranking.score if ranking.score is not None else [None] * len(ranking)
     RunAnswer.objects.bulk_create(
-        (RunAnswer(run=run, question_id=qids[q], rank=int(r), text=t, key=k,
-                   score=None if s is None or s != s else float(s))
-         for q, r, t, k, s in zip(ranking.qid.tolist(), rank, ranking.text.tolist(), keys,
-                                  scores, strict=True)),
-        batch_size=5000)
+        (
+            RunAnswer(
+                run=run,
+                question_id=qids[q],
+                rank=int(r),
+                text=t,
+                key=k,
+                score=None if s is None or s != s else float(s),
+            )
+            for q, r, t, k, s in zip(
+                ranking.qid.tolist(), rank, ranking.text.tolist(), keys, scores, strict=True
+            )
+        ),
+        batch_size=5000,
+    )
 
 
 def run_may_change(run: Run, user: AbstractBaseUser) -> bool:
@@ -295,22 +391,31 @@ def run_may_change(run: Run, user: AbstractBaseUser) -> bool:
     role = collection_role(user, run.collection)
     if role == Role.ORGANIZER:
         return True
-    return (role == Role.PARTICIPANT and run.owner_id == user.pk
-            and run.collection.open_for_submissions)
+    return (
+        role == Role.PARTICIPANT and run.owner_id == user.pk and run.collection.open_for_submissions
+    )
 
 
 def _require_may_change(run: Run, user: AbstractBaseUser) -> None:
     if run.withdrawn_at is not None:
         raise PermissionDenied("This run has been withdrawn.")
     if not run_may_change(run, user):
-        raise PermissionDenied("Only the run's owner while the collection is open for "
-                               "submissions, or an organizer, may change this run.")
+        raise PermissionDenied(
+            "Only the run's owner while the collection is open for "
+            "submissions, or an organizer, may change this run."
+        )
 
 
 def _run_record(run: Run, answers: int) -> dict[str, object]:
-    return {"run": run.pk, "run_name": run.name, "owner": run.owner.get_username(),
-            "source_name": run.source_name, "sha256": run.sha256, "format": run.format,
-            "answers": answers}
+    return {
+        "run": run.pk,
+        "run_name": run.name,
+        "owner": run.owner.get_username(),
+        "source_name": run.source_name,
+        "sha256": run.sha256,
+        "format": run.format,
+        "answers": answers,
+    }
 
 
 @transaction.atomic
@@ -327,14 +432,19 @@ def run_withdraw(*, run: Run, by: AbstractBaseUser) -> Run:
     run.withdrawn_by = by
     run.save(update_fields=["withdrawn_at", "withdrawn_by"])
     JudgmentEvent.objects.create(
-        collection=run.collection, question=None, user=by, action="withdraw_run",
+        collection=run.collection,
+        question=None,
+        user=by,
+        action="withdraw_run",
         before=_run_record(run, answers),
-        after={"run": run.pk, "withdrawn_at": run.withdrawn_at.isoformat()})
+        after={"run": run.pk, "withdrawn_at": run.withdrawn_at.isoformat()},
+    )
     return run
 
 
-def run_replace(*, run: Run, data: bytes, filename: str, by: AbstractBaseUser,
-                fmt: str | None = None) -> Run:
+def run_replace(
+    *, run: Run, data: bytes, filename: str, by: AbstractBaseUser, fmt: str | None = None
+) -> Run:
     """Replace the answers of ``run`` by the file ``data``, all or nothing: the file goes
     through the checks of an upload (``run_import``) and on any problem InputError lists
     them all by line and nothing changes.  Who: see ``run_may_change``.  Writes one
@@ -342,11 +452,11 @@ def run_replace(*, run: Run, data: bytes, filename: str, by: AbstractBaseUser,
     count; the new digest changes the scores' cache key."""
     run = Run.objects.select_related("collection", "owner").get(pk=run.pk)
     _require_may_change(run, by)
-    ranking, fmt, qids = _run_checked(collection=run.collection, data=data,
-                                      filename=filename, name=run.name, fmt=fmt)
+    ranking, fmt, qids = _run_checked(
+        collection=run.collection, data=data, filename=filename, name=run.name, fmt=fmt
+    )
     with transaction.atomic():
-        run = (Run.objects.select_for_update().select_related("collection", "owner")
-               .get(pk=run.pk))
+        run = Run.objects.select_for_update().select_related("collection", "owner").get(pk=run.pk)
         _require_may_change(run, by)
         before = _run_record(run, run.answers.count())
         run.answers.all().delete()
@@ -356,8 +466,13 @@ def run_replace(*, run: Run, data: bytes, filename: str, by: AbstractBaseUser,
         run.save(update_fields=["source_name", "sha256", "format"])
         _store_answers(run, ranking, qids)
         JudgmentEvent.objects.create(
-            collection=run.collection, question=None, user=by, action="replace_run",
-            before=before, after=_run_record(run, len(ranking)))
+            collection=run.collection,
+            question=None,
+            user=by,
+            action="replace_run",
+            before=before,
+            after=_run_record(run, len(ranking)),
+        )
     return run
 
 
@@ -367,8 +482,9 @@ def _run_fits(ranking: Ranking, qids: Mapping[str, int], limit: int) -> bool:
     return bool(counts.index.isin(list(qids)).all() and (counts <= limit).all())
 
 
-def run_row_issues(rows: Sequence[RunRow], qids: Mapping[str, int], limit: int,
-                   filename: str) -> list[Issue]:
+def run_row_issues(
+    rows: Sequence[RunRow], qids: Mapping[str, int], limit: int, filename: str
+) -> list[Issue]:
     """A run's rows checked against a collection (rows in file order): each answer for a
     question id the collection does not have, and for each question with more than
     ``limit`` answers the line of its first answer too many."""
@@ -384,9 +500,16 @@ def run_row_issues(rows: Sequence[RunRow], qids: Mapping[str, int], limit: int,
             continue
         seen[q] = seen.get(q, 0) + 1
         if seen[q] == limit + 1:
-            out.append(Issue(filename, r.line, (
-                f"question {q!r} has more than {limit} answers, the collection's maximum "
-                f"output size L' ({total[q]} answers; this line is answer {limit + 1})")))
+            out.append(
+                Issue(
+                    filename,
+                    r.line,
+                    (
+                        f"question {q!r} has more than {limit} answers, the collection's maximum "
+                        f"output size L' ({total[q]} answers; this line is answer {limit + 1})"
+                    ),
+                )
+            )
     return out
 
 
@@ -411,40 +534,55 @@ def run_pool(*, run: Run, by: AbstractBaseUser | None = None) -> int:
     if run.withdrawn_at is not None:
         raise PermissionDenied("This run has been withdrawn; its answers are not pooled.")
     collection = run.collection
-    rows = list(RunAnswer.objects.filter(run=run, rank__lte=collection.max_output_size)
-                .order_by("question_id", "rank").values_list("question_id", "key", "text"))
+    rows = list(
+        RunAnswer.objects.filter(run=run, rank__lte=collection.max_output_size)
+        .order_by("question_id", "rank")
+        .values_list("question_id", "key", "text")
+    )
     done = annotate_services.strings_add_unjudged(
-        rows=rows, source=Source.POOL, by=by, reason=f"answers of run {run.name} pooled")
+        rows=rows, source=Source.POOL, by=by, reason=f"answers of run {run.name} pooled"
+    )
     if done.questions:
         annotate_services.collection_judgments_changed(collection_id=collection.pk)
     JudgmentEvent.objects.create(
-        collection=collection, question=None, user=by, action="pool_run",
-        after={"run": run.pk, "run_name": run.name, "added": done.added,
-               "questions": len(done.questions), "spellings": done.spellings,
-               "reopened": len(done.reopened)})
+        collection=collection,
+        question=None,
+        user=by,
+        action="pool_run",
+        after={
+            "run": run.pk,
+            "run_name": run.name,
+            "added": done.added,
+            "questions": len(done.questions),
+            "spellings": done.spellings,
+            "reopened": len(done.reopened),
+        },
+    )
     return done.added
 
 
 @transaction.atomic
-def collection_matching_mode_change(*, collection: Collection, mode: str,
-                                    by: AbstractBaseUser | None) -> int:
+def collection_matching_mode_change(
+    *, collection: Collection, mode: str, by: AbstractBaseUser | None
+) -> int:
     """Change ``collection``'s matching mode (DESIGN.md section 4): annotate's
     ``collection_set_matching_mode`` re-keys its strings and folds agreeing spellings
     (MatchingModeConflict, nothing written, when spellings that become one string are
     judged differently), and its signal re-keys every run answer (``run_answers_rekey``).
     Returns the number of strings folded."""
-    return annotate_services.collection_set_matching_mode(collection=collection, mode=mode,
-                                                          by=by)
+    return annotate_services.collection_set_matching_mode(collection=collection, mode=mode, by=by)
 
 
 def run_answers_rekey(*, collection: Collection, mode: str, **_: object) -> int:
     """Re-key every run answer of ``collection`` under matching ``mode`` with the engine's
     key function (receiver of annotate's ``matching_mode_changed``).  Returns how many
     changed."""
-    answers = list(RunAnswer.objects.filter(run__collection=collection)
-                   .values_list("pk", "text", "key"))
+    answers = list(
+        RunAnswer.objects.filter(run__collection=collection).values_list("pk", "text", "key")
+    )
     keys = normalize_many([text for _, text, _ in answers], mode)
-    changed = [RunAnswer(pk=pk, key=k) for (pk, _, old), k in zip(answers, keys, strict=True)
-               if k != old]
+    changed = [
+        RunAnswer(pk=pk, key=k) for (pk, _, old), k in zip(answers, keys, strict=True) if k != old
+    ]
     RunAnswer.objects.bulk_update(changed, ["key"], batch_size=5000)
     return len(changed)

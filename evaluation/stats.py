@@ -29,8 +29,8 @@ class Paired:
     n: int
     mean_a: float
     mean_b: float
-    up: int      # questions where B > A
-    down: int    # questions where B < A
+    up: int  # questions where B > A
+    down: int  # questions where B < A
     tied: int
     sign_p: float
     wilcoxon_p: float
@@ -49,7 +49,7 @@ def _nan_to_none(x: float) -> float:
 
 def _sign_bits(m: int) -> np.ndarray:
     """Every assignment of m signs: a (2**m, m) array of 0/1 (1 = the observed sign)."""
-    return (np.arange(2 ** m)[:, None] >> np.arange(m)) & 1
+    return (np.arange(2**m)[:, None] >> np.arange(m)) & 1
 
 
 def _byte_tables(values: np.ndarray) -> np.ndarray:
@@ -58,13 +58,12 @@ def _byte_tables(values: np.ndarray) -> np.ndarray:
     a block, at ``256 * block + byte``."""
     blocks = -(-len(values) // 8)
     padded = np.zeros(blocks * 8)
-    padded[:len(values)] = values
+    padded[: len(values)] = values
     bits = _sign_bits(8).astype(float)  # (256, 8)
     return (padded.reshape(blocks, 8) @ bits.T).ravel()  # (blocks * 256,)
 
 
-def randomization_p(d: np.ndarray, *, permutations: int = PERMUTATIONS,
-                    seed: int = SEED) -> float:
+def randomization_p(d: np.ndarray, *, permutations: int = PERMUTATIONS, seed: int = SEED) -> float:
     """Two-sided paired randomization (sign-flip) test of mean(d) = 0.
 
     With at most 16 non-zero differences every sign assignment is enumerated (the exact
@@ -125,8 +124,15 @@ def wilcoxon_p(d: np.ndarray) -> float:
     return float(np.clip(2 * min(less, greater), 0.0, 1.0))
 
 
-def paired(metric: str, a: pd.Series | np.ndarray, b: pd.Series | np.ndarray, *,
-           permutations: int = PERMUTATIONS, seed: int = SEED, tol: float = 1e-12) -> Paired:
+def paired(
+    metric: str,
+    a: pd.Series | np.ndarray,
+    b: pd.Series | np.ndarray,
+    *,
+    permutations: int = PERMUTATIONS,
+    seed: int = SEED,
+    tol: float = 1e-12,
+) -> Paired:
     """Compare per-question scores ``a`` and ``b`` (same questions, same order).
 
     Differences within ``tol`` count as ties (floating noise).  p-values that a test cannot
@@ -150,9 +156,20 @@ def paired(metric: str, a: pd.Series | np.ndarray, b: pd.Series | np.ndarray, *,
         t_p = math.nan
         effect = math.nan
     rand_p = randomization_p(d, permutations=permutations, seed=seed)
-    return Paired(metric, n, float(np.mean(a)) if n else 0.0, float(np.mean(b)) if n else 0.0,
-                  up, down, n - nz, float(sign_p), _nan_to_none(wilcoxon), _nan_to_none(t_p),
-                  _nan_to_none(rand_p), effect)
+    return Paired(
+        metric,
+        n,
+        float(np.mean(a)) if n else 0.0,
+        float(np.mean(b)) if n else 0.0,
+        up,
+        down,
+        n - nz,
+        float(sign_p),
+        _nan_to_none(wilcoxon),
+        _nan_to_none(t_p),
+        _nan_to_none(rand_p),
+        effect,
+    )
 
 
 def format_p(p: float) -> str:
@@ -183,7 +200,7 @@ def rank_correlations(means: pd.DataFrame) -> pd.DataFrame:
     rows = []
     cols = list(means.columns)
     for i, x in enumerate(cols):
-        for y in cols[i + 1:]:
+        for y in cols[i + 1 :]:
             if len(means) < 2:
                 tau = rho = math.nan
             else:  # a metric giving every run the same score has no ranking: NaN
@@ -191,6 +208,12 @@ def rank_correlations(means: pd.DataFrame) -> pd.DataFrame:
                     warnings.simplefilter("ignore", stats.ConstantInputWarning)
                     tau = stats.kendalltau(means[x], means[y]).statistic
                     rho = stats.spearmanr(means[x], means[y]).statistic
-            rows.append({"metric_a": x, "metric_b": y, "kendall_tau": _nan_to_none(tau),
-                         "spearman_rho": _nan_to_none(rho)})
+            rows.append(
+                {
+                    "metric_a": x,
+                    "metric_b": y,
+                    "kendall_tau": _nan_to_none(tau),
+                    "spearman_rho": _nan_to_none(rho),
+                }
+            )
     return pd.DataFrame(rows, columns=["metric_a", "metric_b", "kendall_tau", "spearman_rho"])

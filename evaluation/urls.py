@@ -9,22 +9,38 @@ urlpatterns = [
     path("collections/<slug:slug>/runs/", views.run_list, name="run-list"),
     path("collections/<slug:slug>/runs/upload/", views.run_upload, name="run-upload"),
     path("collections/<slug:slug>/runs/<int:run_id>/", views.run_detail, name="run-detail"),
-    path("collections/<slug:slug>/runs/<int:run_id>/scores.csv", views.run_scores_csv,
-         name="run-scores-csv"),
-    path("collections/<slug:slug>/runs/<int:run_id>/withdraw/", views.run_withdraw,
-         name="run-withdraw"),
-    path("collections/<slug:slug>/runs/<int:run_id>/replace/", views.run_replace,
-         name="run-replace"),
+    path(
+        "collections/<slug:slug>/runs/<int:run_id>/scores.csv",
+        views.run_scores_csv,
+        name="run-scores-csv",
+    ),
+    path(
+        "collections/<slug:slug>/runs/<int:run_id>/withdraw/",
+        views.run_withdraw,
+        name="run-withdraw",
+    ),
+    path(
+        "collections/<slug:slug>/runs/<int:run_id>/replace/", views.run_replace, name="run-replace"
+    ),
     path("collections/<slug:slug>/runs/<int:run_id>/pool/", views.run_pool, name="run-pool"),
     path("collections/<slug:slug>/compare/", views.compare, name="compare"),
     path("collections/<slug:slug>/compare.csv", views.compare_csv, name="compare-csv"),
     path("collections/<slug:slug>/ranking/", views.ranking, name="ranking"),
     path("collections/<slug:slug>/ranking.csv", views.ranking_csv, name="ranking-csv"),
-    path("collections/<slug:slug>/reliability/", reliability_views.collection_reliability,
-         name="reliability"),
+    path(
+        "collections/<slug:slug>/reliability/",
+        reliability_views.collection_reliability,
+        name="reliability",
+    ),
     # scores per assessor layer (evaluation/layer_views.py)
-    path("collections/<slug:slug>/layer-scores/", layer_views.collection_layer_scores,
-         name="layer-scores"),
-    path("collections/<slug:slug>/layer-scores.csv", layer_views.collection_layer_scores_csv,
-         name="layer-scores-csv"),
+    path(
+        "collections/<slug:slug>/layer-scores/",
+        layer_views.collection_layer_scores,
+        name="layer-scores",
+    ),
+    path(
+        "collections/<slug:slug>/layer-scores.csv",
+        layer_views.collection_layer_scores_csv,
+        name="layer-scores-csv",
+    ),
 ]

@@ -39,8 +39,9 @@ DISAGREE_SHOWN = 20  # questions shown side by side where Q-measure and RR disag
 
 
 # -- helpers ------------------------------------------------------------------------------
-def _render(request: HttpRequest, template: str, context: dict[str, Any], *,
-            partial: str | None = None) -> TemplateResponse:
+def _render(
+    request: HttpRequest, template: str, context: dict[str, Any], *, partial: str | None = None
+) -> TemplateResponse:
     """The page, or only its ``partial`` for an htmx request."""
     if partial and request.htmx:
         template += f"#{partial}"
@@ -61,9 +62,9 @@ def _score_access(request: HttpRequest, slug: str) -> tuple[Collection, str]:
     return collection, role
 
 
-def _config(request: HttpRequest, collection: Collection,
-            default_metrics: Sequence[str] = DEFAULT_METRICS
-            ) -> tuple[services.ScoreConfig, ScoreConfigForm, str | None]:
+def _config(
+    request: HttpRequest, collection: Collection, default_metrics: Sequence[str] = DEFAULT_METRICS
+) -> tuple[services.ScoreConfig, ScoreConfigForm, str | None]:
     """The score configuration from the query string (invalid parts fall back to the
     defaults, with the form's errors shown) and the form showing it."""
     form = ScoreConfigForm(request.GET or None)
@@ -76,29 +77,39 @@ def _config(request: HttpRequest, collection: Collection,
         beta = form.cleaned_data["beta"] if form.cleaned_data["beta"] is not None else 1.0
         rbp_p = form.cleaned_data["rbp_p"] if form.cleaned_data["rbp_p"] is not None else 0.5
     try:
-        config = services.check_config(metrics=metrics, gains=gains, beta=beta, rbp_p=rbp_p,
-                                       levels=levels)
+        config = services.check_config(
+            metrics=metrics, gains=gains, beta=beta, rbp_p=rbp_p, levels=levels
+        )
     except ValueError as e:
         error = str(e)
-        config = services.check_config(metrics=default_metrics, gains="default", beta=1.0,
-                                       rbp_p=0.5, levels=levels)
+        config = services.check_config(
+            metrics=default_metrics, gains="default", beta=1.0, rbp_p=0.5, levels=levels
+        )
     if form.is_bound and form.errors:
         return config, form, error
     return config, ScoreConfigForm.showing(config), error
 
 
-def _preamble(collection: Collection, config: services.ScoreConfig,
-              **extra: object) -> dict[str, object]:
+def _preamble(
+    collection: Collection, config: services.ScoreConfig, **extra: object
+) -> dict[str, object]:
     """The ``# key=value`` lines of a score CSV: what it was computed with."""
-    gains = config.gains if config.gains != "default" else ",".join(
-        f"{c}={g:g}" for c, g in selectors.level_gains(collection))
+    gains = (
+        config.gains
+        if config.gains != "default"
+        else ",".join(f"{c}={g:g}" for c, g in selectors.level_gains(collection))
+    )
     changed = collection.judgments_changed_at
     return {
-        "collection": collection.slug, "gains": gains, "beta": config.beta,
-        "rbp_p": config.rbp_p, "matching": collection.matching_mode,
+        "collection": collection.slug,
+        "gains": gains,
+        "beta": config.beta,
+        "rbp_p": config.rbp_p,
+        "matching": collection.matching_mode,
         "judgments_version": collection.judgment_version,
         "judgments_changed_at": changed.isoformat() if changed else "never",
-        "app_version": APP_VERSION, **extra,
+        "app_version": APP_VERSION,
+        **extra,
     }
 
 
@@ -130,23 +141,39 @@ def run_list(request: HttpRequest, slug: str) -> HttpResponse:
     stats = selectors.run_answer_stats(runs)
     unjudged = selectors.unjudged_counts(runs)
     means = scores.means() if scores else pd.DataFrame()
-    rows = [{"run": r, "means": [means.loc[r.name, m] for m in config.metrics],
-             "questions": stats.get(r.pk, {}).get("questions", 0),
-             "unjudged": unjudged.get(r.pk, 0)} for r in runs]
+    rows = [
+        {
+            "run": r,
+            "means": [means.loc[r.name, m] for m in config.metrics],
+            "questions": stats.get(r.pk, {}).get("questions", 0),
+            "unjudged": unjudged.get(r.pk, 0),
+        }
+        for r in runs
+    ]
     sort = request.GET.get("sort", "")
     if sort in config.metrics:
         i = config.metrics.index(sort)
         rows.sort(key=lambda row: -row["means"][i])
     elif sort == "name":
         rows.sort(key=lambda row: row["run"].name)
-    return TemplateResponse(request, "evaluation/run_list.html", {
-        "collection": collection, "role": role, "config": config, "form": form, "error": error,
-        "metrics": _metric_choices(config), "rows": rows, "sort": sort,
-        "judged_questions": scores.marked.judgments.nq if scores else 0,
-        "can_upload": role == Role.ORGANIZER or collection.open_for_submissions,
-        "can_compare": len(runs) >= 2,
-        "withdrawn": selectors.withdrawn_runs(collection) if role == Role.ORGANIZER else [],
-    })
+    return TemplateResponse(
+        request,
+        "evaluation/run_list.html",
+        {
+            "collection": collection,
+            "role": role,
+            "config": config,
+            "form": form,
+            "error": error,
+            "metrics": _metric_choices(config),
+            "rows": rows,
+            "sort": sort,
+            "judged_questions": scores.marked.judgments.nq if scores else 0,
+            "can_upload": role == Role.ORGANIZER or collection.open_for_submissions,
+            "can_compare": len(runs) >= 2,
+            "withdrawn": selectors.withdrawn_runs(collection) if role == Role.ORGANIZER else [],
+        },
+    )
 
 
 @require_http_methods(["GET", "POST"])
@@ -161,20 +188,32 @@ def run_upload(request: HttpRequest, slug: str) -> HttpResponse:
         upload = form.cleaned_data["file"]
         try:
             run = services.run_import(
-                collection=collection, owner=request.user, name=form.cleaned_data["name"],
-                data=upload.read(), filename=upload.name,
+                collection=collection,
+                owner=request.user,
+                name=form.cleaned_data["name"],
+                data=upload.read(),
+                filename=upload.name,
                 description=form.cleaned_data["description"],
-                fmt=form.cleaned_data["format"] or None)
+                fmt=form.cleaned_data["format"] or None,
+            )
         except InputError as e:
             issues = e.issues
         else:
-            messages.success(request, f"Run {run.name!r} uploaded: "
-                                      f"{run.answers.count()} answers.")
-            return _redirect(request, reverse("evaluation:run-detail",
-                                              args=[collection.slug, run.pk]))
-    return _render(request, "evaluation/run_upload.html", {
-        "collection": collection, "form": form, "issues": issues,
-        "max_mb": settings.RUN_UPLOAD_MAX_MB}, partial="upload-form")
+            messages.success(request, f"Run {run.name!r} uploaded: {run.answers.count()} answers.")
+            return _redirect(
+                request, reverse("evaluation:run-detail", args=[collection.slug, run.pk])
+            )
+    return _render(
+        request,
+        "evaluation/run_upload.html",
+        {
+            "collection": collection,
+            "form": form,
+            "issues": issues,
+            "max_mb": settings.RUN_UPLOAD_MAX_MB,
+        },
+        partial="upload-form",
+    )
 
 
 # -- one run ------------------------------------------------------------------------------
@@ -205,28 +244,49 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
         table = table[table[config.metrics[0]] < 1.0]
     sort = request.GET.get("sort", "")
     if sort in table.columns:
-        table = table.sort_values(sort, ascending=request.GET.get("order") == "asc",
-                                  kind="stable")
+        table = table.sort_values(sort, ascending=request.GET.get("order") == "asc", kind="stable")
     page = Paginator(list(table.index), 50).get_page(request.GET.get("page"))
-    marks = selectors.marks_by_question(scores, run.name, page.object_list,
-                                        collection=collection)
-    rows = [{"qid": q, "text": texts.get(q, ""), "L": int(table.at[q, "L"]),
-             "R": int(table.at[q, "R"]),
-             "values": [table.at[q, m] for m in config.metrics], "marks": marks.get(q, [])}
-            for q in page.object_list]
+    marks = selectors.marks_by_question(scores, run.name, page.object_list, collection=collection)
+    rows = [
+        {
+            "qid": q,
+            "text": texts.get(q, ""),
+            "L": int(table.at[q, "L"]),
+            "R": int(table.at[q, "R"]),
+            "values": [table.at[q, m] for m in config.metrics],
+            "marks": marks.get(q, []),
+        }
+        for q in page.object_list
+    ]
     means = scores.means().loc[run.name]
     unjudged = selectors.unjudged_answers(run)
-    return _render(request, "evaluation/run_detail.html", {
-        "collection": collection, "role": role, "run": run, "config": config, "form": form,
-        "error": error, "metrics": _metric_choices(config),
-        "means": [means[m] for m in config.metrics], "rows": rows, "page": page,
-        "judged": len(scores.per_question[run.name]), "shown": len(table),
-        "not_judged": scores.unknown[run.name], "unjudged": unjudged,
-        "pool": selectors.pool_counts(unjudged),
-        "is_organizer": role == Role.ORGANIZER, "sort": sort, "search": search,
-        "can_change": services.run_may_change(run, request.user),
-        "history": selectors.run_history(run),
-    }, partial="question-table")
+    return _render(
+        request,
+        "evaluation/run_detail.html",
+        {
+            "collection": collection,
+            "role": role,
+            "run": run,
+            "config": config,
+            "form": form,
+            "error": error,
+            "metrics": _metric_choices(config),
+            "means": [means[m] for m in config.metrics],
+            "rows": rows,
+            "page": page,
+            "judged": len(scores.per_question[run.name]),
+            "shown": len(table),
+            "not_judged": scores.unknown[run.name],
+            "unjudged": unjudged,
+            "pool": selectors.pool_counts(unjudged),
+            "is_organizer": role == Role.ORGANIZER,
+            "sort": sort,
+            "search": search,
+            "can_change": services.run_may_change(run, request.user),
+            "history": selectors.run_history(run),
+        },
+        partial="question-table",
+    )
 
 
 @require_POST
@@ -235,10 +295,10 @@ def run_pool(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     require_role(request.user, collection, Role.ORGANIZER)
     run = get_object_or_404(Run.objects.active(), collection=collection, pk=run_id)
     added = services.run_pool(run=run, by=request.user)
-    messages.success(request, f"{added} unjudged answer(s) of {run.name} sent to the "
-                              "assessors' pool.")
-    return _redirect(request, reverse("evaluation:run-detail",
-                                      args=[collection.slug, run.pk]))
+    messages.success(
+        request, f"{added} unjudged answer(s) of {run.name} sent to the assessors' pool."
+    )
+    return _redirect(request, reverse("evaluation:run-detail", args=[collection.slug, run.pk]))
 
 
 def _changeable_run(request: HttpRequest, slug: str, run_id: int) -> tuple[Collection, Run]:
@@ -246,8 +306,10 @@ def _changeable_run(request: HttpRequest, slug: str, run_id: int) -> tuple[Colle
     collection, _ = _score_access(request, slug)
     run = selectors.visible_run(user=request.user, collection=collection, run_id=run_id)
     if not services.run_may_change(run, request.user):
-        raise PermissionDenied("Only the run's owner while the collection is open for "
-                               "submissions, or an organizer, may change this run.")
+        raise PermissionDenied(
+            "Only the run's owner while the collection is open for "
+            "submissions, or an organizer, may change this run."
+        )
     return collection, run
 
 
@@ -259,9 +321,11 @@ def run_withdraw(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
         services.run_withdraw(run=run, by=request.user)
         messages.success(request, f"Run {run.name!r} withdrawn.")
         return _redirect(request, reverse("evaluation:run-list", args=[collection.slug]))
-    return TemplateResponse(request, "evaluation/run_withdraw.html", {
-        "collection": collection, "run": run,
-        "answers": run.answers.count()})
+    return TemplateResponse(
+        request,
+        "evaluation/run_withdraw.html",
+        {"collection": collection, "run": run, "answers": run.answers.count()},
+    )
 
 
 @require_http_methods(["GET", "POST"])
@@ -274,18 +338,32 @@ def run_replace(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     if posted and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            run = services.run_replace(run=run, data=upload.read(), filename=upload.name,
-                                       by=request.user, fmt=form.cleaned_data["format"] or None)
+            run = services.run_replace(
+                run=run,
+                data=upload.read(),
+                filename=upload.name,
+                by=request.user,
+                fmt=form.cleaned_data["format"] or None,
+            )
         except InputError as e:
             issues = e.issues
         else:
-            messages.success(request, f"Run {run.name!r} replaced: "
-                                      f"{run.answers.count()} answers.")
-            return _redirect(request, reverse("evaluation:run-detail",
-                                              args=[collection.slug, run.pk]))
-    return _render(request, "evaluation/run_replace.html", {
-        "collection": collection, "run": run, "form": form, "issues": issues,
-        "max_mb": settings.RUN_UPLOAD_MAX_MB}, partial="replace-form")
+            messages.success(request, f"Run {run.name!r} replaced: {run.answers.count()} answers.")
+            return _redirect(
+                request, reverse("evaluation:run-detail", args=[collection.slug, run.pk])
+            )
+    return _render(
+        request,
+        "evaluation/run_replace.html",
+        {
+            "collection": collection,
+            "run": run,
+            "form": form,
+            "issues": issues,
+            "max_mb": settings.RUN_UPLOAD_MAX_MB,
+        },
+        partial="replace-form",
+    )
 
 
 @require_GET
@@ -296,17 +374,29 @@ def run_scores_csv(request: HttpRequest, slug: str, run_id: int) -> HttpResponse
     scores = services.score_runs(collection, [run], config)
     table = _question_table(collection, scores, run)
     means = scores.means().loc[run.name]
-    rows = [[run.name, q, int(table.at[q, "L"]), int(table.at[q, "R"]),
-             *[float(table.at[q, m]) for m in config.metrics]] for q in table.index]
+    rows = [
+        [
+            run.name,
+            q,
+            int(table.at[q, "L"]),
+            int(table.at[q, "R"]),
+            *[float(table.at[q, m]) for m in config.metrics],
+        ]
+        for q in table.index
+    ]
     rows.append([run.name, "all", "", "", *[float(means[m]) for m in config.metrics]])
-    return csv_response(f"{collection.slug}-{run.name}-scores.csv",
-                        _preamble(collection, config, run=run.name),
-                        ["run", "question_id", "L", "R", *config.metrics], rows)
+    return csv_response(
+        f"{collection.slug}-{run.name}-scores.csv",
+        _preamble(collection, config, run=run.name),
+        ["run", "question_id", "L", "R", *config.metrics],
+        rows,
+    )
 
 
 # -- comparison -----------------------------------------------------------------------------
-def _chosen_runs(request: HttpRequest, collection: Collection
-                 ) -> tuple[list[Run], Run | None, Run | None]:
+def _chosen_runs(
+    request: HttpRequest, collection: Collection
+) -> tuple[list[Run], Run | None, Run | None]:
     """The runs the user may see, and runs A and B from the query string (by default the
     first two); 403 for a run hidden from the user, 404 for one that does not exist."""
     visible = list(selectors.visible_runs(user=request.user, collection=collection))
@@ -314,8 +404,9 @@ def _chosen_runs(request: HttpRequest, collection: Collection
     a, b = request.GET.get("a"), request.GET.get("b")
     for x in (a, b):
         if x and x not in by_id:
-            selectors.visible_run(user=request.user, collection=collection,
-                                  run_id=x if x.isdigit() else 0)
+            selectors.visible_run(
+                user=request.user, collection=collection, run_id=x if x.isdigit() else 0
+            )
     if not a:
         a = next((k for k in by_id if k != b), None)
     if not b:
@@ -323,8 +414,9 @@ def _chosen_runs(request: HttpRequest, collection: Collection
     return visible, by_id.get(a or ""), by_id.get(b or "")
 
 
-def _compare_runs(collection: Collection, a: Run | None, b: Run | None,
-                  config: services.ScoreConfig) -> services.Comparison | None:
+def _compare_runs(
+    collection: Collection, a: Run | None, b: Run | None, config: services.ScoreConfig
+) -> services.Comparison | None:
     """The comparison of two different runs; None until two different runs are chosen."""
     if a is None or b is None or a == b:
         return None
@@ -340,11 +432,13 @@ def _question_link(request: HttpRequest) -> Callable[[str], str]:
     def href(qid: str) -> str:
         q = quote(qid, safe="")
         return f"{base}{q}#side-{q}"
+
     return href
 
 
-def _compare_context(request: HttpRequest, collection: Collection,
-                     c: services.Comparison) -> dict[str, Any]:
+def _compare_context(
+    request: HttpRequest, collection: Collection, c: services.Comparison
+) -> dict[str, Any]:
     """What the comparison part of the page shows (all values formatted here, all markup
     in the template)."""
     texts = selectors.question_texts(collection)
@@ -353,17 +447,24 @@ def _compare_context(request: HttpRequest, collection: Collection,
     focus = request.GET.get("question")
     focus = focus if focus in c.diffs.index else None
     size = c.diffs.loc[list(c.disagree), c.q_metric].abs() if c.disagree else None
-    disagree = (list(size.sort_values(ascending=False, kind="stable").index[:DISAGREE_SHOWN])
-                if size is not None else [])
+    disagree = (
+        list(size.sort_values(ascending=False, kind="stable").index[:DISAGREE_SHOWN])
+        if size is not None
+        else []
+    )
     shown = [*disagree, *([focus] if focus else [])]
-    marks = selectors.marks_of_runs(c.scores, [c.a.name, c.b.name], shown,
-                                    collection=collection)
+    marks = selectors.marks_of_runs(c.scores, [c.a.name, c.b.name], shown, collection=collection)
     marks_a, marks_b = marks[c.a.name], marks[c.b.name]
 
     def side(q: str) -> dict[str, Any]:
-        return {"qid": q, "text": texts.get(q, ""), "d_q": c.diffs.at[q, c.q_metric],
-                "d_rr": c.diffs.at[q, c.rr_metric], "marks_a": marks_a.get(q, []),
-                "marks_b": marks_b.get(q, [])}
+        return {
+            "qid": q,
+            "text": texts.get(q, ""),
+            "d_q": c.diffs.at[q, c.q_metric],
+            "d_rr": c.diffs.at[q, c.rr_metric],
+            "marks_a": marks_a.get(q, []),
+            "marks_b": marks_b.get(q, []),
+        }
 
     page = Paginator(c.order, COMPARE_PAGE_SIZE).get_page(request.GET.get("page"))
     order = list(page.object_list)
@@ -373,22 +474,50 @@ def _compare_context(request: HttpRequest, collection: Collection,
     rows = []
     for q, va, vb, vd in zip(order, a_vals, b_vals, d_vals, strict=True):
         text = texts.get(q, "")
-        rows.append({"qid": q, "text": text if len(text) <= 60 else text[:59] + "…",
-                     "href": href(q), "cells": [
-            (f"{x:.4f}", f"{y:.4f}", _signed(d), "up" if d > 0 else "down" if d < 0 else "")
-            for x, y, d in zip(va, vb, vd, strict=True)]})
+        rows.append(
+            {
+                "qid": q,
+                "text": text if len(text) <= 60 else text[:59] + "…",
+                "href": href(q),
+                "cells": [
+                    (f"{x:.4f}", f"{y:.4f}", _signed(d), "up" if d > 0 else "down" if d < 0 else "")
+                    for x, y, d in zip(va, vb, vd, strict=True)
+                ],
+            }
+        )
     return {
-        "tests": [{"t": t, "label": labels[t.metric], "mean_a": _fmt(t.mean_a),
-                   "mean_b": _fmt(t.mean_b), "diff": _signed(t.mean_diff),
-                   "sign_p": format_p(t.sign_p), "wilcoxon_p": format_p(t.wilcoxon_p),
-                   "t_p": format_p(t.t_p), "rand_p": format_p(t.randomization_p),
-                   "effect": _fmt(t.effect_size)} for t in c.tests],
-        "plot": difference_plot(c.diffs, c.order, labels=labels, texts=texts, href=href,
-                                name_a=c.a.name, name_b=c.b.name),
-        "n_questions": len(c.diffs), "diff_rows": rows, "page": page,
-        "disagree": [side(q) for q in disagree], "disagree_total": len(c.disagree),
+        "tests": [
+            {
+                "t": t,
+                "label": labels[t.metric],
+                "mean_a": _fmt(t.mean_a),
+                "mean_b": _fmt(t.mean_b),
+                "diff": _signed(t.mean_diff),
+                "sign_p": format_p(t.sign_p),
+                "wilcoxon_p": format_p(t.wilcoxon_p),
+                "t_p": format_p(t.t_p),
+                "rand_p": format_p(t.randomization_p),
+                "effect": _fmt(t.effect_size),
+            }
+            for t in c.tests
+        ],
+        "plot": difference_plot(
+            c.diffs,
+            c.order,
+            labels=labels,
+            texts=texts,
+            href=href,
+            name_a=c.a.name,
+            name_b=c.b.name,
+        ),
+        "n_questions": len(c.diffs),
+        "diff_rows": rows,
+        "page": page,
+        "disagree": [side(q) for q in disagree],
+        "disagree_total": len(c.disagree),
         "focus": side(focus) if focus and focus not in disagree else None,
-        "q_label": labels[c.q_metric], "rr_label": labels[c.rr_metric],
+        "q_label": labels[c.q_metric],
+        "rr_label": labels[c.rr_metric],
     }
 
 
@@ -396,12 +525,20 @@ def _compare_context(request: HttpRequest, collection: Collection,
 def compare(request: HttpRequest, slug: str) -> HttpResponse:
     collection, role = _score_access(request, slug)
     runs, a, b = _chosen_runs(request, collection)
-    config, form, error = _config(request, collection,
-                                  default_metrics=services.COMPARE_METRICS)
+    config, form, error = _config(request, collection, default_metrics=services.COMPARE_METRICS)
     comparison = _compare_runs(collection, a, b, config)
-    context = {"collection": collection, "role": role, "runs": runs, "config": config,
-               "form": form, "error": error, "metrics": _metric_choices(config),
-               "a": a, "b": b, "same_run": a is not None and a == b}
+    context = {
+        "collection": collection,
+        "role": role,
+        "runs": runs,
+        "config": config,
+        "form": form,
+        "error": error,
+        "metrics": _metric_choices(config),
+        "a": a,
+        "b": b,
+        "same_run": a is not None and a == b,
+    }
     if comparison:
         context.update(_compare_context(request, collection, comparison))
     return _render(request, "evaluation/compare.html", context, partial="diff-table")
@@ -417,24 +554,68 @@ def compare_csv(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404("Choose two different runs to compare")
     rows: list[list[object]] = []
     for t in c.tests:
-        rows.append(["mean", t.metric, t.mean_a, t.mean_b, t.mean_diff, t.up, t.down, t.tied,
-                     p_text(t.sign_p), p_text(t.wilcoxon_p), p_text(t.t_p),
-                     p_text(t.randomization_p), t.effect_size])
+        rows.append(
+            [
+                "mean",
+                t.metric,
+                t.mean_a,
+                t.mean_b,
+                t.mean_diff,
+                t.up,
+                t.down,
+                t.tied,
+                p_text(t.sign_p),
+                p_text(t.wilcoxon_p),
+                p_text(t.t_p),
+                p_text(t.randomization_p),
+                t.effect_size,
+            ]
+        )
     for q in c.diffs.index:
         for m in c.metrics:
-            rows.append(["question", f"{m}:{q}", c.per_question_a.at[q, m],
-                         c.per_question_b.at[q, m], c.diffs.at[q, m],
-                         "", "", "", "", "", "", "", ""])
+            rows.append(
+                [
+                    "question",
+                    f"{m}:{q}",
+                    c.per_question_a.at[q, m],
+                    c.per_question_b.at[q, m],
+                    c.diffs.at[q, m],
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                ]
+            )
     return csv_response(
         f"{collection.slug}-{c.a.name}-vs-{c.b.name}.csv",
         _preamble(collection, config, run_a=c.a.name, run_b=c.b.name),
-        ["row", "metric_or_question", "a", "b", "b_minus_a", "up", "down", "tied", "sign_p",
-         "wilcoxon_p", "t_p", "randomization_p", "effect_size"], rows)
+        [
+            "row",
+            "metric_or_question",
+            "a",
+            "b",
+            "b_minus_a",
+            "up",
+            "down",
+            "tied",
+            "sign_p",
+            "wilcoxon_p",
+            "t_p",
+            "randomization_p",
+            "effect_size",
+        ],
+        rows,
+    )
 
 
 # -- system ranking -------------------------------------------------------------------------
-def _system_ranking(request: HttpRequest, collection: Collection,
-                    config: services.ScoreConfig) -> services.SystemRanking:
+def _system_ranking(
+    request: HttpRequest, collection: Collection, config: services.ScoreConfig
+) -> services.SystemRanking:
     runs = selectors.visible_runs(user=request.user, collection=collection)
     return services.runs_rank(collection=collection, runs=list(runs), config=config)
 
@@ -444,15 +625,37 @@ def ranking(request: HttpRequest, slug: str) -> HttpResponse:
     collection, role = _score_access(request, slug)
     config, form, error = _config(request, collection)
     r = _system_ranking(request, collection, config)
-    table = [{"run": run, "values": [(r.means.at[run.name, m], int(r.ranks.at[run.name, m]))
-                                     for m in r.metrics]} for run in r.order]
+    table = [
+        {
+            "run": run,
+            "values": [(r.means.at[run.name, m], int(r.ranks.at[run.name, m])) for m in r.metrics],
+        }
+        for run in r.order
+    ]
     corr = r.correlations.itertuples() if r.correlations is not None else ()
-    return TemplateResponse(request, "evaluation/ranking.html", {
-        "collection": collection, "role": role, "config": config, "form": form, "error": error,
-        "metrics": _metric_choices(config), "table": table,
-        "primary": metric_label(r.metrics[0]),
-        "corr": [{"a": metric_label(c.metric_a), "b": metric_label(c.metric_b),
-                  "tau": _fmt(c.kendall_tau), "rho": _fmt(c.spearman_rho)} for c in corr]})
+    return TemplateResponse(
+        request,
+        "evaluation/ranking.html",
+        {
+            "collection": collection,
+            "role": role,
+            "config": config,
+            "form": form,
+            "error": error,
+            "metrics": _metric_choices(config),
+            "table": table,
+            "primary": metric_label(r.metrics[0]),
+            "corr": [
+                {
+                    "a": metric_label(c.metric_a),
+                    "b": metric_label(c.metric_b),
+                    "tau": _fmt(c.kendall_tau),
+                    "rho": _fmt(c.spearman_rho),
+                }
+                for c in corr
+            ],
+        },
+    )
 
 
 @require_GET
@@ -460,11 +663,13 @@ def ranking_csv(request: HttpRequest, slug: str) -> HttpResponse:
     collection, _ = _score_access(request, slug)
     config, _, _ = _config(request, collection)
     r = _system_ranking(request, collection, config)
-    rows: list[list[object]] = [[run.name, *[float(r.means.at[run.name, m]) for m in r.metrics]]
-                                for run in r.runs]
+    rows: list[list[object]] = [
+        [run.name, *[float(r.means.at[run.name, m]) for m in r.metrics]] for run in r.runs
+    ]
     if r.correlations is not None:
         corr = list(r.correlations.itertuples())
         rows += [[f"kendall_tau:{c.metric_a}:{c.metric_b}", c.kendall_tau] for c in corr]
         rows += [[f"spearman_rho:{c.metric_a}:{c.metric_b}", c.spearman_rho] for c in corr]
-    return csv_response(f"{collection.slug}-ranking.csv", _preamble(collection, config),
-                        ["run", *r.metrics], rows)
+    return csv_response(
+        f"{collection.slug}-ranking.csv", _preamble(collection, config), ["run", *r.metrics], rows
+    )

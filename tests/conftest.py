@@ -11,6 +11,7 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 def demo(db):
     """The demo collection (load_demo)."""
     from evaluation.management.commands.load_demo import load_demo
+
     return load_demo()
 
 

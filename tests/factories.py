@@ -22,8 +22,13 @@ def make_user(*, username: str | None = None, password: str = "pw-123456", staff
     return user
 
 
-def make_collection(*, slug: str | None = None, name: str | None = None,
-                    levels=(("S", 3.0), ("A", 2.0), ("B", 1.0)), **fields) -> Collection:
+def make_collection(
+    *,
+    slug: str | None = None,
+    name: str | None = None,
+    levels=(("S", 3.0), ("A", 2.0), ("B", 1.0)),
+    **fields,
+) -> Collection:
     n = next(_seq)
     c = Collection.objects.create(slug=slug or f"c{n}", name=name or f"Collection {n}", **fields)
     for order, (code, gain) in enumerate(levels):
@@ -35,10 +40,18 @@ def add_member(*, collection: Collection, user, role: str) -> Membership:
     return Membership.objects.create(collection=collection, user=user, role=role)
 
 
-def make_question(*, collection: Collection, qid: str | None = None, text: str = "Q?",
-                  synsets=(), incorrect=(), unjudged=()) -> Question:
+def make_question(
+    *,
+    collection: Collection,
+    qid: str | None = None,
+    text: str = "Q?",
+    synsets=(),
+    incorrect=(),
+    unjudged=(),
+) -> Question:
     """``synsets`` is a list of lists of (answer, level code)."""
     from django.utils import timezone
+
     q = Question.objects.create(collection=collection, qid=qid or f"Q{next(_seq)}", text=text)
     levels = {lv.code: lv for lv in collection.levels.all()}
     now = timezone.now()
@@ -46,44 +59,81 @@ def make_question(*, collection: Collection, qid: str | None = None, text: str =
     for ordinal, members in enumerate(synsets, start=1):
         syn = AnswerSynset.objects.create(question=q, ordinal=ordinal)
         for text_, code in members:
-            AnswerString.objects.create(question=q, text=text_, key=normalize_answer(text_, mode),
-                                        synset=syn, level=levels[code], judged_at=now)
+            AnswerString.objects.create(
+                question=q,
+                text=text_,
+                key=normalize_answer(text_, mode),
+                synset=syn,
+                level=levels[code],
+                judged_at=now,
+            )
     for text_ in incorrect:
-        AnswerString.objects.create(question=q, text=text_, key=normalize_answer(text_, mode),
-                                    judged_at=now)
+        AnswerString.objects.create(
+            question=q, text=text_, key=normalize_answer(text_, mode), judged_at=now
+        )
     for text_ in unjudged:
-        AnswerString.objects.create(question=q, text=text_, key=normalize_answer(text_, mode),
-                                    source="pool")
+        AnswerString.objects.create(
+            question=q, text=text_, key=normalize_answer(text_, mode), source="pool"
+        )
     return q
 
 
-def make_run(*, collection: Collection, owner, name: str | None = None,
-             answers: dict[str, list[str]] | None = None) -> Run:
+def make_run(
+    *,
+    collection: Collection,
+    owner,
+    name: str | None = None,
+    answers: dict[str, list[str]] | None = None,
+) -> Run:
     run = Run.objects.create(collection=collection, owner=owner, name=name or f"run{next(_seq)}")
     questions = {q.qid: q for q in collection.questions.all()}
     RunAnswer.objects.bulk_create(
-        RunAnswer(run=run, question=questions[qid], rank=r, text=a,
-                  key=normalize_answer(a, collection.matching_mode))
-        for qid, texts in (answers or {}).items() for r, a in enumerate(texts, start=1))
+        RunAnswer(
+            run=run,
+            question=questions[qid],
+            rank=r,
+            text=a,
+            key=normalize_answer(a, collection.matching_mode),
+        )
+        for qid, texts in (answers or {}).items()
+        for r, a in enumerate(texts, start=1)
+    )
     return run
 
 
-def make_big_question(*, collection: Collection, qid: str = "BIG", n_synsets: int = 100,
-                      n_strings: int = 1000, n_unjudged: int = 100) -> Question:
+def make_big_question(
+    *,
+    collection: Collection,
+    qid: str = "BIG",
+    n_synsets: int = 100,
+    n_strings: int = 1000,
+    n_unjudged: int = 100,
+) -> Question:
     """A question with ``n_synsets`` synsets holding ``n_strings - n_unjudged`` strings
     and ``n_unjudged`` pooled candidates (bulk inserts: fast)."""
     from django.utils import timezone
+
     q = Question.objects.create(collection=collection, qid=qid, text="A big question?")
     levels = list(collection.levels.all())
     synsets = AnswerSynset.objects.bulk_create(
-        AnswerSynset(question=q, ordinal=i) for i in range(1, n_synsets + 1))
+        AnswerSynset(question=q, ordinal=i) for i in range(1, n_synsets + 1)
+    )
     now = timezone.now()
     strings = []
     for i in range(n_strings - n_unjudged):
-        strings.append(AnswerString(question=q, text=f"answer {i}", key=f"answer {i}",
-                                    synset=synsets[i % n_synsets],
-                                    level=levels[i % len(levels)], judged_at=now))
-    strings += [AnswerString(question=q, text=f"candidate {i}", key=f"candidate {i}",
-                             source="pool") for i in range(n_unjudged)]
+        strings.append(
+            AnswerString(
+                question=q,
+                text=f"answer {i}",
+                key=f"answer {i}",
+                synset=synsets[i % n_synsets],
+                level=levels[i % len(levels)],
+                judged_at=now,
+            )
+        )
+    strings += [
+        AnswerString(question=q, text=f"candidate {i}", key=f"candidate {i}", source="pool")
+        for i in range(n_unjudged)
+    ]
     AnswerString.objects.bulk_create(strings)
     return q

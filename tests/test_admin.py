@@ -10,9 +10,17 @@ from tests.factories import make_collection
 pytestmark = pytest.mark.django_db
 
 OUR_APPS = {"annotate", "evaluation"}
-EXPECTED = {"annotate.collection", "annotate.membership", "annotate.level", "annotate.question",
-            "annotate.answersynset", "annotate.answerstring", "annotate.judgmentevent",
-            "evaluation.run", "evaluation.runanswer"}
+EXPECTED = {
+    "annotate.collection",
+    "annotate.membership",
+    "annotate.level",
+    "annotate.question",
+    "annotate.answersynset",
+    "annotate.answerstring",
+    "annotate.judgmentevent",
+    "evaluation.run",
+    "evaluation.runanswer",
+}
 
 
 def registered():
@@ -33,13 +41,15 @@ def test_admin_pages_render_with_the_demo_data(client, demo):
     from django.utils.html import escape
 
     from annotate.models import JudgmentEvent
+
     client.force_login(get_user_model().objects.get(username="admin"))
     make_collection(slug="second")  # a filter on a relation with one value is hidden
     index = client.get(reverse("admin:index"))
     assert index.status_code == 200
     for model in registered():
-        assert escape(str(model._meta.verbose_name_plural.capitalize())) in \
-            index.content.decode(), model
+        assert (
+            escape(str(model._meta.verbose_name_plural.capitalize())) in index.content.decode()
+        ), model
     for model, model_admin in registered().items():
         opts = model._meta
         changelist = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist")

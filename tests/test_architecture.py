@@ -11,9 +11,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LINT = [sys.executable, "-c",
-        "import sys; from importlinter.cli import lint_imports_command; "
-        "sys.exit(lint_imports_command())", "--no-cache", "--no-logo"]
+LINT = [
+    sys.executable,
+    "-c",
+    "import sys; from importlinter.cli import lint_imports_command; "
+    "sys.exit(lint_imports_command())",
+    "--no-cache",
+    "--no-logo",
+]
 
 
 def lint(cwd: Path) -> subprocess.CompletedProcess:
@@ -30,28 +35,41 @@ def test_import_contracts_are_kept():
 def tree(tmp_path):
     """A copy of the apps, the settings package and the contracts, to break on purpose."""
     for package in ("annotate", "evaluation", "api", "config"):
-        shutil.copytree(ROOT / package, tmp_path / package,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
     shutil.copy(ROOT / "pyproject.toml", tmp_path)
     return tmp_path
 
 
-@pytest.mark.parametrize(("path", "code", "broken"), [
-    # annotate reaching into the evaluation app, at module level or inside a function
-    ("annotate/odd.py", "from evaluation.models import Run\n", "annotate is not allowed"),
-    ("annotate/odd.py", "def f():\n    from evaluation import services\n",
-     "annotate is not allowed"),
-    # the engine importing Django or an app module
-    ("evaluation/metrics/odd.py", "import django\n", "evaluation.metrics is not allowed"),
-    ("evaluation/metrics/odd.py", "from annotate import models\n",
-     "evaluation.metrics is not allowed"),
-    ("evaluation/metrics/odd.py", "from evaluation import services\n",
-     "evaluation.metrics is not allowed"),
-    # the API app is the outermost layer: no app (nor the settings package) imports it
-    ("evaluation/odd.py", "from api.models import ApiToken\n", "evaluation is not allowed"),
-    ("annotate/odd.py", "import api.auth\n", "annotate is not allowed"),
-    ("config/odd.py", "from api import endpoints\n", "config is not allowed"),
-])
+@pytest.mark.parametrize(
+    ("path", "code", "broken"),
+    [
+        # annotate reaching into the evaluation app, at module level or inside a function
+        ("annotate/odd.py", "from evaluation.models import Run\n", "annotate is not allowed"),
+        (
+            "annotate/odd.py",
+            "def f():\n    from evaluation import services\n",
+            "annotate is not allowed",
+        ),
+        # the engine importing Django or an app module
+        ("evaluation/metrics/odd.py", "import django\n", "evaluation.metrics is not allowed"),
+        (
+            "evaluation/metrics/odd.py",
+            "from annotate import models\n",
+            "evaluation.metrics is not allowed",
+        ),
+        (
+            "evaluation/metrics/odd.py",
+            "from evaluation import services\n",
+            "evaluation.metrics is not allowed",
+        ),
+        # the API app is the outermost layer: no app (nor the settings package) imports it
+        ("evaluation/odd.py", "from api.models import ApiToken\n", "evaluation is not allowed"),
+        ("annotate/odd.py", "import api.auth\n", "annotate is not allowed"),
+        ("config/odd.py", "from api import endpoints\n", "config is not allowed"),
+    ],
+)
 def test_an_import_against_the_direction_breaks_a_contract(tree, path, code, broken):
     assert lint(tree).returncode == 0  # the copy is clean
     (tree / path).write_text(code)

@@ -31,10 +31,14 @@ def world(client):
 
 
 def snapshot():
-    return (Collection.objects.count(), Question.objects.count(),
-            AnswerString.objects.count(), Membership.objects.count(),
-            JudgmentEvent.objects.count(),
-            list(Question.objects.values_list("notes", flat=True)))
+    return (
+        Collection.objects.count(),
+        Question.objects.count(),
+        AnswerString.objects.count(),
+        Membership.objects.count(),
+        JudgmentEvent.objects.count(),
+        list(Question.objects.values_list("notes", flat=True)),
+    )
 
 
 def assert_refused(response, field: str):
@@ -49,15 +53,31 @@ def test_form_fields_with_control_characters_are_refused(world, client, char):
     c, q, _ = world
     before = snapshot()
     posts = [
-        (f"/questions/{q.pk}/act/", {"op": "type", "text": f"Kawa{char}bata",
-                                     "target": "new", "level": "S"}, "text"),
+        (
+            f"/questions/{q.pk}/act/",
+            {"op": "type", "text": f"Kawa{char}bata", "target": "new", "level": "S"},
+            "text",
+        ),
         (f"/questions/{q.pk}/act/", {"op": "notes", "notes": f"note{char}"}, "notes"),
-        ("/collections/new/", {"name": f"N{char}", "slug": "new-one",
-                               "matching_mode": "normalized", "max_output_size": 5,
-                               "levels-TOTAL_FORMS": "1", "levels-INITIAL_FORMS": "0",
-                               "levels-0-code": "S", "levels-0-gain": "1"}, "name"),
-        (f"/collections/{c.slug}/members/", {"action": "add", "username": f"org{char}",
-                                            "role": "assessor"}, "username"),
+        (
+            "/collections/new/",
+            {
+                "name": f"N{char}",
+                "slug": "new-one",
+                "matching_mode": "normalized",
+                "max_output_size": 5,
+                "levels-TOTAL_FORMS": "1",
+                "levels-INITIAL_FORMS": "0",
+                "levels-0-code": "S",
+                "levels-0-gain": "1",
+            },
+            "name",
+        ),
+        (
+            f"/collections/{c.slug}/members/",
+            {"action": "add", "username": f"org{char}", "role": "assessor"},
+            "username",
+        ),
     ]
     for url, data, field in posts:
         assert_refused(client.post(url, data), field)
@@ -67,18 +87,17 @@ def test_form_fields_with_control_characters_are_refused(world, client, char):
 
 
 @pytest.mark.parametrize("char", ["\x00", "\x7f"])
-def test_query_parameters_and_field_names_with_control_characters_are_refused(
-        world, client, char):
+def test_query_parameters_and_field_names_with_control_characters_are_refused(world, client, char):
     c, q, _ = world
     assert_refused(client.get(f"/collections/{c.slug}/questions/", {"q": f"Kawa{char}"}), "q")
-    assert_refused(client.get(f"/collections/{c.slug}/questions/", {"status": char}),
-                   "status")
+    assert_refused(client.get(f"/collections/{c.slug}/questions/", {"status": char}), "status")
     assert_refused(client.get(f"/questions/{q.pk}/judge/", {f"e{char}": "1"}), f"e{char}")
     assert_refused(client.post(f"/questions/{q.pk}/act/", {f"op{char}": "x"}), f"op{char}")
     # the login page, before anyone is logged in
     client.logout()
-    assert_refused(client.post("/accounts/login/", {"username": f"org{char}",
-                                                    "password": "x"}), "username")
+    assert_refused(
+        client.post("/accounts/login/", {"username": f"org{char}", "password": "x"}), "username"
+    )
 
 
 def test_uploaded_files_are_left_to_their_parsers(world, client):
@@ -112,22 +131,33 @@ def test_tab_newline_and_carriage_return_are_text(world, client):
 
 def test_a_refused_collection_field_shows_its_error_on_the_form(world, client):
     c, _, _ = world
-    data = {"name": "L0", "slug": "l0", "matching_mode": "normalized", "max_output_size": 0,
-            "levels-TOTAL_FORMS": "1", "levels-INITIAL_FORMS": "0", "levels-0-code": "S",
-            "levels-0-label": "S", "levels-0-gain": "1"}
+    data = {
+        "name": "L0",
+        "slug": "l0",
+        "matching_mode": "normalized",
+        "max_output_size": 0,
+        "levels-TOTAL_FORMS": "1",
+        "levels-INITIAL_FORMS": "0",
+        "levels-0-code": "S",
+        "levels-0-label": "S",
+        "levels-0-gain": "1",
+    }
     r = client.post("/collections/new/", data)
     assert r.status_code == 200
     text = r.content.decode()
     assert "greater than or equal to 1" in text
     assert not Collection.objects.filter(slug="l0").exists()
     # too large for the database column: refused by the form, not a 500
-    r = client.post(f"/collections/{c.slug}/edit/", data | {"slug": c.slug,
-                                                             "max_output_size": 40000})
+    r = client.post(
+        f"/collections/{c.slug}/edit/", data | {"slug": c.slug, "max_output_size": 40000}
+    )
     assert r.status_code == 200
     assert "less than or equal to 32767" in r.content.decode()
     # a negative gain and a too long level label: their errors beside the fields
-    r = client.post("/collections/new/", data | {"max_output_size": 5, "levels-0-gain": "-1",
-                                                 "levels-0-label": "x" * 101})
+    r = client.post(
+        "/collections/new/",
+        data | {"max_output_size": 5, "levels-0-gain": "-1", "levels-0-label": "x" * 101},
+    )
     text = r.content.decode()
     assert "greater than or equal to 0" in text
     assert "at most 100 characters" in text

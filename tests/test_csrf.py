@@ -25,6 +25,7 @@ def test_post_without_token_is_refused(demo, url, htmx):
     from django.contrib.auth import get_user_model
 
     from annotate.models import AnswerString, JudgmentEvent
+
     client = Client(enforce_csrf_checks=True)
     client.force_login(get_user_model().objects.get(username="admin"))
     before = (AnswerString.objects.count(), JudgmentEvent.objects.count())
@@ -45,11 +46,15 @@ def test_htmx_header_token_is_accepted(demo):
     import re
 
     from django.contrib.auth import get_user_model
+
     client = Client(enforce_csrf_checks=True)
     client.force_login(get_user_model().objects.get(username="organizer"))
     page = client.get("/collections/demo/runs/upload/").content.decode()
     token = re.search(r'"X-CSRFToken": "([^"]+)"', page).group(1)
-    r = client.post("/collections/demo/runs/upload/", {"name": ""},
-                    headers={"HX-Request": "true", "X-CSRFToken": token})
+    r = client.post(
+        "/collections/demo/runs/upload/",
+        {"name": ""},
+        headers={"HX-Request": "true", "X-CSRFToken": token},
+    )
     # the form comes back with its errors, not a CSRF refusal
     assert r.status_code == 200 and "This field is required." in r.content.decode()

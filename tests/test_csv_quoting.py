@@ -54,29 +54,47 @@ def judged():
     c = make_collection(slug="capitals")
     add_member(collection=c, user=organizer, role="organizer")
     add_member(collection=c, user=participant, role="participant")
-    collection_import(collection=c, kind="questions", filename="q.csv",
-                      data=b"question_id,question\nDE,Capital of Germany?\n")
-    collection_import(collection=c, kind="flat", filename="flat.csv",
-                      data=f'question_id,answer\nDE,"{ATTACK}"\n'.encode())
-    run = services.run_import(collection=c, owner=participant, name=RUN, filename="a.tsv",
-                              data=b"DE\t1\tBerlin =cmd|' /C calc'!A0\nDE\t2\t=1+1\n")
-    services.run_import(collection=c, owner=participant, name="plain", filename="b.tsv",
-                        data=b"DE\t1\tMunich\n")
+    collection_import(
+        collection=c,
+        kind="questions",
+        filename="q.csv",
+        data=b"question_id,question\nDE,Capital of Germany?\n",
+    )
+    collection_import(
+        collection=c,
+        kind="flat",
+        filename="flat.csv",
+        data=f'question_id,answer\nDE,"{ATTACK}"\n'.encode(),
+    )
+    run = services.run_import(
+        collection=c,
+        owner=participant,
+        name=RUN,
+        filename="a.tsv",
+        data=b"DE\t1\tBerlin =cmd|' /C calc'!A0\nDE\t2\t=1+1\n",
+    )
+    services.run_import(
+        collection=c, owner=participant, name="plain", filename="b.tsv", data=b"DE\t1\tMunich\n"
+    )
     assert RunAnswer.objects.get(run=run, rank=2).text == "=1+1"
     services.run_pool(run=run, by=organizer)
     q = Question.objects.get(collection=c, qid="DE")
     s = AnswerString.objects.get(question=q, text=ATTACK)
-    annotate_services.string_judge(question=q, string=s.pk, by=organizer, new_synset=True,
-                                   level="S")
+    annotate_services.string_judge(
+        question=q, string=s.pk, by=organizer, new_synset=True, level="S"
+    )
     wrong = AnswerString.objects.get(question=q, text="=1+1")
     annotate_services.string_judge(question=q, string=wrong.pk, by=organizer)
     return c, organizer
 
 
 def strings(c: Collection):
-    return sorted(AnswerString.objects.filter(question__collection=c, judged_at__isnull=False)
-                  .values_list("question__qid", "synset__ordinal", "text", "level__code"),
-                  key=repr)
+    return sorted(
+        AnswerString.objects.filter(question__collection=c, judged_at__isnull=False).values_list(
+            "question__qid", "synset__ordinal", "text", "level__code"
+        ),
+        key=repr,
+    )
 
 
 def test_judgments_export_quotes_the_answer_and_reimports_the_same_strings(judged):
@@ -90,10 +108,12 @@ def test_judgments_export_quotes_the_answer_and_reimports_the_same_strings(judge
     # the run's spelling of it was pooled as a variant: the export writes both
     assert [r[2] for r in rows] == [ATTACK, "Berlin =cmd|' /C calc'!A0", "=1+1"]
     fresh = make_collection(slug="fresh")
-    collection_import(collection=fresh, kind="questions", filename="q.csv",
-                      data=export_questions(c).encode())
-    collection_import(collection=fresh, kind="judgments", filename="j.csv", data=text.encode(),
-                      by=organizer)
+    collection_import(
+        collection=fresh, kind="questions", filename="q.csv", data=export_questions(c).encode()
+    )
+    collection_import(
+        collection=fresh, kind="judgments", filename="j.csv", data=text.encode(), by=organizer
+    )
     assert strings(fresh) == strings(c)
 
 
@@ -105,8 +125,17 @@ def test_the_score_command_reads_the_export_and_quotes_its_csv(judged, tmp_path)
     # under normalized matching the CR of the judged string is a space
     run.write_text("DE\t1\tBerlin =cmd|' /C calc'!A0\n", encoding="utf-8", newline="")
     out = io.StringIO()
-    call_command("score", "--judgments", str(tmp_path / "j.csv"), str(run),
-                 "--metrics", "q_measure", "--format", "csv", stdout=out)
+    call_command(
+        "score",
+        "--judgments",
+        str(tmp_path / "j.csv"),
+        str(run),
+        "--metrics",
+        "q_measure",
+        "--format",
+        "csv",
+        stdout=out,
+    )
     assert_spreadsheet_safe(out.getvalue())
     _, header, rows = read_csv(out.getvalue())
     assert header == ["run", "question_id", "q_measure", "unjudged"]
@@ -123,9 +152,9 @@ def test_archive_round_trip_keeps_the_answer(judged, tmp_path):
     call_command("import_collection", str(path), "--slug", "restored", stdout=io.StringIO())
     copy = Collection.objects.get(slug="restored")
     assert strings(copy) == strings(c)
-    assert sorted(RunAnswer.objects.filter(run__collection=copy).values_list(
-        "run__name", "rank", "text")) == [(RUN, 1, "Berlin =cmd|' /C calc'!A0"),
-                                          (RUN, 2, "=1+1"), ("plain", 1, "Munich")]
+    assert sorted(
+        RunAnswer.objects.filter(run__collection=copy).values_list("run__name", "rank", "text")
+    ) == [(RUN, 1, "Berlin =cmd|' /C calc'!A0"), (RUN, 2, "=1+1"), ("plain", 1, "Munich")]
     again = zipfile.ZipFile(io.BytesIO(collection_export(collection=copy)))
     assert again.read("strings.csv") == z.read("strings.csv")
 
@@ -140,9 +169,11 @@ def test_score_and_compare_csvs_quote_run_names_and_question_ids(judged, client)
     assert name == RUN
     Question.objects.filter(collection=c, qid="DE").update(qid=ATTACK)
     plain = Run.objects.get(collection=c, name="plain")
-    for url in (f"/collections/{c.slug}/runs/{attack.pk}/scores.csv",
-                f"/collections/{c.slug}/compare.csv?a={plain.pk}&b={attack.pk}",
-                f"/collections/{c.slug}/ranking.csv"):
+    for url in (
+        f"/collections/{c.slug}/runs/{attack.pk}/scores.csv",
+        f"/collections/{c.slug}/compare.csv?a={plain.pk}&b={attack.pk}",
+        f"/collections/{c.slug}/ranking.csv",
+    ):
         response = client.get(url)
         assert response.status_code == 200, url
         text = response.content.decode()

@@ -30,9 +30,12 @@ pytestmark = pytest.mark.django_db
 SPECIAL = ["\r", "\n", "\r\n", '"', "'", ",", ";", "#", "=", "+", "-", "@", "\t", "%", " "]
 PREFIX = ["", "=", "+", "-", "@", "'", "''", "'=", "''+", "\r", "\t", "\n"]
 char = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
-raw = st.tuples(st.sampled_from(PREFIX),
-                st.lists(st.one_of(st.sampled_from(SPECIAL), st.text(char, max_size=3)),
-                         max_size=5).map("".join)).map("".join)
+raw = st.tuples(
+    st.sampled_from(PREFIX),
+    st.lists(st.one_of(st.sampled_from(SPECIAL), st.text(char, max_size=3)), max_size=5).map(
+        "".join
+    ),
+).map("".join)
 stripped = raw.map(str.strip).filter(bool)
 # run names may not hold control characters nor line breaks
 run_names = stripped.filter(lambda s: len(s) <= 100 and run_name_problem(s) is None)
@@ -46,55 +49,100 @@ class Rollback(Exception):
 
 
 def judged_strings(c):
-    return sorted(AnswerString.objects.filter(question__collection=c, judged_at__isnull=False)
-                  .values_list("question__qid", "question__text", "synset__label", "text",
-                               "level__code"), key=repr)
+    return sorted(
+        AnswerString.objects.filter(question__collection=c, judged_at__isnull=False).values_list(
+            "question__qid", "question__text", "synset__label", "text", "level__code"
+        ),
+        key=repr,
+    )
 
 
 def everything(c):
     return {
-        "strings": sorted(AnswerString.objects.filter(question__collection=c).values_list(
-            "question__qid", "question__text", "question__notes", "synset__ordinal",
-            "synset__note", "text", "key", "level__code"), key=repr),
-        "runs": sorted(RunAnswer.objects.filter(run__collection=c).values_list(
-            "run__name", "question__qid", "rank", "text", "key"), key=repr),
+        "strings": sorted(
+            AnswerString.objects.filter(question__collection=c).values_list(
+                "question__qid",
+                "question__text",
+                "question__notes",
+                "synset__ordinal",
+                "synset__note",
+                "text",
+                "key",
+                "level__code",
+            ),
+            key=repr,
+        ),
+        "runs": sorted(
+            RunAnswer.objects.filter(run__collection=c).values_list(
+                "run__name", "question__qid", "rank", "text", "key"
+            ),
+            key=repr,
+        ),
         "levels": sorted(c.levels.values_list("code", "label")),
     }
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[
-    HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(qid=stripped.filter(lambda s: len(s) <= 100), qtext=stripped, notes=raw,
-       codes=st.lists(stripped.filter(lambda s: len(s) <= 8), min_size=2, max_size=2,
-                      unique=True),
-       label=stripped.filter(lambda s: len(s) <= 100), note=raw,
-       answers=st.lists(answer, min_size=3, max_size=3,
-                        unique_by=lambda a: normalize_answer(a, "normalized")),
-       run_name=run_names, run_answers=st.lists(raw, max_size=3))
-def test_export_then_import_is_the_identity(db, qid, qtext, notes, codes, label, note, answers,
-                                            run_name, run_answers):
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    qid=stripped.filter(lambda s: len(s) <= 100),
+    qtext=stripped,
+    notes=raw,
+    codes=st.lists(stripped.filter(lambda s: len(s) <= 8), min_size=2, max_size=2, unique=True),
+    label=stripped.filter(lambda s: len(s) <= 100),
+    note=raw,
+    answers=st.lists(
+        answer, min_size=3, max_size=3, unique_by=lambda a: normalize_answer(a, "normalized")
+    ),
+    run_name=run_names,
+    run_answers=st.lists(raw, max_size=3),
+)
+def test_export_then_import_is_the_identity(
+    db, qid, qtext, notes, codes, label, note, answers, run_name, run_answers
+):
     n = next(_seq)
     try:
         with transaction.atomic():
             organizer = make_user(username=f"org{n}")
             c = make_collection(slug=f"src{n}", levels=((codes[0], 3.0), (codes[1], 2.0)))
-            q = make_question(collection=c, qid=qid, text=qtext,
-                              synsets=[[(answers[0], codes[0]), (answers[1], codes[1])]],
-                              incorrect=[answers[2]])
+            q = make_question(
+                collection=c,
+                qid=qid,
+                text=qtext,
+                synsets=[[(answers[0], codes[0]), (answers[1], codes[1])]],
+                incorrect=[answers[2]],
+            )
             q.notes = notes
             q.save()
             AnswerSynset.objects.filter(question=q).update(label=label, note=note)
-            AnswerString.objects.filter(question=q).update(judged_at=timezone.now(),
-                                                           judged_by=organizer)
-            make_run(collection=c, owner=organizer, name=run_name,
-                     answers={qid: run_answers} if run_answers else {})
+            AnswerString.objects.filter(question=q).update(
+                judged_at=timezone.now(), judged_by=organizer
+            )
+            make_run(
+                collection=c,
+                owner=organizer,
+                name=run_name,
+                answers={qid: run_answers} if run_answers else {},
+            )
             RunAnswer.objects.filter(run__collection=c).update(key="k")
 
             fresh = make_collection(slug=f"dst{n}", levels=((codes[0], 3.0), (codes[1], 2.0)))
-            collection_import(collection=fresh, kind="questions", filename="q.csv",
-                              data=export_questions(c).encode())
-            collection_import(collection=fresh, kind="judgments", filename="j.csv",
-                              data=export_judgments(c).encode(), by=organizer)
+            collection_import(
+                collection=fresh,
+                kind="questions",
+                filename="q.csv",
+                data=export_questions(c).encode(),
+            )
+            collection_import(
+                collection=fresh,
+                kind="judgments",
+                filename="j.csv",
+                data=export_judgments(c).encode(),
+                by=organizer,
+            )
             assert judged_strings(fresh) == judged_strings(c)
 
             copy = archive_import(data=collection_export(collection=c), slug=f"copy{n}")

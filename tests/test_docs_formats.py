@@ -48,12 +48,29 @@ FILES = dict(TITLED)
 
 # every example file of the page, each checked by a test below
 CHECKED = {
-    "questions.csv", "flat.csv", "judgments.csv", "judgments-spellings.csv",
-    "judgments-export.csv", "noAF.tsv",
-    "AF.csv", "score-table.txt", "score.csv", "score-trec.txt", "qrels.txt", "run.trec",
-    "score-qrels.txt", "run-scores.csv", "archive/manifest.json", "archive/questions.csv",
-    "archive/synsets.csv", "archive/strings.csv", "archive/events.jsonl", "archive/runs.json",
-    "archive/run_answers.csv", "archive/layers.csv", "archive/layer_judgments.csv",
+    "questions.csv",
+    "flat.csv",
+    "judgments.csv",
+    "judgments-spellings.csv",
+    "judgments-export.csv",
+    "noAF.tsv",
+    "AF.csv",
+    "score-table.txt",
+    "score.csv",
+    "score-trec.txt",
+    "qrels.txt",
+    "run.trec",
+    "score-qrels.txt",
+    "run-scores.csv",
+    "archive/manifest.json",
+    "archive/questions.csv",
+    "archive/synsets.csv",
+    "archive/strings.csv",
+    "archive/events.jsonl",
+    "archive/runs.json",
+    "archive/run_answers.csv",
+    "archive/layers.csv",
+    "archive/layer_judgments.csv",
 }
 ARCHIVE = sorted(t.removeprefix("archive/") for t in CHECKED if t.startswith("archive/"))
 
@@ -91,15 +108,21 @@ def test_matching_keys_table():
 def test_questions_csv():
     rows = parse_questions_csv(example("questions.csv"))
     assert [(r.question_id, r.text) for r in rows] == [
-        ("BEATLES", "Who played in the Beatles?"), ("LOVE", "What is love?"),
-        ("SNOW-COUNTRY", "Who wrote the novel 'Snow Country'?")]
+        ("BEATLES", "Who played in the Beatles?"),
+        ("LOVE", "What is love?"),
+        ("SNOW-COUNTRY", "Who wrote the novel 'Snow Country'?"),
+    ]
     assert rows[0].extra == {"topic": "music"}
 
 
 def test_flat_answer_list_gives_three_candidates_under_normalized_matching():
     rows = parse_flat_answers(example("flat.csv"))
-    assert [r.answer for r in rows] == ["Yasunari Kawabata", "Kawabata", "kawabata.",
-                                        "Yukio Mishima"]
+    assert [r.answer for r in rows] == [
+        "Yasunari Kawabata",
+        "Kawabata",
+        "kawabata.",
+        "Yukio Mishima",
+    ]
     assert len({normalize_answer(r.answer, "normalized") for r in rows}) == 3
     assert len({normalize_answer(r.answer, "exact") for r in rows}) == 4
 
@@ -111,8 +134,11 @@ def test_judgments_csv_as_described():
     incorrect = j.str_text[j.str_synset < 0].tolist()
     assert incorrect == ["Yoko Ono"]
     paul = j.str_synset[j.str_text == "Paul McCartney"][0]
-    members = {t: j.levels[lv] for t, s, lv in
-               zip(j.str_text, j.str_synset, j.str_level, strict=True) if s == paul}
+    members = {
+        t: j.levels[lv]
+        for t, s, lv in zip(j.str_text, j.str_synset, j.str_level, strict=True)
+        if s == paul
+    }
     assert members == {"Paul McCartney": "S", "McCartney": "A", "Paul": "B"}
     assert j.syn_label.tolist() == ["paul", "john", "george", "ringo", "nil"]
     assert j.syn_nil.tolist() == [False, False, False, False, True]
@@ -123,12 +149,13 @@ def test_qa_runs_tsv_and_csv():
     assert detect_run_format(example("noAF.tsv")) == "qa"
     noaf = parse_run(example("noAF.tsv"), filename="noAF.tsv")
     assert noaf.name == "noAF"
-    assert noaf.text.tolist() == ["McCartney", "Lennon", "Paul", "George Harrison", "Starr",
-                                  "NIL"]
+    assert noaf.text.tolist() == ["McCartney", "Lennon", "Paul", "George Harrison", "Starr", "NIL"]
     af = parse_run(example("AF.csv"), filename="AF.csv")
     assert af.name == "AF"
     assert list(zip(af.qid.tolist(), af.text.tolist(), strict=True))[-2:] == [
-        ("LOVE", "a feeling"), ("LOVE", "NIL")]
+        ("LOVE", "a feeling"),
+        ("LOVE", "NIL"),
+    ]
     assert af.score.tolist() == [0.9, 0.8, 0.7, 0.6, 0.5, 0.1]
 
 
@@ -136,26 +163,68 @@ def test_trec_qrels_and_run_order():
     qrels = parse_qrels(example("qrels.txt"))
     assert list(qrels.questions) == ["301", "302"]
     assert qrels.synset_counts().tolist() == [2, 1]
-    relevant = dict(zip(qrels.syn_label.tolist(),
-                        (qrels.gains[x] for x in qrels.syn_xmax.tolist()), strict=True))
+    relevant = dict(
+        zip(
+            qrels.syn_label.tolist(), (qrels.gains[x] for x in qrels.syn_xmax.tolist()), strict=True
+        )
+    )
     assert relevant == {"DOC-A": 2.0, "DOC-C": 1.0, "DOC-D": 1.0}
     run = parse_run(example("run.trec"), filename="run.trec")
     assert detect_run_format(example("run.trec")) == "trec"
     assert run.name == "mysys"
     assert list(zip(run.qid.tolist(), run.text.tolist(), strict=True)) == [
-        ("301", "DOC-B"), ("301", "DOC-C"), ("301", "DOC-A"), ("302", "DOC-F"),
-        ("302", "DOC-D")]
+        ("301", "DOC-B"),
+        ("301", "DOC-C"),
+        ("301", "DOC-A"),
+        ("302", "DOC-F"),
+        ("302", "DOC-D"),
+    ]
 
 
 SCORE_RUNS = [
-    (["--judgments", "judgments.csv", "noAF.tsv", "AF.csv",
-      "--metrics", "q_measure,r_measure,rr", "--format", "table"], "score-table.txt"),
-    (["--judgments", "judgments.csv", "noAF.tsv", "AF.csv",
-      "--metrics", "q_measure,r_measure,rr", "--format", "csv"], "score.csv"),
-    (["--judgments", "judgments.csv", "noAF.tsv", "AF.csv",
-      "--metrics", "q_measure,r_measure,rr", "--format", "trec"], "score-trec.txt"),
-    (["--qrels", "qrels.txt", "run.trec", "--metrics", "ap,rr,ndcg", "--format", "trec"],
-     "score-qrels.txt"),
+    (
+        [
+            "--judgments",
+            "judgments.csv",
+            "noAF.tsv",
+            "AF.csv",
+            "--metrics",
+            "q_measure,r_measure,rr",
+            "--format",
+            "table",
+        ],
+        "score-table.txt",
+    ),
+    (
+        [
+            "--judgments",
+            "judgments.csv",
+            "noAF.tsv",
+            "AF.csv",
+            "--metrics",
+            "q_measure,r_measure,rr",
+            "--format",
+            "csv",
+        ],
+        "score.csv",
+    ),
+    (
+        [
+            "--judgments",
+            "judgments.csv",
+            "noAF.tsv",
+            "AF.csv",
+            "--metrics",
+            "q_measure,r_measure,rr",
+            "--format",
+            "trec",
+        ],
+        "score-trec.txt",
+    ),
+    (
+        ["--qrels", "qrels.txt", "run.trec", "--metrics", "ap,rr,ndcg", "--format", "trec"],
+        "score-qrels.txt",
+    ),
 ]
 
 
@@ -189,30 +258,43 @@ def beatles(db):
     c = make_collection(slug="beatles", name="Beatles")
     organizer = make_user(username="organizer")
     add_member(collection=c, user=organizer, role="organizer")
-    for kind, title in (("questions", "questions.csv"), ("flat", "flat.csv"),
-                        ("judgments", "judgments.csv")):
-        collection_import(collection=c, kind=kind, data=example(title), filename=title,
-                          by=organizer)
+    for kind, title in (
+        ("questions", "questions.csv"),
+        ("flat", "flat.csv"),
+        ("judgments", "judgments.csv"),
+    ):
+        collection_import(
+            collection=c, kind=kind, data=example(title), filename=title, by=organizer
+        )
     for title in ("noAF.tsv", "AF.csv"):
-        services.run_import(collection=c, owner=organizer, name=title.split(".")[0],
-                            data=example(title), filename=title)
+        services.run_import(
+            collection=c,
+            owner=organizer,
+            name=title.split(".")[0],
+            data=example(title),
+            filename=title,
+        )
     c.refresh_from_db()
     return c, organizer
 
 
 def test_imports_give_what_the_page_says(beatles):
     c, _ = beatles
-    assert list(Question.objects.filter(collection=c).order_by("qid")
-                .values_list("qid", flat=True)) == ["BEATLES", "LOVE", "SNOW-COUNTRY"]
+    assert list(
+        Question.objects.filter(collection=c).order_by("qid").values_list("qid", flat=True)
+    ) == ["BEATLES", "LOVE", "SNOW-COUNTRY"]
     strings = AnswerString.objects.filter(question__collection=c)
     snow = strings.filter(question__qid="SNOW-COUNTRY")
-    assert sorted(snow.values_list("text", flat=True)) == ["Kawabata", "Yasunari Kawabata",
-                                                           "Yukio Mishima"]
+    assert sorted(snow.values_list("text", flat=True)) == [
+        "Kawabata",
+        "Yasunari Kawabata",
+        "Yukio Mishima",
+    ]
     assert not snow.filter(judged_at__isnull=False).exists()
-    assert AnswerSynset.objects.filter(question__qid="BEATLES", question__collection=c
-                                       ).count() == 4
-    assert list(strings.filter(question__qid="BEATLES", synset__isnull=True)
-                .values_list("text", flat=True)) == ["Yoko Ono"]
+    assert AnswerSynset.objects.filter(question__qid="BEATLES", question__collection=c).count() == 4
+    assert list(
+        strings.filter(question__qid="BEATLES", synset__isnull=True).values_list("text", flat=True)
+    ) == ["Yoko Ono"]
     nil = strings.get(question__qid="LOVE")
     assert (nil.text, nil.level.code) == ("NIL", "A")
 
@@ -221,21 +303,30 @@ def test_judgments_spellings_fold_as_described(db):
     c = make_collection(slug="spellings")
     Question.objects.create(collection=c, qid="NIXON", text="Which president resigned?")
     data = example("judgments-spellings.csv")
-    plan = import_plan(collection=c, kind="judgments", data=data,
-                       filename="judgments-spellings.csv")
+    plan = import_plan(
+        collection=c, kind="judgments", data=data, filename="judgments-spellings.csv"
+    )
     assert plan.ok and len(plan.folds) == 2
     assert plan.counts["spellings folded into another string"] == 2
-    collection_import(collection=c, kind="judgments", data=data,
-                      filename="judgments-spellings.csv")
-    got = sorted((s.text, s.variants, s.synset.label if s.synset else None,
-                  s.level.code if s.level else None)
-                 for s in AnswerString.objects.filter(question__collection=c))
-    assert got == [("Gerald Ford", ["gerald ford"], None, None),
-                   ("Nixon", [], "Q1-b", "A"),
-                   ("Richard Nixon", ["Richard Nixon."], "gold", "S")]
+    collection_import(collection=c, kind="judgments", data=data, filename="judgments-spellings.csv")
+    got = sorted(
+        (
+            s.text,
+            s.variants,
+            s.synset.label if s.synset else None,
+            s.level.code if s.level else None,
+        )
+        for s in AnswerString.objects.filter(question__collection=c)
+    )
+    assert got == [
+        ("Gerald Ford", ["gerald ford"], None, None),
+        ("Nixon", [], "Q1-b", "A"),
+        ("Richard Nixon", ["Richard Nixon."], "gold", "S"),
+    ]
     refused = data.replace(b"Richard Nixon.,S", b"Richard Nixon.,A")
-    plan = import_plan(collection=c, kind="judgments", data=refused,
-                       filename="judgments-spellings.csv")
+    plan = import_plan(
+        collection=c, kind="judgments", data=refused, filename="judgments-spellings.csv"
+    )
     assert not plan.ok
     assert [(i.line, "on line 2" in i.message) for i in plan.issues] == [(3, True)]
     # the export writes every spelling with its string's judgment
@@ -254,15 +345,27 @@ def test_judgments_export_example_round_trips(db):
     organizer = make_user(username="organizer")
     rows = csv_rows("judgments-export.csv")
     header, body = rows[0], rows[1:]
-    assert header == ["question_id", "synset_id", "answer", "level", "question", "assessor",
-                      "updated"]
+    assert header == [
+        "question_id",
+        "synset_id",
+        "answer",
+        "level",
+        "question",
+        "assessor",
+        "updated",
+    ]
     Question.objects.create(collection=c, qid=body[0][0], text=body[0][4])
-    collection_import(collection=c, kind="judgments", data=example("judgments-export.csv"),
-                      filename="judgments-export.csv", by=organizer)
+    collection_import(
+        collection=c,
+        kind="judgments",
+        data=example("judgments-export.csv"),
+        filename="judgments-export.csv",
+        by=organizer,
+    )
     strings = AnswerString.objects.filter(question__collection=c)
-    assert sorted((s.text, s.synset_id is not None, s.level.code if s.level else "")
-                  for s in strings) == [("+1", False, ""), ("+81", True, "S"),
-                                        ("81", True, "A")]
+    assert sorted(
+        (s.text, s.synset_id is not None, s.level.code if s.level else "") for s in strings
+    ) == [("+1", False, ""), ("+81", True, "S"), ("81", True, "A")]
     exported = list(csv.reader(io.StringIO(export_judgments(c))))
     assert exported[0] == header
     assert [r[:6] for r in exported[1:]] == [r[:6] for r in body]
@@ -281,6 +384,7 @@ def test_run_scores_csv_of_the_page(beatles, client):
 
     def stable(lines):
         return [next((v for v in volatile if line.startswith(v)), line) for line in lines]
+
     assert stable(text.splitlines()) == stable(FILES["run-scores.csv"].splitlines())
     frame = pd.read_csv(io.StringIO(text), comment="#")
     doc = pd.read_csv(io.StringIO(FILES["run-scores.csv"]), comment="#")
@@ -288,17 +392,21 @@ def test_run_scores_csv_of_the_page(beatles, client):
     assert round(frame.set_index("question_id").at["BEATLES", "q_measure"], 3) == 0.722
 
     af = Run.objects.get(collection=c, name="AF")
-    compare = client.get(f"/collections/{c.slug}/compare.csv?a={run.pk}&b={af.pk}"
-                         "&metric=q_measure").content.decode()
+    compare = client.get(
+        f"/collections/{c.slug}/compare.csv?a={run.pk}&b={af.pk}&metric=q_measure"
+    ).content.decode()
     header = next(line for line in compare.splitlines() if not line.startswith("#"))
     assert f"`{header}`" in TEXT
     assert "question,q_measure:BEATLES," in compare
-    ranking = client.get(f"/collections/{c.slug}/ranking.csv?metric=q_measure&metric=rr"
-                         ).content.decode()
+    ranking = client.get(
+        f"/collections/{c.slug}/ranking.csv?metric=q_measure&metric=rr"
+    ).content.decode()
     lines = [line for line in ranking.splitlines() if not line.startswith("#")]
     assert lines[0] == "run,q_measure,rr"
-    assert {line.split(",")[0] for line in lines[-2:]} == {"kendall_tau:q_measure:rr",
-                                                           "spearman_rho:q_measure:rr"}
+    assert {line.split(",")[0] for line in lines[-2:]} == {
+        "kendall_tau:q_measure:rr",
+        "spearman_rho:q_measure:rr",
+    }
 
 
 def test_the_archive_members_are_those_an_export_writes(beatles):
@@ -320,8 +428,9 @@ def test_the_archive_members_are_those_an_export_writes(beatles):
             keys = {tuple(json.loads(line)) for line in got.splitlines()}
             assert keys == {tuple(json.loads(line)) for line in doc.splitlines()}
         else:
-            assert [r.keys() for r in json.loads(got)][:1] == [
-                r.keys() for r in json.loads(doc)][:1]
+            assert [r.keys() for r in json.loads(got)][:1] == [r.keys() for r in json.loads(doc)][
+                :1
+            ]
 
 
 def test_the_archive_example_imports(db):
@@ -332,13 +441,17 @@ def test_the_archive_example_imports(db):
     c = archive_import(data=buf.getvalue(), slug="love-copy")
     q = Question.objects.get(collection=c, qid="LOVE")
     assert q.status == "done"
-    strings = {s.text: (s.synset_id is not None, s.level.code if s.level else "")
-               for s in AnswerString.objects.filter(question=q)}
+    strings = {
+        s.text: (s.synset_id is not None, s.level.code if s.level else "")
+        for s in AnswerString.objects.filter(question=q)
+    }
     assert strings == {"NIL": (True, "A"), "a feeling": (False, "")}
     nil = AnswerString.objects.get(question=q, text="NIL")
     assert (nil.variants, nil.synset.label) == (["nil."], "nil")
     assert sorted(c.memberships.values_list("user__username", "role")) == [
-        ("organizer", "organizer"), ("participant", "participant")]
+        ("organizer", "organizer"),
+        ("participant", "participant"),
+    ]
     # the audit trail names the new collection's rows
     feeling = AnswerString.objects.get(question=q, text="a feeling")
     judged, undo = JudgmentEvent.objects.filter(question=q).order_by("id")
@@ -351,8 +464,9 @@ def test_the_archive_example_imports(db):
     with pytest.raises(Conflict, match="Nothing to undo"):
         question_undo(question=q, by=None, any_user=True)
     run = Run.objects.get(collection=c, name="AF")
-    config = services.check_config(metrics=["q_measure"], gains="default", beta=1.0,
-                                   rbp_p=0.5, levels=["S", "A", "B"])
+    config = services.check_config(
+        metrics=["q_measure"], gains="default", beta=1.0, rbp_p=0.5, levels=["S", "A", "B"]
+    )
     scores = services.score_runs(c, [run], config)
     assert scores.per_question["AF"].at["LOVE", "q_measure"] == 1.0
     assert np.isclose(scores.means().at["AF", "q_measure"], 1.0)

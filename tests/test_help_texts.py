@@ -29,6 +29,7 @@ def test_help_texts_hold_no_markup(name, form):
 
 def test_the_upload_page_shows_the_tab_separated_format(db, client):
     from tests.factories import add_member, make_collection, make_user
+
     c = make_collection(slug="ht")
     u = make_user(username="ht-p")
     add_member(collection=c, user=u, role="organizer")

@@ -40,8 +40,12 @@ def all_urls():
 
 def test_the_walk_finds_the_app_pages():
     names = {name for name, _ in walk(get_resolver().url_patterns)}
-    assert {"annotate:collection-list", "annotate:collection-detail",
-            "evaluation:run-list", "admin:index"} <= names
+    assert {
+        "annotate:collection-list",
+        "annotate:collection-detail",
+        "evaluation:run-list",
+        "admin:index",
+    } <= names
 
 
 @pytest.mark.django_db
@@ -72,6 +76,8 @@ def test_login_page_is_public(client):
 def test_the_public_link_pages_reveal_nothing_without_a_valid_token(client):
     page = client.get("/accounts/set-password/MQ/not-a-token/").content.decode()
     assert "This link cannot be used" in page and 'name="new_password1"' not in page
-    r = client.post("/accounts/set-password/MQ/not-a-token/",
-                    {"new_password1": "x-Long-pass-1234", "new_password2": "x-Long-pass-1234"})
+    r = client.post(
+        "/accounts/set-password/MQ/not-a-token/",
+        {"new_password1": "x-Long-pass-1234", "new_password2": "x-Long-pass-1234"},
+    )
     assert r.status_code == 200 and "This link cannot be used" in r.content.decode()

@@ -19,8 +19,9 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 @pytest.fixture(autouse=True)
 def _postgres_only():
     if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL: set DATABASE_URL=postgres://... "
-                    f"(this run uses {connection.vendor})")
+        pytest.skip(
+            f"needs PostgreSQL: set DATABASE_URL=postgres://... (this run uses {connection.vendor})"
+        )
 
 
 def parallel(n, call):
@@ -54,12 +55,26 @@ def test_forty_parallel_wrong_passwords_get_at_most_the_limit_checked():
     make_user(username="gina", password="right-horse-battery")
 
     def attempt(i):
-        return Client().post("/accounts/login/", {"username": "gina", "password": "wrong"},
-                             REMOTE_ADDR=f"10.9.{i}.1").status_code
+        return (
+            Client()
+            .post(
+                "/accounts/login/",
+                {"username": "gina", "password": "wrong"},
+                REMOTE_ADDR=f"10.9.{i}.1",
+            )
+            .status_code
+        )
 
     statuses = parallel(40, attempt)
     assert statuses.count(200) == MAX_FAILURES, statuses
     assert statuses.count(429) == 40 - MAX_FAILURES
-    assert Client().post("/accounts/login/", {"username": "gina",
-                                              "password": "right-horse-battery"},
-                         REMOTE_ADDR="10.9.99.1").status_code == 429
+    assert (
+        Client()
+        .post(
+            "/accounts/login/",
+            {"username": "gina", "password": "right-horse-battery"},
+            REMOTE_ADDR="10.9.99.1",
+        )
+        .status_code
+        == 429
+    )

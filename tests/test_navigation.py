@@ -28,12 +28,15 @@ def people():
     return users
 
 
-@pytest.mark.parametrize("role, queue, runs, create", [
-    ("organizer", True, True, True),
-    ("assessor", True, False, False),
-    ("participant", False, True, False),
-    ("nobody", False, False, False),
-])
+@pytest.mark.parametrize(
+    "role, queue, runs, create",
+    [
+        ("organizer", True, True, True),
+        ("assessor", True, False, False),
+        ("participant", False, True, False),
+        ("nobody", False, False, False),
+    ],
+)
 def test_menu_entries_follow_the_roles(client, people, role, queue, runs, create):
     client.force_login(people[role])
     menu = _menu(client)

@@ -43,6 +43,7 @@ def test_the_error_handler_answers_503_for_a_database_timeout(rf):
 @pytest.mark.django_db
 def test_a_database_error_anywhere_in_a_request_is_a_503_page(monkeypatch):
     from django.contrib.sessions.backends.db import SessionStore
+
     user = make_user()
     client = Client(raise_request_exception=False)
     client.force_login(user)
@@ -57,10 +58,12 @@ def test_a_database_error_anywhere_in_a_request_is_a_503_page(monkeypatch):
 
 
 @pytest.mark.django_db
-def test_static_files_are_served_without_sessions_or_the_database(settings, monkeypatch,
-                                                                  django_assert_num_queries):
+def test_static_files_are_served_without_sessions_or_the_database(
+    settings, monkeypatch, django_assert_num_queries
+):
     from django.contrib.auth.middleware import AuthenticationMiddleware
     from django.contrib.sessions.middleware import SessionMiddleware
+
     settings.WHITENOISE_USE_FINDERS = True
 
     def unreachable(*args, **kwargs):
@@ -83,17 +86,24 @@ def test_an_over_size_body_is_refused_before_it_is_read(settings):
     too_big = settings.MAX_REQUEST_BODY_BYTES + 1
     client = Client(enforce_csrf_checks=True, raise_request_exception=True)
     for path in ("/collections/big-body/runs/upload/", "/accounts/login/"):
-        response = client.generic("POST", path, b"", CONTENT_LENGTH=str(too_big),
-                                  CONTENT_TYPE="multipart/form-data; boundary=xyz",
-                                  **{"wsgi.input": Unreadable()})
+        response = client.generic(
+            "POST",
+            path,
+            b"",
+            CONTENT_LENGTH=str(too_big),
+            CONTENT_TYPE="multipart/form-data; boundary=xyz",
+            **{"wsgi.input": Unreadable()},
+        )
         assert response.status_code == 413, path
         assert "at most" in response.content.decode()
     assert c.pk  # nothing else happened
 
 
 def test_the_body_limit_follows_the_upload_limits(settings):
-    assert settings.MAX_REQUEST_BODY_BYTES >= max(settings.RUN_UPLOAD_MAX_MB,
-                                                  settings.IMPORT_MAX_MB) * 1024 * 1024
+    assert (
+        settings.MAX_REQUEST_BODY_BYTES
+        >= max(settings.RUN_UPLOAD_MAX_MB, settings.IMPORT_MAX_MB) * 1024 * 1024
+    )
 
 
 @pytest.mark.django_db
@@ -115,16 +125,20 @@ def test_uploads_dead_workers_left_behind_are_deleted(client, settings, tmp_path
     user = make_user()
     add_member(collection=c, user=user, role="organizer")
     client.force_login(user)
-    client.post("/collections/spool/runs/upload/",
-                {"name": "r", "file": SimpleUploadedFile("r.tsv", b"Q1\t1\tx\n" * 10)})
+    client.post(
+        "/collections/spool/runs/upload/",
+        {"name": "r", "file": SimpleUploadedFile("r.tsv", b"Q1\t1\tx\n" * 10)},
+    )
     assert sorted(p.name for p in folder.iterdir()) == sorted([running.name, mine.name])
 
 
 def test_upload_dir_is_in_the_project_and_cleaned_at_start_up(settings, tmp_path):
     from django.conf import global_settings
+
     assert settings.FILE_UPLOAD_TEMP_DIR != global_settings.FILE_UPLOAD_TEMP_DIR
     assert Path(settings.FILE_UPLOAD_TEMP_DIR).is_relative_to(ROOT) or os.environ.get(
-        "DJANGO_UPLOAD_TEMP_DIR")
+        "DJANGO_UPLOAD_TEMP_DIR"
+    )
     settings.FILE_UPLOAD_TEMP_DIR = str(tmp_path / "new")
     assert clean_upload_dir() == 0 and (tmp_path / "new").is_dir()
     assert "clean_upload_dir()" in (ROOT / "config" / "wsgi.py").read_text()

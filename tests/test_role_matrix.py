@@ -49,148 +49,250 @@ ROLES = ("anonymous", "nonmember", "assessor", "participant", "other", "organize
 # Anonymous requests: LoginRequiredMiddleware sends them to the login page first.
 EXPECTED: dict[str, dict[str, str]] = {
     #                                anon  nonmem assess partic other org   staff
-    "home":                         {"GET": "login ok ok ok ok ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
+    "home": {"GET": "login ok ok ok ok ok ok", "POST": "login 405 405 405 405 405 405"},
     # an invited member's one-time link (here a spent one) and its last page: public
-    "set-password":                 {"GET": "ok ok ok ok ok ok ok",
-                                     "POST": "ok ok ok ok ok ok ok"},
-    "set-password-done":            {"GET": "ok ok ok ok ok ok ok",
-                                     "POST": "405 405 405 405 405 405 405"},
+    "set-password": {"GET": "ok ok ok ok ok ok ok", "POST": "ok ok ok ok ok ok ok"},
+    "set-password-done": {"GET": "ok ok ok ok ok ok ok", "POST": "405 405 405 405 405 405 405"},
     # the icon is public: a redirect to the static file, no login needed
-    "favicon":                      {"GET": "ok ok ok ok ok ok ok",
-                                     "POST": "405 405 405 405 405 405 405"},
+    "favicon": {"GET": "ok ok ok ok ok ok ok", "POST": "405 405 405 405 405 405 405"},
     # logging out ends on the login page (LOGOUT_REDIRECT_URL)
-    "logout":                       {"GET": "login 405 405 405 405 405 405",
-                                     "POST": "login login login login login login login"},
-    "annotate:collection-list":     {"GET": "login ok ok ok ok ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
+    "logout": {
+        "GET": "login 405 405 405 405 405 405",
+        "POST": "login login login login login login login",
+    },
+    "annotate:collection-list": {
+        "GET": "login ok ok ok ok ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
     # organizers (of any collection), staff and holders of annotate.add_collection may
     # create a collection; assessors, participants and non-members may not
-    "annotate:collection-create":   {"GET": "login 403 403 403 403 ok ok",
-                                     "POST": "login 403 403 403 403 write write"},
-    "annotate:collection-edit":     {"GET": "login 403 403 403 403 ok ok",
-                                     "POST": "login 403 403 403 403 write write"},
-    "annotate:collection-members":  {"GET": "login 403 403 403 403 ok ok",
-                                     "POST": "login 403 403 403 403 write write"},
-    "annotate:collection-import":   {"GET": "login 403 403 403 403 ok ok",
-                                     "POST": "login 403 403 403 403 ok ok"},
-    "annotate:collection-import-confirm": {"GET": "login 405 405 405 405 405 405",
-                                           "POST": "login 403 403 403 403 ok ok"},
-    "annotate:collection-export":   {"GET": "login 403 403 403 403 ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
-    "annotate:collection-dashboard": {"GET": "login 403 403 403 403 ok ok",
-                                      "POST": "login 405 405 405 405 405 405"},
-    "annotate:collection-detail":   {"GET": "login 403 ok ok ok ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
+    "annotate:collection-create": {
+        "GET": "login 403 403 403 403 ok ok",
+        "POST": "login 403 403 403 403 write write",
+    },
+    "annotate:collection-edit": {
+        "GET": "login 403 403 403 403 ok ok",
+        "POST": "login 403 403 403 403 write write",
+    },
+    "annotate:collection-members": {
+        "GET": "login 403 403 403 403 ok ok",
+        "POST": "login 403 403 403 403 write write",
+    },
+    "annotate:collection-import": {
+        "GET": "login 403 403 403 403 ok ok",
+        "POST": "login 403 403 403 403 ok ok",
+    },
+    "annotate:collection-import-confirm": {
+        "GET": "login 405 405 405 405 405 405",
+        "POST": "login 403 403 403 403 ok ok",
+    },
+    "annotate:collection-export": {
+        "GET": "login 403 403 403 403 ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "annotate:collection-dashboard": {
+        "GET": "login 403 403 403 403 ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "annotate:collection-detail": {
+        "GET": "login 403 ok ok ok ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
     # participants never see the judging pages or the pool
-    "annotate:question-list":       {"GET": "login 403 ok 403 403 ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
-    "annotate:question-assign":     {"GET": "login 405 405 405 405 405 405",
-                                     "POST": "login 403 403 403 403 write write"},
-    "annotate:question-judge":      {"GET": "login 403 ok 403 403 ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
-    "annotate:question-act":        {"GET": "login 405 405 405 405 405 405",
-                                     "POST": "login 403 write 403 403 write write"},
-    "annotate:my-queue":            {"GET": "login ok ok ok ok ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
-    "annotate:next-question":       {"GET": "login ok ok ok ok ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
+    "annotate:question-list": {
+        "GET": "login 403 ok 403 403 ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "annotate:question-assign": {
+        "GET": "login 405 405 405 405 405 405",
+        "POST": "login 403 403 403 403 write write",
+    },
+    "annotate:question-judge": {
+        "GET": "login 403 ok 403 403 ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "annotate:question-act": {
+        "GET": "login 405 405 405 405 405 405",
+        "POST": "login 403 write 403 403 write write",
+    },
+    "annotate:my-queue": {
+        "GET": "login ok ok ok ok ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "annotate:next-question": {
+        "GET": "login ok ok ok ok ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
     # everyone manages their own API tokens; nobody revokes another user's (404)
-    "account:token-list":           {"GET": "login ok ok ok ok ok ok",
-                                     "POST": "login write write write write write write"},
-    "account:token-revoke":         {"GET": "login 405 405 405 405 405 405",
-                                     "POST": "login 404 404 write 404 404 404"},
+    "account:token-list": {
+        "GET": "login ok ok ok ok ok ok",
+        "POST": "login write write write write write write",
+    },
+    "account:token-revoke": {
+        "GET": "login 405 405 405 405 405 405",
+        "POST": "login 404 404 write 404 404 404",
+    },
     # several assessors per question: organizers see agreement and adjudicate (a named
     # adjudicator too); an assessor opens only their own layer (404 without one);
     # participants never see layers
-    "annotate:collection-agreement": {"GET": "login 403 403 403 403 ok ok",
-                                      "POST": "login 405 405 405 405 405 405"},
-    "annotate:collection-layers-request": {"GET": "login 405 405 405 405 405 405",
-                                           "POST": "login 403 403 403 403 write write"},
-    "annotate:collection-layers-csv": {"GET": "login 403 403 403 403 ok ok",
-                                       "POST": "login 405 405 405 405 405 405"},
-    "annotate:collection-layers-import": {"GET": "login 405 405 405 405 405 405",
-                                          "POST": "login 403 403 403 403 ok ok"},
-    "annotate:question-adjudicate": {"GET": "login 403 403 403 403 ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
-    "annotate:question-adjudicate-act": {"GET": "login 405 405 405 405 405 405",
-                                         "POST": "login 403 403 403 403 ok ok"},
-    "annotate:question-layer":      {"GET": "login 403 404 403 403 404 404",
-                                     "POST": "login 405 405 405 405 405 405"},
-    "annotate:question-layer-act":  {"GET": "login 405 405 405 405 405 405",
-                                     "POST": "login 403 404 403 403 404 404"},
-    "evaluation:layer-scores":      {"GET": "login 403 403 403 403 ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
-    "evaluation:layer-scores-csv":  {"GET": "login 403 403 403 403 ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
-    "evaluation:my-runs":           {"GET": "login ok ok ok ok ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
+    "annotate:collection-agreement": {
+        "GET": "login 403 403 403 403 ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "annotate:collection-layers-request": {
+        "GET": "login 405 405 405 405 405 405",
+        "POST": "login 403 403 403 403 write write",
+    },
+    "annotate:collection-layers-csv": {
+        "GET": "login 403 403 403 403 ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "annotate:collection-layers-import": {
+        "GET": "login 405 405 405 405 405 405",
+        "POST": "login 403 403 403 403 ok ok",
+    },
+    "annotate:question-adjudicate": {
+        "GET": "login 403 403 403 403 ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "annotate:question-adjudicate-act": {
+        "GET": "login 405 405 405 405 405 405",
+        "POST": "login 403 403 403 403 ok ok",
+    },
+    "annotate:question-layer": {
+        "GET": "login 403 404 403 403 404 404",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "annotate:question-layer-act": {
+        "GET": "login 405 405 405 405 405 405",
+        "POST": "login 403 404 403 403 404 404",
+    },
+    "evaluation:layer-scores": {
+        "GET": "login 403 403 403 403 ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "evaluation:layer-scores-csv": {
+        "GET": "login 403 403 403 403 ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "evaluation:my-runs": {
+        "GET": "login ok ok ok ok ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
     # scores: organizers and participants only; assessors judge blind
-    "evaluation:run-list":          {"GET": "login 403 403 ok ok ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
-    "evaluation:run-upload":        {"GET": "login 403 403 ok ok ok ok",
-                                     "POST": "login 403 403 write write write write"},
+    "evaluation:run-list": {
+        "GET": "login 403 403 ok ok ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "evaluation:run-upload": {
+        "GET": "login 403 403 ok ok ok ok",
+        "POST": "login 403 403 write write write write",
+    },
     # the run is the participant's: the other participant may not see it (unpublished)
-    "evaluation:run-detail":        {"GET": "login 403 403 ok 403 ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
-    "evaluation:run-scores-csv":    {"GET": "login 403 403 ok 403 ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
+    "evaluation:run-detail": {
+        "GET": "login 403 403 ok 403 ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "evaluation:run-scores-csv": {
+        "GET": "login 403 403 ok 403 ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
     # the participant owns the run and the demo is open for submissions: the owner, the
     # organizers and staff may withdraw or replace it; the other participant may not
-    "evaluation:run-withdraw":      {"GET": "login 403 403 ok 403 ok ok",
-                                     "POST": "login 403 403 write 403 write write"},
-    "evaluation:run-replace":       {"GET": "login 403 403 ok 403 ok ok",
-                                     "POST": "login 403 403 write 403 write write"},
-    "evaluation:run-pool":          {"GET": "login 405 405 405 405 405 405",
-                                     "POST": "login 403 403 403 403 write write"},
-    "evaluation:compare":           {"GET": "login 403 403 ok ok ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
+    "evaluation:run-withdraw": {
+        "GET": "login 403 403 ok 403 ok ok",
+        "POST": "login 403 403 write 403 write write",
+    },
+    "evaluation:run-replace": {
+        "GET": "login 403 403 ok 403 ok ok",
+        "POST": "login 403 403 write 403 write write",
+    },
+    "evaluation:run-pool": {
+        "GET": "login 405 405 405 405 405 405",
+        "POST": "login 403 403 403 403 write write",
+    },
+    "evaluation:compare": {
+        "GET": "login 403 403 ok ok ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
     # compare.csv needs two runs: participants see only their own two
-    "evaluation:compare-csv":       {"GET": "login 403 403 ok 404 ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
-    "evaluation:ranking":           {"GET": "login 403 403 ok ok ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
-    "evaluation:ranking-csv":       {"GET": "login 403 403 ok ok ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
+    "evaluation:compare-csv": {
+        "GET": "login 403 403 ok 404 ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "evaluation:ranking": {
+        "GET": "login 403 403 ok ok ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "evaluation:ranking-csv": {
+        "GET": "login 403 403 ok ok ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
     # computed over every run of the collection: organizers only
-    "evaluation:reliability":       {"GET": "login 403 403 403 403 ok ok",
-                                     "POST": "login 405 405 405 405 405 405"},
+    "evaluation:reliability": {
+        "GET": "login 403 403 403 403 ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
     # the admin site is for staff only; others are sent to the admin's login page
-    "admin:index":                  {"GET": "login login login login login login ok",
-                                     "POST": "login login login login login login ok"},
+    "admin:index": {
+        "GET": "login login login login login login ok",
+        "POST": "login login login login login login ok",
+    },
     # a non-staff user is sent to the admin index (then to the login page); logging out
     # ends on the login page
-    "admin:logout":                 {"GET": "login ok ok ok ok ok 405",
-                                     "POST": "login ok ok ok ok ok login"},
-    "admin:password_change":        {"GET": "login login login login login login ok",
-                                     "POST": "login login login login login login ok"},
-    "admin:password_change_done":   {"GET": "login login login login login login ok",
-                                     "POST": "login login login login login login 405"},
-    "admin:autocomplete":           {"GET": "login login login login login login 403",
-                                     "POST": "login login login login login login 405"},
-    "admin:jsi18n":                 {"GET": "login login login login login login ok",
-                                     "POST": "login login login login login login 405"},
-    "admin:view_on_site":           {"GET": "login login login login login login 404",
-                                     "POST": "login login login login login login 404"},
+    "admin:logout": {"GET": "login ok ok ok ok ok 405", "POST": "login ok ok ok ok ok login"},
+    "admin:password_change": {
+        "GET": "login login login login login login ok",
+        "POST": "login login login login login login ok",
+    },
+    "admin:password_change_done": {
+        "GET": "login login login login login login ok",
+        "POST": "login login login login login login 405",
+    },
+    "admin:autocomplete": {
+        "GET": "login login login login login login 403",
+        "POST": "login login login login login login 405",
+    },
+    "admin:jsi18n": {
+        "GET": "login login login login login login ok",
+        "POST": "login login login login login login 405",
+    },
+    "admin:view_on_site": {
+        "GET": "login login login login login login 404",
+        "POST": "login login login login login login 404",
+    },
 }
 # Every registered model's admin pages behave alike: staff only, and an empty POST
 # (add, change, delete, password) re-renders a form or a confirmation, writing nothing.
-ADMIN_MODELS = ("auth_group", "auth_user", "annotate_collection", "annotate_membership",
-                "annotate_level", "annotate_question", "annotate_answersynset",
-                "annotate_answerstring", "annotate_judgmentevent", "evaluation_run",
-                "evaluation_runanswer")
+ADMIN_MODELS = (
+    "auth_group",
+    "auth_user",
+    "annotate_collection",
+    "annotate_membership",
+    "annotate_level",
+    "annotate_question",
+    "annotate_answersynset",
+    "annotate_answerstring",
+    "annotate_judgmentevent",
+    "evaluation_run",
+    "evaluation_runanswer",
+)
 ADMIN_MODEL_ROUTES = ("changelist", "add", "history", "delete", "change", "redirect")
-STAFF_ONLY = {"GET": "login login login login login login ok",
-              "POST": "login login login login login login ok"}
+STAFF_ONLY = {
+    "GET": "login login login login login login ok",
+    "POST": "login login login login login login ok",
+}
 EXPECTED.update({f"admin:{m}_{r}": STAFF_ONLY for m in ADMIN_MODELS for r in ADMIN_MODEL_ROUTES})
 EXPECTED["admin:auth_user_password_change"] = STAFF_ONLY
 # the audit trail is read-only, even for staff
 EXPECTED["admin:annotate_judgmentevent_change"] = {
     "GET": "login login login login login login ok",
-    "POST": "login login login login login login 403"}
+    "POST": "login login login login login login 403",
+}
 EXPECTED["admin:annotate_judgmentevent_delete"] = {
     "GET": "login login login login login login 403",
-    "POST": "login login login login login login 403"}
+    "POST": "login login login login login login 403",
+}
 
 SKIPPED = {"login", "admin:login"}  # the login pages themselves (public)
 
@@ -245,18 +347,30 @@ RUN_FILE = b"EX1-BEATLES\t1\tJohn Lennon\n"
 
 def post_body(name: str, w: dict) -> dict:
     from django.core.files.uploadedfile import SimpleUploadedFile
+
     return {
-        "annotate:question-act": {"op": "type", "text": "role-matrix-answer", "target": "new",
-                                  "level": "A"},
-        "annotate:question-assign": {"questions": [w["question"].pk],
-                                     "assessors": [w["assessor2"].pk]},
-        "annotate:collection-members": {"action": "add", "role": "organizer",
-                                        "username": "nonmember"},
+        "annotate:question-act": {
+            "op": "type",
+            "text": "role-matrix-answer",
+            "target": "new",
+            "level": "A",
+        },
+        "annotate:question-assign": {
+            "questions": [w["question"].pk],
+            "assessors": [w["assessor2"].pk],
+        },
+        "annotate:collection-members": {
+            "action": "add",
+            "role": "organizer",
+            "username": "nonmember",
+        },
         "account:token-list": {"name": "role-matrix-token"},
-        "evaluation:run-upload": {"name": "role-matrix-run", "format": "qa",
-                                  "file": SimpleUploadedFile("r.tsv", RUN_FILE)},
-        "evaluation:run-replace": {"format": "qa",
-                                   "file": SimpleUploadedFile("r.tsv", RUN_FILE)},
+        "evaluation:run-upload": {
+            "name": "role-matrix-run",
+            "format": "qa",
+            "file": SimpleUploadedFile("r.tsv", RUN_FILE),
+        },
+        "evaluation:run-replace": {"format": "qa", "file": SimpleUploadedFile("r.tsv", RUN_FILE)},
     }.get(name, {})
 
 
@@ -279,39 +393,65 @@ def world(demo):
     Run.objects.filter(collection=demo, name="AF").update(name="run-secret-af")
     Run.objects.filter(collection=demo, name="noAF").update(name="run-secret-noaf")
     from django.contrib.auth import get_user_model
+
     User = get_user_model()
-    users = {"anonymous": None, "nonmember": make_user(username="nonmember"),
-             "assessor": User.objects.get(username="assessor1"),
-             "participant": User.objects.get(username="participant"),
-             "other": make_user(username="participant2"),
-             "organizer": User.objects.get(username="organizer"),
-             "staff": User.objects.get(username="admin")}
+    users = {
+        "anonymous": None,
+        "nonmember": make_user(username="nonmember"),
+        "assessor": User.objects.get(username="assessor1"),
+        "participant": User.objects.get(username="participant"),
+        "other": make_user(username="participant2"),
+        "organizer": User.objects.get(username="organizer"),
+        "staff": User.objects.get(username="admin"),
+    }
     add_member(collection=demo, user=users["other"], role="participant")
     qids = list(demo.questions.order_by("id").values_list("qid", flat=True))
-    make_run(collection=demo, owner=users["other"], name="run-secret-other",
-             answers={qids[0]: ["Paul McCartney"], qids[1]: ["nothing"]})
-    question = Question.objects.filter(collection=demo, assessors=users["assessor"]) \
-        .exclude(assessors=User.objects.get(username="assessor2")).order_by("id").first()
+    make_run(
+        collection=demo,
+        owner=users["other"],
+        name="run-secret-other",
+        answers={qids[0]: ["Paul McCartney"], qids[1]: ["nothing"]},
+    )
+    question = (
+        Question.objects.filter(collection=demo, assessors=users["assessor"])
+        .exclude(assessors=User.objects.get(username="assessor2"))
+        .order_by("id")
+        .first()
+    )
     run = Run.objects.get(collection=demo, name="run-secret-af")
-    AnswerString.objects.create(question=question, text=JUDGED_SECRET, key=JUDGED_SECRET,
-                                synset=question.synsets.order_by("ordinal").first(),
-                                level=demo.levels.get(code="S"), judged_at=timezone.now(),
-                                judged_by=users["assessor"])
+    AnswerString.objects.create(
+        question=question,
+        text=JUDGED_SECRET,
+        key=JUDGED_SECRET,
+        synset=question.synsets.order_by("ordinal").first(),
+        level=demo.levels.get(code="S"),
+        judged_at=timezone.now(),
+        judged_by=users["assessor"],
+    )
     Group.objects.create(name="judges")
     token = api_token_create(user=users["participant"], name="role-matrix").token
 
     elsewhere = make_collection(slug="elsewhere", open_for_submissions=True)
-    outsiders = {role: make_user(username=f"elsewhere-{role}")
-                 for role in ("organizer", "assessor", "participant")}
+    outsiders = {
+        role: make_user(username=f"elsewhere-{role}")
+        for role in ("organizer", "assessor", "participant")
+    }
     for role, user in outsiders.items():
         add_member(collection=elsewhere, user=user, role=role)
     eq = make_question(collection=elsewhere, qid="E1", text="Elsewhere?")
     eq.assessors.add(outsiders["assessor"])
     erun = make_run(collection=elsewhere, owner=outsiders["participant"], name="run-elsewhere")
-    return {"collection": demo, "users": users, "question": question, "run": run,
-            "assessor2": User.objects.get(username="assessor2"),
-            "elsewhere": elsewhere, "elsewhere_question": eq, "elsewhere_run": erun,
-            "token": token}
+    return {
+        "collection": demo,
+        "users": users,
+        "question": question,
+        "run": run,
+        "assessor2": User.objects.get(username="assessor2"),
+        "elsewhere": elsewhere,
+        "elsewhere_question": eq,
+        "elsewhere_run": erun,
+        "token": token,
+    }
 
 
 def admin_object(model_key: str, w: dict) -> str:
@@ -320,8 +460,9 @@ def admin_object(model_key: str, w: dict) -> str:
         "auth_group": Group.objects.get(name="judges"),
         "auth_user": w["users"]["participant"],
         "annotate_collection": w["collection"],
-        "annotate_membership": Membership.objects.get(collection=w["collection"],
-                                                      user=w["users"]["assessor"]),
+        "annotate_membership": Membership.objects.get(
+            collection=w["collection"], user=w["users"]["assessor"]
+        ),
         "annotate_level": w["collection"].levels.order_by("order").first(),
         "annotate_question": w["question"],
         "annotate_answersynset": AnswerSynset.objects.filter(question=w["question"]).first()
@@ -345,12 +486,20 @@ def route_key(name: str | None, route: str) -> str:
 
 def url_for(key: str, route: str, w: dict) -> str:
     """The route with realistic values for its converters."""
-    values = {"slug": w["collection"].slug, "what": "judgments",
-              "pk": str(w["question"].pk), "run_id": str(w["run"].pk),
-              "token_id": str(w["token"].pk), "uidb64": "MQ", "token": "no-such-token"}
+    values = {
+        "slug": w["collection"].slug,
+        "what": "judgments",
+        "pk": str(w["question"].pk),
+        "run_id": str(w["run"].pk),
+        "token_id": str(w["token"].pk),
+        "uidb64": "MQ",
+        "token": "no-such-token",
+    }
     if key == "admin:view_on_site":
-        values = {"content_type_id": str(ContentType.objects.get_for_model(Collection).pk),
-                  "object_id": str(w["collection"].pk)}
+        values = {
+            "content_type_id": str(ContentType.objects.get_for_model(Collection).pk),
+            "object_id": str(w["collection"].pk),
+        }
     elif key.startswith("admin:") and "<" in route:
         m = re.fullmatch(r"admin/(\w+)/(\w+)/.*", route)
         oid = admin_object(f"{m.group(1)}_{m.group(2)}", w)
@@ -364,8 +513,7 @@ def patterns() -> list[tuple[str, str]]:
     holds the API's matrix: token authentication, JSON statuses)."""
     out = []
     for name, route in walk(get_resolver().url_patterns):
-        if route.startswith("^") or "(?P" in route or name in SKIPPED or name.startswith(
-                "api:"):
+        if route.startswith("^") or "(?P" in route or name in SKIPPED or name.startswith("api:"):
             continue
         out.append((route_key(name, route), route))
     return out
@@ -374,16 +522,25 @@ def patterns() -> list[tuple[str, str]]:
 def snapshot() -> str:
     """A digest of everything a page could write (sessions and last_login aside)."""
     from django.contrib.auth import get_user_model
+
     h = hashlib.sha256()
-    for qs in (Collection.objects.values_list(), Level.objects.values_list(),
-               Membership.objects.values_list(), Question.objects.values_list(),
-               Question.assessors.through.objects.values_list(),
-               AnswerSynset.objects.values_list(), AnswerString.objects.values_list(),
-               JudgmentEvent.objects.values_list(), Run.objects.values_list(),
-               RunAnswer.objects.values_list(), Group.objects.values_list(),
-               ApiToken.objects.values_list("pk", "user_id", "name", "digest", "revoked_at"),
-               get_user_model().objects.values_list("pk", "username", "password", "is_staff",
-                                                    "is_superuser", "is_active")):
+    for qs in (
+        Collection.objects.values_list(),
+        Level.objects.values_list(),
+        Membership.objects.values_list(),
+        Question.objects.values_list(),
+        Question.assessors.through.objects.values_list(),
+        AnswerSynset.objects.values_list(),
+        AnswerString.objects.values_list(),
+        JudgmentEvent.objects.values_list(),
+        Run.objects.values_list(),
+        RunAnswer.objects.values_list(),
+        Group.objects.values_list(),
+        ApiToken.objects.values_list("pk", "user_id", "name", "digest", "revoked_at"),
+        get_user_model().objects.values_list(
+            "pk", "username", "password", "is_staff", "is_superuser", "is_active"
+        ),
+    ):
         h.update(repr(list(qs.order_by("pk"))).encode())
     return h.hexdigest()
 
@@ -412,18 +569,26 @@ def request(w: dict, role: str, method: str, url: str, data: dict):
 def page_problems(w: dict, key: str, role: str, url: str, response) -> list[str]:
     """What is wrong with the body of a GET answered 200: the page's text missing (see
     PAGE_TEXT), or a judged answer shown to a role that never sees judgments."""
-    body = (b"".join(response.streaming_content) if response.streaming
-            else response.content).decode(errors="replace")
+    body = (
+        b"".join(response.streaming_content) if response.streaming else response.content
+    ).decode(errors="replace")
     if key in PAGE_TEXT:
-        wanted = [t.format(c=escape(w["collection"].name), q=escape(w["question"].qid),
-                           run=escape(w["run"].name), secret=JUDGED_SECRET)
-                  for t in PAGE_TEXT[key]]
+        wanted = [
+            t.format(
+                c=escape(w["collection"].name),
+                q=escape(w["question"].qid),
+                run=escape(w["run"].name),
+                secret=JUDGED_SECRET,
+            )
+            for t in PAGE_TEXT[key]
+        ]
     elif key.startswith("admin:"):
         wanted = [ADMIN_TITLE]
     else:
         return [f"GET {url} as {role}: 200, but {key} has no entry in PAGE_TEXT"]
-    problems = [f"GET {url} as {role}: the page does not show {t!r}" for t in wanted
-                if t not in body]
+    problems = [
+        f"GET {url} as {role}: the page does not show {t!r}" for t in wanted if t not in body
+    ]
     if role in NEVER_SEE_JUDGMENTS and JUDGED_SECRET in body:
         problems.append(f"GET {url} as {role}: shows a judged answer")
     return problems
@@ -462,8 +627,10 @@ def observe(w: dict, key: str, url: str) -> tuple[dict[str, list[str]], list[str
 def test_the_table_covers_every_pattern_and_only_those():
     keys = {key for key, _ in patterns()}
     missing = sorted(keys - EXPECTED.keys())
-    assert not missing, ("URL patterns missing from EXPECTED in tests/test_role_matrix.py; "
-                         f"classify them per role: {missing}")
+    assert not missing, (
+        "URL patterns missing from EXPECTED in tests/test_role_matrix.py; "
+        f"classify them per role: {missing}"
+    )
     stale = sorted(EXPECTED.keys() - keys)
     assert not stale, f"EXPECTED names patterns that no longer exist: {stale}"
     for key, row in EXPECTED.items():
@@ -479,12 +646,14 @@ def test_role_matrix(world, key, route):
     seen, bad_writes = observe(world, key, url)
     assert key in EXPECTED, (
         f"{key} ({route}) is not in EXPECTED; observed (check before copying):\n"
-        f'    "{key}": {{"GET": "{" ".join(seen["GET"])}", "POST": "{" ".join(seen["POST"])}"}},')
-    diffs = [f"{method} {url} as {role}: expected {want}, got {got}"
-             for method in ("GET", "POST")
-             for role, want, got in zip(ROLES, EXPECTED[key][method].split(), seen[method],
-                                        strict=True)
-             if want != got]
+        f'    "{key}": {{"GET": "{" ".join(seen["GET"])}", "POST": "{" ".join(seen["POST"])}"}},'
+    )
+    diffs = [
+        f"{method} {url} as {role}: expected {want}, got {got}"
+        for method in ("GET", "POST")
+        for role, want, got in zip(ROLES, EXPECTED[key][method].split(), seen[method], strict=True)
+        if want != got
+    ]
     assert not diffs + bad_writes, "\n".join(diffs + bad_writes)
 
 
@@ -501,14 +670,22 @@ def test_other_participants_runs_stay_hidden_until_the_leaderboard_is_published(
     theirs = Run.objects.get(collection=demo, name="run-secret-other")
     client = login(u["participant"])
     base = f"/collections/{demo.slug}"
-    for url in ("/runs/", f"{base}/runs/", f"{base}/ranking/", f"{base}/ranking.csv",
-                f"{base}/compare/"):
+    for url in (
+        "/runs/",
+        f"{base}/runs/",
+        f"{base}/ranking/",
+        f"{base}/ranking.csv",
+        f"{base}/compare/",
+    ):
         body = client.get(url).content.decode()
         assert "run-secret-af" in body and "run-secret-other" not in body, url
-    refused = (f"{base}/runs/{theirs.pk}/", f"{base}/runs/{theirs.pk}/scores.csv",
-               f"{base}/compare/?a={mine.pk}&b={theirs.pk}",
-               f"{base}/compare.csv?a={mine.pk}&b={theirs.pk}",
-               f"{base}/compare/?a={theirs.pk}&b={mine.pk}")
+    refused = (
+        f"{base}/runs/{theirs.pk}/",
+        f"{base}/runs/{theirs.pk}/scores.csv",
+        f"{base}/compare/?a={mine.pk}&b={theirs.pk}",
+        f"{base}/compare.csv?a={mine.pk}&b={theirs.pk}",
+        f"{base}/compare/?a={theirs.pk}&b={mine.pk}",
+    )
     for url in refused:
         assert client.get(url).status_code == 403, url
     # the other participant sees neither AF run
@@ -530,9 +707,17 @@ def test_other_participants_runs_stay_hidden_until_the_leaderboard_is_published(
     assert login(u["assessor"]).get(f"{base}/runs/{theirs.pk}/").status_code == 403
 
 
-SCORE_PAGES = ("/runs/", "/runs/{run}/", "/runs/{run}/scores.csv", "/compare/",
-               "/compare.csv", "/compare/?a={run}&b={other}", "/compare.csv?a={run}&b={other}",
-               "/ranking/", "/ranking.csv")
+SCORE_PAGES = (
+    "/runs/",
+    "/runs/{run}/",
+    "/runs/{run}/scores.csv",
+    "/compare/",
+    "/compare.csv",
+    "/compare/?a={run}&b={other}",
+    "/compare.csv?a={run}&b={other}",
+    "/ranking/",
+    "/ranking.csv",
+)
 
 
 @pytest.mark.parametrize("published", [False, True])
@@ -550,13 +735,21 @@ def assessor_urls(w: dict) -> list[str]:
     """Every page the assessor may GET according to EXPECTED, every question of the
     collection (assigned or not), list filters and the htmx partials."""
     i = ROLES.index("assessor")
-    urls = [url_for(key, route, w) for key, route in patterns()
-            if EXPECTED[key]["GET"].split()[i] == "ok" and key != "favicon"]  # a static file
+    urls = [
+        url_for(key, route, w)
+        for key, route in patterns()
+        if EXPECTED[key]["GET"].split()[i] == "ok" and key != "favicon"
+    ]  # a static file
     base = f"/collections/{w['collection'].slug}"
-    urls += [f"/questions/{pk}/judge/" for pk in w["collection"].questions.values_list(
-        "pk", flat=True)]
-    urls += [f"{base}/questions/?unjudged=1", f"{base}/questions/?q=run",
-             f"{base}/questions/?status=todo", "/queue/next/?collection=demo"]
+    urls += [
+        f"/questions/{pk}/judge/" for pk in w["collection"].questions.values_list("pk", flat=True)
+    ]
+    urls += [
+        f"{base}/questions/?unjudged=1",
+        f"{base}/questions/?q=run",
+        f"{base}/questions/?status=todo",
+        "/queue/next/?collection=demo",
+    ]
     return urls
 
 
@@ -587,13 +780,37 @@ def test_run_names_never_reach_an_assessor(world):
 def test_members_of_another_collection_get_403(world):
     demo, elsewhere = world["collection"], world["elsewhere"]
     eq, erun = world["elsewhere_question"], world["elsewhere_run"]
-    pages = [f"/collections/{elsewhere.slug}/{p}" for p in (
-        "", "edit/", "members/", "import/", "export/judgments.csv", "questions/", "runs/",
-        "runs/upload/", f"runs/{erun.pk}/", f"runs/{erun.pk}/scores.csv", "compare/",
-        "compare.csv", "ranking/", "ranking.csv")] + [f"/questions/{eq.pk}/judge/"]
-    posts = [f"/collections/{elsewhere.slug}/{p}" for p in (
-        "edit/", "members/", "import/", "import/confirm/", "questions/assign/",
-        "runs/upload/", f"runs/{erun.pk}/pool/")] + [f"/questions/{eq.pk}/act/"]
+    pages = [
+        f"/collections/{elsewhere.slug}/{p}"
+        for p in (
+            "",
+            "edit/",
+            "members/",
+            "import/",
+            "export/judgments.csv",
+            "questions/",
+            "runs/",
+            "runs/upload/",
+            f"runs/{erun.pk}/",
+            f"runs/{erun.pk}/scores.csv",
+            "compare/",
+            "compare.csv",
+            "ranking/",
+            "ranking.csv",
+        )
+    ] + [f"/questions/{eq.pk}/judge/"]
+    posts = [
+        f"/collections/{elsewhere.slug}/{p}"
+        for p in (
+            "edit/",
+            "members/",
+            "import/",
+            "import/confirm/",
+            "questions/assign/",
+            "runs/upload/",
+            f"runs/{erun.pk}/pool/",
+        )
+    ] + [f"/questions/{eq.pk}/act/"]
     for role in ("organizer", "assessor", "participant", "other"):
         client = login(world["users"][role])
         for url in pages:
@@ -614,4 +831,5 @@ def test_members_of_another_collection_get_403(world):
 
 def user_named(username: str):
     from django.contrib.auth import get_user_model
+
     return get_user_model().objects.get(username=username)

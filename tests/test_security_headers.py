@@ -6,10 +6,12 @@ import pytest
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize("url", ["/accounts/login/", "/collections/", "/collections/demo/",
-                                 "/collections/demo/runs/"])
+@pytest.mark.parametrize(
+    "url", ["/accounts/login/", "/collections/", "/collections/demo/", "/collections/demo/runs/"]
+)
 def test_headers(client, demo, url):
     from django.contrib.auth import get_user_model
+
     client.force_login(get_user_model().objects.get(username="organizer"))
     r = client.get(url)
     assert r.status_code == 200, url  # the headers of the page itself, not of an error page
@@ -25,6 +27,7 @@ def test_no_inline_scripts_or_style_attributes_in_templates():
     """CSP forbids inline code: templates load scripts from static files only."""
     import re
     from pathlib import Path
+
     root = Path(__file__).resolve().parents[1] / "templates"
     offenders = []
     templates = list(root.rglob("*.html"))
@@ -35,6 +38,8 @@ def test_no_inline_scripts_or_style_attributes_in_templates():
             if 'type="application/json"' not in m.group(0):
                 offenders.append(f"{path.name}: {m.group(0)}")
         offenders += [f"{path.name}: style attribute" for _ in re.finditer(r"\sstyle=\"", text)]
-        offenders += [f"{path.name}: inline handler" for _ in
-                      re.finditer(r"\son(click|load|error|submit|change|key\w*)=", text)]
+        offenders += [
+            f"{path.name}: inline handler"
+            for _ in re.finditer(r"\son(click|load|error|submit|change|key\w*)=", text)
+        ]
     assert not offenders

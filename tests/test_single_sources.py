@@ -45,7 +45,7 @@ def test_a_superuser_who_is_not_staff_acts_as_organizer_everywhere(client):
     client.force_login(user)
     page = client.get(reverse("annotate:collection-list"))
     assert page.status_code == 200
-    row, = page.context["rows"]
+    (row,) = page.context["rows"]
     assert row["role"] == Role.ORGANIZER
 
 
@@ -54,8 +54,10 @@ def test_a_plain_user_is_not_site_staff():
     assert is_site_staff(make_user(staff=True))
 
 
-@pytest.mark.parametrize("form_class, setting, what", [
-    (ImportForm, "IMPORT_MAX_MB", "imports"), (RunUploadForm, "RUN_UPLOAD_MAX_MB", "runs")])
+@pytest.mark.parametrize(
+    "form_class, setting, what",
+    [(ImportForm, "IMPORT_MAX_MB", "imports"), (RunUploadForm, "RUN_UPLOAD_MAX_MB", "runs")],
+)
 def test_both_upload_forms_refuse_an_oversized_file_alike(settings, form_class, setting, what):
     setattr(settings, setting, 1)
     big = SimpleUploadedFile("f.csv", b"x" * (1024 * 1024 + 1))
@@ -66,14 +68,22 @@ def test_both_upload_forms_refuse_an_oversized_file_alike(settings, form_class, 
 
 def test_question_counts_come_from_one_queryset_method():
     collection = make_collection()
-    make_question(collection=collection, qid="Q1", incorrect=["x"], unjudged=["u1", "u2"],
-                  synsets=[[("a", "S"), ("a2", "S")], [("b", "A")]])
+    make_question(
+        collection=collection,
+        qid="Q1",
+        incorrect=["x"],
+        unjudged=["u1", "u2"],
+        synsets=[[("a", "S"), ("a2", "S")], [("b", "A")]],
+    )
     make_question(collection=collection, qid="Q2")
-    counts = {q.qid: (q.n_synsets, q.n_strings, q.n_unjudged)
-              for q in Question.objects.filter(collection=collection).with_counts()}
+    counts = {
+        q.qid: (q.n_synsets, q.n_strings, q.n_unjudged)
+        for q in Question.objects.filter(collection=collection).with_counts()
+    }
     assert counts == {"Q1": (2, 6, 2), "Q2": (0, 0, 0)}
-    listed = {q.qid: (q.n_synsets, q.n_strings, q.n_unjudged)
-              for q in question_list_queryset(collection)}
+    listed = {
+        q.qid: (q.n_synsets, q.n_strings, q.n_unjudged) for q in question_list_queryset(collection)
+    }
     assert listed == counts
 
 

@@ -15,8 +15,8 @@ ROOT = Path(settings.BASE_DIR)
 
 def test_partialdef_needs_no_load_tag():
     template = engines["django"].from_string(
-        "{% partialdef greeting inline %}Hello {{ name }}{% endpartialdef %}|"
-        "{% partial greeting %}")
+        "{% partialdef greeting inline %}Hello {{ name }}{% endpartialdef %}|{% partial greeting %}"
+    )
     assert template.render({"name": "Ringo"}) == "Hello Ringo|Hello Ringo"
 
 
@@ -28,11 +28,16 @@ def test_htmx_is_vendored_with_its_version_in_the_name():
 
 def test_nothing_loads_from_a_cdn():
     pattern = re.compile(r"""(src|href)\s*=\s*["'](https?:)?//""")
-    files = [p for folder in ("templates", "static/css") for p in (ROOT / folder).rglob("*")
-             if p.is_file()]
+    files = [
+        p
+        for folder in ("templates", "static/css")
+        for p in (ROOT / folder).rglob("*")
+        if p.is_file()
+    ]
     assert ROOT / "templates" / "base.html" in files and any(p.suffix == ".css" for p in files)
-    offenders = [str(p.relative_to(ROOT)) for p in files
-                 if pattern.search(p.read_text(encoding="utf-8"))]
+    offenders = [
+        str(p.relative_to(ROOT)) for p in files if pattern.search(p.read_text(encoding="utf-8"))
+    ]
     assert offenders == []
 
 
@@ -41,6 +46,7 @@ def test_base_page_sends_csrf_with_htmx_and_has_the_navigation(client):
     # an organizer of some collection: every entry of the menu is theirs to use
     # (tests/test_navigation.py checks what each role sees)
     from tests.factories import add_member, make_collection
+
     user = make_user()
     add_member(collection=make_collection(), user=user, role="organizer")
     client.force_login(user)
@@ -48,14 +54,18 @@ def test_base_page_sends_csrf_with_htmx_and_has_the_navigation(client):
     token = re.search(r"""hx-headers='\{"X-CSRFToken": "([^"]+)"\}'""", html)
     assert token and len(token.group(1)) >= 32
     assert re.search(r'<script src="/static/vendor/htmx-2\.[\d.]+\.min\.js"', html)
-    for href, label in [("/collections/", "Collections"), ("/queue/", "My queue"),
-                        ("/runs/", "Runs")]:
+    for href, label in [
+        ("/collections/", "Collections"),
+        ("/queue/", "My queue"),
+        ("/runs/", "Runs"),
+    ]:
         assert f'<a href="{href}"' in html and label in html
 
 
 @pytest.mark.django_db
 def test_an_htmx_post_with_the_page_token_passes_csrf(client):
     from django.test import Client
+
     strict = Client(enforce_csrf_checks=True)
     user = make_user(password="pw-secret-1")
     strict.force_login(user)

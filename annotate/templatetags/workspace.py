@@ -23,16 +23,24 @@ register = template.Library()
 
 _TICK = '<input type="checkbox" name="strings" value="{0}" tabindex="-1" aria-label="tick">'
 _EDIT = ' <a href="?edit={0}" class="edit-link small" tabindex="-1">edit</a>'
-_MEMBER = ('<li class="item member" tabindex="0" data-item data-id="{0}" data-token="{1}" '
-           'data-synset="{2}">{tick} <span class="badge level-{3}">{4}</span> '
-           '<span class="text">{5}</span>{6}{edit}</li>')
-_WRONG = ('<li class="item wrong" tabindex="0" data-item data-id="{0}" data-token="{1}">'
-          '<span class="text">{5}</span>{6}{edit}</li>')
+_MEMBER = (
+    '<li class="item member" tabindex="0" data-item data-id="{0}" data-token="{1}" '
+    'data-synset="{2}">{tick} <span class="badge level-{3}">{4}</span> '
+    '<span class="text">{5}</span>{6}{edit}</li>'
+)
+_WRONG = (
+    '<li class="item wrong" tabindex="0" data-item data-id="{0}" data-token="{1}">'
+    '<span class="text">{5}</span>{6}{edit}</li>'
+)
 # (kind, may_write) -> the row's format; {0} pk, {1} token, {2} synset id, {3} level rank,
 # {4} level code, {5} text, {6} the other spellings
-_ROWS = {(kind, may_write): row.replace("{tick}", _TICK if may_write else "")
-         .replace("{edit}", _EDIT if may_write else "")
-         for kind, row in (("member", _MEMBER), ("wrong", _WRONG)) for may_write in (True, False)}
+_ROWS = {
+    (kind, may_write): row.replace("{tick}", _TICK if may_write else "").replace(
+        "{edit}", _EDIT if may_write else ""
+    )
+    for kind, row in (("member", _MEMBER), ("wrong", _WRONG))
+    for may_write in (True, False)
+}
 
 
 @register.simple_tag
@@ -40,62 +48,101 @@ def also(variants: Sequence[str]) -> SafeString | str:
     """The other spellings of a string (same matching key), or ""."""
     if not variants:
         return ""
-    return format_html(' <span class="variants small muted" title="other spellings with the '
-                       'same matching key">also: {}</span>', " · ".join(variants))
+    return format_html(
+        ' <span class="variants small muted" title="other spellings with the '
+        'same matching key">also: {}</span>',
+        " · ".join(variants),
+    )
 
 
 @register.simple_tag(takes_context=True)
-def string_rows(context: template.Context, strings: Iterable[WorkspaceString],
-                kind: str) -> SafeString:
+def string_rows(
+    context: template.Context, strings: Iterable[WorkspaceString], kind: str
+) -> SafeString:
     """The ``<li>`` rows of ``strings``: ``member`` (in a synset) or ``wrong`` (judged
     incorrect), with a tick box and an edit link when the page may write."""
     fmt = _ROWS[kind, bool(context.get("may_write"))]
-    return format_html_join("", fmt, (
-        (s.pk, s.token, s.synset_id, s.level_rank, s.level_obj.code if s.level_obj else "",
-         s.text, also(s.variants)) for s in strings))
+    return format_html_join(
+        "",
+        fmt,
+        (
+            (
+                s.pk,
+                s.token,
+                s.synset_id,
+                s.level_rank,
+                s.level_obj.code if s.level_obj else "",
+                s.text,
+                also(s.variants),
+            )
+            for s in strings
+        ),
+    )
 
 
-_CANDIDATE = ('<li class="item cand" tabindex="0" data-item data-id="{0}" data-token="{1}">'
-              '<span class="text">{2}</span>{3}{4}{5}{6}</li>')
+_CANDIDATE = (
+    '<li class="item cand" tabindex="0" data-item data-id="{0}" data-token="{1}">'
+    '<span class="text">{2}</span>{3}{4}{5}{6}</li>'
+)
 _FREQ = ' <span class="freq small muted" title="number of runs that returned it">×{}</span>'
-_SUGGEST = (' <span class="suggest small" title="suggested synset {0}: {1} (a suggestion only)">'
-            '→ {0}? <span class="suggest-reason muted">{1}</span></span>')
-_ROW_FORM = ('<form class="row-form" method="post" action="{url}" hx-post="{url}">{csrf}'
-             '<input type="hidden" name="version" value="{version}">'
-             '<input type="hidden" name="string" value="{pk}">'
-             '<input type="hidden" name="expect" value="{token}">'
-             '<input type="number" name="ordinal" min="1" aria-label="synset number" '
-             'placeholder="#" class="ordinal-in"{value}>'
-             '<select name="level" aria-label="level">{options}</select>'
-             '<button type="submit" name="op" value="add" tabindex="-1">Add</button>'
-             '<button type="submit" name="op" value="new" tabindex="-1">New</button>'
-             '<button type="submit" name="op" value="incorrect" tabindex="-1">✗</button>'
-             '</form>')
+_SUGGEST = (
+    ' <span class="suggest small" title="suggested synset {0}: {1} (a suggestion only)">'
+    '→ {0}? <span class="suggest-reason muted">{1}</span></span>'
+)
+_ROW_FORM = (
+    '<form class="row-form" method="post" action="{url}" hx-post="{url}">{csrf}'
+    '<input type="hidden" name="version" value="{version}">'
+    '<input type="hidden" name="string" value="{pk}">'
+    '<input type="hidden" name="expect" value="{token}">'
+    '<input type="number" name="ordinal" min="1" aria-label="synset number" '
+    'placeholder="#" class="ordinal-in"{value}>'
+    '<select name="level" aria-label="level">{options}</select>'
+    '<button type="submit" name="op" value="add" tabindex="-1">Add</button>'
+    '<button type="submit" name="op" value="new" tabindex="-1">New</button>'
+    '<button type="submit" name="op" value="incorrect" tabindex="-1">✗</button>'
+    "</form>"
+)
 
 
 @register.simple_tag(takes_context=True)
-def candidate_rows(context: template.Context, candidates: Iterable[WorkspaceString]
-                   ) -> SafeString:
+def candidate_rows(context: template.Context, candidates: Iterable[WorkspaceString]) -> SafeString:
     """The ``<li>`` rows of the unjudged candidates: text, other spellings, run frequency,
     suggested synset and, when the page may write, a form to judge it (the suggestion
     filled in as its synset number)."""
     may_write = bool(context.get("may_write"))
     if may_write:
         csrf = csrf_input(context.request)
-        options = format_html_join("", '<option value="{0}">{0}</option>',
-                                   ((lv.code,) for lv in context["levels"]))
+        options = format_html_join(
+            "", '<option value="{0}">{0}</option>', ((lv.code,) for lv in context["levels"])
+        )
         url, version = context["act_url"], context["question"].version
 
     def row(c: WorkspaceString) -> tuple[object, ...]:
         sug = c.suggestion
-        form = format_html(
-            _ROW_FORM, url=url, csrf=csrf, version=version, pk=c.pk, token=c.token,
-            value=format_html(' value="{}"', sug.ordinal) if sug is not None else "",
-            options=options) if may_write else ""
-        return (c.pk, c.token, c.text, also(c.variants),
-                format_html(_FREQ, c.freq) if c.freq else "",
-                format_html(_SUGGEST, sug.ordinal, c.suggestion_reason or "similar string")
-                if sug is not None else "",
-                form)
+        form = (
+            format_html(
+                _ROW_FORM,
+                url=url,
+                csrf=csrf,
+                version=version,
+                pk=c.pk,
+                token=c.token,
+                value=format_html(' value="{}"', sug.ordinal) if sug is not None else "",
+                options=options,
+            )
+            if may_write
+            else ""
+        )
+        return (
+            c.pk,
+            c.token,
+            c.text,
+            also(c.variants),
+            format_html(_FREQ, c.freq) if c.freq else "",
+            format_html(_SUGGEST, sug.ordinal, c.suggestion_reason or "similar string")
+            if sug is not None
+            else "",
+            form,
+        )
 
     return format_html_join("", _CANDIDATE, (row(c) for c in candidates))

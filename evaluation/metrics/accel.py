@@ -36,5 +36,6 @@ def why_unused() -> str | None:
         return None
     if switched_off:
         return f"the C accelerator is switched off ({ENV_SWITCH} is set)"
-    return ("the C accelerator was not built (no C compiler at install time); "
-            "the line readers are used")
+    return (
+        "the C accelerator was not built (no C compiler at install time); the line readers are used"
+    )

@@ -178,8 +178,9 @@ def grouping_agreement(a: Sequence, b: Sequence) -> Grouping:
     _, ia = np.unique(np.asarray(a, dtype=object).astype(str), return_inverse=True)
     _, ib = np.unique(np.asarray(b, dtype=object).astype(str), return_inverse=True)
     ia, ib = ia.ravel().astype(np.int64), ib.ravel().astype(np.int64)
-    _, cell, cell_n = np.unique(ia * (int(ib.max()) + 1) + ib, return_inverse=True,
-                                return_counts=True)
+    _, cell, cell_n = np.unique(
+        ia * (int(ib.max()) + 1) + ib, return_inverse=True, return_counts=True
+    )
     cell = cell.ravel()
     size_a, size_b = np.bincount(ia), np.bincount(ib)
     both = float(_pairs(cell_n.astype(float)).sum())
@@ -195,8 +196,9 @@ def grouping_agreement(a: Sequence, b: Sequence) -> Grouping:
     together = cell_n[cell].astype(float)
     bp = float((together / size_b[ib]).mean())
     br = float((together / size_a[ia]).mean())
-    return Grouping(n, float(precision), float(recall), _f1(precision, recall), float(ari),
-                    bp, br, _f1(bp, br))
+    return Grouping(
+        n, float(precision), float(recall), _f1(precision, recall), float(ari), bp, br, _f1(bp, br)
+    )
 
 
 # -- two layers -------------------------------------------------------------------------------
@@ -204,9 +206,9 @@ def grouping_agreement(a: Sequence, b: Sequence) -> Grouping:
 class PairAgreement:
     """The figures of section 9 for two layers (one question, or pooled)."""
 
-    n_strings: int          # judged in both layers
-    n_agree: int            # same correctness and same level
-    n_correct_both: int     # the strings the grouping figures are over
+    n_strings: int  # judged in both layers
+    n_agree: int  # same correctness and same level
+    n_correct_both: int  # the strings the grouping figures are over
     kappa: float
     alpha_nominal: float
     alpha_ordinal: float
@@ -231,8 +233,7 @@ def _pooled(layer_a: Layer | Mapping, layer_b: Layer | Mapping, *, pooled: bool)
     return out
 
 
-def pair_agreement_arrays(q, ga, va, gb, vb, *, n_values: int | None = None
-                          ) -> PairAgreement:
+def pair_agreement_arrays(q, ga, va, gb, vb, *, n_values: int | None = None) -> PairAgreement:
     """``pair_agreement`` of aligned arrays, one entry per (question, string) both layers
     judged: question index ``q``, group in each layer (``ga``/``gb``, -1 = incorrect) and
     value (``va``/``vb``).  What a page pooling a whole collection calls."""
@@ -241,10 +242,12 @@ def pair_agreement_arrays(q, ga, va, gb, vb, *, n_values: int | None = None
     va, vb = np.asarray(va, dtype=np.int64), np.asarray(vb, dtype=np.int64)
     ca, cb = ga >= 0, gb >= 0
     n = len(q)
-    size = n_values if n_values is not None else (int(max(va.max(), vb.max())) + 1
-                                                  if n else 1)
-    confusion = np.bincount(va * size + vb, minlength=size * size).reshape(size, size) \
-        if n else np.zeros((size, size), dtype=np.int64)
+    size = n_values if n_values is not None else (int(max(va.max(), vb.max())) + 1 if n else 1)
+    confusion = (
+        np.bincount(va * size + vb, minlength=size * size).reshape(size, size)
+        if n
+        else np.zeros((size, size), dtype=np.int64)
+    )
     both = ca & cb
     span = int(max(ga.max(initial=0), gb.max(initial=0))) + 2
     return PairAgreement(
@@ -259,8 +262,9 @@ def pair_agreement_arrays(q, ga, va, gb, vb, *, n_values: int | None = None
     )
 
 
-def pair_agreement(a: Layer | Mapping, b: Layer | Mapping, *, n_values: int | None = None,
-                   pooled: bool = False) -> PairAgreement:
+def pair_agreement(
+    a: Layer | Mapping, b: Layer | Mapping, *, n_values: int | None = None, pooled: bool = False
+) -> PairAgreement:
     """Agreement of layers ``a`` and ``b`` over the strings both judged.  With ``pooled``,
     ``a`` and ``b`` map question -> layer (a collection), and the figures are over all
     (question, string) units.  ``n_values`` sizes the level confusion table (values
@@ -275,8 +279,9 @@ def pair_agreement(a: Layer | Mapping, b: Layer | Mapping, *, n_values: int | No
     q = [code(questions, u[0]) for u, _, _ in rows]
     ga = [code(groups, m.group) if m.correct else -1 for _, m, _ in rows]
     gb = [code(groups, m.group) if m.correct else -1 for _, _, m in rows]
-    return pair_agreement_arrays(q, ga, [m.value for _, m, _ in rows], gb,
-                                 [m.value for _, _, m in rows], n_values=n_values)
+    return pair_agreement_arrays(
+        q, ga, [m.value for _, m, _ in rows], gb, [m.value for _, _, m in rows], n_values=n_values
+    )
 
 
 def reliability_matrix(layers: Sequence[Layer], *, what: str = "value") -> np.ndarray:
@@ -325,7 +330,7 @@ def _average_ranks(x: np.ndarray) -> np.ndarray:
         j = i
         while j + 1 < len(x) and xs[j + 1] == xs[i]:
             j += 1
-        ranks[order[i:j + 1]] = (i + j) / 2 + 1
+        ranks[order[i : j + 1]] = (i + j) / 2 + 1
         i = j + 1
     return ranks
 
@@ -340,7 +345,7 @@ def spearman_rho(x: Sequence[float], y: Sequence[float]) -> float:
         return NAN
     rx, ry = _average_ranks(x), _average_ranks(y)
     rx, ry = rx - rx.mean(), ry - ry.mean()
-    den = np.sqrt((rx ** 2).sum() * (ry ** 2).sum())
+    den = np.sqrt((rx**2).sum() * (ry**2).sum())
     return float((rx * ry).sum() / den) if den else NAN
 
 
@@ -367,13 +372,12 @@ class RankingChange:
     n_runs: int
     kendall_tau: float
     spearman_rho: float
-    largest_change: float      # the largest |mean_b - mean_a| of one run
+    largest_change: float  # the largest |mean_b - mean_a| of one run
     largest_change_run: Hashable | None
-    swaps: int                 # run pairs ordered one way by a and the other by b
+    swaps: int  # run pairs ordered one way by a and the other by b
 
 
-def ranking_change(a: Mapping[Hashable, float], b: Mapping[Hashable, float]
-                   ) -> RankingChange:
+def ranking_change(a: Mapping[Hashable, float], b: Mapping[Hashable, float]) -> RankingChange:
     """Compare the run means ``a`` and ``b`` (run -> mean) over the runs both score
     (Voorhees 2000: does assessor disagreement change the ranking of the systems?)."""
     runs = [r for r in a if r in b]
@@ -386,8 +390,14 @@ def ranking_change(a: Mapping[Hashable, float], b: Mapping[Hashable, float]
     iu = np.triu_indices(len(x), 1)
     dx = np.sign(np.subtract.outer(x, x)[iu])
     dy = np.sign(np.subtract.outer(y, y)[iu])
-    return RankingChange(len(runs), kendall_tau(x, y), spearman_rho(x, y), float(diff[i]),
-                         runs[i], int(((dx * dy) < 0).sum()))
+    return RankingChange(
+        len(runs),
+        kendall_tau(x, y),
+        spearman_rho(x, y),
+        float(diff[i]),
+        runs[i],
+        int(((dx * dy) < 0).sum()),
+    )
 
 
 # -- per question, fast (pure Python: thousands of small questions on one page) -------------
@@ -411,6 +421,7 @@ def _alpha_small(units: Sequence[Sequence[float]], kind: str) -> float:
         return NAN
     values = sorted(n_c)
     if kind == "nominal":
+
         def delta(c, k):
             return 0.0 if c == k else 1.0
     else:
@@ -422,6 +433,7 @@ def _alpha_small(units: Sequence[Sequence[float]], kind: str) -> float:
         def delta(c, k):
             lo, hi = sorted((pos[c], pos[k]))
             return (cum[hi + 1] - cum[lo] - (n_c[c] + n_c[k]) / 2) ** 2
+
     d_o = sum(w * delta(c, k) for (c, k), w in o.items())
     d_e = sum(n_c[c] * n_c[k] * delta(c, k) for c in values for k in values) / (n - 1)
     if d_e == 0:
@@ -434,10 +446,10 @@ class QuestionFigures:
     """Agreement of the layers of one question, over the strings every layer judged."""
 
     n_strings: int
-    n_agree: int            # strings that would go to gold directly (``string_agrees``)
+    n_agree: int  # strings that would go to gold directly (``string_agrees``)
     alpha_nominal: float
     alpha_ordinal: float
-    pair_f1: float          # mean over layer pairs of the pairwise F1 of the grouping
+    pair_f1: float  # mean over layer pairs of the pairwise F1 of the grouping
 
     @property
     def percent_agree(self) -> float:
@@ -448,7 +460,7 @@ def _pair_f1_small(a: Layer, b: Layer, strings) -> float:
     both = [s for s in strings if a[s].correct and b[s].correct]
     together_a = together_b = together_both = 0
     for i, s in enumerate(both):
-        for t in both[i + 1:]:
+        for t in both[i + 1 :]:
             sa, sb = a[s].group == a[t].group, b[s].group == b[t].group
             together_a += sa
             together_b += sb
@@ -464,16 +476,25 @@ def question_figures(layers: Sequence[Layer]) -> QuestionFigures:
         return QuestionFigures(0, 0, NAN, NAN, NAN)
     strings = [s for s in layers[0] if all(s in la for la in layers[1:])]
     mates = [synset_mates(la) for la in layers]
-    agree = sum(string_agrees([la[s] for la in layers],
-                              [m.get(s, frozenset()) for m in mates]) for s in strings)
+    agree = sum(
+        string_agrees([la[s] for la in layers], [m.get(s, frozenset()) for m in mates])
+        for s in strings
+    )
     nominal = [[float(la[s].correct) for la in layers] for s in strings]
     ordinal = [[float(la[s].value) for la in layers] for s in strings]
-    f1s = [_pair_f1_small(layers[i], layers[j], strings)
-           for i in range(len(layers)) for j in range(i + 1, len(layers))]
+    f1s = [
+        _pair_f1_small(layers[i], layers[j], strings)
+        for i in range(len(layers))
+        for j in range(i + 1, len(layers))
+    ]
     f1s = [f for f in f1s if not np.isnan(f)]
-    return QuestionFigures(len(strings), agree, _alpha_small(nominal, "nominal"),
-                           _alpha_small(ordinal, "ordinal"),
-                           sum(f1s) / len(f1s) if f1s else NAN)
+    return QuestionFigures(
+        len(strings),
+        agree,
+        _alpha_small(nominal, "nominal"),
+        _alpha_small(ordinal, "ordinal"),
+        sum(f1s) / len(f1s) if f1s else NAN,
+    )
 
 
 @dataclass(frozen=True)
@@ -524,6 +545,7 @@ def question_figures_two(q, ga, va, gb, vb, n_questions: int) -> QuestionTable:
 
     def pairs_by_q(codes, counts, div):
         return np.bincount(codes // div, weights=counts * (counts - 1) / 2, minlength=nq)
+
     t_a = pairs_by_q(codes_a, counts_a, span)
     t_b = pairs_by_q(codes_b, counts_b, span)
     t_c = pairs_by_q(codes_c, counts_c, span * (nq * span + 1))
@@ -536,9 +558,14 @@ def question_figures_two(q, ga, va, gb, vb, n_questions: int) -> QuestionTable:
 
     def alpha(a_vals, b_vals, ordinal: bool) -> np.ndarray:
         values = int(max(a_vals.max(initial=0), b_vals.max(initial=0))) + 1
-        n_c = (np.bincount(q * values + a_vals, minlength=nq * values)
-               + np.bincount(q * values + b_vals, minlength=nq * values)
-               ).reshape(nq, values).astype(float)
+        n_c = (
+            (
+                np.bincount(q * values + a_vals, minlength=nq * values)
+                + np.bincount(q * values + b_vals, minlength=nq * values)
+            )
+            .reshape(nq, values)
+            .astype(float)
+        )
         idx = np.arange(values)
         if ordinal:
             cum = np.concatenate([np.zeros((nq, 1)), np.cumsum(n_c, axis=1)], axis=1)
@@ -555,6 +582,10 @@ def question_figures_two(q, ga, va, gb, vb, n_questions: int) -> QuestionTable:
         out = np.where(d_e == 0, np.where(d_o == 0, 1.0, NAN), out)
         return np.where(n_strings > 0, out, NAN)
 
-    return QuestionTable(n_strings, n_agree, alpha(ca.astype(np.int64), cb.astype(np.int64),
-                                                   False),
-                         alpha(va, vb, True), f1)
+    return QuestionTable(
+        n_strings,
+        n_agree,
+        alpha(ca.astype(np.int64), cb.astype(np.int64), False),
+        alpha(va, vb, True),
+        f1,
+    )

@@ -54,8 +54,9 @@ class Index:
     """Positions of distinct values (``pd.Index(values).get_indexer``)."""
 
     def __init__(self, values: Iterable):
-        self.values = np.asarray(values, dtype=object) if not isinstance(
-            values, np.ndarray) else values
+        self.values = (
+            np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
+        )
         items = self.values.tolist()
         self._pos = dict(zip(items, range(len(items)), strict=True))
 
@@ -65,5 +66,6 @@ class Index:
     def get_indexer(self, keys) -> np.ndarray:
         """Position of each key; -1 where a key is not in the index."""
         items = keys.tolist() if isinstance(keys, np.ndarray) else list(keys)
-        return np.fromiter(map(self._pos.get, items, repeat(-1, len(items))), dtype=np.int64,
-                           count=len(items))
+        return np.fromiter(
+            map(self._pos.get, items, repeat(-1, len(items))), dtype=np.int64, count=len(items)
+        )

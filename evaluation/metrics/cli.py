@@ -17,8 +17,10 @@ from typing import TextIO
 from .columns import DEFAULT_METRICS
 from .normalize import MATCH_MODES
 
-DESCRIPTION = ("Score QA or TREC runs against answer-synset judgments (--judgments) or TREC "
-               "qrels (--qrels). Prints per-question and mean scores.")
+DESCRIPTION = (
+    "Score QA or TREC runs against answer-synset judgments (--judgments) or TREC "
+    "qrels (--qrels). Prints per-question and mean scores."
+)
 FORMAT_NAMES = ("csv", "table", "trec")  # report.FORMATS (a test checks they agree)
 PRECISIONS = ("readable", "full")
 
@@ -35,28 +37,48 @@ class UsageError(Exception):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``qa-score`` and ``manage.py score``."""
     src = parser.add_mutually_exclusive_group(required=True)
-    src.add_argument("--judgments", metavar="J.csv",
-                     help="judgments CSV: question_id,synset_id,answer,level")
+    src.add_argument(
+        "--judgments", metavar="J.csv", help="judgments CSV: question_id,synset_id,answer,level"
+    )
     src.add_argument("--qrels", metavar="QRELS", help="TREC qrels: qid 0 docno grade")
-    parser.add_argument("runs", nargs="+", metavar="RUN",
-                        help="run files (QA TSV/CSV or TREC 6-column; detected)")
-    parser.add_argument("--metrics", default=",".join(DEFAULT_METRICS),
-                        help="comma list of metric columns (default: %(default)s)")
-    parser.add_argument("--gains", default=None,
-                        help="gain profile: 3:2:1, 1:1:1, 10:5:1, S=3,A=2,B=1, adjusted "
-                             "(default: 3:2:1 for judgments, the grade for qrels)")
-    parser.add_argument("--levels", default="S,A,B",
-                        help="level codes in a judgments file, highest first (default S,A,B)")
+    parser.add_argument(
+        "runs", nargs="+", metavar="RUN", help="run files (QA TSV/CSV or TREC 6-column; detected)"
+    )
+    parser.add_argument(
+        "--metrics",
+        default=",".join(DEFAULT_METRICS),
+        help="comma list of metric columns (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--gains",
+        default=None,
+        help="gain profile: 3:2:1, 1:1:1, 10:5:1, S=3,A=2,B=1, adjusted "
+        "(default: 3:2:1 for judgments, the grade for qrels)",
+    )
+    parser.add_argument(
+        "--levels",
+        default="S,A,B",
+        help="level codes in a judgments file, highest first (default S,A,B)",
+    )
     parser.add_argument("--beta", type=float, default=1.0, help="Q/R-measure beta (1)")
-    parser.add_argument("--rbp-p", type=float, default=0.5, dest="rbp_p",
-                        help="RBP persistence p (0.5)")
-    parser.add_argument("--match", choices=MATCH_MODES, default="normalized",
-                        help="answer matching for judgments (default normalized)")
+    parser.add_argument(
+        "--rbp-p", type=float, default=0.5, dest="rbp_p", help="RBP persistence p (0.5)"
+    )
+    parser.add_argument(
+        "--match",
+        choices=MATCH_MODES,
+        default="normalized",
+        help="answer matching for judgments (default normalized)",
+    )
     parser.add_argument("--format", choices=FORMAT_NAMES, default="table")
-    parser.add_argument("--precision", choices=PRECISIONS, default="readable",
-                        help="digits of the scores: readable (table and trec 4, csv 6) or "
-                             "full (every digit of the double: Python's repr, which reads "
-                             "back to the same number)")
+    parser.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="readable",
+        help="digits of the scores: readable (table and trec 4, csv 6) or "
+        "full (every digit of the double: Python's repr, which reads "
+        "back to the same number)",
+    )
 
 
 def build_parser(prog: str = "qa-score") -> argparse.ArgumentParser:
@@ -89,18 +111,22 @@ def score(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
     try:
         judgments, runs = parse_inputs(data, path, run_files, opts, levels)
         check_unique_names(runs)
-        scores = evaluate(judgments, runs, metrics, gains=gains, beta=opts["beta"],
-                          rbp_p=opts["rbp_p"])
+        scores = evaluate(
+            judgments, runs, metrics, gains=gains, beta=opts["beta"], rbp_p=opts["rbp_p"]
+        )
     except InputError as e:
         stderr.write(e.format(limit=None) + "\n")
-        raise UsageError(f"{len(e.issues)} error(s) in the input; nothing was scored",
-                         returncode=1) from e
+        raise UsageError(
+            f"{len(e.issues)} error(s) in the input; nothing was scored", returncode=1
+        ) from e
     except ValueError as e:
         raise UsageError(str(e)) from e
     for run, n in scores.unknown.items():
         if n:
-            stderr.write(f"warning: run {run!r}: {n} answer(s) for questions the "
-                         "judgments do not know were ignored\n")
+            stderr.write(
+                f"warning: run {run!r}: {n} answer(s) for questions the "
+                "judgments do not know were ignored\n"
+            )
     full = opts.get("precision") == "full"
     stdout.write(FORMATS[opts["format"]](scores, **({"digits": None} if full else {})))
 
@@ -117,8 +143,7 @@ def parse_inputs(data: bytes, path: str, run_files, opts, levels):
     judgments = None
     try:
         if opts["judgments"]:
-            judgments = parse_judgments_csv(data, filename=path, levels=levels,
-                                            match=opts["match"])
+            judgments = parse_judgments_csv(data, filename=path, levels=levels, match=opts["match"])
             fast = read_inputs(qrels=None, judgments=judgments, runs=run_files)
         else:
             fast = read_inputs(qrels=data, runs=run_files)

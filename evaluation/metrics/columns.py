@@ -7,8 +7,20 @@ import re
 from collections.abc import Sequence
 
 BASE_METRICS = (
-    "q_measure", "r_measure", "rr", "ap", "ap_rigid", "awp", "rwp", "r_prec", "ndcg", "rbp",
-    "rr_trunc", "ap_trunc", "ndcg_trunc", "rbp_trunc",
+    "q_measure",
+    "r_measure",
+    "rr",
+    "ap",
+    "ap_rigid",
+    "awp",
+    "rwp",
+    "r_prec",
+    "ndcg",
+    "rbp",
+    "rr_trunc",
+    "ap_trunc",
+    "ndcg_trunc",
+    "rbp_trunc",
 )
 DEFAULT_METRICS = ("q_measure", "r_measure", "rr", "ap", "ndcg@5")
 _CUTOFF = re.compile(r"^(p|ndcg)@([1-9][0-9]*)$")
@@ -22,6 +34,7 @@ def parse_metrics(spec: str | Sequence[str]) -> list[str]:
         raise ValueError("no metric named")
     bad = [m for m in names if m not in BASE_METRICS and not _CUTOFF.match(m)]
     if bad:
-        raise ValueError(f"unknown metric(s) {', '.join(bad)}; known: {', '.join(BASE_METRICS)}, "
-                         "p@k, ndcg@k")
+        raise ValueError(
+            f"unknown metric(s) {', '.join(bad)}; known: {', '.join(BASE_METRICS)}, p@k, ndcg@k"
+        )
     return list(dict.fromkeys(names))

@@ -103,13 +103,16 @@ def row_text(values: Iterable, float_format: str | None = None) -> str:
 
 def preamble_value(value) -> str:
     """A preamble value as written: one line, no formula after a comma."""
-    return _PREAMBLE_OUT.sub(lambda m: "".join(f"%{ord(c):02X}" for c in m.group()),
-                             str(value))
+    return _PREAMBLE_OUT.sub(lambda m: "".join(f"%{ord(c):02X}" for c in m.group()), str(value))
 
 
-def write_csv(header: Iterable[str], rows: Iterable[Iterable],
-              preamble: Mapping[str, object] | None = None, *,
-              float_format: str | None = None) -> str:
+def write_csv(
+    header: Iterable[str],
+    rows: Iterable[Iterable],
+    preamble: Mapping[str, object] | None = None,
+    *,
+    float_format: str | None = None,
+) -> str:
     """The CSV text: ``# key=value`` lines, the header, the rows (see the module doc)."""
     out = []
     for key, value in (preamble or {}).items():
@@ -130,8 +133,7 @@ def read_csv(text: str | bytes) -> tuple[dict[str, str], list[str], list[list[st
     text = text.removeprefix("\ufeff")
     preamble: dict[str, str] = {}
     pos, line = 0, 1
-    while text.startswith("#", pos) or text.startswith("\n", pos) or text.startswith(
-            "\r\n", pos):
+    while text.startswith("#", pos) or text.startswith("\n", pos) or text.startswith("\r\n", pos):
         end = text.find("\n", pos)
         end = len(text) if end < 0 else end
         raw = text[pos:end].removesuffix("\r")
@@ -147,8 +149,7 @@ def read_csv(text: str | bytes) -> tuple[dict[str, str], list[str], list[list[st
     try:
         for record in reader:
             if record:
-                records.append([c[1:] if c[:1] == "'" and _ESCAPED.match(c) else c
-                                for c in record])
+                records.append([c[1:] if c[:1] == "'" and _ESCAPED.match(c) else c for c in record])
     except csv.Error as e:
         raise CsvFormatError(f"malformed CSV: {e}", line - 1 + reader.line_num) from e
     if not records:

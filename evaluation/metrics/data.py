@@ -33,8 +33,12 @@ class StringTable:
     made only for the ids asked for, so a run's millions of unjudged documents never
     become objects unless someone looks at them."""
 
-    def __init__(self, blob: bytes, offsets: np.ndarray,
-                 take: Callable[[bytes, np.ndarray, np.ndarray], list[str]]):
+    def __init__(
+        self,
+        blob: bytes,
+        offsets: np.ndarray,
+        take: Callable[[bytes, np.ndarray, np.ndarray], list[str]],
+    ):
         self.blob, self.offsets, self._take = blob, offsets, take
 
     def __len__(self) -> int:
@@ -198,18 +202,21 @@ class Judgments:
             key_arr = np.asarray(normalize_many(text_arr, match), dtype=object)
 
         syn_list = list(synsets)
-        in_syn = np.fromiter((s is not None and s == s and s != "" for s in syn_list),
-                             dtype=bool, count=len(syn_list))
+        in_syn = np.fromiter(
+            (s is not None and s == s and s != "" for s in syn_list),
+            dtype=bool,
+            count=len(syn_list),
+        )
         syn_raw = np.empty(len(syn_list), dtype=object)
         syn_raw[:] = syn_list
         syn_raw[~in_syn] = None
         position = {code: i for i, code in enumerate(levels)}
-        level_pos = np.fromiter((position.get(x, -1) for x in levels_of), dtype=np.int64,
-                                count=n)
+        level_pos = np.fromiter((position.get(x, -1) for x in levels_of), dtype=np.int64, count=n)
         unknown = in_syn & (level_pos < 0)
         for i in np.flatnonzero(unknown):
-            issues.add(where(i), f"unknown level {levels_of[i]!r} (expected one of "
-                       f"{', '.join(levels)})")
+            issues.add(
+                where(i), f"unknown level {levels_of[i]!r} (expected one of {', '.join(levels)})"
+            )
         str_level = np.where(in_syn & ~unknown, level_pos, -1).astype(np.int64)
 
         kcodes, kuniq = factorize(key_arr)
@@ -236,11 +243,14 @@ class Judgments:
                 if syn_raw[i] == syn_raw[j] and str_level[i] == str_level[j]:
                     folded[i] = True
                     continue
-                issues.add(where(i), f"question {questions[str_q[i]]!r}: \"{text_arr[i]}\" "
-                           f"({judgment(i)}) matches \"{text_arr[j]}\""
-                           + (f" on line {where(j)}" if lines else "")
-                           + f" ({judgment(j)}) under {match} matching; one string has one "
-                           "judgment")
+                issues.add(
+                    where(i),
+                    f'question {questions[str_q[i]]!r}: "{text_arr[i]}" '
+                    f'({judgment(i)}) matches "{text_arr[j]}"'
+                    + (f" on line {where(j)}" if lines else "")
+                    + f" ({judgment(j)}) under {match} matching; one string has one "
+                    "judgment",
+                )
             if folded.any():
                 keep = ~folded
                 str_q, key_arr, text_arr = str_q[keep], key_arr[keep], text_arr[keep]
@@ -251,9 +261,13 @@ class Judgments:
         str_synset = np.full(n, -1, dtype=np.int64)
         if in_syn.any():
             # one global index per (question, synset id), in order of first appearance
-            str_synset[in_syn] = factorize(np.fromiter(
-                zip(str_q[in_syn].tolist(), syn_raw[in_syn].tolist(), strict=True),
-                dtype=object, count=int(in_syn.sum())))[0]
+            str_synset[in_syn] = factorize(
+                np.fromiter(
+                    zip(str_q[in_syn].tolist(), syn_raw[in_syn].tolist(), strict=True),
+                    dtype=object,
+                    count=int(in_syn.sum()),
+                )
+            )[0]
         nsyn = int(str_synset.max()) + 1 if n and in_syn.any() else 0
         if nil_rule and n:
             nil_keys = key_arr if match == "normalized" else normalize_many(text_arr)
@@ -272,20 +286,36 @@ class Judgments:
             np.minimum.at(syn_xmax, s, str_level[idx])
             syn_nil[s[str_nil[idx]]] = True
         return cls(
-            questions=questions, levels=levels, gains=gains, match=match, nil_rule=nil_rule,
-            str_q=str_q, str_key=key_arr, str_text=text_arr, str_synset=str_synset,
-            str_level=str_level, str_nil=str_nil, syn_q=syn_q, syn_label=syn_label,
-            syn_xmax=syn_xmax, syn_nil=syn_nil, _qindex=qindex,
+            questions=questions,
+            levels=levels,
+            gains=gains,
+            match=match,
+            nil_rule=nil_rule,
+            str_q=str_q,
+            str_key=key_arr,
+            str_text=text_arr,
+            str_synset=str_synset,
+            str_level=str_level,
+            str_nil=str_nil,
+            syn_q=syn_q,
+            syn_label=syn_label,
+            syn_xmax=syn_xmax,
+            syn_nil=syn_nil,
+            _qindex=qindex,
         )
 
     @classmethod
-    def from_rows(cls, rows: Iterable[tuple[str, str | None, str, str | None]],
-                  **kwargs) -> Judgments:
+    def from_rows(
+        cls, rows: Iterable[tuple[str, str | None, str, str | None]], **kwargs
+    ) -> Judgments:
         """Build from ``(question_id, synset_id, answer, level)`` rows (as in the CSV)."""
         rows = list(rows)
         return cls.build(
-            qids=[r[0] for r in rows], synsets=[r[1] for r in rows],
-            texts=[r[2] for r in rows], levels_of=[r[3] for r in rows], **kwargs,
+            qids=[r[0] for r in rows],
+            synsets=[r[1] for r in rows],
+            texts=[r[2] for r in rows],
+            levels_of=[r[3] for r in rows],
+            **kwargs,
         )
 
 
@@ -297,11 +327,20 @@ class Ranking:
     ``qid``/``text`` are then made from them when first read.
     """
 
-    def __init__(self, name: str, qid: np.ndarray | None = None, text: np.ndarray | None = None,
-                 score: np.ndarray | None = None, *, qid_ids: np.ndarray | None = None,
-                 text_ids: np.ndarray | None = None, interned: Interned | None = None):
-        if (qid is None or text is None) and (qid_ids is None or text_ids is None
-                                              or interned is None):
+    def __init__(
+        self,
+        name: str,
+        qid: np.ndarray | None = None,
+        text: np.ndarray | None = None,
+        score: np.ndarray | None = None,
+        *,
+        qid_ids: np.ndarray | None = None,
+        text_ids: np.ndarray | None = None,
+        interned: Interned | None = None,
+    ):
+        if (qid is None or text is None) and (
+            qid_ids is None or text_ids is None or interned is None
+        ):
             raise ValueError("a Ranking needs qid and text, or their ids and tables")
         self.name, self.score = name, score
         self.qid_ids, self.text_ids, self.interned = qid_ids, text_ids, interned

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 CORRECT, DUPLICATE, INCORRECT, UNJUDGED, NIL_NOT_FIRST = 0, 1, 2, 3, 4
 STATUS_NAMES = ("correct", "duplicate", "incorrect", "unjudged", "nil_not_first")
 
+
 @dataclass(frozen=True, eq=False)
 class Marked:
     """The marked answers of one or more runs against one set of judgments.
@@ -69,15 +70,17 @@ class Marked:
         level = np.full(len(self.group), None, dtype=object)
         has_lev = self.level >= 0
         level[has_lev] = np.asarray(j.levels, dtype=object)[self.level[has_lev]]
-        return pd.DataFrame({
-            "run": np.asarray(self.runs, dtype=object)[self.group // nq] if nq else [],
-            "question_id": j.questions[self.group % nq] if nq else [],
-            "rank": self.rank.astype(np.int64),
-            "answer": self.text,
-            "synset": synset,
-            "level": level,
-            "status": np.asarray(STATUS_NAMES, dtype=object)[self.status],
-        })
+        return pd.DataFrame(
+            {
+                "run": np.asarray(self.runs, dtype=object)[self.group // nq] if nq else [],
+                "question_id": j.questions[self.group % nq] if nq else [],
+                "rank": self.rank.astype(np.int64),
+                "answer": self.text,
+                "synset": synset,
+                "level": level,
+                "status": np.asarray(STATUS_NAMES, dtype=object)[self.status],
+            }
+        )
 
 
 def _encode(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -215,8 +218,18 @@ def mark(judgments: Judgments, rankings: Sequence[Ranking]) -> Marked:
     nsyn = max(len(j.syn_q), 1)
     credit = group[el_idx].astype(np.int64) * nsyn + synset[el_idx]
     status[el_idx] = np.where(duplicated(credit), DUPLICATE, CORRECT)
-    return Marked(j, tuple(r.name for r in rankings), group, rank, text, synset, level,
-                  status, explicit_nil, unknown)
+    return Marked(
+        j,
+        tuple(r.name for r in rankings),
+        group,
+        rank,
+        text,
+        synset,
+        level,
+        status,
+        explicit_nil,
+        unknown,
+    )
 
 
 class Scorer:
@@ -227,8 +240,14 @@ class Scorer:
     ``q``, ``level``, ``synset`` and gain ``g`` of each credited answer, in table order.
     """
 
-    def __init__(self, marked: Marked, *, gains: GainProfile | None = None, beta: float = 1.0,
-                 rbp_p: float = 0.5):
+    def __init__(
+        self,
+        marked: Marked,
+        *,
+        gains: GainProfile | None = None,
+        beta: float = 1.0,
+        rbp_p: float = 0.5,
+    ):
         if beta < 0:
             raise ValueError("beta must be >= 0")
         if not 0 <= rbp_p < 1:
@@ -260,8 +279,11 @@ class Scorer:
         self.first = np.repeat(starts, np.diff(np.r_[starts, n])) if n else starts
 
         # Ideal list per question: xmax gains sorted descending (Figure 2).
-        syn_gain = self.G[j.syn_q, np.minimum(j.syn_xmax, self.nlev - 1)] if len(j.syn_q) else (
-            np.zeros(0))
+        syn_gain = (
+            self.G[j.syn_q, np.minimum(j.syn_xmax, self.nlev - 1)]
+            if len(j.syn_q)
+            else (np.zeros(0))
+        )
         self.R = np.bincount(j.syn_q, minlength=nq)
         self.ideal = self._ideal(j.syn_q, syn_gain)
         nonnil = ~j.syn_nil
@@ -279,8 +301,15 @@ class Scorer:
         ipos = np.arange(len(iq)) - offset[iq] + 1 if len(iq) else np.zeros(0, int)
         icum = self._segcum(ig, iq, offset)
         total = np.bincount(iq, weights=ig, minlength=self.nq)
-        return {"q": iq, "gain": ig, "pos": ipos, "cum": icum, "offset": offset,
-                "count": counts, "total": total}
+        return {
+            "q": iq,
+            "gain": ig,
+            "pos": ipos,
+            "cum": icum,
+            "offset": offset,
+            "count": counts,
+            "total": total,
+        }
 
     @staticmethod
     def _segcum(values: np.ndarray, seg: np.ndarray, offset: np.ndarray) -> np.ndarray:
@@ -360,8 +389,9 @@ class Scorer:
             return self.ap()
         rel = self.level < self.nlev - 1
         count = self._cum(rel.astype(float))
-        return self._div(self._sum(np.where(rel, count / self.pos, 0.0)),
-                         self._by_group(self.R_rigid))
+        return self._div(
+            self._sum(np.where(rel, count / self.pos, 0.0)), self._by_group(self.R_rigid)
+        )
 
     def awp(self) -> np.ndarray:
         """Average weighted precision (paper eq. 3): (1/R) sum_rel cg(r)/cig(r)."""
@@ -371,8 +401,9 @@ class Scorer:
 
     def rwp(self) -> np.ndarray:
         """R-weighted precision (paper eq. 4): cg(R)/cig(R)."""
-        return self._div(self._sum(np.where(self._upto_R(), self.g, 0.0)),
-                         self._by_group(self.ideal["total"]))
+        return self._div(
+            self._sum(np.where(self._upto_R(), self.g, 0.0)), self._by_group(self.ideal["total"])
+        )
 
     def r_prec(self) -> np.ndarray:
         """R-precision (paper eq. 2): count(R)/R."""
@@ -386,8 +417,11 @@ class Scorer:
         """nDCG@k with linear gains and 1/log2(r+1) discounts (trec_eval's ndcg_cut)."""
         dcg = self._sum(np.where(self.rank <= k, self.g / np.log2(self.pos + 1), 0.0))
         ip = self.ideal["pos"]
-        idcg_q = np.bincount(self.ideal["q"], minlength=self.nq,
-                             weights=np.where(ip <= k, self.ideal["gain"] / np.log2(ip + 1.0), 0))
+        idcg_q = np.bincount(
+            self.ideal["q"],
+            minlength=self.nq,
+            weights=np.where(ip <= k, self.ideal["gain"] / np.log2(ip + 1.0), 0),
+        )
         return self._div(dcg, self._by_group(idcg_q))
 
     def ndcg(self) -> np.ndarray:
@@ -437,7 +471,7 @@ class Scorer:
     def rbp_trunc(self) -> np.ndarray:
         """RBP': (1-p) sum_{r<=d} g(r) p^(r-1) + p^d r_t, gains divided by the top gain."""
         d, _, g, _, _, _, rt = self._trunc()
-        return (1 - self.p) * self._sum(g * self.p ** (self.pos - 1)) + self.p ** d * rt
+        return (1 - self.p) * self._sum(g * self.p ** (self.pos - 1)) + self.p**d * rt
 
     def ndcg_trunc(self) -> np.ndarray:
         """NDCG': DCG@(d+1) of the answers and the terminal item over the ideal d+1 list
@@ -505,20 +539,29 @@ class Scores:
         import pandas as pd
 
         index = pd.Index(self.questions, name=None)
-        return {run: pd.DataFrame(self.values[i].T, index=index, columns=list(self.metrics))
-                for i, run in enumerate(self.runs)}
+        return {
+            run: pd.DataFrame(self.values[i].T, index=index, columns=list(self.metrics))
+            for i, run in enumerate(self.runs)
+        }
 
     def means(self) -> pd.DataFrame:
         """Mean of each metric per run over the judged questions (rows: runs)."""
         import pandas as pd
 
-        return pd.DataFrame(self.mean_values(), index=pd.Index(self.runs, dtype=object),
-                            columns=list(self.metrics))
+        return pd.DataFrame(
+            self.mean_values(), index=pd.Index(self.runs, dtype=object), columns=list(self.metrics)
+        )
 
 
-def evaluate(judgments: Judgments, rankings: Sequence[Ranking],
-             metrics: Sequence[str] = DEFAULT_METRICS, *, gains: GainProfile | None = None,
-             beta: float = 1.0, rbp_p: float = 0.5) -> Scores:
+def evaluate(
+    judgments: Judgments,
+    rankings: Sequence[Ranking],
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    *,
+    gains: GainProfile | None = None,
+    beta: float = 1.0,
+    rbp_p: float = 0.5,
+) -> Scores:
     """Mark and score ``rankings``; every judged question is scored for every run (a
     question a run did not answer scores as an empty ranking, like trec_eval -c)."""
     metrics = tuple(parse_metrics(metrics))
@@ -528,5 +571,10 @@ def evaluate(judgments: Judgments, rankings: Sequence[Ranking],
     values = np.stack([scorer.metric(name) for name in metrics])
     # (metric, run, question) -> (run, metric, question): each run's rows stay contiguous
     table = np.ascontiguousarray(values.reshape(len(metrics), len(rankings), nq).transpose(1, 0, 2))
-    return Scores(metrics, tuple(r.name for r in rankings),
-                  {r.name: int(marked.unknown[i]) for i, r in enumerate(rankings)}, marked, table)
+    return Scores(
+        metrics,
+        tuple(r.name for r in rankings),
+        {r.name: int(marked.unknown[i]) for i, r in enumerate(rankings)},
+        marked,
+        table,
+    )

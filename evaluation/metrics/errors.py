@@ -25,9 +25,15 @@ def sort_issues(issues) -> list[Issue]:
     issues keep the order they were found in), the note that counting stopped last."""
     issues = list(issues)
     files = {f: n for n, f in enumerate(dict.fromkeys(i.file for i in issues))}
-    return sorted(issues, key=lambda i: (files[i.file],
-                                         i.message == TRUNCATED and i.line is None,
-                                         i.line is not None, i.line or 0))
+    return sorted(
+        issues,
+        key=lambda i: (
+            files[i.file],
+            i.message == TRUNCATED and i.line is None,
+            i.line is not None,
+            i.line or 0,
+        ),
+    )
 
 
 class InputError(ValueError):

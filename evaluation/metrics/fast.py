@@ -30,9 +30,9 @@ def _as_bytes(data: Data) -> bytes:
     return data.encode("utf-8") if isinstance(data, str) else bytes(data)
 
 
-def read_inputs(*, qrels: Data | None, runs: Sequence[tuple[str, Data]],
-                judgments: Judgments | None = None
-                ) -> tuple[Judgments, list[Ranking]] | None:
+def read_inputs(
+    *, qrels: Data | None, runs: Sequence[tuple[str, Data]], judgments: Judgments | None = None
+) -> tuple[Judgments, list[Ranking]] | None:
     """Judgments (from ``qrels``, or the given ``judgments``) and one Ranking per
     ``(filename, data)`` in ``runs``; None if the fast path cannot read them all."""
     if _fastparse is None or (qrels is None) == (judgments is None):
@@ -50,22 +50,38 @@ def read_inputs(*, qrels: Data | None, runs: Sequence[tuple[str, Data]],
     if parsed is None or any(r is None for r in parsed[4]):
         return None
     qid_strings, blob, offsets, item_q, results = parsed
-    interned = Interned(np.asarray(qid_strings, dtype=object),
-                        StringTable(blob, np.frombuffer(offsets, dtype=np.int64), _fastparse.take),
-                        np.frombuffer(item_q, dtype=np.int32))
-    cols = [(np.frombuffer(q, dtype=np.int32), np.frombuffer(i, dtype=np.int32),
-             np.frombuffer(v, dtype=np.float64), tag) for q, i, v, tag in results]
+    interned = Interned(
+        np.asarray(qid_strings, dtype=object),
+        StringTable(blob, np.frombuffer(offsets, dtype=np.int64), _fastparse.take),
+        np.frombuffer(item_q, dtype=np.int32),
+    )
+    cols = [
+        (
+            np.frombuffer(q, dtype=np.int32),
+            np.frombuffer(i, dtype=np.int32),
+            np.frombuffer(v, dtype=np.float64),
+            tag,
+        )
+        for q, i, v, tag in results
+    ]
     if qrels is not None:
         q_ids, d_ids, grade, _ = cols.pop(0)
         codes, uniques = factorize(q_ids)  # questions in order of first appearance
         judgments = qrels_judgments(
-            codes.astype(np.int64), interned.qids[uniques], lambda: interned.items.take(d_ids),
-            grade.astype(np.int64), key_ids=d_ids, interned=interned)
+            codes.astype(np.int64),
+            interned.qids[uniques],
+            lambda: interned.items.take(d_ids),
+            grade.astype(np.int64),
+            key_ids=d_ids,
+            interned=interned,
+        )
     rankings = []
-    for (filename, _), kind, (q_ids, t_ids, value, tag) in zip(runs, kinds[-len(runs):], cols,
-                                                               strict=True):
+    for (filename, _), kind, (q_ids, t_ids, value, tag) in zip(
+        runs, kinds[-len(runs) :], cols, strict=True
+    ):
         # rows come grouped by question and ordered as the Python parsers order them
         name = (tag or _default_name(filename)) if kind == TREC_RUN else _default_name(filename)
-        rankings.append(Ranking(name, score=value, qid_ids=q_ids, text_ids=t_ids,
-                                interned=interned))
+        rankings.append(
+            Ranking(name, score=value, qid_ids=q_ids, text_ids=t_ids, interned=interned)
+        )
     return judgments, rankings

@@ -25,8 +25,9 @@ def check_gain(value: float, what: str = "gain") -> float:
     """``value`` as a float if it is a finite gain in [0, MAX_GAIN]; else ValueError."""
     g = float(value)
     if not math.isfinite(g) or not 0 <= g <= MAX_GAIN:
-        raise ValueError(f"{what} {value!r} is out of range: gains are numbers from 0 to "
-                         f"{MAX_GAIN:g}")
+        raise ValueError(
+            f"{what} {value!r} is out of range: gains are numbers from 0 to {MAX_GAIN:g}"
+        )
     return g
 
 
@@ -37,8 +38,7 @@ def check_parameters(*, beta: float = 1.0, rbp_p: float = 0.5) -> None:
     if not (math.isfinite(b) and 0 <= b <= MAX_BETA):
         raise ValueError(f"beta {beta!r} is out of range: it must be from 0 to {MAX_BETA:g}")
     if not (math.isfinite(p) and 0 <= p < 1):
-        raise ValueError(f"the RBP persistence p {rbp_p!r} is out of range: it must be in "
-                         "[0, 1)")
+        raise ValueError(f"the RBP persistence p {rbp_p!r} is out of range: it must be in [0, 1)")
 
 
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
@@ -59,16 +59,20 @@ class GainProfile:
         if isinstance(self.values, dict):  # explicit LEVEL=gain
             missing = [lv for lv in levels if lv not in self.values]
             if missing:
-                raise ValueError(f"gain profile {self.label!r} gives no gain for level(s) "
-                                 f"{', '.join(missing)}")
+                raise ValueError(
+                    f"gain profile {self.label!r} gives no gain for level(s) {', '.join(missing)}"
+                )
             return np.asarray([self.values[lv] for lv in levels], dtype=float)
         if len(self.values) < len(levels):
-            raise ValueError(f"gain profile {self.label!r} has {len(self.values)} value(s) "
-                             f"but there are {len(levels)} levels ({', '.join(levels)})")
+            raise ValueError(
+                f"gain profile {self.label!r} has {len(self.values)} value(s) "
+                f"but there are {len(levels)} levels ({', '.join(levels)})"
+            )
         return np.asarray(self.values[: len(levels)], dtype=float)
 
-    def per_question(self, base: np.ndarray, syn_q: np.ndarray, syn_xmax: np.ndarray,
-                     nq: int) -> np.ndarray:
+    def per_question(
+        self, base: np.ndarray, syn_q: np.ndarray, syn_xmax: np.ndarray, nq: int
+    ) -> np.ndarray:
         """Gain matrix (questions x levels); rows differ only for ``adjusted`` profiles."""
         nlev = len(base)
         matrix = np.broadcast_to(base, (nq, nlev)).copy()
@@ -94,7 +98,7 @@ def parse_gains(spec: str | None) -> GainProfile:
     adjusted = False
     if text.lower().startswith("adjusted"):
         adjusted = True
-        text = text[len("adjusted"):].lstrip(":")
+        text = text[len("adjusted") :].lstrip(":")
         if not text:
             return GainProfile(None, True, spec.strip())
     if "=" in text:
@@ -107,7 +111,9 @@ def parse_gains(spec: str | None) -> GainProfile:
         return GainProfile(values, adjusted, spec.strip())  # type: ignore[arg-type]
     parts = text.split(":")
     if not all(re.fullmatch(_NUM, p.strip()) for p in parts):
-        raise ValueError(f"bad gain profile {spec!r} (expected e.g. 3:2:1, 1:1:1, 10:5:1, "
-                         "S=3,A=2,B=1 or adjusted)")
+        raise ValueError(
+            f"bad gain profile {spec!r} (expected e.g. 3:2:1, 1:1:1, 10:5:1, "
+            "S=3,A=2,B=1 or adjusted)"
+        )
     values_t = tuple(check_gain(float(p)) for p in parts)
     return GainProfile(values_t, adjusted, spec.strip())

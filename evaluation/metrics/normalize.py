@@ -35,8 +35,9 @@ NIL_KEY = "nil"
 
 _WS = re.compile(r"\s+")
 # ASCII characters of Unicode category P* and whitespace: what is stripped from the edges
-_ASCII_EDGE = "".join(chr(c) for c in range(128)
-                      if unicodedata.category(chr(c)).startswith("P") or chr(c).isspace())
+_ASCII_EDGE = "".join(
+    chr(c) for c in range(128) if unicodedata.category(chr(c)).startswith("P") or chr(c).isspace()
+)
 _SQUAD_ASCII = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _SEP = "\x00"
@@ -52,8 +53,9 @@ def _is_squad_punct(ch: str) -> bool:
 
 def _check_mode(mode: str) -> None:
     if mode not in MATCH_MODES:
-        raise ValueError(f"unknown matching mode {mode!r} (expected one of "
-                         f"{', '.join(MATCH_MODES)})")
+        raise ValueError(
+            f"unknown matching mode {mode!r} (expected one of {', '.join(MATCH_MODES)})"
+        )
 
 
 def normalize_answer(text: str, mode: str = "normalized") -> str:
@@ -89,8 +91,7 @@ def _punctuation_in(text: str, *, squad: bool) -> set[str]:
     import numpy as np  # the distinct code points, counted in C
 
     points = _code_points(text)
-    distinct = np.flatnonzero(np.bincount(points, minlength=128)).tolist() if len(
-        points) else []
+    distinct = np.flatnonzero(np.bincount(points, minlength=128)).tolist() if len(points) else []
     test = _is_squad_punct if squad else _is_edge_punct
     return {ch for ch in map(chr, distinct) if test(ch)}
 
@@ -126,8 +127,13 @@ def _keys_of_joined(texts: list[str], mode: str) -> list[str]:
 
 # blocks with characters that are unchanged by NFKC on their own but may compose with the
 # character before them (Indic vowel signs, Hangul jamo, ...): never taken as stable
-_COMPOSING_BLOCKS = ((0x0900, 0x0FFF), (0x1000, 0x109F), (0x1100, 0x11FF), (0x1B00, 0x1B7F),
-                     (0x11000, 0x10FFFF))
+_COMPOSING_BLOCKS = (
+    (0x0900, 0x0FFF),
+    (0x1000, 0x109F),
+    (0x1100, 0x11FF),
+    (0x1B00, 0x1B7F),
+    (0x11000, 0x10FFFF),
+)
 
 
 def _stable(cp: int) -> bool:
@@ -173,8 +179,7 @@ def _nfkc_texts(texts: list[str], blob: str) -> str:
 
 def _nfkc(text: str) -> str:
     """NFKC of ``text`` (the quick check first: most text is already normalized)."""
-    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize(
-        "NFKC", text)
+    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
 
 
 def normalize_many(texts: Iterable[str], mode: str = "normalized") -> list[str]:
@@ -187,8 +192,7 @@ def normalize_many(texts: Iterable[str], mode: str = "normalized") -> list[str]:
         keys = _ascii_keys(texts)
         rest = [i for i, key in enumerate(keys) if key is None]  # not ASCII
         if rest:
-            for i, key in zip(rest, _keys_of_joined([texts[i] for i in rest], mode),
-                              strict=True):
+            for i, key in zip(rest, _keys_of_joined([texts[i] for i in rest], mode), strict=True):
                 keys[i] = key
         return keys
     return _keys_of_joined(texts, mode)

@@ -53,8 +53,11 @@ def decode(data: Data, file: str) -> str:
                 try:
                     raw.decode("utf-8-sig" if n == 1 else "utf-8")
                 except UnicodeDecodeError as e:
-                    issues.add(n, f"not valid UTF-8 (byte 0x{raw[e.start]:02x} at column "
-                               f"{e.start + 1}); save the file as UTF-8")
+                    issues.add(
+                        n,
+                        f"not valid UTF-8 (byte 0x{raw[e.start]:02x} at column "
+                        f"{e.start + 1}); save the file as UTF-8",
+                    )
             issues.raise_if_any()
             raise  # pragma: no cover - some line must have failed
     return text
@@ -83,8 +86,9 @@ def _is_number(s: str) -> bool:
 
 
 # -- CSV files with a header ----------------------------------------------------------------
-def _csv_rows(text: str, issues: IssueList, required: tuple[str, ...],
-              optional: tuple[str, ...] = ()) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+def _csv_rows(
+    text: str, issues: IssueList, required: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """Rows of a CSV file with a header naming at least ``required`` (any order, any case).
     Returns (header, [(line, {column: value})]); problems go to ``issues``.  A line with
     a NUL or too long is reported and read as if blank, so the other lines are checked.
@@ -109,9 +113,15 @@ def _csv_rows(text: str, issues: IssueList, required: tuple[str, ...],
         except StopIteration:
             break
         except csv.Error as e:  # the reader goes on at the next line
-            issues.add(n, f"malformed CSV: {e}" + (
-                f" (in the record that starts on this line and ends on line {reader.line_num})"
-                if reader.line_num > n else ""))
+            issues.add(
+                n,
+                f"malformed CSV: {e}"
+                + (
+                    f" (in the record that starts on this line and ends on line {reader.line_num})"
+                    if reader.line_num > n
+                    else ""
+                ),
+            )
             continue
         if not record or (not record[0].strip() and all(not c.strip() for c in record)):
             continue
@@ -119,9 +129,12 @@ def _csv_rows(text: str, issues: IssueList, required: tuple[str, ...],
             header = [c.strip().lower() for c in record]
             missing = [c for c in required if c not in header]
             if missing:
-                issues.add(n, f"header must name the columns {','.join(required)}"
-                           + (f" (optional: {','.join(optional)})" if optional else "")
-                           + f"; missing {', '.join(missing)} in {','.join(record)!r}")
+                issues.add(
+                    n,
+                    f"header must name the columns {','.join(required)}"
+                    + (f" (optional: {','.join(optional)})" if optional else "")
+                    + f"; missing {', '.join(missing)} in {','.join(record)!r}",
+                )
                 return header, []
             dups = {c for c in header if c and header.count(c) > 1}
             if dups:
@@ -129,22 +142,24 @@ def _csv_rows(text: str, issues: IssueList, required: tuple[str, ...],
                 return header, []
             width = len(header)
             continue
-        if len(record) > len(header) and any(c.strip() for c in record[len(header):]):
-            issues.add(n, f"expected {len(header)} columns as in the header, found "
-                       f"{len(record)}")
+        if len(record) > len(header) and any(c.strip() for c in record[len(header) :]):
+            issues.add(n, f"expected {len(header)} columns as in the header, found {len(record)}")
             continue
         if len(record) < len(header):
             needed = max(header.index(c) for c in required) + 1
             if len(record) < needed:
-                issues.add(n, f"expected {len(header)} columns as in the header, found "
-                           f"{len(record)}")
+                issues.add(
+                    n, f"expected {len(header)} columns as in the header, found {len(record)}"
+                )
                 continue
         if len(record) == width:  # the usual row: no cell to add, no loop in Python
-            rows.append((n, dict(zip(header, record if plain else map(restore, record),
-                                     strict=False))))
+            rows.append(
+                (n, dict(zip(header, record if plain else map(restore, record), strict=False)))
+            )
             continue
-        rows.append((n, {h: (restore(record[i]) if i < len(record) else "")
-                         for i, h in enumerate(header)}))
+        rows.append(
+            (n, {h: (restore(record[i]) if i < len(record) else "") for i, h in enumerate(header)})
+        )
     if not header and not issues:
         issues.add(1, f"empty file: expected a header {','.join(required)}")
     return header, rows
@@ -194,8 +209,9 @@ def parse_questions_csv(data: Data, *, filename: str = "questions.csv") -> list[
     return _raise_or(question_rows(data, filename=filename))
 
 
-def question_rows(data: Data, *, filename: str = "questions.csv"
-                  ) -> tuple[list[QuestionRow], list[Issue]]:
+def question_rows(
+    data: Data, *, filename: str = "questions.csv"
+) -> tuple[list[QuestionRow], list[Issue]]:
     """The good rows of a questions CSV and every problem of the file (never raises)."""
     text, bad = _decoded(data, filename)
     if text is None:
@@ -227,8 +243,9 @@ def parse_flat_answers(data: Data, *, filename: str = "answers.csv") -> list[Ans
     return _raise_or(flat_answer_rows(data, filename=filename))
 
 
-def flat_answer_rows(data: Data, *, filename: str = "answers.csv"
-                     ) -> tuple[list[AnswerRow], list[Issue]]:
+def flat_answer_rows(
+    data: Data, *, filename: str = "answers.csv"
+) -> tuple[list[AnswerRow], list[Issue]]:
     """The good rows of a flat answer list and every problem of the file (never raises)."""
     text, bad = _decoded(data, filename)
     if text is None:
@@ -249,24 +266,24 @@ def flat_answer_rows(data: Data, *, filename: str = "answers.csv"
     return out, issues.all()
 
 
-def read_judgment_rows(data: Data, *, filename: str = "judgments.csv",
-                       levels: tuple[str, ...] = DEFAULT_LEVELS) -> list[JudgmentRow]:
+def read_judgment_rows(
+    data: Data, *, filename: str = "judgments.csv", levels: tuple[str, ...] = DEFAULT_LEVELS
+) -> list[JudgmentRow]:
     """Rows of a judgments CSV (``question_id,synset_id,answer,level``), each checked on
     its own: ids and answer present, synset and level both set or both empty, level known.
     Cross-row checks (a string in two synsets) happen when Judgments are built."""
     return _raise_or(judgment_rows(data, filename=filename, levels=levels))
 
 
-def judgment_rows(data: Data, *, filename: str = "judgments.csv",
-                  levels: tuple[str, ...] = DEFAULT_LEVELS
-                  ) -> tuple[list[JudgmentRow], list[Issue]]:
+def judgment_rows(
+    data: Data, *, filename: str = "judgments.csv", levels: tuple[str, ...] = DEFAULT_LEVELS
+) -> tuple[list[JudgmentRow], list[Issue]]:
     """The good rows of a judgments CSV and every problem of the file (never raises)."""
     text, bad = _decoded(data, filename)
     if text is None:
         return [], bad
     issues = IssueList(filename)
-    header, rows = _csv_rows(text, issues,
-                             ("question_id", "synset_id", "answer", "level"))
+    header, rows = _csv_rows(text, issues, ("question_id", "synset_id", "answer", "level"))
     known = set(levels)
     out = []
     for n, row in rows:
@@ -281,8 +298,11 @@ def judgment_rows(data: Data, *, filename: str = "judgments.csv",
             issues.add(n, f"empty answer for question {qid!r}")
             continue
         if bool(syn) != bool(level):
-            issues.add(n, f"answer {answer!r}: synset_id and level must both be set (a correct "
-                       "answer) or both be empty (judged incorrect)")
+            issues.add(
+                n,
+                f"answer {answer!r}: synset_id and level must both be set (a correct "
+                "answer) or both be empty (judged incorrect)",
+            )
             continue
         if level and level not in known:
             issues.add(n, f"unknown level {level!r} (expected one of {', '.join(levels)})")
@@ -293,18 +313,28 @@ def judgment_rows(data: Data, *, filename: str = "judgments.csv",
     return out, issues.all()
 
 
-def parse_judgments_csv(data: Data, *, filename: str = "judgments.csv",
-                        levels: tuple[str, ...] = DEFAULT_LEVELS,
-                        gains: tuple[float, ...] | None = None,
-                        match: str = "normalized") -> Judgments:
+def parse_judgments_csv(
+    data: Data,
+    *,
+    filename: str = "judgments.csv",
+    levels: tuple[str, ...] = DEFAULT_LEVELS,
+    gains: tuple[float, ...] | None = None,
+    match: str = "normalized",
+) -> Judgments:
     """Judgments CSV -> Judgments (a string in two synsets of a question is an error)."""
     rows, issues = judgment_rows(data, filename=filename, levels=levels)
     try:  # the good rows' cross-row checks, reported with the rows' own errors
         judgments = Judgments.build(
-            qids=[r.question_id for r in rows], synsets=[r.synset_id or None for r in rows],
-            texts=[r.answer for r in rows], levels_of=[r.level or None for r in rows],
-            levels=levels, gains=gains, match=match, nil_rule=True,
-            lines=[r.line for r in rows], file=filename,
+            qids=[r.question_id for r in rows],
+            synsets=[r.synset_id or None for r in rows],
+            texts=[r.answer for r in rows],
+            levels_of=[r.level or None for r in rows],
+            levels=levels,
+            gains=gains,
+            match=match,
+            nil_rule=True,
+            lines=[r.line for r in rows],
+            file=filename,
         )
     except InputError as e:
         raise InputError(merge_issues(filename, issues, e.issues)) from None
@@ -324,9 +354,13 @@ def parse_qrels(data: Data, *, filename: str = "qrels") -> Judgments:
     return qrels_judgments(qcode, quniq, docno, np.asarray(grade_l, dtype=np.int64))
 
 
-def qrels_judgments(qcode: np.ndarray, questions: np.ndarray,
-                    docno: np.ndarray | Callable[[], np.ndarray], grade: np.ndarray,
-                    **extra) -> Judgments:
+def qrels_judgments(
+    qcode: np.ndarray,
+    questions: np.ndarray,
+    docno: np.ndarray | Callable[[], np.ndarray],
+    grade: np.ndarray,
+    **extra,
+) -> Judgments:
     """Judgments from qrels columns (no (topic, docno) twice): every docno with grade > 0
     is its own synset; levels are the positive grades, highest first, each its own gain.
     ``docno`` may be a function giving the strings when they are first needed."""
@@ -345,11 +379,23 @@ def qrels_judgments(qcode: np.ndarray, questions: np.ndarray,
     else:
         docs, labels = docno, docno[rel]
     return Judgments(
-        questions=questions, levels=levels, gains=gains, match=ID_MATCH, nil_rule=False,
-        str_q=str_q, str_key=docs, str_text=docs, str_synset=str_synset,
-        str_level=str_level.astype(np.int64), str_nil=np.zeros(n, dtype=bool),
-        syn_q=str_q[rel], syn_label=labels, syn_xmax=str_level[rel].astype(np.int64),
-        syn_nil=np.zeros(int(rel.sum()), dtype=bool), _qindex=Index(questions), **extra,
+        questions=questions,
+        levels=levels,
+        gains=gains,
+        match=ID_MATCH,
+        nil_rule=False,
+        str_q=str_q,
+        str_key=docs,
+        str_text=docs,
+        str_synset=str_synset,
+        str_level=str_level.astype(np.int64),
+        str_nil=np.zeros(n, dtype=bool),
+        syn_q=str_q[rel],
+        syn_label=labels,
+        syn_xmax=str_level[rel].astype(np.int64),
+        syn_nil=np.zeros(int(rel.sum()), dtype=bool),
+        _qindex=Index(questions),
+        **extra,
     )
 
 
@@ -376,7 +422,7 @@ def _slow_qrels(text: str, file: str) -> tuple[list[str], list[str], list[int]]:
         if not _INT.fullmatch(g):
             issues.add(n, f"grade {g!r} is not an integer")
             continue
-        if not -(2 ** 63) <= int(g) < 2 ** 63:
+        if not -(2**63) <= int(g) < 2**63:
             issues.add(n, f"grade {g} is out of range")
             continue
         if (q, d) in seen:
@@ -414,8 +460,9 @@ def detect_run_format(data: Data) -> str:
     return "qa"
 
 
-def parse_run(data: Data, *, filename: str = "run", name: str | None = None,
-              fmt: str | None = None) -> Ranking:
+def parse_run(
+    data: Data, *, filename: str = "run", name: str | None = None, fmt: str | None = None
+) -> Ranking:
     """Parse a run in either format (``fmt`` = qa, trec, or None to detect it)."""
     fmt = fmt or detect_run_format(data)
     if fmt == "trec":
@@ -437,8 +484,9 @@ class RunRow:
     tag: str = ""  # TREC runs
 
 
-def run_rows(data: Data, *, filename: str = "run", fmt: str | None = None
-             ) -> tuple[list[RunRow], list[Issue]]:
+def run_rows(
+    data: Data, *, filename: str = "run", fmt: str | None = None
+) -> tuple[list[RunRow], list[Issue]]:
     """The good rows of a run file in file order, read line by line, and every problem of
     the file (never raises).  The parsers' fast readers accept exactly the files this
     reader accepts and give the same answers."""
@@ -478,8 +526,11 @@ def parse_trec_run(data: Data, *, filename: str = "run", name: str | None = None
 def trec_order(qcode: np.ndarray, score: np.ndarray, docno: np.ndarray) -> np.ndarray:
     """trec_eval's order: by topic (in file order), score descending, then docno descending.
     Only rows whose score ties with a neighbour are ordered by docno (strings are slow)."""
-    if len(qcode) > 1 and (qcode[1:] >= qcode[:-1]).all() and (
-            (qcode[1:] != qcode[:-1]) | (score[1:] <= score[:-1])).all():
+    if (
+        len(qcode) > 1
+        and (qcode[1:] >= qcode[:-1]).all()
+        and ((qcode[1:] != qcode[:-1]) | (score[1:] <= score[:-1])).all()
+    ):
         order = np.arange(len(qcode))  # already in order (the usual case)
     else:
         order = np.lexsort((-score, qcode))
@@ -519,10 +570,13 @@ def parse_qa_run(data: Data, *, filename: str = "run.tsv", name: str | None = No
     to MAX_RANK and order the answers; a (question, rank) pair twice is an error."""
     name = name or _default_name(filename)
     rows = _raise_or(run_rows(data, filename=filename, fmt="qa"))
-    return _qa_ranking(name, np.asarray([r.question_id for r in rows], dtype=object),
-                       np.asarray([r.rank for r in rows], dtype=np.int64),
-                       np.asarray([r.answer for r in rows], dtype=object),
-                       np.asarray([r.score for r in rows], dtype=float))
+    return _qa_ranking(
+        name,
+        np.asarray([r.question_id for r in rows], dtype=object),
+        np.asarray([r.rank for r in rows], dtype=np.int64),
+        np.asarray([r.answer for r in rows], dtype=object),
+        np.asarray([r.score for r in rows], dtype=float),
+    )
 
 
 def _csv_header(text: str) -> bool:
@@ -535,8 +589,7 @@ def _qa_rows(text: str, issues: IssueList) -> list[RunRow]:
     rows: list[RunRow] = []
     seen: dict[tuple[str, int], int] = {}
     if _csv_header(text):
-        _, records = _csv_rows(text, issues, ("question_id", "rank", "answer"),
-                               ("score",))
+        _, records = _csv_rows(text, issues, ("question_id", "rank", "answer"), ("score",))
         for n, rec in records:
             fields = [rec["question_id"], rec["rank"], rec["answer"]]
             if rec.get("score", "").strip():
@@ -550,15 +603,23 @@ def _qa_rows(text: str, issues: IssueList) -> list[RunRow]:
             continue
         fields = line.split("\t")
         if len(fields) not in (3, 4):
-            issues.add(n, "expected 3 or 4 tab-separated fields 'question_id<TAB>rank<TAB>answer"
-                       f"[<TAB>score]', found {len(fields)}")
+            issues.add(
+                n,
+                "expected 3 or 4 tab-separated fields 'question_id<TAB>rank<TAB>answer"
+                f"[<TAB>score]', found {len(fields)}",
+            )
             continue
         _check_qa_fields(issues, n, fields, seen, rows)
     return rows
 
 
-def _check_qa_fields(issues: IssueList, n: int, fields: list[str],
-                     seen: dict[tuple[str, int], int], rows: list[RunRow]) -> None:
+def _check_qa_fields(
+    issues: IssueList,
+    n: int,
+    fields: list[str],
+    seen: dict[tuple[str, int], int],
+    rows: list[RunRow],
+) -> None:
     qid, rank, answer = (f.strip() for f in fields[:3])
     score = fields[3].strip() if len(fields) > 3 else ""
     if not qid:
@@ -586,15 +647,32 @@ def _check_qa_fields(issues: IssueList, n: int, fields: list[str],
     rows.append(RunRow(n, qid, answer, r, float(score) if score else math.nan))
 
 
-def _qa_ranking(name: str, qid: np.ndarray, rank: np.ndarray, answer: np.ndarray,
-                score: np.ndarray) -> Ranking:
+def _qa_ranking(
+    name: str, qid: np.ndarray, rank: np.ndarray, answer: np.ndarray, score: np.ndarray
+) -> Ranking:
     order = np.lexsort((rank, factorize(qid)[0]))
     return Ranking(name, qid[order], answer[order], score[order])
 
 
 __all__ = [
-    "MAX_RANK", "AnswerRow", "InputError", "JudgmentRow", "QuestionRow", "RunRow", "decode",
-    "detect_run_format", "flat_answer_rows", "judgment_rows", "parse_flat_answers",
-    "parse_judgments_csv", "parse_qa_run", "parse_qrels", "parse_run", "parse_trec_run",
-    "qrels_judgments", "question_rows", "read_judgment_rows", "run_rows",
+    "MAX_RANK",
+    "AnswerRow",
+    "InputError",
+    "JudgmentRow",
+    "QuestionRow",
+    "RunRow",
+    "decode",
+    "detect_run_format",
+    "flat_answer_rows",
+    "judgment_rows",
+    "parse_flat_answers",
+    "parse_judgments_csv",
+    "parse_qa_run",
+    "parse_qrels",
+    "parse_run",
+    "parse_trec_run",
+    "qrels_judgments",
+    "question_rows",
+    "read_judgment_rows",
+    "run_rows",
 ]

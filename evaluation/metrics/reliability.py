@@ -91,10 +91,12 @@ class Samples:
         """(trials x questions) count matrices of the stability subsets, the two swap
         subsets and the bootstrap samples, made once for every metric."""
         n = len(self.questions)
-        return {"stability": _indicator(self.stability, n),
-                "swap0": _indicator(self.swap[:, 0], n),
-                "swap1": _indicator(self.swap[:, 1], n),
-                "bootstrap": _indicator(self.bootstrap, n)}
+        return {
+            "stability": _indicator(self.stability, n),
+            "swap0": _indicator(self.swap[:, 0], n),
+            "swap1": _indicator(self.swap[:, 1], n),
+            "bootstrap": _indicator(self.bootstrap, n),
+        }
 
     def column_order(self, questions: Sequence[str]) -> np.ndarray:
         """Indices that put the columns of a matrix over ``questions`` in the order of the
@@ -106,8 +108,10 @@ class Samples:
         if sorted(questions) != sorted(self.questions):
             extra = sorted(set(self.questions) - set(questions))[:5]
             missing = sorted(set(questions) - set(self.questions))[:5]
-            raise ValueError("the samples were drawn for other questions "
-                             f"(only in the samples: {extra}; only in the scores: {missing})")
+            raise ValueError(
+                "the samples were drawn for other questions "
+                f"(only in the samples: {extra}; only in the scores: {missing})"
+            )
         where = {q: i for i, q in enumerate(questions)}
         return np.array([where[q] for q in self.questions], dtype=np.int64)
 
@@ -117,8 +121,9 @@ def default_subset_size(nq: int) -> int:
     return max(1, nq // 2)
 
 
-def draw_samples(questions: Sequence[str], *, trials: int = 1000, subset_size: int | None = None,
-                 seed: int = 0) -> Samples:
+def draw_samples(
+    questions: Sequence[str], *, trials: int = 1000, subset_size: int | None = None, seed: int = 0
+) -> Samples:
     """B subsets of size c, B pairs of disjoint subsets of size c and B bootstrap samples
     of the questions, from ``numpy.random.default_rng(seed)``.  c defaults to half the
     questions; it must be at most half of them (the swap test needs disjoint subsets)."""
@@ -132,27 +137,33 @@ def draw_samples(questions: Sequence[str], *, trials: int = 1000, subset_size: i
         raise ValueError("the number of trials must be at least 1")
     c = default_subset_size(n) if subset_size is None else int(subset_size)
     if not 1 <= c <= n // 2:
-        raise ValueError(f"the subset size must be from 1 to {n // 2} (half of the {n} "
-                         "questions: the swap test draws two disjoint subsets)")
+        raise ValueError(
+            f"the subset size must be from 1 to {n // 2} (half of the {n} "
+            "questions: the swap test draws two disjoint subsets)"
+        )
     rng = np.random.default_rng(seed)
     # the questions of the c smallest of n random keys are a uniform random subset (the
     # next c the disjoint second subset); masks give them in question order
     keys = rng.random((trials, n))
-    mask = keys <= np.partition(keys, c - 1, axis=1)[:, c - 1:c]
+    mask = keys <= np.partition(keys, c - 1, axis=1)[:, c - 1 : c]
     stability = np.nonzero(mask)[1].reshape(trials, c)
     keys = rng.random((trials, n))
     part = np.partition(keys, [c - 1, 2 * c - 1], axis=1)
-    first = keys <= part[:, c - 1:c]
-    second = (keys <= part[:, 2 * c - 1:2 * c]) & ~first
-    swap = np.stack([np.nonzero(first)[1].reshape(trials, c),
-                     np.nonzero(second)[1].reshape(trials, c)], axis=1)
+    first = keys <= part[:, c - 1 : c]
+    second = (keys <= part[:, 2 * c - 1 : 2 * c]) & ~first
+    swap = np.stack(
+        [np.nonzero(first)[1].reshape(trials, c), np.nonzero(second)[1].reshape(trials, c)], axis=1
+    )
     boot = rng.integers(0, n, size=(trials, n))
     tukey_seed = int(rng.integers(0, 2**63 - 1))
     samples = Samples(questions, c, stability, swap, boot, seed, tukey_seed)
     # the count matrices are at hand: keep them rather than rebuild them from positions
     samples.__dict__["indicators"] = {
-        "stability": mask.astype(float), "swap0": first.astype(float),
-        "swap1": second.astype(float), "bootstrap": _indicator(boot, n)}
+        "stability": mask.astype(float),
+        "swap0": first.astype(float),
+        "swap1": second.astype(float),
+        "bootstrap": _indicator(boot, n),
+    }
     return samples
 
 
@@ -167,9 +178,14 @@ def iter_samples_csv(samples: Samples) -> Iterator[str]:
     per question in the matrix's order.  Cells as ``csvio.write_csv`` writes them."""
     esc = np.asarray([cell(q) for q in samples.questions], dtype=object)
     B, c = samples.trials, samples.subset_size
-    preamble = {"format": SAMPLES_FORMAT, "seed": "" if samples.seed is None else samples.seed,
-                "trials": B, "subset_size": c, "tukey_seed": samples.tukey_seed,
-                "questions": len(esc)}
+    preamble = {
+        "format": SAMPLES_FORMAT,
+        "seed": "" if samples.seed is None else samples.seed,
+        "trials": B,
+        "subset_size": c,
+        "tukey_seed": samples.tukey_seed,
+        "questions": len(esc),
+    }
     yield write_csv(SAMPLES_HEADER, [], preamble)
 
     def block(prefix: str, positions: np.ndarray) -> str:
@@ -178,8 +194,7 @@ def iter_samples_csv(samples: Samples) -> Iterator[str]:
     for b in range(B):
         yield block(f"stability,{b},0,", samples.stability[b])
     for b in range(B):
-        yield block(f"swap,{b},0,", samples.swap[b, 0]) + block(f"swap,{b},1,",
-                                                                 samples.swap[b, 1])
+        yield block(f"swap,{b},0,", samples.swap[b, 0]) + block(f"swap,{b},1,", samples.swap[b, 1])
     for b in range(B):
         yield block(f"bootstrap,{b},0,", samples.bootstrap[b])
     yield "".join(f"question,{i},0,{e}\n" for i, e in enumerate(esc.tolist()))
@@ -214,14 +229,24 @@ def samples_from_csv(text: str | bytes) -> Samples:
         nq, tukey_seed = int(preamble["questions"]), int(preamble["tukey_seed"])
         seed = int(preamble["seed"]) if preamble.get("seed") else None
     except (KeyError, ValueError) as e:
-        raise CsvFormatError(f"the preamble needs trials, subset_size, questions and "
-                             f"tukey_seed as integers ({e})") from e
+        raise CsvFormatError(
+            f"the preamble needs trials, subset_size, questions and tukey_seed as integers ({e})"
+        ) from e
     try:
-        frame = pd.read_csv(io.StringIO(text[head_end:]), header=None,
-                            names=list(SAMPLES_HEADER), engine="c", na_filter=False,
-                            dtype={"sample": "category", "trial": np.int64,
-                                   "subset": np.int64, "question_id": "category"},
-                            skip_blank_lines=True)
+        frame = pd.read_csv(
+            io.StringIO(text[head_end:]),
+            header=None,
+            names=list(SAMPLES_HEADER),
+            engine="c",
+            na_filter=False,
+            dtype={
+                "sample": "category",
+                "trial": np.int64,
+                "subset": np.int64,
+                "question_id": "category",
+            },
+            skip_blank_lines=True,
+        )
     except (ValueError, pd.errors.ParserError) as e:
         raise CsvFormatError(f"malformed samples rows: {e}") from e
     # categories hold each distinct kind and id once: everything else works on codes
@@ -236,8 +261,11 @@ def samples_from_csv(text: str | bytes) -> Samples:
     trial, subset = frame["trial"].to_numpy(), frame["subset"].to_numpy()
     is_q = kcodes == code_of["question"]
     questions = [restored[k] for k in qcodes[is_q].tolist()]
-    if len(questions) != nq or len(set(questions)) != nq or not np.array_equal(
-            trial[is_q], np.arange(nq)):
+    if (
+        len(questions) != nq
+        or len(set(questions)) != nq
+        or not np.array_equal(trial[is_q], np.arange(nq))
+    ):
         raise CsvFormatError(f"expected {nq} distinct question rows numbered 0..{nq - 1}")
     where = {q: i for i, q in enumerate(questions)}
     positions = np.asarray([where.get(q, -1) for q in restored], dtype=np.int64)[qcodes]
@@ -259,17 +287,21 @@ def samples_from_csv(text: str | bytes) -> Samples:
         want_t = np.repeat(np.arange(B), nsub * per)
         want_s = np.tile(np.repeat(np.arange(nsub), per), B)
         if not (np.array_equal(a[:, 0], want_t) and np.array_equal(a[:, 1], want_s)):
-            raise CsvFormatError(f"{kind}: trials must be 0..{B - 1}, each with {per} "
-                                 "questions per subset")
+            raise CsvFormatError(
+                f"{kind}: trials must be 0..{B - 1}, each with {per} questions per subset"
+            )
         return a[:, 2].reshape(shape)
 
     stability = grid("stability", (B, c))
     swap = grid("swap", (B, 2, c))
     boot = grid("bootstrap", (B, nq))
     if any(len(np.unique(s)) != c for s in stability) or any(
-            len(np.unique(s)) != 2 * c for s in swap.reshape(B, 2 * c)):
-        raise CsvFormatError("a subset repeats a question (subsets are drawn without "
-                             "replacement, the two swap subsets are disjoint)")
+        len(np.unique(s)) != 2 * c for s in swap.reshape(B, 2 * c)
+    ):
+        raise CsvFormatError(
+            "a subset repeats a question (subsets are drawn without "
+            "replacement, the two swap subsets are disjoint)"
+        )
     return Samples(tuple(questions), c, stability, swap, boot, seed, tukey_seed)
 
 
@@ -290,8 +322,9 @@ def _zero_small(d: np.ndarray) -> np.ndarray:
     return np.where(np.abs(d) <= TOL, 0.0, d)
 
 
-def _subset_means(X: np.ndarray, subsets: np.ndarray,
-                  indicator: np.ndarray | None = None) -> np.ndarray:
+def _subset_means(
+    X: np.ndarray, subsets: np.ndarray, indicator: np.ndarray | None = None
+) -> np.ndarray:
     """(runs x trials) means of each run over each trial's questions."""
     X = np.asarray(X, dtype=float)
     if indicator is None:
@@ -334,9 +367,13 @@ def _ratio(num, den):
     return np.divide(num, den, out=np.full(np.broadcast(num, den).shape, np.nan), where=den > 0)
 
 
-def stability(X: np.ndarray, subsets: np.ndarray,
-              fuzziness: Sequence[float] = FUZZINESS, *,
-              indicator: np.ndarray | None = None) -> Stability:
+def stability(
+    X: np.ndarray,
+    subsets: np.ndarray,
+    fuzziness: Sequence[float] = FUZZINESS,
+    *,
+    indicator: np.ndarray | None = None,
+) -> Stability:
     """Buckley-Voorhees counts (paper Figure 1): for each pair x < y and subset Q_b,
     margin = f max(M(x,Q_b), M(y,Q_b)); EQ if |M(x,Q_b) - M(y,Q_b)| < margin or the two
     means are equal, else GT(x,y) if M(x,Q_b) > M(y,Q_b), else GT(y,x)."""
@@ -387,8 +424,13 @@ def difference_bin(d: np.ndarray) -> np.ndarray:
     return np.minimum(np.floor(np.abs(d) / BIN_WIDTH + 1e-9), NBINS - 1).astype(np.int64)
 
 
-def swap_rates(X: np.ndarray, swap_subsets: np.ndarray, *, level: float = SWAP_LEVEL,
-               indicators: tuple[np.ndarray, np.ndarray] | None = None) -> Swaps:
+def swap_rates(
+    X: np.ndarray,
+    swap_subsets: np.ndarray,
+    *,
+    level: float = SWAP_LEVEL,
+    indicators: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Swaps:
     """Voorhees-Buckley swap rates in the paper's stricter form: for each pair and trial,
     counter(BIN(|d(Q_b)|))++ and, when d(Q_b) d(Q'_b) <= 0, swap_counter(same bin)++."""
     X = np.asarray(X, dtype=float)
@@ -423,8 +465,11 @@ def t_statistic(mean, sd, n: int):
     se = np.asarray(sd, dtype=float) / np.sqrt(n)
     small = se <= TOL
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(small, np.where(np.abs(mean) <= TOL, 0.0, np.sign(mean) * np.inf),
-                     mean / np.where(small, 1.0, se))
+        t = np.where(
+            small,
+            np.where(np.abs(mean) <= TOL, 0.0, np.sign(mean) * np.inf),
+            mean / np.where(small, 1.0, se),
+        )
     return t
 
 
@@ -450,8 +495,14 @@ def _chunks(n: int, size: int):
         yield slice(start, min(n, start + size))
 
 
-def bootstrap_asl(X: np.ndarray, boot: np.ndarray, *, alpha: float = ALPHA,
-                  chunk: int = 512, indicator: np.ndarray | None = None) -> Discrimination:
+def bootstrap_asl(
+    X: np.ndarray,
+    boot: np.ndarray,
+    *,
+    alpha: float = ALPHA,
+    chunk: int = 512,
+    indicator: np.ndarray | None = None,
+) -> Discrimination:
     """Paired bootstrap test per run pair (Sakai 2006, Figure 1): z = per-question
     differences, w = z - mean(z); ASL = #{b : |t(w*_b)| >= |t(z)|} / B with w*_b the
     bootstrap sample b of w (the same question draws for every pair)."""
@@ -490,8 +541,9 @@ class Intervals:
     level: float = 0.95
 
 
-def mean_intervals(X: np.ndarray, boot: np.ndarray, *, level: float = 0.95,
-                   indicator: np.ndarray | None = None) -> Intervals:
+def mean_intervals(
+    X: np.ndarray, boot: np.ndarray, *, level: float = 0.95, indicator: np.ndarray | None = None
+) -> Intervals:
     """95% confidence intervals of each run's mean: mean +- t_{(1+level)/2, n-1} s/sqrt(n)
     and the percentiles (1-level)/2, (1+level)/2 of the bootstrap means."""
     X = np.asarray(X, dtype=float)
@@ -570,30 +622,42 @@ class MetricReliability:
     tau: float = float("nan")
 
 
-def metric_reliability(X: np.ndarray, samples: Samples, *, metric: str = "", gains: str = "",
-                       fuzziness: Sequence[float] = FUZZINESS,
-                       tukey_trials: int | None = None, tests: bool = True) -> MetricReliability:
+def metric_reliability(
+    X: np.ndarray,
+    samples: Samples,
+    *,
+    metric: str = "",
+    gains: str = "",
+    fuzziness: Sequence[float] = FUZZINESS,
+    tukey_trials: int | None = None,
+    tests: bool = True,
+) -> MetricReliability:
     """Stability, swap rates, bootstrap ASLs, intervals and all-pairs tests of ``X``
     (runs x questions, columns in ``samples.questions`` order); with ``tests=False`` the
     paired t, Holm and Tukey p-values are left NaN (a summary over many metrics)."""
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or X.shape[1] != len(samples.questions):
-        raise ValueError(f"the score matrix has shape {X.shape}; the samples are for "
-                         f"{len(samples.questions)} questions")
+        raise ValueError(
+            f"the score matrix has shape {X.shape}; the samples are for "
+            f"{len(samples.questions)} questions"
+        )
     if not np.isfinite(X).all():
         raise ValueError("the scores must be finite")
     nan = np.full(len(X) * (len(X) - 1) // 2, np.nan)
     p_t = paired_t(X) if tests else nan
     ind = samples.indicators
     return MetricReliability(
-        metric, gains,
+        metric,
+        gains,
         stability(X, samples.stability, fuzziness, indicator=ind["stability"]),
         swap_rates(X, samples.swap, indicators=(ind["swap0"], ind["swap1"])),
         bootstrap_asl(X, samples.bootstrap, indicator=ind["bootstrap"]),
         mean_intervals(X, samples.bootstrap, indicator=ind["bootstrap"]),
-        p_t, holm(p_t) if tests else nan,
+        p_t,
+        holm(p_t) if tests else nan,
         tukey_hsd(X, trials=tukey_trials or samples.trials, seed=samples.tukey_seed)
-        if tests else nan,
+        if tests
+        else nan,
     )
 
 
@@ -612,18 +676,27 @@ class Report:
         share of pairs significant by the bootstrap (both descending)."""
         rows = []
         for (metric, gains), r in self.results.items():
-            rows.append({
-                "metric": metric, "gains": gains,
-                "swap_threshold": r.swaps.threshold,
-                "swap_relative": r.swaps.relative,
-                "swap_share": r.swaps.share,
-                "significant_share": r.discrimination.share_significant,
-                "ties_at_5pct_minority": r.stability.ties_at_minority(),
-                "tau_vs_default": r.tau,
-            })
-        return sorted(rows, key=lambda row: (-_num(row["swap_share"]),
-                                             -_num(row["significant_share"]),
-                                             row["metric"], row["gains"]))
+            rows.append(
+                {
+                    "metric": metric,
+                    "gains": gains,
+                    "swap_threshold": r.swaps.threshold,
+                    "swap_relative": r.swaps.relative,
+                    "swap_share": r.swaps.share,
+                    "significant_share": r.discrimination.share_significant,
+                    "ties_at_5pct_minority": r.stability.ties_at_minority(),
+                    "tau_vs_default": r.tau,
+                }
+            )
+        return sorted(
+            rows,
+            key=lambda row: (
+                -_num(row["swap_share"]),
+                -_num(row["significant_share"]),
+                row["metric"],
+                row["gains"],
+            ),
+        )
 
 
 def _num(v) -> float:
@@ -631,36 +704,73 @@ def _num(v) -> float:
     return -1.0 if np.isnan(v) else v
 
 
-def reliability_report(matrices: Mapping[tuple[str, str], np.ndarray], runs: Sequence[str],
-                       samples: Samples, *, fuzziness: Sequence[float] = FUZZINESS,
-                       tukey_trials: int | None = None, tests: bool = True,
-                       config: Mapping[str, object] | None = None) -> Report:
+def reliability_report(
+    matrices: Mapping[tuple[str, str], np.ndarray],
+    runs: Sequence[str],
+    samples: Samples,
+    *,
+    fuzziness: Sequence[float] = FUZZINESS,
+    tukey_trials: int | None = None,
+    tests: bool = True,
+    config: Mapping[str, object] | None = None,
+) -> Report:
     """The report over every (metric, gain label) matrix; Kendall's tau of each metric's
     ranking (by mean) under each gain profile against its first gain profile (the
     collection's default)."""
     results: dict[tuple[str, str], MetricReliability] = {}
     first: dict[str, np.ndarray] = {}
     for (metric, gains), X in matrices.items():
-        r = metric_reliability(X, samples, metric=metric, gains=gains, fuzziness=fuzziness,
-                               tukey_trials=tukey_trials, tests=tests)
+        r = metric_reliability(
+            X,
+            samples,
+            metric=metric,
+            gains=gains,
+            fuzziness=fuzziness,
+            tukey_trials=tukey_trials,
+            tests=tests,
+        )
         means = r.intervals.mean
         tau = kendall_tau(first.setdefault(metric, means), means)
         results[(metric, gains)] = MetricReliability(
-            r.metric, r.gains, r.stability, r.swaps, r.discrimination, r.intervals, r.p_t,
-            r.p_holm, r.p_tukey, tau)
+            r.metric,
+            r.gains,
+            r.stability,
+            r.swaps,
+            r.discrimination,
+            r.intervals,
+            r.p_t,
+            r.p_holm,
+            r.p_tukey,
+            tau,
+        )
     return Report(tuple(runs), samples, results, dict(config or {}))
 
 
 # -- CSV tables ---------------------------------------------------------------------------
 def _preamble(report: Report, table: str) -> dict[str, object]:
     s = report.samples
-    return {"table": table, **report.config, "trials": s.trials, "subset_size": s.subset_size,
-            "seed": "" if s.seed is None else s.seed, "tukey_seed": s.tukey_seed,
-            "questions": len(s.questions), "runs": len(report.runs)}
+    return {
+        "table": table,
+        **report.config,
+        "trials": s.trials,
+        "subset_size": s.subset_size,
+        "seed": "" if s.seed is None else s.seed,
+        "tukey_seed": s.tukey_seed,
+        "questions": len(s.questions),
+        "runs": len(report.runs),
+    }
 
 
-SUMMARY_COLUMNS = ("metric", "gains", "swap_threshold", "swap_relative", "swap_share",
-                   "significant_share", "ties_at_5pct_minority", "tau_vs_default")
+SUMMARY_COLUMNS = (
+    "metric",
+    "gains",
+    "swap_threshold",
+    "swap_relative",
+    "swap_share",
+    "significant_share",
+    "ties_at_5pct_minority",
+    "tau_vs_default",
+)
 
 
 def summary_csv(report: Report) -> str:
@@ -682,8 +792,12 @@ def curves_csv(report: Report) -> str:
             rows.append([metric, gains, "swap", float(e), float(rate), int(cnt)])
         for i, a in enumerate(r.discrimination.curve):
             rows.append([metric, gains, "asl", i + 1, float(a), None])
-    return write_csv(["metric", "gains", "curve", "x", "y", "z"], rows,
-                     _preamble(report, "curves"), float_format=".6g")
+    return write_csv(
+        ["metric", "gains", "curve", "x", "y", "z"],
+        rows,
+        _preamble(report, "curves"),
+        float_format=".6g",
+    )
 
 
 def pairs_csv(report: Report) -> str:
@@ -694,12 +808,25 @@ def pairs_csv(report: Report) -> str:
     for (metric, gains), r in report.results.items():
         m = r.intervals.mean
         for k in range(len(x)):
-            rows.append([metric, gains, report.runs[x[k]], report.runs[y[k]],
-                         float(m[x[k]] - m[y[k]]), float(r.discrimination.asl[k]),
-                         float(r.p_t[k]), float(r.p_holm[k]), float(r.p_tukey[k])])
-    return write_csv(["metric", "gains", "run_x", "run_y", "difference", "asl", "p_t",
-                      "p_holm", "p_tukey"], rows, _preamble(report, "pairs"),
-                     float_format=".6g")
+            rows.append(
+                [
+                    metric,
+                    gains,
+                    report.runs[x[k]],
+                    report.runs[y[k]],
+                    float(m[x[k]] - m[y[k]]),
+                    float(r.discrimination.asl[k]),
+                    float(r.p_t[k]),
+                    float(r.p_holm[k]),
+                    float(r.p_tukey[k]),
+                ]
+            )
+    return write_csv(
+        ["metric", "gains", "run_x", "run_y", "difference", "asl", "p_t", "p_holm", "p_tukey"],
+        rows,
+        _preamble(report, "pairs"),
+        float_format=".6g",
+    )
 
 
 def runs_csv(report: Report) -> str:
@@ -708,19 +835,39 @@ def runs_csv(report: Report) -> str:
     for (metric, gains), r in report.results.items():
         iv = r.intervals
         for i, run in enumerate(report.runs):
-            rows.append([metric, gains, run, float(iv.mean[i]), float(iv.t_low[i]),
-                         float(iv.t_high[i]), float(iv.boot_low[i]), float(iv.boot_high[i])])
-    return write_csv(["metric", "gains", "run", "mean", "t_low", "t_high", "boot_low",
-                      "boot_high"], rows, _preamble(report, "runs"), float_format=".6g")
+            rows.append(
+                [
+                    metric,
+                    gains,
+                    run,
+                    float(iv.mean[i]),
+                    float(iv.t_low[i]),
+                    float(iv.t_high[i]),
+                    float(iv.boot_low[i]),
+                    float(iv.boot_high[i]),
+                ]
+            )
+    return write_csv(
+        ["metric", "gains", "run", "mean", "t_low", "t_high", "boot_low", "boot_high"],
+        rows,
+        _preamble(report, "runs"),
+        float_format=".6g",
+    )
 
 
 TABLES = {"summary": summary_csv, "curves": curves_csv, "pairs": pairs_csv, "runs": runs_csv}
 
 
 # -- from judgments and runs ---------------------------------------------------------------------
-def score_matrices(judgments: Judgments, rankings: Sequence[Ranking], metrics: Sequence[str],
-                   profiles: Sequence[GainProfile], *, beta: float = 1.0,
-                   rbp_p: float = 0.5) -> dict[tuple[str, str], np.ndarray]:
+def score_matrices(
+    judgments: Judgments,
+    rankings: Sequence[Ranking],
+    metrics: Sequence[str],
+    profiles: Sequence[GainProfile],
+    *,
+    beta: float = 1.0,
+    rbp_p: float = 0.5,
+) -> dict[tuple[str, str], np.ndarray]:
     """The (runs x questions) matrix of every metric under every gain profile (keys:
     (metric, profile label)), columns in judgment order, from the engine's ``evaluate``."""
     out: dict[tuple[str, str], np.ndarray] = {}

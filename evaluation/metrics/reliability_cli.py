@@ -21,47 +21,84 @@ from .data import check_unique_names
 from .gains import check_parameters
 from .normalize import MATCH_MODES
 
-DESCRIPTION = ("Reliability of metrics over a set of runs: stability, swap rates, bootstrap "
-               "discriminative power, confidence intervals, Holm and Tukey HSD tests. Prints "
-               "a CSV table with a '# key=value' configuration preamble.")
+DESCRIPTION = (
+    "Reliability of metrics over a set of runs: stability, swap rates, bootstrap "
+    "discriminative power, confidence intervals, Holm and Tukey HSD tests. Prints "
+    "a CSV table with a '# key=value' configuration preamble."
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     src = parser.add_mutually_exclusive_group(required=True)
-    src.add_argument("--judgments", metavar="J.csv",
-                     help="judgments CSV: question_id,synset_id,answer,level")
+    src.add_argument(
+        "--judgments", metavar="J.csv", help="judgments CSV: question_id,synset_id,answer,level"
+    )
     src.add_argument("--qrels", metavar="QRELS", help="TREC qrels: qid 0 docno grade")
-    parser.add_argument("runs", nargs="+", metavar="RUN",
-                        help="two or more run files (QA TSV/CSV or TREC 6-column)")
-    parser.add_argument("--metrics", default="q_measure",
-                        help="comma list of metric columns (default: %(default)s)")
-    parser.add_argument("--gains", default="default",
-                        help="gain profiles separated by ';', the first the reference of "
-                             "Kendall's tau, e.g. 'default;1:1:1;10:5:1;adjusted' "
-                             "(default: the judgments' own gains)")
-    parser.add_argument("--table", choices=sorted(rel.TABLES), default="summary",
-                        help="which table to print (default summary)")
+    parser.add_argument(
+        "runs", nargs="+", metavar="RUN", help="two or more run files (QA TSV/CSV or TREC 6-column)"
+    )
+    parser.add_argument(
+        "--metrics", default="q_measure", help="comma list of metric columns (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--gains",
+        default="default",
+        help="gain profiles separated by ';', the first the reference of "
+        "Kendall's tau, e.g. 'default;1:1:1;10:5:1;adjusted' "
+        "(default: the judgments' own gains)",
+    )
+    parser.add_argument(
+        "--table",
+        choices=sorted(rel.TABLES),
+        default="summary",
+        help="which table to print (default summary)",
+    )
     parser.add_argument("--output", metavar="FILE", help="write the table here")
     parser.add_argument("--trials", type=int, default=1000, help="B (default 1000)")
-    parser.add_argument("--subset-size", type=int, default=None, dest="subset_size",
-                        help="c (default: half the questions)")
+    parser.add_argument(
+        "--subset-size",
+        type=int,
+        default=None,
+        dest="subset_size",
+        help="c (default: half the questions)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
-    parser.add_argument("--tukey-trials", type=int, default=None, dest="tukey_trials",
-                        help="permutations of the randomised Tukey HSD (default: B); "
-                             "they are most of the time on many runs and questions")
-    parser.add_argument("--samples-out", metavar="FILE", dest="samples_out",
-                        help="write the drawn samples (trial, subset, question ids)")
-    parser.add_argument("--samples-in", metavar="FILE", dest="samples_in",
-                        help="use these samples instead of drawing (--trials, "
-                             "--subset-size and --seed are then ignored)")
-    parser.add_argument("--levels", default="S,A,B",
-                        help="level codes in a judgments file, highest first (default S,A,B)")
+    parser.add_argument(
+        "--tukey-trials",
+        type=int,
+        default=None,
+        dest="tukey_trials",
+        help="permutations of the randomised Tukey HSD (default: B); "
+        "they are most of the time on many runs and questions",
+    )
+    parser.add_argument(
+        "--samples-out",
+        metavar="FILE",
+        dest="samples_out",
+        help="write the drawn samples (trial, subset, question ids)",
+    )
+    parser.add_argument(
+        "--samples-in",
+        metavar="FILE",
+        dest="samples_in",
+        help="use these samples instead of drawing (--trials, "
+        "--subset-size and --seed are then ignored)",
+    )
+    parser.add_argument(
+        "--levels",
+        default="S,A,B",
+        help="level codes in a judgments file, highest first (default S,A,B)",
+    )
     parser.add_argument("--beta", type=float, default=1.0, help="Q/R-measure beta (1)")
-    parser.add_argument("--rbp-p", type=float, default=0.5, dest="rbp_p",
-                        help="RBP persistence p (0.5)")
-    parser.add_argument("--match", choices=MATCH_MODES, default="normalized",
-                        help="answer matching for judgments (default normalized)")
-
+    parser.add_argument(
+        "--rbp-p", type=float, default=0.5, dest="rbp_p", help="RBP persistence p (0.5)"
+    )
+    parser.add_argument(
+        "--match",
+        choices=MATCH_MODES,
+        default="normalized",
+        help="answer matching for judgments (default normalized)",
+    )
 
 
 def reliability(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
@@ -91,27 +128,39 @@ def reliability(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
     try:
         judgments, runs = parse_inputs(data, path, run_files, opts, levels)
         check_unique_names(runs)
-        matrices = rel.score_matrices(judgments, runs, metrics, profiles, beta=opts["beta"],
-                                      rbp_p=opts["rbp_p"])
+        matrices = rel.score_matrices(
+            judgments, runs, metrics, profiles, beta=opts["beta"], rbp_p=opts["rbp_p"]
+        )
         questions = [str(q) for q in judgments.questions]
         if opts["samples_in"]:
             samples = rel.samples_from_csv(samples_data)
         else:
-            samples = rel.draw_samples(questions, trials=opts["trials"],
-                                       subset_size=opts["subset_size"], seed=opts["seed"])
+            samples = rel.draw_samples(
+                questions, trials=opts["trials"], subset_size=opts["subset_size"], seed=opts["seed"]
+            )
         order = samples.column_order(questions)
         matrices = {key: X[:, order] for key, X in matrices.items()}
-        config = {"source": Path(path).name, "runs_files": len(runs),
-                  "metrics": ",".join(metrics),
-                  "gains": ";".join(p.label for p in profiles), "beta": opts["beta"],
-                  "rbp_p": opts["rbp_p"],
-                  "tukey_trials": opts["tukey_trials"] or samples.trials}
-        report = rel.reliability_report(matrices, [r.name for r in runs], samples,
-                                        tukey_trials=opts["tukey_trials"], config=config)
+        config = {
+            "source": Path(path).name,
+            "runs_files": len(runs),
+            "metrics": ",".join(metrics),
+            "gains": ";".join(p.label for p in profiles),
+            "beta": opts["beta"],
+            "rbp_p": opts["rbp_p"],
+            "tukey_trials": opts["tukey_trials"] or samples.trials,
+        }
+        report = rel.reliability_report(
+            matrices,
+            [r.name for r in runs],
+            samples,
+            tukey_trials=opts["tukey_trials"],
+            config=config,
+        )
     except InputError as e:
         stderr.write(e.format(limit=None))
-        raise UsageError(f"{len(e.issues)} error(s) in the input; nothing was computed",
-                         returncode=1) from e
+        raise UsageError(
+            f"{len(e.issues)} error(s) in the input; nothing was computed", returncode=1
+        ) from e
     except ValueError as e:
         raise UsageError(str(e)) from e
     if opts["samples_out"]:
@@ -121,7 +170,6 @@ def reliability(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
         _write(opts["output"], text)
     else:
         stdout.write(text)
-
 
 
 def _write(path: str, text: str | Iterable[str]) -> None:

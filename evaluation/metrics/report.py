@@ -28,15 +28,14 @@ def _texts(values: np.ndarray, digits: int | None) -> np.ndarray:
     if digits is None:
         out[:] = list(map(float.__repr__, flat.tolist()))
         return out.reshape(values.shape)
-    scale = 10 ** digits
+    scale = 10**digits
     with np.errstate(invalid="ignore", over="ignore"):
         scaled = flat * scale
         n = np.rint(scaled)
         # rint(v * 10**digits) is v rounded as format() rounds it unless v * 10**digits
         # lies near a half (the product itself is rounded): those, negative values
         # (-0.0 included) and large or odd ones are formatted one by one
-        fast = ((np.abs(scaled - n) < 0.5 - 1e-6) & (n >= 0) & (n < 1e9)
-                & ~np.signbit(flat))
+        fast = (np.abs(scaled - n) < 0.5 - 1e-6) & (n >= 0) & (n < 1e9) & ~np.signbit(flat)
     k = n[fast].astype(np.int64)
     if len(k):
         table = np.empty(int(k.max()) + 1, dtype=object)
@@ -78,11 +77,9 @@ def to_csv(scores: Scores, *, digits: int | None = 6) -> str:
     total).  Text cells as ``csvio.write_csv`` writes them (its reader reads this file
     back)."""
     texts = _with_means(scores, digits)
-    qids = np.asarray([_csv_field(str(q)) + "," for q in scores.questions] + ["all,"],
-                      dtype=object)
+    qids = np.asarray([_csv_field(str(q)) + "," for q in scores.questions] + ["all,"], dtype=object)
     unjudged = scores.unjudged()
-    out = [",".join(["run", "question_id", *map(_csv_field, scores.metrics), "unjudged"])
-           + "\n"]
+    out = [",".join(["run", "question_id", *map(_csv_field, scores.metrics), "unjudged"]) + "\n"]
     nm = len(scores.metrics)
     for i, run in enumerate(scores.runs):
         counts = unjudged[i].tolist()

@@ -3,7 +3,6 @@
 Run with: DATABASE_URL=postgres://postgres@127.0.0.1:5432/qasynset_dev .venv/bin/pytest \
 tests/annotate/test_concurrency.py"""
 
-
 import pytest
 from django.db import connection
 
@@ -18,8 +17,10 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 @pytest.fixture(autouse=True)
 def _postgres_only():
     if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL row locks: set DATABASE_URL=postgres://... "
-                    f"(this run uses {connection.vendor})")
+        pytest.skip(
+            "needs PostgreSQL row locks: set DATABASE_URL=postgres://... "
+            f"(this run uses {connection.vendor})"
+        )
 
 
 def test_same_candidate_judged_twice_one_wins_the_other_is_refused():
@@ -29,10 +30,11 @@ def test_same_candidate_judged_twice_one_wins_the_other_is_refused():
     s = AnswerString.objects.get(question=q)
     v = q.version
     results = race(
-        lambda: services.string_judge(question=q.pk, string=s.pk, new_synset=True, by=a,
-                                      expect="u", version=v),
-        lambda: services.string_judge(question=q.pk, string=s.pk, by=b, expect="u",
-                                      version=v))
+        lambda: services.string_judge(
+            question=q.pk, string=s.pk, new_synset=True, by=a, expect="u", version=v
+        ),
+        lambda: services.string_judge(question=q.pk, string=s.pk, by=b, expect="u", version=v),
+    )
     assert sorted(results) == ["conflict", "ok"]
     q.refresh_from_db()
     assert q.version == v + 1
@@ -46,11 +48,20 @@ def test_two_new_synsets_at_once_both_apply_with_contiguous_ordinals():
     q = make_question(collection=c, unjudged=["one", "two", "three"])
     users = [make_user() for _ in range(3)]
     strings = list(AnswerString.objects.filter(question=q).order_by("id"))
-    results = race(*[
-        (lambda s=s, u=u: services.string_judge(question=q.pk, string=s.pk, new_synset=True,
-                                                by=u, expect="u", version=0))
-        for s, u in zip(strings, users, strict=True)])
+    results = race(
+        *[
+            (
+                lambda s=s, u=u: services.string_judge(
+                    question=q.pk, string=s.pk, new_synset=True, by=u, expect="u", version=0
+                )
+            )
+            for s, u in zip(strings, users, strict=True)
+        ]
+    )
     assert results == ["ok", "ok", "ok"]  # stale versions, but still meaningful
-    assert sorted(AnswerSynset.objects.filter(question=q).values_list("ordinal", flat=True)) \
-        == [1, 2, 3]
+    assert sorted(AnswerSynset.objects.filter(question=q).values_list("ordinal", flat=True)) == [
+        1,
+        2,
+        3,
+    ]
     assert Question.objects.get(pk=q.pk).version == 3

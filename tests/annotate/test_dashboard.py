@@ -43,7 +43,7 @@ def _judge_all(question, user, when):
 def test_throughput_per_assessor_today_and_in_all(world):
     c, _org, a1, _a2, q1, q2 = world
     now = timezone.now()
-    _judge_all(q1, a1, now - timedelta(days=3))         # 3 strings, 90 s to done
+    _judge_all(q1, a1, now - timedelta(days=3))  # 3 strings, 90 s to done
     _judge_all(q2, a1, timezone.localtime(now).replace(hour=0, minute=1))  # today, 30 s
     board = collection_dashboard(c, now=now)
     rows = {a.username: a for a in board.assessors}
@@ -51,7 +51,7 @@ def test_throughput_per_assessor_today_and_in_all(world):
     one = rows["d-a1"]
     assert (one.questions_total, one.strings_total, one.done_total) == (2, 4, 2)
     assert (one.questions_today, one.strings_today) == (1, 1)
-    assert one.median_seconds == pytest.approx(60.0)    # median of 90 s and 30 s
+    assert one.median_seconds == pytest.approx(60.0)  # median of 90 s and 30 s
     two = rows["d-a2"]
     assert (two.questions_total, two.strings_total, two.median_seconds) == (0, 0, None)
     assert (board.questions, board.done, board.todo) == (3, 2, 1)

@@ -16,9 +16,9 @@ pytestmark = pytest.mark.django_db
 def synsets(collection, qid):
     """{ordinal: {text: level}} of one question; judged-incorrect strings under None."""
     out = {}
-    for s in AnswerString.objects.filter(question__collection=collection, question__qid=qid,
-                                         judged_at__isnull=False).select_related("synset",
-                                                                                 "level"):
+    for s in AnswerString.objects.filter(
+        question__collection=collection, question__qid=qid, judged_at__isnull=False
+    ).select_related("synset", "level"):
         ordinal = s.synset.ordinal if s.synset else None
         out.setdefault(ordinal, {})[s.text] = s.level.code if s.level else None
     return out
@@ -26,8 +26,12 @@ def synsets(collection, qid):
 
 def test_beatles_example_1_and_the_fifth_synset(demo):
     beatles = synsets(demo, "EX1-BEATLES")
-    assert beatles[1] == {"Sir Paul McCartney": "S", "Paul McCartney": "S", "McCartney": "A",
-                          "Paul": "B"}
+    assert beatles[1] == {
+        "Sir Paul McCartney": "S",
+        "Paul McCartney": "S",
+        "McCartney": "A",
+        "Paul": "B",
+    }
     assert beatles[4] == {"Ringo Starr": "S", "Starr": "A", "Ringo": "B"}
     assert len([k for k in beatles if k]) == 4
     five = synsets(demo, "EX1-BEATLES-5")
@@ -35,8 +39,7 @@ def test_beatles_example_1_and_the_fifth_synset(demo):
 
 
 def test_dvd_nil_kawabata_nobel_disneyland_bastille(demo):
-    assert synsets(demo, "EX2-DVD")[1] == {"Digital Versatile Disk": "S",
-                                           "Digital Video Disk": "A"}
+    assert synsets(demo, "EX2-DVD")[1] == {"Digital Versatile Disk": "S", "Digital Video Disk": "A"}
     assert synsets(demo, "EX3-LOVE") == {1: {"NIL": "A"}}
     assert synsets(demo, "QAC1-1012")[1] == {"December 10, 1968": "S", "1968": "B"}
     nobel = synsets(demo, "QAC1-1058")
@@ -44,8 +47,12 @@ def test_dvd_nil_kawabata_nobel_disneyland_bastille(demo):
     assert {"Hideki Yukawa", "Doctor Hideki Yukawa"} <= set(nobel[1])
     tdl = synsets(demo, "TDL-1")[1]
     assert (tdl["Chiba prefecture"], tdl["Japan"]) == ("S", "B")
-    assert synsets(demo, "BASTILLE")[1] == {"July 14, 1789": "S", "14 July 1789": "S",
-                                            "July 14": "B", "1789": "B"}
+    assert synsets(demo, "BASTILLE")[1] == {
+        "July 14, 1789": "S",
+        "14 July 1789": "S",
+        "July 14": "B",
+        "1789": "B",
+    }
     assert synsets(demo, "QAC1-1006")[None] == {"October": None, "1998": None}
 
 
@@ -60,10 +67,19 @@ def test_pooled_candidates_and_unjudged_question(demo):
 
 def test_runs_mirror_af_and_noaf(demo):
     def answers(run, qid):
-        return list(RunAnswer.objects.filter(run__collection=demo, run__name=run,
-                                             question__qid=qid).values_list("text", flat=True))
-    assert answers("noAF", "EX1-BEATLES") == ["McCartney", "Lennon", "Paul", "George Harrison",
-                                               "Starr"]
+        return list(
+            RunAnswer.objects.filter(
+                run__collection=demo, run__name=run, question__qid=qid
+            ).values_list("text", flat=True)
+        )
+
+    assert answers("noAF", "EX1-BEATLES") == [
+        "McCartney",
+        "Lennon",
+        "Paul",
+        "George Harrison",
+        "Starr",
+    ]
     assert answers("noAF", "QAC1-1058")[0] == "Hideki Yukawa"
     assert answers("noAF", "QAC1-1058")[3] == "Doctor Hideki Yukawa"
     assert answers("AF", "QAC1-1058")[4] == "Shinichiro Tomonaga"
@@ -73,20 +89,28 @@ def test_runs_mirror_af_and_noaf(demo):
     fullwidth = RunAnswer.objects.get(run__name="AF", question__qid="JA-TDL")
     assert fullwidth.key == AnswerString.objects.get(question__qid="JA-TDL", text="Chiba").key
     assert all(r.owner.username == "participant" for r in demo.runs.all())
-    assert all(len(spec.RUNS[r]["answers"][q]) <= demo.max_output_size
-               for r in spec.RUNS for q in spec.RUNS[r]["answers"])
+    assert all(
+        len(spec.RUNS[r]["answers"][q]) <= demo.max_output_size
+        for r in spec.RUNS
+        for q in spec.RUNS[r]["answers"]
+    )
 
 
 def test_users_roles_and_assignments(demo):
-    roles = dict(Membership.objects.filter(collection=demo)
-                 .values_list("user__username", "role"))
-    assert roles == {"organizer": "organizer", "assessor1": "assessor",
-                     "assessor2": "assessor", "participant": "participant"}
+    roles = dict(Membership.objects.filter(collection=demo).values_list("user__username", "role"))
+    assert roles == {
+        "organizer": "organizer",
+        "assessor1": "assessor",
+        "assessor2": "assessor",
+        "participant": "participant",
+    }
     for username, password, _, staff in spec.USERS:
         user = authenticate(username=username, password=password)
         assert user is not None and user.is_staff == staff
-    assigned = {q.qid: [u.username for u in q.assessors.all()]
-                for q in demo.questions.prefetch_related("assessors")}
+    assigned = {
+        q.qid: [u.username for u in q.assessors.all()]
+        for q in demo.questions.prefetch_related("assessors")
+    }
     assert all(len(a) == 1 and a[0] in ("assessor1", "assessor2") for a in assigned.values())
     assert {a[0] for a in assigned.values()} == {"assessor1", "assessor2"}
 

@@ -26,8 +26,9 @@ def test_constraints_reject_duplicates():
     raises_integrity(lambda: AnswerSynset.objects.create(question=q, ordinal=1))
     raises_integrity(lambda: Level.objects.create(collection=c, code="S", gain=1, order=9))
     run = make_run(collection=c, owner=make_user(), name="r", answers={"Q1": ["Paul"]})
-    raises_integrity(lambda: RunAnswer.objects.create(run=run, question=q, rank=1, text="x",
-                                                      key="x"))
+    raises_integrity(
+        lambda: RunAnswer.objects.create(run=run, question=q, rank=1, text="x", key="x")
+    )
     raises_integrity(lambda: Run.objects.create(collection=c, owner=run.owner, name="r"))
     # same qid in another collection is fine
     Question.objects.create(collection=make_collection(), qid="Q1", text="fine")
@@ -37,10 +38,14 @@ def test_string_level_and_synset_go_together():
     c = make_collection()
     q = make_question(collection=c, synsets=[[("Paul", "S")]])
     s_level = c.levels.get(code="S")
-    raises_integrity(lambda: AnswerString.objects.create(question=q, text="x", key="x",
-                                                         level=s_level, judged_at=timezone.now()))
-    raises_integrity(lambda: AnswerString.objects.create(
-        question=q, text="y", key="y", synset=q.synsets.first()))  # no level
+    raises_integrity(
+        lambda: AnswerString.objects.create(
+            question=q, text="x", key="x", level=s_level, judged_at=timezone.now()
+        )
+    )
+    raises_integrity(
+        lambda: AnswerString.objects.create(question=q, text="y", key="y", synset=q.synsets.first())
+    )  # no level
 
 
 def test_role_helper_allows_and_refuses():
@@ -64,8 +69,12 @@ def test_role_helper_allows_and_refuses():
 
 def test_overview_counts_and_403_for_non_members(client):
     c = make_collection(slug="c1")
-    make_question(collection=c, synsets=[[("a", "S"), ("b", "A")], [("c", "B")]],
-                  incorrect=["d"], unjudged=["e", "f"])
+    make_question(
+        collection=c,
+        synsets=[[("a", "S"), ("b", "A")], [("c", "B")]],
+        incorrect=["d"],
+        unjudged=["e", "f"],
+    )
     make_question(collection=c)
     member, stranger = make_user(), make_user()
     add_member(collection=c, user=member, role="assessor")
@@ -76,8 +85,13 @@ def test_overview_counts_and_403_for_non_members(client):
     r = client.get("/collections/c1/")
     assert r.status_code == 200
     stats = r.context["stats"]
-    assert (stats["questions"], stats["synsets"], stats["judged"], stats["unjudged"],
-            stats["runs"]) == (2, 2, 4, 2, 0)
+    assert (
+        stats["questions"],
+        stats["synsets"],
+        stats["judged"],
+        stats["unjudged"],
+        stats["runs"],
+    ) == (2, 2, 4, 2, 0)
     assert client.get("/collections/c1/runs/").status_code == 403  # assessors see no runs
     r = client.get("/collections/")
     assert [row["collection"].slug for row in r.context["rows"]] == ["c1"]
@@ -92,13 +106,22 @@ def dump():
         "members": sorted(c.memberships.values_list("user__username", "role")),
         "questions": list(c.questions.values_list("qid", "text", "status")),
         "assessors": sorted(c.questions.values_list("qid", "assessors__username")),
-        "synsets": list(AnswerSynset.objects.filter(question__collection=c)
-                        .values_list("question__qid", "ordinal")),
-        "strings": sorted(AnswerString.objects.filter(question__collection=c).values_list(
-            "question__qid", "text", "key", "synset__ordinal", "level__code", "source")),
+        "synsets": list(
+            AnswerSynset.objects.filter(question__collection=c).values_list(
+                "question__qid", "ordinal"
+            )
+        ),
+        "strings": sorted(
+            AnswerString.objects.filter(question__collection=c).values_list(
+                "question__qid", "text", "key", "synset__ordinal", "level__code", "source"
+            )
+        ),
         "runs": sorted(c.runs.values_list("name", "owner__username", "sha256")),
-        "answers": sorted(RunAnswer.objects.filter(run__collection=c).values_list(
-            "run__name", "question__qid", "rank", "text", "key")),
+        "answers": sorted(
+            RunAnswer.objects.filter(run__collection=c).values_list(
+                "run__name", "question__qid", "rank", "text", "key"
+            )
+        ),
     }
 
 
@@ -106,6 +129,7 @@ def test_load_demo_twice_gives_the_same_data():
     from django.contrib.auth import get_user_model
 
     from evaluation.management.commands.load_demo import load_demo
+
     load_demo()
     first = dump()
     users = get_user_model().objects.count()

@@ -47,6 +47,7 @@ def test_next_question_after_the_one_left(client, world):
 # -- a question that gains an unjudged string is not done --------------------------------------
 def _done(q):
     from annotate.models import Question
+
     Question.objects.filter(pk=q.pk).update(status="done")
     q.refresh_from_db()
     return q
@@ -57,10 +58,13 @@ def test_pooling_reopens_done_questions_and_folds_spellings(world):
     from annotate.selectors import next_question
     from evaluation.services import run_pool
     from tests.factories import make_run
+
     c, q1, q2, ass = world
     _done(q2)
-    assert next_question(ass, collection=c, after=q1) is None or \
-        next_question(ass, collection=c, after=q1).pk != q2.pk
+    assert (
+        next_question(ass, collection=c, after=q1) is None
+        or next_question(ass, collection=c, after=q1).pk != q2.pk
+    )
     run = make_run(collection=c, owner=ass, answers={"Q2": ["Kyoto", "kyoto", "KYOTO", "tokyo"]})
     assert run_pool(run=run, by=ass) == 1
     q2.refresh_from_db()
@@ -79,10 +83,15 @@ def test_pooling_reopens_done_questions_and_folds_spellings(world):
 
 def test_flat_answers_reopen_done_questions(world):
     from annotate.imports import collection_import
+
     c, _q1, q2, _ass = world
     _done(q2)
-    plan = collection_import(collection=c, kind="flat", filename="a.csv",
-                             data=b"question_id,answer\nQ2,Osaka\nQ2,osaka\nQ2,Tokyo\n")
+    plan = collection_import(
+        collection=c,
+        kind="flat",
+        filename="a.csv",
+        data=b"question_id,answer\nQ2,Osaka\nQ2,osaka\nQ2,Tokyo\n",
+    )
     assert plan.counts["candidate strings to add"] == 1
     q2.refresh_from_db()
     assert q2.status == "in_progress"
@@ -91,6 +100,7 @@ def test_flat_answers_reopen_done_questions(world):
 
 def test_typed_or_unjudged_string_reopens_a_done_question(world):
     from annotate import services
+
     _c, _q1, q2, ass = world
     _done(q2)
     event = services.string_add(question=q2, text="Edo", by=ass)
@@ -110,6 +120,7 @@ def test_undo_never_leaves_a_done_question_with_an_unjudged_string(world):
     from annotate import services
     from evaluation.services import run_pool
     from tests.factories import make_run
+
     c, _q1, q2, ass = world
     _done(q2)
     tokyo = q2.strings.get(text="Tokyo")
@@ -130,6 +141,7 @@ def test_unassigned_question_is_offered_to_every_assessor_and_claimed_by_the_fir
     from annotate.selectors import next_question
     from evaluation.services import run_pool
     from tests.factories import make_run
+
     c = make_collection(slug="u")
     q = make_question(collection=c, qid="U1", synsets=[[("Paris", "S")]])
     q.status = "done"
@@ -159,8 +171,11 @@ def test_unassigned_question_is_offered_to_every_assessor_and_claimed_by_the_fir
     assert r.context["may_write"] and "Read only" not in html and "your first change" in html
 
     lyon = AnswerString.objects.get(question=q, text="Lyon")
-    r = client.post(url(q, "act"), {"op": "incorrect", "string": lyon.pk, "expect": "u",
-                                    "version": q.version}, headers={"HX-Request": "true"})
+    r = client.post(
+        url(q, "act"),
+        {"op": "incorrect", "string": lyon.pk, "expect": "u", "version": q.version},
+        headers={"HX-Request": "true"},
+    )
     assert r.status_code == 200 and "notice" not in r.content.decode()
     assert list(q.assessors.all()) == [a1]  # claimed by the first judgment
     assert JudgmentEvent.objects.filter(question=q, action="question_claim", user=a1).exists()
@@ -168,8 +183,11 @@ def test_unassigned_question_is_offered_to_every_assessor_and_claimed_by_the_fir
 
     client.force_login(a2)
     assert "Read only" in client.get(url(q)).content.decode()
-    r = client.post(url(q, "act"), {"op": "unjudge", "string": lyon.pk, "expect": "x"},
-                    headers={"HX-Request": "true"})
+    r = client.post(
+        url(q, "act"),
+        {"op": "unjudge", "string": lyon.pk, "expect": "x"},
+        headers={"HX-Request": "true"},
+    )
     assert r.status_code == 200 and "assigned to another assessor" in r.content.decode()
     assert client.post(url(q, "act"), {"op": "unjudge", "string": lyon.pk}).status_code == 403
     lyon.refresh_from_db()
@@ -178,6 +196,7 @@ def test_unassigned_question_is_offered_to_every_assessor_and_claimed_by_the_fir
 
 def test_claim_refused_when_another_assessor_took_the_question():
     from annotate import services
+
     c = make_collection()
     q = make_question(collection=c)
     a1, a2 = make_user(), make_user()
@@ -191,6 +210,7 @@ def test_next_question_skips_questions_with_nothing_to_judge(client, world):
     """A question with no strings at all is never offered; one fully judged but not done
     still is (it waits for its "done"), a done one never."""
     from annotate.selectors import next_question
+
     c, q1, q2, ass = world
     empty = make_question(collection=c, qid="Q3")
     empty.assessors.add(ass)
@@ -235,8 +255,10 @@ def test_history_says_why_a_question_reopened_without_naming_the_run(client):
     q = make_question(collection=c, qid="RH-1", synsets=[[("Paris", "S")]])
     q.status = "done"
     q.save()
-    run_pool(run=make_run(collection=c, owner=org, name="secret-run-xyz",
-                          answers={"RH-1": ["Lyon"]}), by=org)
+    run_pool(
+        run=make_run(collection=c, owner=org, name="secret-run-xyz", answers={"RH-1": ["Lyon"]}),
+        by=org,
+    )
     lines = [h["sentence"] for h in question_history(q)]
     assert "the question was reopened (answers of a run were pooled)" in lines
     assert not any("secret-run-xyz" in line for line in lines)

@@ -27,15 +27,20 @@ def test_every_operation_the_page_sends_is_in_the_table():
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("post, says", [
-    ({"op": "split"}, "Tick the strings to split out first."),
-    ({"op": "add", "ordinal": "0"}, "No answer string chosen."),
-    ({"op": "add", "string": "1", "ordinal": "x"}, "There is no synset x."),
-    ({"op": "add", "string": "1", "ordinal": "3", "page_synsets": "7"},
-     "There is no synset 3 on your page"),
-    ({"op": "type", "text": "   "}, "Type an answer string first."),
-    ({"op": "jump"}, "Unknown operation"),
-])
+@pytest.mark.parametrize(
+    "post, says",
+    [
+        ({"op": "split"}, "Tick the strings to split out first."),
+        ({"op": "add", "ordinal": "0"}, "No answer string chosen."),
+        ({"op": "add", "string": "1", "ordinal": "x"}, "There is no synset x."),
+        (
+            {"op": "add", "string": "1", "ordinal": "3", "page_synsets": "7"},
+            "There is no synset 3 on your page",
+        ),
+        ({"op": "type", "text": "   "}, "Type an answer string first."),
+        ({"op": "jump"}, "Unknown operation"),
+    ],
+)
 def test_a_refused_post_changes_nothing_and_says_why(client, post, says):
     c = make_collection()
     q = make_question(collection=c, synsets=[[("Paris", "S")]], unjudged=["Lyon"])

@@ -20,16 +20,22 @@ HX = {"HX-Request": "true"}
 @pytest.fixture
 def world():
     c = make_collection(slug="w", guidelines="Group equal answers.")
-    q = make_question(collection=c, qid="Q1", text="Capital of France?",
-                      synsets=[[("Paris", "S")]], unjudged=["paris, france", "Lyon", "Pariss"])
+    q = make_question(
+        collection=c,
+        qid="Q1",
+        text="Capital of France?",
+        synsets=[[("Paris", "S")]],
+        unjudged=["paris, france", "Lyon", "Pariss"],
+    )
     users = {role: make_user(username=role) for role in ("org", "ass", "other", "part")}
     add_member(collection=c, user=users["org"], role="organizer")
     add_member(collection=c, user=users["ass"], role="assessor")
     add_member(collection=c, user=users["other"], role="assessor")
     add_member(collection=c, user=users["part"], role="participant")
     q.assessors.add(users["ass"])
-    make_run(collection=c, owner=users["part"], name="secret-run-a",
-             answers={"Q1": ["Lyon", "Paris"]})
+    make_run(
+        collection=c, owner=users["part"], name="secret-run-a", answers={"Q1": ["Lyon", "Paris"]}
+    )
     make_run(collection=c, owner=users["part"], name="secret-run-b", answers={"Q1": ["lyon"]})
     return c, q, users
 
@@ -72,8 +78,11 @@ def test_unassigned_assessor_reads_but_cannot_write(client, world):
     lyon = AnswerString.objects.get(question=q, text="Lyon")
     assert client.post(url(q, "act"), {"op": "incorrect", "string": lyon.pk}).status_code == 403
     client.force_login(users["org"])  # organizers judge anything
-    r = client.post(url(q, "act"), {"op": "incorrect", "string": lyon.pk, "expect": "u",
-                                    "version": q.version}, headers=HX)
+    r = client.post(
+        url(q, "act"),
+        {"op": "incorrect", "string": lyon.pk, "expect": "u", "version": q.version},
+        headers=HX,
+    )
     assert r.status_code == 200 and "<html" not in r.content.decode()
     lyon.refresh_from_db()
     assert lyon.state == "incorrect"
@@ -83,9 +92,18 @@ def test_post_as_htmx_and_plain_form_and_stale_notice(client, world):
     _, q, users = world
     client.force_login(users["ass"])
     paris_fr = AnswerString.objects.get(question=q, text="paris, france")
-    r = client.post(url(q, "act"), {"op": "add", "string": paris_fr.pk, "ordinal": "1",
-                                    "level": "A", "expect": "u", "version": q.version},
-                    headers=HX)
+    r = client.post(
+        url(q, "act"),
+        {
+            "op": "add",
+            "string": paris_fr.pk,
+            "ordinal": "1",
+            "level": "A",
+            "expect": "u",
+            "version": q.version,
+        },
+        headers=HX,
+    )
     assert r.status_code == 200 and "notice" not in r.content.decode()
     paris_fr.refresh_from_db()
     assert (paris_fr.synset.ordinal, paris_fr.level.code) == (1, "A")
@@ -94,8 +112,11 @@ def test_post_as_htmx_and_plain_form_and_stale_notice(client, world):
     assert "ass put “paris, france” in synset 1 (level A)" in history
     assert 'data-ordinal="1"' in r.content.decode() and "2 strings" in r.content.decode()
     # a second tab still shows version 0 and "u" for the same string: refused, visibly
-    r = client.post(url(q, "act"), {"op": "incorrect", "string": paris_fr.pk, "expect": "u",
-                                    "version": 0}, headers=HX)
+    r = client.post(
+        url(q, "act"),
+        {"op": "incorrect", "string": paris_fr.pk, "expect": "u", "version": 0},
+        headers=HX,
+    )
     assert r.status_code == 200 and "was not applied" in r.content.decode()
     paris_fr.refresh_from_db()
     assert paris_fr.state == "correct"
@@ -105,8 +126,9 @@ def test_post_as_htmx_and_plain_form_and_stale_notice(client, world):
     assert r.status_code == 302 and r.headers["Location"] == url(q)
     assert Question.objects.get(pk=q.pk).synsets.count() == 2
     # typed string, then done refused while candidates remain, then done -> next question
-    r = client.post(url(q, "act"), {"op": "type", "text": "Lutèce", "target": "new",
-                                    "level": "B"}, headers=HX)
+    r = client.post(
+        url(q, "act"), {"op": "type", "text": "Lutèce", "target": "new", "level": "B"}, headers=HX
+    )
     assert "Lutèce" in r.content.decode()
     r = client.post(url(q, "act"), {"op": "done"}, headers=HX)
     assert "Judge every candidate" in r.content.decode()
@@ -128,12 +150,21 @@ def test_question_list_filters_partial_and_assignment(client, world):
     assert "Q2" in html and ">Q1<" not in html and "<html" not in html
     r = client.get("/collections/w/questions/?unjudged=1")
     assert [(x.qid, x.n_unjudged, x.n_synsets) for x in r.context["questions"]] == [("Q1", 3, 1)]
-    r = client.post("/collections/w/questions/assign/", {
-        "questions": [q.pk, q2.pk], "assessors": [users["ass"].pk, users["other"].pk],
-        "scope": "selected", "mode": "round_robin", "replace": "1"})
+    r = client.post(
+        "/collections/w/questions/assign/",
+        {
+            "questions": [q.pk, q2.pk],
+            "assessors": [users["ass"].pk, users["other"].pk],
+            "scope": "selected",
+            "mode": "round_robin",
+            "replace": "1",
+        },
+    )
     assert r.status_code == 302
-    assert [list(x.assessors.values_list("username", flat=True))
-            for x in (q, q2)] == [["ass"], ["other"]]
+    assert [list(x.assessors.values_list("username", flat=True)) for x in (q, q2)] == [
+        ["ass"],
+        ["other"],
+    ]
     client.force_login(users["ass"])
     assert client.post("/collections/w/questions/assign/", {}).status_code == 403
     r = client.get("/queue/next/")
@@ -155,8 +186,11 @@ def test_workspace_query_count_is_bounded(client, django_assert_max_num_queries)
     assert r.status_code == 200 and len(r.context["synsets"]) == 100
     cand = AnswerString.objects.filter(question=q, judged_at__isnull=True).first()
     with django_assert_max_num_queries(30):
-        r = client.post(url(q, "act"), {"op": "add", "string": cand.pk, "ordinal": "7",
-                                        "expect": "u", "version": q.version}, headers=HX)
+        r = client.post(
+            url(q, "act"),
+            {"op": "add", "string": cand.pk, "ordinal": "7", "expect": "u", "version": q.version},
+            headers=HX,
+        )
     assert r.status_code == 200 and "notice" not in r.content.decode()
     # 12, and one for the navigation (the user's roles decide its entries)
     with django_assert_max_num_queries(13):
@@ -172,6 +206,7 @@ def test_candidate_row_shows_the_suggestion_reason(client, world):
     assert pariss.suggestion_reason
     html = r.content.decode()
     from django.utils.html import escape
+
     reason = escape(pariss.suggestion_reason)
     assert f'<span class="suggest-reason muted">{reason}</span>' in html
     assert f"suggested synset 1: {reason}" in html  # also as the title
@@ -198,18 +233,22 @@ def test_guidelines_box_shows_guidelines_and_levels(client, world):
 def test_history_lines_say_what_happened_in_words(client, world):
     from annotate import services
     from annotate.selectors import history_sentence, question_history
+
     _, q, users = world
     ass = users["ass"]
     lyon = AnswerString.objects.get(question=q, text="Lyon")
     pariss = AnswerString.objects.get(question=q, text="Pariss")
     services.string_judge(question=q, string=lyon.pk, by=ass, new_synset=True, level="A")
-    services.string_judge(question=q, string=pariss.pk, by=ass,
-                          synset=q.synsets.get(ordinal=1).pk, level="S")
+    services.string_judge(
+        question=q, string=pariss.pk, by=ass, synset=q.synsets.get(ordinal=1).pk, level="S"
+    )
     services.string_set_level(question=q, string=lyon.pk, level="B", by=ass)
-    services.string_judge(question=q, string=AnswerString.objects.get(
-        question=q, text="paris, france").pk, by=ass)
-    services.synset_merge(question=q, by=ass, synsets=[q.synsets.get(ordinal=1).pk,
-                                                        q.synsets.get(ordinal=2).pk])
+    services.string_judge(
+        question=q, string=AnswerString.objects.get(question=q, text="paris, france").pk, by=ass
+    )
+    services.synset_merge(
+        question=q, by=ass, synsets=[q.synsets.get(ordinal=1).pk, q.synsets.get(ordinal=2).pk]
+    )
     services.question_undo(question=q, by=ass)
     lines = [e["sentence"] for e in question_history(q)]
     assert lines == [
@@ -224,12 +263,15 @@ def test_history_lines_say_what_happened_in_words(client, world):
     html = client.get(url(q)).content.decode()
     assert "ass put “Pariss” in synset 1 (level S)" in html
     import re
+
     shown = re.sub(r"<[^>]+>", "", html.split('class="history')[1].split("</ol>")[0])
     assert "string_add" not in shown and "string_new_synset" not in shown
     # an action it does not know is still readable; old events without details too
     assert history_sentence({"user_name": None, "action": "foo_bar"}) == "system: foo bar"
-    assert history_sentence({"user_name": "a", "action": "string_add", "text": "x"}) == \
-        "a put “x” in a synset"
+    assert (
+        history_sentence({"user_name": "a", "action": "string_add", "text": "x"})
+        == "a put “x” in a synset"
+    )
 
 
 def test_notice_when_another_assessor_is_on_the_question(client, world):
@@ -239,6 +281,7 @@ def test_notice_when_another_assessor_is_on_the_question(client, world):
     from django.utils import timezone
 
     from annotate import presence
+
     _, q, users = world
     cache.delete(f"judge-presence:{q.pk}")
     client.force_login(users["ass"])

@@ -20,8 +20,10 @@ def study(client):
     add_member(collection=c, user=p, role="participant")
     q = make_question(collection=c, qid="Q1", unjudged=["Lennon", "McCartney", "Yoko"])
     client.force_login(org)
-    r = client.post(reverse("annotate:collection-layers-request", args=[c.slug]),
-                    {"assessors": [a.pk, b.pk], "k": "2"})
+    r = client.post(
+        reverse("annotate:collection-layers-request", args=[c.slug]),
+        {"assessors": [a.pk, b.pk], "k": "2"},
+    )
     assert r.status_code == 302
     ids = {s.text: s.pk for s in q.strings.all()}
     return {"c": c, "q": q, "org": org, "a": a, "b": b, "p": p, "ids": ids}
@@ -55,12 +57,12 @@ def test_layer_page_is_blind_and_keyboard_ready(client, study):
     page = client.get(url).content.decode()
     assert "1 S" not in page  # bob sees his own, empty layer
     # an assessor cannot adjudicate, and a participant sees no layer page at all
-    assert client.get(reverse("annotate:question-adjudicate", args=[w["q"].pk])
-                      ).status_code == 403
+    assert client.get(reverse("annotate:question-adjudicate", args=[w["q"].pk])).status_code == 403
     client.force_login(w["p"])
     assert client.get(url).status_code == 403
-    assert client.get(reverse("annotate:collection-agreement", args=[w["c"].slug])
-                      ).status_code == 403
+    assert (
+        client.get(reverse("annotate:collection-agreement", args=[w["c"].slug])).status_code == 403
+    )
 
 
 def test_judge_undo_done_through_the_page(client, study):
@@ -77,26 +79,29 @@ def test_judge_undo_done_through_the_page(client, study):
 
 def test_adjudication_and_agreement_pages(client, study):
     w = study
-    judge_all(client, w, w["a"], [("Lennon", "new", "S"), ("McCartney", "new", "S"),
-                                  ("Yoko", "x", "")])
-    judge_all(client, w, w["b"], [("Lennon", "new", "S"), ("McCartney", "x", ""),
-                                  ("Yoko", "x", "")])
+    judge_all(
+        client, w, w["a"], [("Lennon", "new", "S"), ("McCartney", "new", "S"), ("Yoko", "x", "")]
+    )
+    judge_all(
+        client, w, w["b"], [("Lennon", "new", "S"), ("McCartney", "x", ""), ("Yoko", "x", "")]
+    )
     client.force_login(w["org"])
     url = reverse("annotate:question-adjudicate", args=[w["q"].pk])
     page = client.get(url).content.decode()
     assert "1 string left to resolve" in page
     assert page.count('class="tag">differs') == 1
     layer_a = JudgingLayer.objects.get(question=w["q"], assessor=w["a"])
-    r = client.post(reverse("annotate:question-adjudicate-act", args=[w["q"].pk]),
-                    {"op": "take", "layer": layer_a.pk, "string": w["ids"]["McCartney"]})
+    r = client.post(
+        reverse("annotate:question-adjudicate-act", args=[w["q"].pk]),
+        {"op": "take", "layer": layer_a.pk, "string": w["ids"]["McCartney"]},
+    )
     assert r.status_code == 302 and r.url.endswith(f"#s{w['ids']['McCartney']}")
     s = w["q"].strings.get(text="McCartney")
     assert s.synset is not None and s.level.code == "S"
     client.post(reverse("annotate:question-adjudicate-act", args=[w["q"].pk]), {"op": "undo"})
     s.refresh_from_db()
     assert s.judged_at is None
-    page = client.get(reverse("annotate:collection-agreement", args=[w["c"].slug])
-                      ).content.decode()
+    page = client.get(reverse("annotate:collection-agreement", args=[w["c"].slug])).content.decode()
     assert "<h1>Agreement</h1>" in page and "ann – bob" in page
     assert reverse("annotate:question-adjudicate", args=[w["q"].pk]) in page
     csv = client.get(reverse("annotate:collection-layers-csv", args=[w["c"].slug]))
@@ -110,10 +115,12 @@ def test_adjudication_and_agreement_pages(client, study):
 
 def test_agreement_page_query_budget(client, study, django_assert_max_num_queries):
     w = study
-    judge_all(client, w, w["a"], [("Lennon", "new", "S"), ("McCartney", "new", "A"),
-                                  ("Yoko", "x", "")])
-    judge_all(client, w, w["b"], [("Lennon", "new", "S"), ("McCartney", "new", "B"),
-                                  ("Yoko", "new", "B")])
+    judge_all(
+        client, w, w["a"], [("Lennon", "new", "S"), ("McCartney", "new", "A"), ("Yoko", "x", "")]
+    )
+    judge_all(
+        client, w, w["b"], [("Lennon", "new", "S"), ("McCartney", "new", "B"), ("Yoko", "new", "B")]
+    )
     client.force_login(w["org"])
     url = reverse("annotate:collection-agreement", args=[w["c"].slug])
     with django_assert_max_num_queries(16):
@@ -126,8 +133,10 @@ def test_the_gold_judging_page_sends_a_layer_assessor_to_their_layer(client, stu
     r = client.get(reverse("annotate:question-judge", args=[w["q"].pk]))
     assert r.status_code == 302
     assert r.url == reverse("annotate:question-layer", args=[w["q"].pk])
-    r = client.post(reverse("annotate:question-act", args=[w["q"].pk]),
-                    {"op": "type", "text": "gold?", "target": "new"})
+    r = client.post(
+        reverse("annotate:question-act", args=[w["q"].pk]),
+        {"op": "type", "text": "gold?", "target": "new"},
+    )
     assert r.status_code == 403
     assert not w["q"].strings.filter(text="gold?").exists()
     client.force_login(w["org"])  # organizers still judge gold directly
@@ -136,13 +145,15 @@ def test_the_gold_judging_page_sends_a_layer_assessor_to_their_layer(client, stu
 
 def test_the_others_layers_appear_once_mine_is_done(client, study):
     w = study
-    judge_all(client, w, w["b"], [("Lennon", "new", "S"), ("McCartney", "x", ""),
-                                  ("Yoko", "x", "")])
+    judge_all(
+        client, w, w["b"], [("Lennon", "new", "S"), ("McCartney", "x", ""), ("Yoko", "x", "")]
+    )
     client.force_login(w["a"])
     url = reverse("annotate:question-layer", args=[w["q"].pk])
     assert "<th>bob</th>" not in client.get(url).content.decode()
-    judge_all(client, w, w["a"], [("Lennon", "new", "S"), ("McCartney", "x", ""),
-                                  ("Yoko", "x", "")])
+    judge_all(
+        client, w, w["a"], [("Lennon", "new", "S"), ("McCartney", "x", ""), ("Yoko", "x", "")]
+    )
     client.force_login(w["a"])
     page = client.get(url).content.decode()
     assert "<th>bob</th>" in page and "Adjudicate" not in page

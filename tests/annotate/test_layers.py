@@ -24,8 +24,9 @@ def study():
     add_member(collection=c, user=org, role="organizer")
     add_member(collection=c, user=a, role="assessor")
     add_member(collection=c, user=b, role="assessor")
-    q = make_question(collection=c, qid="Q1",
-                      unjudged=["Lennon", "John Lennon", "McCartney", "Ringo", "Yoko"])
+    q = make_question(
+        collection=c, qid="Q1", unjudged=["Lennon", "John Lennon", "McCartney", "Ringo", "Yoko"]
+    )
     L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
     la, lb = (JudgingLayer.objects.get(question=q, assessor=u) for u in (a, b))
     ids = {s.text: s.pk for s in q.strings.all()}
@@ -52,17 +53,20 @@ def test_request_assigns_k_assessors_and_keeps_single_questions_alone():
     for u in judges:
         add_member(collection=c, user=u, role="assessor")
     qs = [make_question(collection=c, unjudged=["x"]) for _ in range(6)]
-    done = L.layers_request(collection=c, questions=qs, assessors=judges, by=org, k=2,
-                            sample=4, seed=7)
+    done = L.layers_request(
+        collection=c, questions=qs, assessors=judges, by=org, k=2, sample=4, seed=7
+    )
     assert done.questions == 4 and done.layers == 8
     assert LayerRequest.objects.count() == 4
     for q in qs:
         n = JudgingLayer.objects.filter(question=q).count()
         assert n in (0, 2)
         assert set(q.assessors.values_list("pk", flat=True)) == set(
-            JudgingLayer.objects.filter(question=q).values_list("assessor", flat=True))
-    again = L.layers_request(collection=c, questions=qs, assessors=judges, by=org, k=2,
-                             sample=4, seed=7)
+            JudgingLayer.objects.filter(question=q).values_list("assessor", flat=True)
+        )
+    again = L.layers_request(
+        collection=c, questions=qs, assessors=judges, by=org, k=2, sample=4, seed=7
+    )
     assert again.qids == done.qids and again.layers == 0
     with pytest.raises(Conflict):
         L.layers_request(collection=c, questions=qs, assessors=judges[:1], by=org, k=2)
@@ -74,16 +78,20 @@ def test_layers_are_blind_until_done(study):
     judge(la, a, ids, [("Lennon", 1, "S")])
     assert set(JudgingLayer.objects.readable_by(a).filter(question=q)) == {la}
     assert set(JudgingLayer.objects.readable_by(b).filter(question=q)) == {lb}
-    judge(la, a, ids, [("John Lennon", 1, "S"), ("McCartney", 2, "S"), ("Ringo", 3, "A"),
-                       ("Yoko", None, None)])
+    judge(
+        la,
+        a,
+        ids,
+        [("John Lennon", 1, "S"), ("McCartney", 2, "S"), ("Ringo", 3, "A"), ("Yoko", None, None)],
+    )
     L.layer_mark_done(layer=la, by=a)
     assert set(JudgingLayer.objects.readable_by(a).filter(question=q)) == {la, lb}
     assert set(JudgingLayer.objects.readable_by(b).filter(question=q)) == {lb}
-    assert set(JudgingLayer.objects.readable_by(org, organizer=True).filter(question=q)) == {
-        la, lb}
+    assert set(JudgingLayer.objects.readable_by(org, organizer=True).filter(question=q)) == {la, lb}
     # gold is untouched by layer work, and gold's history does not show it
     assert not AnswerString.objects.filter(question=q, judged_at__isnull=False).exists()
     from annotate.selectors import question_history
+
     assert question_history(q) == []
 
 
@@ -124,10 +132,20 @@ def test_layer_merge_and_renumber(study):
     assert rows == {"Lennon": 1, "Ringo": 1, "McCartney": 2}
 
 
-PLAN_A = [("Lennon", 1, "S"), ("John Lennon", 1, "S"), ("McCartney", 2, "S"), ("Ringo", 3, "A"),
-          ("Yoko", None, None)]
-PLAN_B = [("Lennon", 1, "S"), ("John Lennon", 1, "S"), ("McCartney", 2, "A"),
-          ("Ringo", None, None), ("Yoko", None, None)]
+PLAN_A = [
+    ("Lennon", 1, "S"),
+    ("John Lennon", 1, "S"),
+    ("McCartney", 2, "S"),
+    ("Ringo", 3, "A"),
+    ("Yoko", None, None),
+]
+PLAN_B = [
+    ("Lennon", 1, "S"),
+    ("John Lennon", 1, "S"),
+    ("McCartney", 2, "A"),
+    ("Ringo", None, None),
+    ("Yoko", None, None),
+]
 
 
 def both_done(study):
@@ -139,8 +157,14 @@ def both_done(study):
 
 
 def gold(q):
-    return {s.text: (s.synset.ordinal if s.synset else None, s.level.code if s.level else None,
-                     s.judged_at is not None) for s in q.strings.select_related("synset", "level")}
+    return {
+        s.text: (
+            s.synset.ordinal if s.synset else None,
+            s.level.code if s.level else None,
+            s.judged_at is not None,
+        )
+        for s in q.strings.select_related("synset", "level")
+    }
 
 
 def test_agreement_goes_to_gold_and_the_rest_to_adjudication(study):
@@ -176,8 +200,11 @@ def test_adjudicate_take_string_and_synset_then_undo(study):
     # take the left layer's view of a string of an agreed synset: it joins that synset
     L.adjudicate_take(question=q, layer=la, strings=[ids["Ringo"]], by=org)
     assert gold(q)["Ringo"] == (2, "A", True)
-    actions = list(JudgmentEvent.objects.filter(question=q, layer__isnull=True)
-                   .values_list("action", flat=True))
+    actions = list(
+        JudgmentEvent.objects.filter(question=q, layer__isnull=True).values_list(
+            "action", flat=True
+        )
+    )
     assert actions.count("adjudicate_take") == 3 and "layers_agree" in actions
 
 
@@ -211,6 +238,7 @@ def test_full_agreement_marks_the_question_done(study):
 def test_layers_csv_round_trip(study):
     from annotate.layer_io import export_layers, layers_import
     from annotate.models import Question
+
     c, org, a, b = study[0], study[2], study[3], study[4]
     both_done(study)
     text = export_layers(c)
@@ -236,6 +264,7 @@ def test_collection_agreement_matches_the_engine():
     """The page's array path (two layers vectorized, three one by one, pooled per pair)
     gives the engine's figures computed from the layers directly."""
     from evaluation.metrics.agreement import Mark, pair_agreement, question_figures
+
     c = make_collection()
     org = make_user()
     judges = [make_user(username=n) for n in ("ann", "bob", "cid")]
@@ -262,7 +291,8 @@ def test_collection_agreement_matches_the_engine():
         judge(layer, layer.assessor, ids, [(t, g, lv) for t, (g, lv) in plan.items()])
         L.layer_mark_done(layer=layer, by=layer.assessor)
         marks[layer.question.qid, layer.assessor.username] = {
-            ids[t]: Mark(g, value[lv] if g else 0) for t, (g, lv) in plan.items()}
+            ids[t]: Mark(g, value[lv] if g else 0) for t, (g, lv) in plan.items()
+        }
     report = L.collection_agreement(c)
     assert report.requested == 4 and report.complete == 4
     by_qid = {r.qid: r.figures for r in report.questions}
@@ -270,13 +300,20 @@ def test_collection_agreement_matches_the_engine():
         assert by_qid[q] == question_figures([marks[q, "ann"], marks[q, "bob"]])
     assert by_qid["K3"] == question_figures([marks["K3", n] for n in ("ann", "bob", "cid")])
     pair = {(p.a, p.b): p for p in report.pairs}
-    expect = pair_agreement({q: marks[q, "ann"] for q in ("T0", "T1", "T2", "K3")},
-                            {q: marks[q, "bob"] for q in ("T0", "T1", "T2", "K3")},
-                            pooled=True, n_values=4)
+    expect = pair_agreement(
+        {q: marks[q, "ann"] for q in ("T0", "T1", "T2", "K3")},
+        {q: marks[q, "bob"] for q in ("T0", "T1", "T2", "K3")},
+        pooled=True,
+        n_values=4,
+    )
     got = pair["ann", "bob"].figures
     assert pair["ann", "bob"].questions == 4
     assert (got.n_strings, got.n_agree, got.kappa, got.grouping) == (
-        expect.n_strings, expect.n_agree, expect.kappa, expect.grouping)
+        expect.n_strings,
+        expect.n_agree,
+        expect.kappa,
+        expect.grouping,
+    )
     assert got.confusion.tolist() == expect.confusion.tolist()
     assert set(pair) == {("ann", "bob"), ("ann", "cid"), ("bob", "cid")}
     assert report.overall.n_strings == 4 * 4 + 2 * 4  # 4 ann-bob questions, 2 more pairs
@@ -286,6 +323,7 @@ def test_collection_agreement_matches_the_engine():
 
 def test_a_level_used_in_a_layer_cannot_be_removed(study):
     from annotate.services import collection_save
+
     c, org, a, la, ids = study[0], study[2], study[3], study[5], study[7]
     L.layer_judge(layer=la, string=ids["Ringo"], new_group=True, level="B", by=a)
     with pytest.raises(Conflict, match="B"):

@@ -17,14 +17,18 @@ TAG = re.compile(r"<\s*/?[a-zA-Z][\w-]*[\s>/]")
 
 def html_fstrings(source: str) -> list[int]:
     """Lines of the f-strings in ``source`` whose literal text holds an HTML tag."""
-    return [node.lineno for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.JoinedStr) and any(
-                isinstance(part, ast.Constant) and TAG.search(str(part.value))
-                for part in node.values)]
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.JoinedStr)
+        and any(
+            isinstance(part, ast.Constant) and TAG.search(str(part.value)) for part in node.values
+        )
+    ]
 
 
 def test_the_checks_catch_what_they_look_for():
-    assert html_fstrings('x = f\'<li class="a">{y}</li>\'\n') == [1]
+    assert html_fstrings("x = f'<li class=\"a\">{y}</li>'\n") == [1]
     assert html_fstrings("x = f'{a} < {b}'\nz = f'{n} strings'\n") == []
     assert MODULES and any(p.name == "views.py" for p in MODULES)
 
@@ -35,7 +39,8 @@ def test_no_html_built_in_python(path):
     assert "mark_safe(" not in source, "mark_safe: put the markup in a template"
     assert html_fstrings(source) == [], "an f-string builds HTML: put it in a template"
     assert "csrfmiddlewaretoken" not in source and "get_token(" not in source, (
-        "the CSRF input comes from {% csrf_token %}")
+        "the CSRF input comes from {% csrf_token %}"
+    )
     if "templatetags" not in path.parts:
         assert "format_html" not in source, "format_html outside the template tags"
 

@@ -12,15 +12,21 @@ pytestmark = pytest.mark.django_db
 
 
 def strings(question):
-    return [(s.text, s.key, s.variants, s.synset_id is not None)
-            for s in AnswerString.objects.filter(question=question).order_by("id")]
+    return [
+        (s.text, s.key, s.variants, s.synset_id is not None)
+        for s in AnswerString.objects.filter(question=question).order_by("id")
+    ]
 
 
 def test_agreeing_spellings_fold_and_keys_follow_the_mode():
     c = make_collection()
-    q = make_question(collection=c, qid="border",
-                      synsets=[[("Radcliffe Line", "S"), ("The Radcliffe Line", "S")]],
-                      incorrect=["Durand-Line", "Durand Line."], unjudged=["A Tale"])
+    q = make_question(
+        collection=c,
+        qid="border",
+        synsets=[[("Radcliffe Line", "S"), ("The Radcliffe Line", "S")]],
+        incorrect=["Durand-Line", "Durand Line."],
+        unjudged=["A Tale"],
+    )
     by = make_user()
     folded = collection_set_matching_mode(collection=c, mode="squad", by=by)
     assert folded == 1  # the two Radcliffe spellings; the Durand ones key apart (hyphen)
@@ -38,22 +44,28 @@ def test_agreeing_spellings_fold_and_keys_follow_the_mode():
     assert event.after["folded"] == 1
     # and back: nothing folds, every key is the normalized one again
     assert collection_set_matching_mode(collection=c, mode="normalized", by=by) == 0
-    assert [s[1] for s in strings(q)] == ["radcliffe line", "durand-line", "durand line",
-                                          "a tale"]
+    assert [s[1] for s in strings(q)] == ["radcliffe line", "durand-line", "durand line", "a tale"]
 
 
 def test_disagreeing_spellings_refuse_the_change_and_nothing_is_written():
     c = make_collection(slug="conf")
-    q = make_question(collection=c, qid="border", synsets=[[("The Radcliffe Line", "S")]],
-                      incorrect=["Radcliffe Line"])
+    q = make_question(
+        collection=c,
+        qid="border",
+        synsets=[[("The Radcliffe Line", "S")]],
+        incorrect=["Radcliffe Line"],
+    )
     make_question(collection=c, qid="q2", synsets=[[("U.S.A.", "S")], [("USA", "A")]])
     before = strings(q)
     with pytest.raises(MatchingModeConflict) as info:
         collection_set_matching_mode(collection=c, mode="squad", by=make_user())
     conflicts = info.value.conflicts
     assert [(k.question, k.key, k.strings) for k in conflicts] == [
-        ("border", "radcliffe line", (("The Radcliffe Line", "synset 1, level S"),
-                                      ("Radcliffe Line", "judged incorrect"))),
+        (
+            "border",
+            "radcliffe line",
+            (("The Radcliffe Line", "synset 1, level S"), ("Radcliffe Line", "judged incorrect")),
+        ),
         ("q2", "usa", (("U.S.A.", "synset 1, level S"), ("USA", "synset 2, level A"))),
     ]
     assert "judge them alike first" in str(info.value)
@@ -84,8 +96,13 @@ def test_run_answers_are_rekeyed_with_the_strings():
     q = make_question(collection=c, qid="border", synsets=[[("Radcliffe Line", "S")]])
     owner = make_user()
     run = make_run(collection=c, owner=owner, name="r")
-    RunAnswer.objects.create(run=run, question=q, rank=1, text="The Radcliffe Line.",
-                             key=normalize_answer("The Radcliffe Line.", "normalized"))
+    RunAnswer.objects.create(
+        run=run,
+        question=q,
+        rank=1,
+        text="The Radcliffe Line.",
+        key=normalize_answer("The Radcliffe Line.", "normalized"),
+    )
     assert collection_matching_mode_change(collection=c, mode="squad", by=owner) == 0
     assert RunAnswer.objects.get(run=run).key == "radcliffe line"
     assert AnswerString.objects.get(question=q).key == "radcliffe line"
@@ -99,15 +116,27 @@ def test_the_edit_page_changes_the_mode_through_the_rekey_or_names_the_conflicts
     c = make_collection(slug="mm")
     org = make_user(username="mm-org")
     add_member(collection=c, user=org, role="organizer")
-    q = make_question(collection=c, qid="border", synsets=[[("The Radcliffe Line", "S")]],
-                      incorrect=["Radcliffe Line"])
+    q = make_question(
+        collection=c,
+        qid="border",
+        synsets=[[("The Radcliffe Line", "S")]],
+        incorrect=["Radcliffe Line"],
+    )
     make_run(collection=c, owner=org, name="r", answers={"border": ["the Radcliffe line"]})
     client.force_login(org)
-    form = {"name": c.name, "slug": "mm", "matching_mode": "squad", "max_output_size": 5,
-            "levels-TOTAL_FORMS": "3", "levels-INITIAL_FORMS": "0",
-            **{f"levels-{i}-{f}": v for i, (code, gain) in enumerate([("S", 3), ("A", 2),
-                                                                     ("B", 1)])
-               for f, v in (("code", code), ("label", code), ("gain", gain))}}
+    form = {
+        "name": c.name,
+        "slug": "mm",
+        "matching_mode": "squad",
+        "max_output_size": 5,
+        "levels-TOTAL_FORMS": "3",
+        "levels-INITIAL_FORMS": "0",
+        **{
+            f"levels-{i}-{f}": v
+            for i, (code, gain) in enumerate([("S", 3), ("A", 2), ("B", 1)])
+            for f, v in (("code", code), ("label", code), ("gain", gain))
+        },
+    }
     r = client.post("/collections/mm/edit/", form)
     assert r.status_code == 200  # refused: the two spellings are judged differently
     page = r.content.decode()

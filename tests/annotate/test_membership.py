@@ -19,8 +19,9 @@ def world():
     add_member(collection=c, user=assessor, role="assessor")
     # ids with a dash: a CSRF token on the page never contains one
     questions = [make_question(collection=c, qid=f"q-{i}-mem", unjudged=["x"]) for i in range(3)]
-    services.questions_assign(collection=c, questions=questions, assessors=[assessor],
-                              by=organizer, round_robin=False)
+    services.questions_assign(
+        collection=c, questions=questions, assessors=[assessor], by=organizer, round_robin=False
+    )
     # another collection where the assessor stays
     other = make_collection(slug="other")
     add_member(collection=other, user=assessor, role="assessor")
@@ -41,8 +42,9 @@ def test_a_member_who_stops_judging_leaves_queue_and_assignments(world, client, 
     c, organizer, assessor, _questions, kept = world
     assert "q-1-mem" in queue(client, assessor)
     services.membership_set(collection=c, user=assessor, role=role, by=organizer)
-    assert not Question.assessors.through.objects.filter(question__collection=c,
-                                                         user=assessor).exists()
+    assert not Question.assessors.through.objects.filter(
+        question__collection=c, user=assessor
+    ).exists()
     page = queue(client, assessor)
     assert "q-1-mem" not in page and "kept-q" in page
     assert next_question(assessor, collection=c) is None
@@ -79,8 +81,9 @@ def test_the_last_organizer_can_neither_leave_nor_step_down(world, role):
     # with a second organizer, either may go
     services.membership_set(collection=c, user=assessor, role="organizer", by=organizer)
     services.membership_set(collection=c, user=organizer, role=role, by=organizer)
-    assert list(c.memberships.filter(role="organizer").values_list("user__username",
-                                                                   flat=True)) == ["ass"]
+    assert list(
+        c.memberships.filter(role="organizer").values_list("user__username", flat=True)
+    ) == ["ass"]
     with pytest.raises(services.Conflict, match="last organizer"):
         services.membership_set(collection=c, user=assessor, role=None, by=organizer)
 
@@ -89,8 +92,10 @@ def test_members_page_shows_the_last_organizer_rule(world, client):
     c, organizer, assessor, _, _ = world
     client.force_login(organizer)
     url = f"/collections/{c.slug}/members/"
-    for data in ({"action": "remove", "user": organizer.pk},
-                 {"action": "role", "user": organizer.pk, "role": "assessor"}):
+    for data in (
+        {"action": "remove", "user": organizer.pk},
+        {"action": "role", "user": organizer.pk, "role": "assessor"},
+    ):
         page = client.post(url, data, headers={"HX-Request": "true"})
         assert page.status_code == 200
         assert "last organizer" in page.content.decode()
@@ -111,9 +116,9 @@ def test_the_migration_drops_assignments_left_from_an_earlier_role(world):
     import importlib
 
     from django.apps import apps
+
     c, _organizer, assessor, _questions, kept = world
     Membership.objects.filter(collection=c, user=assessor).update(role="participant")
-    migration = importlib.import_module(
-        "annotate.migrations.0003_drop_assignments_of_non_judges")
+    migration = importlib.import_module("annotate.migrations.0003_drop_assignments_of_non_judges")
     migration.drop_stale_assignments(apps, None)
     assert list(Question.objects.filter(assessors=assessor)) == [kept]

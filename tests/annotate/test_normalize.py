@@ -5,16 +5,19 @@ import pytest
 from annotate.normalize import normalize_answer
 
 
-@pytest.mark.parametrize(("text", "key"), [
-    ("  Paul   McCartney ", "paul mccartney"),
-    ("\"Chiba prefecture.\"", "chiba prefecture"),
-    ("ＣＨＩＢＡ", "chiba"),                    # full-width Latin: NFKC
-    ("千葉県。", "千葉県"),                       # Japanese full stop is punctuation
-    ("ｶﾜﾊﾞﾀ", "カワバタ"),                        # half-width katakana
-    ("Straße", "strasse"),                      # case-fold, not lower()
-    ("Urayasu, Chiba", "urayasu, chiba"),       # inner punctuation stays
-    ("NIL", "nil"),
-])
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("  Paul   McCartney ", "paul mccartney"),
+        ('"Chiba prefecture."', "chiba prefecture"),
+        ("ＣＨＩＢＡ", "chiba"),  # full-width Latin: NFKC
+        ("千葉県。", "千葉県"),  # Japanese full stop is punctuation
+        ("ｶﾜﾊﾞﾀ", "カワバタ"),  # half-width katakana
+        ("Straße", "strasse"),  # case-fold, not lower()
+        ("Urayasu, Chiba", "urayasu, chiba"),  # inner punctuation stays
+        ("NIL", "nil"),
+    ],
+)
 def test_normalized_mode(text, key):
     assert normalize_answer(text, "normalized") == key
 

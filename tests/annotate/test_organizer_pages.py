@@ -25,13 +25,23 @@ def test_create_collection_with_default_levels_and_creator_as_organizer(client):
     client.force_login(user)
     r = client.get("/collections/new/")
     assert r.status_code == 200 and 'value="S"' in r.content.decode()
-    r = client.post("/collections/new/", level_post(
-        [("S", 3, False), ("A", 2, False), ("B", 1, False)], name="Trivia", slug="trivia",
-        matching_mode="normalized", max_output_size=5))
+    r = client.post(
+        "/collections/new/",
+        level_post(
+            [("S", 3, False), ("A", 2, False), ("B", 1, False)],
+            name="Trivia",
+            slug="trivia",
+            matching_mode="normalized",
+            max_output_size=5,
+        ),
+    )
     assert r.status_code == 302
     c = Collection.objects.get(slug="trivia")
     assert [(lv.code, lv.gain, lv.order) for lv in c.levels.all()] == [
-        ("S", 3, 0), ("A", 2, 1), ("B", 1, 2)]
+        ("S", 3, 0),
+        ("A", 2, 1),
+        ("B", 1, 2),
+    ]
     assert Membership.objects.get(collection=c).role == "organizer"
 
 
@@ -46,11 +56,12 @@ def test_edit_levels_refuses_none_and_used_levels(client):
     assert r.status_code == 200 and "at least one level" in r.content.decode()
     r = client.post("/collections/e/edit/", level_post([("S", 3, False)], **base))
     assert r.status_code == 200 and "used by judged strings" in r.content.decode()
-    r = client.post("/collections/e/edit/", level_post(
-        [("S", 5, False), ("B", 1, False)], **base))
+    r = client.post("/collections/e/edit/", level_post([("S", 5, False), ("B", 1, False)], **base))
     assert r.status_code == 302
     assert list(Level.objects.filter(collection=c).values_list("code", "gain")) == [
-        ("S", 5), ("B", 1)]
+        ("S", 5),
+        ("B", 1),
+    ]
     c.refresh_from_db()
     assert (c.matching_mode, c.max_output_size) == ("exact", 3)
     assessor = make_user()
@@ -64,21 +75,24 @@ def test_members_add_change_remove(client):
     org, bob = make_user(), make_user(username="bob")
     add_member(collection=c, user=org, role="organizer")
     client.force_login(org)
-    r = client.post("/collections/m/members/", {"action": "add", "username": "nobody",
-                                                "role": "assessor"}, headers={"HX-Request": "true"})
+    r = client.post(
+        "/collections/m/members/",
+        {"action": "add", "username": "nobody", "role": "assessor"},
+        headers={"HX-Request": "true"},
+    )
     assert "No user" in r.content.decode() and "<html" not in r.content.decode()
-    client.post("/collections/m/members/", {"action": "add", "username": "bob",
-                                            "role": "assessor"})
+    client.post("/collections/m/members/", {"action": "add", "username": "bob", "role": "assessor"})
     assert Membership.objects.get(user=bob).role == "assessor"
-    client.post("/collections/m/members/", {"action": "role", "user": bob.pk,
-                                            "role": "participant"})
+    client.post(
+        "/collections/m/members/", {"action": "role", "user": bob.pk, "role": "participant"}
+    )
     assert Membership.objects.get(user=bob).role == "participant"
     r = client.post("/collections/m/members/", {"action": "remove", "user": bob.pk})
     assert r.status_code == 302 and not Membership.objects.filter(user=bob).exists()
     r = client.get("/collections/m/members/")
     assert r.status_code == 200
     page = r.content.decode()
-    table = page[page.index("<table"):page.index("</table>")]
+    table = page[page.index("<table") : page.index("</table>")]
     assert org.username in table and "bob" not in table
     # each change said what it did (messages, as the form posted without htmx)
     assert "bob is now a member: Assessor." in page and "bob removed from the collection." in page

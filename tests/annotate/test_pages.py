@@ -18,7 +18,8 @@ def test_collections_list_shows_memberships_and_staff_sees_all(client):
     client.force_login(user)
     r = client.get("/collections/")
     assert [(row["collection"].slug, row["role"]) for row in r.context["rows"]] == [
-        ("mine", "participant")]
+        ("mine", "participant")
+    ]
     assert "theirs" not in r.content.decode()
     client.force_login(make_user(staff=True))
     r = client.get("/collections/")
@@ -44,7 +45,11 @@ def test_overview_progress_and_members_for_organizers(client):
     r = client.get("/collections/p/")
     stats = r.context["stats"]
     assert (stats["done"], stats["in_progress"], stats["questions"], stats["percent_done"]) == (
-        2, 1, 4, 50)
+        2,
+        1,
+        4,
+        50,
+    )
     html = r.content.decode()
     assert '<progress max="100" value="50"' in html and "arne" in html  # members listed
     client.force_login(assessor)
@@ -82,8 +87,9 @@ def test_pages_issue_a_fixed_number_of_queries(client, django_assert_max_num_que
     for i in range(30):
         c = make_collection(slug=f"c{i}")
         add_member(collection=c, user=user, role="organizer")
-        q = make_question(collection=c, synsets=[[("a", "S")], [("b", "A")]], incorrect=["c"],
-                          unjudged=["d"])
+        q = make_question(
+            collection=c, synsets=[[("a", "S")], [("b", "A")]], incorrect=["c"], unjudged=["d"]
+        )
         q.assessors.add(user)
     client.force_login(user)
     # session + user, then the page's own reads (the queue: its questions and the count of
@@ -104,13 +110,16 @@ def test_pages_issue_a_fixed_number_of_queries(client, django_assert_max_num_que
 
 def test_pages_answer_htmx_requests_too(client, demo):
     from django.contrib.auth import get_user_model
+
     me = get_user_model().objects.get(username="assessor1")
     client.force_login(me)
     mine = list(Question.objects.filter(assessors=me).values_list("qid", flat=True))
     assert mine
-    for url, shown in [("/collections/", ["<h1>Collections</h1>", demo.name]),
-                       ("/collections/demo/", [f"<h1>{demo.name}</h1>"]),
-                       ("/queue/", ["<h1>My queue</h1>", *mine])]:
+    for url, shown in [
+        ("/collections/", ["<h1>Collections</h1>", demo.name]),
+        ("/collections/demo/", [f"<h1>{demo.name}</h1>"]),
+        ("/queue/", ["<h1>My queue</h1>", *mine]),
+    ]:
         r = client.get(url, headers={"HX-Request": "true"})
         assert r.status_code == 200, url
         body = html.unescape(r.content.decode())

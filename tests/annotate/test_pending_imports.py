@@ -17,14 +17,19 @@ pytestmark = pytest.mark.django_db
 
 
 def _questions_file(n: int) -> bytes:
-    return ("question_id,question\n" + "".join(
-        f"Q{i},What is the answer to question number {i} of this long file?\n"
-        for i in range(n))).encode()
+    return (
+        "question_id,question\n"
+        + "".join(
+            f"Q{i},What is the answer to question number {i} of this long file?\n" for i in range(n)
+        )
+    ).encode()
 
 
 def _preview(client, slug, data, name="q.csv"):
-    r = client.post(f"/collections/{slug}/import/",
-                    {"kind": "questions", "file": SimpleUploadedFile(name, data)})
+    r = client.post(
+        f"/collections/{slug}/import/",
+        {"kind": "questions", "file": SimpleUploadedFile(name, data)},
+    )
     assert r.status_code == 200
     html = r.content.decode()
     assert "Confirm the import" in html, html
@@ -62,8 +67,10 @@ def test_an_expired_token_is_refused_and_cleaned_up(client):
     client.force_login(make_user(staff=True))
     token = _preview(client, "exp", b"question_id,question\nQ1,Who?\n")
     PendingImport.objects.filter(token=token).update(
-        created_at=PendingImport.objects.get(token=token).created_at - PENDING_TTL
-        - timedelta(seconds=1))
+        created_at=PendingImport.objects.get(token=token).created_at
+        - PENDING_TTL
+        - timedelta(seconds=1)
+    )
     r = client.post("/collections/exp/import/confirm/", {"token": token}, follow=True)
     html = r.content.decode()
     assert "That preview expired" in html and "upload the file again" in html
@@ -94,8 +101,9 @@ def test_someone_elses_token_is_refused(client):
 def test_expired_rows_go_on_every_preview_and_by_the_command(client):
     c = make_collection(slug="gc")
     user = make_user(staff=True)
-    old = PendingImport.objects.create(token="old", collection=c, user=user, kind="questions",
-                                       filename="o.csv", data=b"x")
+    old = PendingImport.objects.create(
+        token="old", collection=c, user=user, kind="questions", filename="o.csv", data=b"x"
+    )
     PendingImport.objects.filter(pk=old.pk).update(created_at=old.created_at - 2 * PENDING_TTL)
     client.force_login(user)
     first = _preview(client, "gc", b"question_id,question\nQ1,Who?\n")

@@ -14,8 +14,13 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def setup():
     c = make_collection()
-    q = make_question(collection=c, qid="Q1", synsets=[[("Paris", "S")], [("Lyon", "A")]],
-                      incorrect=["Rome"], unjudged=["paris france", "Nice", "Marseille"])
+    q = make_question(
+        collection=c,
+        qid="Q1",
+        synsets=[[("Paris", "S")], [("Lyon", "A")]],
+        incorrect=["Rome"],
+        unjudged=["paris france", "Nice", "Marseille"],
+    )
     return c, q, make_user()
 
 
@@ -29,8 +34,11 @@ def state(q):
     for syn in AnswerSynset.objects.filter(question=q).order_by("ordinal"):
         out[syn.ordinal] = {s.text: s.level.code for s in syn.strings.all()}
     strings = AnswerString.objects.filter(question=q)
-    return (out, {s.text for s in strings if s.state == "incorrect"},
-            {s.text for s in strings if s.state == "unjudged"})
+    return (
+        out,
+        {s.text for s in strings if s.state == "incorrect"},
+        {s.text for s in strings if s.state == "unjudged"},
+    )
 
 
 def check_invariants(q):
@@ -44,10 +52,18 @@ def test_add_new_incorrect_level_and_undo_each(setup):
     syn1 = q.synsets.get(ordinal=1)
     start = state(q)
     version = c.judgment_version
-    services.string_judge(question=q, string=s_(q, "paris france").pk, synset=syn1.pk,
-                          level="A", by=user, expect="u", version=q.version)
-    services.string_judge(question=q, string=s_(q, "Nice").pk, new_synset=True, level="B",
-                          by=user, expect="u")
+    services.string_judge(
+        question=q,
+        string=s_(q, "paris france").pk,
+        synset=syn1.pk,
+        level="A",
+        by=user,
+        expect="u",
+        version=q.version,
+    )
+    services.string_judge(
+        question=q, string=s_(q, "Nice").pk, new_synset=True, level="B", by=user, expect="u"
+    )
     services.string_judge(question=q, string=s_(q, "Marseille").pk, by=user)
     services.string_set_level(question=q, string=s_(q, "Nice").pk, level="S", by=user)
     syns, incorrect, unjudged = state(q)
@@ -70,8 +86,7 @@ def test_add_new_incorrect_level_and_undo_each(setup):
 def test_merge_split_move_keep_invariants_and_undo(setup):
     _, q, user = setup
     s1, s2 = q.synsets.order_by("ordinal")
-    services.string_judge(question=q, string=s_(q, "Nice").pk, new_synset=True, level="B",
-                          by=user)
+    services.string_judge(question=q, string=s_(q, "Nice").pk, new_synset=True, level="B", by=user)
     before_merge = state(q)
     services.synset_merge(question=q, synsets=[s2.pk, s1.pk], by=user)
     check_invariants(q)
@@ -81,8 +96,9 @@ def test_merge_split_move_keep_invariants_and_undo(setup):
     assert state(q) == before_merge
     check_invariants(q)
     # split Paris out of nothing else: a new synset; moving Nice into synset 1 empties 3
-    services.synset_split(question=q, strings=[s_(q, "Paris").pk], by=user,
-                          expect=[string_token(s_(q, "Paris"))])
+    services.synset_split(
+        question=q, strings=[s_(q, "Paris").pk], by=user, expect=[string_token(s_(q, "Paris"))]
+    )
     check_invariants(q)
     assert state(q)[0] == {1: {"Lyon": "A"}, 2: {"Nice": "B"}, 3: {"Paris": "S"}}
     syn_lyon = AnswerSynset.objects.get(question=q, ordinal=1)
@@ -130,11 +146,13 @@ def test_stale_edits_applied_only_when_still_meaningful(setup):
     seen_version = q.version
     services.string_judge(question=q, string=nice.pk, by=other, expect="u")  # someone else
     with pytest.raises(Conflict, match="changed by someone else"):
-        services.string_judge(question=q, string=nice.pk, new_synset=True, by=user,
-                              expect="u", version=seen_version)
+        services.string_judge(
+            question=q, string=nice.pk, new_synset=True, by=user, expect="u", version=seen_version
+        )
     # an edit of an untouched string still applies on a stale page
-    ev = services.string_judge(question=q, string=s_(q, "Marseille").pk, by=user, expect="u",
-                               version=seen_version)
+    ev = services.string_judge(
+        question=q, string=s_(q, "Marseille").pk, by=user, expect="u", version=seen_version
+    )
     assert ev.before["version"] != seen_version
     with pytest.raises(Conflict, match="no longer exists"):
         services.string_judge(question=q, string=10**9, by=user)

@@ -19,9 +19,13 @@ HX = {"HX-Request": "true"}
 @pytest.fixture
 def world():
     c = make_collection(slug="st")
-    q = make_question(collection=c, qid="Q1", text="Cities?",
-                      synsets=[[("Paris", "S")], [("Lyon", "A")], [("Nice", "B")]],
-                      unjudged=["Marseille", "Toulouse"])
+    q = make_question(
+        collection=c,
+        qid="Q1",
+        text="Cities?",
+        synsets=[[("Paris", "S")], [("Lyon", "A")], [("Nice", "B")]],
+        unjudged=["Marseille", "Toulouse"],
+    )
     ass, org = make_user(username="ass"), make_user(username="org")
     add_member(collection=c, user=ass, role="assessor")
     add_member(collection=c, user=org, role="organizer")
@@ -54,8 +58,9 @@ def test_the_page_sends_its_synset_list_with_every_write(client, world):
     q, ass, _ = world
     client.force_login(ass)
     p = page(client, q)
-    ids = list(AnswerSynset.objects.filter(question=q).order_by("ordinal")
-               .values_list("pk", flat=True))
+    ids = list(
+        AnswerSynset.objects.filter(question=q).order_by("ordinal").values_list("pk", flat=True)
+    )
     assert p["page_synsets"] == " ".join(map(str, ids))
     assert 'id="workspace"' in p["html"] and 'hx-include="#page-synsets"' in p["html"]
 
@@ -66,8 +71,16 @@ def test_digit_after_renumbering_is_refused_not_applied_to_another_synset(client
     p = page(client, q)  # 1 Paris, 2 Lyon, 3 Nice
     services.string_delete(question=q.pk, string=s_(q, "Paris").pk, by=org)  # 1 Lyon, 2 Nice
     events = JudgmentEvent.objects.count()
-    html = post(client, q, op="add", string=s_(q, "Marseille").pk, ordinal="2", expect="u",
-                version=p["version"], page_synsets=p["page_synsets"])
+    html = post(
+        client,
+        q,
+        op="add",
+        string=s_(q, "Marseille").pk,
+        ordinal="2",
+        expect="u",
+        version=p["version"],
+        page_synsets=p["page_synsets"],
+    )
     assert "renumbered" in html and "your synset 2 is now synset 1" in html
     assert "was not applied" in html
     assert synset_of(q, "Marseille") == "unjudged"  # not put into Nice
@@ -78,10 +91,19 @@ def test_number_the_page_did_not_have_is_refused_even_if_it_exists_now(client, w
     q, ass, org = world
     client.force_login(ass)
     p = page(client, q)  # three synsets
-    services.string_judge(question=q.pk, string=s_(q, "Toulouse").pk, new_synset=True,
-                          by=org)  # someone else makes synset 4
-    html = post(client, q, op="add", string=s_(q, "Marseille").pk, ordinal="4", expect="u",
-                version=p["version"], page_synsets=p["page_synsets"])
+    services.string_judge(
+        question=q.pk, string=s_(q, "Toulouse").pk, new_synset=True, by=org
+    )  # someone else makes synset 4
+    html = post(
+        client,
+        q,
+        op="add",
+        string=s_(q, "Marseille").pk,
+        ordinal="4",
+        expect="u",
+        version=p["version"],
+        page_synsets=p["page_synsets"],
+    )
     assert "There is no synset 4 on your page" in html
     assert synset_of(q, "Marseille") == "unjudged"
 
@@ -93,8 +115,16 @@ def test_synset_meant_is_gone_while_its_number_names_another(client, world):
     # Paris's synset disappears (its only string moved into Nice's); numbers now 1 Lyon 2 Nice
     nice = AnswerSynset.objects.get(question=q, ordinal=3)
     services.string_judge(question=q.pk, string=s_(q, "Paris").pk, synset=nice.pk, by=org)
-    html = post(client, q, op="add", string=s_(q, "Marseille").pk, ordinal="1", expect="u",
-                version=p["version"], page_synsets=p["page_synsets"])
+    html = post(
+        client,
+        q,
+        op="add",
+        string=s_(q, "Marseille").pk,
+        ordinal="1",
+        expect="u",
+        version=p["version"],
+        page_synsets=p["page_synsets"],
+    )
     assert "Synset 1 of your page no longer exists" in html
     assert synset_of(q, "Marseille") == "unjudged"
 
@@ -104,8 +134,17 @@ def test_same_meaning_after_another_change_still_applies_with_info(client, world
     client.force_login(ass)
     p = page(client, q)
     services.string_judge(question=q.pk, string=s_(q, "Toulouse").pk, by=org)  # incorrect
-    html = post(client, q, op="add", string=s_(q, "Marseille").pk, ordinal="2", expect="u",
-                level="B", version=p["version"], page_synsets=p["page_synsets"])
+    html = post(
+        client,
+        q,
+        op="add",
+        string=s_(q, "Marseille").pk,
+        ordinal="2",
+        expect="u",
+        level="B",
+        version=p["version"],
+        page_synsets=p["page_synsets"],
+    )
     assert "your edit still applied" in html
     assert synset_of(q, "Marseille") == 2 and s_(q, "Marseille").synset == s_(q, "Lyon").synset
 
@@ -117,25 +156,33 @@ def test_merge_by_digit_after_renumbering_is_refused(client, world):
     nice = AnswerSynset.objects.get(question=q, ordinal=3)
     services.string_delete(question=q.pk, string=s_(q, "Paris").pk, by=org)  # 1 Lyon, 2 Nice
     # "m" on Nice then "2" on the stale page: merge Nice into Lyon (page number 2)
-    html = post(client, q, op="merge", ordinal="2", merge=nice.pk, version=p["version"],
-                page_synsets=p["page_synsets"])
+    html = post(
+        client,
+        q,
+        op="merge",
+        ordinal="2",
+        merge=nice.pk,
+        version=p["version"],
+        page_synsets=p["page_synsets"],
+    )
     assert "renumbered" in html
     assert AnswerSynset.objects.filter(question=q).count() == 2
 
 
-def test_plain_post_without_the_synset_list_trusts_the_number_only_on_a_fresh_page(client,
-                                                                                  world):
+def test_plain_post_without_the_synset_list_trusts_the_number_only_on_a_fresh_page(client, world):
     q, ass, org = world
     client.force_login(ass)
     v = Question.objects.get(pk=q.pk).version
     services.string_delete(question=q.pk, string=s_(q, "Paris").pk, by=org)
-    html = post(client, q, op="add", string=s_(q, "Marseille").pk, ordinal="2", expect="u",
-                version=v)
+    html = post(
+        client, q, op="add", string=s_(q, "Marseille").pk, ordinal="2", expect="u", version=v
+    )
     assert "synset 2 may no longer be the one you saw" in html
     assert synset_of(q, "Marseille") == "unjudged"
     v = Question.objects.get(pk=q.pk).version
-    html = post(client, q, op="add", string=s_(q, "Marseille").pk, ordinal="2", expect="u",
-                version=v)
+    html = post(
+        client, q, op="add", string=s_(q, "Marseille").pk, ordinal="2", expect="u", version=v
+    )
     assert "notice" not in html
     assert s_(q, "Marseille").synset == s_(q, "Nice").synset
 
@@ -143,21 +190,40 @@ def test_plain_post_without_the_synset_list_trusts_the_number_only_on_a_fresh_pa
 # -- the service: PageSynset resolved under the lock ---------------------------------------
 def test_service_resolves_page_synset_under_the_lock(world):
     q, ass, org = world
-    ids = list(AnswerSynset.objects.filter(question=q).order_by("ordinal")
-               .values_list("pk", flat=True))
+    ids = list(
+        AnswerSynset.objects.filter(question=q).order_by("ordinal").values_list("pk", flat=True)
+    )
     v = Question.objects.get(pk=q.pk).version
     services.string_delete(question=q.pk, string=s_(q, "Paris").pk, by=org)
     with pytest.raises(Conflict, match="renumbered"):
-        services.string_judge(question=q.pk, string=s_(q, "Marseille").pk, by=ass,
-                              synset=PageSynset(ordinal=2, pk=ids[1]), expect="u", version=v)
+        services.string_judge(
+            question=q.pk,
+            string=s_(q, "Marseille").pk,
+            by=ass,
+            synset=PageSynset(ordinal=2, pk=ids[1]),
+            expect="u",
+            version=v,
+        )
     with pytest.raises(Conflict, match="no longer exists"):
-        services.string_add(question=q.pk, text="Bordeaux", by=ass, version=v,
-                            synset=PageSynset(ordinal=1, pk=ids[0]))
+        services.string_add(
+            question=q.pk,
+            text="Bordeaux",
+            by=ass,
+            version=v,
+            synset=PageSynset(ordinal=1, pk=ids[0]),
+        )
     with pytest.raises(Conflict, match="may no longer be"):
-        services.synset_merge(question=q.pk, by=ass, version=v,
-                              synsets=[PageSynset(ordinal=1), ids[2]])
+        services.synset_merge(
+            question=q.pk, by=ass, version=v, synsets=[PageSynset(ordinal=1), ids[2]]
+        )
     assert not AnswerString.objects.filter(question=q, text="Bordeaux").exists()
     # the same number meaning the same synset applies, stale version or not
-    services.string_judge(question=q.pk, string=s_(q, "Marseille").pk, by=ass,
-                          synset=PageSynset(ordinal=2, pk=ids[2]), expect="u", version=v)
+    services.string_judge(
+        question=q.pk,
+        string=s_(q, "Marseille").pk,
+        by=ass,
+        synset=PageSynset(ordinal=2, pk=ids[2]),
+        expect="u",
+        version=v,
+    )
     assert s_(q, "Marseille").synset_id == ids[2]

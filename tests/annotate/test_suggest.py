@@ -25,8 +25,7 @@ def test_an_article_or_punctuation_difference_is_suggested():
     assert hit.synset == 7 and 90 <= hit.score < 100
     assert hit.reason == "differs only in articles: 'the epidermis' ~ 'epidermis'"
     hit = suggest("December 10 1968", {1: ["December 10, 1968"]})
-    assert hit.reason == ("differs only in punctuation: 'December 10 1968' ~ "
-                          "'December 10, 1968'")
+    assert hit.reason == ("differs only in punctuation: 'December 10 1968' ~ 'December 10, 1968'")
     assert suggest("Urayasu-Chiba", {1: ["Urayasu, Chiba"]}).synset == 1
     hit = suggest("千葉 県", {1: ["千葉県"]})
     assert hit.reason == "differs only in spacing: '千葉 県' ~ '千葉県'"
@@ -36,29 +35,44 @@ def test_an_article_or_punctuation_difference_is_suggested():
 
 
 def test_reason_texts():
-    groups = {1: ["Paris"], 2: ["Yasunari Kawabata"], 3: ["Kawabata"], 4: ["Zürich"],
-              5: ["adenosine monophosphate"]}
+    groups = {
+        1: ["Paris"],
+        2: ["Yasunari Kawabata"],
+        3: ["Kawabata"],
+        4: ["Zürich"],
+        5: ["adenosine monophosphate"],
+    }
     s = Suggester(groups, incorrect=["Tokyo"])
     assert s.suggest("paris").reason == "same key" and s.suggest("paris").score == 100
     assert s.suggest("Kawabata Yasunari").reason == (
-        "same words in another order: 'Kawabata Yasunari' ~ 'Yasunari Kawabata'")
+        "same words in another order: 'Kawabata Yasunari' ~ 'Yasunari Kawabata'"
+    )
     assert s.suggest("Kawabta").reason == "one-letter typo of 'Kawabata'"
     assert s.suggest("Zurich").reason == "differs only in accents: 'Zurich' ~ 'Zürich'"
     assert s.suggest("The Zurich").reason == (
-        "differs only in articles and accents: 'The Zurich' ~ 'Zürich'")
+        "differs only in articles and accents: 'The Zurich' ~ 'Zürich'"
+    )
     hit = s.suggest("adenosine monophosphste")
     assert hit.synset == 5 and hit.reason == "one-letter typo of 'adenosine monophosphate'"
     hit = s.suggest("adenosine monopohsphste")
     assert hit.synset == 5 and hit.reason == "two-letter typo of 'adenosine monophosphate'"
     assert suggest("Paris", {1: ["paris"]}, mode="exact").reason == (
-        "differs only in letter case: 'Paris' ~ 'paris'")
+        "differs only in letter case: 'Paris' ~ 'paris'"
+    )
 
 
-@pytest.mark.parametrize(("candidate", "judged"), [
-    ("1969", "1968"), ("December 10, 1969", "December 10, 1968"), ("3.5", "35"),
-    ("uranium-238", "uranium-235"), ("Henry VIII", "Henry VII"), ("World War II", "World War I"),
-    ("Boeing 737", "Boeing 747"),
-])
+@pytest.mark.parametrize(
+    ("candidate", "judged"),
+    [
+        ("1969", "1968"),
+        ("December 10, 1969", "December 10, 1968"),
+        ("3.5", "35"),
+        ("uranium-238", "uranium-235"),
+        ("Henry VIII", "Henry VII"),
+        ("World War II", "World War I"),
+        ("Boeing 737", "Boeing 747"),
+    ],
+)
 def test_numbers_that_differ_are_never_suggested(candidate, judged):
     assert suggest(candidate, {1: [judged]}) is None
 
@@ -67,20 +81,34 @@ def test_thousands_comma_is_punctuation():
     assert suggest("1000 meters", {1: ["1,000 meters"]}).synset == 1
 
 
-@pytest.mark.parametrize(("candidate", "judged"), [
-    ("hyperthyroidism", "hypothyroidism"), ("intercellular", "intracellular"),
-    ("sodium chlorite", "sodium chloride"), ("lactase", "lactose"), ("Iraq", "Iran"),
-    ("Joan", "John"), ("Manet", "Monet"), ("Australia", "Austria"), ("Parish", "Paris"),
-    ("Swede", "Sweden"), ("Yokawa", "Yukawa"),
-])
+@pytest.mark.parametrize(
+    ("candidate", "judged"),
+    [
+        ("hyperthyroidism", "hypothyroidism"),
+        ("intercellular", "intracellular"),
+        ("sodium chlorite", "sodium chloride"),
+        ("lactase", "lactose"),
+        ("Iraq", "Iran"),
+        ("Joan", "John"),
+        ("Manet", "Monet"),
+        ("Australia", "Austria"),
+        ("Parish", "Paris"),
+        ("Swede", "Sweden"),
+        ("Yokawa", "Yukawa"),
+    ],
+)
 def test_different_answers_a_letter_or_two_apart_are_not_suggested(candidate, judged):
     assert suggest(candidate, {1: [judged]}) is None
 
 
 def test_typos_are_suggested():
-    for candidate, judged in [("Pariss", "Paris"), ("Kawabaya", "Kawabata"),
-                              ("Sutclife", "Sutcliffe"), ("hyppthyroidism", "hypothyroidism"),
-                              ("oMunt Everest", "Mount Everest")]:
+    for candidate, judged in [
+        ("Pariss", "Paris"),
+        ("Kawabaya", "Kawabata"),
+        ("Sutclife", "Sutcliffe"),
+        ("hyppthyroidism", "hypothyroidism"),
+        ("oMunt Everest", "Mount Everest"),
+    ]:
         assert suggest(candidate, {1: [judged]}).synset == 1, candidate
 
 
@@ -88,10 +116,16 @@ def test_ambiguity():
     # equally near two synsets
     assert suggest("Slovekia", {1: ["Slovakia"], 2: ["Slovenia"]}) is None
     # nearer an incorrect string than the synset
-    assert suggest("Digital Vinyl Disc", {1: ["Digital Video Disk"]},
-                   incorrect=["Digital Vinyl Disk"]) is None
-    assert suggest("Digital Vinyl Disk.", {1: ["Digital Video Disk"]},
-                   incorrect=["Digital Vinyl Disk"]) is None
+    assert (
+        suggest("Digital Vinyl Disc", {1: ["Digital Video Disk"]}, incorrect=["Digital Vinyl Disk"])
+        is None
+    )
+    assert (
+        suggest(
+            "Digital Vinyl Disk.", {1: ["Digital Video Disk"]}, incorrect=["Digital Vinyl Disk"]
+        )
+        is None
+    )
     # equal up to articles to strings of two synsets
     assert suggest("a Who", {1: ["Who"], 2: ["The Who"]}) is None
     # a typo where another synset's string of the same shape differs: not a typo
@@ -116,13 +150,17 @@ def test_the_workspace_exposes_suggestion_and_reason():
     from annotate.selectors import question_workspace
     from tests.factories import make_collection, make_question
 
-    q = make_question(collection=make_collection(), synsets=[[("epidermis", "S")],
-                                                           [("adenosine diphosphate", "S")]],
-                      incorrect=["dermis"],
-                      unjudged=["the epidermis", "adenosine triphosphate", "dermiss"])
+    q = make_question(
+        collection=make_collection(),
+        synsets=[[("epidermis", "S")], [("adenosine diphosphate", "S")]],
+        incorrect=["dermis"],
+        unjudged=["the epidermis", "adenosine triphosphate", "dermiss"],
+    )
     ws = question_workspace(q)
-    got = {c.text: (c.suggestion and c.suggestion.ordinal, c.suggestion_score,
-                    c.suggestion_reason) for c in ws["candidates"]}
+    got = {
+        c.text: (c.suggestion and c.suggestion.ordinal, c.suggestion_score, c.suggestion_reason)
+        for c in ws["candidates"]
+    }
     assert got == {
         "the epidermis": (1, 99, "differs only in articles: 'the epidermis' ~ 'epidermis'"),
         "adenosine triphosphate": (None, None, ""),
@@ -135,6 +173,7 @@ def test_the_module_is_pure():
     from pathlib import Path
 
     import annotate.suggest
+
     tree = ast.parse(Path(annotate.suggest.__file__).read_text())
     names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}

@@ -23,8 +23,10 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 @pytest.fixture(autouse=True)
 def _postgres_only():
     if connection.vendor != "postgresql":
-        pytest.skip("needs a second PostgreSQL connection writing between two queries: set "
-                    f"DATABASE_URL=postgres://... (this run uses {connection.vendor})")
+        pytest.skip(
+            "needs a second PostgreSQL connection writing between two queries: set "
+            f"DATABASE_URL=postgres://... (this run uses {connection.vendor})"
+        )
 
 
 def write_before_strings_query(write):
@@ -66,8 +68,10 @@ def test_a_new_synset_committed_between_the_queries_is_not_half_seen(world):
     lyon = AnswerString.objects.get(question=q, text="Lyon")
     v = Question.objects.get(pk=q.pk).version
     wrapper, fired = write_before_strings_query(
-        lambda: services.string_judge(question=q.pk, string=lyon.pk, new_synset=True, by=user,
-                                      expect="u"))
+        lambda: services.string_judge(
+            question=q.pk, string=lyon.pk, new_synset=True, by=user, expect="u"
+        )
+    )
     with connection.execute_wrapper(wrapper):
         ws = question_workspace(q)
     assert fired
@@ -84,8 +88,10 @@ def test_inside_a_read_committed_transaction_a_half_seen_write_does_not_break_th
     q, user = world
     nice = AnswerString.objects.get(question=q, text="Nice")
     wrapper, fired = write_before_strings_query(
-        lambda: services.string_judge(question=q.pk, string=nice.pk, new_synset=True, by=user,
-                                      expect="u"))
+        lambda: services.string_judge(
+            question=q.pk, string=nice.pk, new_synset=True, by=user, expect="u"
+        )
+    )
     with transaction.atomic(), connection.execute_wrapper(wrapper):
         ws = question_workspace(q)  # the caller's transaction decides: statement snapshots
     assert fired

@@ -37,29 +37,46 @@ def _clear_caches():
 @pytest.fixture
 def world(demo):
     User = get_user_model()
-    users = {"nonmember": make_user(username="nonmember"),
-             "assessor": User.objects.get(username="assessor1"),
-             "participant": User.objects.get(username="participant"),
-             "other": make_user(username="participant2"),
-             "organizer": User.objects.get(username="organizer"),
-             "staff": User.objects.get(username="admin")}
+    users = {
+        "nonmember": make_user(username="nonmember"),
+        "assessor": User.objects.get(username="assessor1"),
+        "participant": User.objects.get(username="participant"),
+        "other": make_user(username="participant2"),
+        "organizer": User.objects.get(username="organizer"),
+        "staff": User.objects.get(username="admin"),
+    }
     add_member(collection=demo, user=users["other"], role="participant")
     qids = list(demo.questions.order_by("id").values_list("qid", flat=True))
-    other_run = make_run(collection=demo, owner=users["other"], name="run-of-other",
-                         answers={qids[0]: ["Paul McCartney"], qids[1]: ["nothing"]})
-    tokens = {role: api_token_create(user=user, name=f"{role} script").secret
-              for role, user in users.items()}
+    other_run = make_run(
+        collection=demo,
+        owner=users["other"],
+        name="run-of-other",
+        answers={qids[0]: ["Paul McCartney"], qids[1]: ["nothing"]},
+    )
+    tokens = {
+        role: api_token_create(user=user, name=f"{role} script").secret
+        for role, user in users.items()
+    }
     tokens["anonymous"] = None
-    elsewhere = make_collection(slug="elsewhere", name="Elsewhere collection",
-                                open_for_submissions=True)
+    elsewhere = make_collection(
+        slug="elsewhere", name="Elsewhere collection", open_for_submissions=True
+    )
     outsider = make_user(username="elsewhere-participant")
     add_member(collection=elsewhere, user=outsider, role="participant")
     make_question(collection=elsewhere, qid="E1", text="Elsewhere?", synsets=[[("yes", "S")]])
-    erun = make_run(collection=elsewhere, owner=outsider, name="run-elsewhere",
-                    answers={"E1": ["yes"]})
-    return {"collection": demo, "users": users, "tokens": tokens,
-            "af": demo.runs.get(name="AF"), "noaf": demo.runs.get(name="noAF"),
-            "other_run": other_run, "elsewhere": elsewhere, "elsewhere_run": erun}
+    erun = make_run(
+        collection=elsewhere, owner=outsider, name="run-elsewhere", answers={"E1": ["yes"]}
+    )
+    return {
+        "collection": demo,
+        "users": users,
+        "tokens": tokens,
+        "af": demo.runs.get(name="AF"),
+        "noaf": demo.runs.get(name="noAF"),
+        "other_run": other_run,
+        "elsewhere": elsewhere,
+        "elsewhere_run": erun,
+    }
 
 
 @pytest.fixture

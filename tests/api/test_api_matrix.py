@@ -25,37 +25,54 @@ pytestmark = pytest.mark.django_db
 # "other" is a second participant: the participant's runs are not theirs to see (the
 # leaderboard is not published).  Assessors judge blind: no runs, no scores.
 API_EXPECTED: dict[str, tuple[str, str, str]] = {
-    "api:me":                ("GET", "/api/me", "401 200 200 200 200 200 200"),
-    "api:collection-list":   ("GET", "/api/collections", "401 200 200 200 200 200 200"),
+    "api:me": ("GET", "/api/me", "401 200 200 200 200 200 200"),
+    "api:collection-list": ("GET", "/api/collections", "401 200 200 200 200 200 200"),
     "api:collection-detail": ("GET", "/api/collections/{slug}", "401 403 200 200 200 200 200"),
     # the same endpoint serves the upload (POST) and the list (GET)
-    "api:run-list":          ("GET", "/api/collections/{slug}/runs",
-                              "401 403 403 200 200 200 200"),
-    "api:run-upload":        ("POST", "/api/collections/{slug}/runs",
-                              "401 403 403 201 201 201 201"),
-    "api:question-list":     ("GET", "/api/collections/{slug}/questions",
-                              "401 403 403 403 403 200 200"),
-    "api:judgments-export":  ("GET", "/api/collections/{slug}/judgments",
-                              "401 403 403 403 403 200 200"),
-    "api:run-detail":        ("GET", "/api/collections/{slug}/runs/{run}",
-                              "401 403 403 200 403 200 200"),
+    "api:run-list": ("GET", "/api/collections/{slug}/runs", "401 403 403 200 200 200 200"),
+    "api:run-upload": ("POST", "/api/collections/{slug}/runs", "401 403 403 201 201 201 201"),
+    "api:question-list": (
+        "GET",
+        "/api/collections/{slug}/questions",
+        "401 403 403 403 403 200 200",
+    ),
+    "api:judgments-export": (
+        "GET",
+        "/api/collections/{slug}/judgments",
+        "401 403 403 403 403 200 200",
+    ),
+    "api:run-detail": ("GET", "/api/collections/{slug}/runs/{run}", "401 403 403 200 403 200 200"),
     # the participant owns AF and the demo is open for submissions
-    "api:run-withdraw":      ("DELETE", "/api/collections/{slug}/runs/{run}",
-                              "401 403 403 200 403 200 200"),
-    "api:run-scores":        ("GET", "/api/collections/{slug}/runs/{run}/scores",
-                              "401 403 403 200 403 200 200"),
-    "api:compare":           ("GET", "/api/collections/{slug}/compare?a={other}&b={run}",
-                              "401 403 403 200 403 200 200"),
+    "api:run-withdraw": (
+        "DELETE",
+        "/api/collections/{slug}/runs/{run}",
+        "401 403 403 200 403 200 200",
+    ),
+    "api:run-scores": (
+        "GET",
+        "/api/collections/{slug}/runs/{run}/scores",
+        "401 403 403 200 403 200 200",
+    ),
+    "api:compare": (
+        "GET",
+        "/api/collections/{slug}/compare?a={other}&b={run}",
+        "401 403 403 200 403 200 200",
+    ),
 }
 WRITES = {"api:run-upload", "api:run-withdraw"}
 # What a 2xx answer must hold, whoever asks (the right answer, not an empty list).
 API_TEXT = {
-    "api:me": '"username"', "api:collection-list": '[',  # nonmember: []
-    "api:collection-detail": '"levels"', "api:run-list": '"sha256"',
-    "api:run-upload": '"name": "matrix-', "api:question-list": '"question_id": "EX1-BEATLES"',
-    "api:judgments-export": '"synset_id"', "api:run-detail": '"name": "AF"',
+    "api:me": '"username"',
+    "api:collection-list": "[",  # nonmember: []
+    "api:collection-detail": '"levels"',
+    "api:run-list": '"sha256"',
+    "api:run-upload": '"name": "matrix-',
+    "api:question-list": '"question_id": "EX1-BEATLES"',
+    "api:judgments-export": '"synset_id"',
+    "api:run-detail": '"name": "AF"',
     "api:run-withdraw": '"withdrawn_by"',
-    "api:run-scores": '"q_measure"', "api:compare": '"randomization_p"',
+    "api:run-scores": '"q_measure"',
+    "api:compare": '"randomization_p"',
 }
 # Patterns of /api/ that are pages behind the login (session), not token endpoints.
 API_PAGES = {"api:openapi-json", "api:openapi-view", "api:api-root"}
@@ -72,13 +89,13 @@ def call(w: dict, role: str, method: str, url: str):
         return client.get(url)
     if method == "DELETE":
         return client.client.delete(url, headers=client.headers)
-    return client.post(url, {"name": f"matrix-{role}",
-                             "file": SimpleUploadedFile("run.tsv", RUN_FILE)})
+    return client.post(
+        url, {"name": f"matrix-{role}", "file": SimpleUploadedFile("run.tsv", RUN_FILE)}
+    )
 
 
 def test_the_table_covers_every_api_endpoint():
-    names = {name for name, route in walk(get_resolver().url_patterns)
-             if name.startswith("api:")}
+    names = {name for name, route in walk(get_resolver().url_patterns) if name.startswith("api:")}
     missing = sorted(names - API_EXPECTED.keys() - API_PAGES)
     assert not missing, f"API endpoints missing from API_EXPECTED: {missing}"
     assert not (API_EXPECTED.keys() - names), "API_EXPECTED names endpoints that do not exist"
@@ -100,8 +117,9 @@ def test_api_role_matrix(world, key):
             transaction.set_rollback(True)
         got = str(response.status_code)
         if got != want:
-            problems.append(f"{method} {url} as {role}: expected {want}, got {got} "
-                            f"{response.content[:200]!r}")
+            problems.append(
+                f"{method} {url} as {role}: expected {want}, got {got} {response.content[:200]!r}"
+            )
         if got.startswith("2") and API_TEXT[key] not in response.content.decode():
             problems.append(f"{method} {url} as {role}: the answer lacks {API_TEXT[key]!r}")
         if response["Content-Type"].split(";")[0] not in ("application/json", "text/csv"):
@@ -115,7 +133,8 @@ def test_api_role_matrix(world, key):
             body = response.content.decode()
             for secret in ("AF", "noAF", "run-of-other", world["collection"].name):
                 assert f'"{secret}"' not in body and secret not in body.replace(
-                    "Answer Formulator", ""), (role, url, body)
+                    "Answer Formulator", ""
+                ), (role, url, body)
     assert not problems, "\n".join(problems)
 
 
@@ -124,7 +143,7 @@ def test_other_methods_are_405_for_everyone(world, key):
     _, template, _ = API_EXPECTED[key]
     served = {m for m, t, _ in API_EXPECTED.values() if t.split("?")[0] == template.split("?")[0]}
     url = url_for(template, world)
-    for other in ({"GET", "POST", "PUT", "DELETE"} - served):
+    for other in {"GET", "POST", "PUT", "DELETE"} - served:
         for role in ("anonymous", "staff"):
             client = ApiClient(world["tokens"][role])
             response = client.client.generic(other, url, headers=client.headers)
@@ -135,11 +154,15 @@ def test_api_of_another_collection_is_refused_to_every_role_of_demo(world):
     """Members of the demo collection get 403 from every endpoint of another collection,
     and its runs and name never appear in what they can list."""
     slug, erun = world["elsewhere"].slug, world["elsewhere_run"]
-    urls = [f"/api/collections/{slug}", f"/api/collections/{slug}/questions",
-            f"/api/collections/{slug}/judgments", f"/api/collections/{slug}/runs",
-            f"/api/collections/{slug}/runs/{erun.pk}",
-            f"/api/collections/{slug}/runs/{erun.pk}/scores",
-            f"/api/collections/{slug}/compare?a={erun.pk}&b={erun.pk}"]
+    urls = [
+        f"/api/collections/{slug}",
+        f"/api/collections/{slug}/questions",
+        f"/api/collections/{slug}/judgments",
+        f"/api/collections/{slug}/runs",
+        f"/api/collections/{slug}/runs/{erun.pk}",
+        f"/api/collections/{slug}/runs/{erun.pk}/scores",
+        f"/api/collections/{slug}/compare?a={erun.pk}&b={erun.pk}",
+    ]
     for role in ("nonmember", "assessor", "participant", "other", "organizer"):
         client = ApiClient(world["tokens"][role])
         for url in urls:
@@ -147,8 +170,10 @@ def test_api_of_another_collection_is_refused_to_every_role_of_demo(world):
             assert response.status_code == 403, (role, url, response.status_code)
             assert "run-elsewhere" not in response.content.decode()
             assert "Elsewhere collection" not in response.content.decode()
-        response = client.post(f"/api/collections/{slug}/runs",
-                                {"name": "x", "file": SimpleUploadedFile("r.tsv", b"E1\t1\tyes\n")})
+        response = client.post(
+            f"/api/collections/{slug}/runs",
+            {"name": "x", "file": SimpleUploadedFile("r.tsv", b"E1\t1\tyes\n")},
+        )
         assert response.status_code == 403
         listed = client.get("/api/collections").content.decode()
         assert slug not in listed and "Elsewhere collection" not in listed

@@ -44,8 +44,15 @@ def test_questions_for_organizers(world, as_role):
     assert len(got) == 13
     first = got[0]
     assert first["question_id"] == "EX1-BEATLES" and first["synsets"] == 4
-    assert set(first) == {"question_id", "text", "status", "synsets", "strings", "unjudged",
-                          "assessors"}
+    assert set(first) == {
+        "question_id",
+        "text",
+        "status",
+        "synsets",
+        "strings",
+        "unjudged",
+        "assessors",
+    }
     done = as_role("organizer").get("/api/collections/demo/questions", status="todo").json()
     assert [q["question_id"] for q in done] == ["SNOW-COUNTRY"]
 
@@ -54,7 +61,8 @@ def test_runs_listed_as_the_run_list_page_shows_them(world, as_role):
     mine = as_role("participant").get("/api/collections/demo/runs").json()
     assert [r["name"] for r in mine] == ["AF", "noAF"]
     assert [r["name"] for r in as_role("other").get("/api/collections/demo/runs").json()] == [
-        "run-of-other"]
+        "run-of-other"
+    ]
     everything = as_role("organizer").get("/api/collections/demo/runs").json()
     assert [r["name"] for r in everything] == ["AF", "noAF", "run-of-other"]
     Collection.objects.filter(pk=world["collection"].pk).update(leaderboard_published=True)
@@ -66,36 +74,50 @@ def test_runs_listed_as_the_run_list_page_shows_them(world, as_role):
 
 # -- upload -----------------------------------------------------------------------------
 def upload(client, name: str, content: bytes, filename: str = "run.tsv", **extra):
-    return client.post("/api/collections/demo/runs",
-                       {"name": name, "file": SimpleUploadedFile(filename, content), **extra})
+    return client.post(
+        "/api/collections/demo/runs",
+        {"name": name, "file": SimpleUploadedFile(filename, content), **extra},
+    )
 
 
 def test_upload_stores_the_run(world, as_role):
-    response = upload(as_role("participant"), "api-run",
-                      b"EX1-BEATLES\t1\tJohn Lennon\nEX1-BEATLES\t2\tRingo\n"
-                      b"EX2-DVD\t1\tDigital Video Disk\n", description="from a script")
+    response = upload(
+        as_role("participant"),
+        "api-run",
+        b"EX1-BEATLES\t1\tJohn Lennon\nEX1-BEATLES\t2\tRingo\nEX2-DVD\t1\tDigital Video Disk\n",
+        description="from a script",
+    )
     assert response.status_code == 201, response.content
     run = Run.objects.get(pk=response.json()["id"])
     assert run.name == "api-run" and run.owner.username == "participant"
     assert run.description == "from a script" and run.format == "qa"
     assert run.answers.count() == 3
-    scores = as_role("participant").get(f"/api/collections/demo/runs/{run.pk}/scores",
-                                        metric="rr").json()
+    scores = (
+        as_role("participant")
+        .get(f"/api/collections/demo/runs/{run.pk}/scores", metric="rr")
+        .json()
+    )
     assert scores["means"]["rr"] == round(2 / 12, 6)
 
 
 def test_upload_trec_format(world, as_role):
-    response = upload(as_role("organizer"), "trec-run",
-                      b"EX1-BEATLES Q0 John_Lennon 1 9.5 trec-run\n", filename="r.trec",
-                      format="trec")
+    response = upload(
+        as_role("organizer"),
+        "trec-run",
+        b"EX1-BEATLES Q0 John_Lennon 1 9.5 trec-run\n",
+        filename="r.trec",
+        format="trec",
+    )
     assert response.status_code == 201, response.content
     assert response.json()["format"] == "trec"
 
 
-BAD_FILE = (b"EX1-BEATLES\t1\tJohn Lennon\n"       # line 1 fine
-            b"NO-SUCH-QUESTION\t1\tx\n"             # line 2 unknown question
-            b"EX2-DVD\tfirst\tDigital Video Disk\n"  # line 3 bad rank
-            + b"".join(b"TDL-1\t%d\tanswer %d\n" % (i, i) for i in range(1, 7)))  # 9: 6th
+BAD_FILE = (
+    b"EX1-BEATLES\t1\tJohn Lennon\n"  # line 1 fine
+    b"NO-SUCH-QUESTION\t1\tx\n"  # line 2 unknown question
+    b"EX2-DVD\tfirst\tDigital Video Disk\n"  # line 3 bad rank
+    + b"".join(b"TDL-1\t%d\tanswer %d\n" % (i, i) for i in range(1, 7))
+)  # 9: 6th
 
 
 def test_a_bad_file_lists_every_problem_with_its_line_and_stores_nothing(world, as_role):
@@ -115,7 +137,8 @@ def test_a_bad_file_lists_every_problem_with_its_line_and_stores_nothing(world, 
 def test_the_upload_page_and_the_api_give_the_same_errors(world, as_role):
     page = page_client(world["users"]["participant"]).post(
         "/collections/demo/runs/upload/",
-        {"name": "bad-run", "format": "", "file": SimpleUploadedFile("run.tsv", BAD_FILE)})
+        {"name": "bad-run", "format": "", "file": SimpleUploadedFile("run.tsv", BAD_FILE)},
+    )
     api = upload(as_role("participant"), "bad-run", BAD_FILE).json()["errors"]
     html = page.content.decode()
     for e in api:
@@ -138,8 +161,7 @@ def test_upload_refusals(world, as_role):
     Collection.objects.filter(pk=world["collection"].pk).update(open_for_submissions=False)
     closed = upload(client, "late", b"EX1-BEATLES\t1\tJohn Lennon\n")
     assert closed.status_code == 403
-    assert upload(as_role("organizer"), "late", b"EX1-BEATLES\t1\tJohn Lennon\n"
-                  ).status_code == 201
+    assert upload(as_role("organizer"), "late", b"EX1-BEATLES\t1\tJohn Lennon\n").status_code == 201
     assert not Run.objects.filter(name__in=["empty", "no-file"]).exists()
 
 
@@ -150,21 +172,38 @@ def csv_figures(text: str) -> dict[tuple[str, str], float]:
     return {(r[1], m): float(v) for r in rows for m, v in zip(metrics, r[4:], strict=True)}
 
 
-@pytest.mark.parametrize("params", [
-    {},
-    {"metric": ["q_measure", "rr", "ap", "rbp", "ndcg@3"], "gains": "1:1:1", "beta": 2,
-     "rbp_p": 0.8},
-    {"metric": ["q_measure"], "gains": "S=4,A=2,B=1"},
-    {"metric": ["q_measure"], "gains": "adjusted"},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {
+            "metric": ["q_measure", "rr", "ap", "rbp", "ndcg@3"],
+            "gains": "1:1:1",
+            "beta": 2,
+            "rbp_p": 0.8,
+        },
+        {"metric": ["q_measure"], "gains": "S=4,A=2,B=1"},
+        {"metric": ["q_measure"], "gains": "adjusted"},
+    ],
+)
 def test_run_scores_match_the_score_download(world, as_role, params):
     run = world["af"]
-    api = as_role("participant").get(f"/api/collections/demo/runs/{run.pk}/scores",
-                                     **params, precision="full").json()
+    api = (
+        as_role("participant")
+        .get(f"/api/collections/demo/runs/{run.pk}/scores", **params, precision="full")
+        .json()
+    )
     page = page_client(world["users"]["participant"]).get(
         f"/collections/demo/runs/{run.pk}/scores.csv",
-        {**params, **({"gains": "custom", "custom_gains": params["gains"]}
-                      if params.get("gains") not in (None, "1:1:1", "adjusted") else {})})
+        {
+            **params,
+            **(
+                {"gains": "custom", "custom_gains": params["gains"]}
+                if params.get("gains") not in (None, "1:1:1", "adjusted")
+                else {}
+            ),
+        },
+    )
     figures = csv_figures(page.content.decode())
     metrics = api["config"]["metrics"]
     assert api["judged_questions"] == 12
@@ -187,17 +226,30 @@ def test_full_precision_is_an_option(world, as_role):
     assert r == round(f, 6) and r != f  # a mean of 12 questions has more than 6 decimals
     assert len(repr(f)) > 10
     # the raw text: JSON numbers round-trip the double exactly
-    assert json.loads(client.get(url, metric="q_measure", precision="full").content)[
-        "means"]["q_measure"] == f
+    assert (
+        json.loads(client.get(url, metric="q_measure", precision="full").content)["means"][
+            "q_measure"
+        ]
+        == f
+    )
 
 
-@pytest.mark.parametrize("params", [
-    {"metric": "no_such_metric"}, {"gains": "S=1"}, {"gains": "X=1,Y=2,Z=3"},
-    {"beta": -1}, {"rbp_p": 1.5}, {"beta": "abc"}, {"precision": "max"},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"metric": "no_such_metric"},
+        {"gains": "S=1"},
+        {"gains": "X=1,Y=2,Z=3"},
+        {"beta": -1},
+        {"rbp_p": 1.5},
+        {"beta": "abc"},
+        {"precision": "max"},
+    ],
+)
 def test_invalid_score_parameters_are_422(world, as_role, params):
     response = as_role("organizer").get(
-        f"/api/collections/demo/runs/{world['af'].pk}/scores", **params)
+        f"/api/collections/demo/runs/{world['af'].pk}/scores", **params
+    )
     assert response.status_code == 422, (params, response.content)
     assert response.json()["detail"]
 
@@ -207,28 +259,44 @@ def test_scores_of_runs_not_visible(world, as_role):
     theirs = world["other_run"]
     assert client.get(f"/api/collections/demo/runs/{theirs.pk}/scores").status_code == 403
     assert client.get("/api/collections/demo/runs/999999/scores").status_code == 404
-    assert as_role("assessor").get(
-        f"/api/collections/demo/runs/{world['af'].pk}/scores").status_code == 403
+    assert (
+        as_role("assessor").get(f"/api/collections/demo/runs/{world['af'].pk}/scores").status_code
+        == 403
+    )
 
 
 # -- compare ----------------------------------------------------------------------------
 def test_compare_gives_the_figures_of_the_compare_download(world, as_role):
     a, b = world["noaf"], world["af"]
-    api = as_role("participant").get("/api/collections/demo/compare", a=a.pk, b=b.pk,
-                                     precision="full").json()
+    api = (
+        as_role("participant")
+        .get("/api/collections/demo/compare", a=a.pk, b=b.pk, precision="full")
+        .json()
+    )
     page = page_client(world["users"]["participant"]).get(
-        "/collections/demo/compare.csv", {"a": a.pk, "b": b.pk})
+        "/collections/demo/compare.csv", {"a": a.pk, "b": b.pk}
+    )
     _, header, rows = read_csv(page.content.decode())
     means = {r[1]: r for r in rows if r[0] == "mean"}
     assert [t["metric"] for t in api["tests"]] == ["q_measure", "rr"]
     for t in api["tests"]:
         row = dict(zip(header, means[t["metric"]], strict=True))
-        for k in ("mean_a", "mean_b", "sign_p", "wilcoxon_p", "t_p", "randomization_p",
-                  "effect_size"):
+        for k in (
+            "mean_a",
+            "mean_b",
+            "sign_p",
+            "wilcoxon_p",
+            "t_p",
+            "randomization_p",
+            "effect_size",
+        ):
             want = row["a" if k == "mean_a" else "b" if k == "mean_b" else k]
             assert t[k] == pytest.approx(float(want), abs=1e-6), k
-        assert (t["up"], t["down"], t["tied"]) == (int(row["up"]), int(row["down"]),
-                                                   int(row["tied"]))
+        assert (t["up"], t["down"], t["tied"]) == (
+            int(row["up"]),
+            int(row["down"]),
+            int(row["tied"]),
+        )
         assert t["mean_diff"] == pytest.approx(float(row["b_minus_a"]), abs=1e-6)
     per_q = {r[1]: r for r in rows if r[0] == "question"}
     assert len(api["questions"]) == 12
@@ -243,21 +311,23 @@ def test_compare_gives_the_figures_of_the_compare_download(world, as_role):
 def test_compare_refusals(world, as_role):
     client = as_role("participant")
     af, theirs = world["af"], world["other_run"]
-    assert client.get("/api/collections/demo/compare", a=af.pk, b=theirs.pk
-                      ).status_code == 403
+    assert client.get("/api/collections/demo/compare", a=af.pk, b=theirs.pk).status_code == 403
     assert client.get("/api/collections/demo/compare", a=af.pk, b=999999).status_code == 404
     same = client.get("/api/collections/demo/compare", a=af.pk, b=af.pk)
     assert same.status_code == 422
     assert client.get("/api/collections/demo/compare", a=af.pk).status_code == 422
-    assert client.get("/api/collections/demo/compare", a=af.pk, b=world["noaf"].pk,
-                      metric="nope").status_code == 422
+    assert (
+        client.get(
+            "/api/collections/demo/compare", a=af.pk, b=world["noaf"].pk, metric="nope"
+        ).status_code
+        == 422
+    )
 
 
 # -- judgments --------------------------------------------------------------------------
 def test_judgments_export_csv_is_the_export_page(world, as_role):
     api = as_role("organizer").get("/api/collections/demo/judgments", format="csv")
-    page = page_client(world["users"]["organizer"]).get(
-        "/collections/demo/export/judgments.csv")
+    page = page_client(world["users"]["organizer"]).get("/collections/demo/export/judgments.csv")
     assert api.status_code == 200 and api["Content-Type"].startswith("text/csv")
     assert api.content == page.content
     assert "demo-judgments.csv" in api["Content-Disposition"]
@@ -265,13 +335,17 @@ def test_judgments_export_csv_is_the_export_page(world, as_role):
 
 def test_judgments_export_json_has_the_csv_records(world, as_role):
     api = as_role("organizer").get("/api/collections/demo/judgments").json()
-    page = page_client(world["users"]["organizer"]).get(
-        "/collections/demo/export/judgments.csv")
+    page = page_client(world["users"]["organizer"]).get("/collections/demo/export/judgments.csv")
     assert api == read_records(page.content)
-    assert {"question_id": "EX3-LOVE", "synset_id": "1", "answer": "NIL", "level": "A"}.items(
-    ) <= next(r for r in api if r["question_id"] == "EX3-LOVE").items()
-    assert as_role("organizer").get("/api/collections/demo/judgments",
-                                    format="xml").status_code == 422
+    assert {
+        "question_id": "EX3-LOVE",
+        "synset_id": "1",
+        "answer": "NIL",
+        "level": "A",
+    }.items() <= next(r for r in api if r["question_id"] == "EX3-LOVE").items()
+    assert (
+        as_role("organizer").get("/api/collections/demo/judgments", format="xml").status_code == 422
+    )
 
 
 # -- the schema --------------------------------------------------------------------------
@@ -279,10 +353,17 @@ def test_openapi_schema_names_every_endpoint_and_the_bearer_scheme(world):
     response = page_client(world["users"]["participant"]).get("/api/openapi.json")
     schema = response.json()
     paths = set(schema["paths"])
-    assert {"/api/me", "/api/collections", "/api/collections/{slug}",
-            "/api/collections/{slug}/questions", "/api/collections/{slug}/runs",
-            "/api/collections/{slug}/runs/{run_id}", "/api/collections/{slug}/runs/{run_id}/scores",
-            "/api/collections/{slug}/compare", "/api/collections/{slug}/judgments"} <= paths
+    assert {
+        "/api/me",
+        "/api/collections",
+        "/api/collections/{slug}",
+        "/api/collections/{slug}/questions",
+        "/api/collections/{slug}/runs",
+        "/api/collections/{slug}/runs/{run_id}",
+        "/api/collections/{slug}/runs/{run_id}/scores",
+        "/api/collections/{slug}/compare",
+        "/api/collections/{slug}/judgments",
+    } <= paths
     assert schema["components"]["securitySchemes"]["TokenAuth"]["scheme"] == "bearer"
     upload = schema["paths"]["/api/collections/{slug}/runs"]["post"]
     assert "multipart/form-data" in upload["requestBody"]["content"]
@@ -334,18 +415,24 @@ def test_a_busy_database_is_503_with_retry_after(world, as_role, monkeypatch):
         raise OperationalError("canceling statement due to statement timeout")
 
     monkeypatch.setattr(services, "score_runs", busy)
-    response = as_role("participant").get(
-        f"/api/collections/demo/runs/{world['af'].pk}/scores")
+    response = as_role("participant").get(f"/api/collections/demo/runs/{world['af'].pk}/scores")
     assert response.status_code == 503 and response["Retry-After"] == "30"
     assert "try again" in response.json()["detail"]
 
 
 # -- a fixed number of queries, whatever the data size --------------------------------------
-@pytest.mark.parametrize("url", [
-    "/api/collections", "/api/collections/demo", "/api/collections/demo/questions",
-    "/api/collections/demo/runs", "/api/collections/demo/runs/{af}/scores",
-    "/api/collections/demo/compare?a={noaf}&b={af}", "/api/collections/demo/judgments",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/collections",
+        "/api/collections/demo",
+        "/api/collections/demo/questions",
+        "/api/collections/demo/runs",
+        "/api/collections/demo/runs/{af}/scores",
+        "/api/collections/demo/compare?a={noaf}&b={af}",
+        "/api/collections/demo/judgments",
+    ],
+)
 def test_query_budget(world, as_role, url, django_assert_max_num_queries):
     url = url.format(af=world["af"].pk, noaf=world["noaf"].pk)
     client = as_role("staff")

@@ -71,19 +71,30 @@ def test_nobody_revokes_another_users_token():
     staff = make_user(staff=True)
     created = api_token_create(user=owner, name="mine")
     for user in (other, staff):
-        assert logged_in(user).post(
-            f"/account/tokens/{created.token.pk}/revoke/").status_code == 404
+        assert (
+            logged_in(user).post(f"/account/tokens/{created.token.pk}/revoke/").status_code == 404
+        )
         assert not api_token_revoke(user=user, token_id=created.token.pk)
     assert ApiClient(created.secret).get("/api/me").status_code == 200
     # nor sees it
     assert "mine" not in logged_in(other).get("/account/tokens/").content.decode()
 
 
-@pytest.mark.parametrize("header", [
-    None, "", "Bearer", "Bearer ", "Token qas_x", "Basic dXNlcjpwdw==",
-    "Bearer qas_not-a-real-token", "Bearer not-our-prefix", "Bearer " + "qas_" + "x" * 500,
-    "bearer qas_lowercase-scheme-unknown-token",
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        None,
+        "",
+        "Bearer",
+        "Bearer ",
+        "Token qas_x",
+        "Basic dXNlcjpwdw==",
+        "Bearer qas_not-a-real-token",
+        "Bearer not-our-prefix",
+        "Bearer " + "qas_" + "x" * 500,
+        "bearer qas_lowercase-scheme-unknown-token",
+    ],
+)
 def test_bad_tokens_get_401(header):
     client = Client()
     headers = {"Authorization": header} if header is not None else {}
@@ -118,7 +129,8 @@ def test_last_used_is_recorded_at_most_once_a_minute():
     created.token.refresh_from_db()
     assert created.token.last_used_at == first
     ApiToken.objects.filter(pk=created.token.pk).update(
-        last_used_at=timezone.now() - timedelta(minutes=5))
+        last_used_at=timezone.now() - timedelta(minutes=5)
+    )
     api.get("/api/me")
     created.token.refresh_from_db()
     assert created.token.last_used_at > first
@@ -142,6 +154,7 @@ def test_the_command_prints_a_working_token():
     from io import StringIO
 
     from django.core.management import CommandError, call_command
+
     make_user(username="ci-bot")
     out = StringIO()
     call_command("create_api_token", "ci-bot", "--name", "CI", stdout=out)

@@ -12,8 +12,9 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 def pytest_collection_modifyitems(config, items):
     if os.path.exists(CHROMIUM):
         return
-    skip = pytest.mark.skip(reason=f"{CHROMIUM} not found: apt-get install -y chromium "
-                                   "(.ci/run installs it)")
+    skip = pytest.mark.skip(
+        reason=f"{CHROMIUM} not found: apt-get install -y chromium (.ci/run installs it)"
+    )
     for item in items:
         if "tests/browser" in str(item.fspath):
             item.add_marker(skip)
@@ -22,9 +23,13 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def browser():
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
         yield b
         b.close()
 

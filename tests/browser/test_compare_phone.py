@@ -13,13 +13,20 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 @pytest.mark.parametrize("width", [1366, 390])
 def test_compare_page_at_desktop_and_phone_width(browser, live_server, demo, artifacts, width):
-    context = browser.new_context(viewport={"width": width, "height": 900},
-                                  has_touch=width < 600, is_mobile=width < 600)
+    context = browser.new_context(
+        viewport={"width": width, "height": 900}, has_touch=width < 600, is_mobile=width < 600
+    )
     page = context.new_page()
     page.set_default_timeout(30_000)
     errors = []
-    page.on("console", lambda m: errors.append(m.text)
-            if m.type == "error" and "favicon" not in (m.location or {}).get("url", "") else None)
+    page.on(
+        "console",
+        lambda m: (
+            errors.append(m.text)
+            if m.type == "error" and "favicon" not in (m.location or {}).get("url", "")
+            else None
+        ),
+    )
     try:
         login(page, live_server, "participant", "demo-participant")
         page.wait_for_url(f"{live_server.url}/collections/")

@@ -15,18 +15,21 @@ from .conftest import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-RUN = ("EX1-BEATLES\t1\tPaul McCartney\nEX1-BEATLES\t2\tLennon\nEX1-BEATLES\t3\tRingo\n"
-       "QAC1-1058\t1\tShinichiro Tomonaga\nQAC1-1058\t2\tDoctor Hideki Yukawa\n"
-       "QAC1-1058\t3\tYukawa\nEX3-LOVE\t1\tNIL\nQAC1-1012\t1\tDecember 10, 1968\n"
-       "SWISS-LANG\t1\tRomansh\nSWISS-LANG\t2\tfrench\nBASTILLE\t1\t1790\n")
+RUN = (
+    "EX1-BEATLES\t1\tPaul McCartney\nEX1-BEATLES\t2\tLennon\nEX1-BEATLES\t3\tRingo\n"
+    "QAC1-1058\t1\tShinichiro Tomonaga\nQAC1-1058\t2\tDoctor Hideki Yukawa\n"
+    "QAC1-1058\t3\tYukawa\nEX3-LOVE\t1\tNIL\nQAC1-1012\t1\tDecember 10, 1968\n"
+    "SWISS-LANG\t1\tRomansh\nSWISS-LANG\t2\tfrench\nBASTILLE\t1\t1790\n"
+)
 
 
 def judgments_csv(path):
     """The demo judgments as a judgments CSV file (what the command-line scorer reads)."""
-    rows = (AnswerString.objects.filter(question__collection__slug="demo",
-                                        judged_at__isnull=False)
-            .order_by("question_id", "id")
-            .values_list("question__qid", "synset__ordinal", "text", "level__code"))
+    rows = (
+        AnswerString.objects.filter(question__collection__slug="demo", judged_at__isnull=False)
+        .order_by("question_id", "id")
+        .values_list("question__qid", "synset__ordinal", "text", "level__code")
+    )
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["question_id", "synset_id", "answer", "level"])
@@ -55,8 +58,16 @@ def test_upload_score_compare_and_download(page, live_server, demo, artifacts, t
     jfile = tmp_path / "judgments.csv"
     judgments_csv(jfile)
     out = io.StringIO()
-    call_command("score", "--judgments", str(jfile), str(run_file), "--format", "csv",
-                 stdout=out, stderr=io.StringIO())
+    call_command(
+        "score",
+        "--judgments",
+        str(jfile),
+        str(run_file),
+        "--format",
+        "csv",
+        stdout=out,
+        stderr=io.StringIO(),
+    )
     cli = pd.read_csv(io.StringIO(out.getvalue())).set_index("question_id")
     assert list(web.index) == list(cli.index)
     for metric in ("q_measure", "r_measure", "rr", "ap", "ndcg@5"):

@@ -56,20 +56,28 @@ def test_assessor_judges_with_the_keyboard_only(page, live_server, demo, artifac
 
     page.reload()
     expect(r).to_have_text("1")
-    expect(page.locator(".synset .member")).to_have_text([
-        "S Yasunari Kawabata edit", "A Kawabata edit"], use_inner_text=True)
+    expect(page.locator(".synset .member")).to_have_text(
+        ["S Yasunari Kawabata edit", "A Kawabata edit"], use_inner_text=True
+    )
     expect(page.locator(".incorrect .text")).to_have_text(["Yukio Mishima"])
     page.screenshot(path=str(artifacts / "judge-keyboard.png"), full_page=True)
 
-    states = {s.text: (s.state, s.synset and s.synset.ordinal, s.level and s.level.code)
-              for s in AnswerString.objects.filter(question=q).select_related("synset", "level")}
-    assert states == {"Yasunari Kawabata": ("correct", 1, "S"), "Kawabata": ("correct", 1, "A"),
-                      "Yukio Mishima": ("incorrect", None, None)}
+    states = {
+        s.text: (s.state, s.synset and s.synset.ordinal, s.level and s.level.code)
+        for s in AnswerString.objects.filter(question=q).select_related("synset", "level")
+    }
+    assert states == {
+        "Yasunari Kawabata": ("correct", 1, "S"),
+        "Kawabata": ("correct", 1, "A"),
+        "Yukio Mishima": ("incorrect", None, None),
+    }
 
 
 def _states(q):
-    return {s.text: (s.state, s.synset and s.synset.ordinal, s.level and s.level.code)
-            for s in AnswerString.objects.filter(question=q).select_related("synset", "level")}
+    return {
+        s.text: (s.state, s.synset and s.synset.ordinal, s.level and s.level.code)
+        for s in AnswerString.objects.filter(question=q).select_related("synset", "level")
+    }
 
 
 def test_keys_after_the_last_candidate_change_nothing(page, live_server, demo):
@@ -100,8 +108,11 @@ def test_keys_after_the_last_candidate_change_nothing(page, live_server, demo):
     q.refresh_from_db()
     assert q.status == "in_progress"
     states, version = _states(q), q.version
-    assert states == {"Yasunari Kawabata": ("correct", 1, "S"), "Kawabata": ("correct", 1, "S"),
-                      "Yukio Mishima": ("incorrect", None, None)}
+    assert states == {
+        "Yasunari Kawabata": ("correct", 1, "S"),
+        "Kawabata": ("correct", 1, "S"),
+        "Yukio Mishima": ("incorrect", None, None),
+    }
 
     for key in "xb3x":
         kb.press(key)

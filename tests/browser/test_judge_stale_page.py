@@ -13,14 +13,17 @@ from .conftest import login
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_digit_on_a_renumbered_page_is_refused_then_applies_on_the_fresh_page(page,
-                                                                              live_server):
+def test_digit_on_a_renumbered_page_is_refused_then_applies_on_the_fresh_page(page, live_server):
     from playwright.sync_api import expect
 
     c = make_collection(slug="stale")
-    q = make_question(collection=c, qid="S1", text="Cities?",
-                      synsets=[[("Paris", "S")], [("Lyon", "A")], [("Nice", "B")]],
-                      unjudged=["Marseille"])
+    q = make_question(
+        collection=c,
+        qid="S1",
+        text="Cities?",
+        synsets=[[("Paris", "S")], [("Lyon", "A")], [("Nice", "B")]],
+        unjudged=["Marseille"],
+    )
     ass, org = make_user(username="ass", password="ass-pw-2231"), make_user()
     add_member(collection=c, user=ass, role="assessor")
     q.assessors.add(ass)
@@ -39,5 +42,6 @@ def test_digit_on_a_renumbered_page_is_refused_then_applies_on_the_fresh_page(pa
     expect(focused).to_have_text("Marseille")
     page.keyboard.press("1")  # Lyon on the refreshed page
     expect(page.locator('.synset[data-ordinal="1"] .member .text')).to_have_text(
-        ["Lyon", "Marseille"])
+        ["Lyon", "Marseille"]
+    )
     assert page.locator("#workspace .notice").count() == 0

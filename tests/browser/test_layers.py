@@ -18,6 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def judge_layer(page, live_server, q, username, password, keys):
     """Log in, open the question from the judging link, press ``keys`` row by row."""
     from playwright.sync_api import expect
+
     page.context.clear_cookies()
     login(page, live_server, username, password)
     page.wait_for_url(f"{live_server.url}/collections/")
@@ -37,14 +38,20 @@ def judge_layer(page, live_server, q, username, password, keys):
 
 def test_two_assessors_then_adjudication_then_scores(page, live_server, demo):
     from playwright.sync_api import expect
+
     User = get_user_model()
     org = User.objects.get(username="organizer")
     a1, a2 = User.objects.get(username="assessor1"), User.objects.get(username="assessor2")
-    q = make_question(collection=demo, qid="TWICE", text="Who wrote Hamlet?",
-                      unjudged=["Shakespeare", "William Shakespeare", "Marlowe"])
+    q = make_question(
+        collection=demo,
+        qid="TWICE",
+        text="Who wrote Hamlet?",
+        unjudged=["Shakespeare", "William Shakespeare", "Marlowe"],
+    )
     L.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org)
-    make_run(collection=demo, owner=org, name="twice-run",
-             answers={"TWICE": ["Marlowe", "Shakespeare"]})
+    make_run(
+        collection=demo, owner=org, name="twice-run", answers={"TWICE": ["Marlowe", "Shakespeare"]}
+    )
     # assessor1: Shakespeare and William Shakespeare one synset; Marlowe incorrect
     judge_layer(page, live_server, q, "assessor1", "demo-assessor1", ["n", "1", "x"])
     # assessor2 (blind to assessor1): the same, but Marlowe correct in a synset of its own
@@ -78,12 +85,12 @@ def test_two_assessors_then_adjudication_then_scores(page, live_server, demo):
     table = page.locator("#layer-rankings")
     expect(table).to_contain_text("layer 1")
     expect(page.locator("h2", has_text="Means against gold")).to_be_visible()
-    expect(page.locator("table", has=page.get_by_text("twice-run")).first).to_contain_text(
-        "0.5000")
+    expect(page.locator("table", has=page.get_by_text("twice-run")).first).to_contain_text("0.5000")
 
 
 def test_merge_gold_synsets_by_keyboard(page, live_server, demo):
     from playwright.sync_api import expect
+
     User = get_user_model()
     org = User.objects.get(username="organizer")
     a1, a2 = User.objects.get(username="assessor1"), User.objects.get(username="assessor2")

@@ -16,8 +16,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 RUN = "TDL-1\t1\tMaihama\nTDL-1\t2\tTokyo Bay\nTDL-1\t3\tChiba prefecture\n"
 
 
-def test_pooled_answers_come_back_and_are_judged_from_the_queue(page, live_server, demo,
-                                                                tmp_path, artifacts):
+def test_pooled_answers_come_back_and_are_judged_from_the_queue(
+    page, live_server, demo, tmp_path, artifacts
+):
     from playwright.sync_api import expect
 
     q = Question.objects.get(collection=demo, qid="TDL-1")
@@ -40,7 +41,8 @@ def test_pooled_answers_come_back_and_are_judged_from_the_queue(page, live_serve
     page.wait_for_url(run_url)
     expect(page.get_by_text("2 unjudged answer(s) of loop sent")).to_be_visible()
     expect(page.locator("#pool-waiting")).to_have_text(
-        "2 are in the assessors' pool, waiting for an assessor")
+        "2 are in the assessors' pool, waiting for an assessor"
+    )
     expect(page.get_by_role("button", name=re.compile("assessors' pool"))).to_have_count(0)
     q.refresh_from_db()
     assert q.status == "in_progress"

@@ -13,8 +13,11 @@ from .conftest import login
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 WIDTHS = (1366, 390)
-PASSWORDS = {"organizer": "demo-organizer", "assessor1": "demo-assessor1",
-             "participant": "demo-participant"}
+PASSWORDS = {
+    "organizer": "demo-organizer",
+    "assessor1": "demo-assessor1",
+    "participant": "demo-participant",
+}
 
 
 def _pages(role: str, demo) -> list[str]:
@@ -23,40 +26,63 @@ def _pages(role: str, demo) -> list[str]:
     common = ["/collections/", "/collections/demo/"]
     if role == "assessor1":
         return [*common, "/queue/", f"/questions/{q.pk}/judge/"]
-    scores = ["/collections/demo/runs/", f"/collections/demo/runs/{runs[0].pk}/",
-              f"/collections/demo/compare/?a={runs[0].pk}&b={runs[1].pk}",
-              "/collections/demo/ranking/", "/runs/",
-              f"/collections/demo/runs/{runs[0].pk}/withdraw/",
-              f"/collections/demo/runs/{runs[0].pk}/replace/"]
+    scores = [
+        "/collections/demo/runs/",
+        f"/collections/demo/runs/{runs[0].pk}/",
+        f"/collections/demo/compare/?a={runs[0].pk}&b={runs[1].pk}",
+        "/collections/demo/ranking/",
+        "/runs/",
+        f"/collections/demo/runs/{runs[0].pk}/withdraw/",
+        f"/collections/demo/runs/{runs[0].pk}/replace/",
+    ]
     if role == "participant":  # the owner of the demo's runs
-        return [*common, "/collections/demo/runs/upload/", "/runs/",
-                f"/collections/demo/runs/{runs[0].pk}/withdraw/",
-                f"/collections/demo/runs/{runs[0].pk}/replace/"]
-    return [*common, *scores, "/collections/demo/runs/upload/", "/queue/",
-            "/collections/demo/questions/", f"/questions/{q.pk}/judge/",
-            "/collections/demo/members/", "/collections/demo/edit/",
-            "/collections/demo/import/"]
+        return [
+            *common,
+            "/collections/demo/runs/upload/",
+            "/runs/",
+            f"/collections/demo/runs/{runs[0].pk}/withdraw/",
+            f"/collections/demo/runs/{runs[0].pk}/replace/",
+        ]
+    return [
+        *common,
+        *scores,
+        "/collections/demo/runs/upload/",
+        "/queue/",
+        "/collections/demo/questions/",
+        f"/questions/{q.pk}/judge/",
+        "/collections/demo/members/",
+        "/collections/demo/edit/",
+        "/collections/demo/import/",
+    ]
 
 
 def _watch(page) -> list[str]:
     problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-            if m.type in ("error", "warning") else None)
+    page.on(
+        "console",
+        lambda m: (
+            problems.append(f"console {m.type}: {m.text}")
+            if m.type in ("error", "warning")
+            else None
+        ),
+    )
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("response", lambda r: problems.append(f"HTTP {r.status} {r.url}")
-            if r.status >= 400 else None)
+    page.on(
+        "response",
+        lambda r: problems.append(f"HTTP {r.status} {r.url}") if r.status >= 400 else None,
+    )
     return problems
 
 
 def _overflow(page) -> int:
     return page.evaluate(
-        "document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
 
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("role", list(PASSWORDS))
-def test_every_page_of_a_role_at_laptop_and_phone_width(browser, live_server, demo, role,
-                                                        width):
+def test_every_page_of_a_role_at_laptop_and_phone_width(browser, live_server, demo, role, width):
     context = browser.new_context(viewport={"width": width, "height": 860})
     page = context.new_page()
     page.set_default_timeout(15_000)

@@ -23,8 +23,12 @@ def test_agreement_demo_figures_and_queue():
     assert pair.grouping.pair_recall == pytest.approx(7 / 9)
     # only DNA is agreed throughout: its strings are all in gold; the rest wait
     assert [q.qid for q in adjudication_queue(c)] == [
-        "AG-NOBEL-LIT", "AG-EVEREST", "AG-MOON", "AG-CAPITAL-AU", "AG-WATER"]
-    assert not AnswerString.objects.filter(question__qid="AG-DNA",
-                                           judged_at__isnull=True).exists()
+        "AG-NOBEL-LIT",
+        "AG-EVEREST",
+        "AG-MOON",
+        "AG-CAPITAL-AU",
+        "AG-WATER",
+    ]
+    assert not AnswerString.objects.filter(question__qid="AG-DNA", judged_at__isnull=True).exists()
     # loading again resets it
     assert load_agreement_demo().questions.count() == 6

@@ -24,18 +24,32 @@ pytestmark = pytest.mark.django_db
 
 
 def judgments(c: Collection):
-    return sorted(AnswerString.objects.filter(question__collection=c).values_list(
-        "question__qid", "synset__ordinal", "synset__label", "text", "variants", "key",
-        "level__code", "source", "judged_by__username", "judged_at"), key=repr)
+    return sorted(
+        AnswerString.objects.filter(question__collection=c).values_list(
+            "question__qid",
+            "synset__ordinal",
+            "synset__label",
+            "text",
+            "variants",
+            "key",
+            "level__code",
+            "source",
+            "judged_by__username",
+            "judged_at",
+        ),
+        key=repr,
+    )
 
 
 def events(c: Collection):
     """The audit trail; snapshots (and pool_run's run) name rows by database ids, which an
     import renumbers (the re-export below shows they name the same rows)."""
     out = []
-    for q, u, a, b, af, t in JudgmentEvent.objects.filter(collection=c).order_by(
-            "id").values_list("question__qid", "user__username", "action", "before", "after",
-                              "created_at"):
+    for q, u, a, b, af, t in (
+        JudgmentEvent.objects.filter(collection=c)
+        .order_by("id")
+        .values_list("question__qid", "user__username", "action", "before", "after", "created_at")
+    ):
         if "strings" in af:
             b = af = None
         elif a == "pool_run":
@@ -46,25 +60,41 @@ def events(c: Collection):
 
 def everything_else(c: Collection):
     return {
-        "collection": (c.name, c.matching_mode, c.max_output_size, c.open_for_submissions,
-                       c.leaderboard_published),
+        "collection": (
+            c.name,
+            c.matching_mode,
+            c.max_output_size,
+            c.open_for_submissions,
+            c.leaderboard_published,
+        ),
         "levels": list(c.levels.values_list("code", "label", "gain", "order")),
         "members": sorted(c.memberships.values_list("user__username", "role")),
-        "questions": list(c.questions.order_by("id").values_list("qid", "text", "status",
-                                                                 "notes", "version")),
+        "questions": list(
+            c.questions.order_by("id").values_list("qid", "text", "status", "notes", "version")
+        ),
         "assessors": sorted(c.questions.values_list("qid", "assessors__username"), key=repr),
         "events": events(c),
-        "runs": sorted(c.runs.values_list("name", "owner__username", "sha256", "format",
-                                          "uploaded_at")),
-        "answers": sorted(RunAnswer.objects.filter(run__collection=c).values_list(
-            "run__name", "question__qid", "rank", "text", "key", "score"), key=repr),
+        "runs": sorted(
+            c.runs.values_list("name", "owner__username", "sha256", "format", "uploaded_at")
+        ),
+        "answers": sorted(
+            RunAnswer.objects.filter(run__collection=c).values_list(
+                "run__name", "question__qid", "rank", "text", "key", "score"
+            ),
+            key=repr,
+        ),
     }
 
 
 def scores(c: Collection):
     runs = list(Run.objects.filter(collection=c).order_by("name"))
-    config = services.check_config(metrics=[*BASE_METRICS, "p@3", "ndcg@5"], gains="default",
-                                   beta=1.0, rbp_p=0.5, levels=["S", "A", "B"])
+    config = services.check_config(
+        metrics=[*BASE_METRICS, "p@3", "ndcg@5"],
+        gains="default",
+        beta=1.0,
+        rbp_p=0.5,
+        levels=["S", "A", "B"],
+    )
     s = services.score_runs(c, runs, config)
     return {name: s.per_question[name].round(12) for name in s.runs}
 
@@ -78,11 +108,13 @@ def test_round_trip_gives_identical_judgments_and_scores(demo, tmp_path):
     q = Question.objects.get(collection=demo, qid="QAC1-1021")
     q.assessors.add(assessor)
     pooled = AnswerString.objects.get(question=q, text="Obuchi is as uninspiring as cold pizza")
-    annotate_services.string_judge(question=q, string=pooled.pk, by=assessor,
-                                   synset=q.synsets.get(ordinal=2).pk)
-    AnswerSynset.objects.filter(question=q, ordinal=1).update(label="gold, \"first\"")
-    AnswerString.objects.filter(pk=pooled.pk).update(variants=["obuchi is as uninspiring",
-                                                                "Obuchi, cold pizza"])
+    annotate_services.string_judge(
+        question=q, string=pooled.pk, by=assessor, synset=q.synsets.get(ordinal=2).pk
+    )
+    AnswerSynset.objects.filter(question=q, ordinal=1).update(label='gold, "first"')
+    AnswerString.objects.filter(pk=pooled.pk).update(
+        variants=["obuchi is as uninspiring", "Obuchi, cold pizza"]
+    )
     path = tmp_path / "demo.zip"
     call_command("export_collection", "demo", str(path), stdout=io.StringIO())
     call_command("import_collection", str(path), "--slug", "demo-copy", stdout=io.StringIO())
@@ -96,8 +128,14 @@ def test_round_trip_gives_identical_judgments_and_scores(demo, tmp_path):
     # exporting the copy gives the same content again
     again = zipfile.ZipFile(io.BytesIO(collection_export(collection=copy)))
     first = zipfile.ZipFile(path)
-    for member in ("questions.csv", "strings.csv", "synsets.csv", "run_answers.csv",
-                   "events.jsonl", "runs.json"):
+    for member in (
+        "questions.csv",
+        "strings.csv",
+        "synsets.csv",
+        "run_answers.csv",
+        "events.jsonl",
+        "runs.json",
+    ):
         assert again.read(member) == first.read(member), member
 
 
@@ -106,8 +144,13 @@ def test_a_run_answer_with_control_characters_restores(demo):
     carries back: one odd run answer never makes a collection unrestorable."""
     organizer = get_user_model().objects.get(username="organizer")
     odd = "Obuchi\x0cKeizo\x0b\x7f"
-    run = services.run_import(collection=demo, owner=organizer, name="odd",
-                              data=f"QAC1-1021\t1\t{odd}\n".encode(), filename="odd.tsv")
+    run = services.run_import(
+        collection=demo,
+        owner=organizer,
+        name="odd",
+        data=f"QAC1-1021\t1\t{odd}\n".encode(),
+        filename="odd.tsv",
+    )
     services.run_pool(run=run, by=organizer)
     assert AnswerString.objects.filter(question__collection=demo, text=odd).exists()
     copy = collection_import(data=collection_export(collection=demo), slug="odd-copy")
@@ -133,13 +176,18 @@ def test_bad_archives_write_nothing(demo, tmp_path):
             z.writestr(item, body)
     with pytest.raises(InputError, match="unknown level 'Z'"):
         collection_import(data=buf.getvalue(), slug="x2")
-    assert (Collection.objects.count(), AnswerString.objects.count(),
-            Run.objects.count()) == counts
+    assert (Collection.objects.count(), AnswerString.objects.count(), Run.objects.count()) == counts
     bad = tmp_path / "bad.zip"
     bad.write_bytes(b"junk")
     with pytest.raises(CommandError):
-        call_command("import_collection", str(bad), "--slug", "x3", stdout=io.StringIO(),
-                     stderr=io.StringIO())
+        call_command(
+            "import_collection",
+            str(bad),
+            "--slug",
+            "x3",
+            stdout=io.StringIO(),
+            stderr=io.StringIO(),
+        )
 
 
 # -- undo in an imported collection ------------------------------------------------------------
@@ -172,10 +220,12 @@ def test_undo_works_in_an_imported_collection_and_stays_inside_it(demo):
     # every row the copy's snapshots name is a row of the copy
     named = rows_named_by_snapshots(copy)
     assert named
-    assert all(AnswerString.objects.filter(pk=pk, question__collection=copy).exists()
-               if kind == "string" else
-               AnswerSynset.objects.filter(pk=pk, question__collection=copy).exists()
-               for kind, pk in named)
+    assert all(
+        AnswerString.objects.filter(pk=pk, question__collection=copy).exists()
+        if kind == "string"
+        else AnswerSynset.objects.filter(pk=pk, question__collection=copy).exists()
+        for kind, pk in named
+    )
     cq = Question.objects.get(collection=copy, qid="QAC1-1021")
     before_undo = judgments(copy)
     annotate_services.question_undo(question=cq, by=organizer)  # the move
@@ -188,7 +238,8 @@ def test_undo_works_in_an_imported_collection_and_stays_inside_it(demo):
     # the source collection was not touched
     assert {pk: v for pk, v in source_rows.items()} == {
         s.pk: (s.text, s.synset_id, s.question_id)
-        for s in AnswerString.objects.filter(pk__in=source_rows)}
+        for s in AnswerString.objects.filter(pk__in=source_rows)
+    }
     assert not AnswerString.objects.filter(question=q, text=first.text).exists()
     # and undo in the source still works as before
     annotate_services.question_undo(question=q, by=organizer)
@@ -209,31 +260,44 @@ def test_undo_refuses_a_record_naming_rows_outside_its_question(demo):
     crafted = {
         "string of another collection": dict(
             before=dict(event.before, strings={str(stranger.pk): dict(snap, text="HACKED")}),
-            after=dict(event.after, strings={str(stranger.pk): None})),
+            after=dict(event.after, strings={str(stranger.pk): None}),
+        ),
         "synset of another question": dict(
-            before=dict(event.before, synsets=[[AnswerSynset.objects.exclude(
-                question=q).first().pk, "", ""]])),
+            before=dict(
+                event.before,
+                synsets=[[AnswerSynset.objects.exclude(question=q).first().pk, "", ""]],
+            )
+        ),
         "level of another collection": dict(
-            before=dict(event.before, strings={str(s.pk): dict(snap, level=levels.pk)})),
+            before=dict(event.before, strings={str(s.pk): dict(snap, level=levels.pk)})
+        ),
         "unreadable": dict(before=dict(event.before, strings={"x": snap})),
         "unreadable status": dict(before=dict(event.before, status="gone")),
         "a username for a user id": dict(
-            before=dict(event.before, strings={str(s.pk): dict(snap, judged_by="abc")})),
+            before=dict(event.before, strings={str(s.pk): dict(snap, judged_by="abc")})
+        ),
         "a synset id as text": dict(
-            before=dict(event.before, strings={str(s.pk): dict(snap, synset="1")})),
+            before=dict(event.before, strings={str(s.pk): dict(snap, synset="1")})
+        ),
     }
     for name, fields in crafted.items():
-        JudgmentEvent.objects.filter(pk=event.pk).update(**{"before": event.before,
-                                                            "after": event.after, **fields})
-        state = (judgments(demo), list(AnswerString.objects.values_list("pk", "question_id",
-                                                                       "text", "synset_id")),
-                 list(AnswerSynset.objects.values_list("pk", "question_id", "ordinal")),
-                 JudgmentEvent.objects.count())
+        JudgmentEvent.objects.filter(pk=event.pk).update(
+            **{"before": event.before, "after": event.after, **fields}
+        )
+        state = (
+            judgments(demo),
+            list(AnswerString.objects.values_list("pk", "question_id", "text", "synset_id")),
+            list(AnswerSynset.objects.values_list("pk", "question_id", "ordinal")),
+            JudgmentEvent.objects.count(),
+        )
         with pytest.raises(annotate_services.Conflict, match="cannot be undone"):
             annotate_services.question_undo(question=q, by=organizer)
-        assert state == (judgments(demo), list(AnswerString.objects.values_list(
-            "pk", "question_id", "text", "synset_id")), list(AnswerSynset.objects.values_list(
-                "pk", "question_id", "ordinal")), JudgmentEvent.objects.count()), name
+        assert state == (
+            judgments(demo),
+            list(AnswerString.objects.values_list("pk", "question_id", "text", "synset_id")),
+            list(AnswerSynset.objects.values_list("pk", "question_id", "ordinal")),
+            JudgmentEvent.objects.count(),
+        ), name
     stranger.refresh_from_db()
     assert (stranger.text, stranger.question_id) == ("far away", stranger_q.pk)
 
@@ -255,6 +319,7 @@ def as_version_1(data: bytes) -> bytes:
     """The archive as version 1 wrote it: no id/label/variants columns, events without id
     and with database ids in their snapshots."""
     from evaluation.archive import _csv, _read_csv
+
     src = zipfile.ZipFile(io.BytesIO(data))
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
@@ -269,9 +334,13 @@ def as_version_1(data: bytes) -> bytes:
                 header = [h for h in header if h not in ("id", "label", "variants")]
                 body = _csv([[r[h] for h in header] for r in rows], header)
             elif name == "events.jsonl":
-                body = "".join(json.dumps({k: v for k, v in json.loads(line).items()
-                                           if k not in ("id", "layer")}) + "\n"
-                               for line in body.splitlines())
+                body = "".join(
+                    json.dumps(
+                        {k: v for k, v in json.loads(line).items() if k not in ("id", "layer")}
+                    )
+                    + "\n"
+                    for line in body.splitlines()
+                )
             z.writestr(name, body)
     return buf.getvalue()
 
@@ -282,10 +351,10 @@ def test_version_1_archives_are_still_read_and_their_actions_not_undone(demo):
     q = Question.objects.get(collection=demo, qid="QAC1-1021")
     s = q.strings.order_by("id").first()
     annotate_services.string_unjudge(question=q, string=s.pk, by=organizer)
-    copy = collection_import(data=as_version_1(collection_export(collection=demo)),
-                             slug="old")
+    copy = collection_import(data=as_version_1(collection_export(collection=demo)), slug="old")
     assert [j[:2] + j[3:4] + j[5:] for j in judgments(copy)] == [
-        j[:2] + j[3:4] + j[5:] for j in judgments(demo)]
+        j[:2] + j[3:4] + j[5:] for j in judgments(demo)
+    ]
     event = JudgmentEvent.objects.filter(collection=copy, action="string_unjudge").get()
     assert "strings" not in event.after and "synsets" not in event.after
     assert event.after["strings_without_ids"][0]["text"] == s.text
@@ -316,6 +385,7 @@ def manifest(change):
         m = json.loads(text)
         change(m)
         return json.dumps(m)
+
     return edit
 
 
@@ -324,60 +394,103 @@ def first_line_replaced(old, new):
 
 
 BAD = {
-    "negative gain": (dict(manifest_json=manifest(lambda m: m["levels"][0].update(gain=-1))),
-                      "manifest.json: level 1: gain -1 is out of range"),
-    "gain not a number": (dict(manifest_json=manifest(
-        lambda m: m["levels"][1].update(gain="NaN"))), "level 2: gain 'NaN'"),
-    "no levels": (dict(manifest_json=manifest(lambda m: m.update(levels=[]))),
-                  "at least one level"),
-    "level code twice": (dict(manifest_json=manifest(
-        lambda m: m["levels"][1].update(code="S"))), "code 'S' appears twice"),
-    "long level code": (dict(manifest_json=manifest(
-        lambda m: m["levels"][0].update(code="TOOLONGCODE"))), "1 to 8 characters"),
-    "L' zero": (dict(manifest_json=manifest(
-        lambda m: m["collection"].update(max_output_size=0))), "collection.max_output_size"),
-    "bad matching": (dict(manifest_json=manifest(
-        lambda m: m["collection"].update(matching_mode="fuzzy"))), "collection.matching_mode"),
-    "bad role": (dict(manifest_json=manifest(
-        lambda m: m["members"][0].update(role="king"))), "member 1: needs a valid username"),
-    "bad username": (dict(manifest_json=manifest(
-        lambda m: m["members"][0].update(username="a b/c"))), "valid username"),
-    "not an archive": (dict(manifest_json=manifest(lambda m: m.update(version=99))),
-                       "version 99"),
+    "negative gain": (
+        dict(manifest_json=manifest(lambda m: m["levels"][0].update(gain=-1))),
+        "manifest.json: level 1: gain -1 is out of range",
+    ),
+    "gain not a number": (
+        dict(manifest_json=manifest(lambda m: m["levels"][1].update(gain="NaN"))),
+        "level 2: gain 'NaN'",
+    ),
+    "no levels": (
+        dict(manifest_json=manifest(lambda m: m.update(levels=[]))),
+        "at least one level",
+    ),
+    "level code twice": (
+        dict(manifest_json=manifest(lambda m: m["levels"][1].update(code="S"))),
+        "code 'S' appears twice",
+    ),
+    "long level code": (
+        dict(manifest_json=manifest(lambda m: m["levels"][0].update(code="TOOLONGCODE"))),
+        "1 to 8 characters",
+    ),
+    "L' zero": (
+        dict(manifest_json=manifest(lambda m: m["collection"].update(max_output_size=0))),
+        "collection.max_output_size",
+    ),
+    "bad matching": (
+        dict(manifest_json=manifest(lambda m: m["collection"].update(matching_mode="fuzzy"))),
+        "collection.matching_mode",
+    ),
+    "bad role": (
+        dict(manifest_json=manifest(lambda m: m["members"][0].update(role="king"))),
+        "member 1: needs a valid username",
+    ),
+    "bad username": (
+        dict(manifest_json=manifest(lambda m: m["members"][0].update(username="a b/c"))),
+        "valid username",
+    ),
+    "not an archive": (dict(manifest_json=manifest(lambda m: m.update(version=99))), "version 99"),
     "manifest not json": (dict(manifest_json=lambda t: "{"), "manifest.json:1: not JSON"),
-    "duplicate qid": (dict(questions_csv=lambda t: t + t.splitlines()[1] + "\n"),
-                      "appears twice"),
-    "bad status": (dict(questions_csv=lambda t: t.replace(",todo,", ",later,", 1)),
-                   "status 'later'"),
-    "NUL in a question": (dict(questions_csv=lambda t: t.replace("Who", "W\x00ho", 1)),
-                          "questions.csv:2: holds a NUL byte"),
-    "NUL escaped in an event": (dict(events_jsonl=lambda t: t.replace(
-        '"demo_load"', '"demo\\u0000load"', 1)), "events.jsonl:1: holds a NUL byte"),
-    "unknown level": (dict(strings_csv=lambda t: t.replace(",S,", ",Z,", 1)),
-                      "unknown level 'Z'"),
-    "synset without level": (dict(strings_csv=lambda t: t.replace(",S,", ",,", 1)),
-                             "needs a level"),
-    "duplicate key": (dict(strings_csv=lambda t: t + t.splitlines()[1] + "\n"),
-                      "appears twice in question"),
-    "bad variants": (dict(strings_csv=lambda t: t.replace(",,john lennon,", ",[1],john lennon,",
-                                                          1)), "not a JSON list of strings"),
-    "wrong columns": (dict(synsets_csv=lambda t: t.replace("label", "name", 1)),
-                      "synsets.csv:1: columns"),
+    "duplicate qid": (dict(questions_csv=lambda t: t + t.splitlines()[1] + "\n"), "appears twice"),
+    "bad status": (
+        dict(questions_csv=lambda t: t.replace(",todo,", ",later,", 1)),
+        "status 'later'",
+    ),
+    "NUL in a question": (
+        dict(questions_csv=lambda t: t.replace("Who", "W\x00ho", 1)),
+        "questions.csv:2: holds a NUL byte",
+    ),
+    "NUL escaped in an event": (
+        dict(events_jsonl=lambda t: t.replace('"demo_load"', '"demo\\u0000load"', 1)),
+        "events.jsonl:1: holds a NUL byte",
+    ),
+    "unknown level": (dict(strings_csv=lambda t: t.replace(",S,", ",Z,", 1)), "unknown level 'Z'"),
+    "synset without level": (
+        dict(strings_csv=lambda t: t.replace(",S,", ",,", 1)),
+        "needs a level",
+    ),
+    "duplicate key": (
+        dict(strings_csv=lambda t: t + t.splitlines()[1] + "\n"),
+        "appears twice in question",
+    ),
+    "bad variants": (
+        dict(strings_csv=lambda t: t.replace(",,john lennon,", ",[1],john lennon,", 1)),
+        "not a JSON list of strings",
+    ),
+    "wrong columns": (
+        dict(synsets_csv=lambda t: t.replace("label", "name", 1)),
+        "synsets.csv:1: columns",
+    ),
     "short row": (dict(synsets_csv=lambda t: t + "9,EX1-BEATLES\n"), "5 fields expected"),
-    "duplicate synset": (dict(synsets_csv=lambda t: t + "99," + ",".join(
-        t.splitlines()[1].split(",")[1:]) + "\n"), "appears twice"),
-    "bad rank": (dict(run_answers_csv=lambda t: t.replace(",1,", ",0,", 1)),
-                 "rank '0' is not a number >= 1"),
-    "unknown run": (dict(runs_json=lambda t: t.replace('"AF"', '"XX"', 1)),
-                    "unknown run 'AF'"),
+    "duplicate synset": (
+        dict(synsets_csv=lambda t: t + "99," + ",".join(t.splitlines()[1].split(",")[1:]) + "\n"),
+        "appears twice",
+    ),
+    "bad rank": (
+        dict(run_answers_csv=lambda t: t.replace(",1,", ",0,", 1)),
+        "rank '0' is not a number >= 1",
+    ),
+    "unknown run": (dict(runs_json=lambda t: t.replace('"AF"', '"XX"', 1)), "unknown run 'AF'"),
     "missing member": (dict(runs_json=None), "member 'runs.json' is missing"),
-    "forward undo": (dict(events_jsonl=lambda t: t.replace('"after": {"synsets": 4}',
-                                                           '"after": {"undoes": 5, "strings": '
-                                                           '{}, "synsets": []}', 1)),
-                     "undoes 5, which is not an earlier event"),
-    "string of another question": (dict(events_jsonl=lambda t: t.replace(
-        '"after": {"synsets": 4}', '"after": {"strings": {"999": null, "40": null}, '
-        '"synsets": []}', 1)), "names string 40 of question"),
+    "forward undo": (
+        dict(
+            events_jsonl=lambda t: t.replace(
+                '"after": {"synsets": 4}', '"after": {"undoes": 5, "strings": {}, "synsets": []}', 1
+            )
+        ),
+        "undoes 5, which is not an earlier event",
+    ),
+    "string of another question": (
+        dict(
+            events_jsonl=lambda t: t.replace(
+                '"after": {"synsets": 4}',
+                '"after": {"strings": {"999": null, "40": null}, "synsets": []}',
+                1,
+            )
+        ),
+        "names string 40 of question",
+    ),
 }
 
 
@@ -385,13 +498,23 @@ BAD = {
 def test_bad_archives_are_refused_with_their_problem_named(demo, case):
     changes, message = BAD[case]
     data = rewrite(collection_export(collection=demo), **changes)
-    counts = (Collection.objects.count(), AnswerString.objects.count(), Run.objects.count(),
-              JudgmentEvent.objects.count(), get_user_model().objects.count())
+    counts = (
+        Collection.objects.count(),
+        AnswerString.objects.count(),
+        Run.objects.count(),
+        JudgmentEvent.objects.count(),
+        get_user_model().objects.count(),
+    )
     with pytest.raises(InputError) as refused:
         collection_import(data=data, slug="bad", filename="bad.zip")
     assert message in str(refused.value), str(refused.value)
-    assert (Collection.objects.count(), AnswerString.objects.count(), Run.objects.count(),
-            JudgmentEvent.objects.count(), get_user_model().objects.count()) == counts
+    assert (
+        Collection.objects.count(),
+        AnswerString.objects.count(),
+        Run.objects.count(),
+        JudgmentEvent.objects.count(),
+        get_user_model().objects.count(),
+    ) == counts
 
 
 def test_zip_bombs_and_strange_members_are_refused(demo, settings):
@@ -418,15 +541,18 @@ def test_zip_bombs_and_strange_members_are_refused(demo, settings):
 
 
 def test_the_command_prints_every_problem_without_a_traceback(demo, tmp_path):
-    data = rewrite(collection_export(collection=demo),
-                   manifest_json=manifest(lambda m: m["levels"][0].update(gain=-1)),
-                   questions_csv=lambda t: t + t.splitlines()[1] + "\n")
+    data = rewrite(
+        collection_export(collection=demo),
+        manifest_json=manifest(lambda m: m["levels"][0].update(gain=-1)),
+        questions_csv=lambda t: t + t.splitlines()[1] + "\n",
+    )
     path = tmp_path / "bad.zip"
     path.write_bytes(data)
     err = io.StringIO()
     with pytest.raises(CommandError, match="nothing was written"):
-        call_command("import_collection", str(path), "--slug", "x", stdout=io.StringIO(),
-                     stderr=err)
+        call_command(
+            "import_collection", str(path), "--slug", "x", stdout=io.StringIO(), stderr=err
+        )
     text = err.getvalue()
     assert "bad.zip:manifest.json: level 1: gain -1" in text
     assert "bad.zip:questions.csv:" in text and "appears twice" in text
@@ -436,7 +562,7 @@ def test_the_command_prints_every_problem_without_a_traceback(demo, tmp_path):
 def test_damaged_archives_give_an_input_error_never_a_traceback(demo):
     data = collection_export(collection=demo)
     for i, pos in enumerate(range(40, len(data) - 40, max(1, len(data) // 60))):
-        damaged = data[:pos] + bytes([data[pos] ^ 0x55]) + data[pos + 1:]
+        damaged = data[:pos] + bytes([data[pos] ^ 0x55]) + data[pos + 1 :]
         try:
             collection_import(data=damaged, slug=f"damaged-{i}")
         except InputError:
@@ -449,8 +575,9 @@ def test_damaged_archives_give_an_input_error_never_a_traceback(demo):
 
 
 def test_times_without_a_zone_are_read_as_utc(demo):
-    data = rewrite(collection_export(collection=demo),
-                   strings_csv=lambda t: t.replace("+00:00", ""))
+    data = rewrite(
+        collection_export(collection=demo), strings_csv=lambda t: t.replace("+00:00", "")
+    )
     copy = collection_import(data=data, slug="naive")
     assert judgments(copy) == judgments(demo)
 
@@ -470,50 +597,72 @@ def layered(demo):
     """Two assessors judge a question of the demo independently; one adjudication."""
     from annotate import layers as L
     from annotate.models import JudgingLayer
+
     User = get_user_model()
     org = User.objects.get(username="organizer")
     a1, a2 = User.objects.get(username="assessor1"), User.objects.get(username="assessor2")
     q = make_question(collection=demo, qid="LAYERED", unjudged=["x", "y", "z"])
-    L.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org,
-                     adjudicator=a2)
+    L.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org, adjudicator=a2)
     ids = {s.text: s.pk for s in q.strings.all()}
-    for user, plan in ((a1, [("x", True), ("y", True), ("z", False)]),
-                       (a2, [("x", True), ("y", False), ("z", False)])):
+    for user, plan in (
+        (a1, [("x", True), ("y", True), ("z", False)]),
+        (a2, [("x", True), ("y", False), ("z", False)]),
+    ):
         layer = JudgingLayer.objects.get(question=q, assessor=user)
         for text, correct in plan:
             if correct:
-                L.layer_judge(layer=layer, string=ids[text], new_group=True, level="A",
-                              by=user)
+                L.layer_judge(layer=layer, string=ids[text], new_group=True, level="A", by=user)
             else:
                 L.layer_judge(layer=layer, string=ids[text], by=user)
         L.layer_set_level(layer=layer, string=ids["x"], level="S", by=user)
         L.layer_undo(layer=layer, by=user)
         L.layer_mark_done(layer=layer, by=user)
-    L.adjudicate_take(question=q, layer=JudgingLayer.objects.get(question=q, assessor=a1),
-                      strings=[ids["y"]], by=org)
+    L.adjudicate_take(
+        question=q,
+        layer=JudgingLayer.objects.get(question=q, assessor=a1),
+        strings=[ids["y"]],
+        by=org,
+    )
     return q
 
 
 def layer_state(c: Collection):
     from annotate.models import JudgingLayer, LayerJudgment, LayerRequest
+
     return {
-        "requests": sorted(LayerRequest.objects.filter(question__collection=c).values_list(
-            "question__qid", "k", "adjudicator__username", "gold_at")),
-        "layers": sorted(JudgingLayer.objects.filter(question__collection=c).values_list(
-            "question__qid", "assessor__username", "version", "started_at", "done_at",
-            "seconds")),
-        "judgments": sorted(LayerJudgment.objects.filter(layer__question__collection=c)
-                            .values_list("layer__question__qid", "layer__assessor__username",
-                                         "string__text", "group", "level__code",
-                                         "judged_at"), key=repr),
-        "layer_events": list(JudgmentEvent.objects.filter(collection=c, layer__isnull=False)
-                             .order_by("id").values_list("action", "layer__assessor__username")),
+        "requests": sorted(
+            LayerRequest.objects.filter(question__collection=c).values_list(
+                "question__qid", "k", "adjudicator__username", "gold_at"
+            )
+        ),
+        "layers": sorted(
+            JudgingLayer.objects.filter(question__collection=c).values_list(
+                "question__qid", "assessor__username", "version", "started_at", "done_at", "seconds"
+            )
+        ),
+        "judgments": sorted(
+            LayerJudgment.objects.filter(layer__question__collection=c).values_list(
+                "layer__question__qid",
+                "layer__assessor__username",
+                "string__text",
+                "group",
+                "level__code",
+                "judged_at",
+            ),
+            key=repr,
+        ),
+        "layer_events": list(
+            JudgmentEvent.objects.filter(collection=c, layer__isnull=False)
+            .order_by("id")
+            .values_list("action", "layer__assessor__username")
+        ),
     }
 
 
 def test_round_trip_keeps_layers_and_adjudications(demo):
     from annotate import layers as L
     from annotate.models import JudgingLayer
+
     layered(demo)
     data = collection_export(collection=demo)
     copy = collection_import(data=data, slug="copy")
@@ -539,20 +688,25 @@ def test_round_trip_keeps_layers_and_adjudications(demo):
 
 def test_version_2_archives_have_no_layers(demo):
     layered(demo)
-    data = rewrite(collection_export(collection=demo), layers_csv=None,
-                   layer_judgments_csv=None,
-                   manifest_json=manifest(lambda m: m.update(version=2)),
-                   events_jsonl=lambda t: "".join(
-                       json.dumps({k: v for k, v in json.loads(line).items() if k != "layer"})
-                       + "\n" for line in t.splitlines()))
+    data = rewrite(
+        collection_export(collection=demo),
+        layers_csv=None,
+        layer_judgments_csv=None,
+        manifest_json=manifest(lambda m: m.update(version=2)),
+        events_jsonl=lambda t: "".join(
+            json.dumps({k: v for k, v in json.loads(line).items() if k != "layer"}) + "\n"
+            for line in t.splitlines()
+        ),
+    )
     copy = collection_import(data=data, slug="v2")
     assert layer_state(copy)["layers"] == []
 
 
 def test_bad_layers_are_refused(demo):
     layered(demo)
-    data = rewrite(collection_export(collection=demo),
-                   layer_judgments_csv=lambda t: t.replace(",A,", ",Q,", 1))
+    data = rewrite(
+        collection_export(collection=demo), layer_judgments_csv=lambda t: t.replace(",A,", ",Q,", 1)
+    )
     with pytest.raises(InputError, match="a synset number with a known level"):
         collection_import(data=data, slug="bad")
     data = rewrite(collection_export(collection=demo), layers_csv=None)

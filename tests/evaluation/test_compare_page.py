@@ -28,6 +28,7 @@ def _runs(demo):
 
 def _login(client, username):
     from django.contrib.auth import get_user_model
+
     client.force_login(get_user_model().objects.get(username=username))
 
 
@@ -50,7 +51,7 @@ def test_randomization_matches_exact_enumeration_beyond_16_differences():
     rng = np.random.default_rng(5)
     for m in (17, 19):
         d = np.round(rng.normal(0.15, 0.5, m), 3)
-        signs = 1 - 2 * ((np.arange(2 ** m)[:, None] >> np.arange(m)) & 1)
+        signs = 1 - 2 * ((np.arange(2**m)[:, None] >> np.arange(m)) & 1)
         obs = abs(d.sum())
         exact = float(np.mean(np.abs(signs @ d) >= obs - 1e-9 * obs))
         p = randomization_p(d)
@@ -61,6 +62,7 @@ def test_randomization_matches_exact_enumeration_beyond_16_differences():
 
 def test_paired_test_of_5000_questions_is_fast():
     import time
+
     rng = np.random.default_rng(1)
     a = rng.random(5000)
     b = np.clip(a + rng.normal(0.01, 0.2, 5000), 0, 1)
@@ -70,11 +72,18 @@ def test_paired_test_of_5000_questions_is_fast():
     assert 0 < result.randomization_p <= 1
 
 
-@pytest.mark.parametrize(("p", "page", "cell"), [
-    (4.5e-08, "4.5e-08", "4.5e-08"), (1.734723475976807e-18, "1.7e-18", "1.734723475976807e-18"),
-    (0.0001, "0.0001", "0.0001"), (9.999e-05, "1.0e-04", "9.999e-05"),
-    (0.03125, "0.0312", "0.03125"), (1.0, "1.0000", "1.0"),
-    (math.nan, "—", None)])
+@pytest.mark.parametrize(
+    ("p", "page", "cell"),
+    [
+        (4.5e-08, "4.5e-08", "4.5e-08"),
+        (1.734723475976807e-18, "1.7e-18", "1.734723475976807e-18"),
+        (0.0001, "0.0001", "0.0001"),
+        (9.999e-05, "1.0e-04", "9.999e-05"),
+        (0.03125, "0.0312", "0.03125"),
+        (1.0, "1.0000", "1.0"),
+        (math.nan, "—", None),
+    ],
+)
 def test_p_values_below_0_0001_in_scientific_notation(p, page, cell):
     assert format_p(p) == page
     assert p_text(p) == cell
@@ -119,8 +128,11 @@ def test_every_service_and_selector_signature_is_typed(module):
         if fn.__module__ != module.__name__:
             continue
         sig = inspect.signature(fn)
-        missing += [f"{name}({p})" for p, param in sig.parameters.items()
-                    if param.annotation is inspect.Parameter.empty]
+        missing += [
+            f"{name}({p})"
+            for p, param in sig.parameters.items()
+            if param.annotation is inspect.Parameter.empty
+        ]
         if sig.return_annotation is inspect.Signature.empty:
             missing.append(f"{name} -> ?")
     assert missing == []
@@ -135,12 +147,16 @@ def test_plot_is_sorted_labelled_with_a_legend_and_a_link_per_question(client, d
     svg = re.search(r'<svg id="diff-plot".*?</svg>\n</div>', body, re.S)[0]
     # one link per question, left to right by Q-measure difference
     qids = re.findall(r'data-qid="([^"]+)"', svg)
-    frame = pd.read_csv(io.StringIO(client.get(
-        f"/collections/demo/compare.csv?a={r['noAF'].pk}&b={r['AF'].pk}").content.decode()),
-        comment="#")
+    frame = pd.read_csv(
+        io.StringIO(
+            client.get(
+                f"/collections/demo/compare.csv?a={r['noAF'].pk}&b={r['AF'].pk}"
+            ).content.decode()
+        ),
+        comment="#",
+    )
     q = frame[frame["metric_or_question"].str.startswith("q_measure:")]
-    diff = dict(zip(q["metric_or_question"].str[len("q_measure:"):], q["b_minus_a"],
-                    strict=True))
+    diff = dict(zip(q["metric_or_question"].str[len("q_measure:") :], q["b_minus_a"], strict=True))
     assert sorted(qids) == sorted(diff) and len(qids) == 12
     assert [diff[x] for x in qids] == sorted(diff[x] for x in qids)
     # each link leads to both ranked lists of its question, with a title naming it
@@ -182,10 +198,19 @@ def test_table_2_block_is_labelled_and_shows_the_difference(client, demo):
     row = page.context["tests"][0]
     t = row["t"]
     assert row["diff"] == f"{t.mean_b - t.mean_a:+.4f}" and row["diff"] != row["mean_b"]
-    table = html.unescape(re.search(r'<table class="grid" id="tests">.*?</table>',
-                                    page.content.decode(), re.S)[0])
-    for label in ("mean A", "mean B", "B − A", "mean difference", "↑ B better", "↓ B worse",
-                  "tied", "questions where AF scores higher than noAF"):
+    table = html.unescape(
+        re.search(r'<table class="grid" id="tests">.*?</table>', page.content.decode(), re.S)[0]
+    )
+    for label in (
+        "mean A",
+        "mean B",
+        "B − A",
+        "mean difference",
+        "↑ B better",
+        "↓ B worse",
+        "tied",
+        "questions where AF scores higher than noAF",
+    ):
         assert label in table, label
     assert f"{row['diff']}</td>" in table
 
@@ -196,14 +221,16 @@ def test_tiny_p_values_in_scientific_notation_on_the_page_and_in_the_csv(client)
         make_question(collection=c, qid=f"Q{i:02d}", synsets=[[(f"right{i}", "S")]])
     org = make_user()
     add_member(collection=c, user=org, role="organizer")
-    a = make_run(collection=c, owner=org, name="a",
-                 answers={f"Q{i:02d}": ["wrong"] for i in range(40)})
-    b = make_run(collection=c, owner=org, name="b",
-                 answers={f"Q{i:02d}": [f"right{i}"] for i in range(40)})
+    a = make_run(
+        collection=c, owner=org, name="a", answers={f"Q{i:02d}": ["wrong"] for i in range(40)}
+    )
+    b = make_run(
+        collection=c, owner=org, name="b", answers={f"Q{i:02d}": [f"right{i}"] for i in range(40)}
+    )
     client.force_login(org)
     page = client.get(f"/collections/tiny/compare/?a={a.pk}&b={b.pk}&metric=q_measure")
     t = page.context["tests"][0]["t"]
-    assert t.sign_p == pytest.approx(2 * 0.5 ** 40) and t.sign_p < 1e-4
+    assert t.sign_p == pytest.approx(2 * 0.5**40) and t.sign_p < 1e-4
     table = re.search(r'id="tests">.*?</table>', page.content.decode(), re.S)[0]
     cells = re.findall(r'<td class="num">([^<]*)</td>', table)
     assert cells[-5:-1] == [f"{t.sign_p:.1e}", f"{t.wilcoxon_p:.1e}", "—", "1.0e-04"]
@@ -237,13 +264,15 @@ def test_disagreements_are_capped_and_counted(client):
     org = make_user()
     add_member(collection=c, user=org, role="organizer")
     a = make_run(collection=c, owner=org, name="a", answers={f"Q{i:02d}": ["x"] for i in range(30)})
-    b = make_run(collection=c, owner=org, name="b",
-                 answers={f"Q{i:02d}": ["x", "y"] for i in range(30)})
+    b = make_run(
+        collection=c, owner=org, name="b", answers={f"Q{i:02d}": ["x", "y"] for i in range(30)}
+    )
     client.force_login(org)
     page = client.get(f"/collections/many/compare/?a={a.pk}&b={b.pk}")
     assert page.context["disagree_total"] == 30 and len(page.context["disagree"]) == 20
     assert "30 questions, the 20 with the largest Q-measure difference shown" in (
-        html.unescape(page.content.decode()))
+        html.unescape(page.content.decode())
+    )
 
 
 def test_htmx_gets_partials_and_client_redirects(client, demo):
@@ -252,8 +281,9 @@ def test_htmx_gets_partials_and_client_redirects(client, demo):
     form = client.get("/collections/demo/runs/upload/", headers={"HX-Request": "true"})
     body = form.content.decode()
     assert body.lstrip().startswith('<form id="upload-form"') and "<html" not in body
-    pooled = client.post(f"/collections/demo/runs/{r['noAF'].pk}/pool/",
-                         headers={"HX-Request": "true"})
+    pooled = client.post(
+        f"/collections/demo/runs/{r['noAF'].pk}/pool/", headers={"HX-Request": "true"}
+    )
     assert pooled.headers["HX-Redirect"] == f"/collections/demo/runs/{r['noAF'].pk}/"
     plain = client.post(f"/collections/demo/runs/{r['noAF'].pk}/pool/")
     assert plain.status_code == 302
@@ -266,8 +296,12 @@ def test_the_question_table_pages_by_htmx_and_by_links(client):
     org = make_user()
     add_member(collection=c, user=org, role="organizer")
     a = make_run(collection=c, owner=org, name="a", answers={})
-    b = make_run(collection=c, owner=org, name="b",
-                 answers={f"Q{i:03d}": [f"x{i}"] for i in range(0, 120, 2)})
+    b = make_run(
+        collection=c,
+        owner=org,
+        name="b",
+        answers={f"Q{i:03d}": [f"x{i}"] for i in range(0, 120, 2)},
+    )
     client.force_login(org)
     url = f"/collections/pages/compare/?a={a.pk}&b={b.pk}&page=2"
     full = client.get(url).content.decode()
@@ -286,5 +320,3 @@ def test_compare_page_query_count_does_not_grow(client, demo, django_assert_max_
     client.get(url)
     with django_assert_max_num_queries(20):
         assert client.get(url).status_code == 200
-
-

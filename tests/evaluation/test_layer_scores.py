@@ -22,8 +22,7 @@ def judge(layer, user, plan):
         elif group in have:
             L.layer_judge(layer=layer, string=strings[text], group=group, level=level, by=user)
         else:
-            L.layer_judge(layer=layer, string=strings[text], new_group=True, level=level,
-                          by=user)
+            L.layer_judge(layer=layer, string=strings[text], new_group=True, level=level, by=user)
     L.layer_mark_done(layer=layer, by=user)
 
 
@@ -75,6 +74,7 @@ def test_layer_scores_and_rankings(study):
     text = layer_scores_csv(result, ["q_measure", "rr"])
     _, header, rows = read_csv(text)
     assert header == ["judgments", "run", "question_id", "q_measure", "rr"]
-    assert ["layer 2", "r2", "all"] == rows[[r[:3] for r in rows].index(
-        ["layer 2", "r2", "all"])][:3]
+    assert ["layer 2", "r2", "all"] == rows[[r[:3] for r in rows].index(["layer 2", "r2", "all"])][
+        :3
+    ]
     assert len(rows) == 3 * 2 + 2 * 3 * 3  # gold: Q1 + mean; each layer: Q1, Q2 + mean

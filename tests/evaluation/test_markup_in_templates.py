@@ -24,7 +24,7 @@ def markup_built_in(source: str) -> list[str]:
         elif tok.type == tokenize.STRING and _FSTRING.match(tok.string):
             found.append(f"{tok.start[0]}: {tok.string[:40]}")
         elif tok.type == getattr(tokenize, "FSTRING_START", None):  # Python 3.12+
-            line = tok.line[tok.start[1]:]
+            line = tok.line[tok.start[1] :]
             if _FSTRING.match(line):
                 found.append(f"{tok.start[0]}: {line[:40]}")
     return found

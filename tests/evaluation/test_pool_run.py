@@ -12,8 +12,11 @@ pytestmark = pytest.mark.django_db
 def test_pool_run_adds_distinct_new_keys_up_to_max_output_size():
     c = make_collection(max_output_size=3)
     q = make_question(collection=c, qid="Q1", synsets=[[("Paris", "S")]], incorrect=["Lyon"])
-    run = make_run(collection=c, owner=make_user(), answers={
-        "Q1": ["paris", "Nice", " nice ", "LYON", "Marseille"]})  # Marseille is rank 5 > L'
+    run = make_run(
+        collection=c,
+        owner=make_user(),
+        answers={"Q1": ["paris", "Nice", " nice ", "LYON", "Marseille"]},
+    )  # Marseille is rank 5 > L'
     version = c.judgment_version
     assert run_pool(run=run) == 1
     pooled = AnswerString.objects.get(question=q, source="pool")

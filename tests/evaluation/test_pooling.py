@@ -16,8 +16,7 @@ pytestmark = pytest.mark.django_db
 
 def q_of(client, run, qid):
     text = client.get(f"/collections/demo/runs/{run.pk}/scores.csv").content.decode()
-    return pd.read_csv(io.StringIO(text), comment="#").set_index("question_id").at[qid,
-                                                                                 "q_measure"]
+    return pd.read_csv(io.StringIO(text), comment="#").set_index("question_id").at[qid, "q_measure"]
 
 
 def test_pool_button_then_judging_changes_scores(client, demo):
@@ -49,12 +48,14 @@ def test_pool_button_then_judging_changes_scores(client, demo):
     # an assessor judges it into the "cold pizza" synset: AF's score follows
     assessor = User.objects.get(username="assessor1")
     q.assessors.add(assessor)
-    annotate_services.string_judge(question=q, string=pooled.pk, by=assessor,
-                                   synset=q.synsets.get(ordinal=2).pk)
+    annotate_services.string_judge(
+        question=q, string=pooled.pk, by=assessor, synset=q.synsets.get(ordinal=2).pk
+    )
     assert q_of(client, af, "QAC1-1021") == pytest.approx(1.0)
     page = client.get(f"/collections/demo/runs/{af.pk}/")
     assert ("QAC1-1021", "Obuchi is as uninspiring as cold pizza") not in {
-        (u["question_id"], u["answer"]) for u in page.context["unjudged"]}
+        (u["question_id"], u["answer"]) for u in page.context["unjudged"]
+    }
 
 
 def test_run_page_counts_what_is_left_to_pool_and_pooling_reopens_done_questions(client, demo):
@@ -70,18 +71,24 @@ def test_run_page_counts_what_is_left_to_pool_and_pooling_reopens_done_questions
     pool = page.context["pool"]
     assert pool["to_pool"] > 0 and pool["unjudged"] == pool["to_pool"] + pool["pooled"]
     assert "to the assessors' pool</button>" in page.content.decode()
-    done = set(Question.objects.filter(collection=demo, status="done")
-               .values_list("qid", flat=True))
+    done = set(
+        Question.objects.filter(collection=demo, status="done").values_list("qid", flat=True)
+    )
     added = run_pool(run=af)
     assert added == pool["to_pool"]
-    still = set(Question.objects.filter(collection=demo, status="done")
-                .values_list("qid", flat=True))
+    still = set(
+        Question.objects.filter(collection=demo, status="done").values_list("qid", flat=True)
+    )
     assert "QAC1-1021" in done - still  # reopened: it gained the cold-pizza answer
-    assert not Question.objects.filter(collection=demo, status="done",
-                                       strings__judged_at__isnull=True).exists()
+    assert not Question.objects.filter(
+        collection=demo, status="done", strings__judged_at__isnull=True
+    ).exists()
     page = client.get(f"/collections/demo/runs/{af.pk}/")
     after = page.context["pool"]
-    assert (after["to_pool"], after["pooled"], after["unjudged"]) == (0, pool["unjudged"],
-                                                                      pool["unjudged"])
+    assert (after["to_pool"], after["pooled"], after["unjudged"]) == (
+        0,
+        pool["unjudged"],
+        pool["unjudged"],
+    )
     html = page.content.decode()
     assert "to the assessors' pool</button>" not in html and "0 are not in the pool yet" in html

@@ -19,13 +19,16 @@ pytestmark = pytest.mark.django_db
 
 def login(client, username):
     from django.contrib.auth import get_user_model
+
     client.force_login(get_user_model().objects.get(username=username))
 
 
 def url(collection, **params):
     from urllib.parse import urlencode
+
     return f"/collections/{collection.slug}/reliability/" + (
-        f"?{urlencode(params)}" if params else "")
+        f"?{urlencode(params)}" if params else ""
+    )
 
 
 def test_demo_page_shows_curves_tables_and_downloads(client, demo):
@@ -77,13 +80,25 @@ def test_samples_file_recomputes_the_pages_figures_with_the_cli(client, demo, tm
     run_files = []
     for run in Run.objects.filter(collection=demo).order_by("name"):
         path = tmp_path / f"{run.name}.tsv"
-        path.write_text("".join(f"{a.question.qid}\t{a.rank}\t{a.text}\n"
-                                for a in run.answers.select_related("question")
-                                .order_by("question_id", "rank")))
+        path.write_text(
+            "".join(
+                f"{a.question.qid}\t{a.rank}\t{a.text}\n"
+                for a in run.answers.select_related("question").order_by("question_id", "rank")
+            )
+        )
         run_files.append(str(path))
     out = io.StringIO()
-    call_command("reliability", "--judgments", str(judg), *run_files, "--table", "pairs",
-                 "--samples-in", str(tmp_path / "samples.csv"), stdout=out)
+    call_command(
+        "reliability",
+        "--judgments",
+        str(judg),
+        *run_files,
+        "--table",
+        "pairs",
+        "--samples-in",
+        str(tmp_path / "samples.csv"),
+        stdout=out,
+    )
     _, _, cli_rows = read_csv(out.getvalue())
     page_rows = [r for r in rows if r[0] == "q_measure"]
     assert [r[2:] for r in cli_rows] == [r[2:] for r in page_rows]
@@ -91,8 +106,11 @@ def test_samples_file_recomputes_the_pages_figures_with_the_cli(client, demo, tm
 
 def test_exports_have_a_preamble_and_every_table(client, demo):
     login(client, "organizer")
-    for table, first in (("summary", "metric,gains,swap_threshold"),
-                         ("curves", "metric,gains,curve"), ("runs", "metric,gains,run,mean")):
+    for table, first in (
+        ("summary", "metric,gains,swap_threshold"),
+        ("curves", "metric,gains,curve"),
+        ("runs", "metric,gains,run,mean"),
+    ):
         text = client.get(url(demo, trials=30, download=table)).content.decode()
         assert text.startswith(f"# table={table}\n") and f"\n{first}" in text
 
@@ -188,6 +206,7 @@ def test_curve_geometry():
     """The curves the template draws: one point per existing figure, the 5% line where
     5% is, empty swap bins left out."""
     from evaluation.reliability import Frame, curves
+
     X = np.array([[0.5, 0.5, 0.25, 0, 1, 0.5, 0, 0], [0.5, 0.25, 0.25, 0, 0.75, 0.5, 0, 0.5]])
     samples = rel.draw_samples([str(i) for i in range(8)], trials=30, seed=2)
     detail = rel.metric_reliability(X, samples)
@@ -196,6 +215,7 @@ def test_curve_geometry():
     assert len(swap["points"]) == int((detail.swaps.counter > 0).sum())
     assert swap["level"] == Frame(xmax=0.2, ymax=1.0).y(0.05)
     assert len(asl["points"]) == 1 and asl["points"][0]["y"] == Frame().y(
-        float(detail.discrimination.asl[0]))
+        float(detail.discrimination.asl[0])
+    )
     xs = [float(p.split(",")[0]) for p in swap["polyline"].split()]
     assert xs == sorted(xs) and xs[0] >= swap["left"] and xs[-1] <= swap["right"]

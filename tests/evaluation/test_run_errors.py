@@ -17,15 +17,17 @@ from tests.factories import make_collection, make_question, make_user
 
 pytestmark = pytest.mark.django_db
 
-BAD = ("Q1\t1\tParis\n"
-       "Q1\tx\tLyon\n"                             # 2: bad rank
-       "NOPE\t1\tRome\n"                           # 3: unknown question
-       + "".join(f"Q2\t{r}\ta{r}\n" for r in range(1, 5))   # 4-7
-       + "Q2\t4\tdup\n"                            # 8: rank twice
-       + "Q2\t5\ta5\n"                             # 9
-       + "Q2\t6\ta6\n"                             # 10: the first answer over L' = 5
-       + "Q2\t7\ta7\n"                             # 11
-       + "NOPE\t2\tMilan\n")                       # 12: unknown question
+BAD = (
+    "Q1\t1\tParis\n"
+    "Q1\tx\tLyon\n"  # 2: bad rank
+    "NOPE\t1\tRome\n"  # 3: unknown question
+    + "".join(f"Q2\t{r}\ta{r}\n" for r in range(1, 5))  # 4-7
+    + "Q2\t4\tdup\n"  # 8: rank twice
+    + "Q2\t5\ta5\n"  # 9
+    + "Q2\t6\ta6\n"  # 10: the first answer over L' = 5
+    + "Q2\t7\ta7\n"  # 11
+    + "NOPE\t2\tMilan\n"
+)  # 12: unknown question
 
 
 @pytest.fixture
@@ -44,55 +46,75 @@ def issues_of(**kw):
 
 def test_every_kind_of_error_at_once_with_line_numbers(coll):
     user = make_user()
-    got = issues_of(collection=coll, owner=user, name="r", data=BAD.encode(),
-                    filename="r.tsv")
+    got = issues_of(collection=coll, owner=user, name="r", data=BAD.encode(), filename="r.tsv")
     assert [line for line, _ in got] == [2, 3, 8, 10, 12]
     assert "rank 'x' is not a positive integer" in got[0][1]
     assert got[1][1] == "question 'NOPE' is not in this collection"
     assert "has rank 4 twice (line 7)" in got[2][1]
-    assert got[3][1] == ("question 'Q2' has more than 5 answers, the collection's maximum "
-                         "output size L' (7 answers; this line is answer 6)")
+    assert got[3][1] == (
+        "question 'Q2' has more than 5 answers, the collection's maximum "
+        "output size L' (7 answers; this line is answer 6)"
+    )
     assert not Run.objects.exists() and not RunAnswer.objects.exists()
 
 
 def test_collection_errors_of_a_well_formed_file_have_lines_too(coll):
     user = make_user()
-    make_run = lambda name: run_import(collection=coll, owner=user, name=name,  # noqa: E731
-                                       data=b"Q1\t1\tParis\n", filename="ok.tsv")
+    make_run = lambda name: run_import(  # noqa: E731
+        collection=coll,
+        owner=user,
+        name=name,
+        data=b"Q1\t1\tParis\n",
+        filename="ok.tsv",
+    )
     make_run("taken")
     body = "Q1\t1\tParis\nZZ\t1\tx\n" + "".join(f"Q2\t{r}\ta\n" for r in range(1, 8))
-    got = issues_of(collection=coll, owner=user, name="taken", data=body.encode(),
-                    filename="r.tsv")
+    got = issues_of(collection=coll, owner=user, name="taken", data=body.encode(), filename="r.tsv")
     assert got == [
         (None, "a run named 'taken' already exists in this collection; choose another name"),
         (2, "question 'ZZ' is not in this collection"),
-        (8, "question 'Q2' has more than 5 answers, the collection's maximum output size L' "
-            "(7 answers; this line is answer 6)")]
+        (
+            8,
+            "question 'Q2' has more than 5 answers, the collection's maximum output size L' "
+            "(7 answers; this line is answer 6)",
+        ),
+    ]
 
 
 def test_trec_runs_are_checked_the_same_way(coll):
-    body = ("Q1 Q0 d1 1 1.0 t\nQ1 Q0 d1 2 0.5 t\nNOPE Q0 d 1 1 t\n"
-            + "".join(f"Q2 Q0 d{i} {i} {1 / i} t\n" for i in range(1, 7)))
-    got = issues_of(collection=coll, owner=make_user(), name="t", data=body.encode(),
-                    filename="t.run")
+    body = "Q1 Q0 d1 1 1.0 t\nQ1 Q0 d1 2 0.5 t\nNOPE Q0 d 1 1 t\n" + "".join(
+        f"Q2 Q0 d{i} {i} {1 / i} t\n" for i in range(1, 7)
+    )
+    got = issues_of(
+        collection=coll, owner=make_user(), name="t", data=body.encode(), filename="t.run"
+    )
     assert [line for line, _ in got] == [2, 3, 9]
 
 
 def test_the_page_lists_every_error_in_line_order(client, coll):
     client.force_login(make_user(staff=True))
     body = "".join(f"NOPE{i}\t1\tx\n" if i % 2 else f"Q1\t{i}\t\n" for i in range(1, 301))
-    r = client.post("/collections/runs/runs/upload/",
-                    {"name": "bad", "file": SimpleUploadedFile("r.tsv", body.encode())})
+    r = client.post(
+        "/collections/runs/runs/upload/",
+        {"name": "bad", "file": SimpleUploadedFile("r.tsv", body.encode())},
+    )
     page = html.unescape(r.content.decode())
     assert "300 problems found" in page
     assert page.count("<li>line ") == 300  # all, not the first 200
     assert "line 299: question 'NOPE299' is not in this collection" in page
     assert "line 300: empty answer for question 'Q1' at rank 300" in page
-    r = client.post("/collections/runs/runs/upload/",
-                    {"name": "bad", "file": SimpleUploadedFile("r.tsv", BAD.encode())})
+    r = client.post(
+        "/collections/runs/runs/upload/",
+        {"name": "bad", "file": SimpleUploadedFile("r.tsv", BAD.encode())},
+    )
     items = html.unescape(r.content.decode()).split('id="upload-issues">')[1].split("</ul>")[0]
     assert [li.split(":")[0] for li in items.split("<li>")[1:]] == [
-        "line 2", "line 3", "line 8", "line 10", "line 12"]
+        "line 2",
+        "line 3",
+        "line 8",
+        "line 10",
+        "line 12",
+    ]
     assert not Run.objects.exists()
 
 
@@ -102,8 +124,16 @@ def test_the_command_prints_every_error(coll, tmp_path):
     p.write_text("".join(f"NOPE{i}\t1\tx\n" for i in range(80)) + "Q1\t0\tx\n")
     err = io.StringIO()
     with pytest.raises(CommandError, match="81 error"):
-        call_command("import_run", str(p), "--collection", "runs", "--owner", "owner",
-                     stdout=io.StringIO(), stderr=err)
+        call_command(
+            "import_run",
+            str(p),
+            "--collection",
+            "runs",
+            "--owner",
+            "owner",
+            stdout=io.StringIO(),
+            stderr=err,
+        )
     out = err.getvalue().splitlines()
     assert len(out) == 81 and "more error" not in err.getvalue()
     assert out[79] == "r.tsv:80: question 'NOPE79' is not in this collection"

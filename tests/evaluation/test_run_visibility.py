@@ -12,8 +12,9 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def world():
     c, other = make_collection(slug="c"), make_collection(slug="other")
-    users = {name: make_user(username=name) for name in
-             ("org", "assessor", "alice", "bob", "outsider")}
+    users = {
+        name: make_user(username=name) for name in ("org", "assessor", "alice", "bob", "outsider")
+    }
     add_member(collection=c, user=users["org"], role="organizer")
     add_member(collection=c, user=users["assessor"], role="assessor")
     add_member(collection=c, user=users["alice"], role="participant")

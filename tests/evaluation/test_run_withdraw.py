@@ -28,16 +28,24 @@ def world():
     c = make_collection(open_for_submissions=True, max_output_size=3)
     make_question(collection=c, qid="Q1", synsets=[[("Paris", "S")]], incorrect=["Lyon"])
     make_question(collection=c, qid="Q2", synsets=[[("Rome", "S")]], incorrect=["Milan"])
-    users = {name: make_user(username=f"{name}-{c.slug}")
-             for name in ("owner", "other", "organizer", "assessor")}
+    users = {
+        name: make_user(username=f"{name}-{c.slug}")
+        for name in ("owner", "other", "organizer", "assessor")
+    }
     users["staff"] = make_user(username=f"staff-{c.slug}", staff=True)
-    for name, role in (("owner", "participant"), ("other", "participant"),
-                       ("organizer", "organizer"), ("assessor", "assessor")):
+    for name, role in (
+        ("owner", "participant"),
+        ("other", "participant"),
+        ("organizer", "organizer"),
+        ("assessor", "assessor"),
+    ):
         add_member(collection=c, user=users[name], role=role)
-    run = make_run(collection=c, owner=users["owner"], name="mine",
-                   answers={"Q1": ["Lyon"], "Q2": ["Milan"]})
-    theirs = make_run(collection=c, owner=users["other"], name="theirs",
-                      answers={"Q1": ["Paris"], "Q2": ["Rome"]})
+    run = make_run(
+        collection=c, owner=users["owner"], name="mine", answers={"Q1": ["Lyon"], "Q2": ["Milan"]}
+    )
+    theirs = make_run(
+        collection=c, owner=users["other"], name="theirs", answers={"Q1": ["Paris"], "Q2": ["Rome"]}
+    )
     return {"c": c, "u": users, "run": run, "theirs": theirs}
 
 
@@ -58,8 +66,9 @@ def test_owner_withdraws_while_open(world):
     assert event.user == owner
     assert event.before["run_name"] == "mine" and event.before["answers"] == 2
     # the name is free again
-    again = services.run_import(collection=world["c"], owner=owner, name="mine", data=GOOD,
-                                filename="again.tsv")
+    again = services.run_import(
+        collection=world["c"], owner=owner, name="mine", data=GOOD, filename="again.tsv"
+    )
     assert again.pk != run.pk
 
 
@@ -72,8 +81,10 @@ def test_owner_refused_when_closed_but_organizer_and_staff_always(world):
         services.run_withdraw(run=run, by=u["owner"])
     with pytest.raises(PermissionDenied):
         services.run_replace(run=run, data=GOOD, filename="r.tsv", by=u["owner"])
-    assert client_for(u["owner"]).post(
-        f"/collections/{c.slug}/runs/{run.pk}/withdraw/").status_code == 403
+    assert (
+        client_for(u["owner"]).post(f"/collections/{c.slug}/runs/{run.pk}/withdraw/").status_code
+        == 403
+    )
     services.run_replace(run=run, data=GOOD, filename="r.tsv", by=u["organizer"])
     services.run_withdraw(run=Run.objects.get(pk=world["theirs"].pk), by=u["staff"])
     services.run_withdraw(run=run, by=u["organizer"])
@@ -127,13 +138,13 @@ def test_replace_with_a_bad_file_changes_nothing_and_lists_errors_by_line(world)
     lines = [i.line for i in e.value.issues]
     assert 2 in lines and 3 in lines
     run.refresh_from_db()
-    assert (run.sha256, list(run.answers.values_list("question__qid", "rank", "text"))) \
-        == before
+    assert (run.sha256, list(run.answers.values_list("question__qid", "rank", "text"))) == before
     assert not JudgmentEvent.objects.filter(action="replace_run").exists()
     # the page shows them
     page = client_for(owner).post(
         f"/collections/{world['c'].slug}/runs/{run.pk}/replace/",
-        {"format": "qa", "file": SimpleUploadedFile("bad.tsv", bad)})
+        {"format": "qa", "file": SimpleUploadedFile("bad.tsv", bad)},
+    )
     assert page.status_code == 200
     body = page.content.decode()
     assert "The run was not changed" in body and "line 2:" in body and "line 3:" in body
@@ -145,8 +156,10 @@ def test_replace_with_a_good_file_changes_scores_and_writes_the_audit(world):
     assert services.score_runs(c, [run], config).means().loc["mine", "rr"] == 0
     old_sha = run.sha256
     client = client_for(owner)
-    done = client.post(f"/collections/{c.slug}/runs/{run.pk}/replace/",
-                       {"format": "qa", "file": SimpleUploadedFile("good.tsv", GOOD)})
+    done = client.post(
+        f"/collections/{c.slug}/runs/{run.pk}/replace/",
+        {"format": "qa", "file": SimpleUploadedFile("good.tsv", GOOD)},
+    )
     assert done.status_code == 302
     run = Run.objects.get(pk=run.pk)
     assert run.source_name == "good.tsv" and run.answers.count() == 2
@@ -168,7 +181,7 @@ def test_withdrawn_runs_leave_rankings_compare_pool_and_api(world):
     assert "withdraw_run" in export_events(c)
     org = client_for(u["organizer"])
     runs_page = org.get(f"/collections/{c.slug}/runs/").content.decode()
-    assert f"/runs/{run.pk}/\"" not in runs_page and f"/runs/{theirs.pk}/" in runs_page
+    assert f'/runs/{run.pk}/"' not in runs_page and f"/runs/{theirs.pk}/" in runs_page
     ranking = org.get(f"/collections/{c.slug}/ranking/").content.decode()
     assert ">mine<" not in ranking
     compare = org.get(f"/collections/{c.slug}/compare/?a={run.pk}&b={theirs.pk}")
@@ -191,8 +204,10 @@ def test_api_delete_withdraws_for_the_owner_only(world):
     url = f"/api/collections/{c.slug}/runs/{run.pk}"
 
     def api(user):
-        return Client(headers={"Authorization":
-                               f"Bearer {api_token_create(user=user, name='t').secret}"})
+        return Client(
+            headers={"Authorization": f"Bearer {api_token_create(user=user, name='t').secret}"}
+        )
+
     assert api(u["other"]).delete(url).status_code == 403
     done = api(u["owner"]).delete(url)
     assert done.status_code == 200 and done.json()["withdrawn_by"] == u["owner"].username
@@ -203,13 +218,14 @@ def test_api_delete_withdraws_for_the_owner_only(world):
 
 def test_archive_leaves_withdrawn_runs_out_and_keeps_their_events(world):
     from evaluation.archive import collection_export, collection_import
+
     c, u, run = world["c"], world["u"], world["run"]
     services.run_pool(run=run, by=u["organizer"])
     services.run_withdraw(run=run, by=u["owner"])
-    again = services.run_import(collection=c, owner=u["owner"], name="mine", data=GOOD,
-                                filename="again.tsv")
-    services.run_replace(run=again, data=b"Q1\t1\tParis\n", filename="less.tsv",
-                         by=u["organizer"])
+    again = services.run_import(
+        collection=c, owner=u["owner"], name="mine", data=GOOD, filename="again.tsv"
+    )
+    services.run_replace(run=again, data=b"Q1\t1\tParis\n", filename="less.tsv", by=u["organizer"])
     copy = collection_import(data=collection_export(collection=c), slug="copy-of-withdrawn")
     assert sorted(copy.runs.values_list("name", flat=True)) == ["mine", "theirs"]
     assert copy.runs.get(name="mine").answers.count() == 1

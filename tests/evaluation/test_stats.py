@@ -33,9 +33,13 @@ def test_counts_and_p_values_equal_scipy():
 def test_randomization_is_exact_for_few_questions_and_equals_scipy():
     for n in (3, 8, 12):
         a, b = sample(n, seed=n, shift=0.2)
-        want = sps.permutation_test((a, b), lambda x, y, axis: np.mean(y - x, axis=axis),
-                                    permutation_type="samples", vectorized=True,
-                                    n_resamples=100_000).pvalue
+        want = sps.permutation_test(
+            (a, b),
+            lambda x, y, axis: np.mean(y - x, axis=axis),
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=100_000,
+        ).pvalue
         assert randomization_p(b - a) == pytest.approx(want)
 
 
@@ -57,6 +61,7 @@ def test_identical_runs_give_no_p_values():
 
 def test_disagreements_like_the_paper():
     import pandas as pd
+
     q = pd.Series([0.0, 0.1, -0.2, 0.0], index=["1013", "1021", "1006", "1001"])
     rr = pd.Series([0.0, 0.0, -0.1, 0.0], index=q.index)
     assert list(disagreements(rr, q)) == ["1021"]
@@ -64,8 +69,15 @@ def test_disagreements_like_the_paper():
 
 def test_rank_correlations_equal_scipy():
     import pandas as pd
-    means = pd.DataFrame({"q_measure": [0.68, 0.64, 0.50, 0.55], "rr": [0.68, 0.64, 0.52, 0.51],
-                          "ap": [0.1, 0.2, 0.3, 0.4]}, index=["AF", "noAF", "x", "y"])
+
+    means = pd.DataFrame(
+        {
+            "q_measure": [0.68, 0.64, 0.50, 0.55],
+            "rr": [0.68, 0.64, 0.52, 0.51],
+            "ap": [0.1, 0.2, 0.3, 0.4],
+        },
+        index=["AF", "noAF", "x", "y"],
+    )
     table = rank_correlations(means)
     row = table[(table.metric_a == "q_measure") & (table.metric_b == "rr")].iloc[0]
     assert row.kendall_tau == pytest.approx(sps.kendalltau(means.q_measure, means.rr).statistic)

@@ -28,6 +28,7 @@ def csv_frame(response) -> pd.DataFrame:
 
 def login(client, username):
     from django.contrib.auth import get_user_model
+
     client.force_login(get_user_model().objects.get(username=username))
 
 
@@ -64,8 +65,10 @@ def test_runs_page_and_run_page(client, demo):
     detail = client.get(f"/collections/demo/runs/{r.pk}/")
     html = detail.content.decode()
     assert "duplicate of synset 1" in html and "unjudged" in html and "incorrect" in html
-    partial = client.get(f"/collections/demo/runs/{r.pk}/?q=beatles",
-                         headers={"HX-Request": "true", "HX-Target": "question-table"})
+    partial = client.get(
+        f"/collections/demo/runs/{r.pk}/?q=beatles",
+        headers={"HX-Request": "true", "HX-Target": "question-table"},
+    )
     body = partial.content.decode()
     assert "<html" not in body and "EX1-BEATLES" in body and "QAC1-1058" not in body
 
@@ -74,7 +77,8 @@ def test_gain_profile_and_beta_change_scores(client, demo):
     login(client, "organizer")
     af = runs(demo)["AF"]
     base = csv_frame(client.get(f"/collections/demo/runs/{af.pk}/scores.csv")).set_index(
-        "question_id")
+        "question_id"
+    )
     flat = csv_frame(client.get(f"/collections/demo/runs/{af.pk}/scores.csv?gains=1:1:1"))
     flat = flat.set_index("question_id")
     # Kawabata: Q = (beta*g_B + 1)/(beta*g_S + 1); with 1:1:1 the B answer is as good as S
@@ -89,13 +93,23 @@ def test_gain_profile_and_beta_change_scores(client, demo):
 def test_compare_counts_and_p_values_equal_scipy(client, demo):
     login(client, "organizer")
     r = runs(demo)
-    page = client.get(f"/collections/demo/compare/?a={r['noAF'].pk}&b={r['AF'].pk}"
-                      "&metric=q_measure&metric=rr&metric=r_measure")
+    page = client.get(
+        f"/collections/demo/compare/?a={r['noAF'].pk}&b={r['AF'].pk}"
+        "&metric=q_measure&metric=rr&metric=r_measure"
+    )
     assert page.status_code == 200
-    data = csv_frame(client.get(f"/collections/demo/runs/{r['AF'].pk}/scores.csv?metric="
-                                "q_measure&metric=rr&metric=r_measure")).set_index("question_id")
-    base = csv_frame(client.get(f"/collections/demo/runs/{r['noAF'].pk}/scores.csv?metric="
-                                "q_measure&metric=rr&metric=r_measure")).set_index("question_id")
+    data = csv_frame(
+        client.get(
+            f"/collections/demo/runs/{r['AF'].pk}/scores.csv?metric="
+            "q_measure&metric=rr&metric=r_measure"
+        )
+    ).set_index("question_id")
+    base = csv_frame(
+        client.get(
+            f"/collections/demo/runs/{r['noAF'].pk}/scores.csv?metric="
+            "q_measure&metric=rr&metric=r_measure"
+        )
+    ).set_index("question_id")
     data, base = data.drop("all"), base.drop("all")
     assert [row["t"].metric for row in page.context["tests"]] == ["q_measure", "rr", "r_measure"]
     for row in page.context["tests"]:
@@ -105,8 +119,9 @@ def test_compare_counts_and_p_values_equal_scipy(client, demo):
         nz = d[d != 0]
         assert t.sign_p == pytest.approx(sps.binomtest(t.up, t.up + t.down).pvalue, abs=1e-6)
         assert t.wilcoxon_p == pytest.approx(sps.wilcoxon(nz).pvalue, abs=1e-6)
-        assert t.t_p == pytest.approx(sps.ttest_rel(data[t.metric], base[t.metric]).pvalue,
-                                      abs=1e-6)
+        assert t.t_p == pytest.approx(
+            sps.ttest_rel(data[t.metric], base[t.metric]).pvalue, abs=1e-6
+        )
     html = page.content.decode()
     assert 'id="diff-plot"' in html and "QAC1-1058" in html
     # the paper: for QAC1-1058 RR does not move but Q-measure does
@@ -123,15 +138,21 @@ def test_ranking_and_correlations(client, demo):
     # the demo's runs in the order of their mean Q-measure, as their own score files say
     means = {}
     for name, run in runs(demo).items():
-        frame = csv_frame(client.get(f"/collections/demo/runs/{run.pk}/scores.csv?metric="
-                                     "q_measure&metric=rr&metric=ap")).set_index("question_id")
+        frame = csv_frame(
+            client.get(
+                f"/collections/demo/runs/{run.pk}/scores.csv?metric=q_measure&metric=rr&metric=ap"
+            )
+        ).set_index("question_id")
         means[name] = [frame.at["all", m] for m in ("q_measure", "rr", "ap")]
     table = page.context["table"]
     assert [row["run"].name for row in table] == sorted(means, key=lambda n: -means[n][0])
     for row in table:
         assert [v for v, _ in row["values"]] == pytest.approx(means[row["run"].name])
     assert [(c["a"], c["b"]) for c in page.context["corr"]] == [
-        ("Q-measure", "RR"), ("Q-measure", "AP"), ("RR", "AP")]
+        ("Q-measure", "RR"),
+        ("Q-measure", "AP"),
+        ("RR", "AP"),
+    ]
     frame = csv_frame(client.get("/collections/demo/ranking.csv"))
     assert list(frame.columns)[:2] == ["run", "q_measure"]
 
@@ -148,12 +169,17 @@ def test_ranking_orders_runs_by_hand_computed_means(client):
     make_question(collection=c, qid="Q2", synsets=[[("z", "S")]])
     org = make_user()
     add_member(collection=c, user=org, role="organizer")
-    for name, answers in [("a-worst", {"Q1": ["y"], "Q2": ["nope"]}),
-                          ("b-mid", {"Q1": ["w", "x"], "Q2": ["nope", "z"]}),
-                          ("c-best", {"Q1": ["x", "y"], "Q2": ["z"]})]:
+    for name, answers in [
+        ("a-worst", {"Q1": ["y"], "Q2": ["nope"]}),
+        ("b-mid", {"Q1": ["w", "x"], "Q2": ["nope", "z"]}),
+        ("c-best", {"Q1": ["x", "y"], "Q2": ["z"]}),
+    ]:
         make_run(collection=c, owner=org, name=name, answers=answers)
-    want = {"c-best": (1.0, 1.0), "b-mid": ((2 / 7 + 4 / 5) / 2, 0.5),
-            "a-worst": ((3 / 8 + 0) / 2, 0.5)}
+    want = {
+        "c-best": (1.0, 1.0),
+        "b-mid": ((2 / 7 + 4 / 5) / 2, 0.5),
+        "a-worst": ((3 / 8 + 0) / 2, 0.5),
+    }
     client.force_login(org)
     page = client.get("/collections/rk/ranking/?metric=q_measure&metric=rr")
     table = page.context["table"]
@@ -164,11 +190,12 @@ def test_ranking_orders_runs_by_hand_computed_means(client):
     assert [[r for _, r in row["values"]] for row in table] == [[1, 1], [2, 2], [3, 2]]
     body = re.search(r'<table[^>]*id="ranking">.*?</table>', page.content.decode(), re.S)[0]
     assert re.findall(r"<tr><td>([\w-]+)</td>", body) == ["c-best", "b-mid", "a-worst"]
-    assert "<td>b-mid</td><td class=\"num\">0.5429</td><td class=\"num\">2</td>" in body
+    assert '<td>b-mid</td><td class="num">0.5429</td><td class="num">2</td>' in body
     tau = sps.kendalltau([1.0, 19 / 35, 3 / 16], [1.0, 0.5, 0.5]).statistic
     rho = sps.spearmanr([1.0, 19 / 35, 3 / 16], [1.0, 0.5, 0.5]).statistic
-    assert page.context["corr"] == [{"a": "Q-measure", "b": "RR", "tau": f"{tau:.4f}",
-                                     "rho": f"{rho:.4f}"}]
+    assert page.context["corr"] == [
+        {"a": "Q-measure", "b": "RR", "tau": f"{tau:.4f}", "rho": f"{rho:.4f}"}
+    ]
     # the CSV: one row per run (by name), then the correlations
     frame = csv_frame(client.get("/collections/rk/ranking.csv?metric=q_measure&metric=rr"))
     assert list(frame["run"][:3]) == ["a-worst", "b-mid", "c-best"]
@@ -180,8 +207,9 @@ def test_ranking_orders_runs_by_hand_computed_means(client):
 
 def upload(client, collection, name, content, filename="run.tsv", **extra):
     f = SimpleUploadedFile(filename, content if isinstance(content, bytes) else content.encode())
-    return client.post(f"/collections/{collection.slug}/runs/upload/",
-                       {"name": name, "file": f, **extra}, **({}))
+    return client.post(
+        f"/collections/{collection.slug}/runs/upload/", {"name": name, "file": f, **extra}, **({})
+    )
 
 
 def test_upload_valid_run_then_scores(client, demo):
@@ -195,22 +223,31 @@ def test_upload_valid_run_then_scores(client, demo):
     assert page.status_code == 200 and page.context["run"] == run
     shown = html.unescape(page.content.decode())
     assert "<h1>Run mine</h1>" in shown and "Paul McCartney" in shown and "QAC1-1012" in shown
-    resp = client.post(f"/collections/{demo.slug}/runs/upload/",
-                       {"name": "mine2", "file": SimpleUploadedFile("r.tsv", body.encode())},
-                       headers={"HX-Request": "true"})
+    resp = client.post(
+        f"/collections/{demo.slug}/runs/upload/",
+        {"name": "mine2", "file": SimpleUploadedFile("r.tsv", body.encode())},
+        headers={"HX-Request": "true"},
+    )
     assert resp.headers["HX-Redirect"].startswith("/collections/demo/runs/")
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ("EX1-BEATLES\t1\tPaul\nEX1-BEATLES\t1\tJohn\n",
-     "line 2: question 'EX1-BEATLES' has rank 1 twice"),
-    ("EX1-BEATLES\tx\tPaul\n", "line 1: rank 'x' is not a positive integer"),
-    ("NOPE-1\t1\tPaul\nNOPE-2\t1\tx\nEX1-BEATLES\t1\tPaul\n",
-     "line 2: question 'NOPE-2' is not in this collection"),
-    ("".join(f"EX1-BEATLES\t{i}\ta{i}\n" for i in range(1, 8)), "more than 5 answers"),
-    ("", "The submitted file is empty"),
-    ("\n\n", "no answers in the run"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            "EX1-BEATLES\t1\tPaul\nEX1-BEATLES\t1\tJohn\n",
+            "line 2: question 'EX1-BEATLES' has rank 1 twice",
+        ),
+        ("EX1-BEATLES\tx\tPaul\n", "line 1: rank 'x' is not a positive integer"),
+        (
+            "NOPE-1\t1\tPaul\nNOPE-2\t1\tx\nEX1-BEATLES\t1\tPaul\n",
+            "line 2: question 'NOPE-2' is not in this collection",
+        ),
+        ("".join(f"EX1-BEATLES\t{i}\ta{i}\n" for i in range(1, 8)), "more than 5 answers"),
+        ("", "The submitted file is empty"),
+        ("\n\n", "no answers in the run"),
+    ],
+)
 def test_upload_errors_store_nothing(client, demo, content, message):
     login(client, "organizer")
     before = (Run.objects.count(), RunAnswer.objects.count())
@@ -233,17 +270,37 @@ def test_upload_refuses_a_used_name_and_a_big_file(client, demo, settings):
 def test_upload_trec_run_and_import_command(demo, tmp_path):
     from django.core.management import call_command
     from django.core.management.base import CommandError
+
     p = tmp_path / "t.run"
     p.write_text("EX2-DVD Q0 digital-video-disk 1 2.0 trecrun\nEX2-DVD Q0 x 2 1.0 trecrun\n")
-    call_command("import_run", "--collection", "demo", "--owner", "participant", "--name",
-                 "cmd", str(p), stdout=io.StringIO())
+    call_command(
+        "import_run",
+        "--collection",
+        "demo",
+        "--owner",
+        "participant",
+        "--name",
+        "cmd",
+        str(p),
+        stdout=io.StringIO(),
+    )
     run = Run.objects.get(name="cmd")
     assert run.format == "trec" and run.answers.count() == 2
     bad = tmp_path / "bad.tsv"
     bad.write_text("NOPE\t1\tx\n")
     with pytest.raises(CommandError):
-        call_command("import_run", "--collection", "demo", "--owner", "participant",
-                     "--name", "cmd2", str(bad), stdout=io.StringIO(), stderr=io.StringIO())
+        call_command(
+            "import_run",
+            "--collection",
+            "demo",
+            "--owner",
+            "participant",
+            "--name",
+            "cmd2",
+            str(bad),
+            stdout=io.StringIO(),
+            stderr=io.StringIO(),
+        )
 
 
 def test_closed_collection_refuses_participant_uploads(client, demo):
@@ -260,8 +317,9 @@ def test_visibility_rules(client, demo):
     r = runs(demo)
     other = make_user(username="other")
     add_member(collection=demo, user=other, role="participant")
-    mine = make_run(collection=demo, owner=other, name="other-run",
-                    answers={"EX1-BEATLES": ["Paul"]})
+    mine = make_run(
+        collection=demo, owner=other, name="other-run", answers={"EX1-BEATLES": ["Paul"]}
+    )
     login(client, "participant")
     listing = client.get("/collections/demo/runs/")
     assert {row["run"].name for row in listing.context["rows"]} == {"AF", "noAF"}
@@ -273,9 +331,14 @@ def test_visibility_rules(client, demo):
     assert page.status_code == 200 and page.context["run"] == mine
     assert "<h1>Run other-run</h1>" in page.content.decode()
     login(client, "assessor1")  # assessors see no scores
-    for url in ["/collections/demo/runs/", f"/collections/demo/runs/{r['AF'].pk}/",
-                f"/collections/demo/runs/{r['AF'].pk}/scores.csv", "/collections/demo/compare/",
-                "/collections/demo/ranking/", "/collections/demo/runs/upload/"]:
+    for url in [
+        "/collections/demo/runs/",
+        f"/collections/demo/runs/{r['AF'].pk}/",
+        f"/collections/demo/runs/{r['AF'].pk}/scores.csv",
+        "/collections/demo/compare/",
+        "/collections/demo/ranking/",
+        "/collections/demo/runs/upload/",
+    ]:
         assert client.get(url).status_code == 403, url
     stranger = make_user()
     client.force_login(stranger)
@@ -293,11 +356,14 @@ def test_scores_follow_the_current_judgments(client, demo):
     assert before.at["QAC1-1021", "q_measure"] == pytest.approx(0.5)
     # an assessor puts AF's unjudged consolidated answer into the "cold pizza" synset
     q = Question.objects.get(collection=demo, qid="QAC1-1021")
-    AnswerString.objects.create(question=q, text="Obuchi is as uninspiring as cold pizza",
-                                key="obuchi is as uninspiring as cold pizza",
-                                synset=q.synsets.get(ordinal=2),
-                                level=Level.objects.get(collection=demo, code="S"),
-                                judged_at=timezone.now())
+    AnswerString.objects.create(
+        question=q,
+        text="Obuchi is as uninspiring as cold pizza",
+        key="obuchi is as uninspiring as cold pizza",
+        synset=q.synsets.get(ordinal=2),
+        level=Level.objects.get(collection=demo, code="S"),
+        judged_at=timezone.now(),
+    )
     after = csv_frame(client.get(url)).set_index("question_id")
     assert after.at["QAC1-1021", "q_measure"] == pytest.approx(1.0)
 
@@ -316,21 +382,28 @@ def test_csv_exports_neutralise_formulas(client):
 
 def test_run_page_query_count_is_bounded(client, django_assert_max_num_queries):
     c = make_collection(slug="big")
-    qs = Question.objects.bulk_create(Question(collection=c, qid=f"Q{i:05d}", text=f"q {i}")
-                                      for i in range(5000))
+    qs = Question.objects.bulk_create(
+        Question(collection=c, qid=f"Q{i:05d}", text=f"q {i}") for i in range(5000)
+    )
     from annotate.models import AnswerSynset
+
     syns = AnswerSynset.objects.bulk_create(AnswerSynset(question=q, ordinal=1) for q in qs)
     s_level = c.levels.get(code="S")
     now = timezone.now()
     AnswerString.objects.bulk_create(
-        AnswerString(question=q, text=f"a{i}", key=f"a{i}", synset=syn, level=s_level,
-                     judged_at=now) for i, (q, syn) in enumerate(zip(qs, syns, strict=True)))
+        AnswerString(
+            question=q, text=f"a{i}", key=f"a{i}", synset=syn, level=s_level, judged_at=now
+        )
+        for i, (q, syn) in enumerate(zip(qs, syns, strict=True))
+    )
     org = make_user()
     add_member(collection=c, user=org, role="organizer")
     run = Run.objects.create(collection=c, owner=org, name="r")
     RunAnswer.objects.bulk_create(
         RunAnswer(run=run, question=q, rank=k + 1, text=t, key=t)
-        for i, q in enumerate(qs) for k, t in enumerate([f"w{i}", f"a{i}"]))
+        for i, q in enumerate(qs)
+        for k, t in enumerate([f"w{i}", f"a{i}"])
+    )
     client.force_login(org)
     with django_assert_max_num_queries(25):
         page = client.get(f"/collections/big/runs/{run.pk}/")
@@ -341,8 +414,10 @@ def test_run_page_query_count_is_bounded(client, django_assert_max_num_queries):
     assert [row["run"].name for row in listing.context["rows"]] == ["r"]
     assert listing.context["rows"][0]["questions"] == 5000
     other = Run.objects.create(collection=c, owner=org, name="s")
-    RunAnswer.objects.bulk_create(RunAnswer(run=other, question=q, rank=1, text=f"a{i}",
-                                            key=f"a{i}") for i, q in enumerate(qs[:2500]))
+    RunAnswer.objects.bulk_create(
+        RunAnswer(run=other, question=q, rank=1, text=f"a{i}", key=f"a{i}")
+        for i, q in enumerate(qs[:2500])
+    )
     with django_assert_max_num_queries(25):
         page = client.get(f"/collections/big/compare/?a={run.pk}&b={other.pk}")
     body = page.content.decode()
@@ -355,4 +430,6 @@ def test_run_page_query_count_is_bounded(client, django_assert_max_num_queries):
         ranking = client.get("/collections/big/ranking/")
     # s: S at rank 1 for half the questions, nothing for the rest
     assert [(row["run"].name, row["values"][0][0]) for row in ranking.context["table"]] == [
-        ("r", pytest.approx(0.8)), ("s", pytest.approx(0.5))]
+        ("r", pytest.approx(0.8)),
+        ("s", pytest.approx(0.5)),
+    ]

@@ -7,5 +7,7 @@ from django.db import connection
 @pytest.fixture(autouse=True)
 def _postgres_only(request):
     if connection.vendor != "postgresql":
-        pytest.skip("fault tests need PostgreSQL: set DATABASE_URL=postgres://... "
-                    f"(this run uses {connection.vendor})")
+        pytest.skip(
+            "fault tests need PostgreSQL: set DATABASE_URL=postgres://... "
+            f"(this run uses {connection.vendor})"
+        )

@@ -25,8 +25,11 @@ def database_url() -> str:
 def app_env(**extra) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
     # production settings (DJANGO_DEBUG is off by default), with a key
-    env.update(DATABASE_URL=database_url(), PYTHONPATH=str(ROOT),
-               DJANGO_SECRET_KEY=secrets.token_urlsafe(50))
+    env.update(
+        DATABASE_URL=database_url(),
+        PYTHONPATH=str(ROOT),
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+    )
     env.update(extra)
     return env
 
@@ -34,10 +37,16 @@ def app_env(**extra) -> dict:
 def admin_sql(sql: str, *params) -> list:
     """Run ``sql`` on the server's maintenance database (not the test database)."""
     import psycopg
+
     s = connection.settings_dict
-    with psycopg.connect(host=s["HOST"] or "127.0.0.1", port=s["PORT"] or 5432,
-                         user=s["USER"], password=s["PASSWORD"] or None, dbname="postgres",
-                         autocommit=True) as conn:
+    with psycopg.connect(
+        host=s["HOST"] or "127.0.0.1",
+        port=s["PORT"] or 5432,
+        user=s["USER"],
+        password=s["PASSWORD"] or None,
+        dbname="postgres",
+        autocommit=True,
+    ) as conn:
         cur = conn.execute(sql, params or None)
         return cur.fetchall() if cur.description else []
 
@@ -48,21 +57,47 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_gunicorn(port: int, log: Path, workers: int = 2, threads: int = 0,
-                   **extra_env) -> subprocess.Popen:
+def start_gunicorn(
+    port: int, log: Path, workers: int = 2, threads: int = 0, **extra_env
+) -> subprocess.Popen:
     """gunicorn on the test database: sync workers, or gthread ones with ``threads``;
     ``extra_env`` adds settings (environment variables)."""
-    env = app_env(DJANGO_DEBUG="0", DJANGO_ALLOWED_HOSTS="127.0.0.1",
-                  DJANGO_SECURE_SSL_REDIRECT="0", DJANGO_SECURE_COOKIES="0",
-                  DJANGO_CONN_MAX_AGE="60", **extra_env)
+    env = app_env(
+        DJANGO_DEBUG="0",
+        DJANGO_ALLOWED_HOSTS="127.0.0.1",
+        DJANGO_SECURE_SSL_REDIRECT="0",
+        DJANGO_SECURE_COOKIES="0",
+        DJANGO_CONN_MAX_AGE="60",
+        **extra_env,
+    )
     # production settings serve static files from the collectstatic manifest
-    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
-                   cwd=ROOT, env=env, check=True)
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi", "-w", str(workers), "-b",
-         f"127.0.0.1:{port}", "--timeout", "30", "--graceful-timeout", "5",
-         *(["-k", "gthread", "--threads", str(threads)] if threads else [])],
-        cwd=ROOT, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "-w",
+            str(workers),
+            "-b",
+            f"127.0.0.1:{port}",
+            "--timeout",
+            "30",
+            "--graceful-timeout",
+            "5",
+            *(["-k", "gthread", "--threads", str(threads)] if threads else []),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=open(log, "w"),
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:

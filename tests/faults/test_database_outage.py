@@ -33,15 +33,19 @@ RE_VERSION = re.compile(r'id="workspace"[^>]*data-version="(\d+)"')
 def cut_off(dbname: str, *, allow: bool) -> None:
     admin_sql(f'ALTER DATABASE "{dbname}" ALLOW_CONNECTIONS {str(allow).lower()}')
     if not allow:
-        admin_sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s "
-                  "AND pid <> pg_backend_pid()", dbname)
+        admin_sql(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s "
+            "AND pid <> pg_backend_pid()",
+            dbname,
+        )
 
 
 class Client:
     def __init__(self, base: str):
         self.base = base
         self.opener = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+        )
 
     def request(self, path: str, data: dict | None = None, headers=None) -> tuple[int, str]:
         body = urllib.parse.urlencode(data).encode() if data is not None else None
@@ -55,9 +59,14 @@ class Client:
     def login(self, username: str) -> None:
         status, page = self.request("/accounts/login/")
         assert status == 200, page[-2000:]
-        status, _ = self.request("/accounts/login/", {
-            "username": username, "password": PASSWORD,
-            "csrfmiddlewaretoken": RE_CSRF.search(page).group(1)})
+        status, _ = self.request(
+            "/accounts/login/",
+            {
+                "username": username,
+                "password": PASSWORD,
+                "csrfmiddlewaretoken": RE_CSRF.search(page).group(1),
+            },
+        )
         assert status == 200  # redirected to the collection list
 
 
@@ -65,8 +74,9 @@ def test_requests_fail_cleanly_during_an_outage_and_the_app_recovers(tmp_path):
     c = make_collection(slug="outage")
     user = get_user_model().objects.create_user("assessor", password=PASSWORD)
     add_member(collection=c, user=user, role="assessor")
-    q = make_question(collection=c, text="Where is the Bastille?",
-                      unjudged=[f"candidate {i}" for i in range(40)])
+    q = make_question(
+        collection=c, text="Where is the Bastille?", unjudged=[f"candidate {i}" for i in range(40)]
+    )
     q.assessors.add(user)
     dbname = connection.settings_dict["NAME"]
     url = f"/questions/{q.pk}/judge/"
@@ -101,8 +111,9 @@ def test_requests_fail_cleanly_during_an_outage_and_the_app_recovers(tmp_path):
                 version = int(RE_VERSION.search(html).group(1))
                 # a write that got no answer may or may not have been applied
                 low = state["version"]
-                good = ("Where is the Bastille?" in html
-                        and low <= version <= low + state["uncertain"])
+                good = (
+                    "Where is the Bastille?" in html and low <= version <= low + state["uncertain"]
+                )
                 outcome = "ok" if good else f"WRONG version {version}"
                 results.append((t, time.monotonic(), "read", outcome))
                 state.update(version=version, uncertain=0)
@@ -113,17 +124,29 @@ def test_requests_fail_cleanly_during_an_outage_and_the_app_recovers(tmp_path):
                 try:
                     status, html = client.request(
                         f"/questions/{q.pk}/act/",
-                        {"op": "incorrect", "string": ids[0], "expect": "u", "version": version,
-                         "csrfmiddlewaretoken": RE_CSRF.search(html).group(1)},
-                        headers={"HX-Request": "true"})
+                        {
+                            "op": "incorrect",
+                            "string": ids[0],
+                            "expect": "u",
+                            "version": version,
+                            "csrfmiddlewaretoken": RE_CSRF.search(html).group(1),
+                        },
+                        headers={"HX-Request": "true"},
+                    )
                 except OSError as e:
                     state["uncertain"] += 1
                     results.append((t, time.monotonic(), "write", f"connection error {e}"))
                     continue
                 if status == 200 and RE_VERSION.search(html):
                     new = int(RE_VERSION.search(html).group(1))
-                    results.append((t, time.monotonic(), "write", "ok" if new == version + 1 else
-                                    f"WRONG version {new}"))
+                    results.append(
+                        (
+                            t,
+                            time.monotonic(),
+                            "write",
+                            "ok" if new == version + 1 else f"WRONG version {new}",
+                        )
+                    )
                     state["version"] = new
                 else:
                     state["uncertain"] += 1
@@ -160,5 +183,7 @@ def test_requests_fail_cleanly_during_an_outage_and_the_app_recovers(tmp_path):
     q.refresh_from_db()
     assert q.version == state["version"]  # the last page shown is the truth
     assert AnswerString.objects.filter(question=q, judged_at__isnull=False).count() == q.version
-    print(f"{len(before)} before, {len(during)} during (all failed cleanly), {len(after)} after "
-          f"the outage; {q.version} judgments written")
+    print(
+        f"{len(before)} before, {len(during)} during (all failed cleanly), {len(after)} after "
+        f"the outage; {q.version} judgments written"
+    )

@@ -24,9 +24,12 @@ N_QUESTIONS, L = 8000, 5  # 40,000 answers: several bulk INSERTs of 5,000
 def writing_backend(dbname: str) -> int | None:
     """The backend pid that is inserting run answers into ``dbname``, if any."""
     with connection.cursor() as cur:
-        cur.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s AND state = 'active' "
-                    "AND query LIKE 'INSERT INTO \"evaluation_runanswer\"%%' "
-                    "AND pid <> pg_backend_pid()", [dbname])
+        cur.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND state = 'active' "
+            "AND query LIKE 'INSERT INTO \"evaluation_runanswer\"%%' "
+            "AND pid <> pg_backend_pid()",
+            [dbname],
+        )
         row = cur.fetchone()
     return row[0] if row else None
 
@@ -41,23 +44,37 @@ def test_import_run_killed_while_writing_leaves_no_partial_run(tmp_path):
     c = make_collection(slug="faults")
     owner = make_user(username="owner")
     add_member(collection=c, user=owner, role="participant")
-    Question.objects.bulk_create(Question(collection=c, qid=f"q{i}", text="?")
-                                 for i in range(N_QUESTIONS))
+    Question.objects.bulk_create(
+        Question(collection=c, qid=f"q{i}", text="?") for i in range(N_QUESTIONS)
+    )
     run_file = tmp_path / "big.tsv"
-    run_file.write_text("".join(f"q{i}\t{r}\tanswer {i} {r}\n"
-                                for i in range(N_QUESTIONS) for r in range(1, L + 1)))
-    cmd = [sys.executable, "manage.py", "import_run", str(run_file), "--collection", "faults",
-           "--owner", "owner", "--name", "big"]
+    run_file.write_text(
+        "".join(f"q{i}\t{r}\tanswer {i} {r}\n" for i in range(N_QUESTIONS) for r in range(1, L + 1))
+    )
+    cmd = [
+        sys.executable,
+        "manage.py",
+        "import_run",
+        str(run_file),
+        "--collection",
+        "faults",
+        "--owner",
+        "owner",
+        "--name",
+        "big",
+    ]
     dbname = connection.settings_dict["NAME"]
 
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=app_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=app_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     backend, deadline = None, time.monotonic() + 40
     while backend is None and proc.poll() is None and time.monotonic() < deadline:
         backend = writing_backend(dbname)
         time.sleep(0.005)
     assert backend is not None, "never saw the import writing: " + (
-        proc.communicate()[0].decode()[-500:] if proc.poll() is not None else "timeout")
+        proc.communicate()[0].decode()[-500:] if proc.poll() is not None else "timeout"
+    )
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
     assert proc.returncode == -signal.SIGKILL
@@ -71,8 +88,7 @@ def test_import_run_killed_while_writing_leaves_no_partial_run(tmp_path):
     assert RunAnswer.objects.count() == 0
 
     # nothing left behind blocks a new import of the same run (its name is free)
-    done = subprocess.run(cmd, cwd=ROOT, env=app_env(), capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(cmd, cwd=ROOT, env=app_env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     run = Run.objects.get()
     assert (run.name, run.answers.count()) == ("big", N_QUESTIONS * L)

@@ -34,9 +34,11 @@ def test_judgment_racing_a_merge_leaves_a_consistent_question(target):
     c = make_collection()
     a, b = make_user(), make_user()
     for _ in range(8):
-        q = make_question(collection=c, synsets=[[("one", "S")], [("two", "A")],
-                                                 [("three", "B")]],
-                          unjudged=["four", "five"])
+        q = make_question(
+            collection=c,
+            synsets=[[("one", "S")], [("two", "A")], [("three", "B")]],
+            unjudged=["four", "five"],
+        )
         syn = {s.ordinal: s.pk for s in AnswerSynset.objects.filter(question=q)}
         cand = AnswerString.objects.get(question=q, text="four")
         into = {"kept": syn[1], "merged away": syn[2], "other": syn[3]}[target]
@@ -44,10 +46,12 @@ def test_judgment_racing_a_merge_leaves_a_consistent_question(target):
         cv = Collection.objects.get(pk=c.pk).judgment_version
         results = race(
             lambda q=q, cand=cand, into=into, v=v: services.string_judge(
-                question=q.pk, string=cand.pk, synset=into, level="B", by=a, expect="u",
-                version=v),
+                question=q.pk, string=cand.pk, synset=into, level="B", by=a, expect="u", version=v
+            ),
             lambda q=q, syn=syn, v=v: services.synset_merge(
-                question=q.pk, synsets=[syn[1], syn[2]], by=b, version=v))
+                question=q.pk, synsets=[syn[1], syn[2]], by=b, version=v
+            ),
+        )
         assert results[1] == "ok"  # the merge always applies
         # judging into the merged-away synset after the merge is refused, nothing else is
         assert results[0] == "ok" or target == "merged away"
@@ -63,7 +67,8 @@ def test_judgment_racing_a_merge_leaves_a_consistent_question(target):
         assert AnswerString.objects.get(question=q, text="two").synset_id == one.synset_id
         if results[0] == "ok":
             expected = AnswerString.objects.get(
-                question=q, text="three" if target == "other" else "one").synset_id
+                question=q, text="three" if target == "other" else "one"
+            ).synset_id
             assert (cand.synset_id, cand.level.code) == (expected, "B")
         else:
             assert cand.state == "unjudged"
@@ -100,8 +105,9 @@ def test_a_judgment_during_a_run_import_neither_waits_nor_deadlocks():
     assert importing.wait(10)
     start = time.monotonic()
     try:
-        services.string_judge(question=q.pk, string=s.pk, new_synset=True, by=assessor,
-                              expect="u", version=0)
+        services.string_judge(
+            question=q.pk, string=s.pk, new_synset=True, by=assessor, expect="u", version=0
+        )
     finally:
         elapsed = time.monotonic() - start
         judged.set()

@@ -21,12 +21,19 @@ def test_two_assessors_judging_one_question_at_once(tmp_path):
     port = free_port()
     server = start_gunicorn(port, tmp_path / "gunicorn.log", workers=2, threads=2)
     try:
-        tally = race(base=f"http://127.0.0.1:{port}", question=qpk, usernames=names,
-                     password=PASSWORD, threads=4, requests=200)
+        tally = race(
+            base=f"http://127.0.0.1:{port}",
+            question=qpk,
+            usernames=names,
+            password=PASSWORD,
+            threads=4,
+            requests=200,
+        )
     finally:
         stop(server)
-    checks = verify(question=qpk, events_before=events_before, version_before=version_before,
-                    tally=tally)
+    checks = verify(
+        question=qpk, events_before=events_before, version_before=version_before, tally=tally
+    )
     print(report(tally, checks, users=2, threads=4))
     assert tally["sent"] == 200
     assert tally["status"].get("5xx", 0) == 0 and "error" not in tally["status"], tally["errors"]

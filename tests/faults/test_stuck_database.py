@@ -45,8 +45,13 @@ def test_a_long_table_lock_gives_503s_and_static_files_keep_answering(tmp_path):
     log = tmp_path / "gunicorn.log"
     server = start_gunicorn(port, log, workers=2, DJANGO_DB_LOCK_TIMEOUT_MS="2000")
     base = f"http://127.0.0.1:{port}"
-    locker = psycopg.connect(host=s["HOST"] or "127.0.0.1", port=s["PORT"] or 5432,
-                             user=s["USER"], password=s["PASSWORD"] or None, dbname=s["NAME"])
+    locker = psycopg.connect(
+        host=s["HOST"] or "127.0.0.1",
+        port=s["PORT"] or 5432,
+        user=s["USER"],
+        password=s["PASSWORD"] or None,
+        dbname=s["NAME"],
+    )
     try:
         clients = [Client(base) for _ in range(4)]
         for cl in clients:

@@ -21,13 +21,20 @@ def test_the_spooled_file_of_a_killed_worker_is_deleted(tmp_path):
     sock = socket.create_connection(("127.0.0.1", port), timeout=10)
     try:
         boundary = "qaboundary"
-        head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
-                "filename=\"run.tsv\"\r\nContent-Type: text/plain\r\n\r\n").encode()
+        head = (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+            'filename="run.tsv"\r\nContent-Type: text/plain\r\n\r\n'
+        ).encode()
         total = 30 * 1024 * 1024
-        sock.sendall((f"POST /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                      "Cookie: csrftoken=abcdefghijklmnopqrstuvwxyzABCDEF\r\n"
-                      f"Content-Type: multipart/form-data; boundary={boundary}\r\n"
-                      f"Content-Length: {total}\r\n\r\n").encode() + head)
+        sock.sendall(
+            (
+                f"POST /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                "Cookie: csrftoken=abcdefghijklmnopqrstuvwxyzABCDEF\r\n"
+                f"Content-Type: multipart/form-data; boundary={boundary}\r\n"
+                f"Content-Length: {total}\r\n\r\n"
+            ).encode()
+            + head
+        )
         chunk = b"Q1\t1\tanswer\n" * 8192
         sent, spooled = 0, []
         deadline = time.monotonic() + 20

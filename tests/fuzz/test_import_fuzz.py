@@ -23,17 +23,29 @@ from .test_parsers_fuzz import CELLS, FUZZ, almost_files
 
 QIDS = ["EX1-BEATLES", "EX2-DVD", "QAC1-1012", "NOPE", "=cmd|' /C calc'!A0", "'=1+1", ""]
 LEVELS = ["S", "A", "B", "", "X", "s", " A"]
-HEADERS = {"questions": "question_id,question", "flat": "question_id,answer",
-           "judgments": "question_id,synset_id,answer,level"}
-TEXT = st.one_of(CELLS, st.sampled_from(["John Lennon", "=HYPERLINK(\"http://x\")", "'+1",
-                                         "a\x00b", "\ufeffBOM", "x" * 300, "Ringo"]))
+HEADERS = {
+    "questions": "question_id,question",
+    "flat": "question_id,answer",
+    "judgments": "question_id,synset_id,answer,level",
+}
+TEXT = st.one_of(
+    CELLS,
+    st.sampled_from(
+        ["John Lennon", '=HYPERLINK("http://x")', "'+1", "a\x00b", "\ufeffBOM", "x" * 300, "Ringo"]
+    ),
+)
 
 # answers a spreadsheet would run as formulas, or that look like quoted ones, are content
 CLEAN_TEXT = st.one_of(
-    st.sampled_from(["John Lennon", "=HYPERLINK(\"http://x\")", "'+1", "@SUM(A1)", "-2",
-                     "'=x", "Ringo", "＝１"]),
-    st.text(st.characters(codec="utf-8", exclude_categories=["Cc", "Cs", "Zl", "Zp"]),
-            min_size=1, max_size=12).filter(str.strip))
+    st.sampled_from(
+        ["John Lennon", '=HYPERLINK("http://x")', "'+1", "@SUM(A1)", "-2", "'=x", "Ringo", "＝１"]
+    ),
+    st.text(
+        st.characters(codec="utf-8", exclude_categories=["Cc", "Cs", "Zl", "Zp"]),
+        min_size=1,
+        max_size=12,
+    ).filter(str.strip),
+)
 
 
 @st.composite
@@ -46,16 +58,18 @@ def import_files(draw, kind: str) -> bytes:
     if choice == 1:
         return draw(almost_files())
     clean = choice >= 4  # valid rows, so that the confirm step runs too
-    qids, text = (st.sampled_from(QIDS[:3]), CLEAN_TEXT) if clean else (st.sampled_from(QIDS),
-                                                                        TEXT)
+    qids, text = (st.sampled_from(QIDS[:3]), CLEAN_TEXT) if clean else (st.sampled_from(QIDS), TEXT)
     if clean and kind == "questions":
         qids = st.sampled_from([*QIDS[:3], "NEW-1", "NEW 2", "ＮＥＷ３"])
     row = {
         "questions": st.tuples(qids, text),
         "flat": st.tuples(qids, text),
-        "judgments": st.tuples(qids, st.sampled_from(["1", "2"] if clean else
-                                                     ["1", "2", "", "0", "=1", "x"]),
-                               text, st.sampled_from(LEVELS[:3] if clean else LEVELS)),
+        "judgments": st.tuples(
+            qids,
+            st.sampled_from(["1", "2"] if clean else ["1", "2", "", "0", "=1", "x"]),
+            text,
+            st.sampled_from(LEVELS[:3] if clean else LEVELS),
+        ),
     }[kind]
     unique = (lambda r: r[0]) if clean and kind == "questions" else None
     rows = draw(st.lists(row.map(list), min_size=int(clean), max_size=10, unique_by=unique))
@@ -66,16 +80,24 @@ def import_files(draw, kind: str) -> bytes:
     if clean or draw(st.integers(0, 5)):
         out.write(HEADERS[kind] + "\n")
     writer.writerows(rows)
-    encoding = draw(st.sampled_from(["utf-8", "utf-8-sig"] if clean else
-                                    ["utf-8", "utf-8", "utf-8-sig", "utf-16", "latin-1",
-                                     "cp1252"]))
+    encoding = draw(
+        st.sampled_from(
+            ["utf-8", "utf-8-sig"]
+            if clean
+            else ["utf-8", "utf-8", "utf-8-sig", "utf-16", "latin-1", "cp1252"]
+        )
+    )
     return out.getvalue().encode(encoding, errors="replace")
 
 
 def counts() -> tuple[int, ...]:
-    return (Question.objects.count(), AnswerString.objects.count(),
-            AnswerSynset.objects.count(), JudgmentEvent.objects.count(),
-            AnswerString.objects.filter(judged_at__isnull=False).count())
+    return (
+        Question.objects.count(),
+        AnswerString.objects.count(),
+        AnswerSynset.objects.count(),
+        JudgmentEvent.objects.count(),
+        AnswerString.objects.filter(judged_at__isnull=False).count(),
+    )
 
 
 @pytest.mark.django_db
@@ -87,17 +109,25 @@ class TestImportFuzz(TestCase):
     def setUp(self):
         from django.contrib.auth import get_user_model
         from django.test import Client
+
         self.client = Client()
         self.client.force_login(get_user_model().objects.get(username="organizer"))
 
     def upload(self, kind: str, data: bytes, htmx: bool):
         headers = {"HX-Request": "true"} if htmx else {}
-        return self.client.post("/collections/demo/import/", {
-            "kind": kind, "file": SimpleUploadedFile("fuzz.csv", data)}, headers=headers)
+        return self.client.post(
+            "/collections/demo/import/",
+            {"kind": kind, "file": SimpleUploadedFile("fuzz.csv", data)},
+            headers=headers,
+        )
 
     @FUZZ
-    @given(data=st.data(), kind=st.sampled_from(["questions", "flat", "judgments"]),
-           htmx=st.booleans(), stale=st.integers(0, 9))
+    @given(
+        data=st.data(),
+        kind=st.sampled_from(["questions", "flat", "judgments"]),
+        htmx=st.booleans(),
+        stale=st.integers(0, 9),
+    )
     def test_import_never_fails_badly(self, data, kind, htmx, stale):
         body = data.draw(import_files(kind))
         before = counts()
@@ -110,8 +140,12 @@ class TestImportFuzz(TestCase):
             assert token is None and "nothing imported" not in page
             return
         # what the page previewed, computed the same way (the plan reads, never writes)
-        plan = import_plan(collection=Collection.objects.get(slug="demo"), kind=kind,
-                           data=body, filename="fuzz.csv")
+        plan = import_plan(
+            collection=Collection.objects.get(slug="demo"),
+            kind=kind,
+            data=body,
+            filename="fuzz.csv",
+        )
         event(f"{kind} {'previewed' if plan.ok else 'refused'}")
         if not plan.ok:
             assert token is None and "nothing imported" in page
@@ -122,8 +156,7 @@ class TestImportFuzz(TestCase):
         assert token, "a clean file gets a confirm button"
         token = token.group(1)
         if stale == 0:  # a wrong token: refused, nothing written, the preview still pending
-            response = self.client.post("/collections/demo/import/confirm/",
-                                        {"token": "0" * 32})
+            response = self.client.post("/collections/demo/import/confirm/", {"token": "0" * 32})
             assert response.status_code == 302
             assert response.headers["Location"].endswith("/collections/demo/import/")
             assert counts() == before
@@ -132,10 +165,12 @@ class TestImportFuzz(TestCase):
         assert response.status_code == 302, response.status_code
         after = counts()
         assert response.headers["Location"].endswith("/collections/demo/"), (
-            "a file that previewed cleanly was refused on confirm")
+            "a file that previewed cleanly was refused on confirm"
+        )
         # one import event, and one per done question that a new string reopened
-        reopened = JudgmentEvent.objects.filter(action="question_reopen",
-                                                created_at__gte=start).count()
+        reopened = JudgmentEvent.objects.filter(
+            action="question_reopen", created_at__gte=start
+        ).count()
         assert after[3] == before[3] + 1 + reopened
         c = plan.counts
         if kind == "questions":
@@ -149,8 +184,10 @@ class TestImportFuzz(TestCase):
             written = AnswerString.objects.filter(judged_at__gte=start)
             assert written.filter(synset__isnull=False).count() == c["correct strings"]
             assert written.filter(synset__isnull=True).count() == c["incorrect strings"]
-            assert AnswerSynset.objects.filter(
-                question__in=written.values("question")).count() == c["synsets to create"]
+            assert (
+                AnswerSynset.objects.filter(question__in=written.values("question")).count()
+                == c["synsets to create"]
+            )
         # the same token is spent: a replay writes nothing
         again = self.client.post("/collections/demo/import/confirm/", {"token": token})
         assert again.status_code == 302 and counts() == after

@@ -28,19 +28,65 @@ from evaluation.metrics.parsers import (
 
 LONG = os.environ.get("FUZZ_EXAMPLES")
 EXAMPLES = int(LONG) if LONG else 150
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
-                suppress_health_check=list(HealthCheck))
+FUZZ = settings(
+    max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+)
 
-PARSERS = [parse_flat_answers, parse_judgments_csv, parse_qa_run, parse_qrels,
-           parse_questions_csv, parse_run, parse_trec_run]
+PARSERS = [
+    parse_flat_answers,
+    parse_judgments_csv,
+    parse_qa_run,
+    parse_qrels,
+    parse_questions_csv,
+    parse_run,
+    parse_trec_run,
+]
 
 # pieces that make inputs look almost right
 CELLS = st.one_of(
-    st.sampled_from(["Q1", "Q2", "1", "0", "-1", "2", "S", "A", "B", "X", "NIL", "Paul",
-                     "=HYPERLINK(\"x\")", "+1", "-2", "@SUM(A1)", "", " ", "Q0", "1e3", "nan",
-                     "inf", "0x10", "1_0", "٣", "ＳＩＸ", "\u00a0", "\u3000", "a\x00b", '"',
-                     "a,b", "#", "question_id", "synset_id", "answer", "level", "rank",
-                     "score", "question"]),
+    st.sampled_from(
+        [
+            "Q1",
+            "Q2",
+            "1",
+            "0",
+            "-1",
+            "2",
+            "S",
+            "A",
+            "B",
+            "X",
+            "NIL",
+            "Paul",
+            '=HYPERLINK("x")',
+            "+1",
+            "-2",
+            "@SUM(A1)",
+            "",
+            " ",
+            "Q0",
+            "1e3",
+            "nan",
+            "inf",
+            "0x10",
+            "1_0",
+            "٣",
+            "ＳＩＸ",
+            "\u00a0",
+            "\u3000",
+            "a\x00b",
+            '"',
+            "a,b",
+            "#",
+            "question_id",
+            "synset_id",
+            "answer",
+            "level",
+            "rank",
+            "score",
+            "question",
+        ]
+    ),
     st.text(max_size=12),
 )
 SEPS = st.sampled_from(["\t", ",", " ", "  ", "\t ", ";"])
@@ -54,9 +100,17 @@ def almost_files(draw) -> bytes:
     sep, end = draw(SEPS), draw(ENDS)
     text = end.join(sep.join(r) for r in rows)
     if draw(st.booleans()):
-        header = draw(st.sampled_from(["question_id,synset_id,answer,level",
-                                       "question_id,question", "question_id,answer",
-                                       "question_id,rank,answer,score", "#comment"]))
+        header = draw(
+            st.sampled_from(
+                [
+                    "question_id,synset_id,answer,level",
+                    "question_id,question",
+                    "question_id,answer",
+                    "question_id,rank,answer,score",
+                    "#comment",
+                ]
+            )
+        )
         text = header + "\n" + text
     if draw(st.integers(0, 20)) == 0:
         text += "x" * draw(st.sampled_from([70000, 200]))  # a huge line
@@ -69,18 +123,24 @@ def trec_inputs(draw, kind: str) -> bytes:
     """A well-formed qrels or TREC run (a docno once per topic), or, in a third of the
     draws, one with an almost-right line put in somewhere."""
     docs = st.sampled_from(["d1", "d2", "d3", "D-4", "doc:5", "NIL"])
-    pairs = draw(st.lists(st.tuples(st.sampled_from(["Q1", "Q2", "3"]), docs), min_size=1,
-                          max_size=12, unique=True))
+    pairs = draw(
+        st.lists(
+            st.tuples(st.sampled_from(["Q1", "Q2", "3"]), docs),
+            min_size=1,
+            max_size=12,
+            unique=True,
+        )
+    )
     sep, end = draw(st.sampled_from([" ", "\t", "  "])), draw(st.sampled_from(["\n", "\r\n"]))
     if kind == "qrels":
         lines = [sep.join([q, "0", d, str(draw(st.integers(-1, 3)))]) for q, d in pairs]
     else:
-        lines = [sep.join([q, "Q0", d, str(k + 1),
-                           repr(draw(st.floats(-5, 5, allow_nan=False))), "tag"])
-                 for k, (q, d) in enumerate(pairs)]
+        lines = [
+            sep.join([q, "Q0", d, str(k + 1), repr(draw(st.floats(-5, 5, allow_nan=False))), "tag"])
+            for k, (q, d) in enumerate(pairs)
+        ]
     if draw(st.sampled_from([False, False, True])):
-        lines.insert(draw(st.integers(0, len(lines))), sep.join(draw(st.lists(CELLS,
-                                                                               max_size=7))))
+        lines.insert(draw(st.integers(0, len(lines))), sep.join(draw(st.lists(CELLS, max_size=7))))
     return (end.join(lines) + end).encode()
 
 
@@ -109,10 +169,14 @@ def test_almost_right_files(parser, data):
 
 
 @FUZZ
-@given(run=st.sampled_from([1, 1, 1, 0]).flatmap(
-           lambda k: trec_inputs("run") if k else almost_files()),
-       qrels=st.sampled_from([1, 1, 1, 0]).flatmap(
-           lambda k: trec_inputs("qrels") if k else almost_files()))
+@given(
+    run=st.sampled_from([1, 1, 1, 0]).flatmap(
+        lambda k: trec_inputs("run") if k else almost_files()
+    ),
+    qrels=st.sampled_from([1, 1, 1, 0]).flatmap(
+        lambda k: trec_inputs("qrels") if k else almost_files()
+    ),
+)
 def test_fast_reader_agrees_or_steps_aside(run, qrels):
     """The C reader never accepts what the Python parsers refuse, nor scores differently."""
     try:
@@ -138,17 +202,79 @@ def test_fast_reader_agrees_or_steps_aside(run, qrels):
 # The fast reader (the optional C reader _fastparse) and the line readers must
 # accept the same files and read them the same way: ranks that are not plain decimal
 # integers, fields of Unicode spaces only, lone CR line ends and odd separators included.
-RANKS = st.one_of(st.integers(1, 6).map(str), st.sampled_from([
-    "+2", "02", "True", "False", "1.0", "1.", "1e3", "10e-1", "0", "-1", "\u0663", "1\u0663",
-    "1_0", " 1", "1 ", "\u00a01", "1\u3000", "1000000000", "1000000001",
-    "99999999999999999999", "0x1", ""]))
-QIDS = st.sampled_from(["Q1", "Q2", "q1", " Q1", "Q1\u3000", "\u00a0", "", "Q\u3000X",
-                        "\x1cQ2", "Q#"])
-ANSWERS = st.sampled_from(["Paul", "paul", "NIL", "\u00a0", "\u3000", "\u3000\u00a0",
-                           " Paul", "Paul\u00a0", "Pa\u3000ul", "\x1c", "a\x1cb", "",
-                           "\u5343\u8449\u770c", "\u2028", "x\x0by", "x\x85"])
-SCORES = st.sampled_from([None, "", "0.5", "1e3", "-2", "nan", "inf", "1_0", "\u00a01",
-                          "\u0661", "0x1", "1e999", "True", "TRUE", "+.5", "1d3", "1e"])
+RANKS = st.one_of(
+    st.integers(1, 6).map(str),
+    st.sampled_from(
+        [
+            "+2",
+            "02",
+            "True",
+            "False",
+            "1.0",
+            "1.",
+            "1e3",
+            "10e-1",
+            "0",
+            "-1",
+            "\u0663",
+            "1\u0663",
+            "1_0",
+            " 1",
+            "1 ",
+            "\u00a01",
+            "1\u3000",
+            "1000000000",
+            "1000000001",
+            "99999999999999999999",
+            "0x1",
+            "",
+        ]
+    ),
+)
+QIDS = st.sampled_from(
+    ["Q1", "Q2", "q1", " Q1", "Q1\u3000", "\u00a0", "", "Q\u3000X", "\x1cQ2", "Q#"]
+)
+ANSWERS = st.sampled_from(
+    [
+        "Paul",
+        "paul",
+        "NIL",
+        "\u00a0",
+        "\u3000",
+        "\u3000\u00a0",
+        " Paul",
+        "Paul\u00a0",
+        "Pa\u3000ul",
+        "\x1c",
+        "a\x1cb",
+        "",
+        "\u5343\u8449\u770c",
+        "\u2028",
+        "x\x0by",
+        "x\x85",
+    ]
+)
+SCORES = st.sampled_from(
+    [
+        None,
+        "",
+        "0.5",
+        "1e3",
+        "-2",
+        "nan",
+        "inf",
+        "1_0",
+        "\u00a01",
+        "\u0661",
+        "0x1",
+        "1e999",
+        "True",
+        "TRUE",
+        "+.5",
+        "1d3",
+        "1e",
+    ]
+)
 LINE_ENDS = st.sampled_from(["\n", "\r\n", "\r"])
 
 
@@ -161,16 +287,19 @@ GOOD_SCORES = st.sampled_from([None, "0.5", "1e3", "-2"])
 def mostly_good(odd, good, *, key, only_good: bool = False):
     """Lists of ``odd`` rows, or (most draws) of ``good`` rows, unique by ``key``, with in
     a third of those one ``odd`` row put in somewhere.  ``only_good``: good rows only."""
+
     @st.composite
     def good_rows(draw):
         rows = draw(st.lists(good, min_size=1, max_size=10, unique_by=key))
         if not only_good and draw(st.sampled_from([False, False, True])):
             rows.insert(draw(st.integers(0, len(rows))), draw(odd))
         return rows
+
     if only_good:
         return good_rows()
     return st.sampled_from([True, True, True, False]).flatmap(
-        lambda clean: good_rows() if clean else st.lists(odd, min_size=1, max_size=10))
+        lambda clean: good_rows() if clean else st.lists(odd, min_size=1, max_size=10)
+    )
 
 
 def outcome(fn):
@@ -206,10 +335,17 @@ def qa_files(draw, good: bool = False) -> bytes:
     """Rows of odd cells, or (most draws) rows every reader accepts with, in a third of
     those, one odd row put in.  ``good``: only rows every reader accepts."""
     odd = st.tuples(QIDS, RANKS, ANSWERS, SCORES, LINE_ENDS)
-    rows = draw(mostly_good(odd, st.tuples(GOOD_QIDS, GOOD_RANKS, GOOD_ANSWERS, GOOD_SCORES,
-                                           LINE_ENDS), key=lambda r: r[:2], only_good=good))
-    return "".join("\t".join([q, r, a] + ([] if s is None else [s])) + end
-                   for q, r, a, s, end in rows).encode()
+    rows = draw(
+        mostly_good(
+            odd,
+            st.tuples(GOOD_QIDS, GOOD_RANKS, GOOD_ANSWERS, GOOD_SCORES, LINE_ENDS),
+            key=lambda r: r[:2],
+            only_good=good,
+        )
+    )
+    return "".join(
+        "\t".join([q, r, a] + ([] if s is None else [s])) + end for q, r, a, s, end in rows
+    ).encode()
 
 
 @st.composite
@@ -219,14 +355,29 @@ def trec_files(draw, good: bool = False) -> bytes:
     scores = SCORES.map(lambda s: s or "1")
     tags = st.sampled_from(["tag", "t\u00a0", ""])
     good_sep = st.sampled_from([" ", "\t", "  "])
-    rows = draw(mostly_good(
-        st.tuples(QIDS, sep, docnos, sep, RANKS, sep, scores, sep, tags, LINE_ENDS),
-        st.tuples(GOOD_QIDS, good_sep, st.sampled_from(["d1", "d2", "D3", '"d1"', 'd"']),
-                  good_sep, GOOD_RANKS, good_sep, GOOD_SCORES.map(lambda s: s or "1"),
-                  good_sep, st.just("tag"), LINE_ENDS),
-        key=lambda r: (r[0], r[2]), only_good=good))
-    return "".join(f"{q}{s1}Q0{s1}{d}{s2}{r}{s3}{sc}{s4}{t}{end}"
-                   for q, s1, d, s2, r, s3, sc, s4, t, end in rows).encode()
+    rows = draw(
+        mostly_good(
+            st.tuples(QIDS, sep, docnos, sep, RANKS, sep, scores, sep, tags, LINE_ENDS),
+            st.tuples(
+                GOOD_QIDS,
+                good_sep,
+                st.sampled_from(["d1", "d2", "D3", '"d1"', 'd"']),
+                good_sep,
+                GOOD_RANKS,
+                good_sep,
+                GOOD_SCORES.map(lambda s: s or "1"),
+                good_sep,
+                st.just("tag"),
+                LINE_ENDS,
+            ),
+            key=lambda r: (r[0], r[2]),
+            only_good=good,
+        )
+    )
+    return "".join(
+        f"{q}{s1}Q0{s1}{d}{s2}{r}{s3}{sc}{s4}{t}{end}"
+        for q, s1, d, s2, r, s3, sc, s4, t, end in rows
+    ).encode()
 
 
 def _c_reader(data: bytes):
@@ -242,8 +393,10 @@ def qa_read_alike(data: bytes) -> tuple:
     want = outcome(lambda: line_reader_run(data, "qa"))
     assert outcome(lambda: ranking_rows(parse_qa_run(data, filename="r"))) == want
     fast = _c_reader(data)
-    event(f"{'read' if want[0] == 'ok' else 'refused'} by the line reader; C reader "
-          f"{'stepped aside' if fast is None else 'read it'}")
+    event(
+        f"{'read' if want[0] == 'ok' else 'refused'} by the line reader; C reader "
+        f"{'stepped aside' if fast is None else 'read it'}"
+    )
     if fast is not None:
         assert want == ("ok", fast)
     return want
@@ -289,25 +442,44 @@ def _csv_cell(value: str) -> str:
 
 
 def judgments_summary(j):
-    return (list(j.questions), list(j.str_q), list(j.str_text), list(j.str_synset),
-            list(j.str_level))
+    return (
+        list(j.questions),
+        list(j.str_q),
+        list(j.str_text),
+        list(j.str_synset),
+        list(j.str_level),
+    )
 
 
 def judgment_rows(good: bool = False):
     return mostly_good(
-        st.tuples(QIDS, st.sampled_from(["1", "2", "", " 1", "\u3000", "a,b"]),
-                  ANSWERS, st.sampled_from(["S", "A", "", "Z", " S", "\u3000"]), LINE_ENDS),
-        st.tuples(GOOD_QIDS, st.sampled_from(["1", "2", " 1"]), GOOD_ANSWERS,
-                  st.sampled_from(["S", "A", " S"]), LINE_ENDS),
-        key=lambda r: (r[0], r[2]), only_good=good)
+        st.tuples(
+            QIDS,
+            st.sampled_from(["1", "2", "", " 1", "\u3000", "a,b"]),
+            ANSWERS,
+            st.sampled_from(["S", "A", "", "Z", " S", "\u3000"]),
+            LINE_ENDS,
+        ),
+        st.tuples(
+            GOOD_QIDS,
+            st.sampled_from(["1", "2", " 1"]),
+            GOOD_ANSWERS,
+            st.sampled_from(["S", "A", " S"]),
+            LINE_ENDS,
+        ),
+        key=lambda r: (r[0], r[2]),
+        only_good=good,
+    )
 
 
 def judgments_read_alike(rows, header_end: str, raw: str | None) -> tuple:
     """The judgments' one reader (the line reader) reads the file or names located
     errors, and reads the same judgments again from the file with LF line ends."""
-    data = ("question_id,synset_id,answer,level" + header_end + "".join(
-        ",".join(_csv_cell(c) for c in (q, s, a, lv)) + end
-        for q, s, a, lv, end in rows)).encode()
+    data = (
+        "question_id,synset_id,answer,level"
+        + header_end
+        + "".join(",".join(_csv_cell(c) for c in (q, s, a, lv)) + end for q, s, a, lv, end in rows)
+    ).encode()
     if raw is not None:  # a row a spreadsheet would not write
         data += raw.encode()
     want = outcome(lambda: judgments_summary(parse_judgments_csv(data, filename="j")))
@@ -327,34 +499,66 @@ def test_good_judgments_are_read_alike_on_every_path(rows, header_end):
 
 
 @FUZZ
-@given(rows=judgment_rows(),
-       header_end=LINE_ENDS,
-       raw=st.sampled_from([False, False, True]).flatmap(lambda odd: st.sampled_from([
-           '"Q1"x,1,a,S\n', 'Q1,1,"a" ,S\n', 'Q1,1,a"b,S\n', 'Q1,1, "a",S\n', '"Q1,1,a,S\n',
-           'Q1,1,a,S,\n', 'Q1,1,a,S,x\n', 'Q1,1\n', ',,,\n', '\u3000\n']) if odd else st.none()))
+@given(
+    rows=judgment_rows(),
+    header_end=LINE_ENDS,
+    raw=st.sampled_from([False, False, True]).flatmap(
+        lambda odd: (
+            st.sampled_from(
+                [
+                    '"Q1"x,1,a,S\n',
+                    'Q1,1,"a" ,S\n',
+                    'Q1,1,a"b,S\n',
+                    'Q1,1, "a",S\n',
+                    '"Q1,1,a,S\n',
+                    "Q1,1,a,S,\n",
+                    "Q1,1,a,S,x\n",
+                    "Q1,1\n",
+                    ",,,\n",
+                    "\u3000\n",
+                ]
+            )
+            if odd
+            else st.none()
+        )
+    ),
+)
 def test_judgments_read_alike_on_every_path(rows, header_end, raw):
     judgments_read_alike(rows, header_end, raw)
 
 
 @FUZZ
-@given(rows=st.lists(st.tuples(QIDS, ANSWERS), min_size=1, max_size=10),
-       ends=st.lists(LINE_ENDS, min_size=11, max_size=11))
+@given(
+    rows=st.lists(st.tuples(QIDS, ANSWERS), min_size=1, max_size=10),
+    ends=st.lists(LINE_ENDS, min_size=11, max_size=11),
+)
 def test_line_ends_are_one_rule_for_csv_files(rows, ends):
     """LF, CRLF and a lone CR end a line in every reader: the same rows on the same lines
     (or the same errors), whichever ends a file mixes."""
+
     def file(line_ends):
-        return ("question_id,question" + line_ends[0] + "".join(
-            f"{_csv_cell(q)},{_csv_cell(a)}{end}" for (q, a), end in zip(rows, line_ends[1:],
-                                                                        strict=False))).encode()
+        return (
+            "question_id,question"
+            + line_ends[0]
+            + "".join(
+                f"{_csv_cell(q)},{_csv_cell(a)}{end}"
+                for (q, a), end in zip(rows, line_ends[1:], strict=False)
+            )
+        ).encode()
+
     lf = file(["\n"] * 11)
     mixed = file(ends)
     assert outcome(lambda: parse_questions_csv(mixed, filename="q")) == outcome(
-        lambda: parse_questions_csv(lf, filename="q"))
-    flat_lf, flat_mixed = (d.replace(b"question_id,question", b"question_id,answer")
-                           for d in (lf, mixed))
+        lambda: parse_questions_csv(lf, filename="q")
+    )
+    flat_lf, flat_mixed = (
+        d.replace(b"question_id,question", b"question_id,answer") for d in (lf, mixed)
+    )
     assert outcome(lambda: parse_flat_answers(flat_mixed, filename="q")) == outcome(
-        lambda: parse_flat_answers(flat_lf, filename="q"))
+        lambda: parse_flat_answers(flat_lf, filename="q")
+    )
     tsv_lf = "".join(f"{q}\t1\t{a}\n" for q, a in rows).encode()
     tsv_mixed = "".join(f"{q}\t1\t{a}{end}" for (q, a), end in zip(rows, ends, strict=False))
-    assert outcome(lambda: ranking_rows(parse_qa_run(tsv_mixed.encode(), filename="q"))) == \
-        outcome(lambda: ranking_rows(parse_qa_run(tsv_lf, filename="q")))
+    assert outcome(lambda: ranking_rows(parse_qa_run(tsv_mixed.encode(), filename="q"))) == outcome(
+        lambda: ranking_rows(parse_qa_run(tsv_lf, filename="q"))
+    )

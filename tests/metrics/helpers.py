@@ -5,10 +5,19 @@ from __future__ import annotations
 from evaluation.metrics import Judgments, Ranking, evaluate
 
 BEATLES = [
-    ("1", "Sir Paul McCartney", "S"), ("1", "Paul McCartney", "S"), ("1", "McCartney", "A"),
-    ("1", "Paul", "B"), ("2", "John Lennon", "S"), ("2", "Lennon", "A"), ("2", "John", "B"),
-    ("3", "George Harrison", "S"), ("3", "Harrison", "A"), ("3", "George", "B"),
-    ("4", "Ringo Starr", "S"), ("4", "Starr", "A"), ("4", "Ringo", "B"),
+    ("1", "Sir Paul McCartney", "S"),
+    ("1", "Paul McCartney", "S"),
+    ("1", "McCartney", "A"),
+    ("1", "Paul", "B"),
+    ("2", "John Lennon", "S"),
+    ("2", "Lennon", "A"),
+    ("2", "John", "B"),
+    ("3", "George Harrison", "S"),
+    ("3", "Harrison", "A"),
+    ("3", "George", "B"),
+    ("4", "Ringo Starr", "S"),
+    ("4", "Starr", "A"),
+    ("4", "Ringo", "B"),
 ]
 
 

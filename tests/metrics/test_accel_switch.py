@@ -47,8 +47,14 @@ def python(code: str, *args: str, switch: str | None) -> str:
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     if "django" in code:
         code = "import django; django.setup()\n" + code
-    proc = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -56,33 +62,53 @@ def python(code: str, *args: str, switch: str | None) -> str:
 @pytest.mark.parametrize("switch", ["1", "yes"])
 def test_switch_keeps_the_c_module_out(switch):
     probe = json.loads(python(PROBE, switch=switch))
-    assert probe == {"loaded": False, "available": False, "switched_off": True,
-                     "ascii_keys": False, "fast_read": False,
-                     "keys": ["sir paul", "paul"],
-                     "why": "the C accelerator is switched off (QASYNSET_NO_ACCEL is set)"}
+    assert probe == {
+        "loaded": False,
+        "available": False,
+        "switched_off": True,
+        "ascii_keys": False,
+        "fast_read": False,
+        "keys": ["sir paul", "paul"],
+        "why": "the C accelerator is switched off (QASYNSET_NO_ACCEL is set)",
+    }
 
 
-@pytest.mark.skipif(not BUILT, reason="the C accelerator was not built (no C compiler at "
-                    "install time): nothing to switch on")
+@pytest.mark.skipif(
+    not BUILT,
+    reason="the C accelerator was not built (no C compiler at install time): nothing to switch on",
+)
 @pytest.mark.parametrize("switch", [None, "", "0"])
 def test_accelerator_used_without_the_switch(switch):
     probe = json.loads(python(PROBE, switch=switch))
-    assert probe == {"loaded": True, "available": True, "switched_off": False,
-                     "ascii_keys": True, "fast_read": True,
-                     "keys": ["sir paul", "paul"], "why": None}
+    assert probe == {
+        "loaded": True,
+        "available": True,
+        "switched_off": False,
+        "ascii_keys": True,
+        "fast_read": True,
+        "keys": ["sir paul", "paul"],
+        "why": None,
+    }
 
 
 def test_manage_score_prints_the_same_both_ways(tmp_path):
     """The C reader and the Python line readers give the same scores, TREC and QA."""
     judgments = tmp_path / "judgments.csv"
-    judgments.write_text("question_id,synset_id,answer,level\nQ1,1,Paul McCartney,S\n"
-                         "Q1,1,Paul,B\nQ1,2,John Lennon,A\nQ2,1,Café,S\nQ3,1,NIL,A\n",
-                         encoding="utf-8")
+    judgments.write_text(
+        "question_id,synset_id,answer,level\nQ1,1,Paul McCartney,S\n"
+        "Q1,1,Paul,B\nQ1,2,John Lennon,A\nQ2,1,Café,S\nQ3,1,NIL,A\n",
+        encoding="utf-8",
+    )
     run = tmp_path / "run.tsv"
-    run.write_text("Q1\t1\tjohn  lennon\nQ1\t2\tPAUL.\nQ2\t1\tＣａｆé\nQ3\t1\tnil\n"
-                   "Q9\t1\tx\n", encoding="utf-8")
-    args = [f"--qrels|{TREC / 'qrels.test'}|{TREC / 'results.test'}",
-            f"--judgments|{judgments}|{run}", f"--judgments|{judgments}|--match|exact|{run}"]
+    run.write_text(
+        "Q1\t1\tjohn  lennon\nQ1\t2\tPAUL.\nQ2\t1\tＣａｆé\nQ3\t1\tnil\nQ9\t1\tx\n",
+        encoding="utf-8",
+    )
+    args = [
+        f"--qrels|{TREC / 'qrels.test'}|{TREC / 'results.test'}",
+        f"--judgments|{judgments}|{run}",
+        f"--judgments|{judgments}|--match|exact|{run}",
+    ]
     off = python(SCORE, *args, switch="1")
     on = python(SCORE, *args, switch=None)
     assert off == on

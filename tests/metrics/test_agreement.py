@@ -58,15 +58,18 @@ def test_alpha_nominal_by_hand():
 def test_alpha_ordinal_example_of_the_package():
     # the reliability data of Krippendorff (2011), section E (4 coders, 12 units, missing)
     n = np.nan
-    data = np.array([
-        [1, 2, 3, 3, 2, 1, 4, 1, 2, n, n, n],
-        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, n, 3],
-        [n, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, n],
-        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, n],
-    ])
+    data = np.array(
+        [
+            [1, 2, 3, 3, 2, 1, 4, 1, 2, n, n, n],
+            [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, n, 3],
+            [n, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, n],
+            [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, n],
+        ]
+    )
     assert alpha_nominal(data) == pytest.approx(0.743, abs=5e-4)
     assert alpha_ordinal(data) == pytest.approx(
-        krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal"))
+        krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal")
+    )
     assert alpha_ordinal(data) == pytest.approx(0.815, abs=5e-4)
 
 
@@ -94,19 +97,23 @@ def test_grouping_all_singletons_agree():
 
 
 def layers_example():
-    a = {"x": Mark(1, 3), "y": Mark(1, 2), "z": Mark(None, 0), "w": Mark(2, 1),
-         "v": Mark(2, 1)}
-    b = {"x": Mark("p", 3), "y": Mark("q", 2), "z": Mark("p", 1), "w": Mark("q", 1),
-         "u": Mark(None, 0)}
+    a = {"x": Mark(1, 3), "y": Mark(1, 2), "z": Mark(None, 0), "w": Mark(2, 1), "v": Mark(2, 1)}
+    b = {
+        "x": Mark("p", 3),
+        "y": Mark("q", 2),
+        "z": Mark("p", 1),
+        "w": Mark("q", 1),
+        "u": Mark(None, 0),
+    }
     return a, b
 
 
 def test_pair_agreement_by_hand():
     a, b = layers_example()
     pa = pair_agreement(a, b, n_values=4)
-    assert pa.n_strings == 4           # x y z w (v, u judged in one layer only)
-    assert pa.n_agree == 3             # z differs
-    assert pa.n_correct_both == 3      # x y w
+    assert pa.n_strings == 4  # x y z w (v, u judged in one layer only)
+    assert pa.n_agree == 3  # z differs
+    assert pa.n_correct_both == 3  # x y w
     assert pa.confusion.tolist() == [[0, 1, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
     # grouping over x y w: a {x,y}{w}; b {x}{y,w}
     assert pa.grouping.pair_precision == 0.0 and pa.grouping.pair_recall == 0.0
@@ -129,8 +136,11 @@ def test_kappa_matches_sklearn(rows):
     assert same(ours, theirs)
 
 
-matrix = st.lists(st.lists(st.one_of(st.none(), st.integers(0, 4)), min_size=6, max_size=6),
-                  min_size=2, max_size=4)
+matrix = st.lists(
+    st.lists(st.one_of(st.none(), st.integers(0, 4)), min_size=6, max_size=6),
+    min_size=2,
+    max_size=4,
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -146,8 +156,7 @@ def test_alpha_matches_krippendorff(rows):
         assert same(ours(data), theirs), level
 
 
-groupings = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=1,
-                     max_size=30)
+groupings = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=1, max_size=30)
 
 
 @settings(max_examples=150, deadline=None)
@@ -169,18 +178,33 @@ def test_ari_matches_sklearn(rows):
 def test_bcubed_by_definition(rows):
     a, b = [r[0] for r in rows], [r[1] for r in rows]
     n = len(rows)
-    p = sum(sum(1 for j in range(n) if b[j] == b[i] and a[j] == a[i])
-            / sum(1 for j in range(n) if b[j] == b[i]) for i in range(n)) / n
-    r = sum(sum(1 for j in range(n) if b[j] == b[i] and a[j] == a[i])
-            / sum(1 for j in range(n) if a[j] == a[i]) for i in range(n)) / n
+    p = (
+        sum(
+            sum(1 for j in range(n) if b[j] == b[i] and a[j] == a[i])
+            / sum(1 for j in range(n) if b[j] == b[i])
+            for i in range(n)
+        )
+        / n
+    )
+    r = (
+        sum(
+            sum(1 for j in range(n) if b[j] == b[i] and a[j] == a[i])
+            / sum(1 for j in range(n) if a[j] == a[i])
+            for i in range(n)
+        )
+        / n
+    )
     g = grouping_agreement(a, b)
     assert g.bcubed_precision == pytest.approx(p)
     assert g.bcubed_recall == pytest.approx(r)
     assert g.bcubed_f1 == pytest.approx(2 * p * r / (p + r))
 
 
-scores = st.lists(st.tuples(st.sampled_from([0.1, 0.2, 0.3, 0.5, 0.8]),
-                            st.floats(0, 1, allow_nan=False)), min_size=2, max_size=12)
+scores = st.lists(
+    st.tuples(st.sampled_from([0.1, 0.2, 0.3, 0.5, 0.8]), st.floats(0, 1, allow_nan=False)),
+    min_size=2,
+    max_size=12,
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -226,11 +250,21 @@ def test_reliability_matrix_and_gold_rule():
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.one_of(st.none(), st.integers(1, 3)), st.integers(1, 3),
-                          st.one_of(st.none(), st.integers(1, 3)), st.integers(1, 3)),
-                min_size=1, max_size=12))
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.integers(1, 3)),
+            st.integers(1, 3),
+            st.one_of(st.none(), st.integers(1, 3)),
+            st.integers(1, 3),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
 def test_question_figures_agree_with_the_numpy_figures(rows):
     from evaluation.metrics.agreement import question_figures
+
     a = {i: Mark(g, v if g is not None else 0) for i, (g, v, _, _) in enumerate(rows)}
     b = {i: Mark(g, v if g is not None else 0) for i, (_, _, g, v) in enumerate(rows)}
     f = question_figures([a, b])
@@ -241,24 +275,37 @@ def test_question_figures_agree_with_the_numpy_figures(rows):
     if pa.n_correct_both:
         assert same(f.pair_f1, pa.grouping.pair_f1)
     ma, mb = synset_mates(a), synset_mates(b)
-    assert f.n_agree == sum(string_agrees([a[s], b[s]], [ma.get(s, frozenset()),
-                                                          mb.get(s, frozenset())]) for s in a)
+    assert f.n_agree == sum(
+        string_agrees([a[s], b[s]], [ma.get(s, frozenset()), mb.get(s, frozenset())]) for s in a
+    )
 
 
-question_rows = st.lists(st.tuples(st.integers(0, 3), st.one_of(st.none(), st.integers(1, 3)),
-                                   st.integers(1, 3), st.one_of(st.none(), st.integers(1, 3)),
-                                   st.integers(1, 3)), min_size=1, max_size=30)
+question_rows = st.lists(
+    st.tuples(
+        st.integers(0, 3),
+        st.one_of(st.none(), st.integers(1, 3)),
+        st.integers(1, 3),
+        st.one_of(st.none(), st.integers(1, 3)),
+        st.integers(1, 3),
+    ),
+    min_size=1,
+    max_size=30,
+)
 
 
 @settings(max_examples=150, deadline=None)
 @given(question_rows)
 def test_vectorized_question_figures(rows):
     from evaluation.metrics.agreement import question_figures, question_figures_two
+
     table = question_figures_two(
-        [r[0] for r in rows], [r[1] if r[1] is not None else -1 for r in rows],
+        [r[0] for r in rows],
+        [r[1] if r[1] is not None else -1 for r in rows],
         [r[2] if r[1] is not None else 0 for r in rows],
         [r[3] if r[3] is not None else -1 for r in rows],
-        [r[4] if r[3] is not None else 0 for r in rows], 4)
+        [r[4] if r[3] is not None else 0 for r in rows],
+        4,
+    )
     for qi in range(4):
         mine = [(i, r) for i, r in enumerate(rows) if r[0] == qi]
         a = {i: Mark(r[1], r[2] if r[1] is not None else 0) for i, r in mine}

@@ -42,8 +42,16 @@ def ours(qrels, run, metrics, **kw):
     return evaluate(j, [r], metrics, **kw).per_question["tag"]
 
 
-TREC_MAP = {"map": "ap", "recip_rank": "rr", "Rprec": "r_prec", "ndcg": "ndcg",
-            "P_5": "p@5", "P_10": "p@10", "ndcg_cut_5": "ndcg@5", "ndcg_cut_10": "ndcg@10"}
+TREC_MAP = {
+    "map": "ap",
+    "recip_rank": "rr",
+    "Rprec": "r_prec",
+    "ndcg": "ndcg",
+    "P_5": "p@5",
+    "P_10": "p@10",
+    "ndcg_cut_5": "ndcg@5",
+    "ndcg_cut_10": "ndcg@10",
+}
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -51,7 +59,8 @@ TREC_MAP = {"map": "ap", "recip_rank": "rr", "Rprec": "r_prec", "ndcg": "ndcg",
 def test_agrees_with_pytrec_eval(data):
     qrels, run = data
     theirs = pytrec_eval.RelevanceEvaluator(
-        qrels, {"map", "recip_rank", "Rprec", "ndcg", "P", "ndcg_cut"}).evaluate(run)
+        qrels, {"map", "recip_rank", "Rprec", "ndcg", "P", "ndcg_cut"}
+    ).evaluate(run)
     mine = ours(qrels, run, sorted(set(TREC_MAP.values())))
     assert sorted(theirs) == sorted(mine.index) == sorted(qrels)  # every topic compared
     for topic, values in theirs.items():
@@ -92,8 +101,11 @@ def test_pyntcireval_with_custom_gains(data):
         for g in qrels[topic].values():
             xrelnum[g] += 1
         # qrels levels are the grades present, highest first; 10:5:1 maps onto them
-        present = sorted({g for g in qrels[topic].values() if g} |
-                         {g for t in qrels for g in qrels[t].values() if g}, reverse=True)
+        present = sorted(
+            {g for g in qrels[topic].values() if g}
+            | {g for t in qrels for g in qrels[t].values() if g},
+            reverse=True,
+        )
         gain_of = dict(zip(present, [10.0, 5.0, 1.0], strict=False))
         grades = [gain_of.get(level, 0.0) for level in (1, 2, 3)]
         q = ntcir.QMeasure(xrelnum, grades, 1.0).compute(ntcir_ranked(qrels, run, topic))

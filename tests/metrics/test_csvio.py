@@ -20,11 +20,28 @@ from evaluation.metrics.csvio import (
     write_csv,
 )
 
-SPECIAL = ["\r", "\n", "\r\n", '"', ",", ";", "#", "=", "+", "-", "@", "'", "\t", " ", "%",
-           "%0D", "|", "!"]
+SPECIAL = [
+    "\r",
+    "\n",
+    "\r\n",
+    '"',
+    ",",
+    ";",
+    "#",
+    "=",
+    "+",
+    "-",
+    "@",
+    "'",
+    "\t",
+    " ",
+    "%",
+    "%0D",
+    "|",
+    "!",
+]
 # random unicode text, with the characters that matter over-represented
-text = st.lists(st.one_of(st.sampled_from(SPECIAL), st.text(max_size=4)), max_size=6).map(
-    "".join)
+text = st.lists(st.one_of(st.sampled_from(SPECIAL), st.text(max_size=4)), max_size=6).map("".join)
 FORMULA = tuple("=+-@\t\r")
 ATTACK = "Berlin\r=cmd|' /C calc'!A0"
 
@@ -43,10 +60,11 @@ def lines_outside_quotes(written: str) -> list[str]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(header=st.lists(text, min_size=1, max_size=4),
-       rows=st.lists(st.lists(text, min_size=1, max_size=4), max_size=5),
-       preamble=st.dictionaries(st.from_regex(r"[a-z_]{1,8}", fullmatch=True), text,
-                                max_size=3))
+@given(
+    header=st.lists(text, min_size=1, max_size=4),
+    rows=st.lists(st.lists(text, min_size=1, max_size=4), max_size=5),
+    preamble=st.dictionaries(st.from_regex(r"[a-z_]{1,8}", fullmatch=True), text, max_size=3),
+)
 def test_write_then_read_is_the_identity(header, rows, preamble):
     written = write_csv(header, rows, preamble)
     assert read_csv(written) == (preamble, header, rows)
@@ -78,14 +96,14 @@ def test_crlf_line_ends_and_a_bom_read_the_same(rows):
 
 def test_the_attack_is_quoted_and_neutralised():
     written = write_csv(["answer"], [[ATTACK], ["=1+1"], ["'=1+1"], ["'Tis"], ["+81"]])
-    assert written == ('answer\n"Berlin\r=cmd|\' /C calc\'!A0"\n\'=1+1\n\'\'=1+1\n\'Tis\n'
-                       "'+81\n")
+    assert written == ("answer\n\"Berlin\r=cmd|' /C calc'!A0\"\n'=1+1\n''=1+1\n'Tis\n'+81\n")
     assert read_csv(written)[2] == [[ATTACK], ["=1+1"], ["'=1+1"], ["'Tis"], ["+81"]]
 
 
 def test_numbers_are_not_escaped_and_text_numbers_are():
-    written = write_csv(["x", "y", "z"], [[-1, -0.5, "-1"], [None, float("nan"), True]],
-                        float_format=".3f")
+    written = write_csv(
+        ["x", "y", "z"], [[-1, -0.5, "-1"], [None, float("nan"), True]], float_format=".3f"
+    )
     assert written.splitlines()[1:] == ["-1,-0.500,'-1", ",,True"]
 
 
@@ -96,8 +114,10 @@ def test_preamble_is_one_line_per_key_and_keeps_readable_values():
     assert lines[1] == "# run=Berlin%0D=cmd|' /C calc'!A0%2C=x%3B@y,%22q%22%25"
     assert read_csv(written)[0]["run"] == ATTACK + ',=x;@y,"q"%'
     # pandas reads the table under the preamble as the docs say
-    frame = pd.read_csv(io.StringIO(write_csv(["run", "v"], [["a#b", 1.0], [ATTACK, 2.0]],
-                                              {"run": "x#y"})), comment="#")
+    frame = pd.read_csv(
+        io.StringIO(write_csv(["run", "v"], [["a#b", 1.0], [ATTACK, 2.0]], {"run": "x#y"})),
+        comment="#",
+    )
     assert frame["run"].tolist() == ["a#b", ATTACK]
 
 
@@ -108,8 +128,12 @@ def test_a_single_empty_cell_row_is_kept():
 def test_a_cell_starting_with_a_bom_is_not_taken_for_the_files_bom():
     """U+FEFF at the start of the file is dropped as a byte-order mark by every reader:
     a cell starting with it is quoted, wherever it is."""
-    for header, rows in ((["\ufeff"], []), (["\ufeff", ""], []), (["\ufeffa", "b"], [["c", "d"]]),
-                         (["a"], [["\ufeff"]])):
+    for header, rows in (
+        (["\ufeff"], []),
+        (["\ufeff", ""], []),
+        (["\ufeffa", "b"], [["c", "d"]]),
+        (["a"], [["\ufeff"]]),
+    ):
         written = write_csv(header, rows)
         assert read_csv(written) == ({}, header, rows)
         assert read_csv(("\ufeff" + written).encode()) == ({}, header, rows)
@@ -129,9 +153,13 @@ def test_malformed_text_is_a_value_error_with_its_line():
 
 def test_the_parsers_read_back_what_the_writer_wrote():
     from evaluation.metrics.parsers import parse_judgments_csv, read_judgment_rows
+
     answers = ["=1+1", "'=1+1", "+81", "'Tis", "''quoted''", "-40", "@home", "a,b", 'say "x"']
-    rows = [[f"Q{i}", "1", f"{a}" if j == 0 else f"{a} {j}", "S"]
-            for i in range(600) for j, a in enumerate(answers)]
+    rows = [
+        [f"Q{i}", "1", f"{a}" if j == 0 else f"{a} {j}", "S"]
+        for i in range(600)
+        for j, a in enumerate(answers)
+    ]
     data = write_csv(["question_id", "synset_id", "answer", "level"], rows).encode()
     assert len(data) > 1 << 16 and b"'=1+1" in data
     slow = read_judgment_rows(data)

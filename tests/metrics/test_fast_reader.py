@@ -45,21 +45,30 @@ def same_scores(fast, slow_j, slow_r):
 def test_spaces_inside_a_field_are_text_for_both_readers():
     """A no-break, ideographic or odd ASCII space inside an answer is text (the line reader
     strips the edges only): the C reader reads such runs, with the same answers."""
-    j = parse_judgments_csv("question_id,synset_id,answer,level\nQ1,1,ＴＯＫＹＯ　ＤＯＭＥ,S\n"
-                            .encode())
+    j = parse_judgments_csv(
+        "question_id,synset_id,answer,level\nQ1,1,ＴＯＫＹＯ　ＤＯＭＥ,S\n".encode()
+    )
     body = "Q1\t1\tＴＯＫＹＯ　ＤＯＭＥ\nQ1\t2\tPaul\u00a0McCartney\nQ1\t3\ta\x0bb\n".encode()
     fast = read_inputs(qrels=None, judgments=j, runs=[("r.tsv", body)])
     assert fast is not None
     slow = parse_qa_run(body, filename="r.tsv")
-    assert list(fast[1][0].text) == list(slow.text) == [
-        "ＴＯＫＹＯ　ＤＯＭＥ", "Paul\u00a0McCartney", "a\x0bb"]
+    assert (
+        list(fast[1][0].text)
+        == list(slow.text)
+        == ["ＴＯＫＹＯ　ＤＯＭＥ", "Paul\u00a0McCartney", "a\x0bb"]
+    )
 
 
 @needs_c
-@pytest.mark.parametrize(("qrels", "run"), [("qrels.test", "results.test"),
-                                            ("qrels.test.with-comments", "results.trunc"),
-                                            ("qrels.rel_level", "results.test"),
-                                            ("qrels.comment.test", "results.comment.test")])
+@pytest.mark.parametrize(
+    ("qrels", "run"),
+    [
+        ("qrels.test", "results.test"),
+        ("qrels.test.with-comments", "results.trunc"),
+        ("qrels.rel_level", "results.test"),
+        ("qrels.comment.test", "results.comment.test"),
+    ],
+)
 def test_trec_eval_files(trec_data, qrels, run):
     runs = [(run, (trec_data / run).read_bytes())]
     same_scores(*both((trec_data / qrels).read_bytes(), runs))
@@ -67,13 +76,25 @@ def test_trec_eval_files(trec_data, qrels, run):
 
 @needs_c
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["1", "2", "3"]), st.sampled_from("abcdefgh"),
-                          st.integers(-1, 3)), min_size=1, max_size=20,
-                unique_by=lambda t: (t[0], t[1])),
-       st.lists(st.tuples(st.sampled_from(["1", "2", "4"]), st.sampled_from("abcdefghij"),
-                          st.integers(0, 3)), min_size=1, max_size=25,
-                unique_by=lambda t: (t[0], t[1])),
-       st.sampled_from([" ", "\t", "  "]))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["1", "2", "3"]), st.sampled_from("abcdefgh"), st.integers(-1, 3)
+        ),
+        min_size=1,
+        max_size=20,
+        unique_by=lambda t: (t[0], t[1]),
+    ),
+    st.lists(
+        st.tuples(
+            st.sampled_from(["1", "2", "4"]), st.sampled_from("abcdefghij"), st.integers(0, 3)
+        ),
+        min_size=1,
+        max_size=25,
+        unique_by=lambda t: (t[0], t[1]),
+    ),
+    st.sampled_from([" ", "\t", "  "]),
+)
 def test_random_trec(qrels, run, sep):
     qtext = "".join(f"{q}{sep}0{sep}{d}{sep}{g}\n" for q, d, g in qrels).encode()
     rtext = "".join(f"{q} Q0 {d} 0 {s / 2} tag\n" for q, d, s in run).encode()
@@ -82,43 +103,61 @@ def test_random_trec(qrels, run, sep):
 
 @needs_c
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["Q1", "Q2", "Q3"]), st.integers(1, 5),
-                          st.sampled_from(["Paul", "paul", "John Lennon", "NIL", "千葉県",
-                                           "ＣＨＩＢＡ", "x", "Ringo"])),
-                min_size=1, max_size=15, unique_by=lambda t: (t[0], t[1])))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["Q1", "Q2", "Q3"]),
+            st.integers(1, 5),
+            st.sampled_from(
+                ["Paul", "paul", "John Lennon", "NIL", "千葉県", "ＣＨＩＢＡ", "x", "Ringo"]
+            ),
+        ),
+        min_size=1,
+        max_size=15,
+        unique_by=lambda t: (t[0], t[1]),
+    )
+)
 def test_random_qa(rows):
-    judgments = ("question_id,synset_id,answer,level\nQ1,1,Paul,S\nQ1,2,John Lennon,A\n"
-                 "Q2,1,NIL,A\nQ3,1,Chiba,S\nQ3,1,千葉県,A\nQ3,,x,\n").encode()
+    judgments = (
+        "question_id,synset_id,answer,level\nQ1,1,Paul,S\nQ1,2,John Lennon,A\n"
+        "Q2,1,NIL,A\nQ3,1,Chiba,S\nQ3,1,千葉県,A\nQ3,,x,\n"
+    ).encode()
     body = "".join(f"{q}\t{r}\t{a}\n" for q, r, a in rows).encode()
     same_scores(*both(None, [("run.tsv", body), ("other.tsv", body)], judgments))
 
 
 @needs_c
-@pytest.mark.parametrize("body", [
-    b"Q1\t1\t Paul\n",            # padded field: the Python reader strips it
-    b"Q1\t1\tPaul\nQ1\t1\tJohn\n",  # duplicate rank: the Python reader reports it
-    b"question_id,rank,answer\nQ1,1,Paul\n",
-    b"Q1\t1\tPaul\xa0McCartney\n",   # not UTF-8
-    b"Q1\t1\tPaul McCartney\xc2\xa0\n",  # a no-break space at an edge: stripped
-    b"Q1\t1\t\xe3\x80\x80Paul\n",       # an ideographic space at an edge
-    b"Q1\t1\tPaul\x0b\n",               # an odd ASCII space at an edge
-    b"Q1\t1e0\tPaul\n",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"Q1\t1\t Paul\n",  # padded field: the Python reader strips it
+        b"Q1\t1\tPaul\nQ1\t1\tJohn\n",  # duplicate rank: the Python reader reports it
+        b"question_id,rank,answer\nQ1,1,Paul\n",
+        b"Q1\t1\tPaul\xa0McCartney\n",  # not UTF-8
+        b"Q1\t1\tPaul McCartney\xc2\xa0\n",  # a no-break space at an edge: stripped
+        b"Q1\t1\t\xe3\x80\x80Paul\n",  # an ideographic space at an edge
+        b"Q1\t1\tPaul\x0b\n",  # an odd ASCII space at an edge
+        b"Q1\t1e0\tPaul\n",
+    ],
+)
 def test_irregular_files_step_aside(body):
     j = parse_judgments_csv(b"question_id,synset_id,answer,level\nQ1,1,Paul,S\n")
     assert read_inputs(qrels=None, judgments=j, runs=[("r.tsv", body)]) is None
 
 
 @needs_c
-@pytest.mark.parametrize(("qrels", "run"), [
-    (b"1 0 a 1\n1 0 a 2\n", b"1 Q0 a 1 1 t\n"),           # a document judged twice
-    (b"1 0 a 1\n", b"1 Q0 a 1 1 t\n1 Q0 a 2 0.5 t\n"),    # a document twice in a topic
-    (b"1 0 a 1\n", b"# \x00 comment\n1 Q0 a 1 1 t\n"),    # NUL, even in a comment
-    (b"1 0 a 1\n", b"# caf\xe9\n1 Q0 a 1 1 t\n"),          # not UTF-8, even in a comment
-    (b"1 0 a 1\n", b"1 Q0 a 1 1e999 t\n"),                 # a score that is not finite
-    (b"1 0 a 1\n", b"1 Q0 a\x0bb 1 1 t\n"),                # a separator Python splits on
-    (b"1 0 a 1\n", b"1 Q0 a\xe3\x80\x80b 1 1 t\n"),        # an ideographic space
-])
+@pytest.mark.parametrize(
+    ("qrels", "run"),
+    [
+        (b"1 0 a 1\n1 0 a 2\n", b"1 Q0 a 1 1 t\n"),  # a document judged twice
+        (b"1 0 a 1\n", b"1 Q0 a 1 1 t\n1 Q0 a 2 0.5 t\n"),  # a document twice in a topic
+        (b"1 0 a 1\n", b"# \x00 comment\n1 Q0 a 1 1 t\n"),  # NUL, even in a comment
+        (b"1 0 a 1\n", b"# caf\xe9\n1 Q0 a 1 1 t\n"),  # not UTF-8, even in a comment
+        (b"1 0 a 1\n", b"1 Q0 a 1 1e999 t\n"),  # a score that is not finite
+        (b"1 0 a 1\n", b"1 Q0 a\x0bb 1 1 t\n"),  # a separator Python splits on
+        (b"1 0 a 1\n", b"1 Q0 a\xe3\x80\x80b 1 1 t\n"),  # an ideographic space
+    ],
+)
 def test_irregular_trec_files_step_aside(qrels, run):
     assert read_inputs(qrels=qrels, runs=[("r", run)]) is None
 
@@ -127,13 +166,21 @@ def test_irregular_trec_files_step_aside(qrels, run):
 def test_topics_in_several_blocks_and_tied_scores():
     """Rows of a topic need not be together; ties are ordered by docno, descending."""
     qrels = b"1 0 a 1\n1 0 b 2\n2 0 c 1\n2 0 d 0\n"
-    run = (b"2 Q0 c 1 0.5 t\n1 Q0 a 1 1 t\n2 Q0 d 2 0.5 t\n1 Q0 b 2 1 t\n1 Q0 z 3 2 t\n"
-           b"2 Q0 e 3 0.25 t\n")
+    run = (
+        b"2 Q0 c 1 0.5 t\n1 Q0 a 1 1 t\n2 Q0 d 2 0.5 t\n1 Q0 b 2 1 t\n1 Q0 z 3 2 t\n"
+        b"2 Q0 e 3 0.25 t\n"
+    )
     fast, slow_j, slow_r = both(qrels, [("r", run)])
     same_scores(fast, slow_j, slow_r)
     r = fast[1][0]
     assert list(zip(r.qid, r.text, strict=True)) == [
-        ("2", "d"), ("2", "c"), ("2", "e"), ("1", "z"), ("1", "b"), ("1", "a")]
+        ("2", "d"),
+        ("2", "c"),
+        ("2", "e"),
+        ("1", "z"),
+        ("1", "b"),
+        ("1", "a"),
+    ]
     assert list(r.score) == [0.5, 0.5, 0.25, 2.0, 1.0, 1.0]
 
 
@@ -142,7 +189,8 @@ _DECIMAL = st.builds(
     st.sampled_from(["", "-", "+"]),
     st.text("0123456789", min_size=1, max_size=20),
     st.one_of(st.just(""), st.text("0123456789", max_size=20).map(lambda s: "." + s)),
-    st.one_of(st.just(""), st.integers(-330, 330).map(lambda e: f"e{e}")))
+    st.one_of(st.just(""), st.integers(-330, 330).map(lambda e: f"e{e}")),
+)
 
 
 @needs_c
@@ -157,7 +205,8 @@ def test_scores_read_exactly_as_float_reads_them(scores):
     got = dict(zip(fast[1][0].text, fast[1][0].score, strict=True))
     want = {f"d{i}": float(s) for i, s in enumerate(scores)}
     assert {k: (v, np.signbit(v)) for k, v in got.items()} == {
-        k: (v, np.signbit(v)) for k, v in want.items()}
+        k: (v, np.signbit(v)) for k, v in want.items()
+    }
     assert list(fast[1][0].text) == list(slow_r[0].text)
 
 
@@ -177,23 +226,27 @@ def test_many_runs_at_once(trec_data):
 def test_ascii_keys_equal_normalize_answer(texts):
     from evaluation.metrics import _fastparse
     from evaluation.metrics.normalize import normalize_answer
+
     keys = _fastparse.ascii_keys([*texts, "Ｐａｕｌ", "café"])
     assert keys[-2:] == [None, None]  # not ASCII: left to Python (NFKC, case folding)
     assert keys[:-2] == [normalize_answer(t) for t in texts]
 
 
-@pytest.mark.parametrize(("body", "error"), [
-    (b"Q1\tTrue\tPaul\n", "rank 'True' is not a positive integer"),
-    (b"Q1\t1.0\tPaul\n", "rank '1.0' is not a positive integer"),
-    (b"Q1\t1.\tPaul\n", "rank '1.' is not a positive integer"),
-    (b"Q1\t1e3\tPaul\n", "rank '1e3' is not a positive integer"),
-    (b"Q1\t10e-1\tPaul\n", "rank '10e-1' is not a positive integer"),
-    (b"Q1\t1\xd9\xa3\tPaul\n", "rank '1\u0663' is not a positive integer"),
-    (b"Q1\t1000000001\tPaul\n", "rank 1000000001 is too large (at most 1000000000)"),
-    (b"Q1\t1\t\xc2\xa0\n", "empty answer for question 'Q1' at rank 1"),
-    (b"Q1\t1\t\xe3\x80\x80\n", "empty answer for question 'Q1' at rank 1"),
-    (b"Q1\t1\tPaul\rQ1\t1\tJohn\r", "question 'Q1' has rank 1 twice (line 1)"),
-])
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        (b"Q1\tTrue\tPaul\n", "rank 'True' is not a positive integer"),
+        (b"Q1\t1.0\tPaul\n", "rank '1.0' is not a positive integer"),
+        (b"Q1\t1.\tPaul\n", "rank '1.' is not a positive integer"),
+        (b"Q1\t1e3\tPaul\n", "rank '1e3' is not a positive integer"),
+        (b"Q1\t10e-1\tPaul\n", "rank '10e-1' is not a positive integer"),
+        (b"Q1\t1\xd9\xa3\tPaul\n", "rank '1\u0663' is not a positive integer"),
+        (b"Q1\t1000000001\tPaul\n", "rank 1000000001 is too large (at most 1000000000)"),
+        (b"Q1\t1\t\xc2\xa0\n", "empty answer for question 'Q1' at rank 1"),
+        (b"Q1\t1\t\xe3\x80\x80\n", "empty answer for question 'Q1' at rank 1"),
+        (b"Q1\t1\tPaul\rQ1\t1\tJohn\r", "question 'Q1' has rank 1 twice (line 1)"),
+    ],
+)
 def test_every_reader_refuses_what_the_line_reader_refuses(body, error):
     """The C reader refuses these runs too (the C reader steps aside and
     the line reader names the error); a long file goes through the same readers."""
@@ -211,8 +264,11 @@ def test_lone_cr_ends_a_line_on_every_path():
     body = b"Q1\t1\tPaul\rQ1\t2\tJohn\rQ2\t1\tx"
     for data in (body, body.replace(b"\r", b"\r\n"), body.replace(b"\r", b"\n")):
         r = parse_run(data, filename="r.tsv")
-        assert list(zip(r.qid, r.text, strict=True)) == [("Q1", "Paul"), ("Q1", "John"),
-                                                         ("Q2", "x")]
+        assert list(zip(r.qid, r.text, strict=True)) == [
+            ("Q1", "Paul"),
+            ("Q1", "John"),
+            ("Q2", "x"),
+        ]
     qrels = b"1 0 a 1\r1 0 b 0\r# note\r2 0 c 2\r"
     j = parse_qrels(qrels, filename="q")
     assert list(j.questions) == ["1", "2"] and len(j.str_text) == 3

@@ -49,11 +49,15 @@ def test_examples():
 
 
 # -- many strings at once: the same keys as one by one --------------------------------------
-_MIXED = st.text(alphabet=st.one_of(
-    st.characters(),
-    st.sampled_from(list(" \t.,;!?'\"-‐–—「」、。・（）ＡＢａｂ ΣσςİIıßﬁ"
-                         "\u0301\u3000\u00a0abcTHEthe"))),
-    max_size=14)
+_MIXED = st.text(
+    alphabet=st.one_of(
+        st.characters(),
+        st.sampled_from(
+            list(" \t.,;!?'\"-‐–—「」、。・（）ＡＢａｂ ΣσςİIıßﬁ\u0301\u3000\u00a0abcTHEthe")
+        ),
+    ),
+    max_size=14,
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -83,8 +87,9 @@ def squad_reference(s: str) -> str:
 
     def remove_punc(text):
         exclude = set(string.punctuation)
-        return "".join(ch for ch in text if ch not in exclude
-                       and not unicodedata.category(ch).startswith("P"))
+        return "".join(
+            ch for ch in text if ch not in exclude and not unicodedata.category(ch).startswith("P")
+        )
 
     def lower(text):
         return text.lower()
@@ -96,6 +101,7 @@ def squad_v11_ascii(s: str) -> str:
     """The script itself (ASCII punctuation only): the same keys on ASCII text."""
     import re
     import string
+
     exclude = set(string.punctuation)
     s = "".join(ch for ch in s.lower() if ch not in exclude)
     return " ".join(re.sub(r"\b(a|an|the)\b", " ", s).split())

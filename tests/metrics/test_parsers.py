@@ -51,11 +51,11 @@ def test_judgments_errors_have_lines_and_reasons():
     bad = (
         "question_id,synset_id,answer,level\n"
         "Q1,1,Paul,S\n"
-        "Q1,2,paul,S\n"          # same normalized string in a second synset
-        "Q1,3,Ringo,X\n"         # unknown level
-        ",1,George,S\n"          # no question id
-        "Q1,4,,S\n"              # no answer
-        "Q1,5,John,\n"           # synset without level
+        "Q1,2,paul,S\n"  # same normalized string in a second synset
+        "Q1,3,Ringo,X\n"  # unknown level
+        ",1,George,S\n"  # no question id
+        "Q1,4,,S\n"  # no answer
+        "Q1,5,John,\n"  # synset without level
     )
     errs = errors(parse_judgments_csv, bad.encode(), filename="j.csv")
     lines = [ln for ln, _ in errs]
@@ -90,8 +90,9 @@ def test_nul_byte_is_an_error():
 
 
 def test_questions_csv():
-    rows = parse_questions_csv(b"question_id,question,topic\nQ1,\"Who, really?\",music\n"
-, filename="q.csv")
+    rows = parse_questions_csv(
+        b'question_id,question,topic\nQ1,"Who, really?",music\n', filename="q.csv"
+    )
     assert rows[0].question_id == "Q1" and rows[0].text == "Who, really?"
     assert rows[0].extra == {"topic": "music"}
     errs = errors(parse_questions_csv, b"question_id,question\nQ1,a\nQ1,b\n", filename="q.csv")
@@ -100,8 +101,10 @@ def test_questions_csv():
 
 def test_flat_answers():
     rows = parse_flat_answers(b"question_id,answer\nQ1,Paul\nQ1,John\n", filename="f.csv")
-    assert [(r.question_id, r.answer, r.line) for r in rows] == [("Q1", "Paul", 2),
-                                                                ("Q1", "John", 3)]
+    assert [(r.question_id, r.answer, r.line) for r in rows] == [
+        ("Q1", "Paul", 2),
+        ("Q1", "John", 3),
+    ]
     errs = errors(parse_flat_answers, b"question_id,answer\nQ1,\n", filename="f.csv")
     assert errs[0][0] == 2 and "empty answer" in errs[0][1]
 
@@ -113,8 +116,9 @@ def test_qa_run_tsv_orders_by_rank_and_keeps_question_groups():
 
 
 def test_qa_run_csv_with_header_and_quotes():
-    r = parse_qa_run(b'question_id,rank,answer,score\nQ1,2,"Lennon, John",\nQ1,1,Paul,0.9\n',
-                     filename="r.csv")
+    r = parse_qa_run(
+        b'question_id,rank,answer,score\nQ1,2,"Lennon, John",\nQ1,1,Paul,0.9\n', filename="r.csv"
+    )
     assert list(r.text) == ["Paul", "Lennon, John"]
 
 
@@ -133,8 +137,7 @@ def test_trec_run_order_is_score_then_docno_descending():
     data = b"1 Q0 a 1 0.5 t\n1 Q0 c 2 0.5 t\n1 Q0 b 3 0.9 t\n2 Q0 z 1 1 t\n# note\n"
     r = parse_trec_run(data, filename="run")
     assert r.name == "t"
-    assert list(zip(r.qid, r.text, strict=True)) == [("1", "b"), ("1", "c"), ("1", "a"),
-                                                      ("2", "z")]
+    assert list(zip(r.qid, r.text, strict=True)) == [("1", "b"), ("1", "c"), ("1", "a"), ("2", "z")]
 
 
 def test_trec_run_duplicate_docno_and_bad_fields():
@@ -158,7 +161,8 @@ def test_detect_run_format():
     assert detect_run_format(b"301\tQ0\tFR9-1\t1\t2.1\tSTANDARD\n") == "trec"
     assert detect_run_format(b"# c\n301 Q0 FR9-1 1 2.1 STANDARD junk\n") == "trec"
     assert parse_run(b"Q1\t1\tone two three four five six\n").text[0] == (
-        "one two three four five six")
+        "one two three four five six"
+    )
 
 
 def test_empty_files_are_errors():
@@ -169,28 +173,37 @@ def test_empty_files_are_errors():
 
 def test_large_judgments_file():
     from evaluation.metrics.parsers import read_judgment_rows
+
     lines = ["question_id,synset_id,answer,level"]
     for q in range(3000):
-        lines += [f"Q{q},1,\"Answer {q}, one\",S", f"Q{q},1, answer {q} b ,B",
-                  f"Q{q},,wrong {q},", f"Q{q},2,=formula {q},A"]
+        lines += [
+            f'Q{q},1,"Answer {q}, one",S',
+            f"Q{q},1, answer {q} b ,B",
+            f"Q{q},,wrong {q},",
+            f"Q{q},2,=formula {q},A",
+        ]
     data = ("\n".join(lines) + "\n\n").encode()
     rows = read_judgment_rows(data)
     assert [r.answer for r in rows][:4] == ["Answer 0, one", "answer 0 b", "wrong 0", "=formula 0"]
     j1 = parse_judgments_csv(data)
     assert list(j1.str_text) == [r.answer for r in rows]
     # a conflict between rows is reported with its line number
-    bad = data + b"Q7,2,\"answer 7,  ONE\",A\n"
+    bad = data + b'Q7,2,"answer 7,  ONE",A\n'
     errs = errors(parse_judgments_csv, bad, filename="j.csv")
     assert errs[0][0] == len(lines) + 2 and "(synset 1, level S)" in errs[0][1]
 
 
 def test_overlong_lines_are_refused():
     from evaluation.metrics.parsers import MAX_LINE
+
     long_answer = "x" * (MAX_LINE + 1)
     errs = errors(parse_qa_run, f"Q1\t1\tok\nQ1\t2\t{long_answer}\n".encode(), filename="r")
     assert errs[0][0] == 2 and "characters long" in errs[0][1]
-    errs = errors(parse_judgments_csv, ("question_id,synset_id,answer,level\n"
-                                        f"Q1,1,{long_answer},S\n").encode(), filename="j")
+    errs = errors(
+        parse_judgments_csv,
+        (f"question_id,synset_id,answer,level\nQ1,1,{long_answer},S\n").encode(),
+        filename="j",
+    )
     assert errs[0][0] == 2 and "characters long" in errs[0][1]
 
 

@@ -37,8 +37,11 @@ def run_scores(rows, ranking, **kw):
 
 
 @settings(max_examples=400, deadline=None)
-@given(qa_case(), st.sampled_from(["3:2:1", "1:1:1", "10:5:1", "adjusted"]),
-       st.sampled_from([0.5, 1.0, 5.0]))
+@given(
+    qa_case(),
+    st.sampled_from(["3:2:1", "1:1:1", "10:5:1", "adjusted"]),
+    st.sampled_from([0.5, 1.0, 5.0]),
+)
 def test_every_metric_in_unit_interval(case, gains, beta):
     rows, ranking = case
     s = run_scores(rows, ranking, gains=parse_gains(gains), beta=beta)
@@ -65,8 +68,7 @@ def test_a_duplicate_never_raises_a_score(case, data):
     strings = groups[synset]
     ranking = list(ranking)
     if not any(t in ranking for t in strings):
-        ranking.insert(data.draw(st.integers(0, len(ranking))), data.draw(
-            st.sampled_from(strings)))
+        ranking.insert(data.draw(st.integers(0, len(ranking))), data.draw(st.sampled_from(strings)))
     sibling = [t for t in strings if t not in ranking]
     assume(sibling)
     base = run_scores(rows, ranking)
@@ -129,8 +131,10 @@ def near_ideal_case(draw):
     if synsets and draw(st.booleans()):
         order = draw(st.permutations(sorted(synsets)))
         order = sorted(order, key=lambda s: min(synsets[s])[0])  # stable: ties stay shuffled
-        ranking = [draw(st.sampled_from([t for lv, t in synsets[s] if lv == min(synsets[s])[0]]))
-                   for s in order]
+        ranking = [
+            draw(st.sampled_from([t for lv, t in synsets[s] if lv == min(synsets[s])[0]]))
+            for s in order
+        ]
         every = [r[2] for r in rows] + ["NIL", "unknown1"]
         ranking += draw(st.lists(st.sampled_from(every), max_size=2))
         for _ in range(draw(st.integers(0, 2))):
@@ -176,4 +180,5 @@ def test_q_measure_is_1_exactly_for_an_ideal_output(case):
         top = s.marked.frame().head(int(j.synset_counts()[0]))
         assert (top["status"] == "correct").all()
         assert [GAIN[lv] for lv in top["level"]] == sorted(
-            (GAIN[LEVELS[x]] for x in j.syn_xmax), reverse=True)
+            (GAIN[LEVELS[x]] for x in j.syn_xmax), reverse=True
+        )

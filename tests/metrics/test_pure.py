@@ -23,9 +23,16 @@ def test_no_module_under_metrics_imports_django():
 
 
 def test_engine_imports_without_django_loaded():
-    code = ("import sys, evaluation.metrics, evaluation.metrics.parsers, "
-            "evaluation.metrics.report; "
-            "print(any(m == 'django' or m.startswith('django.') for m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ENGINE.parents[1], text=True,
-                         capture_output=True, check=True)
+    code = (
+        "import sys, evaluation.metrics, evaluation.metrics.parsers, "
+        "evaluation.metrics.report; "
+        "print(any(m == 'django' or m.startswith('django.') for m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ENGINE.parents[1],
+        text=True,
+        capture_output=True,
+        check=True,
+    )
     assert out.stdout.strip() == "False"

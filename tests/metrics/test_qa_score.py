@@ -28,13 +28,25 @@ def _env() -> dict:
 
 
 def qa_score(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "evaluation.metrics.cli", *map(str, args)],
-                          cwd=ROOT, capture_output=True, text=True, env=_env(), timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "evaluation.metrics.cli", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
 
 
 def manage_score(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "manage.py", "score", *map(str, args)],
-                          cwd=ROOT, capture_output=True, text=True, env=_env(), timeout=120)
+    return subprocess.run(
+        [sys.executable, "manage.py", "score", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
 
 
 @pytest.fixture
@@ -56,13 +68,19 @@ def test_format_names_are_the_reports():
     assert sorted(FORMAT_NAMES) == sorted(FORMATS)
 
 
-@pytest.mark.parametrize("extra", [
-    ["--format", "csv"], ["--format", "trec"], ["--format", "table"],
-    ["--format", "csv", "--precision", "full"], ["--format", "trec", "--precision", "full"],
-    ["--format", "table", "--precision", "full", "--metrics", "q_measure,rbp_trunc,p@2"],
-    ["--match", "exact", "--gains", "adjusted", "--beta", "2", "--format", "csv"],
-    ["--match", "squad", "--format", "csv"],
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--format", "csv"],
+        ["--format", "trec"],
+        ["--format", "table"],
+        ["--format", "csv", "--precision", "full"],
+        ["--format", "trec", "--precision", "full"],
+        ["--format", "table", "--precision", "full", "--metrics", "q_measure,rbp_trunc,p@2"],
+        ["--match", "exact", "--gains", "adjusted", "--beta", "2", "--format", "csv"],
+        ["--match", "squad", "--format", "csv"],
+    ],
+)
 def test_the_same_output_as_manage_py_score(files, extra):
     j, r1, r2, _, _ = files
     a = qa_score("--judgments", j, r1, r2, *extra)
@@ -91,8 +109,10 @@ def test_errors_alike(files, tmp_path):
     assert a.returncode == b.returncode == 1
     assert a.stdout == b.stdout == ""
     listed = [line for line in a.stderr.splitlines() if line.startswith(str(bad))]
-    assert listed == [f"{bad}:2: rank 'x' is not a positive integer",
-                      f"{bad}:3: question 'beatles' has rank 1 twice (line 1)"]
+    assert listed == [
+        f"{bad}:2: rank 'x' is not a positive integer",
+        f"{bad}:3: question 'beatles' has rank 1 twice (line 1)",
+    ]
     assert listed == [line for line in b.stderr.splitlines() if line.startswith(str(bad))]
     assert "2 error(s) in the input; nothing was scored" in a.stderr
     assert "2 error(s) in the input; nothing was scored" in b.stderr
@@ -116,8 +136,14 @@ def test_no_django_no_pandas(files):
         "bad = [m for m in sys.modules if m.split('.')[0] in ('django', 'pandas')]\n"
         "assert not bad, bad\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
-                          text=True, env=_env(), timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -129,16 +155,23 @@ def test_help_loads_no_numpy():
         "bad = [m for m in sys.modules if m.split('.')[0] in ('numpy', 'django', 'pandas')]\n"
         "assert not bad, bad\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
-                          text=True, env=_env(), timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert "--precision" in done.stdout and "--match" in done.stdout
 
 
 # -- docs/cli.md: every example prints what the page shows ---------------------------------
 _BLOCK = re.compile(r"^```\w+ title=(\S+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
-_EXAMPLE = re.compile(r"^```sh\n(qa-score [^\n]*)\n```\n\n```text\n(.*?)^```$",
-                      re.MULTILINE | re.DOTALL)
+_EXAMPLE = re.compile(
+    r"^```sh\n(qa-score [^\n]*)\n```\n\n```text\n(.*?)^```$", re.MULTILINE | re.DOTALL
+)
 _CLI_DOC = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
 
 
@@ -150,15 +183,21 @@ def _doc_files(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize(("command", "shown"), _EXAMPLE.findall(_CLI_DOC),
-                         ids=[c for c, _ in _EXAMPLE.findall(_CLI_DOC)])
+@pytest.mark.parametrize(
+    ("command", "shown"), _EXAMPLE.findall(_CLI_DOC), ids=[c for c, _ in _EXAMPLE.findall(_CLI_DOC)]
+)
 def test_docs_cli_examples(command, shown, tmp_path):
     where = _doc_files(tmp_path)
     env = _env()
     env["PYTHONPATH"] = str(ROOT)
-    done = subprocess.run([sys.executable, "-m", "evaluation.metrics.cli",
-                           *shlex.split(command)[1:]], cwd=where, capture_output=True,
-                          text=True, env=env, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "evaluation.metrics.cli", *shlex.split(command)[1:]],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == shown
 

@@ -61,8 +61,7 @@ def test_swap_rates_by_hand_with_zero_differences():
     # t1 Q={2,3} Q'={0,1}            0/.125 sw       0/0 sw    0/-.125 sw
     # t2 Q={4,5} Q'={0,6}            .125/0 sw       0/0 sw    -.125/0 sw
     # t3 Q={0,1} Q'={4,5}            .125/.125       0/0 sw    -.125/-.125
-    subsets = np.array([[[0, 1], [4, 7]], [[2, 3], [0, 1]], [[4, 5], [0, 6]],
-                        [[0, 1], [4, 5]]])
+    subsets = np.array([[[0, 1], [4, 7]], [[2, 3], [0, 1]], [[4, 5], [0, 6]], [[0, 1], [4, 5]]])
     sw = rel.swap_rates(X3, subsets)
     counter = np.zeros(21, int)
     counter[0], counter[12] = 6, 6
@@ -77,13 +76,15 @@ def test_swap_rates_by_hand_with_zero_differences():
 def test_swap_threshold_share_and_relative_by_hand():
     # z = A - B per question = .5 .25 0 0 .5 -.25
     X = np.array([[0.5, 0.25, 0.25, 0, 0.5, 0], [0, 0, 0.25, 0, 0, 0.25]])
-    subsets = np.array([
-        [[0, 1], [4, 5]],  # d .375 (bin 20) / .125: no swap
-        [[0, 4], [1, 2]],  # .5 (bin 20) / .125: no swap
-        [[1, 5], [0, 2]],  # 0 (bin 0) / .25: a swap (a zero difference)
-        [[2, 5], [0, 1]],  # -.125 (bin 12) / .375: a swap
-        [[1, 4], [0, 3]],  # .375 (bin 20) / .25: no swap
-    ])
+    subsets = np.array(
+        [
+            [[0, 1], [4, 5]],  # d .375 (bin 20) / .125: no swap
+            [[0, 4], [1, 2]],  # .5 (bin 20) / .125: no swap
+            [[1, 5], [0, 2]],  # 0 (bin 0) / .25: a swap (a zero difference)
+            [[2, 5], [0, 1]],  # -.125 (bin 12) / .375: a swap
+            [[1, 4], [0, 3]],  # .375 (bin 20) / .25: no swap
+        ]
+    )
     sw = rel.swap_rates(X, subsets)
     assert sw.counter[[0, 12, 20]].tolist() == [1, 1, 3] and sw.counter.sum() == 5
     assert sw.swaps[[0, 12, 20]].tolist() == [1, 1, 0]
@@ -141,9 +142,13 @@ def test_bootstrap_asl_matches_the_loop():
 
 
 def test_bootstrap_asl_extremes():
-    X = np.array([[0.2, 0.4, 0.6, 0.8, 1.0, 0.3],
-                  [0.2, 0.4, 0.6, 0.8, 1.0, 0.3],   # identical: ASL 1
-                  [0.1, 0.3, 0.5, 0.7, 0.9, 0.2]])  # constant difference .1 from the first
+    X = np.array(
+        [
+            [0.2, 0.4, 0.6, 0.8, 1.0, 0.3],
+            [0.2, 0.4, 0.6, 0.8, 1.0, 0.3],  # identical: ASL 1
+            [0.1, 0.3, 0.5, 0.7, 0.9, 0.2],
+        ]
+    )  # constant difference .1 from the first
     boot = rel.draw_samples(list("abcdef"), trials=200, seed=1).bootstrap
     asl = rel.bootstrap_asl(X, boot).asl
     assert asl[0] == 1.0
@@ -170,7 +175,8 @@ def test_paired_t_and_intervals_match_scipy():
         assert (iv.t_low[i], iv.t_high[i]) == pytest.approx((lo, hi), rel=1e-12)
         means = [X[i][boot[b]].mean() for b in range(500)]
         assert (iv.boot_low[i], iv.boot_high[i]) == pytest.approx(
-            tuple(np.percentile(means, [2.5, 97.5])), rel=1e-12)
+            tuple(np.percentile(means, [2.5, 97.5])), rel=1e-12
+        )
 
 
 def test_holm_by_hand():
@@ -245,8 +251,9 @@ def test_summary_is_sorted_by_discrimination():
     sharp = base + rng.random((4, 40)) * 0.1  # small noise: strongly discriminating
     blunt = rng.random((4, 40))
     samples = rel.draw_samples([str(i) for i in range(40)], trials=100, seed=0)
-    report = rel.reliability_report({("blunt", "g"): blunt, ("sharp", "g"): sharp},
-                                    list("abcd"), samples)
+    report = rel.reliability_report(
+        {("blunt", "g"): blunt, ("sharp", "g"): sharp}, list("abcd"), samples
+    )
     rows = report.summary()
     assert [r["metric"] for r in rows] == ["sharp", "blunt"]
     text = rel.summary_csv(report)
@@ -320,6 +327,7 @@ def test_intervals_contain_the_mean(X):
 
 def test_pickled_samples_leave_the_count_matrices_behind():
     import pickle
+
     s = rel.draw_samples([str(i) for i in range(20)], trials=30, seed=1)
     assert "indicators" in s.__dict__
     back = pickle.loads(pickle.dumps(s))

@@ -41,15 +41,20 @@ def run(*args):
 
 def test_summary_has_preamble_and_a_row_per_metric_and_gains(tmp_path):
     qrels, runs = write_files(tmp_path)
-    out, _ = run("--qrels", qrels, *runs, "--metrics", "ap,ndcg", "--gains", "default;1:1",
-                 "--trials", 50)
+    out, _ = run(
+        "--qrels", qrels, *runs, "--metrics", "ap,ndcg", "--gains", "default;1:1", "--trials", 50
+    )
     preamble, header, rows = read_csv(out)
     assert preamble["table"] == "summary" and preamble["trials"] == "50"
     assert preamble["subset_size"] == "5" and preamble["seed"] == "0"
     assert preamble["metrics"] == "ap,ndcg" and preamble["gains"] == "default;1:1"
     assert header == list(rel.SUMMARY_COLUMNS)
-    assert sorted((r[0], r[1]) for r in rows) == [("ap", "1:1"), ("ap", "default"),
-                                                  ("ndcg", "1:1"), ("ndcg", "default")]
+    assert sorted((r[0], r[1]) for r in rows) == [
+        ("ap", "1:1"),
+        ("ap", "default"),
+        ("ndcg", "1:1"),
+        ("ndcg", "default"),
+    ]
     tau = {(r[0], r[1]): r[-1] for r in rows}
     assert tau["ap", "default"] == "1"
 
@@ -58,8 +63,21 @@ def test_summary_has_preamble_and_a_row_per_metric_and_gains(tmp_path):
 def test_samples_written_and_read_back_give_identical_tables(tmp_path, table):
     qrels, runs = write_files(tmp_path)
     samples = tmp_path / "samples.csv"
-    first, _ = run("--qrels", qrels, *runs, "--trials", 40, "--seed", 3, "--subset-size", 4,
-                   "--samples-out", samples, "--table", table)
+    first, _ = run(
+        "--qrels",
+        qrels,
+        *runs,
+        "--trials",
+        40,
+        "--seed",
+        3,
+        "--subset-size",
+        4,
+        "--samples-out",
+        samples,
+        "--table",
+        table,
+    )
     again, _ = run("--qrels", qrels, *runs, "--samples-in", samples, "--table", table)
     assert first == again
     assert read_csv(samples.read_text())[0]["subset_size"] == "4"
@@ -75,13 +93,16 @@ def test_output_file_and_pairs_table(tmp_path):
     assert [(r[2], r[3]) for r in rows] == [("run0", "run1"), ("run0", "run2"), ("run1", "run2")]
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--subset-size", "6"], "subset size"),
-    (["--trials", "0"], "trials"),
-    (["--tukey-trials", "0"], "tukey-trials"),
-    (["--metrics", "nope"], "unknown metric"),
-    (["--gains", "x:y"], "gain profile"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--subset-size", "6"], "subset size"),
+        (["--trials", "0"], "trials"),
+        (["--tukey-trials", "0"], "tukey-trials"),
+        (["--metrics", "nope"], "unknown metric"),
+        (["--gains", "x:y"], "gain profile"),
+    ],
+)
 def test_bad_options(tmp_path, extra, message):
     qrels, runs = write_files(tmp_path)
     with pytest.raises(CommandError, match=message):
@@ -107,8 +128,7 @@ def test_samples_for_other_questions_are_refused(tmp_path):
 
 def test_tukey_trials_are_their_own(tmp_path):
     qrels, runs = write_files(tmp_path)
-    out, _ = run("--qrels", qrels, *runs, "--trials", 30, "--tukey-trials", 7, "--table",
-                 "pairs")
+    out, _ = run("--qrels", qrels, *runs, "--trials", 30, "--tukey-trials", 7, "--table", "pairs")
     preamble, header, rows = read_csv(out)
     assert preamble["tukey_trials"] == "7" and preamble["trials"] == "30"
     p_tukey = [float(r[header.index("p_tukey")]) for r in rows]
@@ -123,15 +143,28 @@ def test_qa_reliability_is_the_same_command_without_django(tmp_path):
     qrels, runs = write_files(tmp_path)
     args = ["--qrels", qrels, *runs, "--trials", "50", "--seed", "3", "--table", "pairs"]
     expected, _ = run(*args)
-    code = ("import sys\nfrom evaluation.metrics.reliability_cli import main\n"
-            "rc = main(sys.argv[1:])\n"
-            "assert 'django' not in sys.modules, 'django imported'\n"
-            "sys.exit(rc)\n")
-    done = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
-                          text=True, check=False)
+    code = (
+        "import sys\nfrom evaluation.metrics.reliability_cli import main\n"
+        "rc = main(sys.argv[1:])\n"
+        "assert 'django' not in sys.modules, 'django imported'\n"
+        "sys.exit(rc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == expected
-    bad = subprocess.run([sys.executable, "-m", "evaluation.metrics.reliability_cli",
-                          "--qrels", str(qrels), str(runs[0])], capture_output=True, text=True,
-                         check=False)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evaluation.metrics.reliability_cli",
+            "--qrels",
+            str(qrels),
+            str(runs[0]),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert bad.returncode == 2 and "at least two run files" in bad.stderr

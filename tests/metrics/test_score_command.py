@@ -25,8 +25,10 @@ kawabata,1,"December 10, 1968",S
 kawabata,1,1968,B
 """
 
-NOAF = ("beatles\t1\tMcCartney\nbeatles\t2\tLennon\nbeatles\t3\tPaul\n"
-        "beatles\t4\tGeorge Harrison\nbeatles\t5\tStarr\nlove\t1\tNIL\nother\t1\tx\n")
+NOAF = (
+    "beatles\t1\tMcCartney\nbeatles\t2\tLennon\nbeatles\t3\tPaul\n"
+    "beatles\t4\tGeorge Harrison\nbeatles\t5\tStarr\nlove\t1\tNIL\nother\t1\tx\n"
+)
 
 
 @pytest.fixture
@@ -48,8 +50,16 @@ def test_csv_rows_and_mean_over_judged_questions(files):
     j, r = files
     out, err = run("--judgments", j, r, "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(out)))
-    assert list(rows[0]) == ["run", "question_id", "q_measure", "r_measure", "rr", "ap", "ndcg@5",
-                             "unjudged"]
+    assert list(rows[0]) == [
+        "run",
+        "question_id",
+        "q_measure",
+        "r_measure",
+        "rr",
+        "ap",
+        "ndcg@5",
+        "unjudged",
+    ]
     by_q = {row["question_id"]: row for row in rows}
     assert set(by_q) == {"beatles", "love", "kawabata", "all"}
     assert float(by_q["beatles"]["q_measure"]) == pytest.approx(0.722426, abs=1e-6)
@@ -62,8 +72,21 @@ def test_csv_rows_and_mean_over_judged_questions(files):
 
 def test_trec_format_and_metric_options(files):
     j, r = files
-    out, _ = run("--judgments", j, r, "--format", "trec", "--metrics", "rr,p@1,rbp_trunc",
-                 "--rbp-p", "0.8", "--gains", "1:1:1", "--beta", "2")
+    out, _ = run(
+        "--judgments",
+        j,
+        r,
+        "--format",
+        "trec",
+        "--metrics",
+        "rr,p@1,rbp_trunc",
+        "--rbp-p",
+        "0.8",
+        "--gains",
+        "1:1:1",
+        "--beta",
+        "2",
+    )
     lines = [line.split("\t") for line in out.strip().splitlines()]
     assert all(len(parts) == 3 for parts in lines)
     assert ["rr", "beatles", "1.0000"] in lines
@@ -97,9 +120,11 @@ def test_bad_run_file_prints_errors_and_fails(files, tmp_path):
 
 def test_bad_options_fail_clearly(files):
     j, r = files
-    for args, message in [(("--metrics", "q_measure,bogus"), "unknown metric"),
-                          (("--gains", "3:x"), "bad gain profile"),
-                          (("--gains", "3:2"), r"2 value\(s\) but there are 3 levels")]:
+    for args, message in [
+        (("--metrics", "q_measure,bogus"), "unknown metric"),
+        (("--gains", "3:x"), "bad gain profile"),
+        (("--gains", "3:2"), r"2 value\(s\) but there are 3 levels"),
+    ]:
         with pytest.raises(CommandError, match=message):
             run("--judgments", j, r, *args)
     with pytest.raises(CommandError, match="cannot read"):
@@ -111,8 +136,19 @@ def test_custom_levels_and_exact_matching(tmp_path):
     j.write_text("question_id,synset_id,answer,level\nq,1,Tokyo,H\nq,2,Japan,L\n")
     r = tmp_path / "r.tsv"
     r.write_text("q\t1\ttokyo\nq\t2\tJapan\n")
-    out, _ = run("--judgments", j, r, "--levels", "H,L", "--match", "exact", "--metrics", "rr",
-                 "--format", "csv")
+    out, _ = run(
+        "--judgments",
+        j,
+        r,
+        "--levels",
+        "H,L",
+        "--match",
+        "exact",
+        "--metrics",
+        "rr",
+        "--format",
+        "csv",
+    )
     assert "r,q,0.500000" in out
 
 
@@ -121,14 +157,14 @@ def test_every_error_of_every_file_is_printed(files, tmp_path):
     j = tmp_path / "j.csv"
     j.write_text("question_id,synset_id,answer,level\nq,1,Paris,S\nq,2,paris,A\nq,1,Lyon,Z\n")
     bad = tmp_path / "bad.tsv"
-    bad.write_text("".join(f"q\t{i}\tx{i}\n" if i % 2 else f"q\tr{i}\tx\n"
-                           for i in range(1, 121)))
+    bad.write_text("".join(f"q\t{i}\tx{i}\n" if i % 2 else f"q\tr{i}\tx\n" for i in range(1, 121)))
     bad2 = tmp_path / "bad2.tsv"
     bad2.write_text("q\t1\t\u3000\n")
     err = io.StringIO()
     with pytest.raises(CommandError) as e:
-        call_command("score", "--judgments", str(j), str(bad), str(bad2),
-                     stdout=io.StringIO(), stderr=err)
+        call_command(
+            "score", "--judgments", str(j), str(bad), str(bad2), stdout=io.StringIO(), stderr=err
+        )
     assert e.value.returncode == 1 and "63 error(s)" in str(e.value)
     lines = err.getvalue().splitlines()
     assert len(lines) == 63 and "more error" not in err.getvalue()
@@ -153,20 +189,29 @@ def test_match_squad(tmp_path):
 def test_csv_counts_unjudged_answers_and_full_precision(files, tmp_path):
     j, _ = files
     r = tmp_path / "mixed.tsv"
-    r.write_text("beatles\t1\tMcCartney\nbeatles\t2\tYoko\nbeatles\t3\tBrian\n"
-                 "kawabata\t1\tsnow\nkawabata\t2\t1968\n")
+    r.write_text(
+        "beatles\t1\tMcCartney\nbeatles\t2\tYoko\nbeatles\t3\tBrian\n"
+        "kawabata\t1\tsnow\nkawabata\t2\t1968\n"
+    )
     out, _ = run("--judgments", j, r, "--format", "csv", "--metrics", "q_measure")
     rows = {row["question_id"]: row for row in csv.DictReader(io.StringIO(out))}
     assert {q: row["unjudged"] for q, row in rows.items()} == {
-        "beatles": "2", "love": "0", "kawabata": "1", "all": "3"}
+        "beatles": "2",
+        "love": "0",
+        "kawabata": "1",
+        "all": "3",
+    }
     assert rows["beatles"]["q_measure"] == "0.187500"
-    out, _ = run("--judgments", j, r, "--format", "csv", "--metrics", "q_measure",
-                 "--precision", "full")
+    out, _ = run(
+        "--judgments", j, r, "--format", "csv", "--metrics", "q_measure", "--precision", "full"
+    )
     rows = {row["question_id"]: row for row in csv.DictReader(io.StringIO(out))}
     assert rows["beatles"]["q_measure"] == repr(0.1875)
-    trec, _ = run("--judgments", j, r, "--format", "trec", "--metrics", "q_measure",
-                  "--precision", "full")
-    value = next(line.split("\t")[2] for line in trec.splitlines()
-             if line.startswith("q_measure\tall\t"))
+    trec, _ = run(
+        "--judgments", j, r, "--format", "trec", "--metrics", "q_measure", "--precision", "full"
+    )
+    value = next(
+        line.split("\t")[2] for line in trec.splitlines() if line.startswith("q_measure\tall\t")
+    )
     assert value == repr(float(rows["all"]["q_measure"]))
     assert len(value) > 8  # every digit, not 4 decimals

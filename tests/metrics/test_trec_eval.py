@@ -75,10 +75,16 @@ def test_out_comment_test_graded_msmarco_ids(trec_data):
 
 def test_out_test_aql_graded_ndcg(trec_data):
     # -l2 changes what the binary measures count as relevant, not the ndcg gains
-    check(trec_data, "qrels.rel_level", "results.test", "out.test.aql",
-          only={"ndcg"} | {f"ndcg_cut_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)})
+    check(
+        trec_data,
+        "qrels.rel_level",
+        "results.test",
+        "out.test.aql",
+        only={"ndcg"} | {f"ndcg_cut_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)},
+    )
 
 
 def test_meas_params_precision_cutoffs(trec_data):
-    check(trec_data, "qrels.test", "results.test", "out.test.meas_params",
-          only={"P_3", "P_5", "P_7"})
+    check(
+        trec_data, "qrels.test", "results.test", "out.test.meas_params", only={"P_3", "P_5", "P_7"}
+    )

@@ -17,7 +17,9 @@ def beatles(with_fifth=False):
 def test_one_b_synset_answer_at_rank_1_scores_q_1():
     j = judgments({"q": [("1", "x", "B")]})
     assert score(j, {"q": ["x"]}, ["q_measure", "r_measure"])["q"] == {
-        "q_measure": 1.0, "r_measure": 1.0}
+        "q_measure": 1.0,
+        "r_measure": 1.0,
+    }
 
 
 def test_one_b_synset_answer_at_rank_100():
@@ -29,8 +31,11 @@ def test_one_b_synset_answer_at_rank_100():
 
 
 def test_beatles_example_1():
-    s = score(beatles(), {"beatles": ["McCartney", "Lennon", "Paul", "George Harrison", "Starr"]},
-              ["q_measure", "r_measure", "rr"])["beatles"]
+    s = score(
+        beatles(),
+        {"beatles": ["McCartney", "Lennon", "Paul", "George Harrison", "Starr"]},
+        ["q_measure", "r_measure", "rr"],
+    )["beatles"]
     assert s["q_measure"] == pytest.approx((3 / 4 + 6 / 8 + 10 / 16 + 13 / 17) / 4)
     assert round(s["q_measure"], 3) == 0.722
     assert s["r_measure"] == pytest.approx(0.625)
@@ -39,8 +44,16 @@ def test_beatles_example_1():
 
 def test_beatles_marks_paul_as_duplicate_with_string_levels():
     from evaluation.metrics import Ranking, evaluate
-    s = evaluate(beatles(), [Ranking.from_lists("r", {"beatles": [
-        "McCartney", "Lennon", "Paul", "George Harrison", "Starr"]})], ["q_measure"])
+
+    s = evaluate(
+        beatles(),
+        [
+            Ranking.from_lists(
+                "r", {"beatles": ["McCartney", "Lennon", "Paul", "George Harrison", "Starr"]}
+            )
+        ],
+        ["q_measure"],
+    )
     f = s.marked.frame()
     assert f["status"].tolist() == ["correct", "correct", "duplicate", "correct", "correct"]
     assert f["level"].tolist() == ["A", "A", "B", "S", "A"]
@@ -49,8 +62,19 @@ def test_beatles_marks_paul_as_duplicate_with_string_levels():
 
 def test_fifth_synset_changes_ideal():
     # R = 5, R(S) = 4, R(B) = 1: cig = 3, 6, 9, 12, 13
-    s = score(beatles(True), {"beatles": ["Paul McCartney", "John Lennon", "George Harrison",
-                                          "Ringo Starr", "Stuart Sutcliffe"]}, ["q_measure"])
+    s = score(
+        beatles(True),
+        {
+            "beatles": [
+                "Paul McCartney",
+                "John Lennon",
+                "George Harrison",
+                "Ringo Starr",
+                "Stuart Sutcliffe",
+            ]
+        },
+        ["q_measure"],
+    )
     assert s["beatles"]["q_measure"] == pytest.approx(1.0)
 
 
@@ -76,15 +100,25 @@ def test_kawabata_b_answer_at_rank_1():
 
 
 def test_nobel_s_answers_at_ranks_1_and_5():
-    j = judgments({"n": [("1", "Hideki Yukawa", "S"), ("1", "Doctor Hideki Yukawa", "S"),
-                         ("2", "Shinichiro Tomonaga", "S"), ("3", "Leo Esaki", "S")]})
-    s = score(j, {"n": ["Hideki Yukawa", "x", "y", "z", "Shinichiro Tomonaga"]},
-              ["q_measure", "rr"])["n"]
+    j = judgments(
+        {
+            "n": [
+                ("1", "Hideki Yukawa", "S"),
+                ("1", "Doctor Hideki Yukawa", "S"),
+                ("2", "Shinichiro Tomonaga", "S"),
+                ("3", "Leo Esaki", "S"),
+            ]
+        }
+    )
+    s = score(
+        j, {"n": ["Hideki Yukawa", "x", "y", "z", "Shinichiro Tomonaga"]}, ["q_measure", "rr"]
+    )["n"]
     assert s["q_measure"] == pytest.approx((4 / 4 + 8 / 14) / 3)
     assert round(s["q_measure"], 3) == 0.524
     # noAF: the duplicate "Doctor Hideki Yukawa" takes rank 4, Tomonaga never appears
-    s2 = score(j, {"n": ["Hideki Yukawa", "x", "y", "Doctor Hideki Yukawa", "z"]},
-               ["q_measure", "rr"])["n"]
+    s2 = score(
+        j, {"n": ["Hideki Yukawa", "x", "y", "Doctor Hideki Yukawa", "z"]}, ["q_measure", "rr"]
+    )["n"]
     assert s2["q_measure"] == pytest.approx(1 / 3)
     assert s2["rr"] == s["rr"] == 1.0
 
@@ -135,16 +169,21 @@ def test_nil_question_truncation_metrics():
 
 def test_empty_ranking_of_no_answer_question_scores_1_on_truncation_metrics():
     j = judgments({"love": [("1", "NIL", "A")], "other": [("1", "x", "S")]})
-    s = score(j, {"other": ["x"]}, ["rr_trunc", "ap_trunc", "ndcg_trunc", "rbp_trunc",
-                                    "q_measure"])
-    assert s["love"] == {"rr_trunc": 1.0, "ap_trunc": 1.0, "ndcg_trunc": 1.0, "rbp_trunc": 1.0,
-                         "q_measure": 0.0}
+    s = score(j, {"other": ["x"]}, ["rr_trunc", "ap_trunc", "ndcg_trunc", "rbp_trunc", "q_measure"])
+    assert s["love"] == {
+        "rr_trunc": 1.0,
+        "ap_trunc": 1.0,
+        "ndcg_trunc": 1.0,
+        "rbp_trunc": 1.0,
+        "q_measure": 0.0,
+    }
 
 
 def test_adjusted_gains_equation_7():
     # R = 2: one S synset, one B synset. gain'(S) = 3 - (1/2)(3-2) = 2.5; gain'(B) = 1 - (1/2)
     # (1 - 0) = 0.5; A has R(A) = 0 so it keeps 2.
     from evaluation.metrics import parse_gains
+
     j = judgments({"q": [("1", "s", "S"), ("2", "b", "B")]})
     s = score(j, {"q": ["s", "b"]}, ["rwp", "awp"], gains=parse_gains("adjusted"))["q"]
     assert s["rwp"] == pytest.approx(1.0)
@@ -157,13 +196,19 @@ def test_adjusted_gains_equation_7():
 
 def test_gain_profiles_and_beta():
     from evaluation.metrics import parse_gains
+
     j = judgments({"k": [("1", "December 10, 1968", "S"), ("1", "1968", "B")]})
     # Q = (beta*g + 1)/(beta*gS + 1)
-    for spec, gs, gb in [("3:2:1", 3, 1), ("1:1:1", 1, 1), ("10:5:1", 10, 1),
-                         ("S=4,A=2,B=0.5", 4, 0.5)]:
+    for spec, gs, gb in [
+        ("3:2:1", 3, 1),
+        ("1:1:1", 1, 1),
+        ("10:5:1", 10, 1),
+        ("S=4,A=2,B=0.5", 4, 0.5),
+    ]:
         for beta in (0.0, 0.5, 1.0, 10.0):
-            s = score(j, {"k": ["1968"]}, ["q_measure", "r_measure"],
-                      gains=parse_gains(spec), beta=beta)["k"]
+            s = score(
+                j, {"k": ["1968"]}, ["q_measure", "r_measure"], gains=parse_gains(spec), beta=beta
+            )["k"]
             assert s["q_measure"] == pytest.approx((beta * gb + 1) / (beta * gs + 1)), (spec, beta)
             assert s["r_measure"] == pytest.approx(s["q_measure"])
 
@@ -181,15 +226,18 @@ def test_rigid_ap_ignores_lowest_level():
 
 def test_judged_question_without_synsets_scores_zero_and_counts():
     from evaluation.metrics import Ranking, evaluate
+
     j = judgments({"q": [(None, "wrong", None)], "k": [("1", "x", "S")]})
-    s = evaluate(j, [Ranking.from_lists("r", {"k": ["x"], "q": ["wrong"]})],
-                 ["q_measure", "rr", "ap"])
+    s = evaluate(
+        j, [Ranking.from_lists("r", {"k": ["x"], "q": ["wrong"]})], ["q_measure", "rr", "ap"]
+    )
     assert s.per_question["r"].loc["q"].tolist() == [0.0, 0.0, 0.0]
     assert s.means().loc["r", "q_measure"] == 0.5
 
 
 def test_unknown_questions_are_counted_and_ignored():
     from evaluation.metrics import Ranking, evaluate
+
     j = judgments({"k": [("1", "x", "S")]})
     s = evaluate(j, [Ranking.from_lists("r", {"k": ["x"], "zzz": ["a", "b"]})], ["rr"])
     assert s.unknown == {"r": 2}

@@ -7,8 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotate.imports import export_events, export_judgments, export_questions
 from annotate.models import Collection
 
-EXPORTS = {"judgments": export_judgments, "questions": export_questions,
-           "events": export_events}
+EXPORTS = {"judgments": export_judgments, "questions": export_questions, "events": export_events}
 
 
 class Command(BaseCommand):

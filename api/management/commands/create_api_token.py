@@ -14,8 +14,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("username")
-        parser.add_argument("--name", default="command line",
-                            help="what the token is for (shown on the user's tokens page)")
+        parser.add_argument(
+            "--name",
+            default="command line",
+            help="what the token is for (shown on the user's tokens page)",
+        )
 
     def handle(self, *args, username: str, name: str, **options):
         user = get_user_model().objects.filter(username=username, is_active=True).first()

@@ -24,11 +24,15 @@ class Command(BaseCommand):
         except OSError as e:
             raise CommandError(f"cannot read {path}: {e.strerror}") from e
         try:
-            c = collection_import(data=data, slug=opts["slug"], name=opts["name"],
-                                  filename=path.name)
+            c = collection_import(
+                data=data, slug=opts["slug"], name=opts["name"], filename=path.name
+            )
         except InputError as e:
             self.stderr.write(e.format(limit=50))
             raise CommandError("the archive was not imported; nothing was written") from e
-        self.stdout.write(self.style.SUCCESS(
-            f"Imported collection {c.slug!r}: {c.questions.count()} questions, "
-            f"{c.runs.count()} runs."))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Imported collection {c.slug!r}: {c.questions.count()} questions, "
+                f"{c.runs.count()} runs."
+            )
+        )

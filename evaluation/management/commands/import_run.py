@@ -39,11 +39,20 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read {path}: {e.strerror}") from e
         name = opts["name"] or path.stem
         try:
-            run = run_import(collection=collection, owner=owner, name=name, data=data,
-                             filename=path.name, description=opts["description"],
-                             fmt=opts["format"])
+            run = run_import(
+                collection=collection,
+                owner=owner,
+                name=name,
+                data=data,
+                filename=path.name,
+                description=opts["description"],
+                fmt=opts["format"],
+            )
         except InputError as e:
             self.stderr.write(e.format(limit=None))
             raise CommandError(f"{len(e.issues)} error(s); the run was not imported") from e
-        self.stdout.write(self.style.SUCCESS(
-            f"Imported run {run.name!r}: {run.answers.count()} answers ({run.format})."))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Imported run {run.name!r}: {run.answers.count()} answers ({run.format})."
+            )
+        )

@@ -34,9 +34,12 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         load_demo()
         load_agreement_demo()
-        self.stdout.write(self.style.SUCCESS(
-            f"Demo collections '{SLUG}' and '{demo.AGREEMENT_SLUG}' (two assessors' "
-            "independent layers) loaded. Logins:"))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Demo collections '{SLUG}' and '{demo.AGREEMENT_SLUG}' (two assessors' "
+                "independent layers) loaded. Logins:"
+            )
+        )
         for username, password, role, _ in demo.USERS:
             self.stdout.write(f"  {username:12} {password:18} {role or 'staff (admin)'}")
 
@@ -55,16 +58,24 @@ def load_demo() -> Collection:
 
     Collection.objects.filter(slug=SLUG).delete()
     collection = Collection.objects.create(
-        slug=SLUG, name="QAC demo (Sakai 2004 examples)",
+        slug=SLUG,
+        name="QAC demo (Sakai 2004 examples)",
         description="The worked examples of 'New Performance Metrics based on Multigrade "
-                    "Relevance' (Sakai, NTCIR-4) with two runs in the spirit of AF and noAF.",
-        guidelines=demo.GUIDELINES, matching_mode="normalized", max_output_size=5,
-        open_for_submissions=True, leaderboard_published=False,
-        judgments_changed_at=timezone.now(), judgment_version=1,
+        "Relevance' (Sakai, NTCIR-4) with two runs in the spirit of AF and noAF.",
+        guidelines=demo.GUIDELINES,
+        matching_mode="normalized",
+        max_output_size=5,
+        open_for_submissions=True,
+        leaderboard_published=False,
+        judgments_changed_at=timezone.now(),
+        judgment_version=1,
     )
-    levels = {code: Level.objects.create(collection=collection, code=code, label=label,
-                                         gain=gain, order=i)
-              for i, (code, label, gain) in enumerate(demo.LEVELS)}
+    levels = {
+        code: Level.objects.create(
+            collection=collection, code=code, label=label, gain=gain, order=i
+        )
+        for i, (code, label, gain) in enumerate(demo.LEVELS)
+    }
     for username, _, role, _ in demo.USERS:
         if role:
             Membership.objects.create(collection=collection, user=users[username], role=role)
@@ -76,8 +87,9 @@ def load_demo() -> Collection:
     questions = {}
     strings = []
     for i, (qid, text, synsets, incorrect, unjudged) in enumerate(demo.QUESTIONS):
-        if qid in demo.IN_PROGRESS or ((synsets or incorrect) and (
-                unjudged or demo.POOLED.get(qid))):
+        if qid in demo.IN_PROGRESS or (
+            (synsets or incorrect) and (unjudged or demo.POOLED.get(qid))
+        ):
             status = QuestionStatus.IN_PROGRESS  # a question with an unjudged string is not done
         else:
             status = QuestionStatus.DONE if synsets or incorrect else QuestionStatus.TODO
@@ -87,29 +99,62 @@ def load_demo() -> Collection:
         questions[qid] = q
         for ordinal, members in enumerate(synsets, start=1):
             syn = AnswerSynset.objects.create(question=q, ordinal=ordinal)
-            strings += [AnswerString(question=q, text=a, key=key(a), synset=syn,
-                                     level=levels[lv], source=Source.IMPORT, judged_by=judge,
-                                     judged_at=now) for a, lv in members]
-        strings += [AnswerString(question=q, text=a, key=key(a), source=Source.IMPORT,
-                                 judged_by=judge, judged_at=now) for a in incorrect]
-        strings += [AnswerString(question=q, text=a, key=key(a), source=Source.FLAT)
-                    for a in unjudged]
-        strings += [AnswerString(question=q, text=a, key=key(a), source=Source.POOL)
-                    for a in demo.POOLED.get(qid, [])]
-        JudgmentEvent.objects.create(collection=collection, question=q, user=None,
-                                     action="demo_load", after={"synsets": len(synsets)})
+            strings += [
+                AnswerString(
+                    question=q,
+                    text=a,
+                    key=key(a),
+                    synset=syn,
+                    level=levels[lv],
+                    source=Source.IMPORT,
+                    judged_by=judge,
+                    judged_at=now,
+                )
+                for a, lv in members
+            ]
+        strings += [
+            AnswerString(
+                question=q, text=a, key=key(a), source=Source.IMPORT, judged_by=judge, judged_at=now
+            )
+            for a in incorrect
+        ]
+        strings += [
+            AnswerString(question=q, text=a, key=key(a), source=Source.FLAT) for a in unjudged
+        ]
+        strings += [
+            AnswerString(question=q, text=a, key=key(a), source=Source.POOL)
+            for a in demo.POOLED.get(qid, [])
+        ]
+        JudgmentEvent.objects.create(
+            collection=collection,
+            question=q,
+            user=None,
+            action="demo_load",
+            after={"synsets": len(synsets)},
+        )
     AnswerString.objects.bulk_create(strings)
 
     for name, spec in demo.RUNS.items():
-        lines = [f"{qid}\t{r}\t{a}" for qid, answers in spec["answers"].items()
-                 for r, a in enumerate(answers, start=1)]
+        lines = [
+            f"{qid}\t{r}\t{a}"
+            for qid, answers in spec["answers"].items()
+            for r, a in enumerate(answers, start=1)
+        ]
         body = ("\n".join(lines) + "\n").encode()
-        run = Run.objects.create(collection=collection, name=name, owner=users["participant"],
-                                 description=spec["description"], source_name=f"{name}.tsv",
-                                 sha256=hashlib.sha256(body).hexdigest(), format="qa")
+        run = Run.objects.create(
+            collection=collection,
+            name=name,
+            owner=users["participant"],
+            description=spec["description"],
+            source_name=f"{name}.tsv",
+            sha256=hashlib.sha256(body).hexdigest(),
+            format="qa",
+        )
         RunAnswer.objects.bulk_create(
             RunAnswer(run=run, question=questions[qid], rank=r, text=a, key=key(a))
-            for qid, answers in spec["answers"].items() for r, a in enumerate(answers, start=1))
+            for qid, answers in spec["answers"].items()
+            for r, a in enumerate(answers, start=1)
+        )
     return collection
 
 
@@ -123,11 +168,17 @@ def load_agreement_demo() -> Collection:
     users = {name: User.objects.get(username=name) for name, *_ in demo.USERS}
     Collection.objects.filter(slug=demo.AGREEMENT_SLUG).delete()
     collection = Collection.objects.create(
-        slug=demo.AGREEMENT_SLUG, name="Agreement study (two assessors)",
+        slug=demo.AGREEMENT_SLUG,
+        name="Agreement study (two assessors)",
         description="Every question judged independently by assessor1 and assessor2; "
-                    "agreement, adjudication and scores per layer.",
-        guidelines=demo.GUIDELINES, matching_mode="normalized", max_output_size=5,
-        open_for_submissions=True, judgments_changed_at=timezone.now(), judgment_version=1)
+        "agreement, adjudication and scores per layer.",
+        guidelines=demo.GUIDELINES,
+        matching_mode="normalized",
+        max_output_size=5,
+        open_for_submissions=True,
+        judgments_changed_at=timezone.now(),
+        judgment_version=1,
+    )
     for i, (code, label, gain) in enumerate(demo.LEVELS):
         Level.objects.create(collection=collection, code=code, label=label, gain=gain, order=i)
     for username, _, role, _ in demo.USERS:
@@ -138,11 +189,22 @@ def load_agreement_demo() -> Collection:
         q = Question.objects.create(collection=collection, qid=qid, text=text)
         questions[qid] = q
         AnswerString.objects.bulk_create(
-            AnswerString(question=q, text=a, key=normalize_answer(a, collection.matching_mode),
-                         source=Source.POOL) for a in first)
+            AnswerString(
+                question=q,
+                text=a,
+                key=normalize_answer(a, collection.matching_mode),
+                source=Source.POOL,
+            )
+            for a in first
+        )
     assessors = [users["assessor1"], users["assessor2"]]
-    layers.layers_request(collection=collection, questions=list(questions.values()),
-                          assessors=assessors, by=users["organizer"], k=2)
+    layers.layers_request(
+        collection=collection,
+        questions=list(questions.values()),
+        assessors=assessors,
+        by=users["organizer"],
+        k=2,
+    )
     for qid, _, *judgments in demo.AGREEMENT_QUESTIONS:
         q = questions[qid]
         ids = dict(AnswerString.objects.filter(question=q).values_list("text", "pk"))
@@ -154,19 +216,39 @@ def load_agreement_demo() -> Collection:
                     layers.layer_judge(layer=layer, string=ids[answer], by=user)
                     continue
                 group, level = mark
-                layers.layer_judge(layer=layer, string=ids[answer], by=user,
-                                   group=group if group in made else None,
-                                   new_group=group not in made, level=level)
+                layers.layer_judge(
+                    layer=layer,
+                    string=ids[answer],
+                    by=user,
+                    group=group if group in made else None,
+                    new_group=group not in made,
+                    level=level,
+                )
                 made.add(group)
             layers.layer_mark_done(layer=layer, by=user)
     for name, answers in demo.AGREEMENT_RUNS.items():
-        body = "".join(f"{qid}\t{r}\t{a}\n" for qid, texts in answers.items()
-                       for r, a in enumerate(texts, start=1)).encode()
-        run = Run.objects.create(collection=collection, name=name, owner=users["participant"],
-                                 source_name=f"{name}.tsv", format="qa",
-                                 sha256=hashlib.sha256(body).hexdigest())
+        body = "".join(
+            f"{qid}\t{r}\t{a}\n"
+            for qid, texts in answers.items()
+            for r, a in enumerate(texts, start=1)
+        ).encode()
+        run = Run.objects.create(
+            collection=collection,
+            name=name,
+            owner=users["participant"],
+            source_name=f"{name}.tsv",
+            format="qa",
+            sha256=hashlib.sha256(body).hexdigest(),
+        )
         RunAnswer.objects.bulk_create(
-            RunAnswer(run=run, question=questions[qid], rank=r, text=a,
-                      key=normalize_answer(a, collection.matching_mode))
-            for qid, texts in answers.items() for r, a in enumerate(texts, start=1))
+            RunAnswer(
+                run=run,
+                question=questions[qid],
+                rank=r,
+                text=a,
+                key=normalize_answer(a, collection.matching_mode),
+            )
+            for qid, texts in answers.items()
+            for r, a in enumerate(texts, start=1)
+        )
     return collection
