@@ -55,6 +55,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="gain profile: 3:2:1, 1:1:1, 10:5:1, S=3,A=2,B=1, adjusted "
         "(default: 3:2:1 for judgments, the grade for qrels)",
     )
+    add_scoring_options(parser)
+    parser.add_argument("--format", choices=FORMAT_NAMES, default="table")
+    parser.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="readable",
+        help="digits of the scores: readable (table and trec 4, csv 6) or "
+        "full (every digit of the double: Python's repr, which reads "
+        "back to the same number)",
+    )
+
+
+def add_scoring_options(parser: argparse.ArgumentParser) -> None:
+    """The options that say how files are read and scored, shared with ``qa-reliability``:
+    --levels, --beta, --rbp-p, --match."""
     parser.add_argument(
         "--levels",
         default="S,A,B",
@@ -70,15 +85,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="normalized",
         help="answer matching for judgments (default normalized)",
     )
-    parser.add_argument("--format", choices=FORMAT_NAMES, default="table")
-    parser.add_argument(
-        "--precision",
-        choices=PRECISIONS,
-        default="readable",
-        help="digits of the scores: readable (table and trec 4, csv 6) or "
-        "full (every digit of the double: Python's repr, which reads "
-        "back to the same number)",
-    )
+
+
+def console(parser: argparse.ArgumentParser, run, argv: list[str] | None) -> int:
+    """Run ``run(opts, stdout, stderr)`` as a console script: 0 when done, the
+    UsageError's code (1 input errors, 2 bad options or unreadable files) otherwise."""
+    opts = vars(parser.parse_args(argv))
+    try:
+        run(opts, sys.stdout, sys.stderr)
+    except UsageError as e:
+        sys.stderr.write(f"{parser.prog}: error: {e}\n")
+        return e.returncode
+    except BrokenPipeError:  # `qa-score ... | head`
+        sys.stderr.close()
+    return 0
 
 
 def build_parser(prog: str = "qa-score") -> argparse.ArgumentParser:
@@ -173,17 +193,7 @@ def read_file(path: str) -> bytes:
 def main(argv: list[str] | None = None) -> int:
     """The ``qa-score`` console script: 0 when scored, 1 for input errors, 2 for bad
     options or unreadable files."""
-    parser = build_parser()
-    opts = vars(parser.parse_args(argv))
-    try:
-        score(opts, sys.stdout, sys.stderr)
-    except UsageError as e:
-        sys.stderr.write(f"{parser.prog}: error: {e}\n")
-        return e.returncode
-    except BrokenPipeError:  # `qa-score ... | head`
-        sys.stderr.close()
-        return 0
-    return 0
+    return console(build_parser(), score, argv)
 
 
 if __name__ == "__main__":

@@ -16,10 +16,9 @@ from typing import TextIO
 
 from . import InputError, parse_gains, parse_metrics
 from . import reliability as rel
-from .cli import UsageError, parse_inputs, read_file
+from .cli import UsageError, add_scoring_options, console, parse_inputs, read_file
 from .data import check_unique_names
 from .gains import check_parameters
-from .normalize import MATCH_MODES
 
 DESCRIPTION = (
     "Reliability of metrics over a set of runs: stability, swap rates, bootstrap "
@@ -84,21 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="use these samples instead of drawing (--trials, "
         "--subset-size and --seed are then ignored)",
     )
-    parser.add_argument(
-        "--levels",
-        default="S,A,B",
-        help="level codes in a judgments file, highest first (default S,A,B)",
-    )
-    parser.add_argument("--beta", type=float, default=1.0, help="Q/R-measure beta (1)")
-    parser.add_argument(
-        "--rbp-p", type=float, default=0.5, dest="rbp_p", help="RBP persistence p (0.5)"
-    )
-    parser.add_argument(
-        "--match",
-        choices=MATCH_MODES,
-        default="normalized",
-        help="answer matching for judgments (default normalized)",
-    )
+    add_scoring_options(parser)
 
 
 def reliability(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
@@ -187,15 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     """The ``qa-reliability`` console script."""
     parser = argparse.ArgumentParser(prog="qa-reliability", description=DESCRIPTION)
     add_arguments(parser)
-    opts = vars(parser.parse_args(argv))
-    try:
-        reliability(opts, sys.stdout, sys.stderr)
-    except UsageError as e:
-        sys.stderr.write(f"{parser.prog}: error: {e}\n")
-        return e.returncode
-    except BrokenPipeError:
-        sys.stderr.close()
-    return 0
+    return console(parser, reliability, argv)
 
 
 if __name__ == "__main__":
