@@ -4,13 +4,18 @@ strings in a synset card, strings judged incorrect.
 A question may hold 1,000 strings, and the template engine costs 10-20 variable lookups a
 row: rendered from a ``{% partialdef %}`` these rows took more CPU than the whole request
 did before (bench/judge_bench.py, 100 synsets / 1,000 strings).  They are therefore
-formatted here by ``format_html_join``, which escapes every value, with the CSRF input
-from Django's own ``csrf_input``.  Everything else of the page, the synset cards
-included, is in ``templates/annotate/question_judge.html``."""
+formatted here by ``format_html`` / ``format_html_join``, which escape every value, with
+the CSRF input from Django's own ``csrf_input``.  Everything else of the page, the synset
+cards included, is in ``templates/annotate/question_judge.html``.
+
+Escaping is most of that work (seven values a row), and from one keypress to the next all
+rows but one or two are the same: a row of a judged string depends only on its values, so
+it is formatted once per process (``_row``, keyed by every value it shows)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from django import template
 from django.template.backends.utils import csrf_input
@@ -55,6 +60,21 @@ def also(variants: Sequence[str]) -> SafeString | str:
     )
 
 
+# about 0.5 KB a row: the rows of a few pages of 1,000 strings
+@lru_cache(maxsize=16_384)
+def _row(
+    fmt: str,
+    pk: int,
+    token: str,
+    synset_id: int | None,
+    rank: int | None,
+    code: str,
+    text: str,
+    variants: tuple[str, ...],
+) -> SafeString:
+    return format_html(fmt, pk, token, synset_id, rank, code, text, also(variants))
+
+
 @register.simple_tag(takes_context=True)
 def string_rows(
     context: template.Context, strings: Iterable[WorkspaceString], kind: str
@@ -64,16 +84,19 @@ def string_rows(
     fmt = _ROWS[kind, bool(context.get("may_write"))]
     return format_html_join(
         "",
-        fmt,
+        "{}",
         (
             (
-                s.pk,
-                s.token,
-                s.synset_id,
-                s.level_rank,
-                s.level_obj.code if s.level_obj else "",
-                s.text,
-                also(s.variants),
+                _row(
+                    fmt,
+                    s.pk,
+                    s.token,
+                    s.synset_id,
+                    s.level_rank,
+                    s.level_obj.code if s.level_obj else "",
+                    s.text,
+                    tuple(s.variants),
+                ),
             )
             for s in strings
         ),
