@@ -15,6 +15,7 @@ it is formatted once per process (``_row``, keyed by every value it shows)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from functools import lru_cache
 
 from django import template
@@ -46,6 +47,14 @@ _ROWS = {
     for kind, row in (("member", _MEMBER), ("wrong", _WRONG))
     for may_write in (True, False)
 }
+
+
+@register.filter(expects_localtime=True)
+def event_time(value: datetime) -> str:
+    """When a history event happened, in local time, as ``date:"m-d H:i:s"`` shows it:
+    Django's ``date`` filter looks its format up anew at every call, which cost more than the
+    rest of the history (30 lines at every keypress)."""
+    return value.strftime("%m-%d %H:%M:%S")
 
 
 @register.simple_tag
