@@ -238,11 +238,12 @@ def _workspace(question: Question) -> dict[str, Any]:
         # the synset id of the file it was imported from, shown unless it is the ordinal
         s.shown_label = s.label if s.label != str(s.ordinal) else ""
     # the runs' answers through the reverse relation (the evaluation app's RunAnswer):
-    # annotate does not import evaluation
+    # annotate does not import evaluation; without its default ordering, whose joins (run,
+    # question and their collections) stayed in the grouped query
     freq = dict(
-        question.run_answers.values("key")
+        question.run_answers.order_by()
+        .values_list("key")
         .annotate(n=Count("run_id", distinct=True))
-        .values_list("key", "n")
     )
     candidates, incorrect = [], []
     # plain rows, not model instances: a question may hold 1,000 strings (and whether a
