@@ -22,6 +22,10 @@ bench/judge_bench.py``, on this 2-core machine shared with three other sessions'
                    wall p95   before 166.4 375.2 378.6   after 179.8 228.1 190.0
                    CPU p50    before  93.1 119.6 123.8   after  77.3  89.5  67.1
 
+Two more rounds a little later (load 1.8-2.6), before / after: 200 strings p50 60.7 74.3 /
+56.5 45.2, p95 77.6 145.7 / 98.4 71.8, CPU p50 59.9 62.5 / 40.4 42.0; 1,000 strings p50
+140.7 113.2 / 81.6 91.5, p95 168.9 192.6 / 124.4 157.2, CPU p50 138.8 90.0 / 60.4 81.3.
+
 Less noisy, from the same requests run in one process (60 POSTs a size, alternately, load
 2-4): the least CPU of a POST went from 37-38 to 30-33 ms (200 strings) and from 80-85 to
 48-56 ms (1,000 strings); the Python function calls of a POST (cProfile, deterministic) from

@@ -73,7 +73,8 @@ def also(variants: Sequence[str]) -> SafeString | str:
 
 
 # Per process, each cache holds at most a few MB: a row is about 0.7 KB with its key, and
-# 8,192 of them are the rows of 8 pages of 1,000 strings.
+# 8,192 of them are the rows of 8 pages of 1,000 strings.  The keys are the plain values
+# read from the database (a SafeString equal to one of them would share its entry).
 @lru_cache(maxsize=8192)
 def _row(
     fmt: str,
