@@ -29,7 +29,7 @@ Two more rounds a little later (load 1.8-2.6), before / after: 200 strings p50 6
 Less noisy, from the same requests run in one process (60 POSTs a size, alternately, load
 2-4): the least CPU of a POST went from 37-38 to 30-33 ms (200 strings) and from 80-85 to
 48-56 ms (1,000 strings); the Python function calls of a POST (cProfile, deterministic) from
-106 k to 62 k and from 328 k to 125 k.  What went: the suggestion forms of the judged
+106 k to 61 k and from 328 k to 124 k.  What went: the suggestion forms of the judged
 strings recomputed at every request (annotate/suggest.py: ``_form`` is cached per process),
 the escaping of every judged string's row (annotate/templatetags/workspace.py: rows and a
 synset's joined rows are cached per process, keyed by every value they show; a candidate's
