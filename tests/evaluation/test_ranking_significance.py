@@ -144,10 +144,10 @@ def test_ranking_matrix_holds_the_engines_holm_p_values_in_ranking_order(client,
     assert np.isnan(np.diag(tests.p)).all()
     body = page.content.decode()
     table = re.search(r'<table[^>]*id="pair-matrix">.*?</table>', body, re.S)[0]
-    assert re.findall(r'<th scope="row">(\d+\. [\w-]+)</th>', table) == [
+    assert re.findall(r'<th scope="row" title="[\w-]+">(\d+\. [\w-]+)</th>', table) == [
         f"{i + 1}. {n}" for i, n in enumerate(order)
     ]
-    first = re.search(r'<th scope="row">1\. [\w-]+</th>(.*?)</tr>', table, re.S)[1]
+    first = re.search(r'<th scope="row"[^>]*>1\. [\w-]+</th>(.*?)</tr>', table, re.S)[1]
     cells = re.findall(r"<td[^>]*>(.*?)</td>", first)
     assert cells[1] == "" and cells[2] == format_p(tests.p[0, 1]) + (
         "*" if tests.p[0, 1] < 0.05 else ""
