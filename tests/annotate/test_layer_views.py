@@ -33,10 +33,19 @@ def act(client, q, **data):
     return client.post(reverse("annotate:question-layer-act", args=[q.pk]), data)
 
 
+def judge(client, q, string, target, level=""):
+    """The workspace's keys: ``n`` (new synset), a digit (that synset), ``x`` (incorrect)."""
+    if target == "new":
+        return act(client, q, op="new", string=string, level=level)
+    if target == "x":
+        return act(client, q, op="incorrect", string=string)
+    return act(client, q, op="add", string=string, ordinal=target, level=level)
+
+
 def judge_all(client, w, user, plan):
     client.force_login(user)
     for text, target, level in plan:
-        act(client, w["q"], op="judge", string=w["ids"][text], target=target, level=level)
+        judge(client, w["q"], w["ids"][text], target, level)
     r = act(client, w["q"], op="done")
     assert r.status_code == 302
     assert JudgingLayer.objects.get(question=w["q"], assessor=user).done
@@ -49,13 +58,13 @@ def test_request_creates_layers(study):
 def test_layer_page_is_blind_and_keyboard_ready(client, study):
     w = study
     client.force_login(w["a"])
-    act(client, w["q"], op="judge", string=w["ids"]["Lennon"], target="new", level="S")
-    url = reverse("annotate:question-layer", args=[w["q"].pk])
+    judge(client, w["q"], w["ids"]["Lennon"], "new", "S")
+    url = reverse("annotate:question-judge", args=[w["q"].pk])
     page = client.get(url).content.decode()
-    assert "1 S" in page and 'data-key="n"' in page and "js/layers.js" in page
+    assert 'class="item member"' in page and "js/judge.js" in page and "my layer" in page
     client.force_login(w["b"])
     page = client.get(url).content.decode()
-    assert "1 S" not in page  # bob sees his own, empty layer
+    assert 'class="item member"' not in page  # bob sees his own, empty layer
     # an assessor cannot adjudicate, and a participant sees no layer page at all
     assert client.get(reverse("annotate:question-adjudicate", args=[w["q"].pk])).status_code == 403
     client.force_login(w["p"])
@@ -68,11 +77,11 @@ def test_layer_page_is_blind_and_keyboard_ready(client, study):
 def test_judge_undo_done_through_the_page(client, study):
     w = study
     client.force_login(w["a"])
-    act(client, w["q"], op="judge", string=w["ids"]["Lennon"], target="new", level="S")
-    act(client, w["q"], op="judge", string=w["ids"]["McCartney"], target="1")
+    judge(client, w["q"], w["ids"]["Lennon"], "new", "S")
+    judge(client, w["q"], w["ids"]["McCartney"], "1")
     act(client, w["q"], op="undo")
     assert LayerJudgment.objects.filter(layer__assessor=w["a"]).count() == 1
-    r = act(client, w["q"], op="done")
+    r = act(client, w["q"], op="done")  # refused: strings left
     assert r.status_code == 302
     assert not JudgingLayer.objects.get(question=w["q"], assessor=w["a"]).done
 
@@ -127,12 +136,14 @@ def test_agreement_page_query_budget(client, study, django_assert_max_num_querie
         assert client.get(url).status_code == 200
 
 
-def test_the_gold_judging_page_sends_a_layer_assessor_to_their_layer(client, study):
+def test_the_judging_page_shows_a_layer_assessor_their_layer(client, study):
     w = study
     client.force_login(w["a"])
     r = client.get(reverse("annotate:question-judge", args=[w["q"].pk]))
+    assert r.status_code == 200 and 'id="layer-note"' in r.content.decode()
+    r = client.get(reverse("annotate:question-layer", args=[w["q"].pk]))
     assert r.status_code == 302
-    assert r.url == reverse("annotate:question-layer", args=[w["q"].pk])
+    assert r.url == reverse("annotate:question-judge", args=[w["q"].pk])
     r = client.post(
         reverse("annotate:question-act", args=[w["q"].pk]),
         {"op": "type", "text": "gold?", "target": "new"},
@@ -149,7 +160,7 @@ def test_the_others_layers_appear_once_mine_is_done(client, study):
         client, w, w["b"], [("Lennon", "new", "S"), ("McCartney", "x", ""), ("Yoko", "x", "")]
     )
     client.force_login(w["a"])
-    url = reverse("annotate:question-layer", args=[w["q"].pk])
+    url = reverse("annotate:question-judge", args=[w["q"].pk])
     assert "<th>bob</th>" not in client.get(url).content.decode()
     judge_all(
         client, w, w["a"], [("Lennon", "new", "S"), ("McCartney", "x", ""), ("Yoko", "x", "")]
