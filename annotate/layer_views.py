@@ -144,9 +144,24 @@ def _adjudicable(request: HttpRequest, pk: int) -> Question:
 
 
 @require_GET
+def adjudication_queue(request: HtmxHttpRequest) -> HttpResponse:
+    """The questions waiting for the user's adjudication, as the adjudicator named by
+    their layer request (an organizer finds every question on the agreement page)."""
+    return render_page(
+        request,
+        "annotate/adjudication_queue.html",
+        {"questions": layers.adjudicator_questions(request.user)},
+    )
+
+
+@require_GET
 def question_adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
     question = _adjudicable(request, pk)
-    return TemplateResponse(request, "annotate/adjudicate.html", layers.adjudication_view(question))
+    context = layers.adjudication_view(question)
+    context["is_organizer"] = (
+        require_role(request, question.collection, Role.ORGANIZER, Role.ASSESSOR) == Role.ORGANIZER
+    )
+    return TemplateResponse(request, "annotate/adjudicate.html", context)
 
 
 @require_POST

@@ -593,6 +593,34 @@ def adjudication_queue(collection: Collection):
     )
 
 
+def adjudicator_questions(user) -> list[Question]:
+    """The questions waiting for ``user``'s adjudication (``awaiting_adjudication``) as the
+    adjudicator their layer request names, in collections where they still judge; with
+    their collection, the strings left to resolve (``n_unjudged``) and the layers'
+    assessors (``layer_assessors``), by collection then id.  Two queries."""
+    questions = list(
+        Question.objects.awaiting_adjudication()
+        .filter(
+            layer_request__adjudicator=user,
+            collection__memberships__user=user,
+            collection__memberships__role__in=[Role.ORGANIZER, Role.ASSESSOR],
+        )
+        .with_counts()
+        .select_related("collection")
+        .order_by("collection__name", "id")
+    )
+    names: dict[int, list[str]] = {q.pk: [] for q in questions}
+    for question_id, username in (
+        JudgingLayer.objects.filter(question__in=list(names))
+        .order_by("question_id", "id")
+        .values_list("question_id", "assessor__username")
+    ):
+        names[question_id].append(username)
+    for q in questions:
+        q.layer_assessors = names[q.pk]
+    return questions
+
+
 def can_adjudicate(user, question: Question, role: str | None) -> bool:
     """Organizers adjudicate every question; a named adjudicator the questions they were
     named for."""
