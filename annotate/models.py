@@ -201,6 +201,27 @@ class QuestionQuerySet(models.QuerySet):
             collection__memberships__role__in=[Role.ORGANIZER, Role.ASSESSOR],
         )
 
+    def without_layers_done_by(self, user) -> QuestionQuerySet:
+        """Without the questions ``user`` judges in a layer they have marked done: nothing
+        is left there for them to judge (DESIGN.md section 9)."""
+        done = JudgingLayer.objects.filter(
+            question=OuterRef("pk"), assessor_id=user.pk, done_at__isnull=False
+        )
+        return self.exclude(Exists(done))
+
+    def awaiting_adjudication(self) -> QuestionQuerySet:
+        """Questions with a layer request whose layers are all done and whose gold still
+        has unjudged strings: the disagreements wait for an adjudicator."""
+        open_layer = JudgingLayer.objects.filter(question=OuterRef("pk"), done_at__isnull=True)
+        unjudged = AnswerString.objects.filter(question=OuterRef("pk"), judged_at__isnull=True)
+        layer = JudgingLayer.objects.filter(question=OuterRef("pk"))
+        return (
+            self.filter(layer_request__isnull=False)
+            .filter(Exists(layer))
+            .exclude(Exists(open_layer))
+            .filter(Exists(unjudged))
+        )
+
     def for_queue(self) -> QuestionQuerySet:
         """With their collection, by collection; in progress, then to do, then done."""
         rank = Case(

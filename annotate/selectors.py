@@ -440,6 +440,7 @@ def queue_position(user: AnyUser, question: Question) -> tuple[int, int] | None:
         Question.objects.assigned_to(user)
         .filter(collection_id=question.collection_id)
         .exclude(status=QuestionStatus.DONE)
+        .without_layers_done_by(user)
         .for_queue()
         .values_list("pk", flat=True)
     )
@@ -490,6 +491,7 @@ def next_question(
     still offered (it waits for its "done")."""
     has_strings = Exists(AnswerString.objects.filter(question_id=OuterRef("pk")))
     qs = Question.objects.exclude(status=QuestionStatus.DONE).filter(has_strings)
+    qs = qs.without_layers_done_by(user)  # nothing left there for them (DESIGN.md section 9)
     if collection is not None:
         qs = qs.filter(collection=collection)
     if organizer:

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from config.downloads import content_disposition
 from config.htmx import HtmxHttpRequest, redirect_to, render_page
 
-from . import forms, layers, presence, services
+from . import forms, layer_views, layers, presence, services
 from .imports import (
     ImportPlan,
     ImportRefused,
@@ -105,6 +105,7 @@ def collection_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def my_queue(request: HtmxHttpRequest) -> HttpResponse:
     """Questions assigned to the user in any collection, open ones first."""
     questions = my_queue_questions(request.user)
+    layers.my_layers(questions, request.user)  # a question judged in a layer shows the layer's
     return render_page(
         request,
         "annotate/my_queue.html",
@@ -156,9 +157,10 @@ def question_judge(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The judging workspace of one question (DESIGN.md section 4)."""
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
     role, may_write = judge_access(request, question)
-    if role != Role.ORGANIZER and layers.layer_for(question=question, user=request.user):
-        # judged independently (DESIGN.md section 9): in the assessor's own layer
-        return redirect_to(request, "annotate:question-layer", question.pk)
+    layer = layer_views.workspace_layer(request, question, role)
+    if layer is not None:
+        # judged independently (DESIGN.md section 9): the same page on the assessor's layer
+        return layer_views.layer_workspace_page(request, layer, role)
     return render_page(
         request,
         "annotate/question_judge.html",

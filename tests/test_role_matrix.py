@@ -151,6 +151,11 @@ EXPECTED: dict[str, dict[str, str]] = {
         "GET": "login 405 405 405 405 405 405",
         "POST": "login 403 403 403 403 ok ok",
     },
+    # the questions waiting for the user as their named adjudicator: everyone's own list
+    "annotate:adjudication-queue": {
+        "GET": "login ok ok ok ok ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
     "annotate:question-adjudicate": {
         "GET": "login 403 403 403 403 ok ok",
         "POST": "login 405 405 405 405 405 405",
@@ -325,6 +330,7 @@ PAGE_TEXT: dict[str, tuple[str, ...]] = {
     "account:token-list": ("<h1>API tokens</h1>",),
     "annotate:collection-agreement": ("<h1>Agreement</h1>",),
     "annotate:collection-layers-csv": ("question_id,synset_id,answer,level,assessor,done",),
+    "annotate:adjudication-queue": ("<h1>To adjudicate</h1>",),
     "annotate:question-adjudicate": ('<h1>Adjudicate <span class="qid">{q}</span></h1>',),
     "evaluation:layer-scores": ("<h1>Scores per layer</h1>",),
     "evaluation:layer-scores-csv": ("# collection=demo", "\njudgments,run,question_id,"),
