@@ -184,19 +184,22 @@ def test_tukey_hsd_on_request_with_its_trials_and_seed(client, three, monkeypatc
     body = page.content.decode()
     assert "randomised Tukey HSD (200 permutations, seed 7)" in body
     assert "Paired t-tests with Holm's correction instead" in body
+
+    # the default pages never run the (slow) Tukey HSD, and its CSV reuses the page's
+    def refuse(*args, **kwargs):
+        raise AssertionError("Tukey HSD computed again")
+
+    monkeypatch.setattr(rel, "tukey_hsd", refuse)
+    assert client.get("/collections/tri/ranking/").status_code == 200
+    assert client.get("/collections/tri/ranking-matrix.csv").status_code == 200
     response = client.get("/collections/tri/ranking-matrix.csv?test=tukey&trials=200&seed=7")
     head = preamble(response)
     assert (head["test"], head["tukey_trials"], head["tukey_seed"]) == ("tukey", "200", "7")
     frame = csv_frame(response).set_index("run")
     assert frame.at[by_name[0], by_name[1]] == want[0]
-
-    # the default page never runs the (slow) Tukey HSD
-    def refuse(*args, **kwargs):
-        raise AssertionError("Tukey HSD on a default page load")
-
-    monkeypatch.setattr(rel, "tukey_hsd", refuse)
-    assert client.get("/collections/tri/ranking/").status_code == 200
-    assert client.get("/collections/tri/ranking-matrix.csv").status_code == 200
+    # another seed is another computation
+    with pytest.raises(AssertionError, match="computed again"):
+        client.get("/collections/tri/ranking/?test=tukey&trials=200&seed=8")
 
 
 def test_tiny_p_values_are_shown_in_scientific_notation_and_marked(client):
