@@ -25,7 +25,7 @@ from . import forms, layers, presence, services
 from .layer_io import export_layers, layers_import
 from .models import Collection, JudgingLayer, Membership, Question, QuestionStatus, Role
 from .permissions import require_role
-from .selectors import next_question, queue_position
+from .selectors import next_question, question_list_queryset, queue_position
 
 
 # -- organizer: agreement, requests, CSV --------------------------------------------------------
@@ -52,14 +52,18 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
             "questions": report.questions[:200],
             "confusion": confusion,
             "queue": layers.adjudication_queue(collection).count(),
+            # the request form's filters, filled in from the question list's (its link)
+            "filters": request.GET,
+            "statuses": QuestionStatus.choices,
         },
     )
 
 
 @require_POST
 def collection_layers_request(request: HttpRequest, slug: str) -> HttpResponse:
-    """Ask for k independent judgments of all questions, those with a status, or a random
-    sample of n."""
+    """Ask for k independent judgments of the questions matching the question list's
+    filters (status, assessor, unjudged, a search in qid and text): all of them, or a
+    seeded random sample of n."""
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
     p = request.POST
@@ -74,16 +78,29 @@ def collection_layers_request(request: HttpRequest, slug: str) -> HttpResponse:
         if p.get("adjudicator", "").isdigit()
         else None
     )
-    questions = Question.objects.filter(collection=collection)
-    if p.get("status") in QuestionStatus.values:
-        questions = questions.filter(status=p["status"])
+    # the question list's filters (``f_`` as on its bulk assignment), then all or a sample
+    status = p.get("f_status", p.get("status", ""))
+    questions = question_list_queryset(
+        collection,
+        status=status if status in QuestionStatus.values else "",
+        assessor=p.get("f_assessor", ""),
+        unjudged=p.get("f_unjudged", ""),
+        search=p.get("f_q", "").strip(),
+    ).only("pk", "qid", "collection_id")
     try:
         k = int(p.get("k") or 2)
-        sample = int(p["sample"]) if p.get("sample", "").strip() else None
+        sample = (
+            int(p["sample"])
+            if p.get("scope", "sample") == "sample" and p.get("sample", "").strip()
+            else None
+        )
+        questions = list(questions)
+        if not questions:
+            raise services.Conflict("No question matches the filters; nothing was requested.")
         seed = int(p.get("seed") or 0)
         done = layers.layers_request(
             collection=collection,
-            questions=list(questions),
+            questions=questions,
             assessors=assessors,
             by=request.user,
             k=k,
