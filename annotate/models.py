@@ -7,6 +7,8 @@ Business logic lives in ``annotate/services.py``, not here.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Case, Count, Exists, OuterRef, Q, Subquery, Value, When
@@ -15,9 +17,20 @@ from django.db.models.functions import Coalesce
 from evaluation.metrics.data import DEFAULT_LEVELS as DEFAULT_LEVEL_CODES
 from evaluation.metrics.data import default_gains
 
-# the levels of a new collection: (code, label, gain), highest first (S, A, B: 3, 2, 1)
+
+class LevelRow(NamedTuple):
+    """A level as the collection form and ``collection_save`` give it."""
+
+    code: str
+    label: str
+    gain: float
+    examples: str = ""  # example answers, one per line
+
+
+# the levels of a new collection, highest first (S, A, B: 3, 2, 1)
 DEFAULT_LEVELS = tuple(
-    zip(
+    LevelRow(code, label, gain)
+    for code, label, gain in zip(
         DEFAULT_LEVEL_CODES,
         ("Correct and complete", "Correct, less specific", "Partially correct"),
         default_gains(DEFAULT_LEVEL_CODES),
@@ -134,6 +147,11 @@ class Level(models.Model):
     label = models.CharField(max_length=100, blank=True)
     gain = models.FloatField(default=1.0)
     order = models.PositiveSmallIntegerField(default=0)
+    examples = models.TextField(
+        blank=True,
+        max_length=2000,
+        help_text="example answers of this level, one per line, shown in the guidelines",
+    )
 
     class Meta:
         ordering = ["collection", "order"]
@@ -145,6 +163,11 @@ class Level(models.Model):
 
     def __str__(self) -> str:
         return self.code
+
+    @property
+    def example_list(self) -> list[str]:
+        """The examples, one per non-blank line."""
+        return [line.strip() for line in self.examples.splitlines() if line.strip()]
 
 
 class QuestionQuerySet(models.QuerySet):

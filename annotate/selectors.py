@@ -111,9 +111,9 @@ def collection_levels_initial(collection: Collection | None) -> list[dict[str, A
     """The levels of ``collection`` (the defaults for a new one) as the level forms' initial
     data."""
     if collection is None:
-        return [{"code": c, "label": label, "gain": g} for c, label, g in DEFAULT_LEVELS]
+        return [lv._asdict() for lv in DEFAULT_LEVELS]
     return [
-        {"code": lv.code, "label": lv.label, "gain": lv.gain}
+        {"code": lv.code, "label": lv.label, "gain": lv.gain, "examples": lv.examples}
         for lv in collection.levels.order_by("order")
     ]
 

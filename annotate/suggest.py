@@ -68,6 +68,7 @@ import re
 import unicodedata
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA, Levenshtein
@@ -230,6 +231,11 @@ def _cased(text: str, articles: Iterable[str]) -> str:
     return _unaccent("".join(words))
 
 
+# The judging page builds a Suggester over every judged string of its question at each
+# request, and from one request to the next only the strings just judged are new: a form is
+# a pure function of (text, mode), immutable, so it is computed once per process (about
+# 1 KB each: a few pages of 1,000 strings).
+@lru_cache(maxsize=16_384)
 def _form(text: str, mode: str) -> _Form:
     norm = normalize_answer(text, "normalized")
     key = norm if mode == "normalized" else normalize_answer(text, mode)

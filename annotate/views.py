@@ -331,7 +331,9 @@ def question_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         if notice:
             messages.warning(request, notice)
         return redirect_to(request, "annotate:question-judge", question.pk)
-    question.refresh_from_db()
+    # what an operation changes on the question (version, status, notes) is read again by
+    # question_workspace, with what it shows; a whole refresh would also drop the
+    # collection read with the question (one more query)
     context = _workspace_context(request, question, role, may_write, notice, kind)
     return render_page(request, "annotate/question_judge.html", context, partial="workspace")
 

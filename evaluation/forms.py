@@ -7,6 +7,7 @@ from config.uploads import check_upload_size
 from evaluation.metrics import BASE_METRICS, parse_gains
 from evaluation.metrics.gains import MAX_BETA, check_parameters
 from evaluation.services import run_name_problem
+from evaluation.significance import INTERVALS, MAX_TRIALS, TESTS
 
 METRIC_LABELS = {
     "q_measure": "Q-measure",
@@ -97,6 +98,34 @@ class ScoreConfigForm(forms.Form):
         if gains == "custom":
             return (self.cleaned_data.get("custom_gains") or "").strip() or "default"
         return gains
+
+
+class TestConfigForm(forms.Form):
+    """How the runs and ranking pages compute their 95% intervals and the ranking page its
+    all-pairs tests (``significance.TestConfig``), read from the query string."""
+
+    interval = forms.ChoiceField(choices=list(INTERVALS.items()), required=False, label="95% CI")
+    test = forms.ChoiceField(choices=list(TESTS.items()), required=False, label="Pair test")
+    trials = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_TRIALS,
+        label="Trials",
+        help_text="bootstrap samples / Tukey permutations",
+    )
+    seed = forms.IntegerField(required=False, min_value=0, max_value=2**63 - 1)
+
+    @classmethod
+    def showing(cls, config) -> TestConfigForm:
+        """An unbound form showing ``config`` (a ``significance.TestConfig``)."""
+        return cls(
+            initial={
+                "interval": config.interval,
+                "test": config.test,
+                "trials": config.trials,
+                "seed": config.seed,
+            }
+        )
 
 
 class RunUploadForm(forms.Form):

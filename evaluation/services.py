@@ -40,6 +40,13 @@ from evaluation.metrics.errors import merge_issues
 from evaluation.metrics.gains import check_parameters
 from evaluation.metrics.normalize import normalize_many
 from evaluation.metrics.parsers import RunRow, detect_run_format, parse_run, run_rows
+from evaluation.significance import (
+    MeanIntervals,
+    PairTests,
+    TestConfig,
+    pair_tests,
+    score_intervals,
+)
 from evaluation.stats import Paired, disagreements, paired, rank_correlations
 
 from .models import Run, RunAnswer
@@ -246,22 +253,49 @@ class SystemRanking:
     means: pd.DataFrame
     ranks: pd.DataFrame
     correlations: pd.DataFrame | None
+    intervals: MeanIntervals | None = None
+    pairs: PairTests | None = None
 
 
-def runs_rank(*, collection: Collection, runs: Sequence[Run], config: ScoreConfig) -> SystemRanking:
+def runs_rank(
+    *,
+    collection: Collection,
+    runs: Sequence[Run],
+    config: ScoreConfig,
+    tests: TestConfig | None = None,
+    intervals: bool = True,
+    pairs: bool = True,
+) -> SystemRanking:
     """Mean scores of ``runs`` under ``config``, the system ranking they give and the
-    agreement between the rankings of the configured metrics."""
+    agreement between the rankings of the configured metrics; with ``tests``, also the
+    95% interval of every mean (``intervals``) and the all-pairs tests of the first
+    metric in ranking order (``pairs``), as ``tests`` says (``evaluation.significance``)."""
     runs = tuple(runs)
     metrics = tuple(config.metrics)
-    if runs:
-        means = score_runs(collection, runs, config).means()[list(metrics)]
+    scores = score_runs(collection, runs, config) if runs else None
+    if scores is not None:
+        means = scores.means()[list(metrics)]
     else:
         means = pd.DataFrame(columns=list(metrics), dtype=float)
     ranks = means.rank(ascending=False, method="min")
     order = tuple(sorted(runs, key=lambda r: -means.at[r.name, metrics[0]]))
     correlations = rank_correlations(means) if runs else None
+    ivs = tested = None
+    if tests is not None and scores is not None:
+        ivs = score_intervals(scores, tests) if intervals else None
+        if pairs:
+            tested = pair_tests(
+                scores, metric=metrics[0], order=[r.name for r in order], config=tests
+            )
     return SystemRanking(
-        runs=runs, order=order, metrics=metrics, means=means, ranks=ranks, correlations=correlations
+        runs=runs,
+        order=order,
+        metrics=metrics,
+        means=means,
+        ranks=ranks,
+        correlations=correlations,
+        intervals=ivs,
+        pairs=tested,
     )
 
 

@@ -189,6 +189,10 @@ EXPECTED: dict[str, dict[str, str]] = {
         "GET": "login 403 403 ok ok ok ok",
         "POST": "login 405 405 405 405 405 405",
     },
+    "evaluation:run-list-csv": {
+        "GET": "login 403 403 ok ok ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
     "evaluation:run-upload": {
         "GET": "login 403 403 ok ok ok ok",
         "POST": "login 403 403 write write write write",
@@ -230,6 +234,10 @@ EXPECTED: dict[str, dict[str, str]] = {
         "POST": "login 405 405 405 405 405 405",
     },
     "evaluation:ranking-csv": {
+        "GET": "login 403 403 ok ok ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "evaluation:ranking-matrix-csv": {
         "GET": "login 403 403 ok ok ok ok",
         "POST": "login 405 405 405 405 405 405",
     },
@@ -328,6 +336,7 @@ PAGE_TEXT: dict[str, tuple[str, ...]] = {
     "evaluation:layer-scores-csv": ("# collection=demo", "\njudgments,run,question_id,"),
     "evaluation:my-runs": ("<h1>Runs</h1>",),
     "evaluation:run-list": ("<h1>Runs</h1>",),
+    "evaluation:run-list-csv": ("# collection=demo", "# interval=t", "\nrun,owner,"),
     "evaluation:run-upload": ("<h1>Upload a run</h1>",),
     "evaluation:run-detail": ("<h1>Run {run}</h1>",),
     "evaluation:run-withdraw": ("<h1>Withdraw run {run}</h1>",),
@@ -336,7 +345,8 @@ PAGE_TEXT: dict[str, tuple[str, ...]] = {
     "evaluation:compare": ("<h1>Compare runs</h1>",),
     "evaluation:compare-csv": ("# collection=demo",),
     "evaluation:ranking": ("<h1>System ranking</h1>",),
-    "evaluation:ranking-csv": ("# collection=demo", "\nrun,"),
+    "evaluation:ranking-csv": ("# collection=demo", "# interval=t", "\nrun,"),
+    "evaluation:ranking-matrix-csv": ("# collection=demo", "# test=holm", "\nrun,mean,"),
     "evaluation:reliability": ("<h1>Reliability</h1>",),
     "admin:jsi18n": ("django.gettext",),
 }
@@ -679,8 +689,10 @@ def test_other_participants_runs_stay_hidden_until_the_leaderboard_is_published(
     for url in (
         "/runs/",
         f"{base}/runs/",
+        f"{base}/runs.csv",
         f"{base}/ranking/",
         f"{base}/ranking.csv",
+        f"{base}/ranking-matrix.csv",
         f"{base}/compare/",
     ):
         body = client.get(url).content.decode()
@@ -696,7 +708,7 @@ def test_other_participants_runs_stay_hidden_until_the_leaderboard_is_published(
         assert client.get(url).status_code == 403, url
     # the other participant sees neither AF run
     other = login(u["other"])
-    for url in ("/runs/", f"{base}/runs/", f"{base}/ranking.csv"):
+    for url in ("/runs/", f"{base}/runs/", f"{base}/ranking.csv", f"{base}/ranking-matrix.csv"):
         body = other.get(url).content.decode()
         assert "run-secret-other" in body and "run-secret-af" not in body, url
     assert other.get(f"{base}/runs/{mine.pk}/").status_code == 403
@@ -706,7 +718,13 @@ def test_other_participants_runs_stay_hidden_until_the_leaderboard_is_published(
         response = client.get(url)
         assert response.status_code == 200, url
         assert "run-secret-other" in response.content.decode(), url  # the run itself
-    for url in (f"{base}/runs/", f"{base}/ranking/", f"{base}/ranking.csv"):
+    for url in (
+        f"{base}/runs/",
+        f"{base}/runs.csv",
+        f"{base}/ranking/",
+        f"{base}/ranking.csv",
+        f"{base}/ranking-matrix.csv",
+    ):
         body = client.get(url).content.decode()
         assert "run-secret-af" in body and "run-secret-other" in body, url
     # publishing shows runs to participants, not to assessors
@@ -715,6 +733,7 @@ def test_other_participants_runs_stay_hidden_until_the_leaderboard_is_published(
 
 SCORE_PAGES = (
     "/runs/",
+    "/runs.csv",
     "/runs/{run}/",
     "/runs/{run}/scores.csv",
     "/compare/",
@@ -723,6 +742,7 @@ SCORE_PAGES = (
     "/compare.csv?a={run}&b={other}",
     "/ranking/",
     "/ranking.csv",
+    "/ranking-matrix.csv",
 )
 
 
@@ -801,8 +821,10 @@ def test_members_of_another_collection_get_403(world):
             f"runs/{erun.pk}/scores.csv",
             "compare/",
             "compare.csv",
+            "runs.csv",
             "ranking/",
             "ranking.csv",
+            "ranking-matrix.csv",
         )
     ] + [f"/questions/{eq.pk}/judge/"]
     posts = [

@@ -4,17 +4,22 @@ strings in a synset card, strings judged incorrect.
 A question may hold 1,000 strings, and the template engine costs 10-20 variable lookups a
 row: rendered from a ``{% partialdef %}`` these rows took more CPU than the whole request
 did before (bench/judge_bench.py, 100 synsets / 1,000 strings).  They are therefore
-formatted here by ``format_html_join``, which escapes every value, with the CSRF input
-from Django's own ``csrf_input``.  Everything else of the page, the synset cards
-included, is in ``templates/annotate/question_judge.html``."""
+formatted here by ``format_html`` / ``format_html_join``, which escape every value, with
+the CSRF input from Django's own ``csrf_input``.  Everything else of the page, the synset
+cards included, is in ``templates/annotate/question_judge.html``.
+
+Escaping is most of that work (seven values a row), and from one keypress to the next all
+rows but one or two are the same: a row of a judged string depends only on its values, so
+it is formatted once per process (``_row``, keyed by every value it shows)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from django import template
 from django.template.backends.utils import csrf_input
-from django.utils.html import format_html, format_html_join
+from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from ..selectors import WorkspaceString
@@ -55,6 +60,21 @@ def also(variants: Sequence[str]) -> SafeString | str:
     )
 
 
+# about 0.5 KB a row: the rows of a few pages of 1,000 strings
+@lru_cache(maxsize=16_384)
+def _row(
+    fmt: str,
+    pk: int,
+    token: str,
+    synset_id: int | None,
+    rank: int | None,
+    code: str,
+    text: str,
+    variants: tuple[str, ...],
+) -> SafeString:
+    return format_html(fmt, pk, token, synset_id, rank, code, text, also(variants))
+
+
 @register.simple_tag(takes_context=True)
 def string_rows(
     context: template.Context, strings: Iterable[WorkspaceString], kind: str
@@ -64,16 +84,19 @@ def string_rows(
     fmt = _ROWS[kind, bool(context.get("may_write"))]
     return format_html_join(
         "",
-        fmt,
+        "{}",
         (
             (
-                s.pk,
-                s.token,
-                s.synset_id,
-                s.level_rank,
-                s.level_obj.code if s.level_obj else "",
-                s.text,
-                also(s.variants),
+                _row(
+                    fmt,
+                    s.pk,
+                    s.token,
+                    s.synset_id,
+                    s.level_rank,
+                    s.level_obj.code if s.level_obj else "",
+                    s.text,
+                    tuple(s.variants),
+                ),
             )
             for s in strings
         ),
@@ -81,17 +104,19 @@ def string_rows(
 
 
 _CANDIDATE = (
-    '<li class="item cand" tabindex="0" data-item data-id="{0}" data-token="{1}">'
-    '<span class="text">{2}</span>{3}{4}{5}{6}</li>'
+    '<li class="item cand" tabindex="0" data-item data-id="{0}" data-token="{1}">{2}{3}</li>'
 )
+_CANDIDATE_TEXT = '<span class="text">{0}</span>{1}{2}{3}'
 _FREQ = ' <span class="freq small muted" title="number of runs that returned it">×{}</span>'
 _SUGGEST = (
     ' <span class="suggest small" title="suggested synset {0}: {1} (a suggestion only)">'
     '→ {0}? <span class="suggest-reason muted">{1}</span></span>'
 )
-_ROW_FORM = (
-    '<form class="row-form" method="post" action="{url}" hx-post="{url}">{csrf}'
-    '<input type="hidden" name="version" value="{version}">'
+# the form's inputs that are the same on every row of one response (the CSRF input is
+# masked anew for each response), then those of the row, formatted once per process
+_ROW_FORM = '<form class="row-form" method="post" action="{0}" hx-post="{0}">{1}{2}</form>'
+_ROW_FORM_PAGE = '{0}<input type="hidden" name="version" value="{1}">'
+_ROW_FORM_FIELDS = (
     '<input type="hidden" name="string" value="{pk}">'
     '<input type="hidden" name="expect" value="{token}">'
     '<input type="number" name="ordinal" min="1" aria-label="synset number" '
@@ -100,8 +125,33 @@ _ROW_FORM = (
     '<button type="submit" name="op" value="add" tabindex="-1">Add</button>'
     '<button type="submit" name="op" value="new" tabindex="-1">New</button>'
     '<button type="submit" name="op" value="incorrect" tabindex="-1">✗</button>'
-    "</form>"
 )
+
+
+@lru_cache(maxsize=4096)
+def _candidate_text(
+    text: str, variants: tuple[str, ...], freq: int, ordinal: int | None, reason: str
+) -> SafeString:
+    """A candidate's text, other spellings, run frequency and suggested synset."""
+    return format_html(
+        _CANDIDATE_TEXT,
+        text,
+        also(variants),
+        format_html(_FREQ, freq) if freq else "",
+        format_html(_SUGGEST, ordinal, reason) if ordinal is not None else "",
+    )
+
+
+@lru_cache(maxsize=4096)
+def _candidate_fields(pk: int, token: str, ordinal: int | None, options: str) -> SafeString:
+    """A candidate's own inputs in its form: the suggestion filled in as its synset number."""
+    return format_html(
+        _ROW_FORM_FIELDS,
+        pk=pk,
+        token=token,
+        value=format_html(' value="{}"', ordinal) if ordinal is not None else "",
+        options=options,
+    )
 
 
 @register.simple_tag(takes_context=True)
@@ -111,38 +161,26 @@ def candidate_rows(context: template.Context, candidates: Iterable[WorkspaceStri
     filled in as its synset number)."""
     may_write = bool(context.get("may_write"))
     if may_write:
-        csrf = csrf_input(context.request)
+        page = format_html(_ROW_FORM_PAGE, csrf_input(context.request), context["question"].version)
         options = format_html_join(
             "", '<option value="{0}">{0}</option>', ((lv.code,) for lv in context["levels"])
         )
-        url, version = context["act_url"], context["question"].version
+        url = conditional_escape(context["act_url"])
 
     def row(c: WorkspaceString) -> tuple[object, ...]:
-        sug = c.suggestion
+        ordinal = c.suggestion.ordinal if c.suggestion is not None else None
+        text = _candidate_text(
+            c.text,
+            tuple(c.variants),
+            c.freq,
+            ordinal,
+            (c.suggestion_reason or "similar string") if ordinal is not None else "",
+        )
         form = (
-            format_html(
-                _ROW_FORM,
-                url=url,
-                csrf=csrf,
-                version=version,
-                pk=c.pk,
-                token=c.token,
-                value=format_html(' value="{}"', sug.ordinal) if sug is not None else "",
-                options=options,
-            )
+            format_html(_ROW_FORM, url, page, _candidate_fields(c.pk, c.token, ordinal, options))
             if may_write
             else ""
         )
-        return (
-            c.pk,
-            c.token,
-            c.text,
-            also(c.variants),
-            format_html(_FREQ, c.freq) if c.freq else "",
-            format_html(_SUGGEST, sug.ordinal, c.suggestion_reason or "similar string")
-            if sug is not None
-            else "",
-            form,
-        )
+        return (c.pk, c.token, text, form)
 
     return format_html_join("", _CANDIDATE, (row(c) for c in candidates))
