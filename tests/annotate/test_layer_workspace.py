@@ -66,6 +66,7 @@ def test_the_usual_page_shows_my_layer_and_nothing_of_gold(client, w):
     html = page(client, w["q"])
     assert 'id="workspace"' in html and "js/judge.js" in html
     assert "my layer" in html and 'id="layer-note"' in html
+    assert 'class="workspace layer-mode"' in html  # app.css hides the strings' edit links
     assert reverse("annotate:question-layer-act", args=[w["q"].pk]) in html
     # every string is a candidate in the layer, the gold synset is not shown
     assert html.count('class="item cand"') == 4
@@ -227,6 +228,7 @@ def test_a_question_without_layers_is_judged_in_gold_as_before(client, w):
     q2.assessors.add(w["a"])
     html = page(client, q2)
     assert 'id="layer-note"' not in html and 'value="nil"' in html
+    assert "layer-mode" not in html
     assert reverse("annotate:question-act", args=[q2.pk]) in html
 
 
