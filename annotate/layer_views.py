@@ -241,19 +241,14 @@ def _own_layer(request: HttpRequest, pk: int) -> JudgingLayer:
 
 def workspace_layer(request: HttpRequest, question: Question, role: str) -> JudgingLayer | None:
     """The layer the judging workspace of ``question`` shows the user: theirs, if they
-    have one -- for an organizer (who judges gold) only when asked with ``?layer=1``.
-    None: the workspace shows gold, as for a question judged by one assessor."""
-    if role == Role.ORGANIZER and request.GET.get("layer") != "1":
+    have one (an organizer who judges in a layer too sees gold with ``?gold=1``).  None:
+    the workspace shows gold, as for a question judged by one assessor."""
+    if role == Role.ORGANIZER and request.GET.get("gold") == "1":
         return None
     layer = layers.layer_for(question=question, user=request.user)
     if layer is not None:
         layer.question = question
     return layer
-
-
-def _judge_url(layer: JudgingLayer, role: str) -> str:
-    url = reverse("annotate:question-judge", args=[layer.question_id])
-    return url + "?layer=1" if role == Role.ORGANIZER else url
 
 
 def _layer_context(
@@ -302,8 +297,7 @@ def layer_workspace_page(request: HtmxHttpRequest, layer: JudgingLayer, role: st
 def question_layer(request: HttpRequest, pk: int) -> HttpResponse:
     """The old address of an assessor's layer: the layer is judged in the usual workspace."""
     layer = _own_layer(request, pk)
-    role = require_role(request, layer.question.collection, Role.ORGANIZER, Role.ASSESSOR)
-    return redirect(_judge_url(layer, role))
+    return redirect("annotate:question-judge", layer.question_id)
 
 
 def _group(ref) -> int | None:
@@ -419,7 +413,7 @@ def question_layer_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     if not request.htmx:
         if notice:
             messages.warning(request, notice)
-        return redirect_to(request, _judge_url(layer, role))
+        return redirect_to(request, "annotate:question-judge", layer.question_id)
     layer.refresh_from_db()
     return render_page(
         request,
