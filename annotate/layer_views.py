@@ -25,7 +25,7 @@ from . import forms, layers, presence, services
 from .layer_io import export_layers, layers_import
 from .models import Collection, JudgingLayer, Membership, Question, QuestionStatus, Role
 from .permissions import require_role
-from .selectors import next_question, queue_position
+from .selectors import next_question, question_list_queryset, queue_position
 
 
 # -- organizer: agreement, requests, CSV --------------------------------------------------------
@@ -52,14 +52,18 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
             "questions": report.questions[:200],
             "confusion": confusion,
             "queue": layers.adjudication_queue(collection).count(),
+            # the request form's filters, filled in from the question list's (its link)
+            "filters": request.GET,
+            "statuses": QuestionStatus.choices,
         },
     )
 
 
 @require_POST
 def collection_layers_request(request: HttpRequest, slug: str) -> HttpResponse:
-    """Ask for k independent judgments of all questions, those with a status, or a random
-    sample of n."""
+    """Ask for k independent judgments of the questions matching the question list's
+    filters (status, assessor, unjudged, a search in qid and text): all of them, or a
+    seeded random sample of n."""
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
     p = request.POST
@@ -74,16 +78,29 @@ def collection_layers_request(request: HttpRequest, slug: str) -> HttpResponse:
         if p.get("adjudicator", "").isdigit()
         else None
     )
-    questions = Question.objects.filter(collection=collection)
-    if p.get("status") in QuestionStatus.values:
-        questions = questions.filter(status=p["status"])
+    # the question list's filters (``f_`` as on its bulk assignment), then all or a sample
+    status = p.get("f_status", p.get("status", ""))
+    questions = question_list_queryset(
+        collection,
+        status=status if status in QuestionStatus.values else "",
+        assessor=p.get("f_assessor", ""),
+        unjudged=p.get("f_unjudged", ""),
+        search=p.get("f_q", "").strip(),
+    ).only("pk", "qid", "collection_id")
     try:
         k = int(p.get("k") or 2)
-        sample = int(p["sample"]) if p.get("sample", "").strip() else None
+        sample = (
+            int(p["sample"])
+            if p.get("scope", "sample") == "sample" and p.get("sample", "").strip()
+            else None
+        )
+        questions = list(questions)
+        if not questions:
+            raise services.Conflict("No question matches the filters; nothing was requested.")
         seed = int(p.get("seed") or 0)
         done = layers.layers_request(
             collection=collection,
-            questions=list(questions),
+            questions=questions,
             assessors=assessors,
             by=request.user,
             k=k,
@@ -224,19 +241,14 @@ def _own_layer(request: HttpRequest, pk: int) -> JudgingLayer:
 
 def workspace_layer(request: HttpRequest, question: Question, role: str) -> JudgingLayer | None:
     """The layer the judging workspace of ``question`` shows the user: theirs, if they
-    have one -- for an organizer (who judges gold) only when asked with ``?layer=1``.
-    None: the workspace shows gold, as for a question judged by one assessor."""
-    if role == Role.ORGANIZER and request.GET.get("layer") != "1":
+    have one (an organizer who judges in a layer too sees gold with ``?gold=1``).  None:
+    the workspace shows gold, as for a question judged by one assessor."""
+    if role == Role.ORGANIZER and request.GET.get("gold") == "1":
         return None
     layer = layers.layer_for(question=question, user=request.user)
     if layer is not None:
         layer.question = question
     return layer
-
-
-def _judge_url(layer: JudgingLayer, role: str) -> str:
-    url = reverse("annotate:question-judge", args=[layer.question_id])
-    return url + "?layer=1" if role == Role.ORGANIZER else url
 
 
 def _layer_context(
@@ -285,8 +297,7 @@ def layer_workspace_page(request: HtmxHttpRequest, layer: JudgingLayer, role: st
 def question_layer(request: HttpRequest, pk: int) -> HttpResponse:
     """The old address of an assessor's layer: the layer is judged in the usual workspace."""
     layer = _own_layer(request, pk)
-    role = require_role(request, layer.question.collection, Role.ORGANIZER, Role.ASSESSOR)
-    return redirect(_judge_url(layer, role))
+    return redirect("annotate:question-judge", layer.question_id)
 
 
 def _group(ref) -> int | None:
@@ -402,7 +413,7 @@ def question_layer_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     if not request.htmx:
         if notice:
             messages.warning(request, notice)
-        return redirect_to(request, _judge_url(layer, role))
+        return redirect_to(request, "annotate:question-judge", layer.question_id)
     layer.refresh_from_db()
     return render_page(
         request,

@@ -4,7 +4,7 @@ page's forms, the agreement page and the scores per layer (annotate/layer_views.
 import pytest
 from django.urls import reverse
 
-from annotate.models import JudgingLayer, LayerJudgment
+from annotate.models import JudgingLayer, LayerJudgment, Question
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 
 pytestmark = pytest.mark.django_db
@@ -171,6 +171,9 @@ def test_the_others_layers_appear_once_mine_is_done(client, study):
 
 
 # -- a named adjudicator who is not an organizer --------------------------------------------
+QID = '<span class="qid">{}</span>'
+
+
 def _menu(client) -> str:
     import re
 
@@ -206,7 +209,7 @@ def test_a_named_adjudicator_finds_their_questions(client):
     assert "To adjudicate" in _menu(client)
     page = client.get(queue).content.decode()
     assert "<h1>To adjudicate</h1>" in page and "1 question waiting" in page
-    assert "Q1" in page and "Q2" not in page and "ann, bob" in page
+    assert QID.format("Q1") in page and QID.format("Q2") not in page and "ann, bob" in page
     assert reverse("annotate:question-adjudicate", args=[q1.pk]) in page
     page = client.get(reverse("annotate:question-adjudicate", args=[q1.pk])).content.decode()
     assert "1 string left to resolve" in page and queue in page
@@ -215,7 +218,7 @@ def test_a_named_adjudicator_finds_their_questions(client):
     for user in (a, org):
         client.force_login(user)
         assert "To adjudicate" not in _menu(client)
-        assert "Q1" not in client.get(queue).content.decode()
+        assert QID.format("Q1") not in client.get(queue).content.decode()
     # once resolved, the question leaves the adjudicator's list and the menu entry goes
     client.force_login(adj)
     layer_b = JudgingLayer.objects.get(question=q1, assessor=b)
@@ -224,7 +227,7 @@ def test_a_named_adjudicator_finds_their_questions(client):
         {"op": "take", "layer": layer_b.pk, "string": q1.strings.get(text="Yoko").pk},
     )
     assert "To adjudicate" not in _menu(client)
-    assert "Q1" not in client.get(queue).content.decode()
+    assert QID.format("Q1") not in client.get(queue).content.decode()
 
 
 def test_a_named_adjudicator_who_left_the_collection_sees_nothing(client):
@@ -242,9 +245,60 @@ def test_a_named_adjudicator_who_left_the_collection_sees_nothing(client):
     act(client, q, op="done")  # agreed with itself: gold judged it incorrect
     q.strings.update(judged_at=None)  # as if the organizer sent it back: it waits
     client.force_login(adj)
-    assert "Q1" in client.get(reverse("annotate:adjudication-queue")).content.decode()
+    assert QID.format("Q1") in client.get(reverse("annotate:adjudication-queue")).content.decode()
     m.role = "participant"
     m.save()
     client.force_login(adj)
     assert "To adjudicate" not in _menu(client)
-    assert "Q1" not in client.get(reverse("annotate:adjudication-queue")).content.decode()
+    assert (
+        QID.format("Q1") not in client.get(reverse("annotate:adjudication-queue")).content.decode()
+    )
+
+
+# -- the layer request form: the question list's filters, all or a sample ----------------------
+def test_the_request_form_filters_as_the_question_list(client):
+    c = make_collection(slug="flt")
+    org, a, b = (make_user(username=n) for n in ("org", "ann", "bob"))
+    add_member(collection=c, user=org, role="organizer")
+    add_member(collection=c, user=a, role="assessor")
+    add_member(collection=c, user=b, role="assessor")
+    qs = {
+        "TOK-1": make_question(collection=c, qid="TOK-1", text="Capital of Japan?", unjudged=["x"]),
+        "TOK-2": make_question(collection=c, qid="TOK-2", text="Edo?", synsets=[[("y", "S")]]),
+        "OSA-1": make_question(collection=c, qid="OSA-1", text="Osaka castle?", unjudged=["z"]),
+        "KYO-1": make_question(collection=c, qid="KYO-1", text="Kyoto temple?", unjudged=["w"]),
+    }
+    qs["KYO-1"].assessors.add(b)
+    client.force_login(org)
+    # the question list links here with its filters, which fill in the form
+    ql = client.get(reverse("annotate:question-list", args=[c.slug]), {"q": "TOK"})
+    link = reverse("annotate:collection-agreement", args=[c.slug]) + "?q=TOK"
+    assert link in ql.content.decode()
+    page = client.get(reverse("annotate:collection-agreement", args=[c.slug]), {"q": "TOK"})
+    assert 'name="f_q" value="TOK"' in page.content.decode()
+    url = reverse("annotate:collection-layers-request", args=[c.slug])
+
+    def request(**filters):
+        JudgingLayer.objects.all().delete()
+        from annotate.models import LayerRequest
+
+        LayerRequest.objects.all().delete()
+        # a request assigns its assessors: back to KYO-1 alone assigned (to bob)
+        Question.assessors.through.objects.all().delete()
+        qs["KYO-1"].assessors.add(b)
+        r = client.post(url, {"assessors": [a.pk, b.pk], "k": "2", **filters})
+        assert r.status_code == 302
+        return set(JudgingLayer.objects.values_list("question__qid", flat=True).distinct())
+
+    assert request(f_q="tok") == {"TOK-1", "TOK-2"}  # search in the question id
+    assert request(f_q="castle") == {"OSA-1"}  # and in the text
+    assert request(f_unjudged="1", f_q="TOK") == {"TOK-1"}
+    assert request(f_unjudged="0") == {"TOK-2"}
+    assert request(f_assessor=str(b.pk)) == {"KYO-1"}
+    assert request(f_assessor="none", f_unjudged="1") == {"TOK-1", "OSA-1"}
+    assert request(scope="all", sample="1") == set(qs)  # all: the sample size is ignored
+    picked = request(scope="sample", sample="2", seed="3")
+    assert len(picked) == 2 and picked == request(scope="sample", sample="2", seed="3")
+    assert request(f_q="no-such-question") == set()
+    r = client.post(url, {"assessors": [a.pk, b.pk], "f_q": "no-such-question"}, follow=True)
+    assert "No question matches the filters" in r.content.decode()

@@ -66,6 +66,7 @@ def test_the_usual_page_shows_my_layer_and_nothing_of_gold(client, w):
     html = page(client, w["q"])
     assert 'id="workspace"' in html and "js/judge.js" in html
     assert "my layer" in html and 'id="layer-note"' in html
+    assert 'class="workspace layer-mode"' in html  # app.css hides the strings' edit links
     assert reverse("annotate:question-layer-act", args=[w["q"].pk]) in html
     # every string is a candidate in the layer, the gold synset is not shown
     assert html.count('class="item cand"') == 4
@@ -210,16 +211,20 @@ def test_old_layer_address_and_organizers(client, w):
     q = w["q"]
     r = client.get(reverse("annotate:question-layer", args=[q.pk]))
     assert r.status_code == 302 and r.url == reverse("annotate:question-judge", args=[q.pk])
-    # an organizer judges gold on the usual page (the gold synset shows), their layer with
-    # ?layer=1 when they have one
+    # an organizer judges gold on the usual page (the gold synset shows); one who judges in
+    # a layer too sees the layer there, and gold with ?gold=1
     client.force_login(w["org"])
     html = page(client, q)
     assert 'class="synset card"' in html and "gold-only-judged" in html
     assert 'id="layer-note"' not in html
     L.layers_request(collection=w["c"], questions=[q], assessors=[w["org"]], k=1, by=w["org"])
-    assert 'id="layer-note"' in page(client, q, layer="1")
-    r = client.get(reverse("annotate:question-layer", args=[q.pk]))
-    assert r.url.endswith("?layer=1")
+    html = page(client, q)
+    assert 'id="layer-note"' in html and 'id="gold-link"' in html
+    assert 'class="synset card"' not in html
+    html = page(client, q, gold="1")
+    assert 'id="layer-note"' not in html and 'class="synset card"' in html
+    client.force_login(w["a"])
+    assert 'id="gold-link"' not in page(client, q, gold="1")  # assessors: their layer only
 
 
 def test_a_question_without_layers_is_judged_in_gold_as_before(client, w):
@@ -227,6 +232,7 @@ def test_a_question_without_layers_is_judged_in_gold_as_before(client, w):
     q2.assessors.add(w["a"])
     html = page(client, q2)
     assert 'id="layer-note"' not in html and 'value="nil"' in html
+    assert "layer-mode" not in html
     assert reverse("annotate:question-act", args=[q2.pk]) in html
 
 

@@ -136,3 +136,30 @@ def test_merge_gold_synsets_by_keyboard(page, live_server, demo):
         page.keyboard.press("m")
     assert q.synsets.count() == 1
     assert {s.level.code for s in q.strings.all()} == {"S", "A"}  # levels kept
+
+
+def test_a_key_on_a_stale_layer_page_is_refused_then_applies(page, live_server, demo):
+    """The layer's version goes with every key: a change of the layer made elsewhere (another
+    tab) meanwhile makes the key refused with a notice; the next key acts on the fresh page."""
+    from playwright.sync_api import expect
+
+    User = get_user_model()
+    org = User.objects.get(username="organizer")
+    a1, a2 = User.objects.get(username="assessor1"), User.objects.get(username="assessor2")
+    q = make_question(collection=demo, qid="STALE-L", unjudged=["Edo", "Tokyo"])
+    L.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org)
+    login(page, live_server, "assessor1", "demo-assessor1")
+    page.wait_for_url(f"{live_server.url}/collections/")
+    page.goto(f"{live_server.url}/questions/{q.pk}/judge/")
+    focused = page.locator("#workspace [data-item]:focus .text")
+    expect(focused).to_have_text("Edo")
+    # meanwhile, in another tab: Tokyo into a new synset of the layer
+    layer = L.layer_for(question=q, user=a1)
+    L.layer_judge(layer=layer, string=q.strings.get(text="Tokyo").pk, new_group=True, by=a1)
+    page.keyboard.press("n")
+    expect(page.locator("#workspace .notice")).to_contain_text("since your page was loaded")
+    assert set(layer.judgments.values_list("string__text", flat=True)) == {"Tokyo"}
+    expect(focused).to_have_text("Edo")
+    page.keyboard.press("1")  # Edo into Tokyo's synset, on the refreshed page
+    expect(page.locator('.synset[data-ordinal="1"] .member .text')).to_have_text(["Edo", "Tokyo"])
+    assert page.locator("#workspace .notice").count() == 0
