@@ -5,7 +5,7 @@ from django.conf import settings
 
 from config.uploads import check_upload_size
 from evaluation.metrics import BASE_METRICS, parse_gains
-from evaluation.metrics.gains import MAX_BETA, check_parameters
+from evaluation.metrics.gains import DEFAULT_BETA, DEFAULT_RBP_P, MAX_BETA, check_parameters
 from evaluation.services import run_name_problem
 from evaluation.significance import INTERVALS, MAX_TRIALS, TESTS
 
@@ -72,7 +72,8 @@ class ScoreConfigForm(forms.Form):
         beta, rbp_p = data.get("beta"), data.get("rbp_p")
         try:
             check_parameters(
-                beta=1.0 if beta is None else beta, rbp_p=0.5 if rbp_p is None else rbp_p
+                beta=DEFAULT_BETA if beta is None else beta,
+                rbp_p=DEFAULT_RBP_P if rbp_p is None else rbp_p,
             )
         except ValueError as e:
             raise forms.ValidationError(str(e)) from e

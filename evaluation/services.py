@@ -37,7 +37,7 @@ from evaluation.metrics import (
     parse_metrics,
 )
 from evaluation.metrics.errors import merge_issues
-from evaluation.metrics.gains import check_parameters
+from evaluation.metrics.gains import DEFAULT_BETA, DEFAULT_RBP_P, check_parameters
 from evaluation.metrics.normalize import normalize_many
 from evaluation.metrics.parsers import RunRow, detect_run_format, parse_run, run_rows
 from evaluation.significance import (
@@ -61,8 +61,8 @@ class ScoreConfig:
 
     metrics: tuple[str, ...] = DEFAULT_METRICS
     gains: str = "default"
-    beta: float = 1.0
-    rbp_p: float = 0.5
+    beta: float = DEFAULT_BETA
+    rbp_p: float = DEFAULT_RBP_P
 
     def profile(self) -> GainProfile:
         return parse_gains(None if self.gains == "default" else self.gains)

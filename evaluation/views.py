@@ -34,6 +34,7 @@ from evaluation.forms import (
     metric_label,
 )
 from evaluation.metrics import DEFAULT_METRICS, InputError, Scores
+from evaluation.metrics.gains import DEFAULT_BETA, DEFAULT_RBP_P
 from evaluation.plots import difference_plot
 from evaluation.significance import (
     INTERVALS,
@@ -84,13 +85,15 @@ def _config(
     defaults, with the form's errors shown) and the form showing it."""
     form = ScoreConfigForm(request.GET or None)
     levels = [code for code, _ in selectors.level_gains(collection)]
-    metrics, gains, beta, rbp_p = list(default_metrics), "default", 1.0, 0.5
+    metrics, gains, beta, rbp_p = list(default_metrics), "default", DEFAULT_BETA, DEFAULT_RBP_P
     error = None
     if form.is_bound and form.is_valid():
         metrics = form.cleaned_data["metric"] or metrics
         gains = form.gain_spec()
-        beta = form.cleaned_data["beta"] if form.cleaned_data["beta"] is not None else 1.0
-        rbp_p = form.cleaned_data["rbp_p"] if form.cleaned_data["rbp_p"] is not None else 0.5
+        if form.cleaned_data["beta"] is not None:
+            beta = form.cleaned_data["beta"]
+        if form.cleaned_data["rbp_p"] is not None:
+            rbp_p = form.cleaned_data["rbp_p"]
     try:
         config = services.check_config(
             metrics=metrics, gains=gains, beta=beta, rbp_p=rbp_p, levels=levels
@@ -98,7 +101,11 @@ def _config(
     except ValueError as e:
         error = str(e)
         config = services.check_config(
-            metrics=default_metrics, gains="default", beta=1.0, rbp_p=0.5, levels=levels
+            metrics=default_metrics,
+            gains="default",
+            beta=DEFAULT_BETA,
+            rbp_p=DEFAULT_RBP_P,
+            levels=levels,
         )
     if form.is_bound and form.errors:
         return config, form, error
