@@ -3,6 +3,7 @@ queries."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,9 +24,11 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
+    TextField,
     When,
 )
 from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 
 from .models import (
     DEFAULT_LEVELS,
@@ -245,12 +248,16 @@ def _workspace(question: Question) -> dict[str, Any]:
     # plain rows, not model instances: a question may hold 1,000 strings (and whether a
     # string was judged, not when: a datetime costs a conversion a row)
     judged = ExpressionWrapper(Q(judged_at__isnull=False), output_field=BooleanField())
-    strings = [
-        WorkspaceString(*row)
-        for row in AnswerString.objects.filter(question=question)
+    # the other spellings as the database's JSON text: most strings have none, and decoding
+    # "[]" for each of them cost as much as the rest of the row
+    rows = (
+        AnswerString.objects.filter(question=question)
         .order_by("id")
-        .annotate(judged=judged)
-        .values_list("id", "text", "key", "synset_id", "level_id", "judged", "variants")
+        .annotate(judged=judged, variants_text=Cast("variants", TextField()))
+        .values_list("id", "text", "key", "synset_id", "level_id", "judged", "variants_text")
+    )
+    strings = [
+        WorkspaceString(*row[:6], json.loads(row[6]) if row[6] != "[]" else ()) for row in rows
     ]
     for s in strings:
         s.freq = freq.get(s.key, 0)

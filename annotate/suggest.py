@@ -183,6 +183,7 @@ class _Form:
     numbers: tuple[str, ...]
     articles: tuple[str, ...]
     accented: tuple[str, ...]
+    bag: tuple[str, ...]  # rule 3: the words in alphabetical order
 
 
 def _is_punct(ch: str) -> bool:
@@ -257,6 +258,7 @@ def _form(text: str, mode: str) -> _Form:
         numbers=_numbers(text, norm),
         articles=tuple(articles),
         accented=tuple(words),
+        bag=tuple(sorted(plain)),
     )
 
 
@@ -412,7 +414,7 @@ class Suggester:
             self._by_key.setdefault(f.key, []).append(i)
             self._by_compact.setdefault(f.compact, []).append(i)
             if len(f.words) > 1:
-                self._by_bag.setdefault(tuple(sorted(f.words)), []).append(i)
+                self._by_bag.setdefault(f.bag, []).append(i)
         self._spaced = [f.spaced for _, f in self._forms]
 
     def _one(self, hits: list[int], c: _Form, *, ordered: bool = True) -> int | None:
@@ -477,9 +479,8 @@ class Suggester:
                 f"differs only in {_differences(c, m, self.mode)}: "
                 f"{_quote(c.text)} ~ {_quote(m.text)}",
             )
-        bag = tuple(sorted(c.words))
-        if len(bag) > 1 and bag in self._by_bag:
-            i = self._one(self._by_bag[bag], c, ordered=False)
+        if len(c.bag) > 1 and c.bag in self._by_bag:
+            i = self._one(self._by_bag[c.bag], c, ordered=False)
             if i is None:
                 return None
             return self._result(

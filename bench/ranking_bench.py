@@ -121,6 +121,46 @@ def main() -> None:
             print(f"{label:34} {cold:8.3f} {warm:8.3f} {cpu:10.3f}")
         size = len(client.get(f"{base}/ranking/").content)
         print(f"ranking page size: {size / 1024:.0f} KiB")
+        print(f"{'alone, on the cached scores':34} {'':>8} {'wall s':>8} {'cpu s':>10}")
+        from evaluation import services
+        from evaluation.models import Run
+        from evaluation.significance import TestConfig, pair_tests, score_intervals
+
+        runs = list(Run.objects.filter(collection=c).order_by("name"))
+        scores = services.score_runs(c, runs, services.ScoreConfig())
+        names = list(scores.runs)
+        parts = [
+            ("t intervals, 5 metrics", lambda: score_intervals(scores, TestConfig())),
+            (
+                "bootstrap intervals, 5 metrics",
+                lambda: score_intervals(scores, TestConfig(interval="bootstrap")),
+            ),
+            (
+                "paired t + Holm, all pairs",
+                lambda: pair_tests(scores, metric="q_measure", order=names, config=TestConfig()),
+            ),
+            (
+                "Tukey HSD, 1,000 permutations",
+                lambda: pair_tests(
+                    scores, metric="q_measure", order=names, config=TestConfig(test="tukey")
+                ),
+            ),
+            ("run answer stats + unjudged (SQL)", lambda: _counts(runs)),
+        ]
+        for label, fn in parts:
+            wall, cpu = [], []
+            for _ in range(args.repeat):
+                t, p = time.perf_counter(), time.process_time()
+                fn()
+                wall.append(time.perf_counter() - t)
+                cpu.append(time.process_time() - p)
+            print(f"{label:34} {'':>8} {min(wall):8.3f} {min(cpu):10.3f}")
+
+
+def _counts(runs):
+    from evaluation import selectors
+
+    return selectors.run_answer_stats(runs), selectors.unjudged_counts(runs)
 
 
 if __name__ == "__main__":

@@ -10,12 +10,16 @@ cards included, is in ``templates/annotate/question_judge.html``.
 
 Escaping is most of that work (seven values a row), and from one keypress to the next all
 rows but one or two are the same: a row of a judged string depends only on its values, so
-it is formatted once per process (``_row``, keyed by every value it shows)."""
+it is formatted once per process (``_row``, keyed by every value it shows), and so are the
+rows of a synset joined (``_rows``).  A candidate's form holds the CSRF input, masked anew
+for every response: only its text and its own inputs are kept."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from functools import lru_cache
+from typing import Any
 
 from django import template
 from django.template.backends.utils import csrf_input
@@ -48,6 +52,14 @@ _ROWS = {
 }
 
 
+@register.filter(expects_localtime=True)
+def event_time(value: datetime) -> str:
+    """When a history event happened, in local time, as ``date:"m-d H:i:s"`` shows it:
+    Django's ``date`` filter looks its format up anew at every call, which cost more than the
+    rest of the history (30 lines at every keypress)."""
+    return value.strftime("%m-%d %H:%M:%S")
+
+
 @register.simple_tag
 def also(variants: Sequence[str]) -> SafeString | str:
     """The other spellings of a string (same matching key), or ""."""
@@ -75,28 +87,30 @@ def _row(
     return format_html(fmt, pk, token, synset_id, rank, code, text, also(variants))
 
 
+# the rows of one synset (or of the incorrect strings) joined: joining them again cost as
+# much as the rest of the card
+@lru_cache(maxsize=4096)
+def _rows(fmt: str, rows: tuple[tuple[Any, ...], ...]) -> SafeString:
+    return format_html_join("", "{}", ((_row(fmt, *row),) for row in rows))
+
+
 @register.simple_tag(takes_context=True)
 def string_rows(
     context: template.Context, strings: Iterable[WorkspaceString], kind: str
 ) -> SafeString:
     """The ``<li>`` rows of ``strings``: ``member`` (in a synset) or ``wrong`` (judged
     incorrect), with a tick box and an edit link when the page may write."""
-    fmt = _ROWS[kind, bool(context.get("may_write"))]
-    return format_html_join(
-        "",
-        "{}",
-        (
+    return _rows(
+        _ROWS[kind, bool(context.get("may_write"))],
+        tuple(
             (
-                _row(
-                    fmt,
-                    s.pk,
-                    s.token,
-                    s.synset_id,
-                    s.level_rank,
-                    s.level_obj.code if s.level_obj else "",
-                    s.text,
-                    tuple(s.variants),
-                ),
+                s.pk,
+                s.token,
+                s.synset_id,
+                s.level_rank,
+                s.level_obj.code if s.level_obj else "",
+                s.text,
+                tuple(s.variants),
             )
             for s in strings
         ),

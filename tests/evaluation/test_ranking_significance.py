@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from evaluation import reliability, services
+from evaluation import reliability, services, significance
 from evaluation.metrics import reliability as rel
 from evaluation.metrics.csvio import read_csv
 from evaluation.models import Run
@@ -184,19 +184,22 @@ def test_tukey_hsd_on_request_with_its_trials_and_seed(client, three, monkeypatc
     body = page.content.decode()
     assert "randomised Tukey HSD (200 permutations, seed 7)" in body
     assert "Paired t-tests with Holm's correction instead" in body
+
+    # the default pages never run the (slow) Tukey HSD, and its CSV reuses the page's
+    def refuse(*args, **kwargs):
+        raise AssertionError("Tukey HSD computed again")
+
+    monkeypatch.setattr(rel, "tukey_hsd", refuse)
+    assert client.get("/collections/tri/ranking/").status_code == 200
+    assert client.get("/collections/tri/ranking-matrix.csv").status_code == 200
     response = client.get("/collections/tri/ranking-matrix.csv?test=tukey&trials=200&seed=7")
     head = preamble(response)
     assert (head["test"], head["tukey_trials"], head["tukey_seed"]) == ("tukey", "200", "7")
     frame = csv_frame(response).set_index("run")
     assert frame.at[by_name[0], by_name[1]] == want[0]
-
-    # the default page never runs the (slow) Tukey HSD
-    def refuse(*args, **kwargs):
-        raise AssertionError("Tukey HSD on a default page load")
-
-    monkeypatch.setattr(rel, "tukey_hsd", refuse)
-    assert client.get("/collections/tri/ranking/").status_code == 200
-    assert client.get("/collections/tri/ranking-matrix.csv").status_code == 200
+    # another seed is another computation
+    with pytest.raises(AssertionError, match="computed again"):
+        client.get("/collections/tri/ranking/?test=tukey&trials=200&seed=8")
 
 
 def test_tiny_p_values_are_shown_in_scientific_notation_and_marked(client):
@@ -293,3 +296,30 @@ def test_participants_test_only_the_runs_they_see(client, three):
     client.force_login(three.memberships.get(role="organizer").user)
     tests = client.get("/collections/tri/ranking/").context["matrix"]["tests"]
     assert sorted(tests.runs) == sorted([*scores, "mine", "mine2"]) and tests.pairs == 10
+
+
+def test_one_judged_question_gives_no_interval_and_no_test_and_says_why(client):
+    c = make_collection(slug="one")
+    make_question(collection=c, qid="Q1", synsets=[[("a", "S")]])
+    org = make_user(username="org-one")
+    add_member(collection=c, user=org, role="organizer")
+    make_run(collection=c, owner=org, name="r1", answers={"Q1": ["a"]})
+    make_run(collection=c, owner=org, name="r2", answers={"Q1": ["x", "a"]})
+    client.force_login(org)
+    body = client.get("/collections/one/ranking/").content.decode()
+    assert "A confidence interval needs at least two judged questions." in body
+    assert "The tests need at least two judged questions." in body
+    assert 'class="ci"' not in body and 'id="pair-matrix"' not in body
+    frame = csv_frame(client.get("/collections/one/ranking.csv?metric=rr"))
+    assert frame["rr_ci_low"].isna().all() and list(frame["rr"][:2]) == [1.0, 0.5]
+    runs = client.get("/collections/one/runs/").content.decode()
+    assert "A confidence interval needs at least two judged questions." in runs
+
+
+def test_pair_tests_need_the_order_of_every_scored_run(client, three):
+    runs = list(Run.objects.filter(collection=three).order_by("name"))
+    scores = services.score_runs(three, runs, services.ScoreConfig())
+    with pytest.raises(ValueError, match="every scored run"):
+        significance.pair_tests(
+            scores, metric="q_measure", order=["best", "mid"], config=significance.TestConfig()
+        )
