@@ -25,7 +25,7 @@ from . import forms, layers, presence, services
 from .layer_io import export_layers, layers_import
 from .models import Collection, JudgingLayer, Membership, Question, QuestionStatus, Role
 from .permissions import require_role
-from .selectors import next_question, question_list_queryset, queue_position
+from .selectors import consistent_read, next_question, question_list_queryset, queue_position
 
 
 # -- organizer: agreement, requests, CSV --------------------------------------------------------
@@ -257,7 +257,9 @@ def _layer_context(
     """The judging workspace's context (``views._workspace_context``'s keys) for the
     assessor's layer: the layer's synsets and version, its own history, no gold."""
     question = layer.question
-    ws = layers.layer_workspace(layer)
+    with consistent_read():  # the page's version is that of what it shows
+        layer.refresh_from_db(fields=["version", "started_at", "done_at"])
+        ws = layers.layer_workspace(layer)
     # the page's question shows the layer's version and progress; it is never saved
     shown = copy.copy(question)
     shown.version, shown.status, shown.notes = layer.version, layers.layer_status(layer), ""
@@ -414,7 +416,6 @@ def question_layer_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         if notice:
             messages.warning(request, notice)
         return redirect_to(request, "annotate:question-judge", layer.question_id)
-    layer.refresh_from_db()
     return render_page(
         request,
         "annotate/question_judge.html",
