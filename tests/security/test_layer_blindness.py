@@ -97,3 +97,21 @@ def test_organizer_still_sees_everything_on_the_question_list(client, w):
     html = client.get(reverse("annotate:question-list", args=["blind"])).content.decode()
     row = _row(html, "Q1")
     assert "zebedee" in row and "ann" in row and '<td class="num">2</td>' in row
+
+
+# -- the layers CSV import: bad synset numbers are file errors, never a crash ----------------
+@pytest.mark.parametrize("syn", ["²", "٣", "99999999999999999999", "0"])
+def test_layers_import_refuses_strange_synset_numbers_with_their_line(client, w, syn):
+    from annotate.layer_io import layers_import
+    from annotate.models import LayerJudgment
+
+    before = list(LayerJudgment.objects.values_list("layer_id", "string_id", "group"))
+    data = (
+        "question_id,synset_id,answer,level,assessor,done\n"
+        "Q1,1,Shakespeare,S,ann,\n"
+        f"Q1,{syn},Marlowe,A,ann,\n"
+    ).encode()
+    result = layers_import(collection=w["c"], data=data, filename="l.csv", by=w["org"])
+    assert result.issues and result.issues[0].line == 3, result.issues
+    after = list(LayerJudgment.objects.values_list("layer_id", "string_id", "group"))
+    assert after == before  # nothing written
