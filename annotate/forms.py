@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.forms import formset_factory
 
+from config.ids import request_id
 from config.uploads import check_upload_size
 from evaluation.metrics.gains import MAX_GAIN, check_gain
 
@@ -202,14 +203,14 @@ class WithSynset(forms.Form):
         return data
 
     def _page_synset(self, ordinal: str, page_synsets: str) -> PageSynset | None:
-        n = int(ordinal) if ordinal.isdigit() else 0
+        n = request_id(ordinal) or 0
         if n < 1:
             self.add_error("ordinal", f"There is no synset {ordinal}.")
             return None
         if "page_synsets" not in self.data:
             return PageSynset(ordinal=n)
         shown = page_synsets.split()
-        if n > len(shown) or not shown[n - 1].isdigit():
+        if n > len(shown) or request_id(shown[n - 1]) is None:
             self.add_error("ordinal", f"There is no synset {n} on your page; nothing was changed.")
             return None
         return PageSynset(ordinal=n, pk=int(shown[n - 1]))

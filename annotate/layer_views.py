@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from config.downloads import content_disposition
 from config.htmx import HtmxHttpRequest, redirect_to, render_page
+from config.ids import request_id, request_ids
 
 from . import forms, layers, presence, services
 from .layer_io import export_layers, layers_import
@@ -68,16 +69,9 @@ def collection_layers_request(request: HttpRequest, slug: str) -> HttpResponse:
     require_role(request, collection, Role.ORGANIZER)
     p = request.POST
     users = get_user_model().objects
-    assessors = list(
-        users.filter(pk__in=[int(v) for v in p.getlist("assessors") if v.isdigit()]).order_by(
-            "username"
-        )
-    )
-    adjudicator = (
-        users.filter(pk=int(p["adjudicator"])).first()
-        if p.get("adjudicator", "").isdigit()
-        else None
-    )
+    assessors = list(users.filter(pk__in=request_ids(p.getlist("assessors"))).order_by("username"))
+    adjudicator_id = request_id(p.get("adjudicator", ""))
+    adjudicator = users.filter(pk=adjudicator_id).first() if adjudicator_id is not None else None
     # the question list's filters (``f_`` as on its bulk assignment), then all or a sample
     status = p.get("f_status", p.get("status", ""))
     questions = question_list_queryset(
@@ -213,7 +207,7 @@ def question_adjudicate_act(request: HttpRequest, pk: int) -> HttpResponse:
                 question=question, string=int(p["string"]), by=by, version=version
             )
         elif op == "merge":
-            ids = [int(v) for v in p.getlist("synsets") if v.isdigit()]
+            ids = request_ids(p.getlist("synsets"))
             services.synset_merge(question=question, synsets=ids, by=by, version=version)
         elif op == "undo":
             services.question_undo(question=question, by=by, any_user=True)

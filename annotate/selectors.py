@@ -30,6 +30,8 @@ from django.db.models import (
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
+from config.ids import request_id
+
 from .models import (
     DEFAULT_LEVELS,
     AnswerString,
@@ -148,7 +150,8 @@ def question_is_unassigned(question: Question) -> bool:
 
 def workspace_edit_string(question: Question, pk: str) -> AnswerString | None:
     """The string of ``question`` the workspace's edit form shows (``?edit=<id>``), if any."""
-    return question.strings.filter(pk=int(pk)).first() if pk.isdigit() else None
+    n = request_id(pk)
+    return question.strings.filter(pk=n).first() if n is not None else None
 
 
 @contextmanager
@@ -552,8 +555,8 @@ def question_list_queryset(
         qs = qs.filter(status=status)
     if assessor == "none":
         qs = qs.filter(assessors__isnull=True)
-    elif assessor.isdigit():
-        qs = qs.filter(assessors=int(assessor))
+    elif request_id(assessor) is not None:
+        qs = qs.filter(assessors=request_id(assessor))
     if unjudged == "1":
         qs = qs.filter(n_unjudged__gt=0)
     elif unjudged == "0":

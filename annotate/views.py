@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from config.downloads import content_disposition
 from config.htmx import HtmxHttpRequest, redirect_to, render_page
+from config.ids import request_ids
 
 from . import forms, layer_views, layers, presence, services
 from .imports import (
@@ -439,7 +440,7 @@ def question_assign(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 def _ids(values: list[str]) -> list[int]:
-    return [int(v) for v in values if v.isdigit()]
+    return request_ids(values)
 
 
 # -- organizer pages -------------------------------------------------------------------------

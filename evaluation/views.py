@@ -25,6 +25,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from annotate.models import Collection, Role
 from annotate.permissions import require_role
+from config.ids import request_id
 from evaluation import selectors, services
 from evaluation.forms import (
     RunReplaceForm,
@@ -568,7 +569,7 @@ def _chosen_runs(
     for x in (a, b):
         if x and x not in by_id:
             selectors.visible_run(
-                user=request.user, collection=collection, run_id=x if x.isdigit() else 0
+                user=request.user, collection=collection, run_id=request_id(x) or 0
             )
     if not a:
         a = next((k for k in by_id if k != b), None)
