@@ -9,6 +9,7 @@ layer rows changes no layer, and this file changes no gold judgment.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -100,6 +101,10 @@ class LayersPlan:
         return sum(len(rows) for rows in self.planned.values())
 
 
+_MAX_GROUP = 999_999_999  # LayerJudgment.group, a PositiveIntegerField
+_GROUP = re.compile(r"[1-9][0-9]{0,8}", re.ASCII)
+
+
 def layers_plan(*, collection: Collection, data: bytes, filename: str) -> LayersPlan:
     """Check the whole layers file against ``collection`` without writing (a few queries):
     every error with its line number, or the plan ``layers_write`` carries out."""
@@ -143,8 +148,12 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
                 )
             )
             continue
-        if syn and not syn.isdigit():
-            plan.issues.append(Issue(filename, line, "a layer's synset_id is a number"))
+        if syn and not _GROUP.fullmatch(syn):
+            # ASCII digits only ("²".isdigit() is true but int() refuses it), within the
+            # column; 0 would be written back as "no synset" (incorrect) by export_layers
+            plan.issues.append(
+                Issue(filename, line, f"a layer's synset_id is a number from 1 to {_MAX_GROUP}")
+            )
             continue
         key = normalize_answer(answer, mode)
         if not key:

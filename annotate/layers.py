@@ -623,15 +623,15 @@ def adjudicator_questions(user) -> list[Question]:
 
 def can_adjudicate(user, question: Question, role: str | None) -> bool:
     """Organizers adjudicate every question; a named adjudicator the questions they were
-    named for."""
+    named for -- but not while their own layer of it is open (blindness: the adjudication
+    page shows gold and every layer)."""
     if role == Role.ORGANIZER:
         return True
-    req = (
-        LayerRequest.objects.filter(question=question)
-        .values_list("adjudicator_id", flat=True)
-        .first()
-    )
-    return req is not None and req == user.pk
+    named = LayerRequest.objects.filter(question=question, adjudicator_id=user.pk).exists()
+    own_open = JudgingLayer.objects.filter(
+        question=question, assessor_id=user.pk, done_at__isnull=True
+    ).exists()
+    return named and not own_open
 
 
 # -- the agreement page -----------------------------------------------------------------------

@@ -437,8 +437,14 @@ class JudgingLayerQuerySet(models.QuerySet):
         own_done = JudgingLayer.objects.filter(
             question=OuterRef("question"), assessor=user, done_at__isnull=False
         )
+        own_open = JudgingLayer.objects.filter(
+            question=OuterRef("question"), assessor=user, done_at__isnull=True
+        )
+        # a named adjudicator who judges the question in a layer too is blind until done
         return self.filter(
-            Q(assessor=user) | Exists(own_done) | Q(question__layer_request__adjudicator=user)
+            Q(assessor=user)
+            | Exists(own_done)
+            | (Q(question__layer_request__adjudicator=user) & ~Exists(own_open))
         )
 
 

@@ -368,9 +368,21 @@ def question_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         unjudged=f.get("unjudged", ""),
         search=f.get("q", "").strip(),
     )
+    blind = role != Role.ORGANIZER
+    if blind and f.get("assessor", "") not in ("", "none", str(request.user.pk)):
+        # who else judges a question the user judges in a layer is not told (DESIGN.md
+        # section 9): filtering by another assessor does not find it
+        qs = qs.exclude(layers__assessor=request.user)
     page = Paginator(qs, 50).get_page(f.get("page"))
     questions = list(page.object_list)
     attach_assessors(questions)
+    if blind:
+        # a question judged in the user's layer shows the layer's status and counts, and
+        # the user alone as its assessor: nothing of gold or of the other layers
+        layers.my_layers(questions, request.user)
+        for q in questions:
+            if q.my_layer is not None:
+                q.assessor_names = [request.user.get_username()]
     return render_page(
         request,
         "annotate/question_list.html",

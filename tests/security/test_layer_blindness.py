@@ -1,0 +1,117 @@
+"""Red team: an assessor judging a question in their own layer sees nothing of gold, of the
+other layers or of who else judges it until their layer is done (DESIGN.md section 9) --
+on every page, not only the judging workspace."""
+
+import pytest
+from django.urls import reverse
+
+from annotate import layers as L
+from annotate.models import JudgingLayer
+from tests.factories import add_member, make_collection, make_question, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def w(client):
+    c = make_collection(slug="blind")
+    org, a, b = (make_user(username=n) for n in ("org", "ann", "zebedee"))
+    add_member(collection=c, user=org, role="organizer")
+    add_member(collection=c, user=a, role="assessor")
+    add_member(collection=c, user=b, role="assessor")
+    # gold holds two synsets already: a layer must not show them, nor their count
+    q = make_question(
+        collection=c,
+        qid="Q1",
+        text="Who wrote Hamlet?",
+        synsets=[[("gold-one", "A")], [("gold-two", "B")]],
+        unjudged=["Shakespeare", "Marlowe"],
+    )
+    # ann is both one of the two assessors and the named adjudicator
+    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org, adjudicator=a)
+    ids = {s.text: s.pk for s in q.strings.all()}
+    # bob judged in his layer (not done)
+    L.layer_judge(
+        layer=JudgingLayer.objects.get(question=q, assessor=b),
+        string=ids["Marlowe"],
+        new_group=True,
+        level="S",
+        by=b,
+    )
+    client.force_login(a)
+    return {"c": c, "q": q, "org": org, "a": a, "b": b, "ids": ids}
+
+
+def test_adjudicator_with_an_open_layer_cannot_open_the_adjudication_page(client, w):
+    r = client.get(reverse("annotate:question-adjudicate", args=[w["q"].pk]))
+    assert r.status_code == 403
+    assert b"zebedee" not in r.content and b"gold-one" not in r.content
+
+
+def test_adjudicator_with_an_open_layer_cannot_adjudicate(client, w):
+    q = w["q"]
+    layer_b = JudgingLayer.objects.get(question=q, assessor=w["b"])
+    r = client.post(
+        reverse("annotate:question-adjudicate-act", args=[q.pk]),
+        {"op": "take", "layer": layer_b.pk, "string": w["ids"]["Marlowe"]},
+    )
+    assert r.status_code == 403
+    q.refresh_from_db()
+    assert not q.strings.get(text="Marlowe").judged_at
+
+
+def test_adjudicator_opens_the_page_once_their_layer_is_done(client, w):
+    q, ids = w["q"], w["ids"]
+    layer_a = JudgingLayer.objects.get(question=q, assessor=w["a"])
+    for text in ("gold-one", "gold-two", "Shakespeare", "Marlowe"):
+        L.layer_judge(layer=layer_a, string=ids[text], by=w["a"])
+    L.layer_mark_done(layer=layer_a, by=w["a"])
+    r = client.get(reverse("annotate:question-adjudicate", args=[q.pk]))
+    assert r.status_code == 200 and b"zebedee" in r.content
+
+
+def _row(html: str, qid: str) -> str:
+    start = html.index(f'<span class="qid">{qid}</span>')
+    return html[start : html.index("</tr>", start)]
+
+
+def test_question_list_hides_the_other_layers_assessors_and_gold_counts(client, w):
+    html = client.get(reverse("annotate:question-list", args=["blind"])).content.decode()
+    row = _row(html, "Q1")
+    assert "zebedee" not in row  # who else judges the question
+    assert '<td class="num">2</td>' not in row  # gold's R (two synsets)
+    assert "my layer" in row
+
+
+def test_question_list_filter_by_the_other_assessor_hides_my_layered_question(client, w):
+    url = reverse("annotate:question-list", args=["blind"])
+    html = client.get(url, {"assessor": w["b"].pk}).content.decode()
+    assert '<span class="qid">Q1</span>' not in html
+    # filtering by myself still finds it
+    html = client.get(url, {"assessor": w["a"].pk}).content.decode()
+    assert '<span class="qid">Q1</span>' in html
+
+
+def test_organizer_still_sees_everything_on_the_question_list(client, w):
+    client.force_login(w["org"])
+    html = client.get(reverse("annotate:question-list", args=["blind"])).content.decode()
+    row = _row(html, "Q1")
+    assert "zebedee" in row and "ann" in row and '<td class="num">2</td>' in row
+
+
+# -- the layers CSV import: bad synset numbers are file errors, never a crash ----------------
+@pytest.mark.parametrize("syn", ["²", "٣", "99999999999999999999", "0"])
+def test_layers_import_refuses_strange_synset_numbers_with_their_line(client, w, syn):
+    from annotate.layer_io import layers_import
+    from annotate.models import LayerJudgment
+
+    before = list(LayerJudgment.objects.values_list("layer_id", "string_id", "group"))
+    data = (
+        "question_id,synset_id,answer,level,assessor,done\n"
+        "Q1,1,Shakespeare,S,ann,\n"
+        f"Q1,{syn},Marlowe,A,ann,\n"
+    ).encode()
+    result = layers_import(collection=w["c"], data=data, filename="l.csv", by=w["org"])
+    assert result.issues and result.issues[0].line == 3, result.issues
+    after = list(LayerJudgment.objects.values_list("layer_id", "string_id", "group"))
+    assert after == before  # nothing written
