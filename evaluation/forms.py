@@ -107,13 +107,8 @@ class TestConfigForm(forms.Form):
 
     interval = forms.ChoiceField(choices=list(INTERVALS.items()), required=False, label="95% CI")
     test = forms.ChoiceField(choices=list(TESTS.items()), required=False, label="Pair test")
-    trials = forms.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=MAX_TRIALS,
-        label="Trials",
-        help_text="bootstrap samples / Tukey permutations",
-    )
+    # bootstrap samples / Tukey permutations (the template's label says which)
+    trials = forms.IntegerField(required=False, min_value=1, max_value=MAX_TRIALS, label="Trials")
     seed = forms.IntegerField(required=False, min_value=0, max_value=2**63 - 1)
 
     @classmethod

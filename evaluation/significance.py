@@ -3,8 +3,8 @@ runs and ranking pages (DESIGN.md section 10), from scored runs (the engine's ``
 
 Every figure comes from ``evaluation.metrics.reliability``: the t interval
 (``t_intervals``), the bootstrap percentile interval (``bootstrap_intervals`` over the
-bootstrap samples ``draw_samples`` draws, so with the same seed and B they are the
-reliability page's), paired t-tests with Holm's correction (``paired_t``, ``holm``) and
+bootstrap samples ``draw_bootstrap`` draws: ``draw_samples``' for the same seed and B, so
+they are the reliability page's), paired t-tests with Holm's correction (``paired_t``, ``holm``) and
 the randomised Tukey HSD (``tukey_hsd``).  No Django here: ``services.runs_rank`` and the
 views call it with scores they already have, so it adds no query to a page.
 """
@@ -99,14 +99,11 @@ def score_intervals(scores: Scores, config: TestConfig) -> MeanIntervals:
         problem = "A confidence interval needs at least two judged questions."
         return MeanIntervals(config, scores.runs, scores.metrics, mean, low, high, problem)
     if config.interval == "bootstrap":
-        samples = rel.draw_samples(
-            [str(q) for q in scores.questions], trials=config.trials, seed=config.seed
-        )
-        indicator = samples.indicators["bootstrap"]
+        boot = rel.draw_bootstrap(nq, trials=config.trials, seed=config.seed)
     for k in range(nm):
         X = values[:, k, :]
         if config.interval == "bootstrap":
-            lo, hi = rel.bootstrap_intervals(X, samples.bootstrap, level=LEVEL, indicator=indicator)
+            lo, hi = rel.bootstrap_intervals(X, boot, level=LEVEL)
         else:
             lo, hi = rel.t_intervals(X, level=LEVEL)
         low[:, k], high[:, k] = lo, hi

@@ -72,8 +72,9 @@ def also(variants: Sequence[str]) -> SafeString | str:
     )
 
 
-# about 0.5 KB a row: the rows of a few pages of 1,000 strings
-@lru_cache(maxsize=16_384)
+# Per process, each cache holds at most a few MB: a row is about 0.7 KB with its key, and
+# 8,192 of them are the rows of 8 pages of 1,000 strings.
+@lru_cache(maxsize=8192)
 def _row(
     fmt: str,
     pk: int,
@@ -87,11 +88,15 @@ def _row(
     return format_html(fmt, pk, token, synset_id, rank, code, text, also(variants))
 
 
-# the rows of one synset (or of the incorrect strings) joined: joining them again cost as
-# much as the rest of the card
-@lru_cache(maxsize=4096)
-def _rows(fmt: str, rows: tuple[tuple[Any, ...], ...]) -> SafeString:
+def _join(fmt: str, rows: tuple[tuple[Any, ...], ...]) -> SafeString:
     return format_html_join("", "{}", ((_row(fmt, *row),) for row in rows))
+
+
+# The rows of a synset joined, as the last keypresses left them: joining them again cost as
+# much as the rest of its card.  Only short lists are kept (every state of a long list of
+# incorrect strings would be), at most 512 x 32 rows.
+_JOINED_ROWS = 32
+_joined = lru_cache(maxsize=512)(_join)
 
 
 @register.simple_tag(takes_context=True)
@@ -100,21 +105,20 @@ def string_rows(
 ) -> SafeString:
     """The ``<li>`` rows of ``strings``: ``member`` (in a synset) or ``wrong`` (judged
     incorrect), with a tick box and an edit link when the page may write."""
-    return _rows(
-        _ROWS[kind, bool(context.get("may_write"))],
-        tuple(
-            (
-                s.pk,
-                s.token,
-                s.synset_id,
-                s.level_rank,
-                s.level_obj.code if s.level_obj else "",
-                s.text,
-                tuple(s.variants),
-            )
-            for s in strings
-        ),
+    rows = tuple(
+        (
+            s.pk,
+            s.token,
+            s.synset_id,
+            s.level_rank,
+            s.level_obj.code if s.level_obj else "",
+            s.text,
+            tuple(s.variants),
+        )
+        for s in strings
     )
+    fmt = _ROWS[kind, bool(context.get("may_write"))]
+    return (_joined if len(rows) <= _JOINED_ROWS else _join)(fmt, rows)
 
 
 _CANDIDATE = (

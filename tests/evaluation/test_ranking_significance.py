@@ -323,3 +323,20 @@ def test_pair_tests_need_the_order_of_every_scored_run(client, three):
         significance.pair_tests(
             scores, metric="q_measure", order=["best", "mid"], config=significance.TestConfig()
         )
+
+
+def test_intervals_and_tests_add_no_query(client, three):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def count(url):
+        client.get(url)  # scores cached: the second request counts the page alone
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(url).status_code == 200
+        return len(ctx.captured_queries)
+
+    plain = count("/collections/tri/ranking/")
+    assert count("/collections/tri/ranking/?interval=bootstrap&test=tukey&trials=50") == plain
+    assert count("/collections/tri/runs/?interval=bootstrap&trials=50") == count(
+        "/collections/tri/runs/"
+    )
