@@ -26,6 +26,22 @@ ALPHA = rel.ALPHA
 DEFAULT_TRIALS = 1000
 #: the bootstrap holds (B x questions) samples in memory: 2,000 x 5,000 is 80 MB a matrix
 MAX_TRIALS = 2000
+#: what one request may compute (runs x questions x trials, times metrics for the
+#: bootstrap): about 10 s of CPU on a 2-core machine.  MAX_TRIALS alone does not bound it,
+#: runs and questions do not stop at the benchmark's 50 x 5,000; past it, no figures and a
+#: ``problem`` saying how many trials fit
+MAX_TUKEY_WORK = 500_000_000
+MAX_BOOTSTRAP_WORK = 5_000_000_000
+
+
+def _too_much(what: str, trials: int, per_trial: int, limit: int) -> str | None:
+    """Why ``trials`` of ``what`` (``per_trial`` units each) are not computed, or None."""
+    if trials * per_trial <= limit:
+        return None
+    fit = limit // max(per_trial, 1)
+    return f"{trials} {what} are too much work for this many runs and questions" + (
+        f"; choose at most {fit} trials." if fit else "."
+    )
 
 
 @dataclass(frozen=True)
@@ -99,6 +115,9 @@ def score_intervals(scores: Scores, config: TestConfig) -> MeanIntervals:
         problem = "A confidence interval needs at least two judged questions."
         return MeanIntervals(config, scores.runs, scores.metrics, mean, low, high, problem)
     if config.interval == "bootstrap":
+        problem = _too_much("bootstrap samples", config.trials, nr * nm * nq, MAX_BOOTSTRAP_WORK)
+        if problem:
+            return MeanIntervals(config, scores.runs, scores.metrics, mean, low, high, problem)
         boot = rel.draw_bootstrap(nq, trials=config.trials, seed=config.seed)
     for k in range(nm):
         X = values[:, k, :]
@@ -158,7 +177,9 @@ def pair_tests(
         problem = "The tests compare runs: at least two are needed."
     elif nq < 2:
         problem = "The tests need at least two judged questions."
-    else:
+    elif config.test == "tukey":
+        problem = _too_much("Tukey permutations", config.trials, nr * nq, MAX_TUKEY_WORK)
+    if problem is None:
         if config.test == "tukey":
             flat = rel.tukey_hsd(X, trials=config.trials, seed=config.seed)
         else:

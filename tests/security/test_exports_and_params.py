@@ -106,3 +106,30 @@ def test_abusive_test_parameters_fall_back_to_the_defaults(client, world, params
         assert all(v not in ("1000000000", str(10**12)) for v in pre.values())
     else:
         assert 'role="alert"' in text  # the form's error is shown
+
+
+def test_tukey_and_bootstrap_past_the_work_bound_are_refused_not_computed(
+    client, world, monkeypatch
+):
+    """MAX_TRIALS bounds the trials, not runs x questions x trials: past the work bound the
+    page says how many trials fit instead of computing for minutes."""
+    from evaluation import significance
+    from evaluation.metrics import reliability as rel
+
+    def never(*args, **kwargs):
+        raise AssertionError("computed past the work bound")
+
+    monkeypatch.setattr(rel, "tukey_hsd", never)
+    monkeypatch.setattr(rel, "draw_bootstrap", never)
+    # 7 runs x 3 questions here: a bound of 100 units leaves 4 Tukey permutations
+    monkeypatch.setattr(significance, "MAX_TUKEY_WORK", 100)
+    monkeypatch.setattr(significance, "MAX_BOOTSTRAP_WORK", 100)
+    params = {"test": "tukey", "interval": "bootstrap", "trials": "2000", "seed": "7"}
+    html = client.get(reverse("evaluation:ranking", args=[world.slug]), params).content.decode()
+    assert "2000 Tukey permutations are too much work" in html
+    assert "choose at most 4 trials" in html
+    assert "2000 bootstrap samples are too much work" in html
+    r = client.get(reverse("evaluation:ranking-matrix-csv", args=[world.slug]), params)
+    assert r.status_code == 200
+    r = client.get(reverse("evaluation:run-list-csv", args=[world.slug]), params)
+    assert r.status_code == 200
