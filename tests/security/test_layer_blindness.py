@@ -115,3 +115,60 @@ def test_layers_import_refuses_strange_synset_numbers_with_their_line(client, w,
     assert result.issues and result.issues[0].line == 3, result.issues
     after = list(LayerJudgment.objects.values_list("layer_id", "string_id", "group"))
     assert after == before  # nothing written
+
+
+# -- a named adjudicator adjudicates the questions they are named on, nothing else -----------
+@pytest.fixture
+def two(w):
+    """Q1 (w) and Q2 both layered by ann and zebedee, all layers done and disagreeing;
+    carol is the named adjudicator of Q1 only."""
+    c, a, b = w["c"], w["a"], w["b"]
+    carol = make_user(username="carol")
+    add_member(collection=c, user=carol, role="assessor")
+    q2 = make_question(collection=c, qid="Q2", unjudged=["Paris", "Lyon"])
+    L.layers_request(
+        collection=c, questions=[w["q"]], assessors=[a, b], by=w["org"], adjudicator=carol
+    )
+    L.layers_request(collection=c, questions=[q2], assessors=[a, b], by=w["org"])
+    for q in (w["q"], q2):
+        for user, new in ((a, True), (b, False)):
+            layer = JudgingLayer.objects.get(question=q, assessor=user)
+            for s in q.strings.exclude(pk__in=layer.judgments.values("string_id")):
+                L.layer_judge(layer=layer, string=s.pk, new_group=new, by=user)
+            L.layer_mark_done(layer=layer, by=user)
+    return {**w, "carol": carol, "q2": q2}
+
+
+def test_named_adjudicator_cannot_adjudicate_a_question_they_are_not_named_on(client, two):
+    client.force_login(two["carol"])
+    q2 = two["q2"]
+    assert client.get(reverse("annotate:question-adjudicate", args=[q2.pk])).status_code == 403
+    layer = JudgingLayer.objects.get(question=q2, assessor=two["a"])
+    s = q2.strings.get(text="Paris")
+    r = client.post(
+        reverse("annotate:question-adjudicate-act", args=[q2.pk]),
+        {"op": "take", "layer": layer.pk, "string": s.pk},
+    )
+    assert r.status_code == 403
+    s.refresh_from_db()
+    assert s.judged_at is None
+    queue = client.get(reverse("annotate:adjudication-queue")).content.decode()
+    assert '<span class="qid">Q1</span>' in queue and '<span class="qid">Q2</span>' not in queue
+
+
+def test_layer_and_string_of_another_question_are_refused_on_my_question(client, two):
+    client.force_login(two["carol"])
+    q1, q2 = two["q"], two["q2"]
+    other_layer = JudgingLayer.objects.get(question=q2, assessor=two["a"])
+    other_string = q2.strings.get(text="Paris")
+    mine = JudgingLayer.objects.get(question=q1, assessor=two["a"])
+    for data in (
+        {"op": "take", "layer": other_layer.pk, "string": q1.strings.get(text="Marlowe").pk},
+        {"op": "take", "layer": mine.pk, "string": other_string.pk},
+        {"op": "take_synset", "layer": other_layer.pk, "group": "1"},
+        {"op": "incorrect", "string": other_string.pk},
+    ):
+        r = client.post(reverse("annotate:question-adjudicate-act", args=[q1.pk]), data)
+        assert r.status_code == 302
+    other_string.refresh_from_db()
+    assert other_string.judged_at is None
