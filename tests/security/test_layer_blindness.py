@@ -172,3 +172,28 @@ def test_layer_and_string_of_another_question_are_refused_on_my_question(client,
         assert r.status_code == 302
     other_string.refresh_from_db()
     assert other_string.judged_at is None
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        "Q1,1,Marlowe,S,pat,",  # a participant of the collection
+        "Q1,1,Marlowe,S,stranger,",  # a user of no collection
+        "Q9,1,Marlowe,S,ann,",  # a question of another collection
+        "Q1,1,Marlowe,Z,ann,",  # a level of no collection
+    ],
+)
+def test_layers_import_refuses_foreign_people_and_things_and_writes_nothing(w, row):
+    from annotate.layer_io import layers_import
+    from annotate.models import LayerJudgment
+
+    add_member(collection=w["c"], user=make_user(username="pat"), role="participant")
+    make_user(username="stranger")
+    other = make_collection(slug="other", levels=(("Z", 1.0),))
+    add_member(collection=other, user=make_user(username="zed"), role="assessor")
+    make_question(collection=other, qid="Q9", unjudged=["Marlowe"])
+    before = list(LayerJudgment.objects.values_list("layer_id", "string_id", "group"))
+    data = "question_id,synset_id,answer,level,assessor,done\nQ1,1,Shakespeare,S,ann,\n" + row
+    result = layers_import(collection=w["c"], data=data.encode(), filename="l.csv", by=w["org"])
+    assert [i.line for i in result.issues] == [3]
+    assert list(LayerJudgment.objects.values_list("layer_id", "string_id", "group")) == before
