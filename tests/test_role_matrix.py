@@ -803,6 +803,64 @@ def test_run_names_never_reach_an_assessor(world):
     check()
 
 
+def test_run_names_never_reach_an_assessor_judging_in_layers(world):
+    """The same on the pages of several assessors per question: the assessor's layer in
+    the judging workspace (page, htmx fragment of an operation), the adjudication queue and
+    page as a named adjudicator, the question list and queue showing layers."""
+    from django.contrib.auth import get_user_model
+
+    from annotate import layers
+
+    demo, u = world["collection"], world["users"]
+    other = get_user_model().objects.get(username="assessor2")
+    client = login(u["assessor"])
+    with_runs = list(
+        Question.objects.filter(collection=demo, run_answers__isnull=False).distinct()[:2]
+    )
+    judged, open_ = with_runs
+    layers.layers_request(
+        collection=demo,
+        questions=with_runs,
+        assessors=[u["assessor"], other],
+        by=u["organizer"],
+        adjudicator=u["assessor"],
+    )
+    for user in (u["assessor"], other):  # the first question: every layer done
+        layer = layers.layer_for(question=judged, user=user)
+        for s in judged.strings.all():
+            layers.layer_judge(layer=layer, string=s.pk, new_group=user == other, by=user)
+        layers.layer_mark_done(layer=layer, by=user)
+    base = f"/collections/{demo.slug}"
+    urls = [
+        f"/questions/{judged.pk}/judge/",
+        f"/questions/{open_.pk}/judge/",
+        f"/questions/{judged.pk}/adjudicate/",
+        "/queue/adjudicate/",
+        "/queue/",
+        f"{base}/questions/",
+    ]
+    bodies = []
+    for url in urls:
+        for headers in ({}, {"HX-Request": "true"}):
+            response = client.get(url, headers=headers, follow=True)
+            assert response.status_code == 200, (url, response.status_code)
+            bodies.append((url, response.content.decode()))
+    s = open_.strings.first()
+    response = client.post(
+        f"/questions/{open_.pk}/layer/act/",
+        {"op": "new", "string": s.pk, "level": ""},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 200
+    bodies.append(("layer act", response.content.decode()))
+    assert "<h1>Adjudicate" in dict(bodies)[f"/questions/{judged.pk}/adjudicate/"]
+    assert 'id="layer-note"' in dict(bodies)[f"/questions/{open_.pk}/judge/"]
+    assert 'id="layer-compare"' in dict(bodies)[f"/questions/{judged.pk}/judge/"]
+    for url, body in bodies:
+        for name in SECRET_RUNS:
+            assert name not in body, f"{name} shown to the assessor on {url}"
+
+
 def test_members_of_another_collection_get_403(world):
     demo, elsewhere = world["collection"], world["elsewhere"]
     eq, erun = world["elsewhere_question"], world["elsewhere_run"]
