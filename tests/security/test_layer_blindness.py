@@ -197,3 +197,35 @@ def test_layers_import_refuses_foreign_people_and_things_and_writes_nothing(w, r
     result = layers_import(collection=w["c"], data=data.encode(), filename="l.csv", by=w["org"])
     assert [i.line for i in result.issues] == [3]
     assert list(LayerJudgment.objects.values_list("layer_id", "string_id", "group")) == before
+
+
+# -- the workspace on a layer: no gold through suggestions, history, presence, counts ---------
+def test_layer_workspace_shows_nothing_of_gold_or_the_other_layer(client, w):
+    from django.test import Client
+
+    q = w["q"]
+    # gold's synset "gold-one" would suggest itself for a spelling of it in gold's page
+    s = q.strings.create(text="Gold One", key="gold one")
+    org = Client()
+    org.force_login(w["org"])
+    gold_page = org.get(reverse("annotate:question-judge", args=[q.pk]), {"gold": "1"})
+    assert 'class="suggest small"' in gold_page.content.decode()  # the attack has teeth
+    # zebedee was here (presence), judged in his layer and left history
+    other = Client()
+    other.force_login(w["b"])
+    other.get(reverse("annotate:question-judge", args=[q.pk]))
+    for headers in ({}, {"HX-Request": "true"}):
+        html = client.get(reverse("annotate:question-judge", args=[q.pk]), headers=headers)
+        html = html.content.decode()
+        assert 'class="suggest small"' not in html  # no suggestion from gold's synsets
+        assert "zebedee" not in html  # no presence, history or layer of his
+        assert 'class="synset card"' not in html  # gold's two synsets
+        assert 'R = <strong id="q-r">0</strong>' in html
+    html = client.post(
+        reverse("annotate:question-layer-act", args=[q.pk]),
+        {"op": "incorrect", "string": s.pk, "expect": "u"},
+        headers={"HX-Request": "true"},
+    ).content.decode()
+    assert "zebedee" not in html and 'class="suggest small"' not in html
+    assert "gold-one" in html  # the string itself, as a candidate: its judgment is not shown
+    assert 'class="synset card"' not in html
