@@ -229,3 +229,26 @@ def test_layer_workspace_shows_nothing_of_gold_or_the_other_layer(client, w):
     assert "zebedee" not in html and 'class="suggest small"' not in html
     assert "gold-one" in html  # the string itself, as a candidate: its judgment is not shown
     assert 'class="synset card"' not in html
+
+
+def test_adjudicator_cannot_merge_or_relevel_gold_synsets_of_another_question(client, two):
+    from annotate.models import AnswerSynset
+
+    client.force_login(two["carol"])
+    q1 = two["q"]
+    victim = make_question(
+        collection=make_collection(slug="victim"),
+        qid="V1",
+        synsets=[[("v-one", "S")], [("v-two", "A")]],
+    )
+    theirs = list(AnswerSynset.objects.filter(question=victim).values_list("pk", flat=True))
+    mine = list(AnswerSynset.objects.filter(question=q1).values_list("pk", flat=True))
+    url = reverse("annotate:question-adjudicate-act", args=[q1.pk])
+    for data in (
+        {"op": "merge", "synsets": [str(pk) for pk in theirs]},
+        {"op": "merge", "synsets": [str(mine[0]), str(theirs[0])]},
+        {"op": "level", "string": victim.strings.get(text="v-one").pk, "level": "B"},
+    ):
+        assert client.post(url, data).status_code == 302
+    assert AnswerSynset.objects.filter(question=victim).count() == 2
+    assert victim.strings.get(text="v-one").level.code == "S"
