@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 import zlib
 from datetime import UTC, datetime
@@ -434,10 +435,14 @@ def _dt(value: str):
     return dt if timezone.is_aware(dt) else timezone.make_aware(dt, UTC)
 
 
+_INT_TEXT = re.compile(r"-?[0-9]{1,30}", re.ASCII)
+
+
 def _is_int(value, lo: int = 0, hi: int = _INT_MAX) -> bool:
     if isinstance(value, str):
         value = value.strip()
-        if not value.lstrip("-").isdigit():
+        # ASCII digits: "²".isdigit() is true, but int() refuses it
+        if not _INT_TEXT.fullmatch(value):
             return False
         value = int(value)
     return isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
