@@ -17,7 +17,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db import transaction
-from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q, Value
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    Subquery,
+    Value,
+)
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -1176,3 +1187,39 @@ def my_layers(questions: Sequence[Question], user) -> None:
         q.status = layer_status(la)
         q.n_synsets = la.groups
         q.n_unjudged = max(getattr(q, "n_strings", 0) - la.n, 0)
+
+
+def filter_as_seen_by(qs, user, *, status: str = "", unjudged: str = ""):
+    """The question list's status and unjudged filters for an assessor (``qs`` from
+    ``question_list_queryset`` with its counts, unfiltered on these): a question they
+    judge in a layer is filtered on the layer, as the list shows it (``my_layers``), never
+    on gold (blindness); the others on gold."""
+    mine = JudgingLayer.objects.filter(question=OuterRef("pk"), assessor=user)
+    qs = qs.annotate(in_my_layer=Exists(mine))
+    gold = Q(in_my_layer=False)
+    if status:
+        layer_status = {
+            QuestionStatus.DONE: mine.filter(done_at__isnull=False),
+            QuestionStatus.IN_PROGRESS: mine.filter(done_at__isnull=True, started_at__isnull=False),
+            QuestionStatus.TODO: mine.filter(done_at__isnull=True, started_at__isnull=True),
+        }.get(status)
+        layered = Exists(layer_status) if layer_status is not None else Value(False)
+        qs = qs.filter((gold & Q(status=status)) | Q(layered))
+    if unjudged in ("0", "1"):
+        judged = (
+            LayerJudgment.objects.filter(layer__question=OuterRef("pk"), layer__assessor=user)
+            .order_by()
+            .values("layer")
+            .annotate(c=Count("pk"))
+            .values("c")
+        )
+        qs = qs.annotate(
+            n_layer_unjudged=F("n_strings")
+            - Coalesce(Subquery(judged, output_field=IntegerField()), Value(0))
+        )
+        lookup = "gt" if unjudged == "1" else "exact"
+        qs = qs.filter(
+            (gold & Q(**{f"n_unjudged__{lookup}": 0}))
+            | Q(in_my_layer=True, **{f"n_layer_unjudged__{lookup}": 0})
+        )
+    return qs

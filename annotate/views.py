@@ -362,14 +362,19 @@ def question_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     role = require_role(request, collection, Role.ORGANIZER, Role.ASSESSOR)
     f = request.GET
+    blind = role != Role.ORGANIZER
     qs = question_list_queryset(
         collection,
-        status=f.get("status", ""),
+        status="" if blind else f.get("status", ""),
         assessor=f.get("assessor", ""),
-        unjudged=f.get("unjudged", ""),
+        unjudged="" if blind else f.get("unjudged", ""),
         search=f.get("q", "").strip(),
     )
-    blind = role != Role.ORGANIZER
+    if blind:
+        # status and unjudged of a question judged in the user's layer are the layer's
+        qs = layers.filter_as_seen_by(
+            qs, request.user, status=f.get("status", ""), unjudged=f.get("unjudged", "")
+        )
     if blind and f.get("assessor", "") not in ("", "none", str(request.user.pk)):
         # who else judges a question the user judges in a layer is not told (DESIGN.md
         # section 9): filtering by another assessor does not find it

@@ -252,3 +252,23 @@ def test_adjudicator_cannot_merge_or_relevel_gold_synsets_of_another_question(cl
         assert client.post(url, data).status_code == 302
     assert AnswerSynset.objects.filter(question=victim).count() == 2
     assert victim.strings.get(text="v-one").level.code == "S"
+
+
+def test_question_list_filters_a_layered_question_on_my_layer_not_on_gold(client, w):
+    from annotate.models import Question
+
+    q, url = w["q"], reverse("annotate:question-list", args=["blind"])
+    Question.objects.filter(pk=q.pk).update(status="done")  # gold: done, 2 unjudged
+
+    def listed(**params) -> bool:
+        return '<span class="qid">Q1</span>' in client.get(url, params).content.decode()
+
+    assert not listed(status="done") and listed(status="todo")  # my layer: to do
+    assert listed(unjudged="1") and not listed(unjudged="0")  # 4 left in my layer
+    layer = JudgingLayer.objects.get(question=q, assessor=w["a"])
+    for s in q.strings.all():
+        L.layer_judge(layer=layer, string=s.pk, by=w["a"])
+    assert listed(status="in_progress") and not listed(status="todo")
+    assert listed(unjudged="0") and not listed(unjudged="1")  # gold still has 2 unjudged
+    client.force_login(w["org"])  # the organizer filters on gold
+    assert listed(status="done") and listed(unjudged="1") and not listed(unjudged="0")
