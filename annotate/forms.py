@@ -8,11 +8,12 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.forms import formset_factory
 
+from config.ids import request_id
 from config.uploads import check_upload_size
 from evaluation.metrics.gains import MAX_GAIN, check_gain
 
 from .imports import KINDS
-from .models import Collection, Role
+from .models import Collection, LevelRow, Role
 from .services import PageSynset
 
 
@@ -44,6 +45,13 @@ class LevelForm(forms.Form):
     code = forms.CharField(max_length=8)
     label = forms.CharField(max_length=100, required=False)
     gain = forms.FloatField(min_value=0, max_value=MAX_GAIN)
+    examples = forms.CharField(
+        max_length=2000,
+        required=False,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 30}),
+        help_text="example answers of this level, one per line",
+    )
 
     def clean_gain(self):
         try:
@@ -66,13 +74,14 @@ class BaseLevelFormSet(forms.BaseFormSet):
         if len(set(codes)) != len(codes):
             raise forms.ValidationError("Level codes must differ.")
 
-    def rows(self) -> list[tuple[str, str, float]]:
-        """(code, label, gain) of the levels kept, in order (after ``is_valid``)."""
+    def rows(self) -> list[LevelRow]:
+        """The levels kept, in order (after ``is_valid``)."""
         return [
-            (
+            LevelRow(
                 f.cleaned_data["code"].strip(),
                 f.cleaned_data.get("label", ""),
                 f.cleaned_data["gain"],
+                f.cleaned_data.get("examples", ""),
             )
             for f in self.forms
             if f.cleaned_data and not self._should_delete_form(f)
@@ -194,14 +203,14 @@ class WithSynset(forms.Form):
         return data
 
     def _page_synset(self, ordinal: str, page_synsets: str) -> PageSynset | None:
-        n = int(ordinal) if ordinal.isdigit() else 0
+        n = request_id(ordinal) or 0
         if n < 1:
             self.add_error("ordinal", f"There is no synset {ordinal}.")
             return None
         if "page_synsets" not in self.data:
             return PageSynset(ordinal=n)
         shown = page_synsets.split()
-        if n > len(shown) or not shown[n - 1].isdigit():
+        if n > len(shown) or request_id(shown[n - 1]) is None:
             self.add_error("ordinal", f"There is no synset {n} on your page; nothing was changed.")
             return None
         return PageSynset(ordinal=n, pk=int(shown[n - 1]))

@@ -27,6 +27,7 @@ from evaluation.metrics.errors import merge_issues
 from evaluation.metrics.parsers import flat_answer_rows, judgment_rows, question_rows
 
 from . import services
+from .layer_io import layers_plan, layers_write
 from .models import (
     AnswerString,
     AnswerSynset,
@@ -46,6 +47,7 @@ KINDS = {
     "questions": "Questions CSV (question_id,question)",
     "flat": "Flat answer list (question_id,answer)",
     "judgments": "Judgments CSV (question_id,synset_id,answer,level)",
+    "layers": "Layers CSV (question_id,synset_id,answer,level,assessor,done)",
 }
 # how long a previewed file waits for its confirmation (PendingImport rows)
 PENDING_TTL = timedelta(hours=1)
@@ -432,6 +434,57 @@ def _replaced_list(
     )
 
 
+# -- layers (several assessors per question, DESIGN.md section 9) -------------------------------
+def _plan_layers(collection: Collection, data: bytes, filename: str) -> ImportPlan:
+    """The layers CSV (``annotate.layer_io``), previewed like the other kinds: the layers
+    it replaces or creates, the strings it adds unjudged to gold."""
+    checked = layers_plan(collection=collection, data=data, filename=filename)
+    plan = ImportPlan("layers", filename, issues=checked.issues)
+    if not checked.ok:
+        return plan
+    replaced = set(checked.replaced)
+    plan.counts = {
+        "layers to create": len(checked.planned) - len(replaced),
+        "layers to replace": len(replaced),
+        "layer judgments": checked.judgments,
+        "strings to add unjudged": len(checked.new_strings),
+        "layers marked done": sum(checked.done.get(k, False) for k in checked.planned),
+    }
+    plan.lists = [
+        PreviewList(
+            "Layers",
+            ("question", "assessor", "judgments", "done", "change"),
+            [
+                (
+                    checked.names[q],
+                    checked.users[u],
+                    len(rows),
+                    "yes" if checked.done.get((q, u)) else "",
+                    "replaced" if (q, u) in replaced else "new",
+                )
+                for (q, u), rows in sorted(
+                    checked.planned.items(),
+                    key=lambda kv: (checked.names[kv[0][0]], checked.users[kv[0][1]]),
+                )
+            ],
+            help="A layer named in the file is replaced by its rows; gold is not changed.",
+            css_id="preview-layers",
+        ),
+        PreviewList(
+            "Strings to add unjudged",
+            ("question", "answer"),
+            [(checked.names[q], checked.texts[q, k]) for q, k in checked.new_strings],
+            css_id="preview-layer-strings",
+        ),
+    ]
+
+    def write():
+        layers_write(checked)
+
+    plan._write = write
+    return plan
+
+
 def import_plan(
     *, collection: Collection, kind: str, data: bytes, filename: str, by=None
 ) -> ImportPlan:
@@ -444,6 +497,8 @@ def import_plan(
             return _plan_flat(collection, data, filename, by)
         if kind == "judgments":
             return _plan_judgments(collection, data, filename, by)
+        if kind == "layers":
+            return _plan_layers(collection, data, filename)
     except InputError as e:
         return ImportPlan(kind, filename, issues=e.issues)
     raise ValueError(f"unknown import kind {kind!r}")

@@ -9,6 +9,7 @@ layer rows changes no layer, and this file changes no gold judgment.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -74,19 +75,47 @@ class LayersImported:
     issues: list[Issue] = field(default_factory=list)
 
 
-@transaction.atomic
-def layers_import(*, collection: Collection, data: bytes, filename: str, by) -> LayersImported:
-    """Replace the layers the file names (question x assessor) with its rows; strings the
-    question lacks are added unjudged to gold.  The whole file is checked first: on any
-    error nothing is written and ``issues`` lists them."""
-    result = LayersImported()
+@dataclass
+class LayersPlan:
+    """A layers file checked against the collection (``layers_plan``): ``issues``, or what
+    ``layers_write`` will write -- per (question id, user id) the rows by matching key,
+    whether the layer is done, and each new key's first spelling."""
+
+    filename: str
+    issues: list[Issue] = field(default_factory=list)
+    planned: dict[tuple[int, int], dict[str, tuple]] = field(default_factory=dict)
+    done: dict[tuple[int, int], bool] = field(default_factory=dict)
+    texts: dict[tuple[int, str], str] = field(default_factory=dict)
+    levels: dict[str, Level] = field(default_factory=dict)
+    new_strings: list[tuple[int, str]] = field(default_factory=list)  # (question id, key)
+    replaced: list[tuple[int, int]] = field(default_factory=list)  # layers that exist already
+    names: dict[int, str] = field(default_factory=dict)  # question id -> qid
+    users: dict[int, str] = field(default_factory=dict)  # user id -> username
+
+    @property
+    def ok(self) -> bool:
+        return not self.issues
+
+    @property
+    def judgments(self) -> int:
+        return sum(len(rows) for rows in self.planned.values())
+
+
+_MAX_GROUP = 999_999_999  # LayerJudgment.group, a PositiveIntegerField
+_GROUP = re.compile(r"[1-9][0-9]{0,8}", re.ASCII)
+
+
+def layers_plan(*, collection: Collection, data: bytes, filename: str) -> LayersPlan:
+    """Check the whole layers file against ``collection`` without writing (a few queries):
+    every error with its line number, or the plan ``layers_write`` carries out."""
+    plan = LayersPlan(filename)
     try:
         records = read_records(data)
     except (CsvFormatError, UnicodeDecodeError) as e:
-        result.issues.append(Issue(filename, getattr(e, "line", None), str(e)))
-        return result
+        plan.issues.append(Issue(filename, getattr(e, "line", None), str(e)))
+        return plan
     questions = dict(Question.objects.filter(collection=collection).values_list("qid", "pk"))
-    levels = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
+    levels = plan.levels = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
     judges = dict(
         Membership.objects.filter(
             collection=collection, role__in=[Role.ORGANIZER, Role.ASSESSOR]
@@ -94,24 +123,23 @@ def layers_import(*, collection: Collection, data: bytes, filename: str, by) -> 
     )
     mode = collection.matching_mode
     planned: dict[tuple[int, int], dict[str, tuple]] = defaultdict(dict)
-    done: dict[tuple[int, int], bool] = {}
-    texts: dict[tuple[int, str], str] = {}
+    done, texts = plan.done, plan.texts
     for line, r in enumerate(records, start=2):
         missing = [c for c in HEADER[:5] if c not in r]
         if missing:
-            result.issues.append(Issue(filename, 1, f"missing column(s) {', '.join(missing)}"))
+            plan.issues.append(Issue(filename, 1, f"missing column(s) {', '.join(missing)}"))
             break
         qid, syn, answer, level, who = (r[c].strip() for c in HEADER[:5])
         if qid not in questions:
-            result.issues.append(Issue(filename, line, f"unknown question {qid!r}"))
+            plan.issues.append(Issue(filename, line, f"unknown question {qid!r}"))
             continue
         if who not in judges:
-            result.issues.append(
+            plan.issues.append(
                 Issue(filename, line, f"{who!r} is not an assessor of this collection")
             )
             continue
         if bool(syn) != bool(level) or (level and level not in levels):
-            result.issues.append(
+            plan.issues.append(
                 Issue(
                     filename,
                     line,
@@ -120,24 +148,51 @@ def layers_import(*, collection: Collection, data: bytes, filename: str, by) -> 
                 )
             )
             continue
-        if syn and not syn.isdigit():
-            result.issues.append(Issue(filename, line, "a layer's synset_id is a number"))
+        if syn and not _GROUP.fullmatch(syn):
+            # ASCII digits only ("²".isdigit() is true but int() refuses it), within the
+            # column; 0 would be written back as "no synset" (incorrect) by export_layers
+            plan.issues.append(
+                Issue(filename, line, f"a layer's synset_id is a number from 1 to {_MAX_GROUP}")
+            )
             continue
         key = normalize_answer(answer, mode)
         if not key:
-            result.issues.append(Issue(filename, line, f"answer {answer!r} is empty"))
+            plan.issues.append(Issue(filename, line, f"answer {answer!r} is empty"))
             continue
         q, u = questions[qid], judges[who]
         if key in planned[q, u] and planned[q, u][key][:2] != (syn, level):
-            result.issues.append(
+            plan.issues.append(
                 Issue(filename, line, f"{answer!r} is judged twice by {who} in different ways")
             )
             continue
         planned[q, u][key] = (syn, level, line)
         texts.setdefault((q, key), answer)
+        plan.names[q], plan.users[u] = qid, who
         done[q, u] = done.get((q, u), False) or r.get("done", "").strip() in ("1", "true", "yes")
-    if result.issues:
-        return result
+    if plan.issues:
+        return plan
+    plan.planned = dict(planned)
+    existing = set(
+        AnswerString.objects.filter(question_id__in={q for q, _ in planned}).values_list(
+            "question_id", "key"
+        )
+    )
+    plan.new_strings = [k for k in texts if k not in existing]
+    have = set(
+        JudgingLayer.objects.filter(question_id__in={q for q, _ in planned}).values_list(
+            "question_id", "assessor_id"
+        )
+    )
+    plan.replaced = [k for k in planned if k in have]
+    return plan
+
+
+def layers_write(plan: LayersPlan) -> LayersImported:
+    """Carry out a checked ``plan`` (inside the caller's transaction): replace the layers it
+    names (question x assessor) with its rows; strings the question lacks are added
+    unjudged to gold."""
+    result = LayersImported()
+    planned, levels = plan.planned, plan.levels
     existing = {
         (s.question_id, s.key): s.pk
         for s in AnswerString.objects.filter(question_id__in={q for q, _ in planned}).only(
@@ -146,7 +201,7 @@ def layers_import(*, collection: Collection, data: bytes, filename: str, by) -> 
     }
     new = [
         AnswerString(question_id=q, text=t, key=k, source=Source.IMPORT)
-        for (q, k), t in texts.items()
+        for (q, k), t in plan.texts.items()
         if (q, k) not in existing
     ]
     AnswerString.objects.bulk_create(new)
@@ -172,13 +227,26 @@ def layers_import(*, collection: Collection, data: bytes, filename: str, by) -> 
             )
             for key, (syn, level, _) in rows.items()
         )
-        layer.done_at = now if done.get((q, u)) else None
+        layer.done_at = now if plan.done.get((q, u)) else None
         layer.started_at = layer.started_at or now
         layer.version += 1
         layer.save(update_fields=["done_at", "started_at", "version"])
         Question.assessors.through.objects.get_or_create(question_id=q, user_id=u)
         result.layers += 1
         result.judgments += len(rows)
+    return result
+
+
+@transaction.atomic
+def layers_import(*, collection: Collection, data: bytes, filename: str, by) -> LayersImported:
+    """Replace the layers the file names (question x assessor) with its rows; strings the
+    question lacks are added unjudged to gold.  The whole file is checked first: on any
+    error nothing is written and ``issues`` lists them.  (The import page previews the
+    same file as the kind ``layers``: ``annotate.imports``.)"""
+    plan = layers_plan(collection=collection, data=data, filename=filename)
+    if not plan.ok:
+        return LayersImported(issues=plan.issues)
+    result = layers_write(plan)
     JudgmentEvent.objects.create(
         collection=collection,
         user=by if by is not None and by.is_authenticated else None,

@@ -7,6 +7,8 @@ own layer of a question until they marked it done."""
 
 from __future__ import annotations
 
+import copy
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
@@ -17,11 +19,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from config.downloads import content_disposition
+from config.htmx import HtmxHttpRequest, redirect_to, render_page
+from config.ids import request_id, request_ids
 
-from . import layers, services
+from . import forms, layers, presence, services
 from .layer_io import export_layers, layers_import
 from .models import Collection, JudgingLayer, Membership, Question, QuestionStatus, Role
 from .permissions import require_role
+from .selectors import consistent_read, next_question, question_list_queryset, queue_position
 
 
 # -- organizer: agreement, requests, CSV --------------------------------------------------------
@@ -48,38 +53,48 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
             "questions": report.questions[:200],
             "confusion": confusion,
             "queue": layers.adjudication_queue(collection).count(),
+            # the request form's filters, filled in from the question list's (its link)
+            "filters": request.GET,
+            "statuses": QuestionStatus.choices,
         },
     )
 
 
 @require_POST
 def collection_layers_request(request: HttpRequest, slug: str) -> HttpResponse:
-    """Ask for k independent judgments of all questions, those with a status, or a random
-    sample of n."""
+    """Ask for k independent judgments of the questions matching the question list's
+    filters (status, assessor, unjudged, a search in qid and text): all of them, or a
+    seeded random sample of n."""
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
     p = request.POST
     users = get_user_model().objects
-    assessors = list(
-        users.filter(pk__in=[int(v) for v in p.getlist("assessors") if v.isdigit()]).order_by(
-            "username"
-        )
-    )
-    adjudicator = (
-        users.filter(pk=int(p["adjudicator"])).first()
-        if p.get("adjudicator", "").isdigit()
-        else None
-    )
-    questions = Question.objects.filter(collection=collection)
-    if p.get("status") in QuestionStatus.values:
-        questions = questions.filter(status=p["status"])
+    assessors = list(users.filter(pk__in=request_ids(p.getlist("assessors"))).order_by("username"))
+    adjudicator_id = request_id(p.get("adjudicator", ""))
+    adjudicator = users.filter(pk=adjudicator_id).first() if adjudicator_id is not None else None
+    # the question list's filters (``f_`` as on its bulk assignment), then all or a sample
+    status = p.get("f_status", p.get("status", ""))
+    questions = question_list_queryset(
+        collection,
+        status=status if status in QuestionStatus.values else "",
+        assessor=p.get("f_assessor", ""),
+        unjudged=p.get("f_unjudged", ""),
+        search=p.get("f_q", "").strip(),
+    ).only("pk", "qid", "collection_id")
     try:
         k = int(p.get("k") or 2)
-        sample = int(p["sample"]) if p.get("sample", "").strip() else None
+        sample = (
+            int(p["sample"])
+            if p.get("scope", "sample") == "sample" and p.get("sample", "").strip()
+            else None
+        )
+        questions = list(questions)
+        if not questions:
+            raise services.Conflict("No question matches the filters; nothing was requested.")
         seed = int(p.get("seed") or 0)
         done = layers.layers_request(
             collection=collection,
-            questions=list(questions),
+            questions=questions,
             assessors=assessors,
             by=request.user,
             k=k,
@@ -140,9 +155,24 @@ def _adjudicable(request: HttpRequest, pk: int) -> Question:
 
 
 @require_GET
+def adjudication_queue(request: HtmxHttpRequest) -> HttpResponse:
+    """The questions waiting for the user's adjudication, as the adjudicator named by
+    their layer request (an organizer finds every question on the agreement page)."""
+    return render_page(
+        request,
+        "annotate/adjudication_queue.html",
+        {"questions": layers.adjudicator_questions(request.user)},
+    )
+
+
+@require_GET
 def question_adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
     question = _adjudicable(request, pk)
-    return TemplateResponse(request, "annotate/adjudicate.html", layers.adjudication_view(question))
+    context = layers.adjudication_view(question)
+    context["is_organizer"] = (
+        require_role(request, question.collection, Role.ORGANIZER, Role.ASSESSOR) == Role.ORGANIZER
+    )
+    return TemplateResponse(request, "annotate/adjudicate.html", context)
 
 
 @require_POST
@@ -177,7 +207,7 @@ def question_adjudicate_act(request: HttpRequest, pk: int) -> HttpResponse:
                 question=question, string=int(p["string"]), by=by, version=version
             )
         elif op == "merge":
-            ids = [int(v) for v in p.getlist("synsets") if v.isdigit()]
+            ids = request_ids(p.getlist("synsets"))
             services.synset_merge(question=question, synsets=ids, by=by, version=version)
         elif op == "undo":
             services.question_undo(question=question, by=by, any_user=True)
@@ -192,7 +222,7 @@ def question_adjudicate_act(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect(reverse("annotate:question-adjudicate", args=[question.pk]) + anchor)
 
 
-# -- an assessor's own layer --------------------------------------------------------------------
+# -- an assessor's own layer, judged in the usual workspace --------------------------------------
 def _own_layer(request: HttpRequest, pk: int) -> JudgingLayer:
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
     require_role(request, question.collection, Role.ORGANIZER, Role.ASSESSOR)
@@ -203,62 +233,186 @@ def _own_layer(request: HttpRequest, pk: int) -> JudgingLayer:
     return layer
 
 
+def workspace_layer(request: HttpRequest, question: Question, role: str) -> JudgingLayer | None:
+    """The layer the judging workspace of ``question`` shows the user: theirs, if they
+    have one (an organizer who judges in a layer too sees gold with ``?gold=1``).  None:
+    the workspace shows gold, as for a question judged by one assessor."""
+    if role == Role.ORGANIZER and request.GET.get("gold") == "1":
+        return None
+    layer = layers.layer_for(question=question, user=request.user)
+    if layer is not None:
+        layer.question = question
+    return layer
+
+
+def _layer_context(
+    request: HttpRequest, layer: JudgingLayer, role: str, notice: str = "", kind: str = "warning"
+) -> dict:
+    """The judging workspace's context (``views._workspace_context``'s keys) for the
+    assessor's layer: the layer's synsets and version, its own history, no gold."""
+    question = layer.question
+    with consistent_read():  # the page's version is that of what it shows
+        layer.refresh_from_db(fields=["version", "started_at", "done_at"])
+        ws = layers.layer_workspace(layer)
+    # the page's question shows the layer's version and progress; it is never saved
+    shown = copy.copy(question)
+    shown.version, shown.status, shown.notes = layer.version, layers.layer_status(layer), ""
+    presence.seen_on_question(question.pk, request.user.get_username())  # recorded, not shown
+    return {
+        "question": shown,
+        "collection": question.collection,
+        "role": role,
+        "may_write": True,
+        "notice": notice,
+        "notice_kind": kind,
+        "is_done": layer.done,
+        "claimable": False,
+        "history": layers.layer_history(layer),
+        "edit_string": None,
+        "queue_position": queue_position(request.user, question),
+        "others_here": [],  # blind: not even who else judges the question
+        "act_url": reverse("annotate:question-layer-act", args=[question.pk]),
+        "layer": layer,
+        "layer_compare": layers.layer_others(layer),
+        "can_adjudicate": layer.done and layers.can_adjudicate(request.user, question, role),
+        **ws,
+    }
+
+
+def layer_workspace_page(request: HtmxHttpRequest, layer: JudgingLayer, role: str) -> HttpResponse:
+    """The usual judging workspace (annotate/question_judge.html) on the user's layer."""
+    return render_page(
+        request,
+        "annotate/question_judge.html",
+        _layer_context(request, layer, role),
+        partial="workspace",
+    )
+
+
 @require_GET
 def question_layer(request: HttpRequest, pk: int) -> HttpResponse:
+    """The old address of an assessor's layer: the layer is judged in the usual workspace."""
     layer = _own_layer(request, pk)
-    role = require_role(request, layer.question.collection, Role.ORGANIZER, Role.ASSESSOR)
-    context = layers.layer_view(layer)
-    context["can_adjudicate"] = layers.can_adjudicate(request.user, layer.question, role)
-    return TemplateResponse(request, "annotate/question_layer.html", context)
+    return redirect("annotate:question-judge", layer.question_id)
+
+
+def _group(ref) -> int | None:
+    """A layer's synset number from the workspace's ``synset`` / ``ordinal`` field."""
+    if ref is None or isinstance(ref, int):
+        return ref
+    return ref.pk if ref.pk is not None else ref.ordinal
+
+
+def _not_in_layers(what: str):
+    def refuse(d, c):
+        raise services.Conflict(
+            f"{what} is not available in your layer: you judge the strings as they are; "
+            "the organizers change the question itself."
+        )
+
+    return refuse
+
+
+# operation -> (its form, the layer service called with the form's data ``d`` and ``c``: the
+# layer, the acting user and the layer's version the page showed): the keys and forms of the
+# gold workspace (annotate.views.OPERATIONS), acting on the assessor's layer
+LAYER_OPERATIONS = {
+    "add": (
+        forms.StringJudgeForm,
+        lambda d, c: layers.layer_judge(
+            string=d["string"], group=_group(d["synset"]), level=d["level"], expect=d["expect"], **c
+        ),
+    ),
+    "new": (
+        forms.StringLevelForm,
+        lambda d, c: layers.layer_judge(
+            string=d["string"], new_group=True, level=d["level"], expect=d["expect"], **c
+        ),
+    ),
+    "incorrect": (
+        forms.StringForm,
+        lambda d, c: layers.layer_judge(string=d["string"], expect=d["expect"], **c),
+    ),
+    "level": (
+        forms.StringLevelForm,
+        lambda d, c: layers.layer_set_level(
+            string=d["string"], level=d["level"], expect=d["expect"], **c
+        ),
+    ),
+    "unjudge": (
+        forms.StringForm,
+        lambda d, c: layers.layer_unjudge(string=d["string"], expect=d["expect"], **c),
+    ),
+    "merge": (
+        forms.SynsetMergeForm,
+        lambda d, c: layers.layer_merge(groups=[_group(d["synset"]), *d["merge"]], **c),
+    ),
+    "split": (forms.SynsetSplitForm, lambda d, c: layers.layer_split(strings=d["strings"], **c)),
+    "done": (
+        forms.JudgeForm,
+        lambda d, c: layers.layer_mark_done(layer=c["layer"], by=c["by"], done=True),
+    ),
+    "reopen": (
+        forms.JudgeForm,
+        lambda d, c: layers.layer_mark_done(layer=c["layer"], by=c["by"], done=False),
+    ),
+    "undo": (forms.JudgeForm, lambda d, c: layers.layer_undo(layer=c["layer"], by=c["by"])),
+    "edit": (forms.JudgeForm, _not_in_layers("Correcting a string")),
+    "delete": (forms.JudgeForm, _not_in_layers("Deleting a string")),
+    "type": (forms.JudgeForm, _not_in_layers("Adding a string")),
+    "nil": (forms.JudgeForm, _not_in_layers("Marking the question NIL")),
+    "notes": (forms.JudgeForm, _not_in_layers("Editing the question's notes")),
+}
+
+
+def _layer_apply(request: HttpRequest, layer: JudgingLayer):
+    op = request.POST.get("op", "")
+    if op not in LAYER_OPERATIONS:
+        raise services.Conflict(f"Unknown operation {op!r}.")
+    form_class, call = LAYER_OPERATIONS[op]
+    form = form_class(request.POST)
+    if not form.is_valid():
+        raise services.Conflict(form.refusal())
+    if op == "merge" and form.cleaned_data["synset"] is None:
+        raise services.Conflict("Choose the synset of your layer to merge into.")
+    return call(
+        form.cleaned_data,
+        {"layer": layer, "by": request.user, "version": form.cleaned_data["version"]},
+    )
 
 
 @require_POST
-def question_layer_act(request: HttpRequest, pk: int) -> HttpResponse:
+def question_layer_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Apply one operation of the judging workspace (``LAYER_OPERATIONS``) to the user's
+    layer and answer as ``views.question_act`` does: the refreshed workspace (htmx) or a
+    redirect to it, a refused or stale edit with a notice; ``done`` marks the layer done
+    and goes on to the next question."""
     layer = _own_layer(request, pk)
-    p = request.POST
-    op, by, version = p.get("op", ""), request.user, p.get("version") or None
-    anchor = f"#s{p['string']}" if p.get("string", "").isdigit() else ""
+    role = require_role(request, layer.question.collection, Role.ORGANIZER, Role.ASSESSOR)
     try:
-        if op == "judge":
-            target = p.get("target", "")
-            if target == "new":
-                layers.layer_judge(
-                    layer=layer,
-                    string=int(p["string"]),
-                    new_group=True,
-                    level=p.get("level") or None,
-                    by=by,
-                    version=version,
-                )
-            elif target == "x":
-                layers.layer_judge(layer=layer, string=int(p["string"]), by=by, version=version)
-            else:
-                layers.layer_judge(
-                    layer=layer,
-                    string=int(p["string"]),
-                    group=int(target),
-                    level=p.get("level") or None,
-                    by=by,
-                    version=version,
-                )
-        elif op == "level":
-            layers.layer_set_level(
-                layer=layer, string=int(p["string"]), level=p["level"], by=by, version=version
-            )
-        elif op == "unjudge":
-            layers.layer_unjudge(layer=layer, string=int(p["string"]), by=by, version=version)
-        elif op == "merge":
-            layers.layer_merge(
-                layer=layer, groups=[int(p["into"]), int(p["other"])], by=by, version=version
-            )
-        elif op == "undo":
-            layers.layer_undo(layer=layer, by=by)
-        elif op in ("done", "reopen"):
-            layers.layer_mark_done(layer=layer, by=by, done=op == "done")
-        else:
-            raise services.Conflict(f"Unknown operation {op!r}.")
-    except (KeyError, ValueError):
-        messages.error(request, "That request was incomplete; nothing was changed.")
+        event = _layer_apply(request, layer)
     except services.Conflict as e:
-        messages.error(request, str(e))
-    return redirect(reverse("annotate:question-layer", args=[layer.question_id]) + anchor)
+        event, notice = None, f"{e} The workspace has been refreshed."
+    else:
+        notice = ""
+    if request.POST.get("op") == "done" and event is not None:
+        question = layer.question
+        nxt = next_question(
+            request.user,
+            collection=question.collection,
+            after=question,
+            organizer=role == Role.ORGANIZER,
+        )
+        if nxt is None:
+            return redirect_to(request, "annotate:question-list", question.collection.slug)
+        return redirect_to(request, "annotate:question-judge", nxt.pk)
+    if not request.htmx:
+        if notice:
+            messages.warning(request, notice)
+        return redirect_to(request, "annotate:question-judge", layer.question_id)
+    return render_page(
+        request,
+        "annotate/question_judge.html",
+        _layer_context(request, layer, role, notice),
+        partial="workspace",
+    )

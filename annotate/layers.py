@@ -17,7 +17,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db import transaction
-from django.db.models import BooleanField, Count, ExpressionWrapper, Q, Value
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    Subquery,
+    Value,
+)
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -46,6 +57,7 @@ from .models import (
     Question,
     QuestionStatus,
     Role,
+    state_token,
 )
 from .services import Conflict, _Edit
 
@@ -139,6 +151,14 @@ def layer_for(*, question: Question | int, user) -> JudgingLayer | None:
 
 
 # -- judging inside a layer -----------------------------------------------------------------
+def layer_token(j: LayerJudgment | None) -> str:
+    """A string's state in a layer as the judging page shows it (``state_token``: ``u``
+    unjudged, ``x`` incorrect, ``<synset number>/<level id>``); sent back as ``expect``."""
+    if j is None:
+        return state_token(None, None, False)
+    return state_token(j.group, j.level_id, True)
+
+
 def _row_snap(j: LayerJudgment | None):
     if j is None:
         return None
@@ -170,9 +190,11 @@ class _LayerEdit:
         if self.layer.done and not done_ok:
             raise Conflict("This layer is marked done; reopen it to change it.")
         if version is not None and int(version) != self.layer.version:
+            # the layer is its assessor's alone: any change since the page was rendered
+            # (another tab, a key replayed) may have renumbered the synsets it shows
             raise Conflict(
-                "Your layer changed since the page was loaded (another tab?); "
-                "your edit was not applied."
+                "Your layer was changed since your page was loaded (in another tab or "
+                "window?); your edit was not applied."
             )
         self.action = action
         self.now = timezone.now()
@@ -180,11 +202,19 @@ class _LayerEdit:
         self.before: dict[int, list | None] = {}
         self.detail: dict = {}
 
-    def string(self, pk) -> AnswerString:
+    def string(self, pk, expect: str | None = None) -> AnswerString:
+        """The string ``pk`` of the question; with ``expect`` (its token in this layer as
+        the page showed it, ``layer_token``) a string judged otherwise since is refused."""
         try:
-            return AnswerString.objects.get(pk=int(pk), question_id=self.layer.question_id)
+            s = AnswerString.objects.get(pk=int(pk), question_id=self.layer.question_id)
         except (AnswerString.DoesNotExist, ValueError, TypeError):
             raise Conflict("That answer string no longer exists.") from None
+        if expect is not None and expect != layer_token(self.rows.get(s.pk)):
+            raise Conflict(
+                f"“{s.text}” was changed in your layer since your page was loaded; "
+                "your edit was not applied."
+            )
+        return s
 
     def level(self, level) -> Level:
         levels = list(Level.objects.filter(collection_id=self.layer.question.collection_id))
@@ -252,9 +282,11 @@ def layer_judge(
     new_group: bool = False,
     level=None,
     version: int | None = None,
+    expect: str | None = None,
 ) -> JudgmentEvent:
     """Judge ``string`` in the assessor's layer: into synset ``group`` (a number of this
-    layer) or a new one, with ``level`` (the highest when None); incorrect when neither."""
+    layer) or a new one, with ``level`` (the highest when None); incorrect when neither.
+    ``expect``: the string's ``layer_token`` as the page showed it."""
     op = _LayerEdit(
         layer=layer,
         by=by,
@@ -265,7 +297,7 @@ def layer_judge(
         if group is not None
         else "layer_incorrect",
     )
-    s = op.string(string)
+    s = op.string(string, expect)
     if new_group:
         op.put(s.pk, op.new_group(), op.level(level))
     elif group is not None:
@@ -282,10 +314,16 @@ def layer_judge(
 
 @transaction.atomic
 def layer_set_level(
-    *, layer: JudgingLayer | int, string: int, level, by, version: int | None = None
+    *,
+    layer: JudgingLayer | int,
+    string: int,
+    level,
+    by,
+    version: int | None = None,
+    expect: str | None = None,
 ) -> JudgmentEvent:
     op = _LayerEdit(layer=layer, by=by, version=version, action="layer_level")
-    s = op.string(string)
+    s = op.string(string, expect)
     j = op.rows.get(s.pk)
     if j is None or j.group is None:
         raise Conflict(f"“{s.text}” is not in a synset of your layer, so it has no level.")
@@ -296,10 +334,15 @@ def layer_set_level(
 
 @transaction.atomic
 def layer_unjudge(
-    *, layer: JudgingLayer | int, string: int, by, version: int | None = None
+    *,
+    layer: JudgingLayer | int,
+    string: int,
+    by,
+    version: int | None = None,
+    expect: str | None = None,
 ) -> JudgmentEvent:
     op = _LayerEdit(layer=layer, by=by, version=version, action="layer_unjudge")
-    s = op.string(string)
+    s = op.string(string, expect)
     op.drop(s.pk)
     op.detail = {"text": s.text}
     return op.finish()
@@ -319,6 +362,24 @@ def layer_merge(
         if j.group in groups[1:]:
             op.put(j.string_id, groups[0], j.level)
     op.detail = {"into": groups[0], "merged": groups[1:]}
+    return op.finish()
+
+
+@transaction.atomic
+def layer_split(
+    *, layer: JudgingLayer | int, strings: Sequence[int], by, version: int | None = None
+) -> JudgmentEvent:
+    """Move ``strings`` (all in synsets of the layer) out into one new synset of the
+    layer; levels are kept (as ``services.synset_split`` does in gold)."""
+    op = _LayerEdit(layer=layer, by=by, version=version, action="layer_split")
+    picked = [op.string(pk) for pk in strings]
+    rows = [op.rows.get(s.pk) for s in picked]
+    if not picked or any(j is None or j.group is None for j in rows):
+        raise Conflict("Only strings in a synset of your layer can be split out.")
+    group = op.new_group()
+    for j in rows:
+        op.put(j.string_id, group, j.level)
+    op.detail = {"texts": [s.text for s in picked], "into": group}
     return op.finish()
 
 
@@ -543,17 +604,45 @@ def adjudication_queue(collection: Collection):
     )
 
 
+def adjudicator_questions(user) -> list[Question]:
+    """The questions waiting for ``user``'s adjudication (``awaiting_adjudication``) as the
+    adjudicator their layer request names, in collections where they still judge; with
+    their collection, the strings left to resolve (``n_unjudged``) and the layers'
+    assessors (``layer_assessors``), by collection then id.  Two queries."""
+    questions = list(
+        Question.objects.awaiting_adjudication()
+        .filter(
+            layer_request__adjudicator=user,
+            collection__memberships__user=user,
+            collection__memberships__role__in=[Role.ORGANIZER, Role.ASSESSOR],
+        )
+        .with_counts()
+        .select_related("collection")
+        .order_by("collection__name", "id")
+    )
+    names: dict[int, list[str]] = {q.pk: [] for q in questions}
+    for question_id, username in (
+        JudgingLayer.objects.filter(question__in=list(names))
+        .order_by("question_id", "id")
+        .values_list("question_id", "assessor__username")
+    ):
+        names[question_id].append(username)
+    for q in questions:
+        q.layer_assessors = names[q.pk]
+    return questions
+
+
 def can_adjudicate(user, question: Question, role: str | None) -> bool:
     """Organizers adjudicate every question; a named adjudicator the questions they were
-    named for."""
+    named for -- but not while their own layer of it is open (blindness: the adjudication
+    page shows gold and every layer)."""
     if role == Role.ORGANIZER:
         return True
-    req = (
-        LayerRequest.objects.filter(question=question)
-        .values_list("adjudicator_id", flat=True)
-        .first()
-    )
-    return req is not None and req == user.pk
+    named = LayerRequest.objects.filter(question=question, adjudicator_id=user.pk).exists()
+    own_open = JudgingLayer.objects.filter(
+        question=question, assessor_id=user.pk, done_at__isnull=True
+    ).exists()
+    return named and not own_open
 
 
 # -- the agreement page -----------------------------------------------------------------------
@@ -945,3 +1034,192 @@ def layer_view(layer: JudgingLayer) -> dict:
         "others": others,
         "n_unjudged": sum(not r["cell"].judged for r in rows),
     }
+
+
+# -- an assessor's layer in the usual judging workspace ---------------------------------------
+class LayerSynset:
+    """A synset of a layer in the shape the judging workspace shows a gold synset
+    (``AnswerSynset`` with ``members``, ``best``, ``best_rank``): its number in the layer
+    is both its ``pk`` and its ``ordinal`` (the page's synset list carries the numbers;
+    the layer's version guards them)."""
+
+    __slots__ = ("best", "best_rank", "label", "members", "ordinal", "pk", "shown_label")
+
+    def __init__(self, group: int) -> None:
+        self.pk = self.ordinal = group
+        self.label = self.shown_label = ""
+        self.members: list = []
+        self.best: Level | None = None
+        self.best_rank: int | None = None
+
+    @property
+    def id(self) -> int:
+        return self.pk
+
+
+def layer_status(layer: JudgingLayer) -> str:
+    """The layer's progress as a question status: to do, in progress, done."""
+    if layer.done:
+        return QuestionStatus.DONE
+    return QuestionStatus.IN_PROGRESS if layer.started_at else QuestionStatus.TODO
+
+
+def layer_workspace(layer: JudgingLayer) -> dict:
+    """What the usual judging workspace shows for the assessor's ``layer`` of a question,
+    in the keys and shapes of ``selectors.question_workspace``: the layer's synsets with
+    their strings and best level, the strings not judged in the layer as candidates (most
+    frequent in the runs first, with suggestions from the layer's own synsets), the ones
+    judged incorrect in it.  Nothing of gold or of the other layers (blindness, DESIGN.md
+    section 9).  A fixed number of queries."""
+    from .selectors import WorkspaceString
+    from .suggest import Suggester
+
+    question = layer.question
+    levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
+    by_level = {lv.pk: lv for lv in levels}
+    rank = {lv.pk: i for i, lv in enumerate(levels, start=1)}
+    mine = {
+        s: (g, lv) for s, g, lv in layer.judgments.values_list("string_id", "group", "level_id")
+    }
+    freq = dict(
+        question.run_answers.values("key")
+        .annotate(n=Count("run_id", distinct=True))
+        .values_list("key", "n")
+    )
+    groups: dict[int, LayerSynset] = {}
+    candidates, incorrect = [], []
+    for pk, text, key, variants in (
+        AnswerString.objects.filter(question_id=question.pk)
+        .order_by("id")
+        .values_list("id", "text", "key", "variants")
+    ):
+        group, level_id = mine.get(pk, (None, None))
+        s = WorkspaceString(pk, text, key, group, level_id, pk in mine, variants)
+        s.freq = freq.get(key, 0)
+        if group is not None and level_id in by_level:
+            syn = groups.get(group) or groups.setdefault(group, LayerSynset(group))
+            s.level_obj = lv = by_level[level_id]
+            s.level_rank = rank[level_id]
+            syn.members.append(s)
+            if syn.best is None or lv.order < syn.best.order:
+                syn.best, syn.best_rank = lv, s.level_rank
+        elif pk in mine:
+            s.synset_id = s.level_id = None
+            incorrect.append(s)
+        else:
+            candidates.append(s)
+        s.token = state_token(s.synset_id, s.level_id, s.judged)
+    synsets = [groups[g] for g in sorted(groups)]
+    candidates.sort(key=lambda s: (-s.freq, s.pk))
+    suggester = Suggester(
+        {syn: [t for s in syn.members for t in (s.text, *s.variants)] for syn in synsets},
+        incorrect=[t for s in incorrect for t in (s.text, *s.variants)],
+        mode=question.collection.matching_mode,
+    )
+    for c, hit in zip(candidates, suggester.suggest_many(c.text for c in candidates), strict=True):
+        if hit is not None:
+            c.suggestion, c.suggestion_score = hit.synset, hit.score
+            c.suggestion_reason = hit.reason
+    return {
+        "levels": levels,
+        "synsets": synsets,
+        "candidates": candidates,
+        "incorrect": incorrect,
+        "n_strings": sum(len(s.members) for s in synsets) + len(candidates) + len(incorrect),
+        "page_synsets": " ".join(str(s.pk) for s in synsets),
+    }
+
+
+# action -> what happened in the layer, after the user's name ({text}: the string, quoted)
+_LAYER_WORDS = {
+    "layer_new_synset": "put {text} in a new synset",
+    "layer_add": "put {text} in a synset",
+    "layer_incorrect": "judged {text} incorrect",
+    "layer_level": "changed the level of {text}",
+    "layer_unjudge": "returned {text} to the candidates",
+    "layer_merge": "merged synsets",
+    "layer_split": "split strings out into a new synset",
+    "layer_undo": "undid the last change",
+    "layer_done": "marked the layer done",
+    "layer_reopen": "reopened the layer",
+}
+
+
+def layer_history(layer: JudgingLayer, limit: int = 30) -> list[dict]:
+    """The latest events of ``layer`` (its own only, never gold's or another layer's),
+    newest first, each with ``sentence`` in words as the workspace's history shows it."""
+    rows = list(
+        JudgmentEvent.objects.filter(layer=layer)
+        .order_by("-id")
+        .values("created_at", "action", "after", user_name=F("user__username"))[:limit]
+    )
+    for row in rows:
+        after = row.pop("after") or {}
+        text = f"“{after['text']}”" if after.get("text") else "a string"
+        words = _LAYER_WORDS.get(row["action"], row["action"].replace("_", " "))
+        row["sentence"] = f"{row['user_name'] or 'system'} {words.format(text=text)}"
+    return rows
+
+
+def layer_others(layer: JudgingLayer) -> dict:
+    """Once ``layer`` is done: the question's other layers (``readable_by``: blind until
+    then) and, per string, this layer's judgment beside theirs.  Empty while it is open."""
+    if not layer.done:
+        return {"others": [], "rows": []}
+    view = layer_view(layer)
+    return {"others": view["others"], "rows": view["rows"]}
+
+
+def my_layers(questions: Sequence[Question], user) -> None:
+    """Set ``q.my_layer`` (the user's layer of it, or None) on each of ``questions``; for a
+    question judged in a layer, its status and counts become the layer's (``status``,
+    ``n_synsets``, ``n_unjudged``), so a queue shows nothing of gold (one query)."""
+    mine = {
+        la.question_id: la
+        for la in JudgingLayer.objects.filter(
+            question__in=[q.pk for q in questions], assessor=user
+        ).annotate(n=Count("judgments"), groups=Count("judgments__group", distinct=True))
+    }
+    for q in questions:
+        q.my_layer = la = mine.get(q.pk)
+        if la is None:
+            continue
+        q.status = layer_status(la)
+        q.n_synsets = la.groups
+        q.n_unjudged = max(getattr(q, "n_strings", 0) - la.n, 0)
+
+
+def filter_as_seen_by(qs, user, *, status: str = "", unjudged: str = ""):
+    """The question list's status and unjudged filters for an assessor (``qs`` from
+    ``question_list_queryset`` with its counts, unfiltered on these): a question they
+    judge in a layer is filtered on the layer, as the list shows it (``my_layers``), never
+    on gold (blindness); the others on gold."""
+    mine = JudgingLayer.objects.filter(question=OuterRef("pk"), assessor=user)
+    qs = qs.annotate(in_my_layer=Exists(mine))
+    gold = Q(in_my_layer=False)
+    if status:
+        layer_status = {
+            QuestionStatus.DONE: mine.filter(done_at__isnull=False),
+            QuestionStatus.IN_PROGRESS: mine.filter(done_at__isnull=True, started_at__isnull=False),
+            QuestionStatus.TODO: mine.filter(done_at__isnull=True, started_at__isnull=True),
+        }.get(status)
+        layered = Exists(layer_status) if layer_status is not None else Value(False)
+        qs = qs.filter((gold & Q(status=status)) | Q(layered))
+    if unjudged in ("0", "1"):
+        judged = (
+            LayerJudgment.objects.filter(layer__question=OuterRef("pk"), layer__assessor=user)
+            .order_by()
+            .values("layer")
+            .annotate(c=Count("pk"))
+            .values("c")
+        )
+        qs = qs.annotate(
+            n_layer_unjudged=F("n_strings")
+            - Coalesce(Subquery(judged, output_field=IntegerField()), Value(0))
+        )
+        lookup = "gt" if unjudged == "1" else "exact"
+        qs = qs.filter(
+            (gold & Q(**{f"n_unjudged__{lookup}": 0}))
+            | Q(in_my_layer=True, **{f"n_layer_unjudged__{lookup}": 0})
+        )
+    return qs

@@ -7,6 +7,8 @@ Business logic lives in ``annotate/services.py``, not here.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Case, Count, Exists, OuterRef, Q, Subquery, Value, When
@@ -15,9 +17,20 @@ from django.db.models.functions import Coalesce
 from evaluation.metrics.data import DEFAULT_LEVELS as DEFAULT_LEVEL_CODES
 from evaluation.metrics.data import default_gains
 
-# the levels of a new collection: (code, label, gain), highest first (S, A, B: 3, 2, 1)
+
+class LevelRow(NamedTuple):
+    """A level as the collection form and ``collection_save`` give it."""
+
+    code: str
+    label: str
+    gain: float
+    examples: str = ""  # example answers, one per line
+
+
+# the levels of a new collection, highest first (S, A, B: 3, 2, 1)
 DEFAULT_LEVELS = tuple(
-    zip(
+    LevelRow(code, label, gain)
+    for code, label, gain in zip(
         DEFAULT_LEVEL_CODES,
         ("Correct and complete", "Correct, less specific", "Partially correct"),
         default_gains(DEFAULT_LEVEL_CODES),
@@ -134,6 +147,11 @@ class Level(models.Model):
     label = models.CharField(max_length=100, blank=True)
     gain = models.FloatField(default=1.0)
     order = models.PositiveSmallIntegerField(default=0)
+    examples = models.TextField(
+        blank=True,
+        max_length=2000,
+        help_text="example answers of this level, one per line, shown in the guidelines",
+    )
 
     class Meta:
         ordering = ["collection", "order"]
@@ -145,6 +163,11 @@ class Level(models.Model):
 
     def __str__(self) -> str:
         return self.code
+
+    @property
+    def example_list(self) -> list[str]:
+        """The examples, one per non-blank line."""
+        return [line.strip() for line in self.examples.splitlines() if line.strip()]
 
 
 class QuestionQuerySet(models.QuerySet):
@@ -176,6 +199,27 @@ class QuestionQuerySet(models.QuerySet):
             assessors=user,
             collection__memberships__user=user,
             collection__memberships__role__in=[Role.ORGANIZER, Role.ASSESSOR],
+        )
+
+    def without_layers_done_by(self, user) -> QuestionQuerySet:
+        """Without the questions ``user`` judges in a layer they have marked done: nothing
+        is left there for them to judge (DESIGN.md section 9)."""
+        done = JudgingLayer.objects.filter(
+            question=OuterRef("pk"), assessor_id=user.pk, done_at__isnull=False
+        )
+        return self.exclude(Exists(done))
+
+    def awaiting_adjudication(self) -> QuestionQuerySet:
+        """Questions with a layer request whose layers are all done and whose gold still
+        has unjudged strings: the disagreements wait for an adjudicator."""
+        open_layer = JudgingLayer.objects.filter(question=OuterRef("pk"), done_at__isnull=True)
+        unjudged = AnswerString.objects.filter(question=OuterRef("pk"), judged_at__isnull=True)
+        layer = JudgingLayer.objects.filter(question=OuterRef("pk"))
+        return (
+            self.filter(layer_request__isnull=False)
+            .filter(Exists(layer))
+            .exclude(Exists(open_layer))
+            .filter(Exists(unjudged))
         )
 
     def for_queue(self) -> QuestionQuerySet:
@@ -393,8 +437,14 @@ class JudgingLayerQuerySet(models.QuerySet):
         own_done = JudgingLayer.objects.filter(
             question=OuterRef("question"), assessor=user, done_at__isnull=False
         )
+        own_open = JudgingLayer.objects.filter(
+            question=OuterRef("question"), assessor=user, done_at__isnull=True
+        )
+        # a named adjudicator who judges the question in a layer too is blind until done
         return self.filter(
-            Q(assessor=user) | Exists(own_done) | Q(question__layer_request__adjudicator=user)
+            Q(assessor=user)
+            | Exists(own_done)
+            | (Q(question__layer_request__adjudicator=user) & ~Exists(own_open))
         )
 
 

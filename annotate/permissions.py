@@ -4,6 +4,7 @@ organizers."""
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
+from django.db.models import Exists, OuterRef
 
 from .models import Collection, Membership, Question, Role, is_site_staff
 
@@ -67,12 +68,31 @@ def can_create_collection(user) -> bool:
 def navigation_for(user) -> dict[str, bool]:
     """Which main-menu entries ``user`` can use, from their roles in all collections (one
     query): "My queue" for assessors and organizers, "Runs" for participants and organizers,
-    "New collection" for those who may create one."""
+    "New collection" for those who may create one, "To adjudicate" for a named adjudicator
+    with questions waiting (``awaiting_adjudication``)."""
     if is_site_staff(user):
-        return {"queue": True, "runs": True, "create": True, "admin": bool(user.is_staff)}
-    roles = set(Membership.objects.filter(user=user).values_list("role", flat=True).distinct())
+        return {
+            "queue": True,
+            "runs": True,
+            "create": True,
+            "admin": bool(user.is_staff),
+            "adjudicate": False,  # staff find every question on the agreement pages
+        }
+    # the roles, and whether questions wait for the user as their named adjudicator (in a
+    # collection where they judge), in the one query
+    waiting = Question.objects.awaiting_adjudication().filter(
+        collection_id=OuterRef("collection_id"), layer_request__adjudicator=user
+    )
+    rows = set(
+        Membership.objects.filter(user=user)
+        .annotate(waiting=Exists(waiting))
+        .values_list("role", "waiting")
+        .distinct()
+    )
+    roles = {role for role, _ in rows}
     organizer = Role.ORGANIZER in roles
     return {
+        "adjudicate": any(w and role != Role.PARTICIPANT for role, w in rows),
         "queue": organizer or Role.ASSESSOR in roles,
         "runs": organizer or Role.PARTICIPANT in roles,
         "create": organizer or user.has_perm("annotate.add_collection"),

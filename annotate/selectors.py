@@ -30,6 +30,8 @@ from django.db.models import (
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
+from config.ids import request_id
+
 from .models import (
     DEFAULT_LEVELS,
     AnswerString,
@@ -114,9 +116,9 @@ def collection_levels_initial(collection: Collection | None) -> list[dict[str, A
     """The levels of ``collection`` (the defaults for a new one) as the level forms' initial
     data."""
     if collection is None:
-        return [{"code": c, "label": label, "gain": g} for c, label, g in DEFAULT_LEVELS]
+        return [lv._asdict() for lv in DEFAULT_LEVELS]
     return [
-        {"code": lv.code, "label": lv.label, "gain": lv.gain}
+        {"code": lv.code, "label": lv.label, "gain": lv.gain, "examples": lv.examples}
         for lv in collection.levels.order_by("order")
     ]
 
@@ -148,7 +150,8 @@ def question_is_unassigned(question: Question) -> bool:
 
 def workspace_edit_string(question: Question, pk: str) -> AnswerString | None:
     """The string of ``question`` the workspace's edit form shows (``?edit=<id>``), if any."""
-    return question.strings.filter(pk=int(pk)).first() if pk.isdigit() else None
+    n = request_id(pk)
+    return question.strings.filter(pk=n).first() if n is not None else None
 
 
 @contextmanager
@@ -448,6 +451,7 @@ def queue_position(user: AnyUser, question: Question) -> tuple[int, int] | None:
         Question.objects.assigned_to(user)
         .filter(collection_id=question.collection_id)
         .exclude(status=QuestionStatus.DONE)
+        .without_layers_done_by(user)
         .for_queue()
         .values_list("pk", flat=True)
     )
@@ -498,6 +502,7 @@ def next_question(
     still offered (it waits for its "done")."""
     has_strings = Exists(AnswerString.objects.filter(question_id=OuterRef("pk")))
     qs = Question.objects.exclude(status=QuestionStatus.DONE).filter(has_strings)
+    qs = qs.without_layers_done_by(user)  # nothing left there for them (DESIGN.md section 9)
     if collection is not None:
         qs = qs.filter(collection=collection)
     if organizer:
@@ -551,8 +556,8 @@ def question_list_queryset(
         qs = qs.filter(status=status)
     if assessor == "none":
         qs = qs.filter(assessors__isnull=True)
-    elif assessor.isdigit():
-        qs = qs.filter(assessors=int(assessor))
+    elif request_id(assessor) is not None:
+        qs = qs.filter(assessors=request_id(assessor))
     if unjudged == "1":
         qs = qs.filter(n_unjudged__gt=0)
     elif unjudged == "0":

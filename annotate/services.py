@@ -32,6 +32,7 @@ from .models import (
     Collection,
     JudgmentEvent,
     Level,
+    LevelRow,
     Membership,
     Question,
     QuestionStatus,
@@ -933,14 +934,18 @@ def questions_assign(
 
 @transaction.atomic
 def collection_save(
-    *, collection: Collection, levels: Sequence[tuple[str, str, float]] | None, by: AnyUser | None
+    *,
+    collection: Collection,
+    levels: Sequence[LevelRow | tuple[str, str, float]] | None,
+    by: AnyUser | None,
 ) -> Collection:
     """Create or update ``collection`` (an unsaved or changed instance) and set its levels
-    (code, label, gain; highest first).  A new collection gets S/A/B 3/2/1 unless levels are
-    given, and its creator becomes an organizer.  A level still used by a string cannot be
-    removed (Conflict).  A changed matching mode re-keys the collection's strings and run
-    answers first (``collection_set_matching_mode``; MatchingModeConflict, nothing written,
-    when strings that would become one are judged differently)."""
+    (code, label, gain and optional examples; highest first).  A new collection gets S/A/B
+    3/2/1 unless levels are given, and its creator becomes an organizer.  A level still used
+    by a string cannot be removed (Conflict).  A changed matching mode re-keys the
+    collection's strings and run answers first (``collection_set_matching_mode``;
+    MatchingModeConflict, nothing written, when strings that would become one are judged
+    differently)."""
     created = collection.pk is None
     if not created:
         old_mode = (
@@ -955,15 +960,16 @@ def collection_save(
     if created and not levels:
         levels = DEFAULT_LEVELS
     if levels is not None:
+        levels = [LevelRow(*lv) for lv in levels]
         if not levels:
             raise Conflict("A collection needs at least one level.")
-        for code, _, gain in levels:
+        for code, _, gain, _ in levels:
             try:
                 check_gain(gain, f"the gain of level {code!r}")
             except ValueError as e:
                 raise Conflict(str(e)) from e
         existing = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
-        keep = {code for code, _, _ in levels}
+        keep = {lv.code for lv in levels}
         gone = [lv for code, lv in existing.items() if code not in keep]
         used = [lv.code for lv in gone if lv.strings.exists() or lv.layer_judgments.exists()]
         if used:
@@ -973,11 +979,16 @@ def collection_save(
             )
         Level.objects.filter(pk__in=[lv.pk for lv in gone]).delete()
         Level.objects.filter(collection=collection).update(order=F("order") + 1000)
-        for order, (code, label, gain) in enumerate(levels):
+        for order, lv in enumerate(levels):
             Level.objects.update_or_create(
                 collection=collection,
-                code=code,
-                defaults={"label": label, "gain": gain, "order": order},
+                code=lv.code,
+                defaults={
+                    "label": lv.label,
+                    "gain": lv.gain,
+                    "examples": lv.examples,
+                    "order": order,
+                },
             )
         collection_judgments_changed(collection_id=collection.pk)
     user = by if by is not None and by.is_authenticated else None

@@ -55,6 +55,7 @@ urlpatterns = [
         layer_views.collection_layers_import,
         name="collection-layers-import",
     ),
+    path("queue/adjudicate/", layer_views.adjudication_queue, name="adjudication-queue"),
     path(
         "questions/<int:pk>/adjudicate/",
         layer_views.question_adjudicate,

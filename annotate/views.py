@@ -20,8 +20,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from config.downloads import content_disposition
 from config.htmx import HtmxHttpRequest, redirect_to, render_page
+from config.ids import request_ids
 
-from . import forms, layers, presence, services
+from . import forms, layer_views, layers, presence, services
 from .imports import (
     ImportPlan,
     ImportRefused,
@@ -105,6 +106,7 @@ def collection_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def my_queue(request: HtmxHttpRequest) -> HttpResponse:
     """Questions assigned to the user in any collection, open ones first."""
     questions = my_queue_questions(request.user)
+    layers.my_layers(questions, request.user)  # a question judged in a layer shows the layer's
     return render_page(
         request,
         "annotate/my_queue.html",
@@ -156,9 +158,10 @@ def question_judge(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The judging workspace of one question (DESIGN.md section 4)."""
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
     role, may_write = judge_access(request, question)
-    if role != Role.ORGANIZER and layers.layer_for(question=question, user=request.user):
-        # judged independently (DESIGN.md section 9): in the assessor's own layer
-        return redirect_to(request, "annotate:question-layer", question.pk)
+    layer = layer_views.workspace_layer(request, question, role)
+    if layer is not None:
+        # judged independently (DESIGN.md section 9): the same page on the assessor's layer
+        return layer_views.layer_workspace_page(request, layer, role)
     return render_page(
         request,
         "annotate/question_judge.html",
@@ -359,16 +362,33 @@ def question_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     role = require_role(request, collection, Role.ORGANIZER, Role.ASSESSOR)
     f = request.GET
+    blind = role != Role.ORGANIZER
     qs = question_list_queryset(
         collection,
-        status=f.get("status", ""),
+        status="" if blind else f.get("status", ""),
         assessor=f.get("assessor", ""),
-        unjudged=f.get("unjudged", ""),
+        unjudged="" if blind else f.get("unjudged", ""),
         search=f.get("q", "").strip(),
     )
+    if blind:
+        # status and unjudged of a question judged in the user's layer are the layer's
+        qs = layers.filter_as_seen_by(
+            qs, request.user, status=f.get("status", ""), unjudged=f.get("unjudged", "")
+        )
+    if blind and f.get("assessor", "") not in ("", "none", str(request.user.pk)):
+        # who else judges a question the user judges in a layer is not told (DESIGN.md
+        # section 9): filtering by another assessor does not find it
+        qs = qs.exclude(layers__assessor=request.user)
     page = Paginator(qs, 50).get_page(f.get("page"))
     questions = list(page.object_list)
     attach_assessors(questions)
+    if blind:
+        # a question judged in the user's layer shows the layer's status and counts, and
+        # the user alone as its assessor: nothing of gold or of the other layers
+        layers.my_layers(questions, request.user)
+        for q in questions:
+            if q.my_layer is not None:
+                q.assessor_names = [request.user.get_username()]
     return render_page(
         request,
         "annotate/question_list.html",
@@ -425,7 +445,7 @@ def question_assign(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 def _ids(values: list[str]) -> list[int]:
-    return [int(v) for v in values if v.isdigit()]
+    return request_ids(values)
 
 
 # -- organizer pages -------------------------------------------------------------------------

@@ -50,7 +50,7 @@ api = NinjaAPI(
     docs_decorator=docs_access,
 )
 
-Precision = Literal["readable", "full"]
+Precision = schemas.Precision
 # the errors every endpoint may answer (documented in the schema; api/auth.py, below)
 ERRORS = {
     401: schemas.ErrorOut,
@@ -115,20 +115,17 @@ def _visible_run(request: HttpRequest, collection: Collection, run_id: int) -> R
 
 def _config(
     collection: Collection,
-    metric: list[str] | None,
-    gains: str,
-    beta: float,
-    rbp_p: float,
+    params: schemas.ScoreParams,
     default_metrics=services.DEFAULT_METRICS,
 ) -> services.ScoreConfig:
     """The score configuration, checked as the pages check it; 422 when it is invalid."""
     levels = list(collection.levels.order_by("order").values_list("code", flat=True))
     try:
         return services.check_config(
-            metrics=metric or list(default_metrics),
-            gains=gains.strip() or "default",
-            beta=beta,
-            rbp_p=rbp_p,
+            metrics=params.metric or list(default_metrics),
+            gains=params.gains.strip() or "default",
+            beta=params.beta,
+            rbp_p=params.rbp_p,
             levels=levels,
         )
     except ValueError as e:
@@ -389,11 +386,7 @@ def run_scores(
     request: HttpRequest,
     slug: str,
     run_id: int,
-    metric: Query[list[str] | None] = None,
-    gains: str = "default",
-    beta: float = 1.0,
-    rbp_p: float = 0.5,
-    precision: Precision = "readable",
+    params: Query[schemas.ScoreParams],
 ):
     """Per-question scores and means of a run, with the parameters of the score pages:
     ``metric`` (repeat it; default the run page's), ``gains`` (``default`` = the
@@ -401,7 +394,8 @@ def run_scores(
     ``precision=full`` gives every score at full double precision (default: 6 decimals)."""
     collection, _ = _score_access(request, slug)
     run = _visible_run(request, collection, run_id)
-    config = _config(collection, metric, gains, beta, rbp_p)
+    config = _config(collection, params)
+    precision = params.precision
     scores = services.score_runs(collection, [run], config)
     table = scores.per_question[run.name]
     lengths, synsets = answers_per_question(run), synsets_per_question(collection)
@@ -435,11 +429,7 @@ def compare(
     slug: str,
     a: int,
     b: int,
-    metric: Query[list[str] | None] = None,
-    gains: str = "default",
-    beta: float = 1.0,
-    rbp_p: float = 0.5,
-    precision: Precision = "readable",
+    params: Query[schemas.ScoreParams],
 ):
     """Runs ``a`` and ``b`` compared question by question, with the figures of the compare
     page: per metric the means, B - A, questions up/down/tied, sign, Wilcoxon, paired t and
@@ -449,7 +439,8 @@ def compare(
     run_a, run_b = _visible_run(request, collection, a), _visible_run(request, collection, b)
     if run_a.pk == run_b.pk:
         raise HttpError(422, "choose two different runs")
-    config = _config(collection, metric, gains, beta, rbp_p, default_metrics=("q_measure", "rr"))
+    config = _config(collection, params, default_metrics=("q_measure", "rr"))
+    precision = params.precision
     result = services.runs_compare(collection=collection, run_a=run_a, run_b=run_b, config=config)
     ms = config.metrics
     tests = [

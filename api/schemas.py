@@ -3,8 +3,26 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from ninja import Schema
+
+from evaluation.metrics.gains import DEFAULT_BETA, DEFAULT_RBP_P
+
+Precision = Literal["readable", "full"]
+
+
+class ScoreParams(Schema):
+    """The score parameters of the scores and compare endpoints, as on the pages:
+    ``metric`` (repeat it; default the page's metrics), ``gains`` (``default`` = the
+    collection's levels, ``3:2:1``, ``adjusted``, ``S=4,A=2,B=1``...), ``beta``, ``rbp_p``,
+    and ``precision`` (``full``: every score at full double precision)."""
+
+    metric: list[str] | None = None
+    gains: str = "default"
+    beta: float = DEFAULT_BETA
+    rbp_p: float = DEFAULT_RBP_P
+    precision: Precision = "readable"
 
 
 class ErrorOut(Schema):

@@ -11,13 +11,15 @@ identical judgments, audit trail and scores for every run.  Version 1 archives (
 ids in the audit trail) are still read; their snapshots are kept without ids, so the
 actions they record cannot be undone.  Version 3 adds the assessors' independent layers
 (``layers.csv``, ``layer_judgments.csv``; DESIGN.md section 9) and names the layer of each
-layer event; version 1 and 2 archives have no layers.
+layer event; version 1 and 2 archives have no layers.  Version 4 adds each level's
+``examples`` (earlier archives' levels have none).
 """
 
 from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 import zlib
 from datetime import UTC, datetime
@@ -56,8 +58,8 @@ from .models import Run, RunAnswer, RunFormat
 from .services import run_name_problem
 
 FORMAT = "qasynset-collection"
-VERSION = 3
-READS = (1, 2, 3)  # versions collection_import reads
+VERSION = 4
+READS = (1, 2, 3, 4)  # versions collection_import reads
 COLLECTION_FIELDS = (
     "name",
     "description",
@@ -139,6 +141,7 @@ COLUMNS[3] = dict(
         ],
     },
 )
+COLUMNS[4] = COLUMNS[3]  # version 4 changes the manifest only (levels' examples)
 
 
 def _max_bytes() -> int:
@@ -222,7 +225,9 @@ def _export_side(side: dict, action: str, ids: dict) -> dict:
 
 def collection_export(*, collection: Collection) -> bytes:
     """The archive (zip bytes) of ``collection``."""
-    levels = list(collection.levels.order_by("order").values("code", "label", "gain", "order"))
+    levels = list(
+        collection.levels.order_by("order").values("code", "label", "gain", "order", "examples")
+    )
     members = list(
         collection.memberships.order_by("user__username").values_list("user__username", "role")
     )
@@ -430,10 +435,14 @@ def _dt(value: str):
     return dt if timezone.is_aware(dt) else timezone.make_aware(dt, UTC)
 
 
+_INT_TEXT = re.compile(r"-?[0-9]{1,30}", re.ASCII)
+
+
 def _is_int(value, lo: int = 0, hi: int = _INT_MAX) -> bool:
     if isinstance(value, str):
         value = value.strip()
-        if not value.lstrip("-").isdigit():
+        # ASCII digits: "²".isdigit() is true, but int() refuses it
+        if not _INT_TEXT.fullmatch(value):
             return False
         value = int(value)
     return isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
@@ -657,9 +666,16 @@ class _Archive:
         self.level_codes = set()
         orders = set()
         for i, lv in enumerate(levels, start=1):
-            if not isinstance(lv, dict) or set(lv) != {"code", "label", "gain", "order"}:
-                add(f"level {i}: needs exactly code, label, gain and order")
+            keys = {"code", "label", "gain", "order"} | (
+                {"examples"} if self.version >= 4 else set()
+            )
+            if not isinstance(lv, dict) or set(lv) != keys:
+                add(f"level {i}: needs exactly {', '.join(sorted(keys))}")
                 continue
+            if "examples" in lv and (
+                not isinstance(lv["examples"], str) or len(lv["examples"]) > 2000
+            ):
+                add(f"level {i}: examples must be text of at most 2000 characters")
             code, gain = lv["code"], lv["gain"]
             if not isinstance(code, str) or not 0 < len(code.strip()) <= 8:
                 add(f"level {i}: code {code!r} must be 1 to 8 characters")

@@ -202,10 +202,26 @@ RUNS = {
     },
 }
 
-LEVELS = [
-    ("S", "Correct and complete", 3.0),
-    ("A", "Correct, less specific", 2.0),
-    ("B", "Partially correct", 1.0),
+LEVELS = [  # code, label, gain, examples (one per line; shown in the judging guidelines)
+    (
+        "S",
+        "Correct and complete",
+        3.0,
+        "Paul McCartney (Who played in the Beatles?)\n"
+        "December 10, 1968 (When did Kawabata receive the Nobel Prize?)",
+    ),
+    (
+        "A",
+        "Correct, less specific",
+        2.0,
+        "McCartney (Who played in the Beatles?)\nDigital Video Disk (What does DVD stand for?)",
+    ),
+    (
+        "B",
+        "Partially correct",
+        1.0,
+        "Paul (Who played in the Beatles?)\n1968 (When did Kawabata receive the Nobel Prize?)",
+    ),
 ]
 
 USERS = [  # username, password, role, staff

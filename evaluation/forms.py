@@ -5,8 +5,9 @@ from django.conf import settings
 
 from config.uploads import check_upload_size
 from evaluation.metrics import BASE_METRICS, parse_gains
-from evaluation.metrics.gains import MAX_BETA, check_parameters
+from evaluation.metrics.gains import DEFAULT_BETA, DEFAULT_RBP_P, MAX_BETA, check_parameters
 from evaluation.services import run_name_problem
+from evaluation.significance import INTERVALS, MAX_TRIALS, TESTS
 
 METRIC_LABELS = {
     "q_measure": "Q-measure",
@@ -71,7 +72,8 @@ class ScoreConfigForm(forms.Form):
         beta, rbp_p = data.get("beta"), data.get("rbp_p")
         try:
             check_parameters(
-                beta=1.0 if beta is None else beta, rbp_p=0.5 if rbp_p is None else rbp_p
+                beta=DEFAULT_BETA if beta is None else beta,
+                rbp_p=DEFAULT_RBP_P if rbp_p is None else rbp_p,
             )
         except ValueError as e:
             raise forms.ValidationError(str(e)) from e
@@ -97,6 +99,29 @@ class ScoreConfigForm(forms.Form):
         if gains == "custom":
             return (self.cleaned_data.get("custom_gains") or "").strip() or "default"
         return gains
+
+
+class TestConfigForm(forms.Form):
+    """How the runs and ranking pages compute their 95% intervals and the ranking page its
+    all-pairs tests (``significance.TestConfig``), read from the query string."""
+
+    interval = forms.ChoiceField(choices=list(INTERVALS.items()), required=False, label="95% CI")
+    test = forms.ChoiceField(choices=list(TESTS.items()), required=False, label="Pair test")
+    # bootstrap samples / Tukey permutations (the template's label says which)
+    trials = forms.IntegerField(required=False, min_value=1, max_value=MAX_TRIALS, label="Trials")
+    seed = forms.IntegerField(required=False, min_value=0, max_value=2**63 - 1)
+
+    @classmethod
+    def showing(cls, config) -> TestConfigForm:
+        """An unbound form showing ``config`` (a ``significance.TestConfig``)."""
+        return cls(
+            initial={
+                "interval": config.interval,
+                "test": config.test,
+                "trials": config.trials,
+                "seed": config.seed,
+            }
+        )
 
 
 class RunUploadForm(forms.Form):

@@ -37,9 +37,16 @@ from evaluation.metrics import (
     parse_metrics,
 )
 from evaluation.metrics.errors import merge_issues
-from evaluation.metrics.gains import check_parameters
+from evaluation.metrics.gains import DEFAULT_BETA, DEFAULT_RBP_P, check_parameters
 from evaluation.metrics.normalize import normalize_many
 from evaluation.metrics.parsers import RunRow, detect_run_format, parse_run, run_rows
+from evaluation.significance import (
+    MeanIntervals,
+    PairTests,
+    TestConfig,
+    pair_tests,
+    score_intervals,
+)
 from evaluation.stats import Paired, disagreements, paired, rank_correlations
 
 from .models import Run, RunAnswer
@@ -54,8 +61,8 @@ class ScoreConfig:
 
     metrics: tuple[str, ...] = DEFAULT_METRICS
     gains: str = "default"
-    beta: float = 1.0
-    rbp_p: float = 0.5
+    beta: float = DEFAULT_BETA
+    rbp_p: float = DEFAULT_RBP_P
 
     def profile(self) -> GainProfile:
         return parse_gains(None if self.gains == "default" else self.gains)
@@ -246,23 +253,66 @@ class SystemRanking:
     means: pd.DataFrame
     ranks: pd.DataFrame
     correlations: pd.DataFrame | None
+    intervals: MeanIntervals | None = None
+    pairs: PairTests | None = None
 
 
-def runs_rank(*, collection: Collection, runs: Sequence[Run], config: ScoreConfig) -> SystemRanking:
+def runs_rank(
+    *,
+    collection: Collection,
+    runs: Sequence[Run],
+    config: ScoreConfig,
+    tests: TestConfig | None = None,
+    intervals: bool = True,
+    pairs: bool = True,
+) -> SystemRanking:
     """Mean scores of ``runs`` under ``config``, the system ranking they give and the
-    agreement between the rankings of the configured metrics."""
+    agreement between the rankings of the configured metrics; with ``tests``, also the
+    95% interval of every mean (``intervals``) and the all-pairs tests of the first
+    metric in ranking order (``pairs``), as ``tests`` says (``evaluation.significance``)."""
     runs = tuple(runs)
     metrics = tuple(config.metrics)
-    if runs:
-        means = score_runs(collection, runs, config).means()[list(metrics)]
+    scores = score_runs(collection, runs, config) if runs else None
+    if scores is not None:
+        means = scores.means()[list(metrics)]
     else:
         means = pd.DataFrame(columns=list(metrics), dtype=float)
     ranks = means.rank(ascending=False, method="min")
     order = tuple(sorted(runs, key=lambda r: -means.at[r.name, metrics[0]]))
     correlations = rank_correlations(means) if runs else None
+    ivs = tested = None
+    if tests is not None and scores is not None:
+        ivs = score_intervals(scores, tests) if intervals else None
+        if pairs:
+            tested = _pair_tests(scores, metrics[0], [r.name for r in order], tests)
     return SystemRanking(
-        runs=runs, order=order, metrics=metrics, means=means, ranks=ranks, correlations=correlations
+        runs=runs,
+        order=order,
+        metrics=metrics,
+        means=means,
+        ranks=ranks,
+        correlations=correlations,
+        intervals=ivs,
+        pairs=tested,
     )
+
+
+def _pair_tests(scores: Scores, metric: str, order: Sequence[str], tests: TestConfig) -> PairTests:
+    """``significance.pair_tests``; the randomised Tukey HSD (seconds on 50 runs x 5,000
+    questions) is cached under the scores it was computed from, so the page and its CSV
+    compute it once.  The key hashes the score matrix itself: no query."""
+    if tests.test != "tukey":
+        return pair_tests(scores, metric=metric, order=order, config=tests)
+    X = np.ascontiguousarray(scores.values[:, scores.metrics.index(metric), :])
+    digest = hashlib.sha256(X.tobytes())
+    digest.update(repr((scores.runs, tuple(order), metric, tests)).encode())
+    key = "pairs:" + digest.hexdigest()
+    cache = caches["scores"]
+    tested = cache.get(key)
+    if tested is None:
+        tested = pair_tests(scores, metric=metric, order=order, config=tests)
+        cache.set(key, tested, 600)
+    return tested
 
 
 # -- writes -------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ app_name = "evaluation"
 urlpatterns = [
     path("runs/", views.my_runs, name="my-runs"),
     path("collections/<slug:slug>/runs/", views.run_list, name="run-list"),
+    path("collections/<slug:slug>/runs.csv", views.run_list_csv, name="run-list-csv"),
     path("collections/<slug:slug>/runs/upload/", views.run_upload, name="run-upload"),
     path("collections/<slug:slug>/runs/<int:run_id>/", views.run_detail, name="run-detail"),
     path(
@@ -27,6 +28,11 @@ urlpatterns = [
     path("collections/<slug:slug>/compare.csv", views.compare_csv, name="compare-csv"),
     path("collections/<slug:slug>/ranking/", views.ranking, name="ranking"),
     path("collections/<slug:slug>/ranking.csv", views.ranking_csv, name="ranking-csv"),
+    path(
+        "collections/<slug:slug>/ranking-matrix.csv",
+        views.ranking_matrix_csv,
+        name="ranking-matrix-csv",
+    ),
     path(
         "collections/<slug:slug>/reliability/",
         reliability_views.collection_reliability,

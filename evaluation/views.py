@@ -10,6 +10,7 @@ from importlib.metadata import version
 from typing import Any
 from urllib.parse import quote
 
+import numpy as np
 import pandas as pd
 from django.conf import settings
 from django.contrib import messages
@@ -24,10 +25,26 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from annotate.models import Collection, Role
 from annotate.permissions import require_role
+from config.ids import request_id
 from evaluation import selectors, services
-from evaluation.forms import RunReplaceForm, RunUploadForm, ScoreConfigForm, metric_label
+from evaluation.forms import (
+    RunReplaceForm,
+    RunUploadForm,
+    ScoreConfigForm,
+    TestConfigForm,
+    metric_label,
+)
 from evaluation.metrics import DEFAULT_METRICS, InputError, Scores
+from evaluation.metrics.gains import DEFAULT_BETA, DEFAULT_RBP_P
 from evaluation.plots import difference_plot
+from evaluation.significance import (
+    INTERVALS,
+    MeanIntervals,
+    PairTests,
+    TestConfig,
+    check_test_config,
+    score_intervals,
+)
 from evaluation.stats import format_p, p_text
 
 from .exports import csv_response
@@ -69,13 +86,15 @@ def _config(
     defaults, with the form's errors shown) and the form showing it."""
     form = ScoreConfigForm(request.GET or None)
     levels = [code for code, _ in selectors.level_gains(collection)]
-    metrics, gains, beta, rbp_p = list(default_metrics), "default", 1.0, 0.5
+    metrics, gains, beta, rbp_p = list(default_metrics), "default", DEFAULT_BETA, DEFAULT_RBP_P
     error = None
     if form.is_bound and form.is_valid():
         metrics = form.cleaned_data["metric"] or metrics
         gains = form.gain_spec()
-        beta = form.cleaned_data["beta"] if form.cleaned_data["beta"] is not None else 1.0
-        rbp_p = form.cleaned_data["rbp_p"] if form.cleaned_data["rbp_p"] is not None else 0.5
+        if form.cleaned_data["beta"] is not None:
+            beta = form.cleaned_data["beta"]
+        if form.cleaned_data["rbp_p"] is not None:
+            rbp_p = form.cleaned_data["rbp_p"]
     try:
         config = services.check_config(
             metrics=metrics, gains=gains, beta=beta, rbp_p=rbp_p, levels=levels
@@ -83,7 +102,11 @@ def _config(
     except ValueError as e:
         error = str(e)
         config = services.check_config(
-            metrics=default_metrics, gains="default", beta=1.0, rbp_p=0.5, levels=levels
+            metrics=default_metrics,
+            gains="default",
+            beta=DEFAULT_BETA,
+            rbp_p=DEFAULT_RBP_P,
+            levels=levels,
         )
     if form.is_bound and form.errors:
         return config, form, error
@@ -113,6 +136,92 @@ def _preamble(
     }
 
 
+def _tests(request: HttpRequest) -> tuple[TestConfig, TestConfigForm, str | None]:
+    """How the intervals and pair tests are computed, from the query string (invalid
+    parts fall back to the defaults, with the form's errors shown), and the form."""
+    form = TestConfigForm(request.GET or None)
+    default = TestConfig()
+    config, error = default, None
+    if form.is_bound and form.is_valid():
+        data = form.cleaned_data
+        try:
+            config = check_test_config(
+                interval=data["interval"] or default.interval,
+                test=data["test"] or default.test,
+                trials=data["trials"] or default.trials,
+                seed=data["seed"] if data["seed"] is not None else default.seed,
+            )
+        except ValueError as e:
+            error = str(e)
+    if form.is_bound and form.errors:
+        return config, form, error
+    return config, TestConfigForm.showing(config), error
+
+
+def _interval(low: float, high: float) -> str:
+    """A 95% interval as a page shows it, next to the mean: ``[0.4710, 0.5530]``."""
+    if math.isnan(low) or math.isnan(high):
+        return ""
+    return f"[{low:.4f}, {high:.4f}]"
+
+
+def _interval_note(intervals: MeanIntervals | None) -> str:
+    """What the intervals on a page are (or why there are none)."""
+    if intervals is None:
+        return ""
+    if intervals.problem:
+        return intervals.problem
+    c = intervals.config
+    text = f"In brackets: the 95% {INTERVALS[c.interval]} of each mean over the questions"
+    if c.interval == "bootstrap":
+        text += f" ({c.trials} bootstrap samples, seed {c.seed})"
+    return text + "."
+
+
+def _interval_columns(metrics: Sequence[str]) -> list[str]:
+    return [f"{m}_{bound}" for m in metrics for bound in ("ci_low", "ci_high")]
+
+
+def _interval_cells(intervals: MeanIntervals | None, run: str, metrics: Sequence[str]) -> list:
+    if intervals is None:
+        return [None] * (2 * len(metrics))
+    return [float(x) for m in metrics for x in intervals.bounds(run, m)]
+
+
+def _matrix(pairs: PairTests | None) -> dict[str, Any] | None:
+    """The all-pairs matrix as the ranking page shows it: runs in ranking order, each
+    cell the pair's p-value (``format_p``) and whether it is below 5%."""
+    if pairs is None:
+        return None
+    sig = pairs.significant()
+    runs = [{"rank": i + 1, "name": name} for i, name in enumerate(pairs.runs)]
+    rows = [
+        {
+            **run,
+            "mean": _fmt(float(pairs.mean[i])),
+            "cells": [
+                {"p": "" if i == j else format_p(float(pairs.p[i, j])), "sig": bool(sig[i, j])}
+                for j in range(len(pairs.runs))
+            ],
+        }
+        for i, run in enumerate(runs)
+    ]
+    c = pairs.config
+    return {
+        "tests": pairs,
+        "metric": metric_label(pairs.metric),
+        "runs": runs,
+        "rows": rows,
+        "problem": pairs.problem,
+        "significant": int(np.triu(sig, 1).sum()),
+        "detail": (
+            f"{c.trials} permutations, seed {c.seed}"
+            if c.test == "tukey"
+            else f"correction over the {pairs.pairs} pair{'s' if pairs.pairs != 1 else ''}"
+        ),
+    }
+
+
 def _metric_choices(config: services.ScoreConfig) -> list[tuple[str, str]]:
     return [(m, metric_label(m)) for m in config.metrics]
 
@@ -132,28 +241,46 @@ def my_runs(request: HttpRequest) -> HttpResponse:
     return TemplateResponse(request, "evaluation/my_runs.html", {"runs": runs})
 
 
-@require_GET
-def run_list(request: HttpRequest, slug: str) -> HttpResponse:
-    collection, role = _score_access(request, slug)
-    config, form, error = _config(request, collection)
+def _run_rows(
+    request: HttpRequest, collection: Collection, config: services.ScoreConfig, tests: TestConfig
+) -> tuple[list[dict[str, Any]], Scores | None, MeanIntervals | None]:
+    """The runs page's rows (by name): each run, its means with their 95% intervals, the
+    questions it answered and its unjudged answers; the scores and the intervals."""
     runs = list(selectors.visible_runs(user=request.user, collection=collection))
     scores = services.score_runs(collection, runs, config) if runs else None
+    intervals = score_intervals(scores, tests) if scores else None
     stats = selectors.run_answer_stats(runs)
     unjudged = selectors.unjudged_counts(runs)
     means = scores.means() if scores else pd.DataFrame()
     rows = [
         {
             "run": r,
-            "means": [means.loc[r.name, m] for m in config.metrics],
+            "means": [
+                (means.loc[r.name, m], _interval(*intervals.bounds(r.name, m)))
+                for m in config.metrics
+            ]
+            if intervals
+            else [],
+            "bounds": _interval_cells(intervals, r.name, config.metrics),
             "questions": stats.get(r.pk, {}).get("questions", 0),
             "unjudged": unjudged.get(r.pk, 0),
         }
         for r in runs
     ]
+    return rows, scores, intervals
+
+
+@require_GET
+def run_list(request: HttpRequest, slug: str) -> HttpResponse:
+    collection, role = _score_access(request, slug)
+    config, form, error = _config(request, collection)
+    tests, tests_form, tests_error = _tests(request)
+    rows, scores, intervals = _run_rows(request, collection, config, tests)
+    runs = [row["run"] for row in rows]
     sort = request.GET.get("sort", "")
     if sort in config.metrics:
         i = config.metrics.index(sort)
-        rows.sort(key=lambda row: -row["means"][i])
+        rows.sort(key=lambda row: -row["means"][i][0])
     elif sort == "name":
         rows.sort(key=lambda row: row["run"].name)
     return TemplateResponse(
@@ -166,6 +293,9 @@ def run_list(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form,
             "error": error,
             "metrics": _metric_choices(config),
+            "tests_form": tests_form,
+            "tests_error": tests_error,
+            "interval_note": _interval_note(intervals),
             "rows": rows,
             "sort": sort,
             "judged_questions": scores.marked.judgments.nq if scores else 0,
@@ -173,6 +303,40 @@ def run_list(request: HttpRequest, slug: str) -> HttpResponse:
             "can_compare": len(runs) >= 2,
             "withdrawn": selectors.withdrawn_runs(collection) if role == Role.ORGANIZER else [],
         },
+    )
+
+
+@require_GET
+def run_list_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    """The runs page as CSV: per run (by name) its owner, means, their 95% intervals
+    (``<metric>_ci_low``, ``<metric>_ci_high``; how, in the preamble), questions answered
+    and unjudged answers."""
+    collection, _ = _score_access(request, slug)
+    config, _, _ = _config(request, collection)
+    tests, _, _ = _tests(request)
+    rows, _, _ = _run_rows(request, collection, config, tests)
+    return csv_response(
+        f"{collection.slug}-runs.csv",
+        _preamble(collection, config, **tests.interval_preamble()),
+        [
+            "run",
+            "owner",
+            *config.metrics,
+            *_interval_columns(config.metrics),
+            "questions_answered",
+            "unjudged_answers",
+        ],
+        [
+            [
+                row["run"].name,
+                row["run"].owner.get_username(),
+                *[float(mean) for mean, _ in row["means"]],
+                *row["bounds"],
+                row["questions"],
+                row["unjudged"],
+            ]
+            for row in rows
+        ],
     )
 
 
@@ -405,7 +569,7 @@ def _chosen_runs(
     for x in (a, b):
         if x and x not in by_id:
             selectors.visible_run(
-                user=request.user, collection=collection, run_id=x if x.isdigit() else 0
+                user=request.user, collection=collection, run_id=request_id(x) or 0
             )
     if not a:
         a = next((k for k in by_id if k != b), None)
@@ -614,21 +778,36 @@ def compare_csv(request: HttpRequest, slug: str) -> HttpResponse:
 
 # -- system ranking -------------------------------------------------------------------------
 def _system_ranking(
-    request: HttpRequest, collection: Collection, config: services.ScoreConfig
+    request: HttpRequest,
+    collection: Collection,
+    config: services.ScoreConfig,
+    tests: TestConfig,
+    **parts: bool,
 ) -> services.SystemRanking:
     runs = selectors.visible_runs(user=request.user, collection=collection)
-    return services.runs_rank(collection=collection, runs=list(runs), config=config)
+    return services.runs_rank(
+        collection=collection, runs=list(runs), config=config, tests=tests, **parts
+    )
 
 
 @require_GET
 def ranking(request: HttpRequest, slug: str) -> HttpResponse:
     collection, role = _score_access(request, slug)
     config, form, error = _config(request, collection)
-    r = _system_ranking(request, collection, config)
+    tests, tests_form, tests_error = _tests(request)
+    r = _system_ranking(request, collection, config, tests)
+    iv = r.intervals
     table = [
         {
             "run": run,
-            "values": [(r.means.at[run.name, m], int(r.ranks.at[run.name, m])) for m in r.metrics],
+            "values": [
+                (
+                    r.means.at[run.name, m],
+                    int(r.ranks.at[run.name, m]),
+                    _interval(*iv.bounds(run.name, m)) if iv else "",
+                )
+                for m in r.metrics
+            ],
         }
         for run in r.order
     ]
@@ -643,6 +822,11 @@ def ranking(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form,
             "error": error,
             "metrics": _metric_choices(config),
+            "tests_form": tests_form,
+            "tests_error": tests_error,
+            "show_test": True,
+            "interval_note": _interval_note(iv),
+            "matrix": _matrix(r.pairs),
             "table": table,
             "primary": metric_label(r.metrics[0]),
             "corr": [
@@ -662,14 +846,46 @@ def ranking(request: HttpRequest, slug: str) -> HttpResponse:
 def ranking_csv(request: HttpRequest, slug: str) -> HttpResponse:
     collection, _ = _score_access(request, slug)
     config, _, _ = _config(request, collection)
-    r = _system_ranking(request, collection, config)
+    tests, _, _ = _tests(request)
+    r = _system_ranking(request, collection, config, tests, pairs=False)
     rows: list[list[object]] = [
-        [run.name, *[float(r.means.at[run.name, m]) for m in r.metrics]] for run in r.runs
+        [
+            run.name,
+            *[float(r.means.at[run.name, m]) for m in r.metrics],
+            *_interval_cells(r.intervals, run.name, r.metrics),
+        ]
+        for run in r.runs
     ]
     if r.correlations is not None:
         corr = list(r.correlations.itertuples())
         rows += [[f"kendall_tau:{c.metric_a}:{c.metric_b}", c.kendall_tau] for c in corr]
         rows += [[f"spearman_rho:{c.metric_a}:{c.metric_b}", c.spearman_rho] for c in corr]
     return csv_response(
-        f"{collection.slug}-ranking.csv", _preamble(collection, config), ["run", *r.metrics], rows
+        f"{collection.slug}-ranking.csv",
+        _preamble(collection, config, **tests.interval_preamble()),
+        ["run", *r.metrics, *_interval_columns(r.metrics)],
+        rows,
+    )
+
+
+@require_GET
+def ranking_matrix_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    """The ranking page's all-pairs matrix as CSV: one row and one column per run in
+    ranking order (``run``, ``mean``, then the p-value against each run; empty on the
+    diagonal), the test and the metric in the preamble."""
+    collection, _ = _score_access(request, slug)
+    config, _, _ = _config(request, collection)
+    tests, _, _ = _tests(request)
+    r = _system_ranking(request, collection, config, tests, intervals=False)
+    pairs = r.pairs
+    names = [run.name for run in r.order]
+    rows = []
+    if pairs is not None:
+        for i, name in enumerate(names):
+            rows.append([name, float(pairs.mean[i]), *[p_text(float(p)) for p in pairs.p[i]]])
+    return csv_response(
+        f"{collection.slug}-ranking-matrix.csv",
+        _preamble(collection, config, metric=r.metrics[0], **tests.test_preamble()),
+        ["run", "mean", *names],
+        rows,
     )

@@ -402,7 +402,9 @@ def test_run_scores_csv_of_the_page(beatles, client):
         f"/collections/{c.slug}/ranking.csv?metric=q_measure&metric=rr"
     ).content.decode()
     lines = [line for line in ranking.splitlines() if not line.startswith("#")]
-    assert lines[0] == "run,q_measure,rr"
+    assert lines[0] == "run,q_measure,rr,q_measure_ci_low,q_measure_ci_high,rr_ci_low,rr_ci_high"
+    assert "`run,<metrics>,<metric>_ci_low,<metric>_ci_high,...`" in TEXT
+    assert "# interval=t" in ranking and "# level=0.95" in ranking
     assert {line.split(",")[0] for line in lines[-2:]} == {
         "kendall_tau:q_measure:rr",
         "spearman_rho:q_measure:rr",

@@ -151,6 +151,11 @@ EXPECTED: dict[str, dict[str, str]] = {
         "GET": "login 405 405 405 405 405 405",
         "POST": "login 403 403 403 403 ok ok",
     },
+    # the questions waiting for the user as their named adjudicator: everyone's own list
+    "annotate:adjudication-queue": {
+        "GET": "login ok ok ok ok ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
     "annotate:question-adjudicate": {
         "GET": "login 403 403 403 403 ok ok",
         "POST": "login 405 405 405 405 405 405",
@@ -181,6 +186,10 @@ EXPECTED: dict[str, dict[str, str]] = {
     },
     # scores: organizers and participants only; assessors judge blind
     "evaluation:run-list": {
+        "GET": "login 403 403 ok ok ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "evaluation:run-list-csv": {
         "GET": "login 403 403 ok ok ok ok",
         "POST": "login 405 405 405 405 405 405",
     },
@@ -225,6 +234,10 @@ EXPECTED: dict[str, dict[str, str]] = {
         "POST": "login 405 405 405 405 405 405",
     },
     "evaluation:ranking-csv": {
+        "GET": "login 403 403 ok ok ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
+    "evaluation:ranking-matrix-csv": {
         "GET": "login 403 403 ok ok ok ok",
         "POST": "login 405 405 405 405 405 405",
     },
@@ -317,11 +330,13 @@ PAGE_TEXT: dict[str, tuple[str, ...]] = {
     "account:token-list": ("<h1>API tokens</h1>",),
     "annotate:collection-agreement": ("<h1>Agreement</h1>",),
     "annotate:collection-layers-csv": ("question_id,synset_id,answer,level,assessor,done",),
+    "annotate:adjudication-queue": ("<h1>To adjudicate</h1>",),
     "annotate:question-adjudicate": ('<h1>Adjudicate <span class="qid">{q}</span></h1>',),
     "evaluation:layer-scores": ("<h1>Scores per layer</h1>",),
     "evaluation:layer-scores-csv": ("# collection=demo", "\njudgments,run,question_id,"),
     "evaluation:my-runs": ("<h1>Runs</h1>",),
     "evaluation:run-list": ("<h1>Runs</h1>",),
+    "evaluation:run-list-csv": ("# collection=demo", "# interval=t", "\nrun,owner,"),
     "evaluation:run-upload": ("<h1>Upload a run</h1>",),
     "evaluation:run-detail": ("<h1>Run {run}</h1>",),
     "evaluation:run-withdraw": ("<h1>Withdraw run {run}</h1>",),
@@ -330,7 +345,8 @@ PAGE_TEXT: dict[str, tuple[str, ...]] = {
     "evaluation:compare": ("<h1>Compare runs</h1>",),
     "evaluation:compare-csv": ("# collection=demo",),
     "evaluation:ranking": ("<h1>System ranking</h1>",),
-    "evaluation:ranking-csv": ("# collection=demo", "\nrun,"),
+    "evaluation:ranking-csv": ("# collection=demo", "# interval=t", "\nrun,"),
+    "evaluation:ranking-matrix-csv": ("# collection=demo", "# test=holm", "\nrun,mean,"),
     "evaluation:reliability": ("<h1>Reliability</h1>",),
     "admin:jsi18n": ("django.gettext",),
 }
@@ -673,8 +689,10 @@ def test_other_participants_runs_stay_hidden_until_the_leaderboard_is_published(
     for url in (
         "/runs/",
         f"{base}/runs/",
+        f"{base}/runs.csv",
         f"{base}/ranking/",
         f"{base}/ranking.csv",
+        f"{base}/ranking-matrix.csv",
         f"{base}/compare/",
     ):
         body = client.get(url).content.decode()
@@ -690,7 +708,7 @@ def test_other_participants_runs_stay_hidden_until_the_leaderboard_is_published(
         assert client.get(url).status_code == 403, url
     # the other participant sees neither AF run
     other = login(u["other"])
-    for url in ("/runs/", f"{base}/runs/", f"{base}/ranking.csv"):
+    for url in ("/runs/", f"{base}/runs/", f"{base}/ranking.csv", f"{base}/ranking-matrix.csv"):
         body = other.get(url).content.decode()
         assert "run-secret-other" in body and "run-secret-af" not in body, url
     assert other.get(f"{base}/runs/{mine.pk}/").status_code == 403
@@ -700,7 +718,13 @@ def test_other_participants_runs_stay_hidden_until_the_leaderboard_is_published(
         response = client.get(url)
         assert response.status_code == 200, url
         assert "run-secret-other" in response.content.decode(), url  # the run itself
-    for url in (f"{base}/runs/", f"{base}/ranking/", f"{base}/ranking.csv"):
+    for url in (
+        f"{base}/runs/",
+        f"{base}/runs.csv",
+        f"{base}/ranking/",
+        f"{base}/ranking.csv",
+        f"{base}/ranking-matrix.csv",
+    ):
         body = client.get(url).content.decode()
         assert "run-secret-af" in body and "run-secret-other" in body, url
     # publishing shows runs to participants, not to assessors
@@ -709,6 +733,7 @@ def test_other_participants_runs_stay_hidden_until_the_leaderboard_is_published(
 
 SCORE_PAGES = (
     "/runs/",
+    "/runs.csv",
     "/runs/{run}/",
     "/runs/{run}/scores.csv",
     "/compare/",
@@ -717,6 +742,7 @@ SCORE_PAGES = (
     "/compare.csv?a={run}&b={other}",
     "/ranking/",
     "/ranking.csv",
+    "/ranking-matrix.csv",
 )
 
 
@@ -777,6 +803,64 @@ def test_run_names_never_reach_an_assessor(world):
     check()
 
 
+def test_run_names_never_reach_an_assessor_judging_in_layers(world):
+    """The same on the pages of several assessors per question: the assessor's layer in
+    the judging workspace (page, htmx fragment of an operation), the adjudication queue and
+    page as a named adjudicator, the question list and queue showing layers."""
+    from django.contrib.auth import get_user_model
+
+    from annotate import layers
+
+    demo, u = world["collection"], world["users"]
+    other = get_user_model().objects.get(username="assessor2")
+    client = login(u["assessor"])
+    with_runs = list(
+        Question.objects.filter(collection=demo, run_answers__isnull=False).distinct()[:2]
+    )
+    judged, open_ = with_runs
+    layers.layers_request(
+        collection=demo,
+        questions=with_runs,
+        assessors=[u["assessor"], other],
+        by=u["organizer"],
+        adjudicator=u["assessor"],
+    )
+    for user in (u["assessor"], other):  # the first question: every layer done
+        layer = layers.layer_for(question=judged, user=user)
+        for s in judged.strings.all():
+            layers.layer_judge(layer=layer, string=s.pk, new_group=user == other, by=user)
+        layers.layer_mark_done(layer=layer, by=user)
+    base = f"/collections/{demo.slug}"
+    urls = [
+        f"/questions/{judged.pk}/judge/",
+        f"/questions/{open_.pk}/judge/",
+        f"/questions/{judged.pk}/adjudicate/",
+        "/queue/adjudicate/",
+        "/queue/",
+        f"{base}/questions/",
+    ]
+    bodies = []
+    for url in urls:
+        for headers in ({}, {"HX-Request": "true"}):
+            response = client.get(url, headers=headers, follow=True)
+            assert response.status_code == 200, (url, response.status_code)
+            bodies.append((url, response.content.decode()))
+    s = open_.strings.first()
+    response = client.post(
+        f"/questions/{open_.pk}/layer/act/",
+        {"op": "new", "string": s.pk, "level": ""},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 200
+    bodies.append(("layer act", response.content.decode()))
+    assert "<h1>Adjudicate" in dict(bodies)[f"/questions/{judged.pk}/adjudicate/"]
+    assert 'id="layer-note"' in dict(bodies)[f"/questions/{open_.pk}/judge/"]
+    assert 'id="layer-compare"' in dict(bodies)[f"/questions/{judged.pk}/judge/"]
+    for url, body in bodies:
+        for name in SECRET_RUNS:
+            assert name not in body, f"{name} shown to the assessor on {url}"
+
+
 def test_members_of_another_collection_get_403(world):
     demo, elsewhere = world["collection"], world["elsewhere"]
     eq, erun = world["elsewhere_question"], world["elsewhere_run"]
@@ -795,8 +879,10 @@ def test_members_of_another_collection_get_403(world):
             f"runs/{erun.pk}/scores.csv",
             "compare/",
             "compare.csv",
+            "runs.csv",
             "ranking/",
             "ranking.csv",
+            "ranking-matrix.csv",
         )
     ] + [f"/questions/{eq.pk}/judge/"]
     posts = [

@@ -19,6 +19,10 @@ import numpy as np
 # inf and the scores to NaN); far beyond any meaningful setting.
 MAX_GAIN = 1e6
 MAX_BETA = 1000.0
+# the scoring parameters' defaults everywhere (pages, API, command line): Q-measure's
+# beta = 1 (the paper's choice) and the RBP persistence p = 0.5
+DEFAULT_BETA = 1.0
+DEFAULT_RBP_P = 0.5
 
 
 def check_gain(value: float, what: str = "gain") -> float:
@@ -31,7 +35,7 @@ def check_gain(value: float, what: str = "gain") -> float:
     return g
 
 
-def check_parameters(*, beta: float = 1.0, rbp_p: float = 0.5) -> None:
+def check_parameters(*, beta: float = DEFAULT_BETA, rbp_p: float = DEFAULT_RBP_P) -> None:
     """The one check of the scoring parameters besides the gains (forms, command line and
     services all call it): beta in [0, MAX_BETA], the RBP persistence p in [0, 1)."""
     b, p = float(beta), float(rbp_p)

@@ -4,7 +4,7 @@ page's forms, the agreement page and the scores per layer (annotate/layer_views.
 import pytest
 from django.urls import reverse
 
-from annotate.models import JudgingLayer, LayerJudgment
+from annotate.models import JudgingLayer, LayerJudgment, Question
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 
 pytestmark = pytest.mark.django_db
@@ -33,10 +33,19 @@ def act(client, q, **data):
     return client.post(reverse("annotate:question-layer-act", args=[q.pk]), data)
 
 
+def judge(client, q, string, target, level=""):
+    """The workspace's keys: ``n`` (new synset), a digit (that synset), ``x`` (incorrect)."""
+    if target == "new":
+        return act(client, q, op="new", string=string, level=level)
+    if target == "x":
+        return act(client, q, op="incorrect", string=string)
+    return act(client, q, op="add", string=string, ordinal=target, level=level)
+
+
 def judge_all(client, w, user, plan):
     client.force_login(user)
     for text, target, level in plan:
-        act(client, w["q"], op="judge", string=w["ids"][text], target=target, level=level)
+        judge(client, w["q"], w["ids"][text], target, level)
     r = act(client, w["q"], op="done")
     assert r.status_code == 302
     assert JudgingLayer.objects.get(question=w["q"], assessor=user).done
@@ -49,13 +58,13 @@ def test_request_creates_layers(study):
 def test_layer_page_is_blind_and_keyboard_ready(client, study):
     w = study
     client.force_login(w["a"])
-    act(client, w["q"], op="judge", string=w["ids"]["Lennon"], target="new", level="S")
-    url = reverse("annotate:question-layer", args=[w["q"].pk])
+    judge(client, w["q"], w["ids"]["Lennon"], "new", "S")
+    url = reverse("annotate:question-judge", args=[w["q"].pk])
     page = client.get(url).content.decode()
-    assert "1 S" in page and 'data-key="n"' in page and "js/layers.js" in page
+    assert 'class="item member"' in page and "js/judge.js" in page and "my layer" in page
     client.force_login(w["b"])
     page = client.get(url).content.decode()
-    assert "1 S" not in page  # bob sees his own, empty layer
+    assert 'class="item member"' not in page  # bob sees his own, empty layer
     # an assessor cannot adjudicate, and a participant sees no layer page at all
     assert client.get(reverse("annotate:question-adjudicate", args=[w["q"].pk])).status_code == 403
     client.force_login(w["p"])
@@ -68,11 +77,11 @@ def test_layer_page_is_blind_and_keyboard_ready(client, study):
 def test_judge_undo_done_through_the_page(client, study):
     w = study
     client.force_login(w["a"])
-    act(client, w["q"], op="judge", string=w["ids"]["Lennon"], target="new", level="S")
-    act(client, w["q"], op="judge", string=w["ids"]["McCartney"], target="1")
+    judge(client, w["q"], w["ids"]["Lennon"], "new", "S")
+    judge(client, w["q"], w["ids"]["McCartney"], "1")
     act(client, w["q"], op="undo")
     assert LayerJudgment.objects.filter(layer__assessor=w["a"]).count() == 1
-    r = act(client, w["q"], op="done")
+    r = act(client, w["q"], op="done")  # refused: strings left
     assert r.status_code == 302
     assert not JudgingLayer.objects.get(question=w["q"], assessor=w["a"]).done
 
@@ -127,12 +136,14 @@ def test_agreement_page_query_budget(client, study, django_assert_max_num_querie
         assert client.get(url).status_code == 200
 
 
-def test_the_gold_judging_page_sends_a_layer_assessor_to_their_layer(client, study):
+def test_the_judging_page_shows_a_layer_assessor_their_layer(client, study):
     w = study
     client.force_login(w["a"])
     r = client.get(reverse("annotate:question-judge", args=[w["q"].pk]))
+    assert r.status_code == 200 and 'id="layer-note"' in r.content.decode()
+    r = client.get(reverse("annotate:question-layer", args=[w["q"].pk]))
     assert r.status_code == 302
-    assert r.url == reverse("annotate:question-layer", args=[w["q"].pk])
+    assert r.url == reverse("annotate:question-judge", args=[w["q"].pk])
     r = client.post(
         reverse("annotate:question-act", args=[w["q"].pk]),
         {"op": "type", "text": "gold?", "target": "new"},
@@ -149,7 +160,7 @@ def test_the_others_layers_appear_once_mine_is_done(client, study):
         client, w, w["b"], [("Lennon", "new", "S"), ("McCartney", "x", ""), ("Yoko", "x", "")]
     )
     client.force_login(w["a"])
-    url = reverse("annotate:question-layer", args=[w["q"].pk])
+    url = reverse("annotate:question-judge", args=[w["q"].pk])
     assert "<th>bob</th>" not in client.get(url).content.decode()
     judge_all(
         client, w, w["a"], [("Lennon", "new", "S"), ("McCartney", "x", ""), ("Yoko", "x", "")]
@@ -157,3 +168,137 @@ def test_the_others_layers_appear_once_mine_is_done(client, study):
     client.force_login(w["a"])
     page = client.get(url).content.decode()
     assert "<th>bob</th>" in page and "Adjudicate" not in page
+
+
+# -- a named adjudicator who is not an organizer --------------------------------------------
+QID = '<span class="qid">{}</span>'
+
+
+def _menu(client) -> str:
+    import re
+
+    page = client.get(reverse("annotate:my-queue")).content.decode()
+    return re.search(r'<nav class="mainnav".*?</nav>', page, re.S).group(0)
+
+
+def test_a_named_adjudicator_finds_their_questions(client):
+    c = make_collection(slug="adj")
+    org, a, b, adj = (make_user(username=n) for n in ("org", "ann", "bob", "jud"))
+    add_member(collection=c, user=org, role="organizer")
+    for u in (a, b, adj):
+        add_member(collection=c, user=u, role="assessor")
+    q1 = make_question(collection=c, qid="Q1", text="Beatles?", unjudged=["Lennon", "Yoko"])
+    q2 = make_question(collection=c, qid="Q2", text="Stones?", unjudged=["Jagger"])
+    from annotate import layers as L
+
+    L.layers_request(collection=c, questions=[q1, q2], assessors=[a, b], by=org, adjudicator=adj)
+    queue = reverse("annotate:adjudication-queue")
+    client.force_login(adj)
+    assert "To adjudicate" not in _menu(client)  # nothing waits yet: the layers are open
+    assert "No question waits for your adjudication" in client.get(queue).content.decode()
+    for user, yoko in ((a, "x"), (b, "new")):
+        client.force_login(user)
+        ids = {s.text: s.pk for s in q1.strings.all()}
+        judge(client, q1, ids["Lennon"], "new", "S")
+        judge(client, q1, ids["Yoko"], yoko)
+        act(client, q1, op="done")
+        judge(client, q2, q2.strings.get().pk, "new", "S")
+        act(client, q2, op="done")
+    # Q2 agreed (gold, done); Q1 disagrees on Yoko: it waits for the adjudicator
+    client.force_login(adj)
+    assert "To adjudicate" in _menu(client)
+    page = client.get(queue).content.decode()
+    assert "<h1>To adjudicate</h1>" in page and "1 question waiting" in page
+    assert QID.format("Q1") in page and QID.format("Q2") not in page and "ann, bob" in page
+    assert reverse("annotate:question-adjudicate", args=[q1.pk]) in page
+    page = client.get(reverse("annotate:question-adjudicate", args=[q1.pk])).content.decode()
+    assert "1 string left to resolve" in page and queue in page
+    assert reverse("annotate:collection-agreement", args=[c.slug]) not in page
+    # the assessors and the organizer were not named: no entry for them
+    for user in (a, org):
+        client.force_login(user)
+        assert "To adjudicate" not in _menu(client)
+        assert QID.format("Q1") not in client.get(queue).content.decode()
+    # once resolved, the question leaves the adjudicator's list and the menu entry goes
+    client.force_login(adj)
+    layer_b = JudgingLayer.objects.get(question=q1, assessor=b)
+    client.post(
+        reverse("annotate:question-adjudicate-act", args=[q1.pk]),
+        {"op": "take", "layer": layer_b.pk, "string": q1.strings.get(text="Yoko").pk},
+    )
+    assert "To adjudicate" not in _menu(client)
+    assert QID.format("Q1") not in client.get(queue).content.decode()
+
+
+def test_a_named_adjudicator_who_left_the_collection_sees_nothing(client):
+    c = make_collection(slug="adj2")
+    org, a, adj = (make_user(username=n) for n in ("org", "ann", "jud"))
+    add_member(collection=c, user=org, role="organizer")
+    add_member(collection=c, user=a, role="assessor")
+    m = add_member(collection=c, user=adj, role="assessor")
+    q = make_question(collection=c, qid="Q1", unjudged=["Lennon"])
+    from annotate import layers as L
+
+    L.layers_request(collection=c, questions=[q], assessors=[a], k=1, by=org, adjudicator=adj)
+    client.force_login(a)
+    judge(client, q, q.strings.get().pk, "x")
+    act(client, q, op="done")  # agreed with itself: gold judged it incorrect
+    q.strings.update(judged_at=None)  # as if the organizer sent it back: it waits
+    client.force_login(adj)
+    assert QID.format("Q1") in client.get(reverse("annotate:adjudication-queue")).content.decode()
+    m.role = "participant"
+    m.save()
+    client.force_login(adj)
+    assert "To adjudicate" not in _menu(client)
+    assert (
+        QID.format("Q1") not in client.get(reverse("annotate:adjudication-queue")).content.decode()
+    )
+
+
+# -- the layer request form: the question list's filters, all or a sample ----------------------
+def test_the_request_form_filters_as_the_question_list(client):
+    c = make_collection(slug="flt")
+    org, a, b = (make_user(username=n) for n in ("org", "ann", "bob"))
+    add_member(collection=c, user=org, role="organizer")
+    add_member(collection=c, user=a, role="assessor")
+    add_member(collection=c, user=b, role="assessor")
+    qs = {
+        "TOK-1": make_question(collection=c, qid="TOK-1", text="Capital of Japan?", unjudged=["x"]),
+        "TOK-2": make_question(collection=c, qid="TOK-2", text="Edo?", synsets=[[("y", "S")]]),
+        "OSA-1": make_question(collection=c, qid="OSA-1", text="Osaka castle?", unjudged=["z"]),
+        "KYO-1": make_question(collection=c, qid="KYO-1", text="Kyoto temple?", unjudged=["w"]),
+    }
+    qs["KYO-1"].assessors.add(b)
+    client.force_login(org)
+    # the question list links here with its filters, which fill in the form
+    ql = client.get(reverse("annotate:question-list", args=[c.slug]), {"q": "TOK"})
+    link = reverse("annotate:collection-agreement", args=[c.slug]) + "?q=TOK"
+    assert link in ql.content.decode()
+    page = client.get(reverse("annotate:collection-agreement", args=[c.slug]), {"q": "TOK"})
+    assert 'name="f_q" value="TOK"' in page.content.decode()
+    url = reverse("annotate:collection-layers-request", args=[c.slug])
+
+    def request(**filters):
+        JudgingLayer.objects.all().delete()
+        from annotate.models import LayerRequest
+
+        LayerRequest.objects.all().delete()
+        # a request assigns its assessors: back to KYO-1 alone assigned (to bob)
+        Question.assessors.through.objects.all().delete()
+        qs["KYO-1"].assessors.add(b)
+        r = client.post(url, {"assessors": [a.pk, b.pk], "k": "2", **filters})
+        assert r.status_code == 302
+        return set(JudgingLayer.objects.values_list("question__qid", flat=True).distinct())
+
+    assert request(f_q="tok") == {"TOK-1", "TOK-2"}  # search in the question id
+    assert request(f_q="castle") == {"OSA-1"}  # and in the text
+    assert request(f_unjudged="1", f_q="TOK") == {"TOK-1"}
+    assert request(f_unjudged="0") == {"TOK-2"}
+    assert request(f_assessor=str(b.pk)) == {"KYO-1"}
+    assert request(f_assessor="none", f_unjudged="1") == {"TOK-1", "OSA-1"}
+    assert request(scope="all", sample="1") == set(qs)  # all: the sample size is ignored
+    picked = request(scope="sample", sample="2", seed="3")
+    assert len(picked) == 2 and picked == request(scope="sample", sample="2", seed="3")
+    assert request(f_q="no-such-question") == set()
+    r = client.post(url, {"assessors": [a.pk, b.pk], "f_q": "no-such-question"}, follow=True)
+    assert "No question matches the filters" in r.content.decode()

@@ -45,6 +45,11 @@ def test_guidelines_open_state_is_remembered(page, live_server, demo):
     box = page.locator("#guidelines")
     expect(box).to_have_attribute("open", "")  # open the first time
     expect(box.locator(".levels-help")).to_be_visible()
+    # the collection's example answers per level (the demo's levels have some)
+    examples = box.locator(".level-examples")
+    expect(examples).to_have_count(3)
+    expect(examples.first).to_contain_text("Paul McCartney (Who played in the Beatles?)")
+    expect(examples.first).to_be_visible()
     box.locator("summary").click()
     expect(box).not_to_have_attribute("open", "")
     page.reload()

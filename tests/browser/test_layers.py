@@ -1,6 +1,6 @@
-"""In Chromium: two assessors judge one question independently, each in their own layer
-and by keyboard; the strings they agree on go to gold; the organizer adjudicates the
-other by keyboard; the run's score is computed against gold."""
+"""In Chromium: two assessors judge one question independently, each in their own layer,
+on the usual judging page and by keyboard; the strings they agree on go to gold; the
+organizer adjudicates the other by keyboard; the run's score is computed against gold."""
 
 import re
 
@@ -8,6 +8,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotate import layers as L
+from annotate.models import JudgingLayer
 from tests.factories import make_question, make_run
 
 from .conftest import login
@@ -16,24 +17,30 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def judge_layer(page, live_server, q, username, password, keys):
-    """Log in, open the question from the judging link, press ``keys`` row by row."""
+    """Log in, open the question from my queue (the usual judging page, on the assessor's
+    layer) and press ``keys``: (key, text of the string focused when it is pressed); then
+    ``d``, done and next."""
     from playwright.sync_api import expect
 
     page.context.clear_cookies()
     login(page, live_server, username, password)
     page.wait_for_url(f"{live_server.url}/collections/")
-    page.goto(f"{live_server.url}/questions/{q.pk}/judge/")
-    page.wait_for_url(f"{live_server.url}/questions/{q.pk}/layer/")
+    page.goto(f"{live_server.url}/queue/")
+    page.locator("tr", has_text=q.qid).get_by_role("link", name=q.qid).click()
+    page.wait_for_url(f"{live_server.url}/questions/{q.pk}/judge/")
     expect(page.locator("h1")).to_contain_text("my layer")
-    for i, key in enumerate(keys):
-        row = page.locator("[data-row]").nth(i)
-        row.focus()
-        with page.expect_navigation():
+    expect(page.locator("#layer-note")).to_contain_text("nobody else's judgments")
+    focused = page.locator("#workspace [data-item]:focus .text")
+    for key, text in keys:
+        expect(focused).to_have_text(text)
+        with page.expect_response(lambda r: r.url.endswith(f"/questions/{q.pk}/layer/act/")):
             page.keyboard.press(key)
-        expect(page.locator("[data-row]").nth(i)).to_be_focused()
-    with page.expect_navigation():
-        page.keyboard.press("d")
-    expect(page.get_by_text("Your layer is done.")).to_be_visible()
+        expect(page.locator("#key-hint")).not_to_have_text("…")
+    expect(page.locator("#all-judged")).to_be_visible()
+    assert page.locator("#workspace .notice").count() == 0
+    page.keyboard.press("d")
+    page.wait_for_url(lambda url: f"/questions/{q.pk}/" not in url)
+    assert JudgingLayer.objects.get(question=q, assessor__username=username).done
 
 
 def test_two_assessors_then_adjudication_then_scores(page, live_server, demo):
@@ -52,10 +59,32 @@ def test_two_assessors_then_adjudication_then_scores(page, live_server, demo):
     make_run(
         collection=demo, owner=org, name="twice-run", answers={"TWICE": ["Marlowe", "Shakespeare"]}
     )
-    # assessor1: Shakespeare and William Shakespeare one synset; Marlowe incorrect
-    judge_layer(page, live_server, q, "assessor1", "demo-assessor1", ["n", "1", "x"])
+    # candidates most frequent in the runs first: Shakespeare, Marlowe, William Shakespeare
+    # assessor1: Shakespeare and William Shakespeare one synset; Marlowe incorrect, undone
+    # (u) and judged again
+    judge_layer(
+        page,
+        live_server,
+        q,
+        "assessor1",
+        "demo-assessor1",
+        [
+            ("n", "Shakespeare"),
+            ("x", "Marlowe"),
+            ("u", "William Shakespeare"),
+            ("1", "William Shakespeare"),
+            ("x", "Marlowe"),
+        ],
+    )
     # assessor2 (blind to assessor1): the same, but Marlowe correct in a synset of its own
-    judge_layer(page, live_server, q, "assessor2", "demo-assessor2", ["n", "1", "n"])
+    judge_layer(
+        page,
+        live_server,
+        q,
+        "assessor2",
+        "demo-assessor2",
+        [("n", "Shakespeare"), ("n", "Marlowe"), ("1", "William Shakespeare")],
+    )
     gold = {s.text: s.synset_id is not None for s in q.strings.exclude(judged_at=None)}
     assert gold == {"Shakespeare": True, "William Shakespeare": True}
 
@@ -107,3 +136,30 @@ def test_merge_gold_synsets_by_keyboard(page, live_server, demo):
         page.keyboard.press("m")
     assert q.synsets.count() == 1
     assert {s.level.code for s in q.strings.all()} == {"S", "A"}  # levels kept
+
+
+def test_a_key_on_a_stale_layer_page_is_refused_then_applies(page, live_server, demo):
+    """The layer's version goes with every key: a change of the layer made elsewhere (another
+    tab) meanwhile makes the key refused with a notice; the next key acts on the fresh page."""
+    from playwright.sync_api import expect
+
+    User = get_user_model()
+    org = User.objects.get(username="organizer")
+    a1, a2 = User.objects.get(username="assessor1"), User.objects.get(username="assessor2")
+    q = make_question(collection=demo, qid="STALE-L", unjudged=["Edo", "Tokyo"])
+    L.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org)
+    login(page, live_server, "assessor1", "demo-assessor1")
+    page.wait_for_url(f"{live_server.url}/collections/")
+    page.goto(f"{live_server.url}/questions/{q.pk}/judge/")
+    focused = page.locator("#workspace [data-item]:focus .text")
+    expect(focused).to_have_text("Edo")
+    # meanwhile, in another tab: Tokyo into a new synset of the layer
+    layer = L.layer_for(question=q, user=a1)
+    L.layer_judge(layer=layer, string=q.strings.get(text="Tokyo").pk, new_group=True, by=a1)
+    page.keyboard.press("n")
+    expect(page.locator("#workspace .notice")).to_contain_text("since your page was loaded")
+    assert set(layer.judgments.values_list("string__text", flat=True)) == {"Tokyo"}
+    expect(focused).to_have_text("Edo")
+    page.keyboard.press("1")  # Edo into Tokyo's synset, on the refreshed page
+    expect(page.locator('.synset[data-ordinal="1"] .member .text')).to_have_text(["Edo", "Tokyo"])
+    assert page.locator("#workspace .notice").count() == 0

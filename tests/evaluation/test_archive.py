@@ -328,7 +328,10 @@ def as_version_1(data: bytes) -> bytes:
                 continue
             body = src.read(name).decode()
             if name == "manifest.json":
-                body = json.dumps(dict(json.loads(body), version=1))
+                m = json.loads(body)
+                for lv in m["levels"]:
+                    del lv["examples"]  # version 4 on
+                body = json.dumps(dict(m, version=1))
             elif name in ("synsets.csv", "strings.csv"):
                 header, rows = _read_csv(body)
                 header = [h for h in header if h not in ("id", "label", "variants")]
@@ -387,6 +390,17 @@ def manifest(change):
         return json.dumps(m)
 
     return edit
+
+
+def as_version(version):
+    """A manifest change to an older ``version`` (before 4, levels had no examples)."""
+
+    def change(m):
+        m["version"] = version
+        for lv in m["levels"]:
+            lv.pop("examples", None)
+
+    return change
 
 
 def first_line_replaced(old, new):
@@ -692,7 +706,7 @@ def test_version_2_archives_have_no_layers(demo):
         collection_export(collection=demo),
         layers_csv=None,
         layer_judgments_csv=None,
-        manifest_json=manifest(lambda m: m.update(version=2)),
+        manifest_json=manifest(as_version(2)),
         events_jsonl=lambda t: "".join(
             json.dumps({k: v for k, v in json.loads(line).items() if k != "layer"}) + "\n"
             for line in t.splitlines()

@@ -219,3 +219,30 @@ def test_curve_geometry():
     )
     xs = [float(p.split(",")[0]) for p in swap["polyline"].split()]
     assert xs == sorted(xs) and xs[0] >= swap["left"] and xs[-1] <= swap["right"]
+
+
+def test_tiny_p_values_show_in_scientific_notation(client):
+    """The pairs table formats p-values as every page does (stats.format_p): a paired
+    t-test p of about 1e-20 is not shown as 0.0000."""
+    org = make_user(username="org-tiny-p")
+    c = make_collection()
+    add_member(collection=c, user=org, role="organizer")
+    n = 30
+    for i in range(n):
+        make_question(collection=c, qid=f"q{i}", synsets=[[(f"a{i}", "S")]])
+    make_run(collection=c, owner=org, name="a", answers={f"q{i}": [f"a{i}"] for i in range(n)})
+    # b finds the answer at rank 2 on every third question: differences of 1 and 0.5
+    make_run(
+        collection=c,
+        owner=org,
+        name="b",
+        answers={f"q{i}": ["wrong", f"a{i}"] if i % 3 == 0 else ["wrong"] for i in range(n)},
+    )
+    client.force_login(org)
+    response = client.get(url(c, trials=40, metric="rr"))
+    p_holm = response.context["pairs"][0]["p_holm"]
+    assert 0 < p_holm < 1e-4
+    row = response.content.decode().split("<td>a</td><td>b</td>")[1].split("</tr>")[0]
+    cells = row.split("</td>")  # difference, ASL, t, Holm, Tukey
+    assert cells[2].endswith(f">{response.context['pairs'][0]['p_t']:.1e}")
+    assert cells[3].endswith(f">{p_holm:.1e}")

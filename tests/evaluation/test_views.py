@@ -147,7 +147,7 @@ def test_ranking_and_correlations(client, demo):
     table = page.context["table"]
     assert [row["run"].name for row in table] == sorted(means, key=lambda n: -means[n][0])
     for row in table:
-        assert [v for v, _ in row["values"]] == pytest.approx(means[row["run"].name])
+        assert [v for v, _, _ in row["values"]] == pytest.approx(means[row["run"].name])
     assert [(c["a"], c["b"]) for c in page.context["corr"]] == [
         ("Q-measure", "RR"),
         ("Q-measure", "AP"),
@@ -185,12 +185,17 @@ def test_ranking_orders_runs_by_hand_computed_means(client):
     table = page.context["table"]
     assert [row["run"].name for row in table] == ["c-best", "b-mid", "a-worst"]
     for row in table:
-        assert [v for v, _ in row["values"]] == pytest.approx(want[row["run"].name])
+        assert [v for v, _, _ in row["values"]] == pytest.approx(want[row["run"].name])
     # ranks per metric: ties share the better rank
-    assert [[r for _, r in row["values"]] for row in table] == [[1, 1], [2, 2], [3, 2]]
+    assert [[r for _, r, _ in row["values"]] for row in table] == [[1, 1], [2, 2], [3, 2]]
     body = re.search(r'<table[^>]*id="ranking">.*?</table>', page.content.decode(), re.S)[0]
     assert re.findall(r"<tr><td>([\w-]+)</td>", body) == ["c-best", "b-mid", "a-worst"]
-    assert '<td>b-mid</td><td class="num">0.5429</td><td class="num">2</td>' in body
+    # each mean with its 95% t interval, as scipy computes it from the two questions
+    lo, hi = sps.t.interval(0.95, 1, loc=19 / 35, scale=sps.sem([2 / 7, 4 / 5]))
+    assert (
+        f'<td>b-mid</td><td class="num">0.5429 <span class="ci">[{lo:.4f}, {hi:.4f}]</span></td>'
+        '<td class="num">2</td>' in body
+    )
     tau = sps.kendalltau([1.0, 19 / 35, 3 / 16], [1.0, 0.5, 0.5]).statistic
     rho = sps.spearmanr([1.0, 19 / 35, 3 / 16], [1.0, 0.5, 0.5]).statistic
     assert page.context["corr"] == [

@@ -179,6 +179,31 @@ def test_paired_t_and_intervals_match_scipy():
         )
 
 
+def test_t_and_bootstrap_intervals_alone_are_mean_intervals_parts():
+    rng = np.random.default_rng(6)
+    X = rng.random((3, 12))
+    boot = rel.draw_samples([str(i) for i in range(12)], trials=300, seed=1).bootstrap
+    iv = rel.mean_intervals(X, boot, level=0.9)
+    assert [a.tolist() for a in rel.t_intervals(X, level=0.9)] == [
+        iv.t_low.tolist(),
+        iv.t_high.tolist(),
+    ]
+    assert [a.tolist() for a in rel.bootstrap_intervals(X, boot, level=0.9)] == [
+        iv.boot_low.tolist(),
+        iv.boot_high.tolist(),
+    ]
+    lo, hi = stats.t.interval(0.9, 11, loc=X[0].mean(), scale=stats.sem(X[0]))
+    assert rel.t_intervals(X, level=0.9)[0][0] == pytest.approx(lo, rel=1e-12)
+    assert rel.t_intervals(X, level=0.9)[1][0] == pytest.approx(hi, rel=1e-12)
+
+
+@pytest.mark.parametrize(("n", "trials", "seed"), [(2, 1, 0), (7, 130, 3), (40, 300, 11)])
+def test_draw_bootstrap_is_draw_samples_bootstrap(n, trials, seed):
+    want = rel.draw_samples([f"q{i}" for i in range(n)], trials=trials, seed=seed).bootstrap
+    got = rel.draw_bootstrap(n, trials=trials, seed=seed, chunk=64)
+    assert got.shape == (trials, n) and np.array_equal(got, want)
+
+
 def test_holm_by_hand():
     adj = rel.holm(np.array([0.01, 0.04, 0.03, 0.2]))
     assert adj == pytest.approx([0.04, 0.09, 0.09, 0.2])

@@ -72,9 +72,9 @@ def load_demo() -> Collection:
     )
     levels = {
         code: Level.objects.create(
-            collection=collection, code=code, label=label, gain=gain, order=i
+            collection=collection, code=code, label=label, gain=gain, examples=ex, order=i
         )
-        for i, (code, label, gain) in enumerate(demo.LEVELS)
+        for i, (code, label, gain, ex) in enumerate(demo.LEVELS)
     }
     for username, _, role, _ in demo.USERS:
         if role:
@@ -179,8 +179,10 @@ def load_agreement_demo() -> Collection:
         judgments_changed_at=timezone.now(),
         judgment_version=1,
     )
-    for i, (code, label, gain) in enumerate(demo.LEVELS):
-        Level.objects.create(collection=collection, code=code, label=label, gain=gain, order=i)
+    for i, (code, label, gain, ex) in enumerate(demo.LEVELS):
+        Level.objects.create(
+            collection=collection, code=code, label=label, gain=gain, examples=ex, order=i
+        )
     for username, _, role, _ in demo.USERS:
         if role:
             Membership.objects.create(collection=collection, user=users[username], role=role)

@@ -1,0 +1,96 @@
+"""The layers CSV is a kind of the main import page (issue 13): checked whole and previewed
+like the other kinds, written all or nothing on confirmation (annotate/imports.py
+``_plan_layers`` over annotate/layer_io.py)."""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from annotate.imports import KINDS, ImportRefused, collection_import, import_plan
+from annotate.layer_io import export_layers
+from annotate.models import AnswerString, JudgingLayer, JudgmentEvent, LayerJudgment
+from tests.factories import add_member, make_collection, make_question, make_user
+
+pytestmark = pytest.mark.django_db
+HX = {"HX-Request": "true"}
+HEADER = b"question_id,synset_id,answer,level,assessor,done\n"
+GOOD = HEADER + (
+    b"Q1,1,Lennon,S,ann,1\n"
+    b"Q1,1,John Lennon,A,ann,1\n"
+    b"Q1,,Yoko,,ann,1\n"
+    b"Q1,1,Lennon,S,bob,\n"
+    b"Q1,2,Yoko,B,bob,\n"
+)
+
+
+@pytest.fixture
+def w():
+    c = make_collection(slug="li")
+    org, a, b = (make_user(username=n) for n in ("org", "ann", "bob"))
+    add_member(collection=c, user=org, role="organizer")
+    add_member(collection=c, user=a, role="assessor")
+    add_member(collection=c, user=b, role="assessor")
+    q = make_question(collection=c, qid="Q1", unjudged=["Lennon", "Yoko"])
+    return {"c": c, "q": q, "org": org, "a": a, "b": b}
+
+
+def test_layers_is_a_kind_of_the_import_page(client, w):
+    assert "layers" in KINDS
+    client.force_login(w["org"])
+    url = reverse("annotate:collection-import", args=[w["c"].slug])
+    page = client.get(url).content.decode()
+    assert '<option value="layers">Layers CSV' in page
+    r = client.post(url, {"kind": "layers", "file": SimpleUploadedFile("l.csv", GOOD)}, headers=HX)
+    html = r.content.decode()
+    assert "<html" not in html and "Confirm the import" in html
+    assert 'id="preview-layers"' in html and 'id="preview-layer-strings"' in html
+    assert "John Lennon" in html  # the string the file adds unjudged
+    for name, n in (("layers to create", 2), ("layer judgments", 5), ("layers marked done", 1)):
+        assert f'<td>{name}</td><td class="num">{n}</td>' in html, name
+    assert not JudgingLayer.objects.exists()  # nothing written before the confirmation
+    token = html.split('name="token" value="')[1][:32]
+    r = client.post(
+        reverse("annotate:collection-import-confirm", args=[w["c"].slug]), {"token": token}
+    )
+    assert r.status_code == 302
+    assert JudgingLayer.objects.filter(question=w["q"]).count() == 2
+    assert JudgingLayer.objects.get(assessor=w["a"]).done
+    assert not JudgingLayer.objects.get(assessor=w["b"]).done
+    assert LayerJudgment.objects.count() == 5
+    s = AnswerString.objects.get(text="John Lennon")
+    assert s.judged_at is None  # added unjudged; gold is not changed
+    assert JudgmentEvent.objects.filter(action="layers_import").count() == 1
+    # the export reads back what was imported
+    assert export_layers(w["c"]).count("\n") == 6
+
+
+def test_a_bad_layers_file_lists_every_error_and_writes_nothing(client, w):
+    client.force_login(w["org"])
+    bad = HEADER + b"Q9,1,x,S,ann,\nQ1,1,Lennon,Z,ann,\nQ1,1,Lennon,S,nobody,\nQ1,a,Yoko,S,bob,\n"
+    r = client.post(
+        reverse("annotate:collection-import", args=[w["c"].slug]),
+        {"kind": "layers", "file": SimpleUploadedFile("bad.csv", bad)},
+    )
+    html = r.content.decode()
+    assert "4 errors, nothing imported" in html
+    for line in ("bad.csv:2", "bad.csv:3", "bad.csv:4", "bad.csv:5"):
+        assert line in html
+    assert not JudgingLayer.objects.exists() and AnswerString.objects.count() == 2
+
+
+def test_a_layers_import_replaces_the_layers_it_names(w):
+    plan = import_plan(collection=w["c"], kind="layers", data=GOOD, filename="l.csv")
+    assert plan.ok
+    collection_import(collection=w["c"], kind="layers", data=GOOD, filename="l.csv", by=w["org"])
+    again = HEADER + b"Q1,,Lennon,,bob,1\n"
+    plan = import_plan(collection=w["c"], kind="layers", data=again, filename="m.csv")
+    assert plan.counts["layers to replace"] == 1 and plan.counts["layers to create"] == 0
+    collection_import(collection=w["c"], kind="layers", data=again, filename="m.csv", by=w["org"])
+    bob = JudgingLayer.objects.get(assessor=w["b"])
+    assert list(bob.judgments.values_list("group", flat=True)) == [None] and bob.done
+    assert JudgingLayer.objects.get(assessor=w["a"]).judgments.count() == 3  # not named: kept
+    with pytest.raises(ImportRefused):
+        collection_import(
+            collection=w["c"], kind="layers", data=HEADER + b"Q1,1,x,S,zed,\n", filename="z.csv"
+        )
+    assert JudgingLayer.objects.count() == 2

@@ -1,0 +1,274 @@
+"""Red team: an assessor judging a question in their own layer sees nothing of gold, of the
+other layers or of who else judges it until their layer is done (DESIGN.md section 9) --
+on every page, not only the judging workspace."""
+
+import pytest
+from django.urls import reverse
+
+from annotate import layers as L
+from annotate.models import JudgingLayer
+from tests.factories import add_member, make_collection, make_question, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def w(client):
+    c = make_collection(slug="blind")
+    org, a, b = (make_user(username=n) for n in ("org", "ann", "zebedee"))
+    add_member(collection=c, user=org, role="organizer")
+    add_member(collection=c, user=a, role="assessor")
+    add_member(collection=c, user=b, role="assessor")
+    # gold holds two synsets already: a layer must not show them, nor their count
+    q = make_question(
+        collection=c,
+        qid="Q1",
+        text="Who wrote Hamlet?",
+        synsets=[[("gold-one", "A")], [("gold-two", "B")]],
+        unjudged=["Shakespeare", "Marlowe"],
+    )
+    # ann is both one of the two assessors and the named adjudicator
+    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org, adjudicator=a)
+    ids = {s.text: s.pk for s in q.strings.all()}
+    # bob judged in his layer (not done)
+    L.layer_judge(
+        layer=JudgingLayer.objects.get(question=q, assessor=b),
+        string=ids["Marlowe"],
+        new_group=True,
+        level="S",
+        by=b,
+    )
+    client.force_login(a)
+    return {"c": c, "q": q, "org": org, "a": a, "b": b, "ids": ids}
+
+
+def test_adjudicator_with_an_open_layer_cannot_open_the_adjudication_page(client, w):
+    r = client.get(reverse("annotate:question-adjudicate", args=[w["q"].pk]))
+    assert r.status_code == 403
+    assert b"zebedee" not in r.content and b"gold-one" not in r.content
+
+
+def test_adjudicator_with_an_open_layer_cannot_adjudicate(client, w):
+    q = w["q"]
+    layer_b = JudgingLayer.objects.get(question=q, assessor=w["b"])
+    r = client.post(
+        reverse("annotate:question-adjudicate-act", args=[q.pk]),
+        {"op": "take", "layer": layer_b.pk, "string": w["ids"]["Marlowe"]},
+    )
+    assert r.status_code == 403
+    q.refresh_from_db()
+    assert not q.strings.get(text="Marlowe").judged_at
+
+
+def test_adjudicator_opens_the_page_once_their_layer_is_done(client, w):
+    q, ids = w["q"], w["ids"]
+    layer_a = JudgingLayer.objects.get(question=q, assessor=w["a"])
+    for text in ("gold-one", "gold-two", "Shakespeare", "Marlowe"):
+        L.layer_judge(layer=layer_a, string=ids[text], by=w["a"])
+    L.layer_mark_done(layer=layer_a, by=w["a"])
+    r = client.get(reverse("annotate:question-adjudicate", args=[q.pk]))
+    assert r.status_code == 200 and b"zebedee" in r.content
+
+
+def _row(html: str, qid: str) -> str:
+    start = html.index(f'<span class="qid">{qid}</span>')
+    return html[start : html.index("</tr>", start)]
+
+
+def test_question_list_hides_the_other_layers_assessors_and_gold_counts(client, w):
+    html = client.get(reverse("annotate:question-list", args=["blind"])).content.decode()
+    row = _row(html, "Q1")
+    assert "zebedee" not in row  # who else judges the question
+    assert '<td class="num">2</td>' not in row  # gold's R (two synsets)
+    assert "my layer" in row
+
+
+def test_question_list_filter_by_the_other_assessor_hides_my_layered_question(client, w):
+    url = reverse("annotate:question-list", args=["blind"])
+    html = client.get(url, {"assessor": w["b"].pk}).content.decode()
+    assert '<span class="qid">Q1</span>' not in html
+    # filtering by myself still finds it
+    html = client.get(url, {"assessor": w["a"].pk}).content.decode()
+    assert '<span class="qid">Q1</span>' in html
+
+
+def test_organizer_still_sees_everything_on_the_question_list(client, w):
+    client.force_login(w["org"])
+    html = client.get(reverse("annotate:question-list", args=["blind"])).content.decode()
+    row = _row(html, "Q1")
+    assert "zebedee" in row and "ann" in row and '<td class="num">2</td>' in row
+
+
+# -- the layers CSV import: bad synset numbers are file errors, never a crash ----------------
+@pytest.mark.parametrize("syn", ["²", "٣", "99999999999999999999", "0"])
+def test_layers_import_refuses_strange_synset_numbers_with_their_line(client, w, syn):
+    from annotate.layer_io import layers_import
+    from annotate.models import LayerJudgment
+
+    before = list(LayerJudgment.objects.values_list("layer_id", "string_id", "group"))
+    data = (
+        "question_id,synset_id,answer,level,assessor,done\n"
+        "Q1,1,Shakespeare,S,ann,\n"
+        f"Q1,{syn},Marlowe,A,ann,\n"
+    ).encode()
+    result = layers_import(collection=w["c"], data=data, filename="l.csv", by=w["org"])
+    assert result.issues and result.issues[0].line == 3, result.issues
+    after = list(LayerJudgment.objects.values_list("layer_id", "string_id", "group"))
+    assert after == before  # nothing written
+
+
+# -- a named adjudicator adjudicates the questions they are named on, nothing else -----------
+@pytest.fixture
+def two(w):
+    """Q1 (w) and Q2 both layered by ann and zebedee, all layers done and disagreeing;
+    carol is the named adjudicator of Q1 only."""
+    c, a, b = w["c"], w["a"], w["b"]
+    carol = make_user(username="carol")
+    add_member(collection=c, user=carol, role="assessor")
+    q2 = make_question(collection=c, qid="Q2", unjudged=["Paris", "Lyon"])
+    L.layers_request(
+        collection=c, questions=[w["q"]], assessors=[a, b], by=w["org"], adjudicator=carol
+    )
+    L.layers_request(collection=c, questions=[q2], assessors=[a, b], by=w["org"])
+    for q in (w["q"], q2):
+        for user, new in ((a, True), (b, False)):
+            layer = JudgingLayer.objects.get(question=q, assessor=user)
+            for s in q.strings.exclude(pk__in=layer.judgments.values("string_id")):
+                L.layer_judge(layer=layer, string=s.pk, new_group=new, by=user)
+            L.layer_mark_done(layer=layer, by=user)
+    return {**w, "carol": carol, "q2": q2}
+
+
+def test_named_adjudicator_cannot_adjudicate_a_question_they_are_not_named_on(client, two):
+    client.force_login(two["carol"])
+    q2 = two["q2"]
+    assert client.get(reverse("annotate:question-adjudicate", args=[q2.pk])).status_code == 403
+    layer = JudgingLayer.objects.get(question=q2, assessor=two["a"])
+    s = q2.strings.get(text="Paris")
+    r = client.post(
+        reverse("annotate:question-adjudicate-act", args=[q2.pk]),
+        {"op": "take", "layer": layer.pk, "string": s.pk},
+    )
+    assert r.status_code == 403
+    s.refresh_from_db()
+    assert s.judged_at is None
+    queue = client.get(reverse("annotate:adjudication-queue")).content.decode()
+    assert '<span class="qid">Q1</span>' in queue and '<span class="qid">Q2</span>' not in queue
+
+
+def test_layer_and_string_of_another_question_are_refused_on_my_question(client, two):
+    client.force_login(two["carol"])
+    q1, q2 = two["q"], two["q2"]
+    other_layer = JudgingLayer.objects.get(question=q2, assessor=two["a"])
+    other_string = q2.strings.get(text="Paris")
+    mine = JudgingLayer.objects.get(question=q1, assessor=two["a"])
+    for data in (
+        {"op": "take", "layer": other_layer.pk, "string": q1.strings.get(text="Marlowe").pk},
+        {"op": "take", "layer": mine.pk, "string": other_string.pk},
+        {"op": "take_synset", "layer": other_layer.pk, "group": "1"},
+        {"op": "incorrect", "string": other_string.pk},
+    ):
+        r = client.post(reverse("annotate:question-adjudicate-act", args=[q1.pk]), data)
+        assert r.status_code == 302
+    other_string.refresh_from_db()
+    assert other_string.judged_at is None
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        "Q1,1,Marlowe,S,pat,",  # a participant of the collection
+        "Q1,1,Marlowe,S,stranger,",  # a user of no collection
+        "Q9,1,Marlowe,S,ann,",  # a question of another collection
+        "Q1,1,Marlowe,Z,ann,",  # a level of no collection
+    ],
+)
+def test_layers_import_refuses_foreign_people_and_things_and_writes_nothing(w, row):
+    from annotate.layer_io import layers_import
+    from annotate.models import LayerJudgment
+
+    add_member(collection=w["c"], user=make_user(username="pat"), role="participant")
+    make_user(username="stranger")
+    other = make_collection(slug="other", levels=(("Z", 1.0),))
+    add_member(collection=other, user=make_user(username="zed"), role="assessor")
+    make_question(collection=other, qid="Q9", unjudged=["Marlowe"])
+    before = list(LayerJudgment.objects.values_list("layer_id", "string_id", "group"))
+    data = "question_id,synset_id,answer,level,assessor,done\nQ1,1,Shakespeare,S,ann,\n" + row
+    result = layers_import(collection=w["c"], data=data.encode(), filename="l.csv", by=w["org"])
+    assert [i.line for i in result.issues] == [3]
+    assert list(LayerJudgment.objects.values_list("layer_id", "string_id", "group")) == before
+
+
+# -- the workspace on a layer: no gold through suggestions, history, presence, counts ---------
+def test_layer_workspace_shows_nothing_of_gold_or_the_other_layer(client, w):
+    from django.test import Client
+
+    q = w["q"]
+    # gold's synset "gold-one" would suggest itself for a spelling of it in gold's page
+    s = q.strings.create(text="Gold One", key="gold one")
+    org = Client()
+    org.force_login(w["org"])
+    gold_page = org.get(reverse("annotate:question-judge", args=[q.pk]), {"gold": "1"})
+    assert 'class="suggest small"' in gold_page.content.decode()  # the attack has teeth
+    # zebedee was here (presence), judged in his layer and left history
+    other = Client()
+    other.force_login(w["b"])
+    other.get(reverse("annotate:question-judge", args=[q.pk]))
+    for headers in ({}, {"HX-Request": "true"}):
+        html = client.get(reverse("annotate:question-judge", args=[q.pk]), headers=headers)
+        html = html.content.decode()
+        assert 'class="suggest small"' not in html  # no suggestion from gold's synsets
+        assert "zebedee" not in html  # no presence, history or layer of his
+        assert 'class="synset card"' not in html  # gold's two synsets
+        assert 'R = <strong id="q-r">0</strong>' in html
+    html = client.post(
+        reverse("annotate:question-layer-act", args=[q.pk]),
+        {"op": "incorrect", "string": s.pk, "expect": "u"},
+        headers={"HX-Request": "true"},
+    ).content.decode()
+    assert "zebedee" not in html and 'class="suggest small"' not in html
+    assert "gold-one" in html  # the string itself, as a candidate: its judgment is not shown
+    assert 'class="synset card"' not in html
+
+
+def test_adjudicator_cannot_merge_or_relevel_gold_synsets_of_another_question(client, two):
+    from annotate.models import AnswerSynset
+
+    client.force_login(two["carol"])
+    q1 = two["q"]
+    victim = make_question(
+        collection=make_collection(slug="victim"),
+        qid="V1",
+        synsets=[[("v-one", "S")], [("v-two", "A")]],
+    )
+    theirs = list(AnswerSynset.objects.filter(question=victim).values_list("pk", flat=True))
+    mine = list(AnswerSynset.objects.filter(question=q1).values_list("pk", flat=True))
+    url = reverse("annotate:question-adjudicate-act", args=[q1.pk])
+    for data in (
+        {"op": "merge", "synsets": [str(pk) for pk in theirs]},
+        {"op": "merge", "synsets": [str(mine[0]), str(theirs[0])]},
+        {"op": "level", "string": victim.strings.get(text="v-one").pk, "level": "B"},
+    ):
+        assert client.post(url, data).status_code == 302
+    assert AnswerSynset.objects.filter(question=victim).count() == 2
+    assert victim.strings.get(text="v-one").level.code == "S"
+
+
+def test_question_list_filters_a_layered_question_on_my_layer_not_on_gold(client, w):
+    from annotate.models import Question
+
+    q, url = w["q"], reverse("annotate:question-list", args=["blind"])
+    Question.objects.filter(pk=q.pk).update(status="done")  # gold: done, 2 unjudged
+
+    def listed(**params) -> bool:
+        return '<span class="qid">Q1</span>' in client.get(url, params).content.decode()
+
+    assert not listed(status="done") and listed(status="todo")  # my layer: to do
+    assert listed(unjudged="1") and not listed(unjudged="0")  # 4 left in my layer
+    layer = JudgingLayer.objects.get(question=q, assessor=w["a"])
+    for s in q.strings.all():
+        L.layer_judge(layer=layer, string=s.pk, by=w["a"])
+    assert listed(status="in_progress") and not listed(status="todo")
+    assert listed(unjudged="0") and not listed(unjudged="1")  # gold still has 2 unjudged
+    client.force_login(w["org"])  # the organizer filters on gold
+    assert listed(status="done") and listed(unjudged="1") and not listed(unjudged="0")

@@ -1,0 +1,111 @@
+"""Red team: ids in POST bodies and query strings that ``str.isdigit`` accepts but ``int``
+refuses ("²", superscripts) or that overflow the database's integers are refused like any
+bad id: a notice or a 4xx, never a 500, and nothing written."""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from annotate import layers as L
+from annotate.models import JudgingLayer, LayerJudgment, LayerRequest
+from tests.factories import add_member, make_collection, make_question, make_user
+
+pytestmark = pytest.mark.django_db
+HX = {"HX-Request": "true"}
+STRANGE = ["²", "¹²", "9" * 30]
+
+
+@pytest.fixture
+def w():
+    c = make_collection(slug="ids")
+    org, a, b = (make_user(username=n) for n in ("org", "ann", "bob"))
+    add_member(collection=c, user=org, role="organizer")
+    add_member(collection=c, user=a, role="assessor")
+    add_member(collection=c, user=b, role="assessor")
+    q = make_question(collection=c, qid="Q1", synsets=[[("gold", "A")]], unjudged=["x", "y"])
+    q2 = make_question(collection=c, qid="Q2", unjudged=["z"])
+    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
+    return {"c": c, "q": q, "q2": q2, "org": org, "a": a, "b": b}
+
+
+def client_for(user) -> Client:
+    client = Client(raise_request_exception=False)
+    client.force_login(user)
+    return client
+
+
+def snapshot():
+    return (
+        list(LayerJudgment.objects.order_by("pk").values_list("layer_id", "string_id", "group")),
+        list(LayerRequest.objects.order_by("pk").values_list("question_id", "k")),
+        list(JudgingLayer.objects.order_by("pk").values_list("question_id", "assessor_id")),
+    )
+
+
+@pytest.mark.parametrize("bad", STRANGE)
+@pytest.mark.parametrize("field", ["ordinal", "synset", "string"])
+def test_layer_workspace_refuses_strange_ids(w, bad, field):
+    client = client_for(w["a"])
+    q = w["q"]
+    x = q.strings.get(text="x").pk
+    L.layer_judge(
+        layer=JudgingLayer.objects.get(question=q, assessor=w["a"]),
+        string=x,
+        new_group=True,
+        by=w["a"],
+    )
+    before = snapshot()
+    data = {"op": "add", "string": q.strings.get(text="y").pk, "ordinal": "1", field: bad}
+    r = client.post(reverse("annotate:question-layer-act", args=[q.pk]), data, headers=HX)
+    assert r.status_code == 200, r.status_code
+    assert "notice" in r.content.decode()
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize("bad", STRANGE)
+@pytest.mark.parametrize("field", ["assessors", "adjudicator"])
+def test_layer_request_refuses_strange_user_ids(w, bad, field):
+    client = client_for(w["org"])
+    data = {"assessors": [w["a"].pk, w["b"].pk], "k": "2", "scope": "all", field: bad}
+    r = client.post(reverse("annotate:collection-layers-request", args=["ids"]), data)
+    assert r.status_code in (302, 400), r.status_code
+    if field == "adjudicator":
+        assert not LayerRequest.objects.filter(adjudicator__isnull=False).exists()
+
+
+@pytest.mark.parametrize("bad", STRANGE)
+@pytest.mark.parametrize("field", ["layer", "string", "synsets"])
+def test_adjudication_refuses_strange_ids(w, bad, field):
+    client = client_for(w["org"])
+    q = w["q"]
+    data = {"op": "merge" if field == "synsets" else "take", "layer": "1", "string": "1"}
+    data[field] = bad
+    r = client.post(reverse("annotate:question-adjudicate-act", args=[q.pk]), data)
+    assert r.status_code == 302, r.status_code
+
+
+@pytest.mark.parametrize("bad", STRANGE)
+def test_question_list_filter_by_a_strange_assessor_id(w, bad):
+    client = client_for(w["a"])
+    r = client.get(reverse("annotate:question-list", args=["ids"]), {"assessor": bad})
+    assert r.status_code == 200, r.status_code
+
+
+@pytest.mark.parametrize("bad", STRANGE)
+def test_judging_page_edit_and_bulk_assignment_with_strange_ids(w, bad):
+    org = client_for(w["org"])
+    r = org.get(reverse("annotate:question-judge", args=[w["q2"].pk]), {"edit": bad})
+    assert r.status_code == 200, r.status_code
+    r = org.post(
+        reverse("annotate:question-assign", args=["ids"]),
+        {"questions": [bad, w["q2"].pk], "assessors": [bad], "scope": "selected"},
+    )
+    assert r.status_code in (200, 302), r.status_code
+
+
+@pytest.mark.parametrize("bad", STRANGE)
+def test_compare_page_with_a_strange_run_id(w, bad):
+    participant = make_user(username="pat")
+    add_member(collection=w["c"], user=participant, role="participant")
+    r = client_for(participant).get(reverse("evaluation:compare", args=["ids"]), {"a": bad})
+    assert r.status_code in (200, 404), r.status_code
