@@ -14,7 +14,8 @@ old: same key, else rapidfuzz ``fuzz.ratio`` >= 90 against the keys of the judge
     not), some with the confuser judged in another synset or incorrect.
 
 precision = right suggestions / suggestions; recall = right suggestions / cases whose answer
-is a synset.  No database, no Django.
+is a synset.  No database (Django is set up only because the demo's data module names
+the users' roles with the models' Role enum).
 """
 
 from __future__ import annotations
@@ -63,6 +64,12 @@ def new_rule(case: Case) -> int | None:
 
 
 def demo_cases() -> list[Case]:
+    import os
+
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    django.setup()
     from evaluation.demo import QUESTIONS
 
     cases = []
