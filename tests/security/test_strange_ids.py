@@ -109,3 +109,25 @@ def test_compare_page_with_a_strange_run_id(w, bad):
     add_member(collection=w["c"], user=participant, role="participant")
     r = client_for(participant).get(reverse("evaluation:compare", args=["ids"]), {"a": bad})
     assert r.status_code in (200, 404), r.status_code
+
+
+@pytest.mark.parametrize("bad", [*STRANGE, "-1"])
+@pytest.mark.parametrize("op", ["split", "merge"])
+def test_id_lists_with_strange_ids_on_both_workspaces(w, bad, op):
+    q, q2 = w["q"], w["q2"]
+    data = {"op": op, "strings": [bad], "merge": [bad], "synset": "1", "version": bad}
+    r = client_for(w["a"]).post(
+        reverse("annotate:question-layer-act", args=[q.pk]), data, headers=HX
+    )
+    assert r.status_code == 200, r.status_code
+    r = client_for(w["org"]).post(reverse("annotate:question-act", args=[q2.pk]), data, headers=HX)
+    assert r.status_code == 200, r.status_code
+
+
+@pytest.mark.parametrize("status", ["bogus", "done", ""])
+@pytest.mark.parametrize("unjudged", ["x", "0", "1"])
+def test_question_list_filters_with_any_value(w, status, unjudged):
+    r = client_for(w["a"]).get(
+        reverse("annotate:question-list", args=["ids"]), {"status": status, "unjudged": unjudged}
+    )
+    assert r.status_code == 200
