@@ -71,11 +71,21 @@ class ScoreConfig:
         return f"{','.join(self.metrics)}|{self.gains}|{self.beta!r}|{self.rbp_p!r}"
 
 
+# the most metrics a page or API request may ask for at once (each p@k / ndcg@k is a pass
+# over every run's answers; the command line has no such bound)
+MAX_METRICS = 32
+
+
 def check_config(
     *, metrics: Sequence[str], gains: str, beta: float, rbp_p: float, levels: Sequence[str]
 ) -> ScoreConfig:
     """Validate a configuration against a collection's levels; raise ValueError."""
     names = tuple(parse_metrics(list(metrics)))
+    if len(names) > MAX_METRICS:
+        raise ValueError(
+            f"{len(names)} metrics asked for; a page or API request scores at most "
+            f"{MAX_METRICS} at once"
+        )
     profile = parse_gains(None if gains == "default" else gains)
     profile.resolve(tuple(levels), [1.0] * len(levels))  # raises on a mismatch
     check_parameters(beta=beta, rbp_p=rbp_p)

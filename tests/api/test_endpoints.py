@@ -244,6 +244,7 @@ def test_full_precision_is_an_option(world, as_role):
         {"rbp_p": 1.5},
         {"beta": "abc"},
         {"precision": "max"},
+        {"metric": [f"p@{k}" for k in range(1, 40)]},  # more than MAX_METRICS at once
     ],
 )
 def test_invalid_score_parameters_are_422(world, as_role, params):
