@@ -435,7 +435,7 @@ def _replaced_list(
 
 
 # -- layers (several assessors per question, DESIGN.md section 9) -------------------------------
-def _plan_layers(collection: Collection, data: bytes, filename: str) -> ImportPlan:
+def _plan_layers(collection: Collection, data: bytes, filename: str, by) -> ImportPlan:
     """The layers CSV (``annotate.layer_io``), previewed like the other kinds: the layers
     it replaces or creates, the strings it adds unjudged to gold."""
     checked = layers_plan(collection=collection, data=data, filename=filename)
@@ -467,7 +467,9 @@ def _plan_layers(collection: Collection, data: bytes, filename: str) -> ImportPl
                     key=lambda kv: (checked.names[kv[0][0]], checked.users[kv[0][1]]),
                 )
             ],
-            help="A layer named in the file is replaced by its rows; gold is not changed.",
+            help="A layer named in the file is replaced by its rows. When all the layers of "
+            "a question are done, the strings they agree on go to gold and the others wait "
+            "for adjudication, as when the last layer is marked done on the judging page.",
             css_id="preview-layers",
         ),
         PreviewList(
@@ -479,7 +481,7 @@ def _plan_layers(collection: Collection, data: bytes, filename: str) -> ImportPl
     ]
 
     def write():
-        layers_write(checked)
+        layers_write(checked, by=by)
 
     plan._write = write
     return plan
@@ -498,7 +500,7 @@ def import_plan(
         if kind == "judgments":
             return _plan_judgments(collection, data, filename, by)
         if kind == "layers":
-            return _plan_layers(collection, data, filename)
+            return _plan_layers(collection, data, filename, by)
     except InputError as e:
         return ImportPlan(kind, filename, issues=e.issues)
     raise ValueError(f"unknown import kind {kind!r}")

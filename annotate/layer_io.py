@@ -21,6 +21,7 @@ from django.utils import timezone
 from evaluation.metrics.csvio import CsvFormatError, read_records, write_csv
 from evaluation.metrics.errors import Issue
 
+from .layers import question_layers_to_gold
 from .models import (
     AnswerString,
     Collection,
@@ -72,6 +73,7 @@ class LayersImported:
     layers: int = 0
     judgments: int = 0
     strings_added: int = 0
+    questions_to_gold: int = 0  # questions whose layers are all done: agreed strings to gold
     issues: list[Issue] = field(default_factory=list)
 
 
@@ -178,6 +180,26 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
         )
     )
     plan.new_strings = [k for k in texts if k not in existing]
+    # a layer marked done judges every string of its question (as ``layer_mark_done`` asks)
+    keys_of: dict[int, set[str]] = defaultdict(set)
+    for q, key in [*existing, *texts]:
+        keys_of[q].add(key)
+    for (q, u), rows in planned.items():
+        left = keys_of[q] - set(rows) if done.get((q, u)) else set()
+        if left:
+            example = min(left)
+            plan.issues.append(
+                Issue(
+                    filename,
+                    min(line for _, _, line in rows.values()),
+                    f"{plan.users[u]}'s layer of {plan.names[q]} is marked done but leaves "
+                    f"{len(left)} string(s) of the question unjudged (e.g. a string with "
+                    f"the key {example!r}): judge them all, or leave done empty",
+                )
+            )
+    if plan.issues:
+        plan.planned = {}
+        return plan
     have = set(
         JudgingLayer.objects.filter(question_id__in={q for q, _ in planned}).values_list(
             "question_id", "assessor_id"
@@ -187,10 +209,11 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
     return plan
 
 
-def layers_write(plan: LayersPlan) -> LayersImported:
+def layers_write(plan: LayersPlan, *, by=None) -> LayersImported:
     """Carry out a checked ``plan`` (inside the caller's transaction): replace the layers it
     names (question x assessor) with its rows; strings the question lacks are added
-    unjudged to gold."""
+    unjudged to gold.  A question whose layers are then all done goes through the agreement
+    step (``question_layers_to_gold``), as when its last layer is marked done on the page."""
     result = LayersImported()
     planned, levels = plan.planned, plan.levels
     existing = {
@@ -234,6 +257,12 @@ def layers_write(plan: LayersPlan) -> LayersImported:
         Question.assessors.through.objects.get_or_create(question_id=q, user_id=u)
         result.layers += 1
         result.judgments += len(rows)
+    # as when the last layer is marked done on the page: the strings every layer agrees on
+    # go to gold, the rest wait for adjudication
+    for q in k_of:
+        if not JudgingLayer.objects.filter(question_id=q, done_at__isnull=True).exists():
+            question_layers_to_gold(question=q, by=by)
+            result.questions_to_gold += 1
     return result
 
 
@@ -246,7 +275,7 @@ def layers_import(*, collection: Collection, data: bytes, filename: str, by) -> 
     plan = layers_plan(collection=collection, data=data, filename=filename)
     if not plan.ok:
         return LayersImported(issues=plan.issues)
-    result = layers_write(plan)
+    result = layers_write(plan, by=by)
     JudgmentEvent.objects.create(
         collection=collection,
         user=by if by is not None and by.is_authenticated else None,

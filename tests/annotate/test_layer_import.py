@@ -82,15 +82,40 @@ def test_a_layers_import_replaces_the_layers_it_names(w):
     plan = import_plan(collection=w["c"], kind="layers", data=GOOD, filename="l.csv")
     assert plan.ok
     collection_import(collection=w["c"], kind="layers", data=GOOD, filename="l.csv", by=w["org"])
-    again = HEADER + b"Q1,,Lennon,,bob,1\n"
+    again = HEADER + b"Q1,,Lennon,,bob,1\nQ1,1,John Lennon,A,bob,1\nQ1,,Yoko,,bob,1\n"
     plan = import_plan(collection=w["c"], kind="layers", data=again, filename="m.csv")
     assert plan.counts["layers to replace"] == 1 and plan.counts["layers to create"] == 0
     collection_import(collection=w["c"], kind="layers", data=again, filename="m.csv", by=w["org"])
     bob = JudgingLayer.objects.get(assessor=w["b"])
-    assert list(bob.judgments.values_list("group", flat=True)) == [None] and bob.done
+    assert list(bob.judgments.order_by("string__text").values_list("group", flat=True)) == [
+        1,
+        None,
+        None,
+    ]
+    assert bob.done
     assert JudgingLayer.objects.get(assessor=w["a"]).judgments.count() == 3  # not named: kept
+    # both layers are now done: the agreement step ran, as on the judging page -- both
+    # judged Yoko incorrect (to gold); Lennon and John Lennon wait for adjudication
+    gold = {s.text: s for s in AnswerString.objects.filter(question=w["q"])}
+    assert gold["Yoko"].judged_at is not None and gold["Yoko"].synset_id is None
+    assert gold["Lennon"].judged_at is None and gold["John Lennon"].judged_at is None
+    assert JudgmentEvent.objects.filter(action="layers_agree").count() == 1
     with pytest.raises(ImportRefused):
         collection_import(
             collection=w["c"], kind="layers", data=HEADER + b"Q1,1,x,S,zed,\n", filename="z.csv"
         )
     assert JudgingLayer.objects.count() == 2
+
+
+def test_a_layer_marked_done_must_judge_every_string_of_its_question(w):
+    """As ``layer_mark_done`` on the page: a file cannot mark done a layer that leaves
+    strings unjudged (nothing would ever send the question on to gold)."""
+    partial = HEADER + b"Q1,1,Lennon,S,bob,1\n"
+    plan = import_plan(collection=w["c"], kind="layers", data=partial, filename="p.csv")
+    assert not plan.ok
+    [issue] = plan.issues
+    assert issue.line == 2 and "bob's layer of Q1 is marked done" in issue.message
+    assert "1 string(s) of the question unjudged" in issue.message
+    with pytest.raises(ImportRefused):
+        collection_import(collection=w["c"], kind="layers", data=partial, filename="p.csv")
+    assert not JudgingLayer.objects.exists()
