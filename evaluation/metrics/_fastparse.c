@@ -792,8 +792,255 @@ static PyObject *ascii_keys(PyObject *self, PyObject *arg) {
     return out;
 }
 
+/* -- matching keys of the items, in C ----------------------------------------------------- */
+
+/* the next code point of valid UTF-8 at *p (< end); advances *p.  The blob was checked
+ * when read; a broken sequence reads as U+FFFD-free 0x110000 (no table entry: Python) */
+static inline uint32_t next_cp(const unsigned char **pp, const unsigned char *end) {
+    const unsigned char *p = *pp;
+    uint32_t c = p[0];
+    if (c < 0x80) { *pp = p + 1; return c; }
+    if (c >= 0xc2 && c < 0xe0 && p + 1 < end) { *pp = p + 2; return ((c & 0x1f) << 6) | (p[1] & 0x3f); }
+    if (c >= 0xe0 && c < 0xf0 && p + 2 < end) {
+        *pp = p + 3;
+        return ((c & 0x0f) << 12) | ((uint32_t)(p[1] & 0x3f) << 6) | (p[2] & 0x3f);
+    }
+    if (c >= 0xf0 && c < 0xf5 && p + 3 < end) {
+        *pp = p + 4;
+        return ((c & 0x07) << 18) | ((uint32_t)(p[1] & 0x3f) << 12) | ((uint32_t)(p[2] & 0x3f) << 6) |
+               (p[3] & 0x3f);
+    }
+    *pp = end;
+    return 0x110000;
+}
+
+#define NCP 0x110000
+
+/* code_points(blob) -> int32 buffer: the distinct non-ASCII code points of a UTF-8 blob,
+ * ascending (what normalize.py must describe before match_items can key the items) */
+static PyObject *code_points(PyObject *self, PyObject *args) {
+    Py_buffer blob;
+    if (!PyArg_ParseTuple(args, "y*", &blob)) return NULL;
+    unsigned char *seen = calloc(NCP + 1, 1);
+    int32_t *out = NULL;
+    Py_ssize_t n = 0;
+    if (seen) {
+        Py_BEGIN_ALLOW_THREADS
+        const unsigned char *p = blob.buf, *end = p + blob.len;
+        while (p < end) {
+            if (end - p >= 8 && plain8(p, 0)) { p += 8; continue; }
+            if (*p < 0x80) { p++; continue; }
+            seen[next_cp(&p, end)] = 1;
+        }
+        for (Py_ssize_t c = 0x80; c < NCP; c++) n += seen[c];
+        out = malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+        if (out) {
+            Py_ssize_t k = 0;
+            for (Py_ssize_t c = 0x80; c < NCP; c++) if (seen[c]) out[k++] = (int32_t)c;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    free(seen);
+    PyBuffer_Release(&blob);
+    if (!out) return PyErr_NoMemory();
+    return buffer_of(out, n * (Py_ssize_t)sizeof(int32_t));
+}
+
+typedef struct {
+    int32_t *repl_at;        /* code point -> 1 + start in repl (0: no entry, -1: not simple) */
+    uint32_t *repl;          /* replacements, each ended by NCP */
+    unsigned char *flags;    /* output code point -> 1 whitespace, 2 edge (whitespace or P*) */
+    Py_ssize_t longest;      /* the longest replacement (at least 1: ASCII) */
+} CharMap;
+
+static void charmap_free(CharMap *m) { free(m->repl_at); free(m->repl); free(m->flags); }
+
+/* from table: a list of (code point, replacement str or None) and two strs of the
+ * non-ASCII output characters that are whitespace and that are edge characters */
+static int charmap_init(CharMap *m, PyObject *table, PyObject *spaces, PyObject *edges) {
+    memset(m, 0, sizeof(*m));
+    m->longest = 1;
+    Py_ssize_t n = PyList_GET_SIZE(table), total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyList_GET_ITEM(table, i);
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 2) {
+            PyErr_SetString(PyExc_TypeError, "table: (code point, str or None) pairs");
+            return -1;
+        }
+        PyObject *r = PyTuple_GET_ITEM(t, 1);
+        if (r != Py_None) {
+            if (!PyUnicode_Check(r)) { PyErr_SetString(PyExc_TypeError, "replacement: str"); return -1; }
+            total += PyUnicode_GET_LENGTH(r) + 1;
+        }
+    }
+    m->repl_at = calloc(NCP + 1, sizeof(int32_t));
+    m->repl = malloc((size_t)(total + 1) * sizeof(uint32_t));
+    m->flags = calloc(NCP + 1, 1);
+    if (!m->repl_at || !m->repl || !m->flags) { PyErr_NoMemory(); return -1; }
+    Py_ssize_t w = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyList_GET_ITEM(table, i);
+        long cp = PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
+        if (cp < 0x80 || cp >= NCP) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "table: a non-ASCII code point");
+            return -1;
+        }
+        PyObject *r = PyTuple_GET_ITEM(t, 1);
+        if (r == Py_None) { m->repl_at[cp] = -1; continue; }
+        m->repl_at[cp] = (int32_t)w + 1;
+        Py_ssize_t len = PyUnicode_GET_LENGTH(r);
+        if (len > m->longest) m->longest = len;
+        for (Py_ssize_t k = 0; k < len; k++) m->repl[w++] = PyUnicode_READ_CHAR(r, k);
+        m->repl[w++] = NCP;
+    }
+    for (int c = 0; c < 128; c++) m->flags[c] = (unsigned char)(ASCII_SPACE[c] | (ASCII_EDGE[c] << 1));
+    for (int pass = 0; pass < 2; pass++) {
+        PyObject *s = pass ? edges : spaces;
+        Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+        for (Py_ssize_t k = 0; k < len; k++) {
+            Py_UCS4 c = PyUnicode_READ_CHAR(s, k);
+            if (c >= 0x80) m->flags[c] |= (unsigned char)(pass ? 2 : 1);
+        }
+    }
+    return 0;
+}
+
+/* the key of UTF-8 p[0:n] into out (code points; room for n * m->longest + 1); its
+ * length, or -1 when a character is not simple */
+static Py_ssize_t item_key(const CharMap *m, const unsigned char *p, Py_ssize_t n, uint32_t *out) {
+    const unsigned char *end = p + n;
+    Py_ssize_t w = 0;
+    int gap = 0;
+    while (p < end) {
+        uint32_t c = *p;
+        if (c < 0x80) {
+            p++;
+            if (ASCII_SPACE[c]) { gap = w > 0; continue; }
+            if (gap) { out[w++] = ' '; gap = 0; }
+            out[w++] = c >= 'A' && c <= 'Z' ? c + 32 : c;
+            continue;
+        }
+        c = next_cp(&p, end);
+        int32_t at = c < NCP ? m->repl_at[c] : 0;
+        if (at <= 0) return -1;
+        for (const uint32_t *r = m->repl + at - 1; *r != NCP; r++) {
+            if (m->flags[*r] & 1) { gap = w > 0; continue; }
+            if (gap) { out[w++] = ' '; gap = 0; }
+            out[w++] = *r;
+        }
+    }
+    Py_ssize_t a = 0, b = w;
+    while (a < b && (m->flags[out[a]] & 2)) a++;
+    while (b > a && (m->flags[out[b - 1]] & 2)) b--;
+    if (a) memmove(out, out + a, (size_t)(b - a) * sizeof(uint32_t));
+    return b - a;
+}
+
+static inline uint32_t hash_key(int64_t q, const uint32_t *k, Py_ssize_t n) {
+    return hash_bytes((const char *)k, n * 4) ^ (uint32_t)mix64((uint64_t)q + 0x9e37ULL);
+}
+
+/* match_items(blob, offsets, item_q, qmap, table, spaces, edges, keys, key_q)
+ *   -> (judged string per item: int32 buffer, -1 none; NIL per item: bool buffer;
+ *       ids of the items with a character that is not simple: int64 buffer)
+ * Items are the reader's strings (item i under reader question item_q[i], that is
+ * judged question qmap[item_q[i]] or none when -1); keys (str) under key_q (int64) are
+ * the judged strings' normalized keys.  An item's key is computed here with the
+ * character map table (see normalize.py: only characters whose key is the same wherever
+ * they stand); items with other characters are left to Python (sidx -1, listed). */
+static PyObject *match_items(PyObject *self, PyObject *args) {
+    Py_buffer blob, off, iq, qmap, kq;
+    PyObject *table, *spaces, *edges, *keys;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*O!UUO!y*", &blob, &off, &iq, &qmap, &PyList_Type, &table,
+                          &spaces, &edges, &PyList_Type, &keys, &kq))
+        return NULL;
+    PyObject *ret = NULL;
+    CharMap m = {0};
+    uint32_t *kblob = NULL, *scratch = NULL;
+    Py_ssize_t *koff = NULL;
+    int32_t *slots = NULL, *sidx = NULL;
+    int64_t *fallback = NULL;
+    unsigned char *nil = NULL;
+    Py_ssize_t nitems = off.len / 8 - 1, nkeys = PyList_GET_SIZE(keys), nq = qmap.len / 4;
+    const int64_t *o = off.buf;
+    const int32_t *item_q = iq.buf, *qm = qmap.buf;
+    const int64_t *key_q = kq.buf;
+    if (nitems < 0 || iq.len / 4 != nitems || kq.len / 8 != nkeys) {
+        PyErr_SetString(PyExc_ValueError, "match_items: buffer sizes do not agree");
+        goto done;
+    }
+    if (charmap_init(&m, table, spaces, edges) < 0) goto done;
+    /* the judged keys as code points, in an open-addressing table of (question, key) */
+    Py_ssize_t total = 0;
+    for (Py_ssize_t j = 0; j < nkeys; j++) {
+        PyObject *k = PyList_GET_ITEM(keys, j);
+        if (!PyUnicode_Check(k)) { PyErr_SetString(PyExc_TypeError, "keys: str"); goto done; }
+        total += PyUnicode_GET_LENGTH(k);
+    }
+    kblob = malloc((size_t)(total + 1) * sizeof(uint32_t));
+    koff = malloc((size_t)(nkeys + 1) * sizeof(Py_ssize_t));
+    uint32_t mask = 15;
+    while ((Py_ssize_t)mask + 1 < nkeys * 2) mask = mask * 2 + 1;
+    slots = malloc(((size_t)mask + 1) * sizeof(int32_t));
+    sidx = malloc((size_t)(nitems ? nitems : 1) * sizeof(int32_t));
+    nil = malloc((size_t)(nitems ? nitems : 1));
+    fallback = malloc((size_t)(nitems ? nitems : 1) * sizeof(int64_t));
+    if (!kblob || !koff || !slots || !sidx || !nil || !fallback) { PyErr_NoMemory(); goto done; }
+    memset(slots, 0xff, ((size_t)mask + 1) * sizeof(int32_t));
+    koff[0] = 0;
+    for (Py_ssize_t j = 0; j < nkeys; j++) {
+        PyObject *k = PyList_GET_ITEM(keys, j);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(k);
+        uint32_t *kp = kblob + koff[j];
+        for (Py_ssize_t c = 0; c < len; c++) kp[c] = PyUnicode_READ_CHAR(k, c);
+        koff[j + 1] = koff[j] + len;
+        uint32_t h = hash_key(key_q[j], kp, len) & mask;
+        int dup = 0;
+        for (; slots[h] >= 0; h = (h + 1) & mask) {
+            int32_t x = slots[h];
+            if (key_q[x] == key_q[j] && koff[x + 1] - koff[x] == len &&
+                memcmp(kblob + koff[x], kp, (size_t)len * 4) == 0) { dup = 1; break; }
+        }
+        if (!dup) slots[h] = (int32_t)j;             /* the first judged string of a key */
+    }
+    Py_ssize_t longest = 0, nfall = 0;
+    for (Py_ssize_t i = 0; i < nitems; i++)
+        if (o[i + 1] - o[i] > longest) longest = o[i + 1] - o[i];
+    scratch = malloc((size_t)(longest * m.longest + 1) * sizeof(uint32_t));
+    if (!scratch) { PyErr_NoMemory(); goto done; }
+    Py_BEGIN_ALLOW_THREADS
+    const unsigned char *b = blob.buf;
+    for (Py_ssize_t i = 0; i < nitems; i++) {
+        Py_ssize_t len = item_key(&m, b + o[i], o[i + 1] - o[i], scratch);
+        sidx[i] = -1;
+        nil[i] = 0;
+        if (len < 0) { fallback[nfall++] = i; continue; }
+        nil[i] = len == 3 && scratch[0] == 'n' && scratch[1] == 'i' && scratch[2] == 'l';
+        int32_t rq = item_q[i];
+        int64_t q = rq >= 0 && rq < nq ? qm[rq] : -1;
+        if (q < 0) continue;
+        for (uint32_t h = hash_key(q, scratch, len) & mask; slots[h] >= 0; h = (h + 1) & mask) {
+            int32_t x = slots[h];
+            if (key_q[x] == q && koff[x + 1] - koff[x] == len &&
+                memcmp(kblob + koff[x], scratch, (size_t)len * 4) == 0) { sidx[i] = x; break; }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    ret = Py_BuildValue("(NNN)", buffer_of(sidx, nitems * 4), buffer_of(nil, nitems),
+                        buffer_of(fallback, nfall * 8));
+    sidx = NULL; nil = NULL; fallback = NULL;                     /* given away */
+done:
+    charmap_free(&m);
+    free(kblob); free(koff); free(slots); free(scratch); free(sidx); free(nil); free(fallback);
+    PyBuffer_Release(&blob); PyBuffer_Release(&off); PyBuffer_Release(&iq);
+    PyBuffer_Release(&qmap); PyBuffer_Release(&kq);
+    return ret;
+}
+
 static PyMethodDef methods[] = {
     {"ascii_keys", ascii_keys, METH_O, "Normalized matching keys of ASCII strings."},
+    {"code_points", code_points, METH_VARARGS, "Distinct non-ASCII code points of UTF-8."},
+    {"match_items", match_items, METH_VARARGS, "The judged string each item's key matches."},
     {"parse", parse, METH_VARARGS, "Tokenize, intern and order regular run/qrels files."},
     {"take", take, METH_VARARGS, "Strings of the given ids from a blob and its offsets."},
     {NULL, NULL, 0, NULL},

@@ -146,6 +146,48 @@ def _stable(cp: int) -> bool:
     return unicodedata.combining(ch) == 0 and unicodedata.normalize("NFKC", ch) == ch
 
 
+def _starts_free(text: str) -> bool:
+    """True when ``text`` cannot compose with a character before it: its NFKD is empty or
+    starts with a starter outside the blocks where a starter may compose with the one
+    before it (Hangul jamo, Indic vowel signs, ...)."""
+    d = unicodedata.normalize("NFKD", text)
+    if not d:
+        return True
+    cp = ord(d[0])
+    return unicodedata.combining(d[0]) == 0 and not any(
+        lo <= cp <= hi for lo, hi in _COMPOSING_BLOCKS
+    )
+
+
+def char_table(points: Iterable[int]) -> tuple[list[tuple[int, str | None]], str, str]:
+    """What the C accelerator needs to key strings without Python (``normalized`` mode):
+    for each non-ASCII code point, its key on its own (NFKC, case fold, NFKC) when the key
+    of any string of such characters is the concatenation of theirs (then whitespace
+    collapsed and edges stripped), else None; and the non-ASCII characters of those keys
+    that are whitespace, and that are edge characters (whitespace or punctuation).
+
+    A character qualifies when neither it nor its case-folded NFKC can compose with a
+    character before it (``_starts_free``): NFKD works character by character, canonical
+    reordering stops at a starter and composition at a starter that never composes with
+    the one before it, so NFKC of a concatenation is then the concatenation of NFKCs; case
+    folding has no context."""
+    table: list[tuple[int, str | None]] = []
+    out: set[str] = set()
+    for cp in points:
+        ch = chr(cp)
+        folded = unicodedata.normalize("NFKC", ch).casefold()
+        if not (_starts_free(ch) and _starts_free(folded)):
+            table.append((cp, None))
+            continue
+        key = unicodedata.normalize("NFKC", folded)
+        table.append((cp, key))
+        out.update(key)
+    wide = sorted(c for c in out if not c.isascii())
+    spaces = "".join(c for c in wide if c.isspace())
+    edges = "".join(c for c in wide if _is_edge_char(c))
+    return table, spaces, edges
+
+
 def _code_points(text: str):
     import numpy as np
 
