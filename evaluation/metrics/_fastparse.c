@@ -373,99 +373,142 @@ static int cols_push(Cols *c, int32_t q, int32_t item, double val, long long ran
 static void cols_free(Cols *c) { free(c->q); free(c->item); free(c->val); free(c->rank); }
 
 #define MAXF 8
-/* Tokenize one file into rows.  1 = parsed, 0 = irregular (use Python), -1 = memory error */
-static int tokenize(const char *data, Py_ssize_t size, int kind, Reader *r, Cols *out,
-                    Span *tag) {
-    Py_ssize_t pos = 0;
-    tag->p = NULL; tag->n = 0;
+
+/* One file being tokenized into rows: files are read a question block at a time, in
+ * turn (every file's block of a question, then the next question), so that a question's
+ * item table and strings are still in the cache when the next file's rows look them up. */
+typedef struct {
+    const char *data;
+    Py_ssize_t size, pos;
+    int kind, status;        /* status: 2 more to read, 1 done, 0 irregular, -1 memory */
+    Cols c;
+    Span tag;
+    int32_t last_q;
+    const char *last_qp;
+    Py_ssize_t last_qn;
+    int pending;             /* a row read but not yet taken (it starts the next block) */
+    Span f[MAXF];
+    double val;
+    long long rank;
+} FileTok;
+
+static void filetok_init(FileTok *st, const char *data, Py_ssize_t size, int kind) {
+    memset(st, 0, sizeof(*st));
+    st->data = data; st->size = size; st->kind = kind; st->status = 2; st->last_q = -1;
+    st->c.ranked = kind == 2;
     if (size >= 3 && (unsigned char)data[0] == 0xef && (unsigned char)data[1] == 0xbb &&
-        (unsigned char)data[2] == 0xbf) pos = 3;
-    if (!utf8_valid((const unsigned char *)data + pos, size - pos)) return 0;
-    const unsigned char *u = (const unsigned char *)data;
-    int32_t last_q = -1;
-    const char *last_qp = NULL;
-    Py_ssize_t last_qn = 0;
-    while (pos < size) {
-        const char *line = data + pos;
-        const char *nl = memchr(line, '\n', (size_t)(size - pos));
-        Py_ssize_t len = nl ? nl - line : size - pos;
-        pos += len + 1;
-        if (len > 0 && line[len - 1] == '\r') len--;
-        if (len > 65536) return 0;
-        const unsigned char *ul = u + (line - data);
-        Span f[MAXF]; int nf = 0;
-        if (kind == 2) {                                     /* tab-separated, no padding */
-            Py_ssize_t start = 0, j = 0;
-            while (j < len && (ul[j] == ' ' || ul[j] == '\t')) j++;
-            if (j == len) continue;                          /* blank */
-            Py_ssize_t check = 0;                        /* bytes below it are plain */
-            for (j = 0; j <= len; j++) {
-                if (j >= check && j + 8 <= len) {            /* 8 bytes without a tab? */
-                    if (no_control8(ul + j)) { j += 7; continue; }
-                    check = j + 8;
-                }
-                if (j == len || ul[j] == '\t') {
-                    if (nf == MAXF) return 0;
-                    f[nf].p = line + start; f[nf].n = j - start; nf++;
-                    start = j + 1;
-                } else if (ul[j] == 0 || ul[j] == '\r') {
-                    return 0;                                /* NUL; a lone CR ends a line */
-                }
+        (unsigned char)data[2] == 0xbf) st->pos = 3;
+    if (!utf8_valid((const unsigned char *)data + st->pos, size - st->pos)) st->status = 0;
+}
+
+/* one line into fields f, val and rank: 1 a row, 2 nothing (blank, comment), 0 irregular */
+static int tokenize_line(FileTok *st, const char *line, Py_ssize_t len, Span *f, double *valp,
+                         long long *rankp) {
+    int kind = st->kind;
+    Span *tag = &st->tag;
+    if (len > 65536) return 0;
+    const unsigned char *ul = (const unsigned char *)line;
+    int nf = 0;
+    if (kind == 2) {                                     /* tab-separated, no padding */
+        Py_ssize_t start = 0, j = 0;
+        while (j < len && (ul[j] == ' ' || ul[j] == '\t')) j++;
+        if (j == len) return 2;                          /* blank */
+        Py_ssize_t check = 0;                        /* bytes below it are plain */
+        for (j = 0; j <= len; j++) {
+            if (j >= check && j + 8 <= len) {            /* 8 bytes without a tab? */
+                if (no_control8(ul + j)) { j += 7; continue; }
+                check = j + 8;
             }
-            if (nf < 3 || nf > 4) return 0;
-            /* Python strips every field: whitespace at an edge (a space, an odd ASCII or a
-             * Unicode space) needs the line reader; inside a field it is text */
-            for (int k = 0; k < nf; k++) {
-                if (f[k].n && (field_edge_space((const unsigned char *)f[k].p, f[k].n))) return 0;
+            if (j == len || ul[j] == '\t') {
+                if (nf == MAXF) return 0;
+                f[nf].p = line + start; f[nf].n = j - start; nf++;
+                start = j + 1;
+            } else if (ul[j] == 0 || ul[j] == '\r') {
+                return 0;                                /* NUL; a lone CR ends a line */
             }
-            if (!f[0].n || !f[2].n) return 0;
-        } else {
-            Py_ssize_t j = 0;
-            while (j < len) {
-                while (j < len && CLS[ul[j]] == 1) j++;
-                if (j == len) break;
-                Py_ssize_t s = j;
-                for (; j < len; j++) {
-                    unsigned char c = CLS[ul[j]];
-                    if (!c) continue;
-                    if (c == 1) break;
-                    if (c == 2 || odd_unicode_space(ul + j, len - j)) return 0;
-                }
-                if (nf == 0 && line[s] == '#') {             /* comment line */
-                    if (memchr(line + s, 0, (size_t)(len - s))) return 0;  /* NUL: refused */
-                    break;
-                }
-                if (nf < MAXF) { f[nf].p = line + s; f[nf].n = j - s; }
-                nf++;
-            }
-            if (nf == 0) continue;                           /* blank or comment */
-            if (kind == 0 && nf != 4) return 0;
-            if (kind == 1 && nf < 6) return 0;
         }
-        double val = NAN; long long rank = 0, g;
-        if (kind == 0) {
-            if (parse_int(f[3].p, f[3].n, &g) < 0) return 0;
-            val = (double)g;
-        } else if (kind == 1) {
-            if (parse_number(f[4].p, f[4].n, &val) < 0) return 0;
-            if (!tag->p) *tag = f[5];
+        if (nf < 3 || nf > 4) return 0;
+        /* Python strips every field: whitespace at an edge (a space, an odd ASCII or a
+         * Unicode space) needs the line reader; inside a field it is text */
+        for (int k = 0; k < nf; k++) {
+            if (f[k].n && (field_edge_space((const unsigned char *)f[k].p, f[k].n))) return 0;
+        }
+        if (!f[0].n || !f[2].n) return 0;
+    } else {
+        Py_ssize_t j = 0;
+        while (j < len) {
+            while (j < len && CLS[ul[j]] == 1) j++;
+            if (j == len) break;
+            Py_ssize_t s = j;
+            for (; j < len; j++) {
+                unsigned char c = CLS[ul[j]];
+                if (!c) continue;
+                if (c == 1) break;
+                if (c == 2 || odd_unicode_space(ul + j, len - j)) return 0;
+            }
+            if (nf == 0 && line[s] == '#') {             /* comment line */
+                if (memchr(line + s, 0, (size_t)(len - s))) return 0;  /* NUL: refused */
+                break;
+            }
+            if (nf < MAXF) { f[nf].p = line + s; f[nf].n = j - s; }
+            nf++;
+        }
+        if (nf == 0) return 2;                           /* blank or comment */
+        if (kind == 0 && nf != 4) return 0;
+        if (kind == 1 && nf < 6) return 0;
+    }
+    double val = NAN; long long rank = 0, g;
+    if (kind == 0) {
+        if (parse_int(f[3].p, f[3].n, &g) < 0) return 0;
+        val = (double)g;
+    } else if (kind == 1) {
+        if (parse_number(f[4].p, f[4].n, &val) < 0) return 0;
+        if (!tag->p) *tag = f[5];
+    } else {
+        if (parse_rank(f[1].p, f[1].n, &rank) < 0) return 0;
+        if (nf == 4 && f[3].n && parse_number(f[3].p, f[3].n, &val) < 0) return 0;
+    }
+    *valp = val;
+    *rankp = rank;
+    return 1;
+}
+
+/* Tokenize rows of one file until its next question block starts (status 2: call again)
+ * or the file ends (status 1 parsed, 0 irregular: use Python, -1 memory error). */
+static void tokenize_block(FileTok *st, Reader *r) {
+    Py_ssize_t taken = 0;
+    for (;;) {
+        Span *f = st->f;
+        if (st->pending) {
+            st->pending = 0;
         } else {
-            if (parse_rank(f[1].p, f[1].n, &rank) < 0) return 0;
-            if (nf == 4 && f[3].n && parse_number(f[3].p, f[3].n, &val) < 0) return 0;
+            if (st->pos >= st->size) { st->status = st->c.n > 0 ? 1 : 0; return; }
+            const char *line = st->data + st->pos;
+            const char *nl = memchr(line, '\n', (size_t)(st->size - st->pos));
+            Py_ssize_t len = nl ? nl - line : st->size - st->pos;
+            st->pos += len + 1;
+            if (len > 0 && line[len - 1] == '\r') len--;
+            int got = tokenize_line(st, line, len, f, &st->val, &st->rank);
+            if (got == 0) { st->status = 0; return; }
+            if (got == 2) continue;
         }
         int32_t q;
-        if (last_q >= 0 && f[0].n == last_qn && memcmp(f[0].p, last_qp, (size_t)f[0].n) == 0) {
-            q = last_q;                                  /* rows come grouped by question */
+        if (st->last_q >= 0 && f[0].n == st->last_qn &&
+            memcmp(f[0].p, st->last_qp, (size_t)f[0].n) == 0) {
+            q = st->last_q;                              /* rows come grouped by question */
         } else {
+            if (taken) { st->pending = 1; return; }      /* the next block: another turn */
             q = intern_qid(r, f[0].p, f[0].n);
-            if (q < 0) return -1;
-            last_q = q; last_qp = f[0].p; last_qn = f[0].n;
+            if (q < 0) { st->status = -1; return; }
+            st->last_q = q; st->last_qp = f[0].p; st->last_qn = f[0].n;
         }
         int32_t item = intern(&r->topics[q], &r->items, f[2].p, f[2].n, q);
-        if (item < 0) return -1;
-        if (cols_push(out, q, item, val, rank) < 0) return -1;
+        if (item < 0 || cols_push(&st->c, q, item, st->val, st->rank) < 0) {
+            st->status = -1;
+            return;
+        }
+        taken++;
     }
-    return out->n > 0 ? 1 : 0;
 }
 
 /* -- ordering --------------------------------------------------------------------------- */
@@ -632,61 +675,77 @@ static PyObject *parse(PyObject *self, PyObject *args) {
     if (reader_init(&r) < 0) { reader_free(&r); free(kind_of); return PyErr_NoMemory(); }
     PyObject *results = PyList_New(nfiles), *ret = NULL;
     int32_t *seen_item = NULL;
-    Py_ssize_t seen_cap = 0;
     int failed = 0;
-    for (Py_ssize_t k = 0; k < nfiles && results; k++) {
-        PyObject *b = PyList_GET_ITEM(files, k);
-        int kind = kind_of[k];
-        Cols c = {0};
-        c.ranked = kind == 2;
-        Span tag;
-        int32_t *perm = NULL;
-        int ok;
+    FileTok *tok = calloc((size_t)(nfiles ? nfiles : 1), sizeof(FileTok));
+    int32_t **perms = calloc((size_t)(nfiles ? nfiles : 1), sizeof(int32_t *));
+    if (!tok || !perms) { failed = 1; PyErr_NoMemory(); }
+    if (!failed && results) {
         Py_BEGIN_ALLOW_THREADS
-        ok = tokenize(PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), kind, &r, &c, &tag);
-        if (ok == 1 && r.items.count > seen_cap) {
-            int32_t *s = realloc(seen_item, (size_t)r.items.count * sizeof(int32_t));
-            if (s) {
-                memset(s + seen_cap, 0, (size_t)(r.items.count - seen_cap) * sizeof(int32_t));
-                seen_item = s;
-                seen_cap = r.items.count;
-            } else {
-                ok = -1;
+        for (Py_ssize_t k = 0; k < nfiles; k++) {
+            PyObject *b = PyList_GET_ITEM(files, k);
+            filetok_init(&tok[k], PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), kind_of[k]);
+        }
+        /* a question block of every file in turn (see FileTok) */
+        for (int more = 1; more && !failed;) {
+            more = 0;
+            for (Py_ssize_t k = 0; k < nfiles; k++) {
+                if (tok[k].status != 2) continue;
+                tokenize_block(&tok[k], &r);
+                if (tok[k].status == -1) { failed = 1; break; }
+                more |= tok[k].status == 2;
             }
         }
-        if (ok == 1)
-            ok = order_rows(&c, kind, &r.items, seen_item, (int32_t)k + 1, r.qs.count, &perm);
-        if (ok == 1) {                                   /* rows in their order */
-            int32_t *tq = malloc((size_t)c.n * 4), *ti = malloc((size_t)c.n * 4);
-            double *tv = malloc((size_t)c.n * 8);
+        if (!failed) {
+            seen_item = calloc((size_t)(r.items.count ? r.items.count : 1), sizeof(int32_t));
+            if (!seen_item) failed = 1;
+        }
+        for (Py_ssize_t k = 0; k < nfiles && !failed; k++) {
+            FileTok *st = &tok[k];
+            if (st->status != 1) continue;
+            Cols *c = &st->c;
+            int ok = order_rows(c, st->kind, &r.items, seen_item, (int32_t)k + 1, r.qs.count,
+                                &perms[k]);
+            if (ok == 0) { st->status = 0; continue; }
+            if (ok < 0) { failed = 1; break; }
+            int32_t *perm = perms[k];                    /* rows in their order */
+            int32_t *tq = malloc((size_t)c->n * 4), *ti = malloc((size_t)c->n * 4);
+            double *tv = malloc((size_t)c->n * 8);
             if (!tq || !ti || !tv) {
                 free(tq); free(ti); free(tv);
-                ok = -1;
-            } else {
-                for (Py_ssize_t i = 0; i < c.n; i++) {
-                    tq[i] = c.q[perm[i]]; ti[i] = c.item[perm[i]]; tv[i] = c.val[perm[i]];
-                }
-                free(c.q); free(c.item); free(c.val);
-                c.q = tq; c.item = ti; c.val = tv;
+                failed = 1;
+                break;
             }
+            for (Py_ssize_t i = 0; i < c->n; i++) {
+                tq[i] = c->q[perm[i]]; ti[i] = c->item[perm[i]]; tv[i] = c->val[perm[i]];
+            }
+            free(c->q); free(c->item); free(c->val);
+            c->q = tq; c->item = ti; c->val = tv;
+            free(perm);
+            perms[k] = NULL;
         }
-        free(perm);
         Py_END_ALLOW_THREADS
-        if (ok < 0) { cols_free(&c); failed = 1; PyErr_NoMemory(); break; }
-        if (ok == 0) {
-            cols_free(&c);
+        if (failed) PyErr_NoMemory();
+    }
+    for (Py_ssize_t k = 0; k < nfiles && results && !failed; k++) {
+        FileTok *st = &tok[k];
+        Cols *c = &st->c;
+        if (st->status != 1) {
             PyList_SET_ITEM(results, k, Py_NewRef(Py_None));
             continue;
         }
+        Span tag = st->tag;
         PyObject *tagobj = tag.p ? PyUnicode_DecodeUTF8(tag.p, tag.n, "strict") : Py_NewRef(Py_None);
         if (!tagobj) { PyErr_Clear(); tagobj = Py_NewRef(Py_None); }
         /* the Buffers own the columns now */
-        PyObject *tup = Py_BuildValue("(NNNN)", buffer_of(c.q, c.n * 4), buffer_of(c.item, c.n * 4),
-                                      buffer_of(c.val, c.n * 8), tagobj);
-        free(c.rank);
+        PyObject *tup = Py_BuildValue("(NNNN)", buffer_of(c->q, c->n * 4), buffer_of(c->item, c->n * 4),
+                                      buffer_of(c->val, c->n * 8), tagobj);
+        c->q = NULL; c->item = NULL; c->val = NULL;
         if (!tup) { failed = 1; break; }
         PyList_SET_ITEM(results, k, tup);
     }
+    if (tok) for (Py_ssize_t k = 0; k < nfiles; k++) cols_free(&tok[k].c);
+    if (perms) for (Py_ssize_t k = 0; k < nfiles; k++) free(perms[k]);
+    free(tok); free(perms);
     free(seen_item);
     free(kind_of);
     if (!failed && results) {

@@ -110,6 +110,19 @@ def build_parser(prog: str = "qa-score") -> argparse.ArgumentParser:
 def score(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
     """Read the files ``opts`` names, score them and write the report to ``stdout``
     (input errors and warnings to ``stderr``).  Raises UsageError."""
+    from .accel import start_reading
+
+    # the files first: the C reader (when built) reads the runs in a thread while numpy
+    # is imported and the options and judgments are read; an unreadable file is reported
+    # after the options, as before
+    try:
+        run_files = [(p, read_file(p)) for p in opts["runs"]]
+        path = opts["judgments"] or opts["qrels"]
+        data = read_file(path)
+        unreadable = None
+    except UsageError as e:
+        unreadable = e
+    reading = None if unreadable else start_reading(None if opts["judgments"] else data, run_files)
     from .data import check_unique_names
     from .engine import evaluate, parse_metrics
     from .errors import InputError
@@ -125,11 +138,10 @@ def score(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
             raise ValueError(f"--levels {opts['levels']!r}: give distinct level codes")
     except ValueError as e:
         raise UsageError(str(e)) from e
-    run_files = [(p, read_file(p)) for p in opts["runs"]]
-    path = opts["judgments"] or opts["qrels"]
-    data = read_file(path)
+    if unreadable is not None:
+        raise unreadable
     try:
-        judgments, runs = parse_inputs(data, path, run_files, opts, levels)
+        judgments, runs = parse_inputs(data, path, run_files, opts, levels, reading)
         check_unique_names(runs)
         scores = evaluate(
             judgments, runs, metrics, gains=gains, beta=opts["beta"], rbp_p=opts["rbp_p"]
@@ -151,9 +163,10 @@ def score(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
     stdout.write(FORMATS[opts["format"]](scores, **({"digits": None} if full else {})))
 
 
-def parse_inputs(data: bytes, path: str, run_files, opts, levels):
+def parse_inputs(data: bytes, path: str, run_files, opts, levels, reading=None):
     """The judgments (or qrels) and the runs; every file is read, so that an InputError
-    names every error of every file (each file's in line order)."""
+    names every error of every file (each file's in line order).  ``reading``: the C
+    reader started on the files (``accel.start_reading``), if it was."""
     from .errors import InputError
     from .fast import read_inputs
     from .parsers import parse_judgments_csv, parse_qrels, parse_run
@@ -164,9 +177,9 @@ def parse_inputs(data: bytes, path: str, run_files, opts, levels):
     try:
         if opts["judgments"]:
             judgments = parse_judgments_csv(data, filename=path, levels=levels, match=opts["match"])
-            fast = read_inputs(qrels=None, judgments=judgments, runs=run_files)
+            fast = read_inputs(qrels=None, judgments=judgments, runs=run_files, reading=reading)
         else:
-            fast = read_inputs(qrels=data, runs=run_files)
+            fast = read_inputs(qrels=data, runs=run_files, reading=reading)
             judgments = fast[0] if fast else parse_qrels(data, filename=path)
     except InputError as e:
         issues += e.issues
