@@ -1096,10 +1096,111 @@ done:
     return ret;
 }
 
+/* str_code_points(text) -> int32 buffer: the distinct non-ASCII characters of a str */
+static PyObject *str_code_points(PyObject *self, PyObject *arg) {
+    if (!PyUnicode_Check(arg)) { PyErr_SetString(PyExc_TypeError, "a str"); return NULL; }
+    Py_ssize_t len = PyUnicode_GET_LENGTH(arg), n = 0;
+    int kind = PyUnicode_KIND(arg);
+    const void *data = PyUnicode_DATA(arg);
+    int32_t *out = NULL;
+    unsigned char *seen = NULL;
+    if (kind == PyUnicode_1BYTE_KIND && PyUnicode_IS_ASCII(arg)) return buffer_of(malloc(1), 0);
+    seen = calloc(NCP, 1);
+    if (!seen) return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < len; i++) seen[PyUnicode_READ(kind, data, i)] = 1;
+    for (Py_ssize_t c = 0x80; c < NCP; c++) n += seen[c];
+    out = malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+    if (out) {
+        Py_ssize_t k = 0;
+        for (Py_ssize_t c = 0x80; c < NCP; c++) if (seen[c]) out[k++] = (int32_t)c;
+    }
+    free(seen);
+    if (!out) return PyErr_NoMemory();
+    return buffer_of(out, n * (Py_ssize_t)sizeof(int32_t));
+}
+
+/* the key of characters data[0:n] (a str's kind) into out, as item_key for UTF-8 */
+static Py_ssize_t str_key(const CharMap *m, int kind, const void *data, Py_ssize_t n, uint32_t *out) {
+    Py_ssize_t w = 0;
+    int gap = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t c = PyUnicode_READ(kind, data, i);
+        if (c < 0x80) {
+            if (ASCII_SPACE[c]) { gap = w > 0; continue; }
+            if (gap) { out[w++] = ' '; gap = 0; }
+            out[w++] = c >= 'A' && c <= 'Z' ? c + 32 : c;
+            continue;
+        }
+        int32_t at = m->repl_at[c];
+        if (at <= 0) return -1;
+        for (const uint32_t *r = m->repl + at - 1; *r != NCP; r++) {
+            if (m->flags[*r] & 1) { gap = w > 0; continue; }
+            if (gap) { out[w++] = ' '; gap = 0; }
+            out[w++] = *r;
+        }
+    }
+    Py_ssize_t a = 0, b = w;
+    while (a < b && (m->flags[out[a]] & 2)) a++;
+    while (b > a && (m->flags[out[b - 1]] & 2)) b--;
+    if (a) memmove(out, out + a, (size_t)(b - a) * sizeof(uint32_t));
+    return b - a;
+}
+
+static int same_ascii(const Py_UCS1 *d, const uint32_t *k, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) if (d[i] != k[i]) return 0;
+    return 1;
+}
+
+/* str_keys(strings, table, spaces, edges) -> list: the normalized matching key of each
+ * str, as match_items keys an item; None for a str with a character that is not simple
+ * (Python keys those) */
+static PyObject *str_keys(PyObject *self, PyObject *args) {
+    PyObject *strings, *table, *spaces, *edges;
+    if (!PyArg_ParseTuple(args, "O!O!UU", &PyList_Type, &strings, &PyList_Type, &table, &spaces,
+                          &edges))
+        return NULL;
+    CharMap m;
+    if (charmap_init(&m, table, spaces, edges) < 0) { charmap_free(&m); return NULL; }
+    Py_ssize_t n = PyList_GET_SIZE(strings), cap = 0;
+    PyObject *out = PyList_New(n);
+    uint32_t *buf = NULL;
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *s = PyList_GET_ITEM(strings, i);
+        if (!PyUnicode_Check(s)) {
+            PyErr_SetString(PyExc_TypeError, "str_keys needs a list of str");
+            Py_CLEAR(out);
+            break;
+        }
+        Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+        if (len * m.longest + 1 > cap) {
+            cap = len * m.longest + 64;
+            uint32_t *nb = realloc(buf, (size_t)cap * sizeof(uint32_t));
+            if (!nb) { Py_CLEAR(out); PyErr_NoMemory(); break; }
+            buf = nb;
+        }
+        Py_ssize_t k = str_key(&m, PyUnicode_KIND(s), PyUnicode_DATA(s), len, buf);
+        PyObject *key;
+        if (k < 0) {
+            key = Py_NewRef(Py_None);
+        } else if (k == len && PyUnicode_IS_ASCII(s) && same_ascii(PyUnicode_1BYTE_DATA(s), buf, k)) {
+            key = Py_NewRef(s);                          /* the key is the string itself */
+        } else {
+            key = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, k);
+        }
+        if (!key) { Py_CLEAR(out); break; }
+        PyList_SET_ITEM(out, i, key);
+    }
+    free(buf);
+    charmap_free(&m);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"ascii_keys", ascii_keys, METH_O, "Normalized matching keys of ASCII strings."},
     {"code_points", code_points, METH_VARARGS, "Distinct non-ASCII code points of UTF-8."},
     {"match_items", match_items, METH_VARARGS, "The judged string each item's key matches."},
+    {"str_code_points", str_code_points, METH_O, "Distinct non-ASCII characters of a str."},
+    {"str_keys", str_keys, METH_VARARGS, "Normalized matching keys of strs (None: not simple)."},
     {"parse", parse, METH_VARARGS, "Tokenize, intern and order regular run/qrels files."},
     {"take", take, METH_VARARGS, "Strings of the given ids from a blob and its offsets."},
     {NULL, NULL, 0, NULL},

@@ -87,10 +87,28 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def keep_freed_memory() -> None:
+    """Ask the C library (glibc; elsewhere nothing happens) to keep memory the process
+    frees for its next allocations instead of giving it back to the system at once:
+    scoring makes and drops many arrays of millions of rows, and each fresh page costs
+    a page fault (a fifth of qa-score's time on large inputs).  For console scripts
+    only: the process exits when done."""
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (ImportError, OSError, AttributeError):
+        return
+    mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: blocks up to 32 MB come from the heap
+    mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD: keep up to 1 GB freed at the heap's top
+    mallopt(-2, 64 << 20)  # M_TOP_PAD: grow the heap 64 MB at a time
+
+
 def console(parser: argparse.ArgumentParser, run, argv: list[str] | None) -> int:
     """Run ``run(opts, stdout, stderr)`` as a console script: 0 when done, the
     UsageError's code (1 input errors, 2 bad options or unreadable files) otherwise."""
     opts = vars(parser.parse_args(argv))
+    keep_freed_memory()
     try:
         run(opts, sys.stdout, sys.stderr)
     except UsageError as e:

@@ -9,11 +9,13 @@ punctuation character (ASCII ``string.punctuation`` and every Unicode P* charact
 remove the articles ``a``, ``an``, ``the`` as whole words, collapse whitespace.
 
 ``normalize_many`` keys many strings at once without a Python loop over the strings:
-ASCII strings go through the C accelerator when it is built (``normalized`` mode), the
-rest are joined into one text with NUL between them, transformed by a few whole-text
-calls (NFKC, case folding and regular expressions, all in C) and split again.  NUL is a
-boundary for every step (NFKC never composes or reorders across it, case mapping sees it
-as uncased, it is not whitespace, punctuation or a word character), so each string gets
+in ``normalized`` mode the C accelerator, when it is built, keys every string made of
+characters whose key does not depend on their neighbours (``char_table``: ASCII, kana,
+kanji, accented and full-width Latin, ...); the rest are joined into one text with NUL
+between them, transformed by a few whole-text calls (NFKC, case folding and regular
+expressions, all in C) and split again.  NUL is a boundary for every step (NFKC never
+composes or reorders across it, case mapping sees it as uncased, it is not whitespace,
+punctuation or a word character), so each string gets
 exactly the key ``normalize_answer`` gives it; texts holding NUL are keyed one by one.
 """
 
@@ -230,9 +232,11 @@ def normalize_many(texts: Iterable[str], mode: str = "normalized") -> list[str]:
     texts = texts.tolist() if hasattr(texts, "tolist") else list(texts)
     if mode == "exact":
         return [t.strip() for t in texts]
-    if mode == "normalized" and _ascii_keys is not None:
-        keys = _ascii_keys(texts)
-        rest = [i for i, key in enumerate(keys) if key is None]  # not ASCII
+    if mode == "normalized" and _fastparse is not None:
+        # keyed in C character by character (see char_table); None: left to Python
+        points = memoryview(_fastparse.str_code_points("".join(texts))).cast("i").tolist()
+        keys = _fastparse.str_keys(texts, *char_table(points))
+        rest = [i for i, key in enumerate(keys) if key is None] if None in keys else []
         if rest:
             for i, key in zip(rest, _keys_of_joined([texts[i] for i in rest], mode), strict=True):
                 keys[i] = key

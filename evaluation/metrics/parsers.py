@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import repeat
 
 import numpy as np
 
@@ -299,6 +300,8 @@ def judgment_rows(
 
 
 _JUDGMENT_COLUMNS = ("question_id", "synset_id", "answer", "level")
+# what str.strip() strips (every whitespace character), and NUL
+_SPACE_OR_NUL = "".join(c for c in map(chr, range(0x3001)) if c.isspace()) + "\x00"
 
 
 def _plain_judgments(
@@ -306,29 +309,34 @@ def _plain_judgments(
 ) -> tuple[list[str], list[str], list[str], list[str]] | None:
     """The (stripped) question ids, synset ids, answers and levels of a judgments CSV in
     the plain form most files have -- a header on line 1, then one good row per line, no
-    quotes, no cell that starts with a quote (a formula escape), no blank lines -- read with whole-column operations; None
-    for any other file (``judgment_rows`` reads it and explains its problems).  Rows are
-    on lines 2, 3, ..."""
+    quotes, no cell that starts with a quote (a formula escape), no blank lines -- read
+    with whole-text and whole-column operations; None for any other file
+    (``judgment_rows`` reads it and explains its problems).  Rows are on lines 2, 3, ..."""
     if '"' in text or "\r" in text or "\x00" in text:
         return None
     if text.startswith("'") or ",'" in text or "\n'" in text:  # a cell to ``restore``
         return None
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    if len(lines) < 2 or max(map(len, lines)) > MAX_LINE:
+    head, _, body = text.partition("\n")
+    body = body.removesuffix("\n")
+    lines = body.split("\n")
+    if not body or max(len(head), *map(len, lines)) > MAX_LINE:
         return None
-    header = [c.strip().lower() for c in lines[0].split(",")]
+    header = [c.strip().lower() for c in head.split(",")]
     named = [c for c in header if c]
     if len(set(named)) != len(named) or not set(_JUDGMENT_COLUMNS) <= set(header):
         return None
     width = len(header)
-    records = [line.split(",") for line in lines[1:]]
-    if any(len(r) != width for r in records):
+    # every cell in one split; a NUL marks each line's first cell: the cells are a grid of
+    # ``width`` columns exactly when there is one mark at the start of every row
+    cells = body.replace("\n", ",\x00").split(",")
+    if (
+        len(cells) != width * len(lines)
+        or sum(map(str.startswith, cells[width::width], repeat("\x00"))) != len(lines) - 1
+    ):
         return None
-    columns = list(zip(*records, strict=True))
     qids, syns, answers, levels_of = (
-        [c.strip() for c in columns[header.index(name)]] for name in _JUDGMENT_COLUMNS
+        list(map(str.strip, cells[header.index(name) :: width], repeat(_SPACE_OR_NUL)))
+        for name in _JUDGMENT_COLUMNS
     )
     known = set(levels) | {""}
     if not (

@@ -20,6 +20,16 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
     return enumerate(_LINE_END.split(text), start=1)
 
 
+def _first_lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` (as ``_lines`` splits them), found one at a time: the format
+    is decided on the first line that is not blank."""
+    start = 0
+    for end in _LINE_END.finditer(text):
+        yield text[start : end.start()]
+        start = end.end()
+    yield text[start:]
+
+
 def _is_number(s: str) -> bool:
     try:
         return math.isfinite(float(s))
@@ -32,7 +42,7 @@ def detect_run_format(data: Data) -> str:
     first line that is not blank or a comment."""
     head = data[:65536]
     text = head.decode("utf-8", errors="replace") if isinstance(head, bytes) else head
-    for _, line in _lines(text.lstrip("\ufeff")):
+    for line in _first_lines(text.lstrip("\ufeff")):
         s = line.strip()
         if not s or s.startswith("#"):
             continue

@@ -253,7 +253,7 @@ def test_item_keys_in_c_equal_normalize_answer(texts):
     """match_items keys each item in C exactly as normalize_answer does, or leaves it to
     Python: item i is the only item of question i, whose one judged key is its own."""
     from evaluation.metrics import _fastparse
-    from evaluation.metrics.normalize import NIL_KEY, char_table, normalize_answer
+    from evaluation.metrics.normalize import NIL_KEY, char_table, normalize_answer, normalize_many
 
     texts = [*texts, "NIL", " nil.", "ｎｉｌ"]
     raw = [t.encode("utf-8", "surrogatepass") for t in texts]
@@ -275,13 +275,19 @@ def test_item_keys_in_c_equal_normalize_answer(texts):
     found = np.frombuffer(found, dtype=np.int32)
     nil = np.frombuffer(nil, dtype=bool)
     rest = set(np.frombuffer(rest, dtype=np.int64).tolist())
+    str_points = np.frombuffer(_fastparse.str_code_points("".join(texts)), dtype=np.int32)
+    assert str_points.tolist() == points
+    str_keys = _fastparse.str_keys(texts, *char_table(points))
     for i, key in enumerate(keys):
         if i in rest:  # a character whose key depends on its neighbours
             assert found[i] == -1 and not nil[i]
+            assert str_keys[i] is None
         else:
             assert found[i] == i, (texts[i], key)
             assert nil[i] == (key == NIL_KEY)
+            assert str_keys[i] == key
     assert not rest & {n - 3, n - 2, n - 1}
+    assert normalize_many(texts) == keys
 
 
 @needs_c
