@@ -10,6 +10,7 @@ pandas.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -177,8 +178,26 @@ def score(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
                 f"warning: run {run!r}: {n} answer(s) for questions the "
                 "judgments do not know were ignored\n"
             )
-    full = opts.get("precision") == "full"
-    stdout.write(FORMATS[opts["format"]](scores, **({"digits": None} if full else {})))
+    options = {"digits": None} if opts.get("precision") == "full" else {}
+    if _utf8_stream(stdout):  # the console script's stdout: bytes straight to the file
+        from .report import render_utf8
+
+        stdout.flush()
+        stdout.buffer.write(render_utf8(opts["format"], scores, **options))
+        return
+    stdout.write(FORMATS[opts["format"]](scores, **options))
+
+
+def _utf8_stream(stream) -> bool:
+    """True when ``stream`` is the process's stdout writing UTF-8 text unchanged (no
+    newline translation), so that bytes may go to its buffer instead."""
+    return (
+        stream is sys.stdout
+        and hasattr(stream, "buffer")
+        and (getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8"
+        and getattr(stream, "errors", "") == "strict"
+        and os.linesep == "\n"
+    )
 
 
 def parse_inputs(data: bytes, path: str, run_files, opts, levels, reading=None):

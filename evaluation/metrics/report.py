@@ -122,11 +122,11 @@ def _fixed_digits(values: np.ndarray, digits: int | None) -> np.ndarray | None:
     return out
 
 
-def _trec_fixed(scores: Scores, digits: int | None) -> str | None:
+def _trec_fixed(scores: Scores, digits: int | None) -> bytes | None:
     """``to_trec``'s text made as bytes: the lines of one run are the same for every run
     but for the values, which all have one width (``_fixed_digits``), so a template of
-    them is made once and the value bytes put in place for each run; None when a value
-    needs ``format``."""
+    them is made once and the value bytes put in place for each run (UTF-8); None when a
+    value needs ``format``."""
     table = _values_with_means(scores)
     chars = _fixed_digits(table, digits)
     if chars is None:
@@ -148,7 +148,7 @@ def _trec_fixed(scores: Scores, digits: int | None) -> str | None:
             out.append(f"runid\tall\t{run}\n".encode())
         template[slots] = chars[i]
         out.append(template.tobytes())
-    return b"".join(out).decode()
+    return b"".join(out)
 
 
 def to_csv(scores: Scores, *, digits: int | None = 6) -> str:
@@ -177,7 +177,7 @@ def to_trec(scores: Scores, *, digits: int | None = 4) -> str:
     -q prints them; with several runs each block starts with ``runid<TAB>all<TAB>name``."""
     fixed = _trec_fixed(scores, digits)
     if fixed is not None:
-        return fixed
+        return fixed.decode()
     texts = _with_means(scores, digits)
     qids = [str(q) for q in scores.questions] + ["all"]
     # the start of every line, shared by all runs: (question, metric)
@@ -217,3 +217,13 @@ def to_table(scores: Scores, *, digits: int | None = 4) -> str:
 
 
 FORMATS = {"table": to_table, "csv": to_csv, "trec": to_trec}
+
+
+def render_utf8(fmt: str, scores: Scores, **options) -> bytes:
+    """``FORMATS[fmt](scores, **options)`` encoded as UTF-8 (the trec text of one-width
+    values is made as bytes, never as a str)."""
+    if fmt == "trec":
+        fixed = _trec_fixed(scores, options.get("digits", 4))
+        if fixed is not None:
+            return fixed
+    return FORMATS[fmt](scores, **options).encode()

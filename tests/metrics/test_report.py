@@ -38,11 +38,9 @@ def test_trec_from_a_template_is_the_general_text(digits, seed):
     values = rng.choice([*HALVES, *rng.random(20), *(rng.random(5) * 9.9)], size=12)
     fixed = report._trec_fixed(scores_with(values), digits)
     assert fixed is not None
-    assert (
-        fixed
-        == general(scores_with(values), digits)
-        == report.to_trec(scores_with(values), digits=digits)
-    )
+    assert fixed.decode() == general(scores_with(values), digits)
+    assert report.to_trec(scores_with(values), digits=digits) == fixed.decode()
+    assert report.render_utf8("trec", scores_with(values), digits=digits) == fixed
 
 
 @pytest.mark.parametrize("odd", [-0.0, -0.25, 10.0, 9.99996, 123.5, float("nan"), float("inf")])
@@ -52,6 +50,8 @@ def test_values_of_another_width_use_the_general_text(odd):
     s = scores_with(values)
     assert report._trec_fixed(s, 4) is None
     assert report.to_trec(s) == general(s, 4)
+    for fmt, render in report.FORMATS.items():
+        assert report.render_utf8(fmt, s) == render(s).encode()
 
 
 def test_full_precision_uses_the_general_text():
