@@ -398,7 +398,6 @@ static void filetok_init(FileTok *st, const char *data, Py_ssize_t size, int kin
     st->c.ranked = kind == 2;
     if (size >= 3 && (unsigned char)data[0] == 0xef && (unsigned char)data[1] == 0xbb &&
         (unsigned char)data[2] == 0xbf) st->pos = 3;
-    if (!utf8_valid((const unsigned char *)data + st->pos, size - st->pos)) st->status = 0;
 }
 
 /* one line into fields f, val and rank: 1 a row, 2 nothing (blank, comment), 0 irregular */
@@ -487,6 +486,9 @@ static void tokenize_block(FileTok *st, Reader *r) {
             const char *nl = memchr(line, '\n', (size_t)(st->size - st->pos));
             Py_ssize_t len = nl ? nl - line : st->size - st->pos;
             st->pos += len + 1;
+            /* UTF-8 checked line by line, while the line is in the cache (a character
+             * never spans a newline: 0x0a is no continuation byte) */
+            if (!utf8_valid((const unsigned char *)line, len)) { st->status = 0; return; }
             if (len > 0 && line[len - 1] == '\r') len--;
             int got = tokenize_line(st, line, len, f, &st->val, &st->rank);
             if (got == 0) { st->status = 0; return; }

@@ -10,6 +10,7 @@ pandas.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from pathlib import Path
@@ -110,6 +111,8 @@ def console(parser: argparse.ArgumentParser, run, argv: list[str] | None) -> int
     UsageError's code (1 input errors, 2 bad options or unreadable files) otherwise."""
     opts = vars(parser.parse_args(argv))
     keep_freed_memory()
+    collecting = gc.isenabled()
+    gc.disable()  # a run makes few cycles and then exits: no collections over its objects
     try:
         run(opts, sys.stdout, sys.stderr)
     except UsageError as e:
@@ -117,6 +120,9 @@ def console(parser: argparse.ArgumentParser, run, argv: list[str] | None) -> int
         return e.returncode
     except BrokenPipeError:  # `qa-score ... | head`
         sys.stderr.close()
+    finally:
+        if collecting:
+            gc.enable()
     return 0
 
 
