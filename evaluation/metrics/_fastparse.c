@@ -56,6 +56,26 @@ static int store_init(Store *s, Py_ssize_t cap, Py_ssize_t bcap) {
     return 0;
 }
 
+/* room for cap strings of bcap bytes in all (never less than there is) */
+static int store_reserve(Store *s, Py_ssize_t cap, Py_ssize_t bcap) {
+    if (cap > s->cap) {
+        int64_t *off = realloc(s->off, (size_t)(cap + 1) * sizeof(int64_t));
+        if (!off) return -1;
+        s->off = off;
+        int32_t *tp = realloc(s->topic, (size_t)cap * sizeof(int32_t));
+        if (!tp) return -1;
+        s->topic = tp;
+        s->cap = cap;
+    }
+    if (bcap > s->bcap) {
+        char *b = realloc(s->blob, (size_t)bcap);
+        if (!b) return -1;
+        s->blob = b;
+        s->bcap = bcap;
+    }
+    return 0;
+}
+
 static void store_free(Store *s) { free(s->blob); free(s->off); free(s->topic); }
 
 static int32_t store_add(Store *s, const char *p, Py_ssize_t n, int32_t topic) {
@@ -370,6 +390,27 @@ static int cols_push(Cols *c, int32_t q, int32_t item, double val, long long ran
     return 0;
 }
 
+/* room for cap rows */
+static int cols_reserve(Cols *c, Py_ssize_t cap) {
+    if (cap <= c->cap) return 0;
+    int32_t *a = realloc(c->q, (size_t)cap * 4);
+    if (!a) return -1;
+    c->q = a;
+    int32_t *b = realloc(c->item, (size_t)cap * 4);
+    if (!b) return -1;
+    c->item = b;
+    double *v = realloc(c->val, (size_t)cap * 8);
+    if (!v) return -1;
+    c->val = v;
+    if (c->ranked) {
+        long long *r = realloc(c->rank, (size_t)cap * 8);
+        if (!r) return -1;
+        c->rank = r;
+    }
+    c->cap = cap;
+    return 0;
+}
+
 static void cols_free(Cols *c) { free(c->q); free(c->item); free(c->val); free(c->rank); }
 
 #define MAXF 8
@@ -398,6 +439,13 @@ static void filetok_init(FileTok *st, const char *data, Py_ssize_t size, int kin
     st->c.ranked = kind == 2;
     if (size >= 3 && (unsigned char)data[0] == 0xef && (unsigned char)data[1] == 0xbb &&
         (unsigned char)data[2] == 0xbf) st->pos = 3;
+}
+
+/* the number of lines of a file (at most its rows) */
+static Py_ssize_t count_lines(const char *data, Py_ssize_t size) {
+    Py_ssize_t n = 1;
+    for (const char *p = data, *end = data + size; (p = memchr(p, '\n', (size_t)(end - p))); p++) n++;
+    return n;
 }
 
 /* one line into fields f, val and rank: 1 a row, 2 nothing (blank, comment), 0 irregular */
@@ -683,10 +731,18 @@ static PyObject *parse(PyObject *self, PyObject *args) {
     if (!tok || !perms) { failed = 1; PyErr_NoMemory(); }
     if (!failed && results) {
         Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t k = 0; k < nfiles; k++) {
+        /* room for every row and string at once (pages never written cost nothing):
+         * no copies as the columns and the string store grow */
+        Py_ssize_t lines = 0, bytes = 0;
+        for (Py_ssize_t k = 0; k < nfiles && !failed; k++) {
             PyObject *b = PyList_GET_ITEM(files, k);
             filetok_init(&tok[k], PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), kind_of[k]);
+            Py_ssize_t n = count_lines(PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b));
+            if (cols_reserve(&tok[k].c, n) < 0) failed = 1;
+            lines += n;
+            bytes += PyBytes_GET_SIZE(b);
         }
+        if (!failed && store_reserve(&r.items, lines, bytes + 1) < 0) failed = 1;
         /* a question block of every file in turn (see FileTok) */
         for (int more = 1; more && !failed;) {
             more = 0;

@@ -189,7 +189,7 @@ def score(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
         from .report import render_utf8
 
         stdout.flush()
-        stdout.buffer.write(render_utf8(opts["format"], scores, **options))
+        stdout.buffer.writelines(render_utf8(opts["format"], scores, **options))
         return
     stdout.write(FORMATS[opts["format"]](scores, **options))
 
@@ -249,6 +249,9 @@ def read_file(path: str) -> bytes:
 def main(argv: list[str] | None = None) -> int:
     """The ``qa-score`` console script: 0 when scored, 1 for input errors, 2 for bad
     options or unreadable files."""
+    # scoring does no linear algebra: numpy's BLAS need not start a thread per core
+    # (they spin for a while, taking CPU from the reader's thread)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     return console(build_parser(), score, argv)
 
 

@@ -123,7 +123,13 @@ def _fixed_digits(values: np.ndarray, digits: int | None) -> np.ndarray | None:
 
 
 def _trec_fixed(scores: Scores, digits: int | None) -> bytes | None:
-    """``to_trec``'s text made as bytes: the lines of one run are the same for every run
+    """``to_trec``'s text as UTF-8 (``_trec_chunks`` joined), or None."""
+    chunks = _trec_chunks(scores, digits)
+    return b"".join(chunks) if chunks is not None else None
+
+
+def _trec_chunks(scores: Scores, digits: int | None) -> list[bytes] | None:
+    """``to_trec``'s text made as bytes, in pieces: the lines of one run are the same for every run
     but for the values, which all have one width (``_fixed_digits``), so a template of
     them is made once and the value bytes put in place for each run (UTF-8); None when a
     value needs ``format``."""
@@ -148,7 +154,7 @@ def _trec_fixed(scores: Scores, digits: int | None) -> bytes | None:
             out.append(f"runid\tall\t{run}\n".encode())
         template[slots] = chars[i]
         out.append(template.tobytes())
-    return b"".join(out)
+    return out
 
 
 def to_csv(scores: Scores, *, digits: int | None = 6) -> str:
@@ -219,11 +225,11 @@ def to_table(scores: Scores, *, digits: int | None = 4) -> str:
 FORMATS = {"table": to_table, "csv": to_csv, "trec": to_trec}
 
 
-def render_utf8(fmt: str, scores: Scores, **options) -> bytes:
-    """``FORMATS[fmt](scores, **options)`` encoded as UTF-8 (the trec text of one-width
-    values is made as bytes, never as a str)."""
+def render_utf8(fmt: str, scores: Scores, **options) -> list[bytes]:
+    """``FORMATS[fmt](scores, **options)`` encoded as UTF-8, in pieces to write one after
+    the other (the trec text of one-width values is made as bytes, never as a str)."""
     if fmt == "trec":
-        fixed = _trec_fixed(scores, options.get("digits", 4))
-        if fixed is not None:
-            return fixed
-    return FORMATS[fmt](scores, **options).encode()
+        chunks = _trec_chunks(scores, options.get("digits", 4))
+        if chunks is not None:
+            return chunks
+    return [FORMATS[fmt](scores, **options).encode()]

@@ -40,7 +40,7 @@ def test_trec_from_a_template_is_the_general_text(digits, seed):
     assert fixed is not None
     assert fixed.decode() == general(scores_with(values), digits)
     assert report.to_trec(scores_with(values), digits=digits) == fixed.decode()
-    assert report.render_utf8("trec", scores_with(values), digits=digits) == fixed
+    assert b"".join(report.render_utf8("trec", scores_with(values), digits=digits)) == fixed
 
 
 @pytest.mark.parametrize("odd", [-0.0, -0.25, 10.0, 9.99996, 123.5, float("nan"), float("inf")])
@@ -51,7 +51,7 @@ def test_values_of_another_width_use_the_general_text(odd):
     assert report._trec_fixed(s, 4) is None
     assert report.to_trec(s) == general(s, 4)
     for fmt, render in report.FORMATS.items():
-        assert report.render_utf8(fmt, s) == render(s).encode()
+        assert b"".join(report.render_utf8(fmt, s)) == render(s).encode()
 
 
 def test_full_precision_uses_the_general_text():
