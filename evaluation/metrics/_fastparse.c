@@ -56,6 +56,26 @@ static int store_init(Store *s, Py_ssize_t cap, Py_ssize_t bcap) {
     return 0;
 }
 
+/* room for cap strings of bcap bytes in all (never less than there is) */
+static int store_reserve(Store *s, Py_ssize_t cap, Py_ssize_t bcap) {
+    if (cap > s->cap) {
+        int64_t *off = realloc(s->off, (size_t)(cap + 1) * sizeof(int64_t));
+        if (!off) return -1;
+        s->off = off;
+        int32_t *tp = realloc(s->topic, (size_t)cap * sizeof(int32_t));
+        if (!tp) return -1;
+        s->topic = tp;
+        s->cap = cap;
+    }
+    if (bcap > s->bcap) {
+        char *b = realloc(s->blob, (size_t)bcap);
+        if (!b) return -1;
+        s->blob = b;
+        s->bcap = bcap;
+    }
+    return 0;
+}
+
 static void store_free(Store *s) { free(s->blob); free(s->off); free(s->topic); }
 
 static int32_t store_add(Store *s, const char *p, Py_ssize_t n, int32_t topic) {
@@ -370,102 +390,175 @@ static int cols_push(Cols *c, int32_t q, int32_t item, double val, long long ran
     return 0;
 }
 
+/* room for cap rows */
+static int cols_reserve(Cols *c, Py_ssize_t cap) {
+    if (cap <= c->cap) return 0;
+    int32_t *a = realloc(c->q, (size_t)cap * 4);
+    if (!a) return -1;
+    c->q = a;
+    int32_t *b = realloc(c->item, (size_t)cap * 4);
+    if (!b) return -1;
+    c->item = b;
+    double *v = realloc(c->val, (size_t)cap * 8);
+    if (!v) return -1;
+    c->val = v;
+    if (c->ranked) {
+        long long *r = realloc(c->rank, (size_t)cap * 8);
+        if (!r) return -1;
+        c->rank = r;
+    }
+    c->cap = cap;
+    return 0;
+}
+
 static void cols_free(Cols *c) { free(c->q); free(c->item); free(c->val); free(c->rank); }
 
 #define MAXF 8
-/* Tokenize one file into rows.  1 = parsed, 0 = irregular (use Python), -1 = memory error */
-static int tokenize(const char *data, Py_ssize_t size, int kind, Reader *r, Cols *out,
-                    Span *tag) {
-    Py_ssize_t pos = 0;
-    tag->p = NULL; tag->n = 0;
+
+/* One file being tokenized into rows: files are read a question block at a time, in
+ * turn (every file's block of a question, then the next question), so that a question's
+ * item table and strings are still in the cache when the next file's rows look them up. */
+typedef struct {
+    const char *data;
+    Py_ssize_t size, pos;
+    int kind, status;        /* status: 2 more to read, 1 done, 0 irregular, -1 memory */
+    Cols c;
+    Span tag;
+    int32_t last_q;
+    const char *last_qp;
+    Py_ssize_t last_qn;
+    int pending;             /* a row read but not yet taken (it starts the next block) */
+    Span f[MAXF];
+    double val;
+    long long rank;
+} FileTok;
+
+static void filetok_init(FileTok *st, const char *data, Py_ssize_t size, int kind) {
+    memset(st, 0, sizeof(*st));
+    st->data = data; st->size = size; st->kind = kind; st->status = 2; st->last_q = -1;
+    st->c.ranked = kind == 2;
     if (size >= 3 && (unsigned char)data[0] == 0xef && (unsigned char)data[1] == 0xbb &&
-        (unsigned char)data[2] == 0xbf) pos = 3;
-    if (!utf8_valid((const unsigned char *)data + pos, size - pos)) return 0;
-    const unsigned char *u = (const unsigned char *)data;
-    int32_t last_q = -1;
-    const char *last_qp = NULL;
-    Py_ssize_t last_qn = 0;
-    while (pos < size) {
-        const char *line = data + pos;
-        const char *nl = memchr(line, '\n', (size_t)(size - pos));
-        Py_ssize_t len = nl ? nl - line : size - pos;
-        pos += len + 1;
-        if (len > 0 && line[len - 1] == '\r') len--;
-        if (len > 65536) return 0;
-        const unsigned char *ul = u + (line - data);
-        Span f[MAXF]; int nf = 0;
-        if (kind == 2) {                                     /* tab-separated, no padding */
-            Py_ssize_t start = 0, j = 0;
-            while (j < len && (ul[j] == ' ' || ul[j] == '\t')) j++;
-            if (j == len) continue;                          /* blank */
-            Py_ssize_t check = 0;                        /* bytes below it are plain */
-            for (j = 0; j <= len; j++) {
-                if (j >= check && j + 8 <= len) {            /* 8 bytes without a tab? */
-                    if (no_control8(ul + j)) { j += 7; continue; }
-                    check = j + 8;
-                }
-                if (j == len || ul[j] == '\t') {
-                    if (nf == MAXF) return 0;
-                    f[nf].p = line + start; f[nf].n = j - start; nf++;
-                    start = j + 1;
-                } else if (ul[j] == 0 || ul[j] == '\r') {
-                    return 0;                                /* NUL; a lone CR ends a line */
-                }
+        (unsigned char)data[2] == 0xbf) st->pos = 3;
+}
+
+/* the number of lines of a file (at most its rows) */
+static Py_ssize_t count_lines(const char *data, Py_ssize_t size) {
+    Py_ssize_t n = 1;
+    for (const char *p = data, *end = data + size; (p = memchr(p, '\n', (size_t)(end - p))); p++) n++;
+    return n;
+}
+
+/* one line into fields f, val and rank: 1 a row, 2 nothing (blank, comment), 0 irregular */
+static int tokenize_line(FileTok *st, const char *line, Py_ssize_t len, Span *f, double *valp,
+                         long long *rankp) {
+    int kind = st->kind;
+    Span *tag = &st->tag;
+    if (len > 65536) return 0;
+    const unsigned char *ul = (const unsigned char *)line;
+    int nf = 0;
+    if (kind == 2) {                                     /* tab-separated, no padding */
+        Py_ssize_t start = 0, j = 0;
+        while (j < len && (ul[j] == ' ' || ul[j] == '\t')) j++;
+        if (j == len) return 2;                          /* blank */
+        Py_ssize_t check = 0;                        /* bytes below it are plain */
+        for (j = 0; j <= len; j++) {
+            if (j >= check && j + 8 <= len) {            /* 8 bytes without a tab? */
+                if (no_control8(ul + j)) { j += 7; continue; }
+                check = j + 8;
             }
-            if (nf < 3 || nf > 4) return 0;
-            /* Python strips every field: whitespace at an edge (a space, an odd ASCII or a
-             * Unicode space) needs the line reader; inside a field it is text */
-            for (int k = 0; k < nf; k++) {
-                if (f[k].n && (field_edge_space((const unsigned char *)f[k].p, f[k].n))) return 0;
+            if (j == len || ul[j] == '\t') {
+                if (nf == MAXF) return 0;
+                f[nf].p = line + start; f[nf].n = j - start; nf++;
+                start = j + 1;
+            } else if (ul[j] == 0 || ul[j] == '\r') {
+                return 0;                                /* NUL; a lone CR ends a line */
             }
-            if (!f[0].n || !f[2].n) return 0;
-        } else {
-            Py_ssize_t j = 0;
-            while (j < len) {
-                while (j < len && CLS[ul[j]] == 1) j++;
-                if (j == len) break;
-                Py_ssize_t s = j;
-                for (; j < len; j++) {
-                    unsigned char c = CLS[ul[j]];
-                    if (!c) continue;
-                    if (c == 1) break;
-                    if (c == 2 || odd_unicode_space(ul + j, len - j)) return 0;
-                }
-                if (nf == 0 && line[s] == '#') {             /* comment line */
-                    if (memchr(line + s, 0, (size_t)(len - s))) return 0;  /* NUL: refused */
-                    break;
-                }
-                if (nf < MAXF) { f[nf].p = line + s; f[nf].n = j - s; }
-                nf++;
-            }
-            if (nf == 0) continue;                           /* blank or comment */
-            if (kind == 0 && nf != 4) return 0;
-            if (kind == 1 && nf < 6) return 0;
         }
-        double val = NAN; long long rank = 0, g;
-        if (kind == 0) {
-            if (parse_int(f[3].p, f[3].n, &g) < 0) return 0;
-            val = (double)g;
-        } else if (kind == 1) {
-            if (parse_number(f[4].p, f[4].n, &val) < 0) return 0;
-            if (!tag->p) *tag = f[5];
+        if (nf < 3 || nf > 4) return 0;
+        /* Python strips every field: whitespace at an edge (a space, an odd ASCII or a
+         * Unicode space) needs the line reader; inside a field it is text */
+        for (int k = 0; k < nf; k++) {
+            if (f[k].n && (field_edge_space((const unsigned char *)f[k].p, f[k].n))) return 0;
+        }
+        if (!f[0].n || !f[2].n) return 0;
+    } else {
+        Py_ssize_t j = 0;
+        while (j < len) {
+            while (j < len && CLS[ul[j]] == 1) j++;
+            if (j == len) break;
+            Py_ssize_t s = j;
+            for (; j < len; j++) {
+                unsigned char c = CLS[ul[j]];
+                if (!c) continue;
+                if (c == 1) break;
+                if (c == 2 || odd_unicode_space(ul + j, len - j)) return 0;
+            }
+            if (nf == 0 && line[s] == '#') {             /* comment line */
+                if (memchr(line + s, 0, (size_t)(len - s))) return 0;  /* NUL: refused */
+                break;
+            }
+            if (nf < MAXF) { f[nf].p = line + s; f[nf].n = j - s; }
+            nf++;
+        }
+        if (nf == 0) return 2;                           /* blank or comment */
+        if (kind == 0 && nf != 4) return 0;
+        if (kind == 1 && nf < 6) return 0;
+    }
+    double val = NAN; long long rank = 0, g;
+    if (kind == 0) {
+        if (parse_int(f[3].p, f[3].n, &g) < 0) return 0;
+        val = (double)g;
+    } else if (kind == 1) {
+        if (parse_number(f[4].p, f[4].n, &val) < 0) return 0;
+        if (!tag->p) *tag = f[5];
+    } else {
+        if (parse_rank(f[1].p, f[1].n, &rank) < 0) return 0;
+        if (nf == 4 && f[3].n && parse_number(f[3].p, f[3].n, &val) < 0) return 0;
+    }
+    *valp = val;
+    *rankp = rank;
+    return 1;
+}
+
+/* Tokenize rows of one file until its next question block starts (status 2: call again)
+ * or the file ends (status 1 parsed, 0 irregular: use Python, -1 memory error). */
+static void tokenize_block(FileTok *st, Reader *r) {
+    Py_ssize_t taken = 0;
+    for (;;) {
+        Span *f = st->f;
+        if (st->pending) {
+            st->pending = 0;
         } else {
-            if (parse_rank(f[1].p, f[1].n, &rank) < 0) return 0;
-            if (nf == 4 && f[3].n && parse_number(f[3].p, f[3].n, &val) < 0) return 0;
+            if (st->pos >= st->size) { st->status = st->c.n > 0 ? 1 : 0; return; }
+            const char *line = st->data + st->pos;
+            const char *nl = memchr(line, '\n', (size_t)(st->size - st->pos));
+            Py_ssize_t len = nl ? nl - line : st->size - st->pos;
+            st->pos += len + 1;
+            /* UTF-8 checked line by line, while the line is in the cache (a character
+             * never spans a newline: 0x0a is no continuation byte) */
+            if (!utf8_valid((const unsigned char *)line, len)) { st->status = 0; return; }
+            if (len > 0 && line[len - 1] == '\r') len--;
+            int got = tokenize_line(st, line, len, f, &st->val, &st->rank);
+            if (got == 0) { st->status = 0; return; }
+            if (got == 2) continue;
         }
         int32_t q;
-        if (last_q >= 0 && f[0].n == last_qn && memcmp(f[0].p, last_qp, (size_t)f[0].n) == 0) {
-            q = last_q;                                  /* rows come grouped by question */
+        if (st->last_q >= 0 && f[0].n == st->last_qn &&
+            memcmp(f[0].p, st->last_qp, (size_t)f[0].n) == 0) {
+            q = st->last_q;                              /* rows come grouped by question */
         } else {
+            if (taken) { st->pending = 1; return; }      /* the next block: another turn */
             q = intern_qid(r, f[0].p, f[0].n);
-            if (q < 0) return -1;
-            last_q = q; last_qp = f[0].p; last_qn = f[0].n;
+            if (q < 0) { st->status = -1; return; }
+            st->last_q = q; st->last_qp = f[0].p; st->last_qn = f[0].n;
         }
         int32_t item = intern(&r->topics[q], &r->items, f[2].p, f[2].n, q);
-        if (item < 0) return -1;
-        if (cols_push(out, q, item, val, rank) < 0) return -1;
+        if (item < 0 || cols_push(&st->c, q, item, st->val, st->rank) < 0) {
+            st->status = -1;
+            return;
+        }
+        taken++;
     }
-    return out->n > 0 ? 1 : 0;
 }
 
 /* -- ordering --------------------------------------------------------------------------- */
@@ -632,61 +725,85 @@ static PyObject *parse(PyObject *self, PyObject *args) {
     if (reader_init(&r) < 0) { reader_free(&r); free(kind_of); return PyErr_NoMemory(); }
     PyObject *results = PyList_New(nfiles), *ret = NULL;
     int32_t *seen_item = NULL;
-    Py_ssize_t seen_cap = 0;
     int failed = 0;
-    for (Py_ssize_t k = 0; k < nfiles && results; k++) {
-        PyObject *b = PyList_GET_ITEM(files, k);
-        int kind = kind_of[k];
-        Cols c = {0};
-        c.ranked = kind == 2;
-        Span tag;
-        int32_t *perm = NULL;
-        int ok;
+    FileTok *tok = calloc((size_t)(nfiles ? nfiles : 1), sizeof(FileTok));
+    int32_t **perms = calloc((size_t)(nfiles ? nfiles : 1), sizeof(int32_t *));
+    if (!tok || !perms) { failed = 1; PyErr_NoMemory(); }
+    if (!failed && results) {
         Py_BEGIN_ALLOW_THREADS
-        ok = tokenize(PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), kind, &r, &c, &tag);
-        if (ok == 1 && r.items.count > seen_cap) {
-            int32_t *s = realloc(seen_item, (size_t)r.items.count * sizeof(int32_t));
-            if (s) {
-                memset(s + seen_cap, 0, (size_t)(r.items.count - seen_cap) * sizeof(int32_t));
-                seen_item = s;
-                seen_cap = r.items.count;
-            } else {
-                ok = -1;
+        /* room for every row and string at once (pages never written cost nothing):
+         * no copies as the columns and the string store grow */
+        Py_ssize_t lines = 0, bytes = 0;
+        for (Py_ssize_t k = 0; k < nfiles && !failed; k++) {
+            PyObject *b = PyList_GET_ITEM(files, k);
+            filetok_init(&tok[k], PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), kind_of[k]);
+            Py_ssize_t n = count_lines(PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b));
+            if (cols_reserve(&tok[k].c, n) < 0) failed = 1;
+            lines += n;
+            bytes += PyBytes_GET_SIZE(b);
+        }
+        if (!failed && store_reserve(&r.items, lines, bytes + 1) < 0) failed = 1;
+        /* a question block of every file in turn (see FileTok) */
+        for (int more = 1; more && !failed;) {
+            more = 0;
+            for (Py_ssize_t k = 0; k < nfiles; k++) {
+                if (tok[k].status != 2) continue;
+                tokenize_block(&tok[k], &r);
+                if (tok[k].status == -1) { failed = 1; break; }
+                more |= tok[k].status == 2;
             }
         }
-        if (ok == 1)
-            ok = order_rows(&c, kind, &r.items, seen_item, (int32_t)k + 1, r.qs.count, &perm);
-        if (ok == 1) {                                   /* rows in their order */
-            int32_t *tq = malloc((size_t)c.n * 4), *ti = malloc((size_t)c.n * 4);
-            double *tv = malloc((size_t)c.n * 8);
+        if (!failed) {
+            seen_item = calloc((size_t)(r.items.count ? r.items.count : 1), sizeof(int32_t));
+            if (!seen_item) failed = 1;
+        }
+        for (Py_ssize_t k = 0; k < nfiles && !failed; k++) {
+            FileTok *st = &tok[k];
+            if (st->status != 1) continue;
+            Cols *c = &st->c;
+            int ok = order_rows(c, st->kind, &r.items, seen_item, (int32_t)k + 1, r.qs.count,
+                                &perms[k]);
+            if (ok == 0) { st->status = 0; continue; }
+            if (ok < 0) { failed = 1; break; }
+            int32_t *perm = perms[k];                    /* rows in their order */
+            int32_t *tq = malloc((size_t)c->n * 4), *ti = malloc((size_t)c->n * 4);
+            double *tv = malloc((size_t)c->n * 8);
             if (!tq || !ti || !tv) {
                 free(tq); free(ti); free(tv);
-                ok = -1;
-            } else {
-                for (Py_ssize_t i = 0; i < c.n; i++) {
-                    tq[i] = c.q[perm[i]]; ti[i] = c.item[perm[i]]; tv[i] = c.val[perm[i]];
-                }
-                free(c.q); free(c.item); free(c.val);
-                c.q = tq; c.item = ti; c.val = tv;
+                failed = 1;
+                break;
             }
+            for (Py_ssize_t i = 0; i < c->n; i++) {
+                tq[i] = c->q[perm[i]]; ti[i] = c->item[perm[i]]; tv[i] = c->val[perm[i]];
+            }
+            free(c->q); free(c->item); free(c->val);
+            c->q = tq; c->item = ti; c->val = tv;
+            free(perm);
+            perms[k] = NULL;
         }
-        free(perm);
         Py_END_ALLOW_THREADS
-        if (ok < 0) { cols_free(&c); failed = 1; PyErr_NoMemory(); break; }
-        if (ok == 0) {
-            cols_free(&c);
+        if (failed) PyErr_NoMemory();
+    }
+    for (Py_ssize_t k = 0; k < nfiles && results && !failed; k++) {
+        FileTok *st = &tok[k];
+        Cols *c = &st->c;
+        if (st->status != 1) {
             PyList_SET_ITEM(results, k, Py_NewRef(Py_None));
             continue;
         }
+        Span tag = st->tag;
         PyObject *tagobj = tag.p ? PyUnicode_DecodeUTF8(tag.p, tag.n, "strict") : Py_NewRef(Py_None);
         if (!tagobj) { PyErr_Clear(); tagobj = Py_NewRef(Py_None); }
         /* the Buffers own the columns now */
-        PyObject *tup = Py_BuildValue("(NNNN)", buffer_of(c.q, c.n * 4), buffer_of(c.item, c.n * 4),
-                                      buffer_of(c.val, c.n * 8), tagobj);
-        free(c.rank);
+        PyObject *tup = Py_BuildValue("(NNNN)", buffer_of(c->q, c->n * 4), buffer_of(c->item, c->n * 4),
+                                      buffer_of(c->val, c->n * 8), tagobj);
+        c->q = NULL; c->item = NULL; c->val = NULL;
         if (!tup) { failed = 1; break; }
         PyList_SET_ITEM(results, k, tup);
     }
+    if (tok) for (Py_ssize_t k = 0; k < nfiles; k++) cols_free(&tok[k].c);
+    if (perms) for (Py_ssize_t k = 0; k < nfiles; k++) free(perms[k]);
+    free(tok); free(perms);
     free(seen_item);
     free(kind_of);
     if (!failed && results) {
@@ -792,8 +909,356 @@ static PyObject *ascii_keys(PyObject *self, PyObject *arg) {
     return out;
 }
 
+/* -- matching keys of the items, in C ----------------------------------------------------- */
+
+/* the next code point of valid UTF-8 at *p (< end); advances *p.  The blob was checked
+ * when read; a broken sequence reads as U+FFFD-free 0x110000 (no table entry: Python) */
+static inline uint32_t next_cp(const unsigned char **pp, const unsigned char *end) {
+    const unsigned char *p = *pp;
+    uint32_t c = p[0];
+    if (c < 0x80) { *pp = p + 1; return c; }
+    if (c >= 0xc2 && c < 0xe0 && p + 1 < end) { *pp = p + 2; return ((c & 0x1f) << 6) | (p[1] & 0x3f); }
+    if (c >= 0xe0 && c < 0xf0 && p + 2 < end) {
+        *pp = p + 3;
+        return ((c & 0x0f) << 12) | ((uint32_t)(p[1] & 0x3f) << 6) | (p[2] & 0x3f);
+    }
+    if (c >= 0xf0 && c < 0xf5 && p + 3 < end) {
+        *pp = p + 4;
+        return ((c & 0x07) << 18) | ((uint32_t)(p[1] & 0x3f) << 12) | ((uint32_t)(p[2] & 0x3f) << 6) |
+               (p[3] & 0x3f);
+    }
+    *pp = end;
+    return 0x110000;
+}
+
+#define NCP 0x110000
+
+/* code_points(blob) -> int32 buffer: the distinct non-ASCII code points of a UTF-8 blob,
+ * ascending (what normalize.py must describe before match_items can key the items) */
+static PyObject *code_points(PyObject *self, PyObject *args) {
+    Py_buffer blob;
+    if (!PyArg_ParseTuple(args, "y*", &blob)) return NULL;
+    unsigned char *seen = calloc(NCP + 1, 1);
+    int32_t *out = NULL;
+    Py_ssize_t n = 0;
+    if (seen) {
+        Py_BEGIN_ALLOW_THREADS
+        const unsigned char *p = blob.buf, *end = p + blob.len;
+        while (p < end) {
+            if (end - p >= 8 && plain8(p, 0)) { p += 8; continue; }
+            if (*p < 0x80) { p++; continue; }
+            seen[next_cp(&p, end)] = 1;
+        }
+        for (Py_ssize_t c = 0x80; c < NCP; c++) n += seen[c];
+        out = malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+        if (out) {
+            Py_ssize_t k = 0;
+            for (Py_ssize_t c = 0x80; c < NCP; c++) if (seen[c]) out[k++] = (int32_t)c;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    free(seen);
+    PyBuffer_Release(&blob);
+    if (!out) return PyErr_NoMemory();
+    return buffer_of(out, n * (Py_ssize_t)sizeof(int32_t));
+}
+
+typedef struct {
+    int32_t *repl_at;        /* code point -> 1 + start in repl (0: no entry, -1: not simple) */
+    uint32_t *repl;          /* replacements, each ended by NCP */
+    unsigned char *flags;    /* output code point -> 1 whitespace, 2 edge (whitespace or P*) */
+    Py_ssize_t longest;      /* the longest replacement (at least 1: ASCII) */
+} CharMap;
+
+static void charmap_free(CharMap *m) { free(m->repl_at); free(m->repl); free(m->flags); }
+
+/* from table: a list of (code point, replacement str or None) and two strs of the
+ * non-ASCII output characters that are whitespace and that are edge characters */
+static int charmap_init(CharMap *m, PyObject *table, PyObject *spaces, PyObject *edges) {
+    memset(m, 0, sizeof(*m));
+    m->longest = 1;
+    Py_ssize_t n = PyList_GET_SIZE(table), total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyList_GET_ITEM(table, i);
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 2) {
+            PyErr_SetString(PyExc_TypeError, "table: (code point, str or None) pairs");
+            return -1;
+        }
+        PyObject *r = PyTuple_GET_ITEM(t, 1);
+        if (r != Py_None) {
+            if (!PyUnicode_Check(r)) { PyErr_SetString(PyExc_TypeError, "replacement: str"); return -1; }
+            total += PyUnicode_GET_LENGTH(r) + 1;
+        }
+    }
+    m->repl_at = calloc(NCP + 1, sizeof(int32_t));
+    m->repl = malloc((size_t)(total + 1) * sizeof(uint32_t));
+    m->flags = calloc(NCP + 1, 1);
+    if (!m->repl_at || !m->repl || !m->flags) { PyErr_NoMemory(); return -1; }
+    Py_ssize_t w = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyList_GET_ITEM(table, i);
+        long cp = PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
+        if (cp < 0x80 || cp >= NCP) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "table: a non-ASCII code point");
+            return -1;
+        }
+        PyObject *r = PyTuple_GET_ITEM(t, 1);
+        if (r == Py_None) { m->repl_at[cp] = -1; continue; }
+        m->repl_at[cp] = (int32_t)w + 1;
+        Py_ssize_t len = PyUnicode_GET_LENGTH(r);
+        if (len > m->longest) m->longest = len;
+        for (Py_ssize_t k = 0; k < len; k++) m->repl[w++] = PyUnicode_READ_CHAR(r, k);
+        m->repl[w++] = NCP;
+    }
+    for (int c = 0; c < 128; c++) m->flags[c] = (unsigned char)(ASCII_SPACE[c] | (ASCII_EDGE[c] << 1));
+    for (int pass = 0; pass < 2; pass++) {
+        PyObject *s = pass ? edges : spaces;
+        Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+        for (Py_ssize_t k = 0; k < len; k++) {
+            Py_UCS4 c = PyUnicode_READ_CHAR(s, k);
+            if (c >= 0x80) m->flags[c] |= (unsigned char)(pass ? 2 : 1);
+        }
+    }
+    return 0;
+}
+
+/* the key of UTF-8 p[0:n] into out (code points; room for n * m->longest + 1); its
+ * length, or -1 when a character is not simple */
+static Py_ssize_t item_key(const CharMap *m, const unsigned char *p, Py_ssize_t n, uint32_t *out) {
+    const unsigned char *end = p + n;
+    Py_ssize_t w = 0;
+    int gap = 0;
+    while (p < end) {
+        uint32_t c = *p;
+        if (c < 0x80) {
+            p++;
+            if (ASCII_SPACE[c]) { gap = w > 0; continue; }
+            if (gap) { out[w++] = ' '; gap = 0; }
+            out[w++] = c >= 'A' && c <= 'Z' ? c + 32 : c;
+            continue;
+        }
+        c = next_cp(&p, end);
+        int32_t at = c < NCP ? m->repl_at[c] : 0;
+        if (at <= 0) return -1;
+        for (const uint32_t *r = m->repl + at - 1; *r != NCP; r++) {
+            if (m->flags[*r] & 1) { gap = w > 0; continue; }
+            if (gap) { out[w++] = ' '; gap = 0; }
+            out[w++] = *r;
+        }
+    }
+    Py_ssize_t a = 0, b = w;
+    while (a < b && (m->flags[out[a]] & 2)) a++;
+    while (b > a && (m->flags[out[b - 1]] & 2)) b--;
+    if (a) memmove(out, out + a, (size_t)(b - a) * sizeof(uint32_t));
+    return b - a;
+}
+
+static inline uint32_t hash_key(int64_t q, const uint32_t *k, Py_ssize_t n) {
+    return hash_bytes((const char *)k, n * 4) ^ (uint32_t)mix64((uint64_t)q + 0x9e37ULL);
+}
+
+/* match_items(blob, offsets, item_q, qmap, table, spaces, edges, keys, key_q)
+ *   -> (judged string per item: int32 buffer, -1 none; NIL per item: bool buffer;
+ *       ids of the items with a character that is not simple: int64 buffer)
+ * Items are the reader's strings (item i under reader question item_q[i], that is
+ * judged question qmap[item_q[i]] or none when -1); keys (str) under key_q (int64) are
+ * the judged strings' normalized keys.  An item's key is computed here with the
+ * character map table (see normalize.py: only characters whose key is the same wherever
+ * they stand); items with other characters are left to Python (sidx -1, listed). */
+static PyObject *match_items(PyObject *self, PyObject *args) {
+    Py_buffer blob, off, iq, qmap, kq;
+    PyObject *table, *spaces, *edges, *keys;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*O!UUO!y*", &blob, &off, &iq, &qmap, &PyList_Type, &table,
+                          &spaces, &edges, &PyList_Type, &keys, &kq))
+        return NULL;
+    PyObject *ret = NULL;
+    CharMap m = {0};
+    uint32_t *kblob = NULL, *scratch = NULL;
+    Py_ssize_t *koff = NULL;
+    int32_t *slots = NULL, *sidx = NULL;
+    int64_t *fallback = NULL;
+    unsigned char *nil = NULL;
+    Py_ssize_t nitems = off.len / 8 - 1, nkeys = PyList_GET_SIZE(keys), nq = qmap.len / 4;
+    const int64_t *o = off.buf;
+    const int32_t *item_q = iq.buf, *qm = qmap.buf;
+    const int64_t *key_q = kq.buf;
+    if (nitems < 0 || iq.len / 4 != nitems || kq.len / 8 != nkeys) {
+        PyErr_SetString(PyExc_ValueError, "match_items: buffer sizes do not agree");
+        goto done;
+    }
+    if (charmap_init(&m, table, spaces, edges) < 0) goto done;
+    /* the judged keys as code points, in an open-addressing table of (question, key) */
+    Py_ssize_t total = 0;
+    for (Py_ssize_t j = 0; j < nkeys; j++) {
+        PyObject *k = PyList_GET_ITEM(keys, j);
+        if (!PyUnicode_Check(k)) { PyErr_SetString(PyExc_TypeError, "keys: str"); goto done; }
+        total += PyUnicode_GET_LENGTH(k);
+    }
+    kblob = malloc((size_t)(total + 1) * sizeof(uint32_t));
+    koff = malloc((size_t)(nkeys + 1) * sizeof(Py_ssize_t));
+    uint32_t mask = 15;
+    while ((Py_ssize_t)mask + 1 < nkeys * 2) mask = mask * 2 + 1;
+    slots = malloc(((size_t)mask + 1) * sizeof(int32_t));
+    sidx = malloc((size_t)(nitems ? nitems : 1) * sizeof(int32_t));
+    nil = malloc((size_t)(nitems ? nitems : 1));
+    fallback = malloc((size_t)(nitems ? nitems : 1) * sizeof(int64_t));
+    if (!kblob || !koff || !slots || !sidx || !nil || !fallback) { PyErr_NoMemory(); goto done; }
+    memset(slots, 0xff, ((size_t)mask + 1) * sizeof(int32_t));
+    koff[0] = 0;
+    for (Py_ssize_t j = 0; j < nkeys; j++) {
+        PyObject *k = PyList_GET_ITEM(keys, j);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(k);
+        uint32_t *kp = kblob + koff[j];
+        for (Py_ssize_t c = 0; c < len; c++) kp[c] = PyUnicode_READ_CHAR(k, c);
+        koff[j + 1] = koff[j] + len;
+        uint32_t h = hash_key(key_q[j], kp, len) & mask;
+        int dup = 0;
+        for (; slots[h] >= 0; h = (h + 1) & mask) {
+            int32_t x = slots[h];
+            if (key_q[x] == key_q[j] && koff[x + 1] - koff[x] == len &&
+                memcmp(kblob + koff[x], kp, (size_t)len * 4) == 0) { dup = 1; break; }
+        }
+        if (!dup) slots[h] = (int32_t)j;             /* the first judged string of a key */
+    }
+    Py_ssize_t longest = 0, nfall = 0;
+    for (Py_ssize_t i = 0; i < nitems; i++)
+        if (o[i + 1] - o[i] > longest) longest = o[i + 1] - o[i];
+    scratch = malloc((size_t)(longest * m.longest + 1) * sizeof(uint32_t));
+    if (!scratch) { PyErr_NoMemory(); goto done; }
+    Py_BEGIN_ALLOW_THREADS
+    const unsigned char *b = blob.buf;
+    for (Py_ssize_t i = 0; i < nitems; i++) {
+        Py_ssize_t len = item_key(&m, b + o[i], o[i + 1] - o[i], scratch);
+        sidx[i] = -1;
+        nil[i] = 0;
+        if (len < 0) { fallback[nfall++] = i; continue; }
+        nil[i] = len == 3 && scratch[0] == 'n' && scratch[1] == 'i' && scratch[2] == 'l';
+        int32_t rq = item_q[i];
+        int64_t q = rq >= 0 && rq < nq ? qm[rq] : -1;
+        if (q < 0) continue;
+        for (uint32_t h = hash_key(q, scratch, len) & mask; slots[h] >= 0; h = (h + 1) & mask) {
+            int32_t x = slots[h];
+            if (key_q[x] == q && koff[x + 1] - koff[x] == len &&
+                memcmp(kblob + koff[x], scratch, (size_t)len * 4) == 0) { sidx[i] = x; break; }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    ret = Py_BuildValue("(NNN)", buffer_of(sidx, nitems * 4), buffer_of(nil, nitems),
+                        buffer_of(fallback, nfall * 8));
+    sidx = NULL; nil = NULL; fallback = NULL;                     /* given away */
+done:
+    charmap_free(&m);
+    free(kblob); free(koff); free(slots); free(scratch); free(sidx); free(nil); free(fallback);
+    PyBuffer_Release(&blob); PyBuffer_Release(&off); PyBuffer_Release(&iq);
+    PyBuffer_Release(&qmap); PyBuffer_Release(&kq);
+    return ret;
+}
+
+/* str_code_points(text) -> int32 buffer: the distinct non-ASCII characters of a str */
+static PyObject *str_code_points(PyObject *self, PyObject *arg) {
+    if (!PyUnicode_Check(arg)) { PyErr_SetString(PyExc_TypeError, "a str"); return NULL; }
+    Py_ssize_t len = PyUnicode_GET_LENGTH(arg), n = 0;
+    int kind = PyUnicode_KIND(arg);
+    const void *data = PyUnicode_DATA(arg);
+    int32_t *out = NULL;
+    unsigned char *seen = NULL;
+    if (kind == PyUnicode_1BYTE_KIND && PyUnicode_IS_ASCII(arg)) return buffer_of(malloc(1), 0);
+    seen = calloc(NCP, 1);
+    if (!seen) return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < len; i++) seen[PyUnicode_READ(kind, data, i)] = 1;
+    for (Py_ssize_t c = 0x80; c < NCP; c++) n += seen[c];
+    out = malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+    if (out) {
+        Py_ssize_t k = 0;
+        for (Py_ssize_t c = 0x80; c < NCP; c++) if (seen[c]) out[k++] = (int32_t)c;
+    }
+    free(seen);
+    if (!out) return PyErr_NoMemory();
+    return buffer_of(out, n * (Py_ssize_t)sizeof(int32_t));
+}
+
+/* the key of characters data[0:n] (a str's kind) into out, as item_key for UTF-8 */
+static Py_ssize_t str_key(const CharMap *m, int kind, const void *data, Py_ssize_t n, uint32_t *out) {
+    Py_ssize_t w = 0;
+    int gap = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t c = PyUnicode_READ(kind, data, i);
+        if (c < 0x80) {
+            if (ASCII_SPACE[c]) { gap = w > 0; continue; }
+            if (gap) { out[w++] = ' '; gap = 0; }
+            out[w++] = c >= 'A' && c <= 'Z' ? c + 32 : c;
+            continue;
+        }
+        int32_t at = m->repl_at[c];
+        if (at <= 0) return -1;
+        for (const uint32_t *r = m->repl + at - 1; *r != NCP; r++) {
+            if (m->flags[*r] & 1) { gap = w > 0; continue; }
+            if (gap) { out[w++] = ' '; gap = 0; }
+            out[w++] = *r;
+        }
+    }
+    Py_ssize_t a = 0, b = w;
+    while (a < b && (m->flags[out[a]] & 2)) a++;
+    while (b > a && (m->flags[out[b - 1]] & 2)) b--;
+    if (a) memmove(out, out + a, (size_t)(b - a) * sizeof(uint32_t));
+    return b - a;
+}
+
+static int same_ascii(const Py_UCS1 *d, const uint32_t *k, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) if (d[i] != k[i]) return 0;
+    return 1;
+}
+
+/* str_keys(strings, table, spaces, edges) -> list: the normalized matching key of each
+ * str, as match_items keys an item; None for a str with a character that is not simple
+ * (Python keys those) */
+static PyObject *str_keys(PyObject *self, PyObject *args) {
+    PyObject *strings, *table, *spaces, *edges;
+    if (!PyArg_ParseTuple(args, "O!O!UU", &PyList_Type, &strings, &PyList_Type, &table, &spaces,
+                          &edges))
+        return NULL;
+    CharMap m;
+    if (charmap_init(&m, table, spaces, edges) < 0) { charmap_free(&m); return NULL; }
+    Py_ssize_t n = PyList_GET_SIZE(strings), cap = 0;
+    PyObject *out = PyList_New(n);
+    uint32_t *buf = NULL;
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *s = PyList_GET_ITEM(strings, i);
+        if (!PyUnicode_Check(s)) {
+            PyErr_SetString(PyExc_TypeError, "str_keys needs a list of str");
+            Py_CLEAR(out);
+            break;
+        }
+        Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+        if (len * m.longest + 1 > cap) {
+            cap = len * m.longest + 64;
+            uint32_t *nb = realloc(buf, (size_t)cap * sizeof(uint32_t));
+            if (!nb) { Py_CLEAR(out); PyErr_NoMemory(); break; }
+            buf = nb;
+        }
+        Py_ssize_t k = str_key(&m, PyUnicode_KIND(s), PyUnicode_DATA(s), len, buf);
+        PyObject *key;
+        if (k < 0) {
+            key = Py_NewRef(Py_None);
+        } else if (k == len && PyUnicode_IS_ASCII(s) && same_ascii(PyUnicode_1BYTE_DATA(s), buf, k)) {
+            key = Py_NewRef(s);                          /* the key is the string itself */
+        } else {
+            key = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, k);
+        }
+        if (!key) { Py_CLEAR(out); break; }
+        PyList_SET_ITEM(out, i, key);
+    }
+    free(buf);
+    charmap_free(&m);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"ascii_keys", ascii_keys, METH_O, "Normalized matching keys of ASCII strings."},
+    {"code_points", code_points, METH_VARARGS, "Distinct non-ASCII code points of UTF-8."},
+    {"match_items", match_items, METH_VARARGS, "The judged string each item's key matches."},
+    {"str_code_points", str_code_points, METH_O, "Distinct non-ASCII characters of a str."},
+    {"str_keys", str_keys, METH_VARARGS, "Normalized matching keys of strs (None: not simple)."},
     {"parse", parse, METH_VARARGS, "Tokenize, intern and order regular run/qrels files."},
     {"take", take, METH_VARARGS, "Strings of the given ids from a blob and its offsets."},
     {NULL, NULL, 0, NULL},

@@ -9,6 +9,8 @@ Python normalization do all the work (the test suite runs the scorer's tests bot
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Sequence
 from types import ModuleType
 
 ENV_SWITCH = "QASYNSET_NO_ACCEL"
@@ -39,3 +41,49 @@ def why_unused() -> str | None:
     return (
         "the C accelerator was not built (no C compiler at install time); the line readers are used"
     )
+
+
+QRELS, TREC_RUN, QA_RUN = 0, 1, 2  # the kinds of file the C reader reads
+
+
+class Reading:
+    """The C reader at work on some files in a background thread (it releases the GIL,
+    so it runs while the interpreter imports numpy and reads the judgments)."""
+
+    def __init__(self, files: list[bytes], kinds: list[int]):
+        self.files, self.kinds = files, kinds
+        self._result = self._error = None
+        self._thread = threading.Thread(target=self._run, name="qasynset-reader", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._result = fastparse.parse(self.files, self.kinds)
+        except BaseException as e:  # raised again in the caller's thread
+            self._error = e
+
+    def result(self):
+        """What ``fastparse.parse(files, kinds)`` returned (waits for it)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+
+def start_reading(qrels: bytes | None, runs: Sequence[tuple[str, bytes | str]]) -> Reading | None:
+    """Start the C reader on ``qrels`` (or None when the judgments are a CSV file) and the
+    run files ``(filename, data)``; None when the accelerator is not in use."""
+    if fastparse is None:
+        return None
+    from .sniff import detect_run_format
+
+    files, kinds = ([_as_bytes(qrels)], [QRELS]) if qrels is not None else ([], [])
+    for _filename, data in runs:
+        raw = _as_bytes(data)
+        files.append(raw)
+        kinds.append(TREC_RUN if detect_run_format(raw[:65536]) == "trec" else QA_RUN)
+    return Reading(files, kinds)
+
+
+def _as_bytes(data: bytes | str) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else bytes(data)

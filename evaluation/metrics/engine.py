@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .accel import fastparse as _fastparse
 from .arrays import duplicated, factorize
 from .columns import _CUTOFF, BASE_METRICS, DEFAULT_METRICS, parse_metrics
 from .data import ID_MATCH, Judgments, LazyColumn, Ranking
 from .gains import GainProfile
-from .normalize import NIL_KEY, normalize_many
+from .normalize import NIL_KEY, char_table, normalize_many
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -120,12 +121,55 @@ def _item_matches(j: Judgments, interned, qmap: np.ndarray) -> tuple[np.ndarray,
         sidx = np.full(nitems, -1, dtype=np.int32)
         sidx[j.key_ids] = np.arange(len(j.key_ids), dtype=np.int32)
         return sidx, np.zeros(nitems, dtype=bool)
+    if j.match == "normalized" and _fastparse is not None:
+        return _item_matches_c(j, interned, qmap)
+    return _matches_of(j, interned, qmap, interned.items.all, interned.item_q)
+
+
+def _matches_of(
+    j: Judgments, interned, qmap: np.ndarray, strings: np.ndarray, item_q: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The judged string each of ``strings`` (items under reader questions ``item_q``)
+    matches (-1: none) and whether it is an explicit NIL, keyed in Python."""
     key_index, jsorted, jorder = j.lookup
     nk = max(len(key_index), 1)
-    keys, nil = _keys_and_nil(j, interned.items.all)
-    kcode = key_index.get_indexer(keys) if nitems else np.empty(0, dtype=np.int64)
-    iq = qmap[interned.item_q].astype(np.int64) if nitems else np.empty(0, dtype=np.int64)
+    keys, nil = _keys_and_nil(j, strings)
+    n = len(strings)
+    kcode = key_index.get_indexer(keys) if n else np.empty(0, dtype=np.int64)
+    iq = qmap[item_q].astype(np.int64) if n else np.empty(0, dtype=np.int64)
     return _find(jsorted, jorder, np.where((kcode >= 0) & (iq >= 0), iq * nk + kcode, -1)), nil
+
+
+def _item_matches_c(j: Judgments, interned, qmap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``_item_matches`` under ``normalized`` matching with the C accelerator: items are
+    keyed in C, character by character (``normalize.char_table``), and looked up among the
+    judged keys there; no Python string is made for them, except for the few items with a
+    character whose key depends on its neighbours (keyed by ``normalize_many``)."""
+    items = interned.items
+    points = np.frombuffer(_fastparse.code_points(items.blob), dtype=np.int32)
+    table, spaces, edges = char_table(points.tolist())
+    found, nil, rest = _fastparse.match_items(
+        items.blob,
+        items.offsets,
+        interned.item_q,
+        np.ascontiguousarray(qmap, dtype=np.int32),
+        table,
+        spaces,
+        edges,
+        j.str_key.tolist(),
+        np.ascontiguousarray(j.str_q, dtype=np.int64),
+    )
+    sidx = np.frombuffer(found, dtype=np.int32)
+    nil = np.frombuffer(nil, dtype=bool)
+    rest = np.frombuffer(rest, dtype=np.int64)
+    if len(rest):
+        sidx, nil = sidx.copy(), nil.copy()
+        sidx[rest], nil[rest] = _matches_of(
+            j, interned, qmap, items.take(rest), interned.item_q[rest]
+        )
+    if not j.nil_rule:
+        nil = np.zeros(len(sidx), dtype=bool)
+    return sidx, nil
 
 
 def _row_matches(j: Judgments, q: np.ndarray, text: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -14,39 +14,33 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .accel import TREC_RUN, Reading, start_reading
 from .accel import fastparse as _fastparse
 from .arrays import factorize
 from .data import Interned, Judgments, Ranking, StringTable
-from .parsers import Data, _default_name, detect_run_format, qrels_judgments
-
-QRELS, TREC_RUN, QA_RUN = 0, 1, 2
+from .parsers import Data, _default_name, qrels_judgments
 
 
 def available() -> bool:
     return _fastparse is not None
 
 
-def _as_bytes(data: Data) -> bytes:
-    return data.encode("utf-8") if isinstance(data, str) else bytes(data)
-
-
 def read_inputs(
-    *, qrels: Data | None, runs: Sequence[tuple[str, Data]], judgments: Judgments | None = None
+    *,
+    qrels: Data | None,
+    runs: Sequence[tuple[str, Data]],
+    judgments: Judgments | None = None,
+    reading: Reading | None = None,
 ) -> tuple[Judgments, list[Ranking]] | None:
     """Judgments (from ``qrels``, or the given ``judgments``) and one Ranking per
-    ``(filename, data)`` in ``runs``; None if the fast path cannot read them all."""
+    ``(filename, data)`` in ``runs``; None if the fast path cannot read them all.
+    ``reading`` is the C reader already started on the same files (``start_reading``)."""
     if _fastparse is None or (qrels is None) == (judgments is None):
         return None
-    files, kinds = [], []
-    if qrels is not None:
-        files.append(_as_bytes(qrels))
-        kinds.append(QRELS)
-    for _filename, data in runs:
-        raw = _as_bytes(data)
-        fmt = detect_run_format(raw[:65536])
-        files.append(raw)
-        kinds.append(TREC_RUN if fmt == "trec" else QA_RUN)
-    parsed = _fastparse.parse(files, kinds)
+    if reading is None:
+        reading = start_reading(qrels, runs)
+    kinds = reading.kinds
+    parsed = reading.result()
     if parsed is None or any(r is None for r in parsed[4]):
         return None
     qid_strings, blob, offsets, item_q, results = parsed

@@ -9,11 +9,13 @@ punctuation character (ASCII ``string.punctuation`` and every Unicode P* charact
 remove the articles ``a``, ``an``, ``the`` as whole words, collapse whitespace.
 
 ``normalize_many`` keys many strings at once without a Python loop over the strings:
-ASCII strings go through the C accelerator when it is built (``normalized`` mode), the
-rest are joined into one text with NUL between them, transformed by a few whole-text
-calls (NFKC, case folding and regular expressions, all in C) and split again.  NUL is a
-boundary for every step (NFKC never composes or reorders across it, case mapping sees it
-as uncased, it is not whitespace, punctuation or a word character), so each string gets
+in ``normalized`` mode the C accelerator, when it is built, keys every string made of
+characters whose key does not depend on their neighbours (``char_table``: ASCII, kana,
+kanji, accented and full-width Latin, ...); the rest are joined into one text with NUL
+between them, transformed by a few whole-text calls (NFKC, case folding and regular
+expressions, all in C) and split again.  NUL is a boundary for every step (NFKC never
+composes or reorders across it, case mapping sees it as uncased, it is not whitespace,
+punctuation or a word character), so each string gets
 exactly the key ``normalize_answer`` gives it; texts holding NUL are keyed one by one.
 """
 
@@ -146,6 +148,48 @@ def _stable(cp: int) -> bool:
     return unicodedata.combining(ch) == 0 and unicodedata.normalize("NFKC", ch) == ch
 
 
+def _starts_free(text: str) -> bool:
+    """True when ``text`` cannot compose with a character before it: its NFKD is empty or
+    starts with a starter outside the blocks where a starter may compose with the one
+    before it (Hangul jamo, Indic vowel signs, ...)."""
+    d = unicodedata.normalize("NFKD", text)
+    if not d:
+        return True
+    cp = ord(d[0])
+    return unicodedata.combining(d[0]) == 0 and not any(
+        lo <= cp <= hi for lo, hi in _COMPOSING_BLOCKS
+    )
+
+
+def char_table(points: Iterable[int]) -> tuple[list[tuple[int, str | None]], str, str]:
+    """What the C accelerator needs to key strings without Python (``normalized`` mode):
+    for each non-ASCII code point, its key on its own (NFKC, case fold, NFKC) when the key
+    of any string of such characters is the concatenation of theirs (then whitespace
+    collapsed and edges stripped), else None; and the non-ASCII characters of those keys
+    that are whitespace, and that are edge characters (whitespace or punctuation).
+
+    A character qualifies when neither it nor its case-folded NFKC can compose with a
+    character before it (``_starts_free``): NFKD works character by character, canonical
+    reordering stops at a starter and composition at a starter that never composes with
+    the one before it, so NFKC of a concatenation is then the concatenation of NFKCs; case
+    folding has no context."""
+    table: list[tuple[int, str | None]] = []
+    out: set[str] = set()
+    for cp in points:
+        ch = chr(cp)
+        folded = unicodedata.normalize("NFKC", ch).casefold()
+        if not (_starts_free(ch) and _starts_free(folded)):
+            table.append((cp, None))
+            continue
+        key = unicodedata.normalize("NFKC", folded)
+        table.append((cp, key))
+        out.update(key)
+    wide = sorted(c for c in out if not c.isascii())
+    spaces = "".join(c for c in wide if c.isspace())
+    edges = "".join(c for c in wide if _is_edge_char(c))
+    return table, spaces, edges
+
+
 def _code_points(text: str):
     import numpy as np
 
@@ -188,9 +232,11 @@ def normalize_many(texts: Iterable[str], mode: str = "normalized") -> list[str]:
     texts = texts.tolist() if hasattr(texts, "tolist") else list(texts)
     if mode == "exact":
         return [t.strip() for t in texts]
-    if mode == "normalized" and _ascii_keys is not None:
-        keys = _ascii_keys(texts)
-        rest = [i for i, key in enumerate(keys) if key is None]  # not ASCII
+    if mode == "normalized" and _fastparse is not None:
+        # keyed in C character by character (see char_table); None: left to Python
+        points = memoryview(_fastparse.str_code_points("".join(texts))).cast("i").tolist()
+        keys = _fastparse.str_keys(texts, *char_table(points))
+        rest = [i for i, key in enumerate(keys) if key is None] if None in keys else []
         if rest:
             for i, key in zip(rest, _keys_of_joined([texts[i] for i in rest], mode), strict=True):
                 keys[i] = key

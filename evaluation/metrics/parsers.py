@@ -17,10 +17,12 @@ from __future__ import annotations
 import csv
 import io
 import math
+import operator
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import repeat
 
 import numpy as np
 
@@ -28,15 +30,11 @@ from .arrays import Index, factorize
 from .csvio import restore
 from .data import DEFAULT_LEVELS, ID_MATCH, Judgments, Ranking
 from .errors import InputError, Issue, IssueList, merge_issues
+from .sniff import _INT, _LINE_END, _POS_INT, Data, _is_number, _lines, detect_run_format
 
 MAX_LINE = 65536  # characters; longer lines are refused
-_LINE_END = re.compile(r"\r\n|\r|\n")
 _LINE_END_B = re.compile(rb"\r\n|\r|\n")
-_INT = re.compile(r"[-+]?[0-9]+")
-_POS_INT = re.compile(r"\+?0*[1-9][0-9]*")
 MAX_RANK = 1_000_000_000  # a QA run's ranks are integers from 1 to this
-
-Data = bytes | str
 
 
 # -- decoding and line iteration ------------------------------------------------------------
@@ -63,11 +61,6 @@ def decode(data: Data, file: str) -> str:
     return text
 
 
-def _lines(text: str) -> Iterator[tuple[int, str]]:
-    """(line number, line) for every line, without its end (LF, CRLF or CR)."""
-    return enumerate(_LINE_END.split(text), start=1)
-
-
 def _line_ok(issues: IssueList, n: int, line: str) -> bool:
     if "\x00" in line:
         issues.add(n, "contains a NUL byte")
@@ -76,13 +69,6 @@ def _line_ok(issues: IssueList, n: int, line: str) -> bool:
         issues.add(n, f"line is {len(line)} characters long (at most {MAX_LINE})")
         return False
     return True
-
-
-def _is_number(s: str) -> bool:
-    try:
-        return math.isfinite(float(s))
-    except ValueError:
-        return False
 
 
 # -- CSV files with a header ----------------------------------------------------------------
@@ -313,6 +299,56 @@ def judgment_rows(
     return out, issues.all()
 
 
+_JUDGMENT_COLUMNS = ("question_id", "synset_id", "answer", "level")
+# what str.strip() strips (every whitespace character), and NUL
+_SPACE_OR_NUL = "".join(c for c in map(chr, range(0x3001)) if c.isspace()) + "\x00"
+
+
+def _plain_judgments(
+    text: str, levels: tuple[str, ...]
+) -> tuple[list[str], list[str], list[str], list[str]] | None:
+    """The (stripped) question ids, synset ids, answers and levels of a judgments CSV in
+    the plain form most files have -- a header on line 1, then one good row per line, no
+    quotes, no cell that starts with a quote (a formula escape), no blank lines -- read
+    with whole-text and whole-column operations; None for any other file
+    (``judgment_rows`` reads it and explains its problems).  Rows are on lines 2, 3, ..."""
+    if '"' in text or "\r" in text or "\x00" in text:
+        return None
+    if text.startswith("'") or ",'" in text or "\n'" in text:  # a cell to ``restore``
+        return None
+    head, _, body = text.partition("\n")
+    body = body.removesuffix("\n")
+    lines = body.split("\n")
+    if not body or max(len(head), *map(len, lines)) > MAX_LINE:
+        return None
+    header = [c.strip().lower() for c in head.split(",")]
+    named = [c for c in header if c]
+    if len(set(named)) != len(named) or not set(_JUDGMENT_COLUMNS) <= set(header):
+        return None
+    width = len(header)
+    # every cell in one split; a NUL marks each line's first cell: the cells are a grid of
+    # ``width`` columns exactly when there is one mark at the start of every row
+    cells = body.replace("\n", ",\x00").split(",")
+    if (
+        len(cells) != width * len(lines)
+        or sum(map(str.startswith, cells[width::width], repeat("\x00"))) != len(lines) - 1
+    ):
+        return None
+    qids, syns, answers, levels_of = (
+        list(map(str.strip, cells[header.index(name) :: width], repeat(_SPACE_OR_NUL)))
+        for name in _JUDGMENT_COLUMNS
+    )
+    known = set(levels) | {""}
+    if not (
+        all(qids)
+        and all(answers)
+        and all(map(operator.eq, map(bool, syns), map(bool, levels_of)))
+        and known.issuperset(levels_of)
+    ):
+        return None
+    return qids, syns, answers, levels_of
+
+
 def parse_judgments_csv(
     data: Data,
     *,
@@ -322,6 +358,22 @@ def parse_judgments_csv(
     match: str = "normalized",
 ) -> Judgments:
     """Judgments CSV -> Judgments (a string in two synsets of a question is an error)."""
+    text, _ = _decoded(data, filename)
+    plain = _plain_judgments(text, levels) if text is not None else None
+    if plain is not None:  # the common file: every row good, no quotes
+        qids, syns, answers, levels_of = plain
+        return Judgments.build(
+            qids=qids,
+            synsets=[s or None for s in syns],
+            texts=answers,
+            levels_of=[x or None for x in levels_of],
+            levels=levels,
+            gains=gains,
+            match=match,
+            nil_rule=True,
+            lines=range(2, len(qids) + 2),
+            file=filename,
+        )
     rows, issues = judgment_rows(data, filename=filename, levels=levels)
     try:  # the good rows' cross-row checks, reported with the rows' own errors
         judgments = Judgments.build(
@@ -439,27 +491,6 @@ def _slow_qrels(text: str, file: str) -> tuple[list[str], list[str], list[int]]:
 
 
 # -- runs -----------------------------------------------------------------------------------
-def detect_run_format(data: Data) -> str:
-    """``qa`` (TSV or CSV with a question_id header) or ``trec`` (6 columns), from the
-    first line that is not blank or a comment."""
-    head = data[:65536]
-    text = head.decode("utf-8", errors="replace") if isinstance(head, bytes) else head
-    for _, line in _lines(text.lstrip("\ufeff")):
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        if s.lower().startswith("question_id"):
-            return "qa"
-        tabs = line.split("\t")
-        if len(tabs) in (3, 4) and _POS_INT.fullmatch(tabs[1].strip()):
-            return "qa"
-        fields = s.split()
-        if len(fields) >= 6 and _INT.fullmatch(fields[3]) and _is_number(fields[4]):
-            return "trec"
-        return "qa"
-    return "qa"
-
-
 def parse_run(
     data: Data, *, filename: str = "run", name: str | None = None, fmt: str | None = None
 ) -> Ranking:

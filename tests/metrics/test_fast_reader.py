@@ -232,6 +232,82 @@ def test_ascii_keys_equal_normalize_answer(texts):
     assert keys[:-2] == [normalize_answer(t) for t in texts]
 
 
+# characters whose keys depend on their neighbours or expand: combining marks, Hangul
+# syllables and jamo, half-width katakana and its voiced marks, ligatures, final sigma,
+# dotted I, odd spaces, punctuation, the widest NFKC expansion (U+FDFA)
+TRICKY = (
+    "aAzZ09 \t\x1c.,!?()-'\"éÉe\u0301\u0308\u0345\u0344ßẞİıΣσςﬁﬃ¨½²Ⅻ"
+    "가각\u1100\u1161\u11a8ㄱㅏｶﾞﾟか\u3099\u309aガ\u3000\u00a0\u2028\u200b"
+    "Ｐａｕｌ１２。、「」・～〜\ufdfa\u0915\u093c\u09be\u09c7\u0b47\u0b3e东京都ǅ\u1e9b\U0001d400"
+)
+item_texts = st.lists(
+    st.text(st.sampled_from(TRICKY) | st.characters(blacklist_categories=("Cs",)), max_size=12),
+    max_size=25,
+)
+
+
+@needs_c
+@settings(max_examples=300, deadline=None)
+@given(item_texts)
+def test_item_keys_in_c_equal_normalize_answer(texts):
+    """match_items keys each item in C exactly as normalize_answer does, or leaves it to
+    Python: item i is the only item of question i, whose one judged key is its own."""
+    from evaluation.metrics import _fastparse
+    from evaluation.metrics.normalize import NIL_KEY, char_table, normalize_answer, normalize_many
+
+    texts = [*texts, "NIL", " nil.", "ｎｉｌ"]
+    raw = [t.encode("utf-8", "surrogatepass") for t in texts]
+    offsets = np.concatenate(([0], np.cumsum([len(r) for r in raw]))).astype(np.int64)
+    blob = b"".join(raw)
+    points = np.frombuffer(_fastparse.code_points(blob), dtype=np.int32).tolist()
+    assert points == sorted({ord(c) for t in texts for c in t if ord(c) > 127})
+    keys = [normalize_answer(t) for t in texts]
+    n = len(texts)
+    found, nil, rest = _fastparse.match_items(
+        blob,
+        offsets,
+        np.arange(n, dtype=np.int32),
+        np.arange(n, dtype=np.int32),
+        *char_table(points),
+        keys,
+        np.arange(n, dtype=np.int64),
+    )
+    found = np.frombuffer(found, dtype=np.int32)
+    nil = np.frombuffer(nil, dtype=bool)
+    rest = set(np.frombuffer(rest, dtype=np.int64).tolist())
+    str_points = np.frombuffer(_fastparse.str_code_points("".join(texts)), dtype=np.int32)
+    assert str_points.tolist() == points
+    str_keys = _fastparse.str_keys(texts, *char_table(points))
+    for i, key in enumerate(keys):
+        if i in rest:  # a character whose key depends on its neighbours
+            assert found[i] == -1 and not nil[i]
+            assert str_keys[i] is None
+        else:
+            assert found[i] == i, (texts[i], key)
+            assert nil[i] == (key == NIL_KEY)
+            assert str_keys[i] == key
+    assert not rest & {n - 3, n - 2, n - 1}
+    assert normalize_many(texts) == keys
+
+
+@needs_c
+def test_item_keys_in_c_leave_composing_characters_to_python():
+    """Half-width katakana and its voiced mark compose (ｶﾞ is ガ), as do Hangul jamo:
+    such items are keyed in Python, and match their judged spellings."""
+    from evaluation.metrics.normalize import char_table
+
+    table = dict(char_table(map(ord, "ｶﾞ가ㄱㅏé\u0301東"))[0])
+    assert table[ord("ﾞ")] is None and table[ord("가")] is None and table[ord("ㅏ")] is None
+    assert table[ord("\u0301")] is None
+    assert table[ord("ｶ")] == "カ" and table[ord("東")] == "東" and table[ord("é")] == "é"
+    judgments = "question_id,synset_id,answer,level\nQ1,1,ガ,S\nQ1,2,각,S\nQ2,1,é,S\n".encode()
+    run = "Q1\t1\tｶﾞ\nQ1\t2\t\u1100\u1161\u11a8\nQ2\t1\te\u0301\n".encode()
+    fast, slow_j, slow_r = both(None, [("r", run)], judgments)
+    same_scores(fast, slow_j, slow_r)
+    marked = evaluate(fast[0], fast[1], ["ap"]).marked
+    assert marked.status.tolist() == [0, 0, 0]
+
+
 @pytest.mark.parametrize(
     ("body", "error"),
     [

@@ -64,6 +64,69 @@ def test_judgments_errors_have_lines_and_reasons():
     assert "unknown level 'X'" in errs[1][1]
 
 
+def _judgment_columns(j):
+    return (
+        j.questions.tolist(),
+        j.str_q.tolist(),
+        j.str_text.tolist(),
+        j.str_key.tolist(),
+        j.str_synset.tolist(),
+        j.str_level.tolist(),
+        j.str_nil.tolist(),
+        j.syn_label.tolist(),
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        JUDGMENTS,
+        "Answer,LEVEL,question_id,synset_id,extra\n Paul ,S, Q1,1,x\npaul.,S,Q1,1,\nnil,A,Q2,a,\n",
+        "question_id,synset_id,answer,level\nQ1,1,Ｐａｕｌ,S\nQ1,1,paul,S\nQ1,,Yoko,\n",
+        "question_id,synset_id,answer,level\nQ1,1,O'Brien,S\nQ1,1,o'brien',S\n",
+    ],
+)
+def test_plain_judgments_read_as_the_line_reader_reads_them(body):
+    """A plain judgments file (no quotes, one good row per line) is read by whole-column
+    operations; the same file in another form (CRLF: the csv line reader) gives the same."""
+    from evaluation.metrics.parsers import _plain_judgments
+
+    assert _plain_judgments(body, ("S", "A", "B")) is not None
+    assert _plain_judgments(body.replace("\n", "\r\n"), ("S", "A", "B")) is None
+    plain = parse_judgments_csv(body.encode(), filename="j.csv")
+    crlf = parse_judgments_csv(body.replace("\n", "\r\n").encode(), filename="j.csv")
+    assert _judgment_columns(plain) == _judgment_columns(crlf)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "question_id,synset_id,answer,level\nQ1,1,Paul,S\n\nQ1,2,paul,S\n",  # blank line
+        "question_id,synset_id,answer,level\nQ1,1,Paul,S\nQ1,2,paul\n",  # short row
+        "question_id,synset_id,answer,level\nQ1,1,Paul,S\nQ1,2,Ringo,X\n",  # level
+        "question_id,synset_id,answer,level\nQ1,1,Paul,S\nQ1,2,,S\n",  # no answer
+        "question_id,synset_id,answer,level\nQ1,1,Paul,S\n,2,John,S\n",  # no question
+        "question_id,synset_id,answer,level\nQ1,1,Paul,S\nQ1,2,John,\n",  # no level
+        "question_id,synset_id,answer,level\nQ1,1,'=Paul,S\n",  # a formula escape
+        "question_id,synset_id,answer,level\n'Q1,1,Paul,S\n",  # a quote first
+        "question_id,synset_id,answer,answer,level\nQ1,1,Paul,x,S\n",  # a column twice
+        "question_id,synset_id,answer,level\n",  # no rows
+    ],
+)
+def test_other_judgments_files_go_to_the_line_reader(body):
+    from evaluation.metrics.parsers import _plain_judgments
+
+    assert _plain_judgments(body, ("S", "A", "B")) is None
+
+
+def test_plain_judgments_errors_have_lines():
+    """A conflict found when the judgments are built names the lines of a plain file."""
+    bad = "question_id,synset_id,answer,level\nQ1,1,Paul,S\nQ2,1,x,S\nQ1,2,paul,S\n"
+    errs = errors(parse_judgments_csv, bad.encode(), filename="j.csv")
+    assert errs == errors(parse_judgments_csv, bad.replace("\n", "\r\n").encode(), filename="j.csv")
+    assert errs[0][0] == 4 and 'matches "Paul" on line 2 (synset 1, level S)' in errs[0][1]
+
+
 def test_judgments_missing_header_column():
     errs = errors(parse_judgments_csv, b"question_id,answer,level\nQ1,x,S\n", filename="j.csv")
     assert errs[0][0] == 1 and "synset_id" in errs[0][1]
