@@ -1,14 +1,17 @@
 """The C reader gives exactly what the Python parsers give, or steps aside; the last tests
 (what every reader refuses, line ends) also run with the C reader off or not built."""
 
+import os
+
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from evaluation.metrics import BASE_METRICS, InputError, evaluate
 from evaluation.metrics.accel import why_unused
 from evaluation.metrics.fast import available, read_inputs
+from evaluation.metrics.normalize import normalize_answer
 from evaluation.metrics.parsers import parse_judgments_csv, parse_qa_run, parse_qrels, parse_run
 
 # tests of the C reader itself (the parsers' tests below run with or without it)
@@ -348,3 +351,66 @@ def test_lone_cr_ends_a_line_on_every_path():
     qrels = b"1 0 a 1\r1 0 b 0\r# note\r2 0 c 2\r"
     j = parse_qrels(qrels, filename="q")
     assert list(j.questions) == ["1", "2"] and len(j.str_text) == 3
+
+
+# several runs at once: the C reader reads a question block of every run in turn, so runs
+# that hold other questions, in other orders, with blocks of different lengths, must still
+# each read as the line reader reads them alone
+POOL = [
+    "Paris",
+    "paris.",
+    "ＴＯＫＹＯ",
+    "tokyo",
+    "Café",
+    "CAFE",
+    "東京",
+    "とうきょう",
+    "NIL",
+    "x y",
+]
+QIDS = ["Q1", "Q2", "Q3", "Q4", "Q5"]
+
+
+@st.composite
+def qa_run(draw) -> bytes:
+    qids = draw(st.lists(st.sampled_from(QIDS), unique=True, min_size=1, max_size=5))
+    lines = []
+    for q in qids:
+        answers = draw(
+            st.lists(st.sampled_from([*POOL, "other", "Ｏｔｈｅｒ"]), max_size=6, unique=True)
+        )
+        lines += [f"{q}\t{rank}\t{a}" for rank, a in enumerate(answers, start=1)]
+    if draw(st.booleans()):  # interleave the questions' lines
+        lines = draw(st.permutations(lines))
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    return "".join(line + end for line in lines).encode()
+
+
+@needs_c
+@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 200)), deadline=None)
+@given(
+    judged=st.lists(
+        st.tuples(st.sampled_from(QIDS[:4]), st.sampled_from(POOL), st.sampled_from("SAB")),
+        min_size=1,
+        max_size=12,
+        unique_by=lambda t: (t[0], normalize_answer(t[1])),
+    ),
+    runs=st.lists(qa_run(), min_size=2, max_size=5),
+)
+def test_several_runs_read_as_each_alone(judged, runs):
+    rows = "".join(f"{q},{i % 3 + 1},{a},{lv}\n" for i, (q, a, lv) in enumerate(judged))
+    judgments_csv = ("question_id,synset_id,answer,level\n" + rows).encode()
+    try:
+        parse_judgments_csv(judgments_csv, filename="j")
+        for i, body in enumerate(runs):
+            parse_qa_run(body, filename=f"r{i}.tsv")
+    except InputError:
+        event("refused by the line readers")
+        return  # (a key judged twice differently, a run repeating an answer): not this test
+    named = [(f"r{i}.tsv", body) for i, body in enumerate(runs)]
+    fast, slow_j, slow_r = both(None, named, judgments_csv)
+    if fast is None:
+        event("the C reader stepped aside")
+        return  # the line readers read these
+    event("read by both")
+    same_scores(fast, slow_j, slow_r)
