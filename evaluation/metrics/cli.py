@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from .columns import DEFAULT_METRICS
+from .columns import DEFAULT_BETA, DEFAULT_METRICS, DEFAULT_RBP_P
 from .normalize import MATCH_MODES
 
 DESCRIPTION = (
@@ -77,9 +77,15 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         default="S,A,B",
         help="level codes in a judgments file, highest first (default S,A,B)",
     )
-    parser.add_argument("--beta", type=float, default=1.0, help="Q/R-measure beta (1)")
     parser.add_argument(
-        "--rbp-p", type=float, default=0.5, dest="rbp_p", help="RBP persistence p (0.5)"
+        "--beta", type=float, default=DEFAULT_BETA, help=f"Q/R-measure beta ({DEFAULT_BETA:g})"
+    )
+    parser.add_argument(
+        "--rbp-p",
+        type=float,
+        default=DEFAULT_RBP_P,
+        dest="rbp_p",
+        help=f"RBP persistence p ({DEFAULT_RBP_P:g})",
     )
     parser.add_argument(
         "--match",

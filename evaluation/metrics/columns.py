@@ -6,6 +6,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+# the scoring parameters' defaults everywhere (pages, API, command line): Q-measure's
+# beta = 1 (the paper's choice) and the RBP persistence p = 0.5
+DEFAULT_BETA = 1.0
+DEFAULT_RBP_P = 0.5
+
 BASE_METRICS = (
     "q_measure",
     "r_measure",

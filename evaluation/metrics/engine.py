@@ -16,7 +16,14 @@ import numpy as np
 
 from .accel import fastparse as _fastparse
 from .arrays import duplicated, factorize
-from .columns import _CUTOFF, BASE_METRICS, DEFAULT_METRICS, parse_metrics
+from .columns import (
+    _CUTOFF,
+    BASE_METRICS,
+    DEFAULT_BETA,
+    DEFAULT_METRICS,
+    DEFAULT_RBP_P,
+    parse_metrics,
+)
 from .data import ID_MATCH, Judgments, LazyColumn, Ranking
 from .gains import GainProfile
 from .normalize import NIL_KEY, char_table, normalize_many
@@ -289,8 +296,8 @@ class Scorer:
         marked: Marked,
         *,
         gains: GainProfile | None = None,
-        beta: float = 1.0,
-        rbp_p: float = 0.5,
+        beta: float = DEFAULT_BETA,
+        rbp_p: float = DEFAULT_RBP_P,
     ):
         if beta < 0:
             raise ValueError("beta must be >= 0")
@@ -603,8 +610,8 @@ def evaluate(
     metrics: Sequence[str] = DEFAULT_METRICS,
     *,
     gains: GainProfile | None = None,
-    beta: float = 1.0,
-    rbp_p: float = 0.5,
+    beta: float = DEFAULT_BETA,
+    rbp_p: float = DEFAULT_RBP_P,
 ) -> Scores:
     """Mark and score ``rankings``; every judged question is scored for every run (a
     question a run did not answer scores as an empty ranking, like trec_eval -c)."""

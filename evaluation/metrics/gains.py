@@ -15,14 +15,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .columns import DEFAULT_BETA, DEFAULT_RBP_P
+
 # Bounds that keep every metric finite (gains near 1e308 overflow the cumulated gains to
 # inf and the scores to NaN); far beyond any meaningful setting.
 MAX_GAIN = 1e6
 MAX_BETA = 1000.0
-# the scoring parameters' defaults everywhere (pages, API, command line): Q-measure's
-# beta = 1 (the paper's choice) and the RBP persistence p = 0.5
-DEFAULT_BETA = 1.0
-DEFAULT_RBP_P = 0.5
 
 
 def check_gain(value: float, what: str = "gain") -> float:

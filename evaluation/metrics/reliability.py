@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .columns import DEFAULT_BETA, DEFAULT_RBP_P
 from .csvio import CsvFormatError, cell, read_csv, restore, write_csv
 from .data import Judgments, Ranking
 from .engine import evaluate
@@ -901,8 +902,8 @@ def score_matrices(
     metrics: Sequence[str],
     profiles: Sequence[GainProfile],
     *,
-    beta: float = 1.0,
-    rbp_p: float = 0.5,
+    beta: float = DEFAULT_BETA,
+    rbp_p: float = DEFAULT_RBP_P,
 ) -> dict[tuple[str, str], np.ndarray]:
     """The (runs x questions) matrix of every metric under every gain profile (keys:
     (metric, profile label)), columns in judgment order, from the engine's ``evaluate``."""
