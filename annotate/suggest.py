@@ -1,5 +1,5 @@
 """Which synset an unjudged answer string probably belongs to: a suggestion offered to the
-assessor only when it is likely right, with the reason it was made (issue 14, item 6).
+assessor only when it is likely right, with the reason it was made.
 
 Pure Python (no Django): ``Suggester(groups, incorrect=..., mode=...)`` indexes the judged
 strings of one question once, ``Suggester.suggest(text)`` answers for one candidate;

@@ -1,4 +1,4 @@
-/* Keyboard for the adjudication page and an assessor's layer page (issue 13).
+/* Keyboard for the adjudication page and an assessor's layer page.
  *
  * Rows are [data-row] elements (tabindex 0); j/k (or arrows) move between them.  A key
  * clicks the button of the focused row whose data-key is that key; keys on buttons

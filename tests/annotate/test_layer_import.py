@@ -1,4 +1,4 @@
-"""The layers CSV is a kind of the main import page (issue 13): checked whole and previewed
+"""The layers CSV is a kind of the main import page: checked whole and previewed
 like the other kinds, written all or nothing on confirmation (annotate/imports.py
 ``_plan_layers`` over annotate/layer_io.py)."""
 

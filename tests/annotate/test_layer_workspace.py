@@ -1,4 +1,4 @@
-"""An assessor judges their layer in the usual judging workspace (issue 13): the same page,
+"""An assessor judges their layer in the usual judging workspace: the same page,
 operations, htmx fragment, version token and undo, on the layer's own judgments; blind to
 gold and to the other layers until their layer is done (annotate/layer_views.py,
 annotate/layers.py ``layer_workspace``)."""

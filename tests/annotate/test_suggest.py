@@ -1,5 +1,5 @@
-"""Synset suggestions are offered only when likely right, each with its reason (issue 14,
-item 6): annotate/suggest.py, its precision on a generated set, and the judging workspace."""
+"""Synset suggestions are offered only when likely right, each with its reason:
+annotate/suggest.py, its precision on a generated set, and the judging workspace."""
 
 import pytest
 from rapidfuzz import fuzz

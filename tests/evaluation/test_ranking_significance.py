@@ -1,5 +1,5 @@
-"""The runs and ranking pages' 95% intervals and the ranking page's all-pairs matrix
-(issue 16): figures against scipy and the engine, the Tukey option, the seeded bootstrap
+"""The runs and ranking pages' 95% intervals and the ranking page's all-pairs matrix:
+figures against scipy and the engine, the Tukey option, the seeded bootstrap
 (the reliability page's for the same seed and B), CSV columns and preambles, and who
 sees which runs."""
 

@@ -1,4 +1,4 @@
-"""Withdrawing and replacing a run (issue 14 item 6): who may, all or nothing, the audit
+"""Withdrawing and replacing a run: who may, all or nothing, the audit
 trail, and a withdrawn run gone from every list, ranking, comparison, pooling and the API."""
 
 from __future__ import annotations
