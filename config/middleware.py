@@ -8,6 +8,7 @@ from django.core.exceptions import SuspiciousOperation
 from django.http import HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
+from django.template import loader
 
 from evaluation.metrics.normalize import CONTROL_CHARACTERS
 
@@ -59,10 +60,9 @@ class RequestSizeLimitMiddleware:
                     },
                     status=413,
                 )
-            body = (
-                f"<!doctype html><title>Request too large</title><h1>Request too large"
-                f"</h1><p>The request is {length / mb:.1f} MB; uploads may be at most "
-                f"{limit // mb} MB.</p>"
+            # rendered without the request: no session or user exists yet at this point
+            body = loader.get_template("413.html").render(
+                {"size_mb": length / mb, "limit_mb": limit // mb}
             )
             return HttpResponse(body, status=413)
         return self.get_response(request)
