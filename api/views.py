@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_http_methods, require_POST
+
+from config.htmx import redirect_to
 
 from .forms import TokenCreateForm
 from .models import ApiToken
@@ -39,4 +40,4 @@ def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
     if not api_token_revoke(user=request.user, token_id=token_id):
         raise Http404("No such token")
     messages.success(request, "Token revoked: it no longer works.")
-    return redirect("account:token-list")
+    return redirect_to(request, "account:token-list")

@@ -9,12 +9,12 @@ import math
 from django import forms
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET
 
 from annotate.models import Collection, Role
 from annotate.permissions import require_role
 from config.downloads import content_disposition
+from config.htmx import render_page
 from evaluation import reliability
 from evaluation.forms import GAIN_CHOICES, METRIC_CHOICES, metric_label
 from evaluation.metrics import reliability as rel
@@ -91,12 +91,9 @@ def collection_reliability(request: HttpRequest, slug: str) -> HttpResponse:
         return _csv(
             rel.TABLES[download](page.report), f"{collection.slug}-reliability-{download}.csv"
         )
-    template = "evaluation/reliability.html"
-    if request.htmx:
-        template += "#results"
-    return TemplateResponse(
+    return render_page(
         request,
-        template,
+        "evaluation/reliability.html",
         {
             "collection": collection,
             "role": role,
@@ -123,4 +120,5 @@ def collection_reliability(request: HttpRequest, slug: str) -> HttpResponse:
             "pairs": [_shown(p) for p in reliability.pair_rows(page)],
             "downloads": DOWNLOADS,
         },
+        partial="results",
     )

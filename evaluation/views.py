@@ -17,14 +17,13 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect
 
 from annotate.models import Collection, Role
 from annotate.permissions import require_role
+from config.htmx import redirect_to, render_page
 from config.ids import request_id
 from evaluation import selectors, services
 from evaluation.forms import (
@@ -56,22 +55,6 @@ DISAGREE_SHOWN = 20  # questions shown side by side where Q-measure and RR disag
 
 
 # -- helpers ------------------------------------------------------------------------------
-def _render(
-    request: HttpRequest, template: str, context: dict[str, Any], *, partial: str | None = None
-) -> TemplateResponse:
-    """The page, or only its ``partial`` for an htmx request."""
-    if partial and request.htmx:
-        template += f"#{partial}"
-    return TemplateResponse(request, template, context)
-
-
-def _redirect(request: HttpRequest, url: str) -> HttpResponse:
-    """Go to ``url``: a client-side redirect for htmx, a 302 otherwise."""
-    if request.htmx:
-        return HttpResponseClientRedirect(url)
-    return redirect(url)
-
-
 def _score_access(request: HttpRequest, slug: str) -> tuple[Collection, str]:
     """Scores are for organizers and participants; assessors see none (403)."""
     collection = get_object_or_404(Collection, slug=slug)
@@ -364,10 +347,8 @@ def run_upload(request: HttpRequest, slug: str) -> HttpResponse:
             issues = e.issues
         else:
             messages.success(request, f"Run {run.name!r} uploaded: {run.answers.count()} answers.")
-            return _redirect(
-                request, reverse("evaluation:run-detail", args=[collection.slug, run.pk])
-            )
-    return _render(
+            return redirect_to(request, "evaluation:run-detail", collection.slug, run.pk)
+    return render_page(
         request,
         "evaluation/run_upload.html",
         {
@@ -424,7 +405,7 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     ]
     means = scores.means().loc[run.name]
     unjudged = selectors.unjudged_answers(run)
-    return _render(
+    return render_page(
         request,
         "evaluation/run_detail.html",
         {
@@ -462,7 +443,7 @@ def run_pool(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     messages.success(
         request, f"{added} unjudged answer(s) of {run.name} sent to the assessors' pool."
     )
-    return _redirect(request, reverse("evaluation:run-detail", args=[collection.slug, run.pk]))
+    return redirect_to(request, "evaluation:run-detail", collection.slug, run.pk)
 
 
 def _changeable_run(request: HttpRequest, slug: str, run_id: int) -> tuple[Collection, Run]:
@@ -484,7 +465,7 @@ def run_withdraw(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     if request.method == "POST":
         services.run_withdraw(run=run, by=request.user)
         messages.success(request, f"Run {run.name!r} withdrawn.")
-        return _redirect(request, reverse("evaluation:run-list", args=[collection.slug]))
+        return redirect_to(request, "evaluation:run-list", collection.slug)
     return TemplateResponse(
         request,
         "evaluation/run_withdraw.html",
@@ -513,10 +494,8 @@ def run_replace(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
             issues = e.issues
         else:
             messages.success(request, f"Run {run.name!r} replaced: {run.answers.count()} answers.")
-            return _redirect(
-                request, reverse("evaluation:run-detail", args=[collection.slug, run.pk])
-            )
-    return _render(
+            return redirect_to(request, "evaluation:run-detail", collection.slug, run.pk)
+    return render_page(
         request,
         "evaluation/run_replace.html",
         {
@@ -705,7 +684,7 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
     }
     if comparison:
         context.update(_compare_context(request, collection, comparison))
-    return _render(request, "evaluation/compare.html", context, partial="diff-table")
+    return render_page(request, "evaluation/compare.html", context, partial="diff-table")
 
 
 @require_GET
