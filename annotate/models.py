@@ -51,6 +51,10 @@ class Role(models.TextChoices):
     PARTICIPANT = "participant", "Participant"
 
 
+# the roles that judge a collection's questions (organizer or assessor): the one definition
+JUDGE_ROLES: tuple[Role, ...] = (Role.ORGANIZER, Role.ASSESSOR)
+
+
 class QuestionStatus(models.TextChoices):
     TODO = "todo", "To do"
     IN_PROGRESS = "in_progress", "In progress"
@@ -198,7 +202,7 @@ class QuestionQuerySet(models.QuerySet):
         return self.filter(
             assessors=user,
             collection__memberships__user=user,
-            collection__memberships__role__in=[Role.ORGANIZER, Role.ASSESSOR],
+            collection__memberships__role__in=JUDGE_ROLES,
         )
 
     def without_layers_done_by(self, user) -> QuestionQuerySet:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef
 
-from .models import Collection, Membership, Question, Role, is_site_staff
+from .models import JUDGE_ROLES, Collection, Membership, Question, Role, is_site_staff
 
 
 def collection_role(user, collection: Collection) -> Role | None:
@@ -47,7 +47,7 @@ def judge_access(request_or_user, question: Question) -> tuple[Role, bool]:
     see it (participants get 403); assessors write on questions assigned to them and on
     questions nobody is assigned to (their first change claims it)."""
     user = getattr(request_or_user, "user", request_or_user)
-    role = require_role(user, question.collection, Role.ORGANIZER, Role.ASSESSOR)
+    role = require_role(user, question.collection, *JUDGE_ROLES)
     if role == Role.ORGANIZER:
         return role, True
     assigned = set(question.assessors.values_list("pk", flat=True))

@@ -34,6 +34,7 @@ from config.ids import request_id
 
 from .models import (
     DEFAULT_LEVELS,
+    JUDGE_ROLES,
     AnswerString,
     AnswerSynset,
     Collection,
@@ -106,7 +107,7 @@ def collection_members_list(collection: Collection) -> list[Membership]:
 def collection_judges(collection: Collection) -> list[Membership]:
     """The members who may judge (organizers and assessors), by username."""
     return list(
-        Membership.objects.filter(collection=collection, role__in=[Role.ORGANIZER, Role.ASSESSOR])
+        Membership.objects.filter(collection=collection, role__in=JUDGE_ROLES)
         .select_related("user")
         .order_by("user__username")
     )
@@ -472,7 +473,7 @@ def _open_to(user: AnyUser, qs: QuerySet[Question]) -> QuerySet[Question]:
         Membership.objects.filter(
             collection_id=OuterRef("collection_id"),
             user_id=user.pk,
-            role__in=[Role.ASSESSOR, Role.ORGANIZER],
+            role__in=JUDGE_ROLES,
         )
     )
     return qs.annotate(mine=mine).filter(member & (Q(mine=True) | ~anyone))

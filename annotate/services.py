@@ -27,6 +27,7 @@ from evaluation.metrics.normalize import MATCH_MODES, NIL, normalize_many
 
 from .models import (
     DEFAULT_LEVELS,
+    JUDGE_ROLES,
     AnswerString,
     AnswerSynset,
     Collection,
@@ -899,9 +900,9 @@ def questions_assign(
     the current assignments first.  Returns the number of questions changed."""
     assessors = list(assessors)
     members = set(
-        Membership.objects.filter(
-            collection=collection, role__in=[Role.ORGANIZER, Role.ASSESSOR]
-        ).values_list("user_id", flat=True)
+        Membership.objects.filter(collection=collection, role__in=JUDGE_ROLES).values_list(
+            "user_id", flat=True
+        )
     )
     strangers = [u.get_username() for u in assessors if u.pk not in members]
     if strangers:
@@ -1041,7 +1042,7 @@ def membership_set(
             collection=collection, user=user, defaults={"role": role}
         )
     dropped = 0
-    if role not in (Role.ORGANIZER, Role.ASSESSOR):
+    if role not in JUDGE_ROLES:
         dropped, _ = Question.assessors.through.objects.filter(
             question__collection=collection, user=user
         ).delete()

@@ -34,7 +34,7 @@ from .imports import (
     pending_import_confirm,
     pending_import_create,
 )
-from .models import Collection, JudgmentEvent, Question, QuestionStatus, Role
+from .models import JUDGE_ROLES, Collection, JudgmentEvent, Question, QuestionStatus, Role
 from .permissions import can_create_collection, judge_access, require_role
 from .selectors import (
     attach_assessors,
@@ -360,7 +360,7 @@ def question_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Questions of a collection with status, assessors, R, strings and unjudged counts;
     filters, search and paging.  Participants get 403."""
     collection = get_object_or_404(Collection, slug=slug)
-    role = require_role(request, collection, Role.ORGANIZER, Role.ASSESSOR)
+    role = require_role(request, collection, *JUDGE_ROLES)
     f = request.GET
     blind = role != Role.ORGANIZER
     qs = question_list_queryset(

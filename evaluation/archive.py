@@ -33,6 +33,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate.models import (
+    JUDGE_ROLES,
     AnswerString,
     AnswerSynset,
     Collection,
@@ -849,7 +850,7 @@ class _Archive:
 
     def _check_layers(self) -> None:
         self.layer_keys: set[tuple[str, str]] = set()
-        judges = {u for u, role in self.roles.items() if role in (Role.ORGANIZER, Role.ASSESSOR)}
+        judges = {u for u, role in self.roles.items() if role in JUDGE_ROLES}
         for n, la in self.layers:
             add = partial(self.add, "layers.csv", n)
             key = (la["question_id"], la["assessor"])
@@ -1122,7 +1123,7 @@ def collection_import(
     runs, answers = archive.runs, [a for _, a in archive.answers]
 
     User = get_user_model()
-    judges = {u for u, role in archive.roles.items() if role in (Role.ORGANIZER, Role.ASSESSOR)}
+    judges = {u for u, role in archive.roles.items() if role in JUDGE_ROLES}
     snapshot_users = {
         snap.get("judged_by")
         for e in events

@@ -1,11 +1,14 @@
 """Rules written once and used everywhere: staff and superusers act as organizers on every
 page, both apps' upload forms refuse an oversized file with the same message, the per-question
 counts of every question list come from one queryset method, the default metrics and the NIL
-string are the scoring engine's, and the app version is the installed package's."""
+string are the scoring engine's, the app version is the installed package's, and "organizer
+or assessor" (the roles that judge) is written once."""
 
 from __future__ import annotations
 
 import importlib.metadata
+import re
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -14,7 +17,7 @@ from django.urls import reverse
 
 from annotate import services as annotate_services
 from annotate.forms import ImportForm
-from annotate.models import Collection, Question, Role, is_site_staff
+from annotate.models import JUDGE_ROLES, Collection, Question, Role, is_site_staff
 from annotate.permissions import collection_role
 from annotate.selectors import question_list_queryset
 from evaluation import services as evaluation_services
@@ -95,3 +98,31 @@ def test_defaults_and_nil_are_the_engines():
 
 def test_the_app_version_is_the_installed_packages():
     assert evaluation_views.APP_VERSION == importlib.metadata.version("qasynset")
+
+
+ROOT = Path(__file__).resolve().parents[1]
+# the judging layers' modules are changed on another branch; they still spell the rule out
+JUDGE_ROLES_LEFT = {"annotate/layers.py", "annotate/layer_views.py", "annotate/layer_io.py"}
+
+
+# the two roles alone (not a list of all three roles, such as a form's choices)
+JUDGE_PAIR = re.compile(
+    r"(?<!PARTICIPANT, )Role\.(ORGANIZER|ASSESSOR),\s*Role\.(ORGANIZER|ASSESSOR)(?!,\s*Role\.)"
+)
+
+
+def test_the_judging_roles_are_written_once():
+    assert JUDGE_PAIR.search("role__in=[Role.ASSESSOR, Role.ORGANIZER]")
+    assert JUDGE_PAIR.search("require_role(user, c, Role.ORGANIZER, Role.ASSESSOR)")
+    assert not JUDGE_PAIR.search("for r in (Role.PARTICIPANT, Role.ASSESSOR, Role.ORGANIZER)")
+    assert set(JUDGE_ROLES) == {Role.ORGANIZER, Role.ASSESSOR}
+    spelled = []
+    for app in ("annotate", "evaluation", "api", "config"):
+        for path in (ROOT / app).rglob("*.py"):
+            name = path.relative_to(ROOT).as_posix()
+            if "migrations" in path.parts or name in JUDGE_ROLES_LEFT:
+                continue
+            source = path.read_text(encoding="utf-8")
+            if JUDGE_PAIR.search(source) and name != "annotate/models.py":
+                spelled.append(name)
+    assert spelled == [], "use annotate.models.JUDGE_ROLES"
