@@ -196,7 +196,7 @@ def _collection_out(collection: Collection, role: str | None) -> dict:
 @api.get("/me", response={200: schemas.MeOut, **ERRORS}, url_name="me", tags=["collections"])
 def me(request: HttpRequest):
     """The user the token belongs to."""
-    return {"username": request.user.get_username(), "staff": bool(request.user.is_staff)}
+    return {"username": request.user.get_username(), "staff": is_site_staff(request.user)}
 
 
 @api.get(
@@ -439,7 +439,7 @@ def compare(
     run_a, run_b = _visible_run(request, collection, a), _visible_run(request, collection, b)
     if run_a.pk == run_b.pk:
         raise HttpError(422, "choose two different runs")
-    config = _config(collection, params, default_metrics=("q_measure", "rr"))
+    config = _config(collection, params, default_metrics=services.COMPARE_METRICS)
     precision = params.precision
     result = services.runs_compare(collection=collection, run_a=run_a, run_b=run_b, config=config)
     ms = config.metrics

@@ -9,8 +9,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from annotate.models import Collection
+from api.services import api_token_create
 from evaluation.metrics.csvio import read_csv, read_records
 from evaluation.models import Run, RunAnswer
+from tests.factories import make_user
+
+from .conftest import ApiClient
 
 pytestmark = pytest.mark.django_db
 
@@ -23,6 +27,14 @@ def page_client(user) -> Client:
 
 def test_me(as_role):
     assert as_role("staff").get("/api/me").json() == {"username": "admin", "staff": True}
+
+
+def test_me_counts_a_superuser_as_staff_like_the_pages():
+    user = make_user(username="root")
+    user.is_superuser = True  # not is_staff
+    user.save()
+    secret = api_token_create(user=user, name="t").secret
+    assert ApiClient(secret).get("/api/me").json() == {"username": "root", "staff": True}
 
 
 def test_collections_list_my_role(world, as_role):
