@@ -50,6 +50,11 @@ class Role(models.TextChoices):
     ASSESSOR = "assessor", "Assessor"
     PARTICIPANT = "participant", "Participant"
 
+    @property
+    def is_organizer(self) -> bool:
+        """For templates given the role (``{% if role.is_organizer %}``), never a literal."""
+        return self is Role.ORGANIZER
+
 
 # the roles that judge a collection's questions (organizer or assessor): the one definition
 JUDGE_ROLES: tuple[Role, ...] = (Role.ORGANIZER, Role.ASSESSOR)

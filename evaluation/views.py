@@ -272,6 +272,7 @@ def run_list(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "collection": collection,
             "role": role,
+            "is_organizer": role == Role.ORGANIZER,
             "config": config,
             "form": form,
             "error": error,

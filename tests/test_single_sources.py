@@ -126,3 +126,19 @@ def test_the_judging_roles_are_written_once():
             if JUDGE_PAIR.search(source) and name != "annotate/models.py":
                 spelled.append(name)
     assert spelled == [], "use annotate.models.JUDGE_ROLES"
+
+
+ENUM_LITERAL = re.compile(
+    r"(==|!=|\bin)\s*[\"'](organizer|assessor|participant|todo|in_progress|done)[\"']"
+)
+
+
+def test_templates_compare_no_role_or_status_literal():
+    assert ENUM_LITERAL.search('{% if role == "organizer" %}')
+    assert ENUM_LITERAL.search("{% if q.status != 'done' %}")
+    found = [
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "templates").rglob("*.html")
+        if ENUM_LITERAL.search(path.read_text(encoding="utf-8"))
+    ]
+    assert found == [], "pass a flag (is_organizer) or use role.is_organizer"
