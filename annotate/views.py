@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from config.downloads import content_disposition
 from config.htmx import HtmxHttpRequest, redirect_to, render_page
-from config.ids import request_ids
+from config.ids import request_id, request_ids
 
 from . import forms, layer_views, layers, presence, services
 from .imports import (
@@ -58,13 +58,6 @@ from .selectors import (
     users_by_ids,
     workspace_edit_string,
 )
-
-
-def _int_or_none(value: str | None) -> int | None:
-    try:
-        return int(value) if value not in (None, "") else None
-    except ValueError:
-        return None
 
 
 @require_GET
@@ -258,7 +251,7 @@ def _applied_notice(event: JudgmentEvent, posted_version: str | None) -> tuple[s
     """(notice, kind) for an edit that applied: someone else's change seen meanwhile, and
     spellings an edit dropped."""
     notice, kind = "", "warning"
-    if posted_version and event.before.get("version") != _int_or_none(posted_version):
+    if posted_version and event.before.get("version") != request_id(posted_version):
         notice, kind = (
             (
                 "Someone else changed this question meanwhile; your edit still "
@@ -346,7 +339,7 @@ def next_to_judge(request: HtmxHttpRequest) -> HttpResponse:
     slug = request.GET.get("collection")
     collection = get_object_or_404(Collection, slug=slug) if slug else None
     organizer = bool(collection and require_role(request, collection) == Role.ORGANIZER)
-    after = question_by_pk(_int_or_none(request.GET.get("after")))
+    after = question_by_pk(request_id(request.GET.get("after")))
     nxt = next_question(request.user, collection=collection, organizer=organizer, after=after)
     if nxt is None:
         messages.info(request, "Nothing left to judge. Well done!")
@@ -542,7 +535,7 @@ def collection_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
                     )
                     invite = forms.MemberInviteForm()
         else:
-            user = get_object_or_404(get_user_model(), pk=_int_or_none(request.POST.get("user")))
+            user = get_object_or_404(get_user_model(), pk=request_id(request.POST.get("user")))
             role = None if action == "remove" else request.POST.get("role")
             try:
                 services.membership_set(
