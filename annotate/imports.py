@@ -617,10 +617,6 @@ def pending_import_confirm(
 
 
 # -- exports ----------------------------------------------------------------------------------
-def _csv(header: list[str], rows) -> str:
-    return write_csv(header, rows)
-
-
 def _synset_ids(collection: Collection) -> dict[int, str]:
     """Synset pk -> the synset_id an export writes: its label (the id in the file it was
     imported from), else its ordinal; unique within each question (labels claim theirs
@@ -668,7 +664,7 @@ def export_judgments(collection: Collection) -> str:
         for s in strings.iterator(2000)
         for text in (s.text, *s.variants)
     )
-    return _csv(
+    return write_csv(
         ["question_id", "synset_id", "answer", "level", "question", "assessor", "updated"], rows
     )
 
@@ -677,7 +673,7 @@ def export_questions(collection: Collection) -> str:
     """Questions CSV: question_id,question plus status and assessors."""
     questions = list(Question.objects.filter(collection=collection).order_by("id"))
     attach_assessors(questions)
-    return _csv(
+    return write_csv(
         ["question_id", "question", "status", "assessors"],
         ([q.qid, q.text, q.status, " ".join(q.assessor_names)] for q in questions),
     )
@@ -690,7 +686,7 @@ def export_events(collection: Collection) -> str:
         .select_related("user", "question")
         .order_by("id")
     )
-    return _csv(
+    return write_csv(
         ["id", "created_at", "user", "question_id", "action", "before", "after"],
         (
             [

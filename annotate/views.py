@@ -18,7 +18,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from config.downloads import content_disposition
+from config.downloads import csv_download
 from config.htmx import HtmxHttpRequest, redirect_to, render_page
 from config.ids import request_id, request_ids
 
@@ -645,9 +645,7 @@ def collection_export(request: HtmxHttpRequest, slug: str, what: str) -> HttpRes
     require_role(request, collection, Role.ORGANIZER)
     if what not in EXPORTS:
         raise Http404("unknown export")
-    response = HttpResponse(EXPORTS[what](collection), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = content_disposition(f"{slug}-{what}.csv")
-    return response
+    return csv_download(EXPORTS[what](collection), f"{slug}-{what}.csv")
 
 
 @require_GET

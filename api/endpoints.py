@@ -24,7 +24,7 @@ from annotate.imports import export_judgments
 from annotate.models import Collection, Membership, Role, is_site_staff
 from annotate.permissions import require_role
 from annotate.selectors import attach_assessors, question_list_queryset
-from config.downloads import content_disposition
+from config.downloads import csv_download
 from config.errors import RETRY_AFTER_SECONDS, is_database_unavailable
 from evaluation import services
 from evaluation.forms import RunUploadForm
@@ -269,9 +269,7 @@ def judgments_export(request: HttpRequest, slug: str, format: Literal["json", "c
     collection, _ = _collection(request, slug, Role.ORGANIZER)
     text = export_judgments(collection)
     if format == "csv":
-        response = HttpResponse(text, content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = content_disposition(f"{slug}-judgments.csv")
-        return response
+        return csv_download(text, f"{slug}-judgments.csv")
     return read_records(text)
 
 

@@ -1,4 +1,5 @@
-"""The Content-Disposition of a download, safe for any file name.
+"""Downloads: the CSV response every page and the API send, and its Content-Disposition,
+safe for any file name.
 
 Names come from users (run names, collection slugs): a CR/LF would make the header invalid
 (Django refuses it with BadHeaderError, a 500) and a quote or semicolon would add header
@@ -10,7 +11,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from urllib.parse import quote
+
+from django.http import HttpResponse, StreamingHttpResponse
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _UNSAFE_ASCII = re.compile(r"[^A-Za-z0-9._+-]+")
@@ -23,3 +27,14 @@ def content_disposition(filename: str, *, attachment: bool = True) -> str:
     ascii_name = _UNSAFE_ASCII.sub("_", ascii_name).strip("._") or "download"
     kind = "attachment" if attachment else "inline"
     return f"{kind}; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(name, safe='')}"
+
+
+def csv_download(
+    content: str | Iterable[str], filename: str, *, streaming: bool = False
+) -> HttpResponse | StreamingHttpResponse:
+    """The CSV download ``filename`` of ``content``, the text (or, with ``streaming``, an
+    iterable of its pieces: a big file sent as it is made)."""
+    cls = StreamingHttpResponse if streaming else HttpResponse
+    response = cls(content, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = content_disposition(filename)
+    return response

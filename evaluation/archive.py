@@ -150,12 +150,8 @@ def _max_bytes() -> int:
     return settings.ARCHIVE_MAX_MB * 1024 * 1024
 
 
-def _csv(rows, header) -> str:
-    return write_csv(header, rows)
-
-
 def _read_csv(text: str) -> tuple[list[str], list[dict]]:
-    """(header, rows as dicts) of a member ``_csv`` wrote (its formula escape undone); a row
+    """(header, rows as dicts) of a member ``write_csv`` wrote (its formula escape undone); a row
     with too few or too many fields has None in it.  Raises ValueError (CsvFormatError) for
     text that is not CSV."""
     _, header, rows = read_csv(text)
@@ -413,14 +409,14 @@ def collection_export(*, collection: Collection) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("manifest.json", json.dumps(manifest, indent=1, ensure_ascii=False))
-        z.writestr("questions.csv", _csv(q_rows, columns["questions.csv"]))
-        z.writestr("synsets.csv", _csv(syn_rows, columns["synsets.csv"]))
-        z.writestr("strings.csv", _csv(s_rows, columns["strings.csv"]))
+        z.writestr("questions.csv", write_csv(columns["questions.csv"], q_rows))
+        z.writestr("synsets.csv", write_csv(columns["synsets.csv"], syn_rows))
+        z.writestr("strings.csv", write_csv(columns["strings.csv"], s_rows))
         z.writestr("events.jsonl", e_lines)
         z.writestr("runs.json", json.dumps(r_meta, indent=1, ensure_ascii=False))
-        z.writestr("run_answers.csv", _csv(a_rows, columns["run_answers.csv"]))
-        z.writestr("layers.csv", _csv(l_rows, columns["layers.csv"]))
-        z.writestr("layer_judgments.csv", _csv(lj_rows, columns["layer_judgments.csv"]))
+        z.writestr("run_answers.csv", write_csv(columns["run_answers.csv"], a_rows))
+        z.writestr("layers.csv", write_csv(columns["layers.csv"], l_rows))
+        z.writestr("layer_judgments.csv", write_csv(columns["layer_judgments.csv"], lj_rows))
     return buf.getvalue()
 
 

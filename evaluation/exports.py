@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from django.http import HttpResponse
 
-from config.downloads import content_disposition
+from config.downloads import csv_download
 from evaluation.metrics.csvio import write_csv
 
 
@@ -17,7 +17,4 @@ def csv_response(
     ``pandas.read_csv(path, comment="#")``), then the header and rows, written by the
     product's one CSV writer (quoting and formula rule: ``evaluation.metrics.csvio``);
     floats with 6 decimals, NaN empty."""
-    text = write_csv(header, rows, preamble, float_format=".6f")
-    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = content_disposition(filename)
-    return response
+    return csv_download(write_csv(header, rows, preamble, float_format=".6f"), filename)

@@ -7,13 +7,13 @@ from __future__ import annotations
 import math
 
 from django import forms
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from annotate.models import Collection, Role
 from annotate.permissions import require_role
-from config.downloads import content_disposition
+from config.downloads import csv_download
 from config.htmx import render_page
 from evaluation import reliability
 from evaluation.forms import GAIN_CHOICES, METRIC_CHOICES, metric_label
@@ -62,14 +62,6 @@ def _shown(row: dict) -> dict:
     return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
 
 
-def _csv(text, filename: str, *, streaming: bool = False) -> HttpResponse:
-    """A CSV download; ``streaming``: ``text`` is an iterable of pieces (a big file)."""
-    cls = StreamingHttpResponse if streaming else HttpResponse
-    response = cls(text, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = content_disposition(filename)
-    return response
-
-
 @require_GET
 def collection_reliability(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
@@ -85,10 +77,12 @@ def collection_reliability(request: HttpRequest, slug: str) -> HttpResponse:
         except ValueError:
             pass  # too few questions or too large a subset: the page says why
         else:
-            return _csv(pieces, f"{collection.slug}-reliability-samples.csv", streaming=True)
+            return csv_download(
+                pieces, f"{collection.slug}-reliability-samples.csv", streaming=True
+            )
     page = reliability.collection_reliability(collection=collection, runs=runs, config=config)
     if download and page.report is not None:
-        return _csv(
+        return csv_download(
             rel.TABLES[download](page.report), f"{collection.slug}-reliability-{download}.csv"
         )
     return render_page(

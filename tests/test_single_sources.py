@@ -142,3 +142,16 @@ def test_templates_compare_no_role_or_status_literal():
         if ENUM_LITERAL.search(path.read_text(encoding="utf-8"))
     ]
     assert found == [], "pass a flag (is_organizer) or use role.is_organizer"
+
+
+def test_csv_downloads_are_built_by_one_function():
+    built = []
+    for app in ("annotate", "evaluation", "api", "config"):
+        for path in (ROOT / app).rglob("*.py"):
+            name = path.relative_to(ROOT).as_posix()
+            if "text/csv" in path.read_text(encoding="utf-8"):
+                built.append(name)
+    # the layers' export is changed on another branch
+    assert sorted(built) == ["annotate/layer_views.py", "config/downloads.py"] or built == [
+        "config/downloads.py"
+    ], "use config.downloads.csv_download"

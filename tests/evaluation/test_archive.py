@@ -15,8 +15,9 @@ from django.core.management.base import CommandError
 from annotate import services as annotate_services
 from annotate.models import AnswerString, AnswerSynset, Collection, JudgmentEvent, Question
 from evaluation import services
-from evaluation.archive import collection_export, collection_import
+from evaluation.archive import _read_csv, collection_export, collection_import
 from evaluation.metrics import BASE_METRICS, InputError
+from evaluation.metrics.csvio import write_csv
 from evaluation.models import Run, RunAnswer
 from tests.factories import make_collection, make_question
 
@@ -318,8 +319,6 @@ def test_undo_refuses_to_recreate_a_string_whose_key_came_back(demo):
 def as_version_1(data: bytes) -> bytes:
     """The archive as version 1 wrote it: no id/label/variants columns, events without id
     and with database ids in their snapshots."""
-    from evaluation.archive import _csv, _read_csv
-
     src = zipfile.ZipFile(io.BytesIO(data))
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
@@ -335,7 +334,7 @@ def as_version_1(data: bytes) -> bytes:
             elif name in ("synsets.csv", "strings.csv"):
                 header, rows = _read_csv(body)
                 header = [h for h in header if h not in ("id", "label", "variants")]
-                body = _csv([[r[h] for h in header] for r in rows], header)
+                body = write_csv(header, [[r[h] for h in header] for r in rows])
             elif name == "events.jsonl":
                 body = "".join(
                     json.dumps(
