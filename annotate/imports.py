@@ -15,7 +15,8 @@ import json
 import secrets
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.db.models import F
@@ -42,6 +43,11 @@ from .models import (
 from .normalize import normalize_answer
 from .selectors import attach_assessors
 from .services import collection_judgments_changed
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+    from .services import AnyUser
 
 KINDS = {
     "questions": "Questions CSV (question_id,question)",
@@ -152,7 +158,9 @@ def _plan_questions(collection: Collection, data: bytes, filename: str) -> Impor
 
 
 # -- flat answer lists ----------------------------------------------------------------------
-def _plan_flat(collection: Collection, data: bytes, filename: str, by=None) -> ImportPlan:
+def _plan_flat(
+    collection: Collection, data: bytes, filename: str, by: AnyUser | None = None
+) -> ImportPlan:
     plan = ImportPlan("flat", filename)
     rows, parse_issues = flat_answer_rows(data, filename=filename)
     questions = dict(Question.objects.filter(collection=collection).values_list("qid", "pk"))
@@ -247,7 +255,9 @@ def _judgment(synset: str, level: str) -> str:
     return f"synset {synset}, level {level}" if synset else "judged incorrect"
 
 
-def _plan_judgments(collection: Collection, data: bytes, filename: str, by) -> ImportPlan:
+def _plan_judgments(
+    collection: Collection, data: bytes, filename: str, by: AnyUser | None
+) -> ImportPlan:
     plan = ImportPlan("judgments", filename)
     levels = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
     rows, parse_issues = judgment_rows(data, filename=filename, levels=tuple(levels))
@@ -435,7 +445,9 @@ def _replaced_list(
 
 
 # -- layers (several assessors per question, DESIGN.md section 9) -------------------------------
-def _plan_layers(collection: Collection, data: bytes, filename: str, by) -> ImportPlan:
+def _plan_layers(
+    collection: Collection, data: bytes, filename: str, by: AnyUser | None
+) -> ImportPlan:
     """The layers CSV (``annotate.layer_io``), previewed like the other kinds: the layers
     it replaces or creates, the strings it adds unjudged to gold."""
     checked = layers_plan(collection=collection, data=data, filename=filename)
@@ -488,7 +500,7 @@ def _plan_layers(collection: Collection, data: bytes, filename: str, by) -> Impo
 
 
 def import_plan(
-    *, collection: Collection, kind: str, data: bytes, filename: str, by=None
+    *, collection: Collection, kind: str, data: bytes, filename: str, by: AnyUser | None = None
 ) -> ImportPlan:
     """Parse and check ``data`` as a ``kind`` file for ``collection`` without writing:
     the counts to preview, or every error with its line number."""
@@ -513,7 +525,7 @@ def collection_import(
     kind: str,
     data: bytes,
     filename: str,
-    by=None,
+    by: AnyUser | None = None,
     mark_done: bool = False,
 ) -> ImportPlan:
     """Validate the whole file, then write it (all or nothing); raise ImportRefused with
@@ -541,7 +553,7 @@ class PendingImportRefused(Exception):
     """The confirmation of a preview that is not (or no longer) the user's to confirm."""
 
 
-def pending_imports_clear(*, now=None) -> int:
+def pending_imports_clear(*, now: datetime | None = None) -> int:
     """Delete the previews older than ``PENDING_TTL``; returns how many went."""
     limit = (now or timezone.now()) - PENDING_TTL
     return PendingImport.objects.filter(created_at__lt=limit).delete()[0]
@@ -549,7 +561,7 @@ def pending_imports_clear(*, now=None) -> int:
 
 @transaction.atomic
 def pending_import_create(
-    *, collection: Collection, user, kind: str, filename: str, data: bytes
+    *, collection: Collection, user: AbstractBaseUser, kind: str, filename: str, data: bytes
 ) -> PendingImport:
     """Keep a validated file until its confirmation, under a fresh unguessable token.  A
     user has one pending import per collection (a newer preview replaces the older), and
@@ -567,7 +579,7 @@ def pending_import_create(
 
 
 def pending_import_confirm(
-    *, token: str, collection: Collection, user, mark_done: bool = False
+    *, token: str, collection: Collection, user: AbstractBaseUser, mark_done: bool = False
 ) -> tuple[PendingImport, ImportPlan]:
     """Import the file previewed under ``token`` (validated again, all or nothing) and
     consume the token in the same transaction, so it cannot be confirmed twice.  Raises

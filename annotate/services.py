@@ -1066,7 +1066,7 @@ class Invitation:
 
 @transaction.atomic
 def member_invite(
-    *, collection: Collection, username: str, role: str, by, email: str = ""
+    *, collection: Collection, username: str, role: str, by: AnyUser | None, email: str = ""
 ) -> Invitation:
     """Create an account for a new member of ``collection`` (no password yet) with
     ``role``, and the token of the link on which they choose their password (Django's
@@ -1136,7 +1136,7 @@ def _judgment_label(synset_ordinal: int | None, level_code: str | None, judged: 
 
 
 @transaction.atomic
-def collection_set_matching_mode(*, collection: Collection, mode: str, by) -> int:
+def collection_set_matching_mode(*, collection: Collection, mode: str, by: AnyUser | None) -> int:
     """Change ``collection``'s matching mode to ``mode`` and re-key its strings with the
     engine's key function (DESIGN.md section 4).  Strings of a question that get one key
     fold into the first created when their judgments agree (same synset and level, or both

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
 
 from .models import ApiToken, new_token, token_digest
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
 
 
 @dataclass(frozen=True)
@@ -19,7 +23,7 @@ class NewToken:
 
 
 @transaction.atomic
-def api_token_create(*, user, name: str) -> NewToken:
+def api_token_create(*, user: AbstractBaseUser, name: str) -> NewToken:
     """Create a token for ``user``; returns the row and the secret (shown once)."""
     secret = new_token()
     token = ApiToken.objects.create(
@@ -32,7 +36,7 @@ def api_token_create(*, user, name: str) -> NewToken:
 
 
 @transaction.atomic
-def api_token_revoke(*, user, token_id: int) -> bool:
+def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> bool:
     """Revoke ``user``'s token ``token_id``; False when the user has no such token (another
     user's token is not theirs to revoke).  Revoking twice keeps the first time."""
     return (

@@ -1,8 +1,11 @@
 """Dependencies point one way: api -> evaluation -> annotate -> engine (evaluation.metrics).
 
 The contracts live in pyproject.toml (``[tool.importlinter]``); ``lint-imports`` checks them
-here, so ``make test`` enforces them as CI does."""
+here, so ``make test`` enforces them as CI does.  Every service and selector signature is
+typed (STYLE.md)."""
 
+import importlib
+import inspect
 import shutil
 import subprocess
 import sys
@@ -80,3 +83,37 @@ def test_an_import_against_the_direction_breaks_a_contract(tree, path, code, bro
 def test_the_engine_may_be_imported_by_annotate(tree):
     (tree / "annotate/odd.py").write_text("from evaluation.metrics.gains import check_gain\n")
     assert lint(tree).returncode == 0
+
+
+# the writes (services, the imports) and reads (selectors) of every app
+TYPED_MODULES = [
+    "annotate.services",
+    "annotate.selectors",
+    "annotate.imports",
+    "evaluation.services",
+    "evaluation.selectors",
+    "api.services",
+    "api.selectors",
+]
+
+
+@pytest.mark.parametrize("name", TYPED_MODULES)
+def test_every_service_and_selector_signature_is_typed(name):
+    module = importlib.import_module(name)
+    missing = []
+    functions = [
+        (n, fn)
+        for n, fn in inspect.getmembers(module, inspect.isfunction)
+        if fn.__module__ == module.__name__
+    ]
+    assert functions, name
+    for n, fn in functions:
+        sig = inspect.signature(fn)
+        missing += [
+            f"{n}({p})"
+            for p, param in sig.parameters.items()
+            if param.annotation is inspect.Parameter.empty
+        ]
+        if sig.return_annotation is inspect.Signature.empty:
+            missing.append(f"{n} -> ?")
+    assert missing == []
