@@ -301,4 +301,7 @@ def test_compare_page_query_count_does_not_grow(client, demo, django_assert_max_
     url = f"/collections/demo/compare/?a={r['noAF'].pk}&b={r['AF'].pk}"
     client.get(url)
     with django_assert_max_num_queries(20):
-        assert client.get(url).status_code == 200
+        page = client.get(url)
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert "<h1>Compare runs</h1>" in body and 'id="diff-plot"' in body

@@ -2,7 +2,10 @@
 refuses ("²", superscripts) or that overflow the database's integers are refused like any
 bad id: a notice or a 4xx, never a 500, and nothing written."""
 
+import re
+
 import pytest
+from django.contrib.messages import get_messages
 from django.test import Client
 from django.urls import reverse
 
@@ -32,6 +35,22 @@ def client_for(user) -> Client:
     client = Client(raise_request_exception=False)
     client.force_login(user)
     return client
+
+
+def messages_of(response) -> list[str]:
+    """The messages a redirecting view left for the next page."""
+    return [str(m) for m in get_messages(response.wsgi_request)]
+
+
+def listed(response) -> list[str]:
+    """The question ids of a question list page, in order."""
+    return re.findall(r'<span class="qid">([^<]*)</span></a>', response.content.decode())
+
+
+def notice(response) -> str:
+    """The workspace's notice (why nothing was done)."""
+    found = re.search(r'class="msg msg-\w+ notice"[^>]*>([^<]*)', response.content.decode())
+    return found.group(1) if found else ""
 
 
 def snapshot():
@@ -67,9 +86,15 @@ def test_layer_workspace_refuses_strange_ids(w, bad, field):
 def test_layer_request_refuses_strange_user_ids(w, bad, field):
     client = client_for(w["org"])
     data = {"assessors": [w["a"].pk, w["b"].pk], "k": "2", "scope": "all", field: bad}
+    before = snapshot()
     r = client.post(reverse("annotate:collection-layers-request", args=["ids"]), data)
-    assert r.status_code in (302, 400), r.status_code
-    if field == "adjudicator":
+    assert r.status_code == 302, r.status_code
+    assert r["Location"] == reverse("annotate:collection-agreement", args=["ids"])
+    if field == "assessors":  # no assessor left: refused, nothing requested
+        assert messages_of(r) == ["2 independent judgments need at least 2 assessors."]
+        assert snapshot() == before
+    else:  # no adjudicator named: the layers are requested without one
+        assert messages_of(r) == ["2 layers requested on 2 questions."]
         assert not LayerRequest.objects.filter(adjudicator__isnull=False).exists()
 
 
@@ -80,8 +105,18 @@ def test_adjudication_refuses_strange_ids(w, bad, field):
     q = w["q"]
     data = {"op": "merge" if field == "synsets" else "take", "layer": "1", "string": "1"}
     data[field] = bad
+    before = snapshot()
     r = client.post(reverse("annotate:question-adjudicate-act", args=[q.pk]), data)
     assert r.status_code == 302, r.status_code
+    assert r["Location"].startswith(reverse("annotate:question-adjudicate", args=[q.pk]))
+    (message,) = messages_of(r)
+    assert message in {
+        "That request was incomplete; nothing was changed.",
+        "That layer is not a layer of this question.",
+        "That layer has not judged those strings.",
+        "Choose at least two different synsets to merge.",
+    }, message
+    assert snapshot() == before
 
 
 @pytest.mark.parametrize("bad", STRANGE)
@@ -89,6 +124,9 @@ def test_question_list_filter_by_a_strange_assessor_id(w, bad):
     client = client_for(w["a"])
     r = client.get(reverse("annotate:question-list", args=["ids"]), {"assessor": bad})
     assert r.status_code == 200, r.status_code
+    # no assessor filter; as for a filter by another assessor, the question the user judges
+    # in a layer (Q1) is not listed
+    assert listed(r) == ["Q2"]
 
 
 @pytest.mark.parametrize("bad", STRANGE)
@@ -96,11 +134,15 @@ def test_judging_page_edit_and_bulk_assignment_with_strange_ids(w, bad):
     org = client_for(w["org"])
     r = org.get(reverse("annotate:question-judge", args=[w["q2"].pk]), {"edit": bad})
     assert r.status_code == 200, r.status_code
+    html = r.content.decode()
+    assert '<span class="qid">Q2</span>' in html and "edit-form" not in html  # no string
     r = org.post(
         reverse("annotate:question-assign", args=["ids"]),
         {"questions": [bad, w["q2"].pk], "assessors": [bad], "scope": "selected"},
     )
-    assert r.status_code in (200, 302), r.status_code
+    assert r.status_code == 302, r.status_code
+    assert messages_of(r) == ["Choose at least one assessor."]
+    assert not w["q2"].assessors.exists()
 
 
 @pytest.mark.parametrize("bad", STRANGE)
@@ -108,7 +150,8 @@ def test_compare_page_with_a_strange_run_id(w, bad):
     participant = make_user(username="pat")
     add_member(collection=w["c"], user=participant, role="participant")
     r = client_for(participant).get(reverse("evaluation:compare", args=["ids"]), {"a": bad})
-    assert r.status_code in (200, 404), r.status_code
+    assert r.status_code == 404, r.status_code
+    assert "Page not found" in r.content.decode()
 
 
 @pytest.mark.parametrize("bad", [*STRANGE, "-1"])
@@ -116,12 +159,16 @@ def test_compare_page_with_a_strange_run_id(w, bad):
 def test_id_lists_with_strange_ids_on_both_workspaces(w, bad, op):
     q, q2 = w["q"], w["q2"]
     data = {"op": op, "strings": [bad], "merge": [bad], "synset": "1", "version": bad}
+    before = snapshot()
     r = client_for(w["a"]).post(
         reverse("annotate:question-layer-act", args=[q.pk]), data, headers=HX
     )
     assert r.status_code == 200, r.status_code
+    assert notice(r).endswith("The workspace has been refreshed."), notice(r)
     r = client_for(w["org"]).post(reverse("annotate:question-act", args=[q2.pk]), data, headers=HX)
     assert r.status_code == 200, r.status_code
+    assert notice(r).endswith("The workspace has been refreshed."), notice(r)
+    assert snapshot() == before and not q2.synsets.exists()
 
 
 @pytest.mark.parametrize("status", ["bogus", "done", ""])
@@ -131,3 +178,6 @@ def test_question_list_filters_with_any_value(w, status, unjudged):
         reverse("annotate:question-list", args=["ids"]), {"status": status, "unjudged": unjudged}
     )
     assert r.status_code == 200
+    # an unknown status matches no question; an unjudged value other than 0 or 1 is no filter
+    both_open = status == "" and unjudged != "0"
+    assert listed(r) == (["Q1", "Q2"] if both_open else [])
