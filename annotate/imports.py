@@ -320,11 +320,7 @@ def _plan_judgments(
     )
     left_over = {q for q, k in left_unjudged if (q, k) not in strings}
     plan.fully_judged = [q for q in touched if q not in left_over]
-    plan.lists = [
-        _replaced_list(
-            collection, touched, strings, qids={pk: qid for qid, pk in questions.items()}
-        )
-    ]
+    plan.lists = [_replaced_list(touched, strings, qids={pk: qid for qid, pk in questions.items()})]
     plan.counts = {
         "questions with judgments": len(touched),
         "synsets to create": sum(len(s) for s in synsets.values()),
@@ -395,7 +391,6 @@ def _plan_judgments(
 
 
 def _replaced_list(
-    collection: Collection,
     touched: list[int],
     strings: dict[tuple[int, str], Fold],
     qids: dict[int, str],

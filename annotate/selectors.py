@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from statistics import median
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
@@ -29,6 +30,7 @@ from django.db.models import (
 )
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
+from django.utils import timezone
 
 from config.ids import request_id
 
@@ -630,14 +632,6 @@ def collection_dashboard(
     per assessor the questions and strings judged today and in all with the median time
     from a question's first judgment to its "done", the questions stuck in progress, and
     the questions that pooling reopened."""
-    from statistics import median
-
-    from django.contrib.auth import get_user_model
-    from django.db.models import Max
-    from django.utils import timezone
-
-    from .models import JudgmentEvent, Membership
-
     now = now or timezone.now()
     since = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
     overview = collection_overview(collection)
@@ -738,8 +732,6 @@ def organizer_next_steps(collection: Collection, stats: dict) -> list[dict]:
     """The steps that remain before a collection can be judged, for its organizer: import
     questions, add assessors, assign the questions nobody is assigned to.  Empty once the
     collection is set up."""
-    from .models import Membership
-
     steps = []
     if not stats["questions"]:
         steps.append(

@@ -130,11 +130,11 @@ def _item_matches(j: Judgments, interned, qmap: np.ndarray) -> tuple[np.ndarray,
         return sidx, np.zeros(nitems, dtype=bool)
     if j.match == "normalized" and _fastparse is not None:
         return _item_matches_c(j, interned, qmap)
-    return _matches_of(j, interned, qmap, interned.items.all, interned.item_q)
+    return _matches_of(j, qmap, interned.items.all, interned.item_q)
 
 
 def _matches_of(
-    j: Judgments, interned, qmap: np.ndarray, strings: np.ndarray, item_q: np.ndarray
+    j: Judgments, qmap: np.ndarray, strings: np.ndarray, item_q: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """The judged string each of ``strings`` (items under reader questions ``item_q``)
     matches (-1: none) and whether it is an explicit NIL, keyed in Python."""
@@ -171,9 +171,7 @@ def _item_matches_c(j: Judgments, interned, qmap: np.ndarray) -> tuple[np.ndarra
     rest = np.frombuffer(rest, dtype=np.int64)
     if len(rest):
         sidx, nil = sidx.copy(), nil.copy()
-        sidx[rest], nil[rest] = _matches_of(
-            j, interned, qmap, items.take(rest), interned.item_q[rest]
-        )
+        sidx[rest], nil[rest] = _matches_of(j, qmap, items.take(rest), interned.item_q[rest])
     if not j.nil_rule:
         nil = np.zeros(len(sidx), dtype=bool)
     return sidx, nil
