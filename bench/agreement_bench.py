@@ -3,7 +3,7 @@ questions x 2 layers x 6 strings (60,000 layer judgments), on SQLite, production
 
     .venv/bin/python bench/agreement_bench.py [--questions 5000] [--n 5]
 
-Target (issue 13): the page renders in < 1 s, with a query count that does not grow with
+Target: the page renders in < 1 s, with a query count that does not grow with
 the collection (asserted: at most 20).
 """
 

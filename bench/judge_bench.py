@@ -10,10 +10,10 @@ gives the wall clock and the CPU time (``time.process_time``) of the same reques
 shared machine the wall clock is mostly queueing for a core, and even the CPU time swells
 when the other core is busy, so compare runs made in the same conditions.
 
-Figures, 2026-11-23 (issue 12's last gap): the code before (64c7d47) and after the changes
-below, run alternately, three rounds each, ``TMPDIR=<own dir> .venv/bin/python
-bench/judge_bench.py``, on this 2-core machine shared with three other sessions' test runs
-(load average 2.0-4.0 during these rounds), in ms:
+Figures, 2026-11-23 (the judging POST was over its p95 target): the code before (64c7d47)
+and after the changes below, run alternately, three rounds each, ``TMPDIR=<own dir>
+.venv/bin/python bench/judge_bench.py``, on this 2-core machine shared with three other
+sessions' test runs (load average 2.0-4.0 during these rounds), in ms:
 
     200 strings    wall p50   before  64.3 101.9 121.7   after  53.9  89.6  98.9
                    wall p95   before  73.6 150.8 165.3   after  65.4 115.5 135.0

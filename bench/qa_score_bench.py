@@ -18,7 +18,7 @@ to pytrec_eval.  Workloads (seeded, written once under $TMPDIR/qasynset-bench):
         other spellings (full-width/half-width, case, brackets and full stops)
   help  ``qa-score --help`` (start-up), next to ``python -c pass``
 
-Targets (issue 15): W1 and W2 <= 0.5 x pytrec_eval's process time; QAu <= 1 s.
+Targets: W1 and W2 <= 0.5 x pytrec_eval's process time; QAu <= 1 s.
 ``--qa-score CMD`` measures an installed console script instead of
 ``python -m evaluation.metrics.cli`` run from this tree.
 """

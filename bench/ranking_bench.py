@@ -1,5 +1,5 @@
 """Server time of the runs and ranking pages with their 95% intervals and the all-pairs
-matrix (issue 16) on 50 runs x 5,000 questions.
+matrix on 50 runs x 5,000 questions.
 
     .venv/bin/python bench/ranking_bench.py                  # 50 runs x 5,000 questions
     .venv/bin/python bench/ranking_bench.py --runs 10 --questions 500   # smoke

@@ -1,4 +1,4 @@
-"""Speed of the reliability report (DESIGN.md section 10, issue 16).
+"""Speed of the reliability report (DESIGN.md section 10).
 
     .venv/bin/python bench/reliability_bench.py            # 50 runs x 5,000 questions, B=1000
     .venv/bin/python bench/reliability_bench.py --quick    # 10 runs x 500 questions (smoke)

@@ -3,7 +3,7 @@
     .venv/bin/python bench/suggest_precision.py [--seed 14] [--n 1200] [--show-errors]
 
 old: same key, else rapidfuzz ``fuzz.ratio`` >= 90 against the keys of the judged strings
-(annotate/selectors.py before issue 14).  new: annotate/suggest.py.
+(annotate/selectors.py before annotate/suggest.py).  new: annotate/suggest.py.
 
 (a) the demo collection (evaluation/demo.py), leave-one-out: each judged string (in a synset
     or judged incorrect) is taken out and suggested against what is left; right when the
@@ -46,7 +46,7 @@ class Case:
 
 
 def old_rule(case: Case) -> int | None:
-    """The suggestion before issue 14: same key, else the best fuzz.ratio >= 90."""
+    """The suggestion before annotate/suggest.py: same key, else the best fuzz.ratio >= 90."""
     keys = {normalize_answer(t): g for g, ts in case.groups.items() for t in ts}
     key = normalize_answer(case.candidate)
     if key in keys:
