@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,17 @@ def test_csv_downloads_are_built_by_one_function():
     assert sorted(built) == ["annotate/layer_views.py", "config/downloads.py"] or built == [
         "config/downloads.py"
     ], "use config.downloads.csv_download"
+
+
+def test_the_pre_commit_hooks_run_the_dev_extras_versions():
+    hooks = set(
+        re.findall(
+            r'additional_dependencies: \["([^"]+)"\]',
+            (ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"),
+        )
+    )
+    dev = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]["dev"]
+    assert {h.split("==")[0] for h in hooks} == {"ruff", "django-upgrade", "djhtml"}
+    assert hooks <= set(dev), hooks - set(dev)
