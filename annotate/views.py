@@ -61,11 +61,6 @@ from .selectors import (
 
 
 @require_GET
-def home(request: HtmxHttpRequest) -> HttpResponse:
-    return redirect_to(request, "annotate:collection-list")
-
-
-@require_GET
 def collection_list(request: HtmxHttpRequest) -> HttpResponse:
     return render_page(
         request, "annotate/collection_list.html", {"rows": collection_rows(request.user)}

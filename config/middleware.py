@@ -10,7 +10,7 @@ from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
 from django.template import loader
 
-from evaluation.metrics.normalize import CONTROL_CHARACTERS
+from config.text import CONTROL_CHARACTERS
 
 API_PREFIX = "/api/"
 

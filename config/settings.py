@@ -94,7 +94,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "config.context_processors.navigation",
+                "annotate.context_processors.navigation",
             ],
             "builtins": ["template_partials.templatetags.partials"],
             "loaders": [

@@ -1,15 +1,21 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
-from django.http import HttpResponsePermanentRedirect
+from django.http import HttpResponse, HttpResponsePermanentRedirect
 from django.templatetags.static import static
 from django.urls import include, path, reverse_lazy
 from django.views.decorators.http import require_GET
 
-from annotate import views as annotate_views
 from config.auth import RateLimitedLoginView
+from config.htmx import HtmxHttpRequest, redirect_to
 
 handler500 = "config.errors.server_error"
+
+
+@require_GET
+def home(request: HtmxHttpRequest) -> HttpResponse:
+    """The site's root: the user's collections."""
+    return redirect_to(request, "annotate:collection-list")
 
 
 @login_not_required
@@ -20,7 +26,7 @@ def favicon(request):
 
 
 urlpatterns = [
-    path("", annotate_views.home, name="home"),
+    path("", home, name="home"),
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     # the one-time link of an account an organizer created (annotate.services.member_invite)

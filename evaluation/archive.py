@@ -49,11 +49,11 @@ from annotate.models import (
     Role,
     Source,
 )
+from config.text import CONTROL_CHARACTERS
 from evaluation.metrics import InputError, Issue
 from evaluation.metrics.csvio import read_csv, write_csv
 from evaluation.metrics.errors import MAX_ISSUES
 from evaluation.metrics.gains import check_gain
-from evaluation.metrics.normalize import CONTROL_CHARACTERS
 
 from .models import Run, RunAnswer, RunFormat
 from .services import run_name_problem

@@ -67,6 +67,24 @@ def tree(tmp_path):
             "from evaluation import services\n",
             "evaluation.metrics is not allowed",
         ),
+        # any module of the evaluation app outside the engine, even a Django-free one
+        (
+            "evaluation/metrics/odd.py",
+            "from evaluation.significance import TestConfig\n",
+            "evaluation.metrics is not allowed",
+        ),
+        (
+            "evaluation/metrics/odd.py",
+            "import evaluation.odd2\n",
+            "evaluation.metrics is not allowed",
+        ),
+        # config (settings, middleware, helpers) imports no app
+        (
+            "config/odd.py",
+            "from annotate.permissions import navigation_for\n",
+            "config is not allowed",
+        ),
+        ("config/odd.py", "import evaluation.metrics.normalize\n", "config is not allowed"),
         # the API app is the outermost layer: no app (nor the settings package) imports it
         ("evaluation/odd.py", "from api.models import ApiToken\n", "evaluation is not allowed"),
         ("annotate/odd.py", "import api.auth\n", "annotate is not allowed"),
@@ -75,6 +93,7 @@ def tree(tmp_path):
 )
 def test_an_import_against_the_direction_breaks_a_contract(tree, path, code, broken):
     assert lint(tree).returncode == 0  # the copy is clean
+    (tree / "evaluation/odd2.py").write_text("")  # a new module of the evaluation app
     (tree / path).write_text(code)
     done = lint(tree)
     assert done.returncode != 0 and broken in done.stdout, done.stdout + done.stderr

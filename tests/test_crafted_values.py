@@ -12,10 +12,10 @@ from django.core.management import CommandError, call_command
 
 from annotate.models import Collection, Level
 from config.downloads import content_disposition
+from config.text import CONTROL_CHARACTERS
 from evaluation import services
 from evaluation.metrics import InputError, parse_gains
 from evaluation.metrics.gains import check_parameters
-from evaluation.metrics.normalize import CONTROL_CHARACTERS
 from evaluation.models import Run, RunAnswer
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 

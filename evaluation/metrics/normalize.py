@@ -247,9 +247,3 @@ def normalize_many(texts: Iterable[str], mode: str = "normalized") -> list[str]:
 def is_nil(text: str) -> bool:
     """True when ``text`` is an explicit NIL answer ("there is no answer")."""
     return normalize_answer(text, "normalized") == NIL_KEY
-
-
-# Tab, newline and carriage return are text (a textarea sends CRLF); every other C0 control
-# character and DEL is not (and PostgreSQL cannot store NUL at all).  Refused in form fields
-# (config.middleware) and in collection archives.
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 
-from annotate.permissions import navigation_for
+from .permissions import navigation_for
 
 
 def navigation(request: HttpRequest) -> dict:
