@@ -1,6 +1,8 @@
 """Every role walks its pages at laptop (1366 px) and phone (390 px) width: no console
 error (CSP violations included), no failed request, nothing wider than the screen, and the
-htmx actions of the upload, judging and members pages swap in without a violation."""
+htmx actions of the upload, judging and members pages swap in without a violation.  A
+participant also meets the 403 and 404 pages: their heading, no console line but the
+browser's own "Failed to load resource" for the status."""
 
 from __future__ import annotations
 
