@@ -161,8 +161,9 @@ def pair_tests(
     scores: Scores, *, metric: str, order: Sequence[str], config: TestConfig
 ) -> PairTests:
     """Every pair of the runs ``order`` (names of ``scores.runs``) tested on ``metric``
-    question by question.  The tests run on the scores' own order of runs (the Tukey
-    permutations depend on it), then the matrix is put in ``order``."""
+    question by question, then the matrix is put in ``order``.  No p-value depends on
+    the order of the runs: the Tukey HSD permutes them in the order of their names
+    (``rel.tukey_hsd``), as the reliability page does."""
     order = tuple(order)
     if sorted(order) != sorted(scores.runs):
         raise ValueError("the order must name every scored run once")
@@ -181,7 +182,7 @@ def pair_tests(
         problem = _too_much("Tukey permutations", config.trials, nr * nq, MAX_TUKEY_WORK)
     if problem is None:
         if config.test == "tukey":
-            flat = rel.tukey_hsd(X, trials=config.trials, seed=config.seed)
+            flat = rel.tukey_hsd(X, scores.runs, trials=config.trials, seed=config.seed)
         else:
             flat = rel.holm(rel.paired_t(X))
         x, y = rel.run_pairs(nr)

@@ -330,6 +330,32 @@ def run_pairs(nruns: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(nruns, 1)
 
 
+def run_order(runs: Sequence[str]) -> np.ndarray:
+    """The canonical order of the runs: the indices that sort their names (``X[order]``
+    has the rows by name).  Every figure is computed in this order, so none depends on
+    the order the runs were given in (the randomised Tukey HSD's permutations would);
+    ValueError when two runs share a name."""
+    names = [str(r) for r in runs]
+    if len(set(names)) != len(names):
+        raise ValueError("run names must be distinct")
+    return np.array(sorted(range(len(names)), key=names.__getitem__), dtype=np.int64)
+
+
+def _pair_map(order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each run pair of the given order (``run_pairs``), the index of the same two
+    runs among the pairs of the canonical order ``X[order]``, and whether the pair is
+    turned round there (its first run comes second by name)."""
+    m = len(order)
+    pos = np.empty(m, dtype=np.int64)
+    pos[order] = np.arange(m)  # pos[i]: the canonical row of run i
+    index = np.zeros((m, m), dtype=np.int64)
+    cx, cy = run_pairs(m)
+    index[cx, cy] = np.arange(len(cx))
+    x, y = run_pairs(m)
+    a, b = pos[x], pos[y]
+    return index[np.minimum(a, b), np.maximum(a, b)], a > b
+
+
 def _indicator(subsets: np.ndarray, n: int) -> np.ndarray:
     """(trials x n) matrix counting how often each question is in each trial's sample."""
     B = len(subsets)
@@ -616,13 +642,20 @@ def paired_t(X: np.ndarray) -> np.ndarray:
     return np.where(np.isinf(t), 0.0, 2 * stats.t.sf(np.abs(t), n - 1))
 
 
-def tukey_hsd(X: np.ndarray, *, trials: int = 1000, seed: int = 0) -> np.ndarray:
+def tukey_hsd(
+    X: np.ndarray, runs: Sequence[str], *, trials: int = 1000, seed: int = 0
+) -> np.ndarray:
     """Randomised Tukey HSD p-value per run pair (Carterette 2012; Sakai 2014): in each
     trial every question's scores are permuted across the runs; p(x, y) = #{trials whose
-    largest difference of run means >= |mean(x) - mean(y)|} / trials."""
+    largest difference of run means >= |mean(x) - mean(y)|} / trials.  The permutations
+    act on the runs in the order of their names ``runs`` (``run_order``), so the p-value
+    of two named runs does not depend on the order of the rows of X; pairs in
+    ``run_pairs`` order of X's rows."""
     X = np.asarray(X, dtype=float)
+    if len(runs) != len(X):
+        raise ValueError(f"{len(X)} rows of scores but {len(runs)} run names")
+    XT = np.ascontiguousarray(X[run_order(runs)].T)  # questions x runs (by name)
     rng = np.random.default_rng(seed)
-    XT = np.ascontiguousarray(X.T)  # questions x runs: each row is permuted
     spread = np.empty(trials)
     for b in range(trials):
         means = rng.permuted(XT, axis=1).mean(axis=0)
@@ -663,6 +696,7 @@ def metric_reliability(
     X: np.ndarray,
     samples: Samples,
     *,
+    runs: Sequence[str],
     metric: str = "",
     gains: str = "",
     fuzziness: Sequence[float] = FUZZINESS,
@@ -670,20 +704,28 @@ def metric_reliability(
     tests: bool = True,
 ) -> MetricReliability:
     """Stability, swap rates, bootstrap ASLs, intervals and all-pairs tests of ``X``
-    (runs x questions, columns in ``samples.questions`` order); with ``tests=False`` the
-    paired t, Holm and Tukey p-values are left NaN (a summary over many metrics)."""
+    (runs x questions, rows named by ``runs``, columns in ``samples.questions`` order);
+    with ``tests=False`` the paired t, Holm and Tukey p-values are left NaN (a summary
+    over many metrics).  Everything is computed on the rows sorted by run name
+    (``run_order``), then put back in the order given: the figures of a named run or
+    pair are the same, to the last bit, whatever the order of the runs."""
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or X.shape[1] != len(samples.questions):
         raise ValueError(
             f"the score matrix has shape {X.shape}; the samples are for "
             f"{len(samples.questions)} questions"
         )
+    if len(runs) != len(X):
+        raise ValueError(f"{len(X)} rows of scores but {len(runs)} run names")
     if not np.isfinite(X).all():
         raise ValueError("the scores must be finite")
+    order = run_order(runs)
+    names = [str(runs[i]) for i in order]
+    X = X[order]
     nan = np.full(len(X) * (len(X) - 1) // 2, np.nan)
     p_t = paired_t(X) if tests else nan
     ind = samples.indicators
-    return MetricReliability(
+    r = MetricReliability(
         metric,
         gains,
         stability(X, samples.stability, fuzziness, indicator=ind["stability"]),
@@ -692,9 +734,45 @@ def metric_reliability(
         mean_intervals(X, samples.bootstrap, indicator=ind["bootstrap"]),
         p_t,
         holm(p_t) if tests else nan,
-        tukey_hsd(X, trials=tukey_trials or samples.trials, seed=samples.tukey_seed)
+        tukey_hsd(X, names, trials=tukey_trials or samples.trials, seed=samples.tukey_seed)
         if tests
         else nan,
+    )
+    return _in_order(r, order)
+
+
+def _in_order(r: MetricReliability, order: np.ndarray) -> MetricReliability:
+    """``r``, computed on the rows ``X[order]``, for the rows of X: per-run figures
+    moved back, per-pair figures picked (GT counts exchanged for a pair turned round);
+    the swap rates are over every pair and stay."""
+    pos = np.empty(len(order), dtype=np.int64)
+    pos[order] = np.arange(len(order))
+    k, turned = _pair_map(order)
+    st, iv = r.stability, r.intervals
+    t = turned[:, None]
+    return MetricReliability(
+        r.metric,
+        r.gains,
+        Stability(
+            st.fuzziness,
+            np.where(t, st.gt_yx[k], st.gt_xy[k]),
+            np.where(t, st.gt_xy[k], st.gt_yx[k]),
+            st.eq[k],
+        ),
+        r.swaps,
+        Discrimination(r.discrimination.asl[k], r.discrimination.alpha),
+        Intervals(
+            iv.mean[pos],
+            iv.t_low[pos],
+            iv.t_high[pos],
+            iv.boot_low[pos],
+            iv.boot_high[pos],
+            iv.level,
+        ),
+        r.p_t[k],
+        r.p_holm[k],
+        r.p_tukey[k],
+        r.tau,
     )
 
 
@@ -760,6 +838,7 @@ def reliability_report(
         r = metric_reliability(
             X,
             samples,
+            runs=runs,
             metric=metric,
             gains=gains,
             fuzziness=fuzziness,

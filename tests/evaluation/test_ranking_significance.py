@@ -173,7 +173,7 @@ def test_tukey_hsd_on_request_with_its_trials_and_seed(client, three, monkeypatc
     by_name = list(exact.runs)  # the tests run on the runs by name, then shown ranked
     assert by_name == sorted(by_name)
     X = exact.values[:, 0, :]
-    want = rel.tukey_hsd(X, trials=200, seed=7)
+    want = rel.tukey_hsd(X, by_name, trials=200, seed=7)
     page = client.get("/collections/tri/ranking/?test=tukey&trials=200&seed=7")
     tests = page.context["matrix"]["tests"]
     order = list(tests.runs)

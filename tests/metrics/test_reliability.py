@@ -158,7 +158,7 @@ def test_bootstrap_asl_extremes():
 def test_tukey_matches_the_loop():
     rng = np.random.default_rng(3)
     X = rng.random((4, 8))
-    got = rel.tukey_hsd(X, trials=400, seed=5)
+    got = rel.tukey_hsd(X, ["a", "b", "c", "d"], trials=400, seed=5)
     assert got.tolist() == reference_tukey(X, 400, 5).tolist()
 
 
@@ -320,7 +320,7 @@ def test_identical_runs_are_never_significant(X, seed):
     X = np.vstack([X, X[:1]])  # the last run repeats the first
     n = X.shape[1]
     s = rel.draw_samples([str(i) for i in range(n)], trials=30, seed=seed)
-    r = rel.metric_reliability(X, s)
+    r = rel.metric_reliability(X, s, runs=[f"r{i}" for i in range(len(X))])
     k = len(X) - 2  # pair (0, last) in run_pairs order
     x, y = rel.run_pairs(len(X))
     assert (x[k], y[k]) == (0, len(X) - 1)
@@ -337,7 +337,9 @@ def test_asl_and_tukey_match_the_loops(X, seed):
     n = X.shape[1]
     s = rel.draw_samples([str(i) for i in range(n)], trials=25, seed=seed)
     assert rel.bootstrap_asl(X, s.bootstrap).asl.tolist() == reference_asl(X, s.bootstrap).tolist()
-    assert rel.tukey_hsd(X, trials=25, seed=seed).tolist() == reference_tukey(X, 25, seed).tolist()
+    runs = [f"r{i}" for i in range(len(X))]
+    got = rel.tukey_hsd(X, runs, trials=25, seed=seed)
+    assert got.tolist() == reference_tukey(X, 25, seed).tolist()
 
 
 @settings(max_examples=30, deadline=None)
@@ -359,3 +361,86 @@ def test_pickled_samples_leave_the_count_matrices_behind():
     assert "indicators" not in back.__dict__
     assert np.array_equal(back.indicators["bootstrap"], s.indicators["bootstrap"])
     assert np.array_equal(back.swap, s.swap) and back.tukey_seed == s.tukey_seed
+
+
+# -- the order of the runs ---------------------------------------------------------------------
+def named_pairs(report):
+    """Per unordered pair of run names and (metric, gains): every pair figure, oriented
+    from the smaller name to the larger (a difference and GT counts turn with it)."""
+    x, y = rel.run_pairs(len(report.runs))
+    out = {}
+    for key, r in report.results.items():
+        st = r.stability
+        for k, (i, j) in enumerate(zip(x.tolist(), y.tolist(), strict=True)):
+            a, b = report.runs[i], report.runs[j]
+            flip = a > b
+            diff = float(r.intervals.mean[i] - r.intervals.mean[j])
+            out[(*key, min(a, b), max(a, b))] = (
+                -diff if flip else diff,
+                float(r.discrimination.asl[k]),
+                float(r.p_t[k]),
+                float(r.p_holm[k]),
+                float(r.p_tukey[k]),
+                (st.gt_yx if flip else st.gt_xy)[k].tolist(),
+                (st.gt_xy if flip else st.gt_yx)[k].tolist(),
+                st.eq[k].tolist(),
+            )
+    return out
+
+
+def named_runs(report):
+    out = {}
+    for key, r in report.results.items():
+        iv = r.intervals
+        for i, run in enumerate(report.runs):
+            out[(*key, run)] = tuple(
+                float(a[i]) for a in (iv.mean, iv.t_low, iv.t_high, iv.boot_low, iv.boot_high)
+            )
+    return out
+
+
+def test_every_figure_is_the_same_whatever_the_order_of_the_runs():
+    """The randomised Tukey HSD permutes the runs in the order of their names, and every
+    other figure is computed in that order too: the same samples and the runs given in
+    another order give the same figures per named run and pair, to the last bit."""
+    rng = np.random.default_rng(12)
+    names = ["delta", "alpha", "echo", "charlie", "bravo", "foxtrot"]
+    X = np.round(rng.random((6, 30)) * 8) / 8  # ties and zero differences included
+    X[5] = X[1]
+    samples = rel.draw_samples([f"q{i}" for i in range(30)], trials=300, seed=4)
+    sharp = np.arange(6)[:, None] * 0.1 + X * 0.1  # a swap threshold and a relative one
+    matrices = {("ap", "default"): X, ("rr", "default"): X**2, ("sharp", "default"): sharp}
+    one = rel.reliability_report(matrices, names, samples)
+    for order in ([2, 0, 4, 1, 3, 5], [5, 4, 3, 2, 1, 0], sorted(range(6), key=names.__getitem__)):
+        two = rel.reliability_report(
+            {k: v[order] for k, v in matrices.items()}, [names[i] for i in order], samples
+        )
+        assert named_pairs(two) == named_pairs(one)
+        assert named_runs(two) == named_runs(one)
+        assert repr(two.summary()) == repr(one.summary())  # NaN is no NaN's equal
+        assert rel.summary_csv(two) == rel.summary_csv(one)
+        assert rel.curves_csv(two) == rel.curves_csv(one)
+        for key, r in one.results.items():
+            sw = two.results[key].swaps
+            assert sw.counter.tolist() == r.swaps.counter.tolist()
+            assert sw.swaps.tolist() == r.swaps.swaps.tolist()
+            assert repr((sw.threshold, sw.share, sw.relative)) == repr(
+                (r.swaps.threshold, r.swaps.share, r.swaps.relative)
+            )
+    assert not math.isnan(one.results["sharp", "default"].swaps.relative)
+
+
+def test_tukey_hsd_is_the_same_whatever_the_order_of_the_runs():
+    rng = np.random.default_rng(2)
+    names = ["r3", "r1", "r4", "r0", "r2"]
+    X = rng.random((5, 12))
+    want = rel.tukey_hsd(X, names, trials=200, seed=3)
+    x, y = rel.run_pairs(5)
+    by_pair = {
+        frozenset((names[i], names[j])): want[k]
+        for k, (i, j) in enumerate(zip(x.tolist(), y.tolist(), strict=True))
+    }
+    for order in ([1, 3, 0, 4, 2], [4, 3, 2, 1, 0]):
+        got = rel.tukey_hsd(X[order], [names[i] for i in order], trials=200, seed=3)
+        for k, (i, j) in enumerate(zip(x.tolist(), y.tolist(), strict=True)):
+            assert got[k] == by_pair[frozenset((names[order[i]], names[order[j]]))]

@@ -168,3 +168,47 @@ def test_qa_reliability_is_the_same_command_without_django(tmp_path):
         check=False,
     )
     assert bad.returncode == 2 and "at least two run files" in bad.stderr
+
+
+def pair_figures(text):
+    """The pairs table per unordered pair of runs, oriented from the smaller name."""
+    _, header, rows = read_csv(text)
+    out = {}
+    for r in rows:
+        a, b = r[2], r[3]
+        figures = dict(zip(header[4:], r[4:], strict=True))
+        if a > b:
+            a, b = b, a
+            d = figures["difference"]
+            if d != "0":
+                figures["difference"] = d[1:] if d.startswith("-") else "-" + d
+        out[(r[0], r[1], a, b)] = figures
+    return out
+
+
+def test_the_order_of_the_run_files_changes_no_figure(tmp_path):
+    """The same samples and the run files in another order: the very same figures per
+    named run and pair (the randomised Tukey HSD permutes the runs in name order)."""
+    qrels, runs = write_files(tmp_path)
+    samples = tmp_path / "samples.csv"
+    common = ["--qrels", qrels, "--metrics", "ap,rr", "--gains", "default;1:1"]
+    first, _ = run(
+        *common, *runs, "--trials", 200, "--seed", 4, "--samples-out", samples, "--table", "pairs"
+    )
+    shuffled = [runs[2], runs[0], runs[1]]
+    for again in (
+        run(*common, *shuffled, "--samples-in", samples, "--table", "pairs")[0],
+        run(*common, *shuffled, "--trials", 200, "--seed", 4, "--table", "pairs")[0],
+    ):
+        assert pair_figures(again) == pair_figures(first)
+        assert [r[2:4] for r in read_csv(again)[2]][:3] == [
+            ["run2", "run0"],
+            ["run2", "run1"],
+            ["run0", "run1"],
+        ]
+    for table in ("summary", "curves", "runs"):
+        one, _ = run(*common, *runs, "--samples-in", samples, "--table", table)
+        two, _ = run(*common, *shuffled, "--samples-in", samples, "--table", table)
+        if table == "runs":
+            one, two = sorted(one.splitlines()), sorted(two.splitlines())
+        assert one == two
