@@ -4,9 +4,11 @@ runs and ranking pages (DESIGN.md section 10), from scored runs (the engine's ``
 Every figure comes from ``evaluation.metrics.reliability``: the t interval
 (``t_intervals``), the bootstrap percentile interval (``bootstrap_intervals`` over the
 bootstrap samples ``draw_bootstrap`` draws: ``draw_samples``' for the same seed and B, so
-they are the reliability page's), paired t-tests with Holm's correction (``paired_t``, ``holm``) and
-the randomised Tukey HSD (``tukey_hsd``).  No Django here: ``services.runs_rank`` and the
-views call it with scores they already have, so it adds no query to a page.
+they are the reliability page's), paired t-tests with Holm's correction (``paired_t``,
+``holm``) and the randomised Tukey HSD (``tukey_hsd``, its permutations from
+``tukey_generator`` of the seed and on the runs by name: the reliability page's for the
+same seed and B).  No Django here: ``services.runs_rank`` and the views call it with
+scores they already have, so it adds no query to a page.
 """
 
 from __future__ import annotations

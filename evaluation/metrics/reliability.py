@@ -63,7 +63,9 @@ class Samples:
     ``stability[b]``: the c questions of subset Q_b (without replacement);
     ``swap[b, 0]`` and ``swap[b, 1]``: the disjoint subsets Q_b and Q'_b;
     ``bootstrap[b]``: n questions drawn with replacement;
-    ``tukey_seed`` seeds the permutations of the randomised Tukey HSD.
+    ``tukey_seed`` seeds the permutations of the randomised Tukey HSD (through
+    ``tukey_generator``): drawn samples have the sampling seed itself, so the ranking
+    page's Tukey HSD for a seed is the reliability page's.
     """
 
     questions: tuple[str, ...]
@@ -156,8 +158,8 @@ def draw_samples(
         [np.nonzero(first)[1].reshape(trials, c), np.nonzero(second)[1].reshape(trials, c)], axis=1
     )
     boot = rng.integers(0, n, size=(trials, n))
-    tukey_seed = int(rng.integers(0, 2**63 - 1))
-    samples = Samples(questions, c, stability, swap, boot, seed, tukey_seed)
+    # the Tukey HSD draws from a stream of its own of the same seed (tukey_generator)
+    samples = Samples(questions, c, stability, swap, boot, seed, seed)
     # the count matrices are at hand: keep them rather than rebuild them from positions
     samples.__dict__["indicators"] = {
         "stability": mask.astype(float),
@@ -642,6 +644,14 @@ def paired_t(X: np.ndarray) -> np.ndarray:
     return np.where(np.isinf(t), 0.0, 2 * stats.t.sf(np.abs(t), n - 1))
 
 
+def tukey_generator(seed: int) -> np.random.Generator:
+    """The generator of the randomised Tukey HSD's permutations for ``seed``, the one of
+    every page and command (the ranking page's seed, the samples' ``tukey_seed``): the
+    first child of the seed's ``numpy.random.SeedSequence``, a stream independent of
+    ``default_rng(seed)``, which draws the samples."""
+    return np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+
+
 def tukey_hsd(
     X: np.ndarray, runs: Sequence[str], *, trials: int = 1000, seed: int = 0
 ) -> np.ndarray:
@@ -650,12 +660,13 @@ def tukey_hsd(
     largest difference of run means >= |mean(x) - mean(y)|} / trials.  The permutations
     act on the runs in the order of their names ``runs`` (``run_order``), so the p-value
     of two named runs does not depend on the order of the rows of X; pairs in
-    ``run_pairs`` order of X's rows."""
+    ``run_pairs`` order of X's rows.  The permutations come from
+    ``tukey_generator(seed)``."""
     X = np.asarray(X, dtype=float)
     if len(runs) != len(X):
         raise ValueError(f"{len(X)} rows of scores but {len(runs)} run names")
     XT = np.ascontiguousarray(X[run_order(runs)].T)  # questions x runs (by name)
-    rng = np.random.default_rng(seed)
+    rng = tukey_generator(seed)
     spread = np.empty(trials)
     for b in range(trials):
         means = rng.permuted(XT, axis=1).mean(axis=0)

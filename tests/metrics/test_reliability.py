@@ -118,7 +118,7 @@ def reference_asl(X, boot):
 
 
 def reference_tukey(X, trials, seed):
-    rng = np.random.default_rng(seed)
+    rng = rel.tukey_generator(seed)
     XT = np.ascontiguousarray(X.T)
     spreads = []
     for _ in range(trials):
@@ -225,6 +225,21 @@ def test_draw_samples_shapes_and_disjoint_subsets():
         assert not set(s.swap[b, 0]) & set(s.swap[b, 1])
     again = rel.draw_samples([f"q{i}" for i in range(9)], trials=50, seed=0)
     assert np.array_equal(s.swap, again.swap) and s.tukey_seed == again.tukey_seed
+
+
+def test_drawn_samples_seed_the_tukey_hsd_with_their_own_seed():
+    """The reliability report's Tukey HSD is ``tukey_hsd`` with the sampling seed and B,
+    as the ranking page computes it; the permutations are a stream of their own."""
+    X = np.random.default_rng(8).random((4, 10))
+    runs = ["d", "b", "a", "c"]
+    for seed in (0, 5, 2**40):
+        s = rel.draw_samples([str(i) for i in range(10)], trials=120, seed=seed)
+        assert s.tukey_seed == seed
+        r = rel.metric_reliability(X, s, runs=runs)
+        assert r.p_tukey.tolist() == rel.tukey_hsd(X, runs, trials=120, seed=seed).tolist()
+    first = rel.tukey_generator(3).random(5)
+    assert first.tolist() == rel.tukey_generator(3).random(5).tolist()
+    assert first.tolist() != np.random.default_rng(3).random(5).tolist()
 
 
 @pytest.mark.parametrize("kwargs", [{"subset_size": 5}, {"subset_size": 0}, {"trials": 0}])
