@@ -652,6 +652,20 @@ def tukey_generator(seed: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
 
 
+def draw_permutations(
+    nquestions: int, nruns: int, *, trials: int = 1000, seed: int = 0
+) -> Iterator[np.ndarray]:
+    """The randomised Tukey HSD's permutations, one (nquestions x nruns) array per trial
+    from ``tukey_generator(seed)``: row q is a permutation of the runs 0..nruns-1 (in the
+    order of their names), and in that trial run j is given question q's score of run
+    ``perm[q, j]``; each question's scores are permuted on their own, never across
+    questions."""
+    rng = tukey_generator(seed)
+    identity = np.broadcast_to(np.arange(nruns, dtype=np.intp), (nquestions, nruns))
+    for _ in range(trials):
+        yield rng.permuted(identity, axis=1)
+
+
 def tukey_hsd(
     X: np.ndarray, runs: Sequence[str], *, trials: int = 1000, seed: int = 0
 ) -> np.ndarray:
@@ -660,16 +674,14 @@ def tukey_hsd(
     largest difference of run means >= |mean(x) - mean(y)|} / trials.  The permutations
     act on the runs in the order of their names ``runs`` (``run_order``), so the p-value
     of two named runs does not depend on the order of the rows of X; pairs in
-    ``run_pairs`` order of X's rows.  The permutations come from
-    ``tukey_generator(seed)``."""
+    ``run_pairs`` order of X's rows.  The permutations are ``draw_permutations``'."""
     X = np.asarray(X, dtype=float)
     if len(runs) != len(X):
         raise ValueError(f"{len(X)} rows of scores but {len(runs)} run names")
     XT = np.ascontiguousarray(X[run_order(runs)].T)  # questions x runs (by name)
-    rng = tukey_generator(seed)
     spread = np.empty(trials)
-    for b in range(trials):
-        means = rng.permuted(XT, axis=1).mean(axis=0)
+    for b, perm in enumerate(draw_permutations(*XT.shape, trials=trials, seed=seed)):
+        means = np.take_along_axis(XT, perm, axis=1).mean(axis=0)
         spread[b] = means.max() - means.min()
     mean = X.mean(axis=1)
     x, y = run_pairs(len(X))

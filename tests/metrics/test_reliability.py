@@ -3,6 +3,7 @@ and the bootstrap / Tukey p-values against straightforward loops."""
 
 import itertools
 import math
+import statistics
 
 import numpy as np
 import pytest
@@ -100,36 +101,68 @@ def test_difference_bins():
 
 
 # -- bootstrap, t and Tukey -------------------------------------------------------------------
+def t_by_hand(mean, sd, n):
+    """mean / (sd / sqrt(n)); 0 when both are zero (within 1e-12), +-inf when only the
+    standard error is."""
+    se = sd / math.sqrt(n)
+    if se <= 1e-12:
+        return 0.0 if abs(mean) <= 1e-12 else math.copysign(math.inf, mean)
+    return mean / se
+
+
 def reference_asl(X, boot):
-    """Sakai 2006 Figure 1, one pair and one bootstrap sample at a time."""
+    """Sakai 2006 Figure 1, one pair and one bootstrap sample at a time, in plain Python
+    (statistics and math): z the pair's differences, w = z - mean(z) (zero within
+    1e-12), ASL = #{b : |t(w*_b)| >= |t(z)|} / B, a bootstrap mean within 1e-12 of zero
+    being zero."""
     n = X.shape[1]
+    rows = X.tolist()
     out = []
-    for x, y in itertools.combinations(range(len(X)), 2):
-        z = X[x] - X[y]
-        t_obs = rel.t_statistic(z.mean(), z.std(ddof=1), n)
-        w = z - z.mean()
+    for x, y in itertools.combinations(range(len(rows)), 2):
+        z = [a - b for a, b in zip(rows[x], rows[y], strict=True)]
+        t_obs = t_by_hand(statistics.fmean(z), statistics.stdev(z), n)
+        zbar = statistics.fmean(z)
+        w = [0.0 if abs(v - zbar) <= 1e-12 else v - zbar for v in z]
         count = 0
-        for b in range(len(boot)):
-            ws = w[boot[b]]
-            t = rel.t_statistic(rel._zero_small(np.array(ws.mean())), ws.std(ddof=1), n)
+        for sample in boot.tolist():
+            ws = [w[q] for q in sample]
+            mean = statistics.fmean(ws)
+            mean = 0.0 if abs(mean) <= 1e-12 else mean
+            t = t_by_hand(mean, statistics.stdev(ws), n)
             count += abs(t) >= abs(t_obs) * (1 - 1e-9)
         out.append(count / len(boot))
     return np.array(out)
 
 
-def reference_tukey(X, trials, seed):
-    rng = rel.tukey_generator(seed)
-    XT = np.ascontiguousarray(X.T)
+def reference_tukey(X, runs, trials, seed):
+    """The randomised Tukey HSD in plain Python with the engine's permutations taken as
+    given (``draw_permutations``, the runs by name): each trial deals every question's
+    scores to the runs as its permutation says, and the p-value of a pair counts the
+    trials whose spread of run means reaches the pair's difference.  Checks on the way
+    that a trial permutes each question's scores among themselves only."""
+    names = sorted(runs)
+    rows = [X[list(runs).index(name)].tolist() for name in names]  # the runs by name
+    m, n = len(rows), len(rows[0])
     spreads = []
-    for _ in range(trials):
-        means = rng.permuted(XT, axis=1).mean(axis=0)
-        spreads.append(means.max() - means.min())
-    m = X.mean(axis=1)
+    for perm in rel.draw_permutations(n, m, trials=trials, seed=seed):
+        assert perm.shape == (n, m)
+        perm = perm.tolist()
+        sums = [0.0] * m
+        for q in range(n):
+            assert sorted(perm[q]) == list(range(m))
+            dealt = [rows[perm[q][j]][q] for j in range(m)]
+            assert sorted(dealt) == sorted(row[q] for row in rows)  # question q's scores
+            for j in range(m):
+                sums[j] += dealt[j]
+        means = [v / n for v in sums]
+        spreads.append(max(means) - min(means))
+    assert len(spreads) == trials
+    mean = [math.fsum(row) / n for row in X.tolist()]  # the runs as given
     p = []
-    for x, y in itertools.combinations(range(len(X)), 2):
-        d = abs(m[x] - m[y])
-        d = 0.0 if d <= rel.TOL else d
-        p.append(sum(s >= d * (1 - 1e-9) - rel.TOL for s in spreads) / trials)
+    for x, y in itertools.combinations(range(len(mean)), 2):
+        d = abs(mean[x] - mean[y])
+        d = 0.0 if d <= 1e-12 else d
+        p.append(sum(s >= d * (1 - 1e-9) - 1e-12 for s in spreads) / trials)
     return np.array(p)
 
 
@@ -158,8 +191,21 @@ def test_bootstrap_asl_extremes():
 def test_tukey_matches_the_loop():
     rng = np.random.default_rng(3)
     X = rng.random((4, 8))
-    got = rel.tukey_hsd(X, ["a", "b", "c", "d"], trials=400, seed=5)
-    assert got.tolist() == reference_tukey(X, 400, 5).tolist()
+    runs = ["c", "a", "d", "b"]
+    got = rel.tukey_hsd(X, runs, trials=400, seed=5)
+    assert got.tolist() == reference_tukey(X, runs, 400, 5).tolist()
+
+
+def test_tukey_permutations_are_seeded_and_within_each_question():
+    draws = list(rel.draw_permutations(7, 4, trials=50, seed=9))
+    again = list(rel.draw_permutations(7, 4, trials=50, seed=9))
+    other = list(rel.draw_permutations(7, 4, trials=50, seed=10))
+    assert len(draws) == 50 and all(p.shape == (7, 4) for p in draws)
+    assert all(np.array_equal(a, b) for a, b in zip(draws, again, strict=True))
+    assert not all(np.array_equal(a, b) for a, b in zip(draws, other, strict=True))
+    stacked = np.stack(draws)  # every row a permutation of the runs; not all the identity
+    assert (np.sort(stacked, axis=2) == np.arange(4)).all()
+    assert (stacked != np.arange(4)).any(axis=2).mean() > 0.9
 
 
 def test_paired_t_and_intervals_match_scipy():
@@ -352,9 +398,9 @@ def test_asl_and_tukey_match_the_loops(X, seed):
     n = X.shape[1]
     s = rel.draw_samples([str(i) for i in range(n)], trials=25, seed=seed)
     assert rel.bootstrap_asl(X, s.bootstrap).asl.tolist() == reference_asl(X, s.bootstrap).tolist()
-    runs = [f"r{i}" for i in range(len(X))]
+    runs = [f"r{(7 * i) % 11}" for i in range(len(X))]  # names in another order
     got = rel.tukey_hsd(X, runs, trials=25, seed=seed)
-    assert got.tolist() == reference_tukey(X, 25, seed).tolist()
+    assert got.tolist() == reference_tukey(X, runs, 25, seed).tolist()
 
 
 @settings(max_examples=30, deadline=None)
