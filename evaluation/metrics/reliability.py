@@ -65,7 +65,8 @@ class Samples:
     ``bootstrap[b]``: n questions drawn with replacement;
     ``tukey_seed`` seeds the permutations of the randomised Tukey HSD (through
     ``tukey_generator``): drawn samples have the sampling seed itself, so the ranking
-    page's Tukey HSD for a seed is the reliability page's.
+    page's Tukey HSD for a seed is the reliability page's; ``tukey_trials`` is the
+    number of its permutations (B unless given).
     """
 
     questions: tuple[str, ...]
@@ -75,6 +76,13 @@ class Samples:
     bootstrap: np.ndarray
     seed: int | None = None
     tukey_seed: int = 0
+    tukey_trials: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.tukey_trials is None:
+            object.__setattr__(self, "tukey_trials", len(self.stability))
+        elif self.tukey_trials < 1:
+            raise ValueError("the number of Tukey permutations must be at least 1")
 
     @property
     def trials(self) -> int:
@@ -87,6 +95,7 @@ class Samples:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        state.setdefault("tukey_trials", len(state["stability"]))  # pickled before it was
         self.__dict__.update(state)
 
     @cached_property
@@ -125,11 +134,18 @@ def default_subset_size(nq: int) -> int:
 
 
 def draw_samples(
-    questions: Sequence[str], *, trials: int = 1000, subset_size: int | None = None, seed: int = 0
+    questions: Sequence[str],
+    *,
+    trials: int = 1000,
+    subset_size: int | None = None,
+    seed: int = 0,
+    tukey_trials: int | None = None,
 ) -> Samples:
     """B subsets of size c, B pairs of disjoint subsets of size c and B bootstrap samples
     of the questions, from ``numpy.random.default_rng(seed)``.  c defaults to half the
-    questions; it must be at most half of them (the swap test needs disjoint subsets)."""
+    questions; it must be at most half of them (the swap test needs disjoint subsets).
+    The randomised Tukey HSD is to make ``tukey_trials`` permutations (default B) from
+    ``tukey_generator(seed)``."""
     questions = tuple(str(q) for q in questions)
     n = len(questions)
     if len(set(questions)) != n:
@@ -138,6 +154,8 @@ def draw_samples(
         raise ValueError("reliability needs at least 2 questions")
     if trials < 1:
         raise ValueError("the number of trials must be at least 1")
+    if tukey_trials is not None and tukey_trials < 1:
+        raise ValueError("the number of Tukey permutations must be at least 1")
     c = default_subset_size(n) if subset_size is None else int(subset_size)
     if not 1 <= c <= n // 2:
         raise ValueError(
@@ -159,7 +177,7 @@ def draw_samples(
     )
     boot = rng.integers(0, n, size=(trials, n))
     # the Tukey HSD draws from a stream of its own of the same seed (tukey_generator)
-    samples = Samples(questions, c, stability, swap, boot, seed, seed)
+    samples = Samples(questions, c, stability, swap, boot, seed, seed, tukey_trials)
     # the count matrices are at hand: keep them rather than rebuild them from positions
     samples.__dict__["indicators"] = {
         "stability": mask.astype(float),
@@ -193,10 +211,11 @@ SAMPLES_HEADER = ("sample", "trial", "subset", "question_id")
 
 def iter_samples_csv(samples: Samples) -> Iterator[str]:
     """The samples file in pieces (one per trial and kind; a big file is never held
-    whole): a preamble (format, seed, trials, subset size, Tukey seed, the number of
-    questions), then ``sample,trial,subset,question_id`` rows, one per drawn question (a
-    bootstrap sample repeats a question drawn several times), then one ``question`` row
-    per question in the matrix's order.  Cells as ``csvio.write_csv`` writes them."""
+    whole): a preamble (format, seed, trials, subset size, Tukey seed and permutations,
+    the number of questions), then ``sample,trial,subset,question_id`` rows, one per
+    drawn question (a bootstrap sample repeats a question drawn several times), then one
+    ``question`` row per question in the matrix's order.  Cells as ``csvio.write_csv``
+    writes them."""
     esc = np.asarray([cell(q) for q in samples.questions], dtype=object)
     B, c = samples.trials, samples.subset_size
     preamble = {
@@ -205,6 +224,7 @@ def iter_samples_csv(samples: Samples) -> Iterator[str]:
         "trials": B,
         "subset_size": c,
         "tukey_seed": samples.tukey_seed,
+        "tukey_trials": samples.tukey_trials,
         "questions": len(esc),
     }
     yield write_csv(SAMPLES_HEADER, [], preamble)
@@ -228,7 +248,8 @@ def samples_to_csv(samples: Samples) -> str:
 
 def samples_from_csv(text: str | bytes) -> Samples:
     """Read a file ``samples_to_csv`` wrote; CsvFormatError (a ValueError) when it is not
-    one, or when its samples do not have the sizes its preamble states.  The preamble and
+    one, or when its samples do not have the sizes its preamble states.  A file without
+    ``tukey_trials`` (written before it was kept) gives B Tukey permutations.  The preamble and
     header are read by ``csvio.read_csv``, the rows by pandas' C reader (millions of rows
     for a big collection), then text cells are restored as ``csvio`` reads them."""
     if isinstance(text, bytes):
@@ -249,10 +270,14 @@ def samples_from_csv(text: str | bytes) -> Samples:
         B, c = int(preamble["trials"]), int(preamble["subset_size"])
         nq, tukey_seed = int(preamble["questions"]), int(preamble["tukey_seed"])
         seed = int(preamble["seed"]) if preamble.get("seed") else None
+        tukey_trials = int(preamble["tukey_trials"]) if preamble.get("tukey_trials") else None
     except (KeyError, ValueError) as e:
         raise CsvFormatError(
-            f"the preamble needs trials, subset_size, questions and tukey_seed as integers ({e})"
+            "the preamble needs trials, subset_size, questions and tukey_seed as integers "
+            f"(and tukey_trials, if given) ({e})"
         ) from e
+    if tukey_trials is not None and tukey_trials < 1:
+        raise CsvFormatError("tukey_trials must be at least 1")
     try:
         frame = pd.read_csv(
             io.StringIO(text[head_end:]),
@@ -323,7 +348,7 @@ def samples_from_csv(text: str | bytes) -> Samples:
             "a subset repeats a question (subsets are drawn without "
             "replacement, the two swap subsets are disjoint)"
         )
-    return Samples(tuple(questions), c, stability, swap, boot, seed, tukey_seed)
+    return Samples(tuple(questions), c, stability, swap, boot, seed, tukey_seed, tukey_trials)
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -723,13 +748,13 @@ def metric_reliability(
     metric: str = "",
     gains: str = "",
     fuzziness: Sequence[float] = FUZZINESS,
-    tukey_trials: int | None = None,
     tests: bool = True,
 ) -> MetricReliability:
     """Stability, swap rates, bootstrap ASLs, intervals and all-pairs tests of ``X``
     (runs x questions, rows named by ``runs``, columns in ``samples.questions`` order);
     with ``tests=False`` the paired t, Holm and Tukey p-values are left NaN (a summary
-    over many metrics).  Everything is computed on the rows sorted by run name
+    over many metrics; the Tukey HSD makes ``samples.tukey_trials`` permutations from
+    ``samples.tukey_seed``).  Everything is computed on the rows sorted by run name
     (``run_order``), then put back in the order given: the figures of a named run or
     pair are the same, to the last bit, whatever the order of the runs."""
     X = np.asarray(X, dtype=float)
@@ -757,9 +782,7 @@ def metric_reliability(
         mean_intervals(X, samples.bootstrap, indicator=ind["bootstrap"]),
         p_t,
         holm(p_t) if tests else nan,
-        tukey_hsd(X, names, trials=tukey_trials or samples.trials, seed=samples.tukey_seed)
-        if tests
-        else nan,
+        tukey_hsd(X, names, trials=samples.tukey_trials, seed=samples.tukey_seed) if tests else nan,
     )
     return _in_order(r, order)
 
@@ -848,7 +871,6 @@ def reliability_report(
     samples: Samples,
     *,
     fuzziness: Sequence[float] = FUZZINESS,
-    tukey_trials: int | None = None,
     tests: bool = True,
     config: Mapping[str, object] | None = None,
 ) -> Report:
@@ -865,7 +887,6 @@ def reliability_report(
             metric=metric,
             gains=gains,
             fuzziness=fuzziness,
-            tukey_trials=tukey_trials,
             tests=tests,
         )
         means = r.intervals.mean
@@ -895,6 +916,7 @@ def _preamble(report: Report, table: str) -> dict[str, object]:
         "subset_size": s.subset_size,
         "seed": "" if s.seed is None else s.seed,
         "tukey_seed": s.tukey_seed,
+        "tukey_trials": s.tukey_trials,
         "questions": len(s.questions),
         "runs": len(report.runs),
     }

@@ -9,6 +9,7 @@ reads them back, so that anyone recomputes the very same figures.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -67,8 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         dest="tukey_trials",
-        help="permutations of the randomised Tukey HSD (default: B); "
-        "they are most of the time on many runs and questions",
+        help="permutations of the randomised Tukey HSD (default: B, or the samples "
+        "file's); they are most of the time on many runs and questions",
     )
     parser.add_argument(
         "--samples-out",
@@ -119,9 +120,15 @@ def reliability(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
         questions = [str(q) for q in judgments.questions]
         if opts["samples_in"]:
             samples = rel.samples_from_csv(samples_data)
+            if opts["tukey_trials"] is not None:  # overrides the file's
+                samples = dataclasses.replace(samples, tukey_trials=opts["tukey_trials"])
         else:
             samples = rel.draw_samples(
-                questions, trials=opts["trials"], subset_size=opts["subset_size"], seed=opts["seed"]
+                questions,
+                trials=opts["trials"],
+                subset_size=opts["subset_size"],
+                seed=opts["seed"],
+                tukey_trials=opts["tukey_trials"],
             )
         order = samples.column_order(questions)
         matrices = {key: X[:, order] for key, X in matrices.items()}
@@ -132,13 +139,11 @@ def reliability(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
             "gains": ";".join(p.label for p in profiles),
             "beta": opts["beta"],
             "rbp_p": opts["rbp_p"],
-            "tukey_trials": opts["tukey_trials"] or samples.trials,
         }
         report = rel.reliability_report(
             matrices,
             [r.name for r in runs],
             samples,
-            tukey_trials=opts["tukey_trials"],
             config=config,
         )
     except InputError as e:

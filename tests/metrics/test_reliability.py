@@ -321,6 +321,29 @@ def test_samples_round_trip_gives_identical_results():
         assert table(one) == table(three)
 
 
+def test_samples_file_keeps_the_tukey_trials():
+    X = np.random.default_rng(3).random((3, 8))
+    runs = ["a", "b", "c"]
+    samples = rel.draw_samples([f"q{i}" for i in range(8)], trials=30, seed=2, tukey_trials=9)
+    text = rel.samples_to_csv(samples)
+    assert read_csv(text)[0]["tukey_trials"] == "9"
+    back = rel.samples_from_csv(text)
+    assert (back.trials, back.tukey_trials) == (30, 9)
+    one = rel.reliability_report({("ap", "g"): X}, runs, samples)
+    two = rel.reliability_report({("ap", "g"): X}, runs, back)
+    assert rel.pairs_csv(one) == rel.pairs_csv(two)
+    assert read_csv(rel.pairs_csv(two))[0]["tukey_trials"] == "9"
+    assert all(round(p * 9, 9) == round(p * 9) for p in two.results["ap", "g"].p_tukey)
+    # a file written before tukey_trials was kept: B permutations
+    older = rel.samples_from_csv(text.replace("# tukey_trials=9\n", ""))
+    assert older.tukey_trials == 30
+    assert rel.draw_samples([f"q{i}" for i in range(8)], trials=30).tukey_trials == 30
+    with pytest.raises(ValueError, match="tukey_trials"):
+        rel.samples_from_csv(text.replace("# tukey_trials=9", "# tukey_trials=0"))
+    with pytest.raises(ValueError, match="Tukey permutations"):
+        rel.draw_samples(list("abcd"), trials=2, tukey_trials=0)
+
+
 def test_samples_file_errors():
     text = rel.samples_to_csv(rel.draw_samples(list("abcd"), trials=2, seed=0))
     with pytest.raises(ValueError):
@@ -422,6 +445,13 @@ def test_pickled_samples_leave_the_count_matrices_behind():
     assert "indicators" not in back.__dict__
     assert np.array_equal(back.indicators["bootstrap"], s.indicators["bootstrap"])
     assert np.array_equal(back.swap, s.swap) and back.tukey_seed == s.tukey_seed
+    assert back.tukey_trials == 30
+    # a copy pickled before the samples kept their Tukey permutations gets B
+    state = s.__getstate__()
+    del state["tukey_trials"]
+    old = rel.Samples.__new__(rel.Samples)
+    old.__setstate__(state)
+    assert old.tukey_trials == 30
 
 
 # -- the order of the runs ---------------------------------------------------------------------

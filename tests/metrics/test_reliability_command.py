@@ -212,3 +212,25 @@ def test_the_order_of_the_run_files_changes_no_figure(tmp_path):
         if table == "runs":
             one, two = sorted(one.splitlines()), sorted(two.splitlines())
         assert one == two
+
+
+def test_the_samples_file_keeps_the_tukey_trials(tmp_path):
+    """--tukey-trials goes into the samples file and comes back with it; a file without
+    it (an older one) gives B permutations; --tukey-trials given again overrides it."""
+    qrels, runs = write_files(tmp_path)
+    samples = tmp_path / "samples.csv"
+    args = ["--qrels", qrels, *runs, "--table", "pairs"]
+    first, _ = run(*args, "--trials", 30, "--tukey-trials", 7, "--samples-out", samples)
+    assert read_csv(samples.read_text())[0]["tukey_trials"] == "7"
+    again, _ = run(*args, "--samples-in", samples)
+    assert again == first and read_csv(again)[0]["tukey_trials"] == "7"
+    older = tmp_path / "older.csv"
+    older.write_text(samples.read_text().replace("# tukey_trials=7\n", ""))
+    plain, _ = run(*args, "--trials", 30)
+    assert run(*args, "--samples-in", older)[0] == plain
+    assert read_csv(plain)[0]["tukey_trials"] == "30"
+    out, _ = run(*args, "--samples-in", samples, "--tukey-trials", 11)
+    preamble, header, rows = read_csv(out)
+    assert preamble["tukey_trials"] == "11"
+    p_tukey = [float(r[header.index("p_tukey")]) for r in rows]
+    assert all(abs(p * 11 - round(p * 11)) < 1e-4 for p in p_tukey)
