@@ -21,6 +21,10 @@ from .cli import UsageError, add_scoring_options, console, parse_inputs, read_fi
 from .data import check_unique_names
 from .gains import check_parameters
 
+DEFAULT_TRIALS = 1000
+#: the options that draw samples: a samples file read with --samples-in fixes them
+SAMPLING_OPTIONS = {"trials": "--trials", "subset_size": "--subset-size", "seed": "--seed"}
+
 DESCRIPTION = (
     "Reliability of metrics over a set of runs: stability, swap rates, bootstrap "
     "discriminative power, confidence intervals, Holm and Tukey HSD tests. Prints "
@@ -54,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="which table to print (default summary)",
     )
     parser.add_argument("--output", metavar="FILE", help="write the table here")
-    parser.add_argument("--trials", type=int, default=1000, help="B (default 1000)")
+    parser.add_argument("--trials", type=int, default=None, help=f"B (default {DEFAULT_TRIALS})")
     parser.add_argument(
         "--subset-size",
         type=int,
@@ -62,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="subset_size",
         help="c (default: half the questions)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    parser.add_argument("--seed", type=int, default=None, help="sampling seed (default 0)")
     parser.add_argument(
         "--tukey-trials",
         type=int,
@@ -81,8 +85,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--samples-in",
         metavar="FILE",
         dest="samples_in",
-        help="use these samples instead of drawing (--trials, "
-        "--subset-size and --seed are then ignored)",
+        help="use these samples instead of drawing (B, c, the seed and the Tukey "
+        "permutations are the file's: --trials, --subset-size and --seed are refused, "
+        "--tukey-trials overrides the file's)",
     )
     add_scoring_options(parser)
 
@@ -105,6 +110,12 @@ def reliability(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
             raise ValueError("--tukey-trials must be at least 1")
         if len(opts["runs"]) < 2:
             raise ValueError("reliability compares runs: give at least two run files")
+        given = [flag for key, flag in SAMPLING_OPTIONS.items() if opts[key] is not None]
+        if opts["samples_in"] and given:
+            raise ValueError(
+                f"--samples-in cannot be combined with {', '.join(given)}: the samples "
+                "file fixes the trials, the subset size and the seed"
+            )
     except ValueError as e:
         raise UsageError(str(e)) from e
     path = opts["judgments"] or opts["qrels"]
@@ -125,9 +136,9 @@ def reliability(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
         else:
             samples = rel.draw_samples(
                 questions,
-                trials=opts["trials"],
+                trials=DEFAULT_TRIALS if opts["trials"] is None else opts["trials"],
                 subset_size=opts["subset_size"],
-                seed=opts["seed"],
+                seed=0 if opts["seed"] is None else opts["seed"],
                 tukey_trials=opts["tukey_trials"],
             )
         order = samples.column_order(questions)

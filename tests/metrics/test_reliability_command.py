@@ -1,6 +1,7 @@
 """``manage.py reliability`` on files: tables with their preamble, samples out and back in
 (identical figures), options and errors; no database is touched."""
 
+import contextlib
 import io
 
 import numpy as np
@@ -234,3 +235,29 @@ def test_the_samples_file_keeps_the_tukey_trials(tmp_path):
     assert preamble["tukey_trials"] == "11"
     p_tukey = [float(r[header.index("p_tukey")]) for r in rows]
     assert all(abs(p * 11 - round(p * 11)) < 1e-4 for p in p_tukey)
+
+
+@pytest.mark.parametrize(
+    "extra, named",
+    [
+        (["--trials", "1000"], "--trials"),
+        (["--seed", "0"], "--seed"),
+        (["--subset-size", "5"], "--subset-size"),
+        (["--seed", "3", "--trials", "20"], "--trials, --seed"),
+    ],
+)
+def test_samples_in_refuses_the_sampling_options(tmp_path, extra, named):
+    """The samples file fixes B, c and the seed: giving them as well is an error (exit
+    status 2, the options named), even with the values the file has."""
+    from evaluation.metrics.reliability_cli import main
+
+    qrels, runs = write_files(tmp_path)
+    samples = tmp_path / "samples.csv"
+    run("--qrels", qrels, *runs, "--trials", 20, "--samples-out", samples)
+    with pytest.raises(CommandError, match=f"--samples-in.*{named}") as e:
+        run("--qrels", qrels, *runs, "--samples-in", samples, *extra)
+    assert e.value.returncode == 2
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["--qrels", str(qrels), *map(str, runs), "--samples-in", str(samples), *extra])
+    assert code == 2 and named in err.getvalue()
