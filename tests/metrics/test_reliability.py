@@ -95,6 +95,20 @@ def test_swap_threshold_share_and_relative_by_hand():
     assert sw.relative == pytest.approx(0.2 / (1.625 / 5))
 
 
+def test_swap_threshold_is_past_every_bin_above_five_percent():
+    """The threshold is the lowest bin from which every non-empty bin is at most 5%, not
+    the first bin at or below 5%: bin 0.05 has no swap, but bin 0.12 after it has."""
+    # one question per subset: d(Q) is the question's difference z = .05 .12 .3 -.3
+    X = np.array([[0.05, 0.12, 0.3, 0.0], [0.0, 0.0, 0.0, 0.3]])
+    subsets = np.array([[[0], [2]], [[1], [3]], [[2], [0]]])  # no swap, a swap, no swap
+    sw = rel.swap_rates(X, subsets)
+    assert sw.counter[[5, 12, 20]].tolist() == [1, 1, 1]
+    assert sw.swaps[[5, 12, 20]].tolist() == [0, 1, 0]
+    assert sw.threshold == 0.2 and sw.share == 1 / 3
+    # the better run's mean over Q per trial: .05, .12, .3
+    assert sw.relative == pytest.approx(0.2 / ((0.05 + 0.12 + 0.3) / 3))
+
+
 def test_difference_bins():
     d = np.array([0, 0.0099, 0.01, 0.03, -0.03, 0.199, 0.2, 0.7])
     assert rel.difference_bin(d).tolist() == [0, 0, 1, 3, 3, 19, 20, 20]
