@@ -588,7 +588,8 @@ def bootstrap_asl(
 ) -> Discrimination:
     """Paired bootstrap test per run pair (Sakai 2006, Figure 1): z = per-question
     differences, w = z - mean(z); ASL = #{b : |t(w*_b)| >= |t(z)|} / B with w*_b the
-    bootstrap sample b of w (the same question draws for every pair)."""
+    bootstrap sample b of w (the same question draws for every pair); a mean, observed
+    or bootstrap, within TOL of zero is zero (so a zero difference has ASL 1)."""
     X = np.asarray(X, dtype=float)
     n = X.shape[1]
     # resampling counts, trials x questions; rows sum to n
@@ -599,7 +600,9 @@ def bootstrap_asl(
     for s in _chunks(len(x), chunk):
         z = X[x[s]] - X[y[s]]
         zbar = z.mean(axis=1, keepdims=True)
-        t_obs = t_statistic(zbar[:, 0], z.std(axis=1, ddof=1), n)
+        # a mean within TOL of zero is zero, as the bootstrap means below: else rounding
+        # (its sign and size depend on the order of the questions) decides the ASL
+        t_obs = t_statistic(_zero_small(zbar[:, 0]), z.std(axis=1, ddof=1), n)
         w = z - zbar
         w[np.abs(w) <= TOL] = 0.0
         total = R[x[s]] - R[y[s]] - zbar * n  # sum of w over each bootstrap sample

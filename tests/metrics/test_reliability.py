@@ -127,15 +127,15 @@ def t_by_hand(mean, sd, n):
 def reference_asl(X, boot):
     """Sakai 2006 Figure 1, one pair and one bootstrap sample at a time, in plain Python
     (statistics and math): z the pair's differences, w = z - mean(z) (zero within
-    1e-12), ASL = #{b : |t(w*_b)| >= |t(z)|} / B, a bootstrap mean within 1e-12 of zero
-    being zero."""
+    1e-12), ASL = #{b : |t(w*_b)| >= |t(z)|} / B, a mean (observed or bootstrap) within
+    1e-12 of zero being zero."""
     n = X.shape[1]
     rows = X.tolist()
     out = []
     for x, y in itertools.combinations(range(len(rows)), 2):
         z = [a - b for a, b in zip(rows[x], rows[y], strict=True)]
-        t_obs = t_by_hand(statistics.fmean(z), statistics.stdev(z), n)
         zbar = statistics.fmean(z)
+        t_obs = t_by_hand(0.0 if abs(zbar) <= 1e-12 else zbar, statistics.stdev(z), n)
         w = [0.0 if abs(v - zbar) <= 1e-12 else v - zbar for v in z]
         count = 0
         for sample in boot.tolist():
@@ -200,6 +200,18 @@ def test_bootstrap_asl_extremes():
     asl = rel.bootstrap_asl(X, boot).asl
     assert asl[0] == 1.0
     assert asl[1] == 0.0
+
+
+def test_a_difference_zero_but_for_rounding_is_never_significant():
+    """z = 1, -1, .3 (1 - .7, one ulp above), -.3: the mean difference is zero but for
+    rounding, whose sign and size depend on the order of the questions; the observed
+    mean is zero within 1e-12 as the bootstrap means are, so the ASL is 1 either way."""
+    X = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.7, 0.3]])
+    boot = rel.draw_samples(list("abcd"), trials=200, seed=0).bootstrap
+    assert (X[0] - X[1]).mean() != 0  # rounding
+    assert rel.bootstrap_asl(X, boot).asl.tolist() == [1.0]
+    assert rel.bootstrap_asl(X[:, ::-1], boot).asl.tolist() == [1.0]
+    assert reference_asl(X, boot).tolist() == [1.0]
 
 
 def test_tukey_matches_the_loop():
