@@ -433,8 +433,9 @@ def compare(
 ):
     """Runs ``a`` and ``b`` compared question by question, with the figures of the compare
     page: per metric the means, B - A, questions up/down/tied, sign, Wilcoxon, paired t and
-    randomization p-values and the effect size; per question both scores and B - A.
-    Default metrics: Q-measure and RR."""
+    randomization p-values and the effect size; per question both scores and B - A; and
+    the questions where the Q-measure and RR differences disagree (one zero, the other
+    not). Default metrics: Q-measure and RR."""
     collection, _ = _score_access(request, slug)
     run_a, run_b = _visible_run(request, collection, a), _visible_run(request, collection, b)
     if run_a.pk == run_b.pk:
@@ -483,4 +484,8 @@ def compare(
             }
             for q in result.diffs.index
         ],
+        "disagree": {
+            "metrics": list(dict.fromkeys([result.q_metric, result.rr_metric])),
+            "questions": result.disagree_largest_first(),
+        },
     }

@@ -610,12 +610,7 @@ def _compare_context(
     labels = {m: metric_label(m) for m in c.metrics}
     focus = request.GET.get("question")
     focus = focus if focus in c.diffs.index else None
-    size = c.diffs.loc[list(c.disagree), c.q_metric].abs() if c.disagree else None
-    disagree = (
-        list(size.sort_values(ascending=False, kind="stable").index[:DISAGREE_SHOWN])
-        if size is not None
-        else []
-    )
+    disagree = c.disagree_largest_first()[:DISAGREE_SHOWN]
     shown = [*disagree, *([focus] if focus else [])]
     marks = selectors.marks_of_runs(c.scores, [c.a.name, c.b.name], shown, collection=collection)
     marks_a, marks_b = marks[c.a.name], marks[c.b.name]
