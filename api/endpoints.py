@@ -60,6 +60,7 @@ ERRORS = {
     429: schemas.ErrorOut,
 }
 READABLE_DIGITS = 6  # as the CSV downloads (float_format ".6f")
+NOT_FOUND = "Not found"  # every 404's detail: no name or slug is echoed back
 
 
 @api.exception_handler(PermissionDenied)
@@ -69,8 +70,7 @@ def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
 
 @api.exception_handler(Http404)
 def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
-    # the generic text only: a model's name or a slug is not echoed back
-    return api.create_response(request, {"detail": "Not found"}, status=404)
+    return api.create_response(request, {"detail": NOT_FOUND}, status=404)
 
 
 @api.exception_handler(DatabaseError)
