@@ -47,7 +47,7 @@ from evaluation.significance import (
 )
 from evaluation.stats import format_p, p_text
 
-from .exports import csv_response
+from .exports import csv_precision, csv_response
 from .models import Run
 
 APP_VERSION = version("qasynset")
@@ -337,6 +337,7 @@ def run_list_csv(request: HttpRequest, slug: str) -> HttpResponse:
             ]
             for row in rows
         ],
+        precision=csv_precision(request),
     )
 
 
@@ -554,6 +555,7 @@ def run_scores_csv(request: HttpRequest, slug: str, run_id: int) -> HttpResponse
         _preamble(collection, config, run=run.name),
         ["run", "question_id", "L", "R", *config.metrics],
         rows,
+        precision=csv_precision(request),
     )
 
 
@@ -768,6 +770,7 @@ def compare_csv(request: HttpRequest, slug: str) -> HttpResponse:
             "effect_size",
         ],
         rows,
+        precision=csv_precision(request),
     )
 
 
@@ -860,6 +863,7 @@ def ranking_csv(request: HttpRequest, slug: str) -> HttpResponse:
         _preamble(collection, config, **tests.interval_preamble()),
         ["run", *r.metrics, *_interval_columns(r.metrics)],
         rows,
+        precision=csv_precision(request),
     )
 
 
@@ -883,4 +887,5 @@ def ranking_matrix_csv(request: HttpRequest, slug: str) -> HttpResponse:
         _preamble(collection, config, metric=r.metrics[0], **tests.test_preamble()),
         ["run", "mean", *names],
         rows,
+        precision=csv_precision(request),
     )
