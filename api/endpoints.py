@@ -62,6 +62,7 @@ ERRORS = {
 READABLE_DIGITS = 6  # as the CSV downloads (float_format ".6f")
 # never rounded to decimals (4.5e-8 is not 0): 6 significant digits, or every digit
 P_VALUES = ("sign_p", "wilcoxon_p", "t_p", "randomization_p")
+NOT_FOUND = "Not found"  # every 404's detail: no name or slug is echoed back
 
 
 @api.exception_handler(PermissionDenied)
@@ -71,8 +72,7 @@ def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
 
 @api.exception_handler(Http404)
 def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
-    # the generic text only: a model's name or a slug is not echoed back
-    return api.create_response(request, {"detail": "Not found"}, status=404)
+    return api.create_response(request, {"detail": NOT_FOUND}, status=404)
 
 
 @api.exception_handler(DatabaseError)
@@ -441,8 +441,9 @@ def compare(
 ):
     """Runs ``a`` and ``b`` compared question by question, with the figures of the compare
     page: per metric the means, B - A, questions up/down/tied, sign, Wilcoxon, paired t and
-    randomization p-values and the effect size; per question both scores and B - A.
-    Default metrics: Q-measure and RR.  P-values have 6 significant digits (not 6
+    randomization p-values and the effect size; per question both scores and B - A; and
+    the questions where the Q-measure and RR differences disagree (one zero, the other
+    not). Default metrics: Q-measure and RR.  P-values have 6 significant digits (not 6
     decimals: 4.5e-8 is not 0), every digit with ``precision=full``."""
     collection, _ = _score_access(request, slug)
     run_a, run_b = _visible_run(request, collection, a), _visible_run(request, collection, b)
@@ -484,4 +485,8 @@ def compare(
             }
             for q in result.diffs.index
         ],
+        "disagree": {
+            "metrics": list(dict.fromkeys([result.q_metric, result.rr_metric])),
+            "questions": result.disagree_largest_first(),
+        },
     }

@@ -309,6 +309,25 @@ def test_compare_gives_the_figures_of_the_compare_download(world, as_role):
             assert q["b_minus_a"][m] == pytest.approx(float(row[4]), abs=1e-6)
 
 
+def test_compare_lists_where_q_measure_and_rr_disagree_as_the_page_does(world, as_role):
+    a, b = world["noaf"], world["af"]
+    api = as_role("participant").get("/api/collections/demo/compare", a=a.pk, b=b.pk).json()
+    page = page_client(world["users"]["participant"]).get(
+        "/collections/demo/compare/", {"a": a.pk, "b": b.pk}
+    )
+    shown = [d["qid"] for d in page.context["disagree"]]
+    assert api["disagree"]["metrics"] == ["q_measure", "rr"]
+    assert api["disagree"]["questions"] == shown
+    assert len(shown) == page.context["disagree_total"] >= 1
+    diffs = {q["question_id"]: q["b_minus_a"] for q in api["questions"]}
+    for q, d in diffs.items():
+        assert (q in shown) == ((d["q_measure"] == 0) != (d["rr"] == 0)), q
+    one = as_role("participant").get("/api/collections/demo/compare", a=a.pk, b=b.pk, metric="ap")
+    assert one.json()["disagree"] == {"metrics": ["ap"], "questions": []}
+    schema = as_role("participant").get("/api/openapi.json").json()
+    assert "disagree" in schema["components"]["schemas"]["ComparisonOut"]["required"]
+
+
 def test_compare_refusals(world, as_role):
     client = as_role("participant")
     af, theirs = world["af"], world["other_run"]
