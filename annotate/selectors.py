@@ -40,7 +40,9 @@ from .models import (
     AnswerString,
     AnswerSynset,
     Collection,
+    JudgingLayer,
     JudgmentEvent,
+    LayerJudgment,
     Level,
     Membership,
     Question,
@@ -490,6 +492,21 @@ def unassigned_open_count(user: AnyUser) -> int:
     return _open_to(user, open_questions).filter(mine=False).count()
 
 
+def _has_unjudged(user: AnyUser) -> Q:
+    """Whether a question still has a string ``user`` has not judged: in their layer when
+    they judge it in one (a string without their layer judgment), else in gold (a string
+    with no ``judged_at``)."""
+    my_layer = JudgingLayer.objects.filter(question=OuterRef("pk"), assessor_id=user.pk)
+    judged_in_layer = LayerJudgment.objects.filter(
+        string=OuterRef("pk"), layer__assessor_id=user.pk
+    )
+    left_in_layer = AnswerString.objects.filter(question=OuterRef("pk")).exclude(
+        Exists(judged_in_layer)
+    )
+    left_in_gold = AnswerString.objects.filter(question=OuterRef("pk"), judged_at__isnull=True)
+    return (Exists(my_layer) & Exists(left_in_layer)) | (~Exists(my_layer) & Exists(left_in_gold))
+
+
 def next_question(
     user: AnyUser,
     *,
@@ -501,8 +518,10 @@ def next_question(
     nobody is assigned to in a collection where they are an assessor (any question of
     ``collection`` for an organizer); in progress first, then by id; the one after
     ``after`` when given (wrapping round).  A question with no strings at all has nothing
-    to judge and is skipped; one whose strings are all judged but which is not done yet is
-    still offered (it waits for its "done")."""
+    to judge and is skipped.  One whose strings are all judged (in the user's layer, when
+    they judge it in one) but which is not done yet comes only after every question that
+    still has an unjudged string: it stays reachable, to be marked done, but "next" never
+    lands there while something is left to judge elsewhere."""
     has_strings = Exists(AnswerString.objects.filter(question_id=OuterRef("pk")))
     qs = Question.objects.exclude(status=QuestionStatus.DONE).filter(has_strings)
     qs = qs.without_layers_done_by(user)  # nothing left there for them (DESIGN.md section 9)
@@ -520,7 +539,12 @@ def next_question(
         )
     if after is not None:
         qs = qs.exclude(pk=after.pk)
-    ordered = list(qs.order_by("collection__name", rank, "id").values_list("pk", flat=True)[:500])
+    qs = qs.annotate(left=ExpressionWrapper(_has_unjudged(user), output_field=BooleanField()))
+    # those with something left to judge first (in SQL too: the cap keeps them), the fully
+    # judged ones only when none is
+    order = (F("left").desc(), "collection__name", rank, "id")
+    rows = list(qs.order_by(*order).values_list("pk", "left")[:500])
+    ordered = [pk for pk, left in rows if left] or [pk for pk, _ in rows]
     if not ordered:
         return None
     if after is not None:

@@ -1135,6 +1135,59 @@ def _judgment_label(synset_ordinal: int | None, level_code: str | None, judged: 
     return "judged incorrect" if judged else "unjudged"
 
 
+def _layer_folds(
+    groups: Iterable[tuple[str, str, list[tuple[int, str]]]],
+) -> tuple[list[RekeyConflict], dict[int, int], int]:
+    """The assessors' layer judgments of strings that fold (``groups``: question qid, new
+    key and the (pk, text) of its strings, the kept one first).  In each layer the first
+    judgment among a group's strings goes to the kept string, identical ones are dropped
+    with their strings, and different ones are conflicts.  Returns the conflicts, the
+    judgments to move (pk: the kept string's pk) and how many duplicates go."""
+    from .models import LayerJudgment
+
+    groups = list(groups)
+    by_string: dict[int, list[tuple]] = {}
+    for row in (
+        LayerJudgment.objects.filter(
+            string_id__in=[pk for _, _, members in groups for pk, _ in members]
+        )
+        .order_by("layer_id", "id")
+        .values_list(
+            "pk", "string_id", "layer_id", "layer__assessor__username", "group", "level__code"
+        )
+    ):
+        by_string.setdefault(row[1], []).append(row)
+    conflicts: list[RekeyConflict] = []
+    moved: dict[int, int] = {}
+    dropped = 0
+    for qid, key, members in groups:
+        layers: dict[int, list[tuple[str, tuple]]] = {}
+        for pk, text in members:
+            for row in by_string.get(pk, ()):
+                layers.setdefault(row[2], []).append((text, row))
+        for marks in layers.values():
+            if len({(row[4], row[5]) for _, row in marks}) > 1:
+                conflicts.append(
+                    RekeyConflict(
+                        qid,
+                        key,
+                        tuple(
+                            (
+                                text,
+                                f"{row[3]}'s layer: "
+                                + _judgment_label(row[4], row[5], judged=True),
+                            )
+                            for text, row in marks
+                        ),
+                    )
+                )
+                continue
+            if marks[0][1][1] != members[0][0]:  # the kept string is unjudged in this layer
+                moved[marks[0][1][0]] = members[0][0]
+            dropped += len(marks) - 1
+    return conflicts, moved, dropped
+
+
 @transaction.atomic
 def collection_set_matching_mode(*, collection: Collection, mode: str, by: AnyUser | None) -> int:
     """Change ``collection``'s matching mode to ``mode`` and re-key its strings with the
@@ -1143,8 +1196,11 @@ def collection_set_matching_mode(*, collection: Collection, mode: str, by: AnyUs
     judged incorrect, or both unjudged): its text stays, the others' texts and variants
     join its variants, so nothing typed or imported is lost.  When they disagree ("Radcliffe
     Line" incorrect, "The Radcliffe Line" correct, under ``squad``) nothing is written and
-    MatchingModeConflict lists every such group.  Returns the number of strings folded.
-    Run answers are keyed by the evaluation app, which re-keys them after this."""
+    MatchingModeConflict lists every such group.  The assessors' layer judgments of folded
+    strings go to the kept string in their layer (an identical one there drops the
+    duplicate, a different one is a conflict too), so no layer loses a judgment.  Returns
+    the number of strings folded.  Run answers are keyed by the evaluation app, which
+    re-keys them after this."""
     if mode not in MATCH_MODES:
         raise Conflict(f"Unknown matching mode {mode!r}.")
     given, collection = collection, Collection.objects.select_for_update().get(pk=collection.pk)
@@ -1196,10 +1252,29 @@ def collection_set_matching_mode(*, collection: Collection, mode: str, by: AnyUs
         spellings = [s for i in members for s in (rows[i][3], *rows[i][5])]
         keepers[first[0]] = [s for s in dict.fromkeys(spellings) if s != first[3]]
         folded += [rows[i][0] for i in members[1:]]
+    layer_conflicts, moved, dropped = _layer_folds(
+        (rows[members[0]][2], key, [(rows[i][0], rows[i][3]) for i in members])
+        for (_, key), members in groups.items()
+        if len(members) > 1
+    )
+    conflicts += layer_conflicts
     if conflicts:
         raise MatchingModeConflict(mode, conflicts)
-    AnswerString.objects.filter(pk__in=folded).delete()
     gone = set(folded)
+    if folded:
+        from .models import JudgingLayer, LayerJudgment
+
+        # moved before the folded strings go: their deletion cascades to the duplicates
+        LayerJudgment.objects.bulk_update(
+            [LayerJudgment(pk=pk, string_id=kept) for pk, kept in moved.items()],
+            ["string"],
+            batch_size=2000,
+        )
+        # an open layer page of these questions is stale now: its strings changed
+        JudgingLayer.objects.filter(question_id__in={r[1] for r in rows if r[0] in gone}).update(
+            version=F("version") + 1
+        )
+    AnswerString.objects.filter(pk__in=folded).delete()
     changed = [
         AnswerString(pk=r[0], key=keys[i])
         for i, r in enumerate(rows)
@@ -1225,7 +1300,13 @@ def collection_set_matching_mode(*, collection: Collection, mode: str, by: AnyUs
         user=user,
         action="matching_mode_set",
         before={"matching_mode": old},
-        after={"matching_mode": mode, "folded": len(folded), "rekeyed": len(changed)},
+        after={
+            "matching_mode": mode,
+            "folded": len(folded),
+            "rekeyed": len(changed),
+            "layer_judgments_moved": len(moved),
+            "layer_judgments_dropped": dropped,
+        },
     )
     collection_judgments_changed(collection_id=collection.pk)
     # the run answers (evaluation's) follow in the same transaction

@@ -60,6 +60,9 @@ ERRORS = {
     429: schemas.ErrorOut,
 }
 READABLE_DIGITS = 6  # as the CSV downloads (float_format ".6f")
+# never rounded to decimals (4.5e-8 is not 0): 6 significant digits, or every digit
+P_VALUES = ("sign_p", "wilcoxon_p", "t_p", "randomization_p")
+NOT_FOUND = "Not found"  # every 404's detail: no name or slug is echoed back
 
 
 @api.exception_handler(PermissionDenied)
@@ -69,8 +72,7 @@ def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
 
 @api.exception_handler(Http404)
 def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
-    # the generic text only: a model's name or a slug is not echoed back
-    return api.create_response(request, {"detail": "Not found"}, status=404)
+    return api.create_response(request, {"detail": NOT_FOUND}, status=404)
 
 
 @api.exception_handler(DatabaseError)
@@ -132,15 +134,21 @@ def _config(
         raise HttpError(422, str(e)) from e
 
 
-def _number(value, precision: Precision) -> float | None:
-    """A score for JSON: NaN as null; rounded to 6 decimals unless ``precision="full"``
-    (every double then round-trips exactly: JSON numbers are written shortest-repr)."""
+def _number(value, precision: Precision, *, significant: bool = False) -> float | None:
+    """A number for JSON: NaN as null; rounded to 6 decimals unless ``precision="full"``
+    (every double then round-trips exactly: JSON numbers are written shortest-repr).
+    ``significant``: 6 significant digits instead of 6 decimals, for p-values, which
+    decimals would round to 0 below 5e-7."""
     if value is None:
         return None
     value = float(value)
     if math.isnan(value) or math.isinf(value):
         return None
-    return value if precision == "full" else round(value, READABLE_DIGITS)
+    if precision == "full":
+        return value
+    if significant:
+        return float(f"{value:.{READABLE_DIGITS}g}")
+    return round(value, READABLE_DIGITS)
 
 
 def _values(row, metrics, precision: Precision) -> dict[str, float | None]:
@@ -431,8 +439,10 @@ def compare(
 ):
     """Runs ``a`` and ``b`` compared question by question, with the figures of the compare
     page: per metric the means, B - A, questions up/down/tied, sign, Wilcoxon, paired t and
-    randomization p-values and the effect size; per question both scores and B - A.
-    Default metrics: Q-measure and RR."""
+    randomization p-values and the effect size; per question both scores and B - A; and
+    the questions where the Q-measure and RR differences disagree (one zero, the other
+    not). Default metrics: Q-measure and RR.  P-values have 6 significant digits (not 6
+    decimals: 4.5e-8 is not 0), every digit with ``precision=full``."""
     collection, _ = _score_access(request, slug)
     run_a, run_b = _visible_run(request, collection, a), _visible_run(request, collection, b)
     if run_a.pk == run_b.pk:
@@ -450,17 +460,9 @@ def compare(
             "tied": t.tied,
             **{
                 k: _number(getattr(t, k), precision)
-                for k in (
-                    "mean_a",
-                    "mean_b",
-                    "mean_diff",
-                    "sign_p",
-                    "wilcoxon_p",
-                    "t_p",
-                    "randomization_p",
-                    "effect_size",
-                )
+                for k in ("mean_a", "mean_b", "mean_diff", "effect_size")
             },
+            **{k: _number(getattr(t, k), precision, significant=True) for k in P_VALUES},
         }
         for t in result.tests
     ]
@@ -481,4 +483,8 @@ def compare(
             }
             for q in result.diffs.index
         ],
+        "disagree": {
+            "metrics": list(dict.fromkeys([result.q_metric, result.rr_metric])),
+            "questions": result.disagree_largest_first(),
+        },
     }

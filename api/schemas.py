@@ -149,12 +149,22 @@ class QuestionDiffOut(Schema):
     b_minus_a: dict[str, float | None]
 
 
+class DisagreeOut(Schema):
+    """The compare page's "Where Q-measure and RR disagree": the questions where the B - A
+    difference of one of ``metrics`` is zero and the other's is not, the largest first by
+    the first metric's difference (none when only one metric is compared)."""
+
+    metrics: list[str]
+    questions: list[str]
+
+
 class ComparisonOut(Schema):
     a: RunOut
     b: RunOut
     config: ConfigOut
     tests: list[PairedOut]
     questions: list[QuestionDiffOut]
+    disagree: DisagreeOut
 
 
 class JudgmentOut(Schema):

@@ -110,13 +110,14 @@ def once(d: Path, trials: int) -> tuple[dict[str, float], dict[str, float]]:
     )
     p_t = timed("t+holm", lambda: rel.paired_t(X))
     p_holm = rel.holm(p_t)
-    p_tukey = timed("tukey", lambda: rel.tukey_hsd(X, trials=trials, seed=samples.tukey_seed))
+    names = tuple(r.name for r in rankings)
+    p_tukey = timed(
+        "tukey", lambda: rel.tukey_hsd(X, names, trials=trials, seed=samples.tukey_seed)
+    )
     result = rel.MetricReliability(
         "q_measure", "default", stab, swaps, disc, iv, p_t, p_holm, p_tukey
     )
-    report = rel.Report(
-        tuple(r.name for r in rankings), samples, {("q_measure", "default"): result}
-    )
+    report = rel.Report(names, samples, {("q_measure", "default"): result})
     summary = timed("summary", lambda: rel.summary_csv(report))
     t["report"] = time.perf_counter() - start - t["read+score"]
     t["whole"] = time.perf_counter() - start

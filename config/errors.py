@@ -3,7 +3,10 @@
 A statement cancelled by ``statement_timeout``, a lock not granted within ``lock_timeout``
 (both set in settings) or a database that cannot be reached is not a bug of the page but a
 busy or unavailable service: the client gets a short 503 page with Retry-After, rendered
-without the database (no user, no session), so it can always be shown.
+without the database (no user, no session), so it can always be shown.  The 500 page is
+rendered the same way.  Both extend ``templates/base_minimal.html``, the site's layout
+without the database (top bar, static menu, stylesheet, footer), which ``base.html`` builds
+every other page on: the error pages look like the rest of the site.
 """
 
 from __future__ import annotations

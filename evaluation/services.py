@@ -208,6 +208,14 @@ class Comparison:
     rr_metric: str
     disagree: tuple[str, ...]
 
+    def disagree_largest_first(self) -> list[str]:
+        """``disagree`` ordered as the compare page lists it: by the size of the
+        ``q_metric`` difference, largest first (ties in question order)."""
+        if not self.disagree:
+            return []
+        size = self.diffs.loc[list(self.disagree), self.q_metric].abs()
+        return [str(q) for q in size.sort_values(ascending=False, kind="stable").index]
+
 
 def difference_order(diffs: pd.DataFrame) -> list[str]:
     """Question ids by their difference on the first metric, smallest first; ties by the

@@ -4,9 +4,11 @@ runs and ranking pages (DESIGN.md section 10), from scored runs (the engine's ``
 Every figure comes from ``evaluation.metrics.reliability``: the t interval
 (``t_intervals``), the bootstrap percentile interval (``bootstrap_intervals`` over the
 bootstrap samples ``draw_bootstrap`` draws: ``draw_samples``' for the same seed and B, so
-they are the reliability page's), paired t-tests with Holm's correction (``paired_t``, ``holm``) and
-the randomised Tukey HSD (``tukey_hsd``).  No Django here: ``services.runs_rank`` and the
-views call it with scores they already have, so it adds no query to a page.
+they are the reliability page's), paired t-tests with Holm's correction (``paired_t``,
+``holm``) and the randomised Tukey HSD (``tukey_hsd``, its permutations from
+``tukey_generator`` of the seed and on the runs by name: the reliability page's for the
+same seed and B).  No Django here: ``services.runs_rank`` and the views call it with
+scores they already have, so it adds no query to a page.
 """
 
 from __future__ import annotations
@@ -161,8 +163,9 @@ def pair_tests(
     scores: Scores, *, metric: str, order: Sequence[str], config: TestConfig
 ) -> PairTests:
     """Every pair of the runs ``order`` (names of ``scores.runs``) tested on ``metric``
-    question by question.  The tests run on the scores' own order of runs (the Tukey
-    permutations depend on it), then the matrix is put in ``order``."""
+    question by question, then the matrix is put in ``order``.  No p-value depends on
+    the order of the runs: the Tukey HSD permutes them in the order of their names
+    (``rel.tukey_hsd``), as the reliability page does."""
     order = tuple(order)
     if sorted(order) != sorted(scores.runs):
         raise ValueError("the order must name every scored run once")
@@ -181,7 +184,7 @@ def pair_tests(
         problem = _too_much("Tukey permutations", config.trials, nr * nq, MAX_TUKEY_WORK)
     if problem is None:
         if config.test == "tukey":
-            flat = rel.tukey_hsd(X, trials=config.trials, seed=config.seed)
+            flat = rel.tukey_hsd(X, scores.runs, trials=config.trials, seed=config.seed)
         else:
             flat = rel.holm(rel.paired_t(X))
         x, y = rel.run_pairs(nr)

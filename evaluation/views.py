@@ -46,7 +46,7 @@ from evaluation.significance import (
 )
 from evaluation.stats import format_p, p_text
 
-from .exports import csv_response
+from .exports import csv_precision, csv_response
 from .models import Run
 
 APP_VERSION = version("qasynset")
@@ -321,6 +321,7 @@ def run_list_csv(request: HttpRequest, slug: str) -> HttpResponse:
             ]
             for row in rows
         ],
+        precision=csv_precision(request),
     )
 
 
@@ -534,6 +535,7 @@ def run_scores_csv(request: HttpRequest, slug: str, run_id: int) -> HttpResponse
         _preamble(collection, config, run=run.name),
         ["run", "question_id", "L", "R", *config.metrics],
         rows,
+        precision=csv_precision(request),
     )
 
 
@@ -590,12 +592,7 @@ def _compare_context(
     labels = {m: metric_label(m) for m in c.metrics}
     focus = request.GET.get("question")
     focus = focus if focus in c.diffs.index else None
-    size = c.diffs.loc[list(c.disagree), c.q_metric].abs() if c.disagree else None
-    disagree = (
-        list(size.sort_values(ascending=False, kind="stable").index[:DISAGREE_SHOWN])
-        if size is not None
-        else []
-    )
+    disagree = c.disagree_largest_first()[:DISAGREE_SHOWN]
     shown = [*disagree, *([focus] if focus else [])]
     marks = selectors.marks_of_runs(c.scores, [c.a.name, c.b.name], shown, collection=collection)
     marks_a, marks_b = marks[c.a.name], marks[c.b.name]
@@ -753,6 +750,7 @@ def compare_csv(request: HttpRequest, slug: str) -> HttpResponse:
             "effect_size",
         ],
         rows,
+        precision=csv_precision(request),
     )
 
 
@@ -845,6 +843,7 @@ def ranking_csv(request: HttpRequest, slug: str) -> HttpResponse:
         _preamble(collection, config, **tests.interval_preamble()),
         ["run", *r.metrics, *_interval_columns(r.metrics)],
         rows,
+        precision=csv_precision(request),
     )
 
 
@@ -868,4 +867,5 @@ def ranking_matrix_csv(request: HttpRequest, slug: str) -> HttpResponse:
         _preamble(collection, config, metric=r.metrics[0], **tests.test_preamble()),
         ["run", "mean", *names],
         rows,
+        precision=csv_precision(request),
     )

@@ -62,6 +62,7 @@ def test_403_page_is_in_the_layout_and_says_why(client, people):
     assert r.status_code == 403
     page = r.content.decode()
     assert 'class="mainnav"' in page and "You cannot open this page" in page
+    assert 'class="sitefooter"' in page  # the layout of every page, the 500 page's too
     assert "Only organizers may create collections" in page
     assert "back to your collections" in page
 
@@ -72,6 +73,7 @@ def test_404_page_is_in_the_layout(client, people):
     assert r.status_code == 404
     page = r.content.decode()
     assert 'class="mainnav"' in page and "Page not found" in page
+    assert 'class="sitefooter"' in page
     assert "/collections/no-such-collection-xyz/" in page
 
 

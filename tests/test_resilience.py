@@ -2,6 +2,7 @@
 bodies are refused before they are read, and spooled uploads of dead workers are deleted."""
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -38,6 +39,28 @@ def test_the_error_handler_answers_503_for_a_database_timeout(rf):
         raise ValueError("a bug")
     except ValueError:
         assert server_error(rf.get("/")).status_code == 500
+
+
+def test_the_500_page_is_in_the_site_layout_without_the_database(rf):
+    """No database here (no django_db mark): the page must render without it."""
+    try:
+        raise ValueError("a bug")
+    except ValueError:
+        response = server_error(rf.get("/"))
+    assert response.status_code == 500
+    page = response.content.decode()
+    assert '<header class="topbar">' in page and 'class="brand"' in page
+    assert 'id="mainnav"' in page and ">Collections</a>" in page and ">My queue</a>" in page
+    assert 'href="/static/css/app.css"' in page and "js/nav.js" in page
+    assert re.search(r"<h1>Server error</h1>", page)
+    assert '<a href="/collections/">back to your collections</a>' in page
+    assert 'class="sitefooter"' in page
+    # the 503 page shares the layout
+    try:
+        raise OperationalError("canceling statement due to statement timeout")
+    except OperationalError:
+        busy = server_error(rf.get("/")).content.decode()
+    assert '<header class="topbar">' in busy and 'id="mainnav"' in busy and "app.css" in busy
 
 
 @pytest.mark.django_db

@@ -8,9 +8,15 @@ per-question scores:
   of B subsets Q_i of c questions drawn without replacement, GT/EQ counts with fuzziness
   f; the minority rate and the proportion of ties, over f;
 - **swap rates** (Voorhees and Buckley in the paper's stricter form, Figure 2): B pairs of
-  disjoint subsets, 21 bins of width 0.01 of |d(Q_i)|, a swap when d(Q_i) d(Q'_i) <= 0 (so
-  a zero difference counts as a swap); the smallest difference with swap rate <= 5% and
-  the share of comparisons reaching it (Tables 2-3);
+  disjoint subsets, 21 bins of width 0.01 of |d(Q_i)| (the difference of the pair's means
+  over Q_i), a swap when d(Q_i) d(Q'_i) <= 0: a zero difference counts as a swap, and so
+  do two zero differences (both subsets tie the runs).  The 5% threshold is the lower
+  edge of the lowest bin from which every non-empty bin has a swap rate <= 5%: stricter
+  than the first bin at or below 5%, a later bin above 5% moves it past that bin (NaN when
+  the last non-empty bin is above 5%).  ``share`` is the share of all comparisons with
+  |d(Q_i)| at or above the threshold, ``relative`` the threshold over the mean, over
+  every pair and trial, of max(M(x,Q_i), M(y,Q_i)) (the better run's mean over Q_i: the
+  threshold relative to the metric's typical value, the paper's Tables 2-3);
 - **discriminative power** by the paired bootstrap (Sakai 2006): the achieved
   significance level (ASL) per run pair, the ASL curve, the share of pairs with ASL < 0.05;
 - Kendall's tau between rankings, 95% confidence intervals of every run's mean (t and
@@ -18,8 +24,13 @@ per-question scores:
 
 Sampling is separate from counting: ``draw_samples`` makes every subset and bootstrap
 sample from a seeded generator; ``samples_to_csv``/``samples_from_csv`` write and read
-them (trial, subset, question ids), and every count is a function of the matrix and the
-samples only, so figures recomputed from a read-back samples file are identical.
+them (trial, subset, question ids, the Tukey HSD's seed and number of permutations), and
+every figure is a function of the matrix, the run names and the samples only, so figures
+recomputed from a read-back samples file are identical.  The Tukey permutations come from
+``tukey_generator(seed)`` (a stream of the seed's own, the same for the ranking page) and
+permute the runs in the order of their names; every figure is computed on the runs
+sorted by name (``run_order``) and put back in the order given, so none depends on the
+order of the runs.
 
 Everything is vectorised over run pairs and trials: subset means are one matrix product
 of the scores with the (trials x questions) subset indicator, bootstrap sums one product
@@ -63,7 +74,10 @@ class Samples:
     ``stability[b]``: the c questions of subset Q_b (without replacement);
     ``swap[b, 0]`` and ``swap[b, 1]``: the disjoint subsets Q_b and Q'_b;
     ``bootstrap[b]``: n questions drawn with replacement;
-    ``tukey_seed`` seeds the permutations of the randomised Tukey HSD.
+    ``tukey_seed`` seeds the permutations of the randomised Tukey HSD (through
+    ``tukey_generator``): drawn samples have the sampling seed itself, so the ranking
+    page's Tukey HSD for a seed is the reliability page's; ``tukey_trials`` is the
+    number of its permutations (B unless given).
     """
 
     questions: tuple[str, ...]
@@ -73,6 +87,13 @@ class Samples:
     bootstrap: np.ndarray
     seed: int | None = None
     tukey_seed: int = 0
+    tukey_trials: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.tukey_trials is None:
+            object.__setattr__(self, "tukey_trials", len(self.stability))
+        elif self.tukey_trials < 1:
+            raise ValueError("the number of Tukey permutations must be at least 1")
 
     @property
     def trials(self) -> int:
@@ -85,6 +106,7 @@ class Samples:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        state.setdefault("tukey_trials", len(state["stability"]))  # pickled before it was
         self.__dict__.update(state)
 
     @cached_property
@@ -123,11 +145,18 @@ def default_subset_size(nq: int) -> int:
 
 
 def draw_samples(
-    questions: Sequence[str], *, trials: int = 1000, subset_size: int | None = None, seed: int = 0
+    questions: Sequence[str],
+    *,
+    trials: int = 1000,
+    subset_size: int | None = None,
+    seed: int = 0,
+    tukey_trials: int | None = None,
 ) -> Samples:
     """B subsets of size c, B pairs of disjoint subsets of size c and B bootstrap samples
     of the questions, from ``numpy.random.default_rng(seed)``.  c defaults to half the
-    questions; it must be at most half of them (the swap test needs disjoint subsets)."""
+    questions; it must be at most half of them (the swap test needs disjoint subsets).
+    The randomised Tukey HSD is to make ``tukey_trials`` permutations (default B) from
+    ``tukey_generator(seed)``."""
     questions = tuple(str(q) for q in questions)
     n = len(questions)
     if len(set(questions)) != n:
@@ -136,6 +165,8 @@ def draw_samples(
         raise ValueError("reliability needs at least 2 questions")
     if trials < 1:
         raise ValueError("the number of trials must be at least 1")
+    if tukey_trials is not None and tukey_trials < 1:
+        raise ValueError("the number of Tukey permutations must be at least 1")
     c = default_subset_size(n) if subset_size is None else int(subset_size)
     if not 1 <= c <= n // 2:
         raise ValueError(
@@ -156,8 +187,8 @@ def draw_samples(
         [np.nonzero(first)[1].reshape(trials, c), np.nonzero(second)[1].reshape(trials, c)], axis=1
     )
     boot = rng.integers(0, n, size=(trials, n))
-    tukey_seed = int(rng.integers(0, 2**63 - 1))
-    samples = Samples(questions, c, stability, swap, boot, seed, tukey_seed)
+    # the Tukey HSD draws from a stream of its own of the same seed (tukey_generator)
+    samples = Samples(questions, c, stability, swap, boot, seed, seed, tukey_trials)
     # the count matrices are at hand: keep them rather than rebuild them from positions
     samples.__dict__["indicators"] = {
         "stability": mask.astype(float),
@@ -191,10 +222,11 @@ SAMPLES_HEADER = ("sample", "trial", "subset", "question_id")
 
 def iter_samples_csv(samples: Samples) -> Iterator[str]:
     """The samples file in pieces (one per trial and kind; a big file is never held
-    whole): a preamble (format, seed, trials, subset size, Tukey seed, the number of
-    questions), then ``sample,trial,subset,question_id`` rows, one per drawn question (a
-    bootstrap sample repeats a question drawn several times), then one ``question`` row
-    per question in the matrix's order.  Cells as ``csvio.write_csv`` writes them."""
+    whole): a preamble (format, seed, trials, subset size, Tukey seed and permutations,
+    the number of questions), then ``sample,trial,subset,question_id`` rows, one per
+    drawn question (a bootstrap sample repeats a question drawn several times), then one
+    ``question`` row per question in the matrix's order.  Cells as ``csvio.write_csv``
+    writes them."""
     esc = np.asarray([cell(q) for q in samples.questions], dtype=object)
     B, c = samples.trials, samples.subset_size
     preamble = {
@@ -203,6 +235,7 @@ def iter_samples_csv(samples: Samples) -> Iterator[str]:
         "trials": B,
         "subset_size": c,
         "tukey_seed": samples.tukey_seed,
+        "tukey_trials": samples.tukey_trials,
         "questions": len(esc),
     }
     yield write_csv(SAMPLES_HEADER, [], preamble)
@@ -226,7 +259,8 @@ def samples_to_csv(samples: Samples) -> str:
 
 def samples_from_csv(text: str | bytes) -> Samples:
     """Read a file ``samples_to_csv`` wrote; CsvFormatError (a ValueError) when it is not
-    one, or when its samples do not have the sizes its preamble states.  The preamble and
+    one, or when its samples do not have the sizes its preamble states.  A file without
+    ``tukey_trials`` (written before it was kept) gives B Tukey permutations.  The preamble and
     header are read by ``csvio.read_csv``, the rows by pandas' C reader (millions of rows
     for a big collection), then text cells are restored as ``csvio`` reads them."""
     if isinstance(text, bytes):
@@ -247,10 +281,14 @@ def samples_from_csv(text: str | bytes) -> Samples:
         B, c = int(preamble["trials"]), int(preamble["subset_size"])
         nq, tukey_seed = int(preamble["questions"]), int(preamble["tukey_seed"])
         seed = int(preamble["seed"]) if preamble.get("seed") else None
+        tukey_trials = int(preamble["tukey_trials"]) if preamble.get("tukey_trials") else None
     except (KeyError, ValueError) as e:
         raise CsvFormatError(
-            f"the preamble needs trials, subset_size, questions and tukey_seed as integers ({e})"
+            "the preamble needs trials, subset_size, questions and tukey_seed as integers "
+            f"(and tukey_trials, if given) ({e})"
         ) from e
+    if tukey_trials is not None and tukey_trials < 1:
+        raise CsvFormatError("tukey_trials must be at least 1")
     try:
         frame = pd.read_csv(
             io.StringIO(text[head_end:]),
@@ -321,13 +359,39 @@ def samples_from_csv(text: str | bytes) -> Samples:
             "a subset repeats a question (subsets are drawn without "
             "replacement, the two swap subsets are disjoint)"
         )
-    return Samples(tuple(questions), c, stability, swap, boot, seed, tukey_seed)
+    return Samples(tuple(questions), c, stability, swap, boot, seed, tukey_seed, tukey_trials)
 
 
 # -- helpers ------------------------------------------------------------------------------
 def run_pairs(nruns: int) -> tuple[np.ndarray, np.ndarray]:
     """(x, y) indices of every run pair x < y, in row-major order."""
     return np.triu_indices(nruns, 1)
+
+
+def run_order(runs: Sequence[str]) -> np.ndarray:
+    """The canonical order of the runs: the indices that sort their names (``X[order]``
+    has the rows by name).  Every figure is computed in this order, so none depends on
+    the order the runs were given in (the randomised Tukey HSD's permutations would);
+    ValueError when two runs share a name."""
+    names = [str(r) for r in runs]
+    if len(set(names)) != len(names):
+        raise ValueError("run names must be distinct")
+    return np.array(sorted(range(len(names)), key=names.__getitem__), dtype=np.int64)
+
+
+def _pair_map(order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each run pair of the given order (``run_pairs``), the index of the same two
+    runs among the pairs of the canonical order ``X[order]``, and whether the pair is
+    turned round there (its first run comes second by name)."""
+    m = len(order)
+    pos = np.empty(m, dtype=np.int64)
+    pos[order] = np.arange(m)  # pos[i]: the canonical row of run i
+    index = np.zeros((m, m), dtype=np.int64)
+    cx, cy = run_pairs(m)
+    index[cx, cy] = np.arange(len(cx))
+    x, y = run_pairs(m)
+    a, b = pos[x], pos[y]
+    return index[np.minimum(a, b), np.maximum(a, b)], a > b
 
 
 def _indicator(subsets: np.ndarray, n: int) -> np.ndarray:
@@ -524,7 +588,8 @@ def bootstrap_asl(
 ) -> Discrimination:
     """Paired bootstrap test per run pair (Sakai 2006, Figure 1): z = per-question
     differences, w = z - mean(z); ASL = #{b : |t(w*_b)| >= |t(z)|} / B with w*_b the
-    bootstrap sample b of w (the same question draws for every pair)."""
+    bootstrap sample b of w (the same question draws for every pair); a mean, observed
+    or bootstrap, within TOL of zero is zero (so a zero difference has ASL 1)."""
     X = np.asarray(X, dtype=float)
     n = X.shape[1]
     # resampling counts, trials x questions; rows sum to n
@@ -535,7 +600,9 @@ def bootstrap_asl(
     for s in _chunks(len(x), chunk):
         z = X[x[s]] - X[y[s]]
         zbar = z.mean(axis=1, keepdims=True)
-        t_obs = t_statistic(zbar[:, 0], z.std(axis=1, ddof=1), n)
+        # a mean within TOL of zero is zero, as the bootstrap means below: else rounding
+        # (its sign and size depend on the order of the questions) decides the ASL
+        t_obs = t_statistic(_zero_small(zbar[:, 0]), z.std(axis=1, ddof=1), n)
         w = z - zbar
         w[np.abs(w) <= TOL] = 0.0
         total = R[x[s]] - R[y[s]] - zbar * n  # sum of w over each bootstrap sample
@@ -616,15 +683,48 @@ def paired_t(X: np.ndarray) -> np.ndarray:
     return np.where(np.isinf(t), 0.0, 2 * stats.t.sf(np.abs(t), n - 1))
 
 
-def tukey_hsd(X: np.ndarray, *, trials: int = 1000, seed: int = 0) -> np.ndarray:
+def tukey_generator(seed: int) -> np.random.Generator:
+    """The generator of the randomised Tukey HSD's permutations for ``seed``, the one of
+    every page and command (the ranking page's seed, the samples' ``tukey_seed``): the
+    first child of the seed's ``numpy.random.SeedSequence``, a stream independent of
+    ``default_rng(seed)``, which draws the samples."""
+    return np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+
+
+def draw_permutations(
+    nquestions: int, nruns: int, *, trials: int = 1000, seed: int = 0
+) -> Iterator[np.ndarray]:
+    """The randomised Tukey HSD's permutations, one (nquestions x nruns) array per trial
+    from ``tukey_generator(seed)``: row q is a permutation of the runs 0..nruns-1 (in the
+    order of their names), and in that trial run j is given question q's score of run
+    ``perm[q, j]``; each question's scores are permuted on their own, never across
+    questions.  These are the permutations ``tukey_hsd`` applies: it shuffles the scores
+    themselves with the same generator calls (``Generator.permuted`` shuffles a row alike
+    whatever the array's type), twice as fast as gathering them by these indices; the
+    reference test, which deals the scores by these indices, keeps the two in step."""
+    rng = tukey_generator(seed)
+    identity = np.broadcast_to(np.arange(nruns, dtype=np.intp), (nquestions, nruns))
+    for _ in range(trials):
+        yield rng.permuted(identity, axis=1)
+
+
+def tukey_hsd(
+    X: np.ndarray, runs: Sequence[str], *, trials: int = 1000, seed: int = 0
+) -> np.ndarray:
     """Randomised Tukey HSD p-value per run pair (Carterette 2012; Sakai 2014): in each
     trial every question's scores are permuted across the runs; p(x, y) = #{trials whose
-    largest difference of run means >= |mean(x) - mean(y)|} / trials."""
+    largest difference of run means >= |mean(x) - mean(y)|} / trials.  The permutations
+    act on the runs in the order of their names ``runs`` (``run_order``), so the p-value
+    of two named runs does not depend on the order of the rows of X; pairs in
+    ``run_pairs`` order of X's rows.  The permutations are ``draw_permutations``' (from
+    ``tukey_generator(seed)``)."""
     X = np.asarray(X, dtype=float)
-    rng = np.random.default_rng(seed)
-    XT = np.ascontiguousarray(X.T)  # questions x runs: each row is permuted
+    if len(runs) != len(X):
+        raise ValueError(f"{len(X)} rows of scores but {len(runs)} run names")
+    XT = np.ascontiguousarray(X[run_order(runs)].T)  # questions x runs (by name)
+    rng = tukey_generator(seed)
     spread = np.empty(trials)
-    for b in range(trials):
+    for b in range(trials):  # draw_permutations' permutations, applied to the scores
         means = rng.permuted(XT, axis=1).mean(axis=0)
         spread[b] = means.max() - means.min()
     mean = X.mean(axis=1)
@@ -663,27 +763,36 @@ def metric_reliability(
     X: np.ndarray,
     samples: Samples,
     *,
+    runs: Sequence[str],
     metric: str = "",
     gains: str = "",
     fuzziness: Sequence[float] = FUZZINESS,
-    tukey_trials: int | None = None,
     tests: bool = True,
 ) -> MetricReliability:
     """Stability, swap rates, bootstrap ASLs, intervals and all-pairs tests of ``X``
-    (runs x questions, columns in ``samples.questions`` order); with ``tests=False`` the
-    paired t, Holm and Tukey p-values are left NaN (a summary over many metrics)."""
+    (runs x questions, rows named by ``runs``, columns in ``samples.questions`` order);
+    with ``tests=False`` the paired t, Holm and Tukey p-values are left NaN (a summary
+    over many metrics; the Tukey HSD makes ``samples.tukey_trials`` permutations from
+    ``samples.tukey_seed``).  Everything is computed on the rows sorted by run name
+    (``run_order``), then put back in the order given: the figures of a named run or
+    pair are the same, to the last bit, whatever the order of the runs."""
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or X.shape[1] != len(samples.questions):
         raise ValueError(
             f"the score matrix has shape {X.shape}; the samples are for "
             f"{len(samples.questions)} questions"
         )
+    if len(runs) != len(X):
+        raise ValueError(f"{len(X)} rows of scores but {len(runs)} run names")
     if not np.isfinite(X).all():
         raise ValueError("the scores must be finite")
+    order = run_order(runs)
+    names = [str(runs[i]) for i in order]
+    X = X[order]
     nan = np.full(len(X) * (len(X) - 1) // 2, np.nan)
     p_t = paired_t(X) if tests else nan
     ind = samples.indicators
-    return MetricReliability(
+    r = MetricReliability(
         metric,
         gains,
         stability(X, samples.stability, fuzziness, indicator=ind["stability"]),
@@ -692,9 +801,43 @@ def metric_reliability(
         mean_intervals(X, samples.bootstrap, indicator=ind["bootstrap"]),
         p_t,
         holm(p_t) if tests else nan,
-        tukey_hsd(X, trials=tukey_trials or samples.trials, seed=samples.tukey_seed)
-        if tests
-        else nan,
+        tukey_hsd(X, names, trials=samples.tukey_trials, seed=samples.tukey_seed) if tests else nan,
+    )
+    return _in_order(r, order)
+
+
+def _in_order(r: MetricReliability, order: np.ndarray) -> MetricReliability:
+    """``r``, computed on the rows ``X[order]``, for the rows of X: per-run figures
+    moved back, per-pair figures picked (GT counts exchanged for a pair turned round);
+    the swap rates are over every pair and stay."""
+    pos = np.empty(len(order), dtype=np.int64)
+    pos[order] = np.arange(len(order))
+    k, turned = _pair_map(order)
+    st, iv = r.stability, r.intervals
+    t = turned[:, None]
+    return MetricReliability(
+        r.metric,
+        r.gains,
+        Stability(
+            st.fuzziness,
+            np.where(t, st.gt_yx[k], st.gt_xy[k]),
+            np.where(t, st.gt_xy[k], st.gt_yx[k]),
+            st.eq[k],
+        ),
+        r.swaps,
+        Discrimination(r.discrimination.asl[k], r.discrimination.alpha),
+        Intervals(
+            iv.mean[pos],
+            iv.t_low[pos],
+            iv.t_high[pos],
+            iv.boot_low[pos],
+            iv.boot_high[pos],
+            iv.level,
+        ),
+        r.p_t[k],
+        r.p_holm[k],
+        r.p_tukey[k],
+        r.tau,
     )
 
 
@@ -747,7 +890,6 @@ def reliability_report(
     samples: Samples,
     *,
     fuzziness: Sequence[float] = FUZZINESS,
-    tukey_trials: int | None = None,
     tests: bool = True,
     config: Mapping[str, object] | None = None,
 ) -> Report:
@@ -760,10 +902,10 @@ def reliability_report(
         r = metric_reliability(
             X,
             samples,
+            runs=runs,
             metric=metric,
             gains=gains,
             fuzziness=fuzziness,
-            tukey_trials=tukey_trials,
             tests=tests,
         )
         means = r.intervals.mean
@@ -793,6 +935,7 @@ def _preamble(report: Report, table: str) -> dict[str, object]:
         "subset_size": s.subset_size,
         "seed": "" if s.seed is None else s.seed,
         "tukey_seed": s.tukey_seed,
+        "tukey_trials": s.tukey_trials,
         "questions": len(s.questions),
         "runs": len(report.runs),
     }

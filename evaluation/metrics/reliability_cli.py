@@ -9,6 +9,7 @@ reads them back, so that anyone recomputes the very same figures.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -19,6 +20,10 @@ from . import reliability as rel
 from .cli import UsageError, add_scoring_options, console, parse_inputs, read_file
 from .data import check_unique_names
 from .gains import check_parameters
+
+DEFAULT_TRIALS = 1000
+#: the options that draw samples: a samples file read with --samples-in fixes them
+SAMPLING_OPTIONS = {"trials": "--trials", "subset_size": "--subset-size", "seed": "--seed"}
 
 DESCRIPTION = (
     "Reliability of metrics over a set of runs: stability, swap rates, bootstrap "
@@ -53,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="which table to print (default summary)",
     )
     parser.add_argument("--output", metavar="FILE", help="write the table here")
-    parser.add_argument("--trials", type=int, default=1000, help="B (default 1000)")
+    parser.add_argument("--trials", type=int, default=None, help=f"B (default {DEFAULT_TRIALS})")
     parser.add_argument(
         "--subset-size",
         type=int,
@@ -61,14 +66,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="subset_size",
         help="c (default: half the questions)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    parser.add_argument("--seed", type=int, default=None, help="sampling seed (default 0)")
     parser.add_argument(
         "--tukey-trials",
         type=int,
         default=None,
         dest="tukey_trials",
-        help="permutations of the randomised Tukey HSD (default: B); "
-        "they are most of the time on many runs and questions",
+        help="permutations of the randomised Tukey HSD (default: B, or the samples "
+        "file's); they are most of the time on many runs and questions",
     )
     parser.add_argument(
         "--samples-out",
@@ -80,8 +85,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--samples-in",
         metavar="FILE",
         dest="samples_in",
-        help="use these samples instead of drawing (--trials, "
-        "--subset-size and --seed are then ignored)",
+        help="use these samples instead of drawing (B, c, the seed and the Tukey "
+        "permutations are the file's: --trials, --subset-size and --seed are refused, "
+        "--tukey-trials overrides the file's)",
     )
     add_scoring_options(parser)
 
@@ -104,6 +110,12 @@ def reliability(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
             raise ValueError("--tukey-trials must be at least 1")
         if len(opts["runs"]) < 2:
             raise ValueError("reliability compares runs: give at least two run files")
+        given = [flag for key, flag in SAMPLING_OPTIONS.items() if opts[key] is not None]
+        if opts["samples_in"] and given:
+            raise ValueError(
+                f"--samples-in cannot be combined with {', '.join(given)}: the samples "
+                "file fixes the trials, the subset size and the seed"
+            )
     except ValueError as e:
         raise UsageError(str(e)) from e
     path = opts["judgments"] or opts["qrels"]
@@ -119,9 +131,15 @@ def reliability(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
         questions = [str(q) for q in judgments.questions]
         if opts["samples_in"]:
             samples = rel.samples_from_csv(samples_data)
+            if opts["tukey_trials"] is not None:  # overrides the file's
+                samples = dataclasses.replace(samples, tukey_trials=opts["tukey_trials"])
         else:
             samples = rel.draw_samples(
-                questions, trials=opts["trials"], subset_size=opts["subset_size"], seed=opts["seed"]
+                questions,
+                trials=DEFAULT_TRIALS if opts["trials"] is None else opts["trials"],
+                subset_size=opts["subset_size"],
+                seed=0 if opts["seed"] is None else opts["seed"],
+                tukey_trials=opts["tukey_trials"],
             )
         order = samples.column_order(questions)
         matrices = {key: X[:, order] for key, X in matrices.items()}
@@ -132,13 +150,11 @@ def reliability(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
             "gains": ";".join(p.label for p in profiles),
             "beta": opts["beta"],
             "rbp_p": opts["rbp_p"],
-            "tukey_trials": opts["tukey_trials"] or samples.trials,
         }
         report = rel.reliability_report(
             matrices,
             [r.name for r in runs],
             samples,
-            tukey_trials=opts["tukey_trials"],
             config=config,
         )
     except InputError as e:

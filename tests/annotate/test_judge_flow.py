@@ -227,6 +227,45 @@ def test_next_question_skips_questions_with_nothing_to_judge(client, world):
     assert next_question(ass, collection=c) is None  # only the empty one is left
 
 
+def test_next_question_puts_fully_judged_questions_last(client, world):
+    """A question whose strings are all judged but which is not done is offered only when
+    no question with an unjudged string is left: "next" never lands on nothing to judge."""
+    from django.utils import timezone
+
+    from annotate import layers
+    from annotate.models import AnswerString, LayerJudgment, Question
+    from annotate.selectors import next_question
+
+    c, q1, q2, ass = world  # Q1 has "Lyon" unjudged, Q2 is fully judged (not done)
+    Question.objects.filter(pk=q2.pk).update(status="in_progress")  # ranked first before
+    q3 = make_question(collection=c, qid="Q3", unjudged=["Rome"])
+    q3.assessors.add(ass)
+    assert next_question(ass, collection=c).pk == q1.pk
+    assert next_question(ass).pk == q1.pk
+    assert next_question(ass, collection=c, after=q1).pk == q3.pk  # not Q2 (pk between)
+    assert next_question(ass, collection=c, after=q3).pk == q1.pk  # wrapping round, past Q2
+    client.force_login(ass)
+    r = client.get(f"/queue/next/?collection=w&after={q1.pk}")
+    assert r.headers["Location"] == url(q3)
+    # judged in the assessor's own layer: what counts is what is left in their layer
+    org, other = make_user(), make_user()
+    add_member(collection=c, user=org, role="organizer")
+    add_member(collection=c, user=other, role="assessor")
+    q4 = make_question(collection=c, qid="Q4", unjudged=["Oslo", "Bergen"])
+    layers.layers_request(collection=c, questions=[q4], assessors=[ass, other], by=org)
+    layer = layers.layer_for(question=q4, user=ass)
+    assert next_question(ass, collection=c, after=q3).pk == q4.pk  # gold and layer unjudged
+    for s in q4.strings.all():
+        LayerJudgment.objects.create(layer=layer, string=s, judged_at=timezone.now())
+    assert next_question(ass, collection=c, after=q3).pk == q1.pk  # all judged in the layer
+    # when nothing is left to judge anywhere, the fully judged ones are still reachable
+    AnswerString.objects.filter(question__in=[q1, q3]).update(judged_at=timezone.now())
+    assert next_question(ass, collection=c).pk == q2.pk
+    assert next_question(ass, collection=c, after=q2).pk == q3.pk
+    r = client.get(f"/queue/next/?collection=w&after={q3.pk}")
+    assert r.headers["Location"] == url(q4)
+
+
 def test_workspace_shows_queue_position_and_strings_left(client, world):
     c, q1, q2, ass = world
     q3 = make_question(collection=c, qid="Q3", unjudged=["Rome", "Milan"])

@@ -149,3 +149,97 @@ def test_the_edit_page_changes_the_mode_through_the_rekey_or_names_the_conflicts
     assert Collection.objects.get(pk=c.pk).matching_mode == "squad"
     assert AnswerString.objects.get(question=q).key == "radcliffe line"
     assert RunAnswer.objects.get(question=q).key == "radcliffe line"
+
+
+def _layers(c, q, *assessors):
+    from annotate import layers as L
+    from annotate.models import JudgingLayer
+    from tests.factories import add_member
+
+    org = make_user()
+    add_member(collection=c, user=org, role="organizer")
+    for u in assessors:
+        add_member(collection=c, user=u, role="assessor")
+    L.layers_request(
+        collection=c, questions=[q], assessors=list(assessors), by=org, k=len(assessors)
+    )
+    return [JudgingLayer.objects.get(question=q, assessor=u) for u in assessors]
+
+
+def _marks(q):
+    from annotate.models import LayerJudgment
+
+    return sorted(
+        (j.layer.assessor.username, j.string.text, j.group, j.level.code if j.level else None)
+        for j in LayerJudgment.objects.filter(layer__question=q).select_related(
+            "layer__assessor", "string", "level"
+        )
+    )
+
+
+def test_layer_judgments_of_folded_strings_move_to_the_kept_string():
+    """Nothing is lost: a folded string's layer judgment goes to the kept string when that
+    one is unjudged in the layer, and an identical one there is a duplicate dropped."""
+    from annotate import layers as L
+    from annotate.models import JudgingLayer
+
+    c = make_collection(slug="lay")
+    q = make_question(
+        collection=c,
+        qid="border",
+        synsets=[[("Radcliffe Line", "S"), ("The Radcliffe Line", "S")]],
+        incorrect=["Durand Line"],
+    )
+    a, b = make_user(username="ann"), make_user(username="bob")
+    la, lb = _layers(c, q, a, b)
+    ids = {s.text: s.pk for s in q.strings.all()}
+    # ann judged only the spelling that folds; bob judged both alike
+    L.layer_judge(layer=la, string=ids["The Radcliffe Line"], new_group=True, level="S", by=a)
+    L.layer_judge(layer=lb, string=ids["Radcliffe Line"], new_group=True, level="S", by=b)
+    L.layer_judge(layer=lb, string=ids["The Radcliffe Line"], group=1, level="S", by=b)
+    L.layer_judge(layer=lb, string=ids["Durand Line"], by=b)
+    versions = dict(JudgingLayer.objects.values_list("pk", "version"))
+    assert collection_set_matching_mode(collection=c, mode="squad", by=None) == 1
+    assert _marks(q) == [
+        ("ann", "Radcliffe Line", 1, "S"),
+        ("bob", "Durand Line", None, None),
+        ("bob", "Radcliffe Line", 1, "S"),
+    ]
+    for pk, v in JudgingLayer.objects.values_list("pk", "version"):
+        assert v == versions[pk] + 1  # open layer pages of the question are stale
+    event = JudgmentEvent.objects.get(action="matching_mode_set")
+    assert event.after["layer_judgments_moved"] == 1
+    assert event.after["layer_judgments_dropped"] == 1
+
+
+def test_different_layer_judgments_of_folding_strings_refuse_the_change():
+    from annotate import layers as L
+
+    c = make_collection(slug="layc")
+    q = make_question(
+        collection=c,
+        qid="border",
+        synsets=[[("Radcliffe Line", "S"), ("The Radcliffe Line", "S")]],
+    )
+    a = make_user(username="ann")
+    (la,) = _layers(c, q, a)
+    ids = {s.text: s.pk for s in q.strings.all()}
+    L.layer_judge(layer=la, string=ids["Radcliffe Line"], new_group=True, level="S", by=a)
+    L.layer_judge(layer=la, string=ids["The Radcliffe Line"], by=a)  # incorrect
+    before = _marks(q)
+    with pytest.raises(MatchingModeConflict) as info:
+        collection_set_matching_mode(collection=c, mode="squad", by=None)
+    assert [(k.question, k.key, k.strings) for k in info.value.conflicts] == [
+        (
+            "border",
+            "radcliffe line",
+            (
+                ("Radcliffe Line", "ann's layer: synset 1, level S"),
+                ("The Radcliffe Line", "ann's layer: judged incorrect"),
+            ),
+        )
+    ]
+    c.refresh_from_db()
+    assert c.matching_mode == "normalized"
+    assert _marks(q) == before
+    assert AnswerString.objects.filter(question=q).count() == 2

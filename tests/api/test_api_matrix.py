@@ -74,8 +74,9 @@ API_TEXT = {
     "api:run-scores": '"q_measure"',
     "api:compare": '"randomization_p"',
 }
-# Patterns of /api/ that are pages behind the login (session), not token endpoints.
-API_PAGES = {"api:openapi-json", "api:openapi-view", "api:api-root"}
+# Patterns of /api/ that are no token endpoints: the schema and the docs page (a session or
+# a token), the root and every other path (JSON 404, test_unknown_api_paths_answer_json_404)
+API_PAGES = {"api:openapi-json", "api:openapi-view", "api:api-root", "api:not-found"}
 RUN_FILE = b"EX1-BEATLES\t1\tJohn Lennon\nEX2-DVD\t1\tDigital Versatile Disk\n"
 
 
@@ -186,12 +187,12 @@ def test_api_of_another_collection_is_refused_to_every_role_of_demo(world):
 
 def test_the_docs_and_the_schema_need_a_login_or_a_token(world):
     """/api/docs is for a logged-in browser (others are sent to the login page);
-    /api/openapi.json also for a token (401 without); the root only answers 404."""
+    /api/openapi.json also for a token (401 without); the root only answers 404 (JSON)."""
     anonymous = Client()
     response = anonymous.get("/api/docs")
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
     assert anonymous.get("/api/openapi.json").status_code == 401
-    assert anonymous.get("/api/").status_code == 302
+    assert anonymous.get("/api/").status_code == 404
     bad = ApiClient("qas_not-a-token")
     assert bad.get("/api/openapi.json").status_code == 401
     token = ApiClient(world["tokens"]["participant"])
@@ -203,3 +204,32 @@ def test_the_docs_and_the_schema_need_a_login_or_a_token(world):
     assert client.get("/api/docs").status_code == 200
     assert client.get("/api/openapi.json").status_code == 200
     assert client.get("/api/").status_code == 404
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/",
+        "/api/nope",
+        "/api/collections/demo/nope",
+        "/api/collections/demo/runs/1/nope",
+        "/api/docs/",
+        "/api/me/",
+    ],
+)
+def test_unknown_api_paths_answer_json_404(world, path):
+    """A path under /api/ that is no endpoint answers like the endpoints' 404, with or
+    without a token, for any method (no login page, no HTML, no CSRF refusal)."""
+    token = {"Authorization": f"Bearer {world['tokens']['participant']}"}
+    for headers in ({}, token):
+        for method in ("get", "post", "delete"):
+            response = getattr(Client(), method)(path, headers=headers)
+            assert response.status_code == 404, (path, method, response.status_code)
+            assert response["Content-Type"].startswith("application/json")
+            assert response.json() == {"detail": "Not found"}
+    # the docs and the schema are still there
+    browser = Client()
+    browser.force_login(world["users"]["participant"])
+    assert browser.get("/api/docs").status_code == 200
+    assert browser.get("/api/openapi.json").status_code == 200
+    assert "swagger" in browser.get("/api/docs").content.decode().lower()

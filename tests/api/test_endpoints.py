@@ -321,6 +321,25 @@ def test_compare_gives_the_figures_of_the_compare_download(world, as_role):
             assert q["b_minus_a"][m] == pytest.approx(float(row[4]), abs=1e-6)
 
 
+def test_compare_lists_where_q_measure_and_rr_disagree_as_the_page_does(world, as_role):
+    a, b = world["noaf"], world["af"]
+    api = as_role("participant").get("/api/collections/demo/compare", a=a.pk, b=b.pk).json()
+    page = page_client(world["users"]["participant"]).get(
+        "/collections/demo/compare/", {"a": a.pk, "b": b.pk}
+    )
+    shown = [d["qid"] for d in page.context["disagree"]]
+    assert api["disagree"]["metrics"] == ["q_measure", "rr"]
+    assert api["disagree"]["questions"] == shown
+    assert len(shown) == page.context["disagree_total"] >= 1
+    diffs = {q["question_id"]: q["b_minus_a"] for q in api["questions"]}
+    for q, d in diffs.items():
+        assert (q in shown) == ((d["q_measure"] == 0) != (d["rr"] == 0)), q
+    one = as_role("participant").get("/api/collections/demo/compare", a=a.pk, b=b.pk, metric="ap")
+    assert one.json()["disagree"] == {"metrics": ["ap"], "questions": []}
+    schema = as_role("participant").get("/api/openapi.json").json()
+    assert "disagree" in schema["components"]["schemas"]["ComparisonOut"]["required"]
+
+
 def test_compare_refusals(world, as_role):
     client = as_role("participant")
     af, theirs = world["af"], world["other_run"]
@@ -453,3 +472,30 @@ def test_query_budget(world, as_role, url, django_assert_max_num_queries):
         response = client.get(url)
     assert response.status_code == 200
     assert response.json()  # the figures, not an empty answer
+
+
+def test_compare_never_rounds_a_tiny_p_value_to_zero():
+    from api.services import api_token_create
+    from tests.api.conftest import ApiClient
+    from tests.factories import add_member, make_collection, make_question, make_run, make_user
+
+    c = make_collection(slug="tiny")
+    for i in range(40):  # B finds every answer, A none: sign p = 2 * 0.5**40 = 1.8e-12
+        make_question(collection=c, qid=f"Q{i:02d}", synsets=[[(f"right{i}", "S")]])
+    org = make_user(username="tiny-organizer")
+    add_member(collection=c, user=org, role="organizer")
+    a = make_run(collection=c, owner=org, name="a", answers={f"Q{i:02d}": ["w"] for i in range(40)})
+    b = make_run(
+        collection=c, owner=org, name="b", answers={f"Q{i:02d}": [f"right{i}"] for i in range(40)}
+    )
+    client = ApiClient(api_token_create(user=org, name="script").secret)
+    url = "/api/collections/tiny/compare"
+    readable = client.get(url, a=a.pk, b=b.pk, metric="q_measure").json()
+    full = client.get(url, a=a.pk, b=b.pk, metric="q_measure", precision="full").json()
+    (t,), (f,) = readable["tests"], full["tests"]
+    assert f["sign_p"] == 2 * 0.5**40
+    for k in ("sign_p", "wilcoxon_p", "randomization_p"):
+        assert 0 < f[k] < 5e-4, k  # below what 6 decimals can show
+        assert t[k] == float(f"{f[k]:.6g}") and t[k] > 0, k
+    assert t["sign_p"] == 1.81899e-12 and t["sign_p"] != f["sign_p"]
+    assert t["mean_diff"] == 1.0  # scores keep their 6 decimals

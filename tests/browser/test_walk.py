@@ -1,6 +1,8 @@
 """Every role walks its pages at laptop (1366 px) and phone (390 px) width: no console
 error (CSP violations included), no failed request, nothing wider than the screen, and the
-htmx actions of the upload, judging and members pages swap in without a violation."""
+htmx actions of the upload, judging and members pages swap in without a violation.  A
+participant also meets the 403 and 404 pages: their heading, no console line but the
+browser's own "Failed to load resource" for the status."""
 
 from __future__ import annotations
 
@@ -20,12 +22,26 @@ PASSWORDS = {
 }
 
 
-def _pages(role: str, demo) -> list[str]:
+@pytest.fixture
+def agreement(demo):
+    """The demo's agreement study (load_demo's second collection): layers, adjudication."""
+    from evaluation.management.commands.load_demo import load_agreement_demo
+
+    return load_agreement_demo()
+
+
+def _pages(role: str, demo, agreement) -> list[str]:
     q = Question.objects.get(collection=demo, qid="EX1-BEATLES")
     runs = list(demo.runs.order_by("name"))
     common = ["/collections/", "/collections/demo/"]
     if role == "assessor1":
-        return [*common, "/queue/", f"/questions/{q.pk}/judge/"]
+        return [
+            *common,
+            "/queue/",
+            f"/questions/{q.pk}/judge/",
+            "/collections/demo/questions/",
+            "/queue/adjudicate/",
+        ]
     scores = [
         "/collections/demo/runs/",
         f"/collections/demo/runs/{runs[0].pk}/",
@@ -38,11 +54,16 @@ def _pages(role: str, demo) -> list[str]:
     if role == "participant":  # the owner of the demo's runs
         return [
             *common,
+            "/collections/demo/runs/",
+            f"/collections/demo/runs/{runs[0].pk}/",
+            "/collections/demo/ranking/",
             "/collections/demo/runs/upload/",
             "/runs/",
             f"/collections/demo/runs/{runs[0].pk}/withdraw/",
             f"/collections/demo/runs/{runs[0].pk}/replace/",
+            "/account/tokens/",
         ]
+    waiting = Question.objects.filter(collection=agreement).awaiting_adjudication().first()
     return [
         *common,
         *scores,
@@ -53,7 +74,25 @@ def _pages(role: str, demo) -> list[str]:
         "/collections/demo/members/",
         "/collections/demo/edit/",
         "/collections/demo/import/",
+        "/collections/demo/dashboard/",
+        "/collections/demo/reliability/",
+        "/collections/new/",
+        "/account/tokens/",
+        "/queue/adjudicate/",
+        f"/collections/{agreement.slug}/agreement/",
+        f"/collections/{agreement.slug}/layer-scores/",
+        f"/questions/{waiting.pk}/adjudicate/",
     ]
+
+
+# pages a role is refused or that do not exist: (address, status, heading); the browser's
+# one "Failed to load resource ... 403/404" console line and the status are expected there
+ERROR_PAGES = {
+    "participant": [
+        ("/collections/new/", 403, "You cannot open this page"),
+        ("/collections/no-such-collection/", 404, "Page not found"),
+    ],
+}
 
 
 def _watch(page) -> list[str]:
@@ -82,7 +121,11 @@ def _overflow(page) -> int:
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("role", list(PASSWORDS))
-def test_every_page_of_a_role_at_laptop_and_phone_width(browser, live_server, demo, role, width):
+def test_every_page_of_a_role_at_laptop_and_phone_width(
+    browser, live_server, demo, agreement, role, width
+):
+    from playwright.sync_api import expect
+
     context = browser.new_context(viewport={"width": width, "height": 860})
     page = context.new_page()
     page.set_default_timeout(15_000)
@@ -90,9 +133,29 @@ def test_every_page_of_a_role_at_laptop_and_phone_width(browser, live_server, de
     try:
         login(page, live_server, role, PASSWORDS[role])
         page.wait_for_url(f"{live_server.url}/collections/")
-        for url in _pages(role, demo):
-            page.goto(live_server.url + url)
+        for url in _pages(role, demo, agreement):
+            response = page.goto(live_server.url + url)
             page.wait_for_load_state("load")
+            if response.status != 200:
+                problems.append(f"{url}: HTTP {response.status}")
+            extra = _overflow(page)
+            if extra > 0:
+                problems.append(f"{url} at {width}px is {extra}px wider than the screen")
+        for url, status, heading in ERROR_PAGES.get(role, []):
+            before = len(problems)
+            response = page.goto(live_server.url + url)
+            page.wait_for_load_state("load")
+            assert response.status == status, url
+            expect(page.locator("main h1")).to_have_text(heading)
+            expect(page.locator("#main a", has_text="back to your collections")).to_be_visible()
+            expected = {
+                f"HTTP {status} {live_server.url}{url}",
+                "console error: Failed to load resource: the server responded with a status "
+                f"of {status} ({'Forbidden' if status == 403 else 'Not Found'})",
+            }
+            new = problems[before:]
+            assert set(new) <= expected, new
+            del problems[before:]
             extra = _overflow(page)
             if extra > 0:
                 problems.append(f"{url} at {width}px is {extra}px wider than the screen")

@@ -173,7 +173,7 @@ def test_tukey_hsd_on_request_with_its_trials_and_seed(client, three, monkeypatc
     by_name = list(exact.runs)  # the tests run on the runs by name, then shown ranked
     assert by_name == sorted(by_name)
     X = exact.values[:, 0, :]
-    want = rel.tukey_hsd(X, trials=200, seed=7)
+    want = rel.tukey_hsd(X, by_name, trials=200, seed=7)
     page = client.get("/collections/tri/ranking/?test=tukey&trials=200&seed=7")
     tests = page.context["matrix"]["tests"]
     order = list(tests.runs)
@@ -200,6 +200,23 @@ def test_tukey_hsd_on_request_with_its_trials_and_seed(client, three, monkeypatc
     # another seed is another computation
     with pytest.raises(AssertionError, match="computed again"):
         client.get("/collections/tri/ranking/?test=tukey&trials=200&seed=8")
+
+
+def test_ranking_pages_tukey_is_the_reliability_pages_for_the_same_seed_and_trials(client, three):
+    """The two pages draw the Tukey permutations alike (``rel.tukey_generator`` of the
+    seed, the runs in name order): the same seed and B give the same p-values."""
+    page = client.get("/collections/tri/ranking/?test=tukey&trials=300&seed=11")
+    tests = page.context["matrix"]["tests"]
+    runs = list(Run.objects.filter(collection=three).order_by("name"))
+    config = reliability.ReliabilityConfig(metric="q_measure", trials=300, seed=11)
+    rows = reliability.pair_rows(
+        reliability.collection_reliability(collection=three, runs=runs[::-1], config=config)
+    )
+    assert len(rows) == 3
+    order = list(tests.runs)
+    for row in rows:
+        assert tests.p[order.index(row["a"]), order.index(row["b"])] == row["p_tukey"]
+    assert {row["p_tukey"] for row in rows} != {1.0}
 
 
 def test_tiny_p_values_are_shown_in_scientific_notation_and_marked(client):

@@ -209,7 +209,7 @@ def test_curve_geometry():
 
     X = np.array([[0.5, 0.5, 0.25, 0, 1, 0.5, 0, 0], [0.5, 0.25, 0.25, 0, 0.75, 0.5, 0, 0.5]])
     samples = rel.draw_samples([str(i) for i in range(8)], trials=30, seed=2)
-    detail = rel.metric_reliability(X, samples)
+    detail = rel.metric_reliability(X, samples, runs=["a", "b"])
     stability, swap, asl = curves(detail)
     assert len(stability["points"]) == 21
     assert len(swap["points"]) == int((detail.swaps.counter > 0).sum())

@@ -3,6 +3,7 @@ and the bootstrap / Tukey p-values against straightforward loops."""
 
 import itertools
 import math
+import statistics
 
 import numpy as np
 import pytest
@@ -94,42 +95,88 @@ def test_swap_threshold_share_and_relative_by_hand():
     assert sw.relative == pytest.approx(0.2 / (1.625 / 5))
 
 
+def test_swap_threshold_is_past_every_bin_above_five_percent():
+    """The threshold is the lowest bin from which every non-empty bin is at most 5%, not
+    the first bin at or below 5%: bin 0.05 has no swap, but bin 0.12 after it has."""
+    # one question per subset: d(Q) is the question's difference z = .05 .12 .3 -.3
+    X = np.array([[0.05, 0.12, 0.3, 0.0], [0.0, 0.0, 0.0, 0.3]])
+    subsets = np.array([[[0], [2]], [[1], [3]], [[2], [0]]])  # no swap, a swap, no swap
+    sw = rel.swap_rates(X, subsets)
+    assert sw.counter[[5, 12, 20]].tolist() == [1, 1, 1]
+    assert sw.swaps[[5, 12, 20]].tolist() == [0, 1, 0]
+    assert sw.threshold == 0.2 and sw.share == 1 / 3
+    # the better run's mean over Q per trial: .05, .12, .3
+    assert sw.relative == pytest.approx(0.2 / ((0.05 + 0.12 + 0.3) / 3))
+
+
 def test_difference_bins():
     d = np.array([0, 0.0099, 0.01, 0.03, -0.03, 0.199, 0.2, 0.7])
     assert rel.difference_bin(d).tolist() == [0, 0, 1, 3, 3, 19, 20, 20]
 
 
 # -- bootstrap, t and Tukey -------------------------------------------------------------------
+def t_by_hand(mean, sd, n):
+    """mean / (sd / sqrt(n)); 0 when both are zero (within 1e-12), +-inf when only the
+    standard error is."""
+    se = sd / math.sqrt(n)
+    if se <= 1e-12:
+        return 0.0 if abs(mean) <= 1e-12 else math.copysign(math.inf, mean)
+    return mean / se
+
+
 def reference_asl(X, boot):
-    """Sakai 2006 Figure 1, one pair and one bootstrap sample at a time."""
+    """Sakai 2006 Figure 1, one pair and one bootstrap sample at a time, in plain Python
+    (statistics and math): z the pair's differences, w = z - mean(z) (zero within
+    1e-12), ASL = #{b : |t(w*_b)| >= |t(z)|} / B, a mean (observed or bootstrap) within
+    1e-12 of zero being zero."""
     n = X.shape[1]
+    rows = X.tolist()
     out = []
-    for x, y in itertools.combinations(range(len(X)), 2):
-        z = X[x] - X[y]
-        t_obs = rel.t_statistic(z.mean(), z.std(ddof=1), n)
-        w = z - z.mean()
+    for x, y in itertools.combinations(range(len(rows)), 2):
+        z = [a - b for a, b in zip(rows[x], rows[y], strict=True)]
+        zbar = statistics.fmean(z)
+        t_obs = t_by_hand(0.0 if abs(zbar) <= 1e-12 else zbar, statistics.stdev(z), n)
+        w = [0.0 if abs(v - zbar) <= 1e-12 else v - zbar for v in z]
         count = 0
-        for b in range(len(boot)):
-            ws = w[boot[b]]
-            t = rel.t_statistic(rel._zero_small(np.array(ws.mean())), ws.std(ddof=1), n)
+        for sample in boot.tolist():
+            ws = [w[q] for q in sample]
+            mean = statistics.fmean(ws)
+            mean = 0.0 if abs(mean) <= 1e-12 else mean
+            t = t_by_hand(mean, statistics.stdev(ws), n)
             count += abs(t) >= abs(t_obs) * (1 - 1e-9)
         out.append(count / len(boot))
     return np.array(out)
 
 
-def reference_tukey(X, trials, seed):
-    rng = np.random.default_rng(seed)
-    XT = np.ascontiguousarray(X.T)
+def reference_tukey(X, runs, trials, seed):
+    """The randomised Tukey HSD in plain Python with the engine's permutations taken as
+    given (``draw_permutations``, the runs by name): each trial deals every question's
+    scores to the runs as its permutation says, and the p-value of a pair counts the
+    trials whose spread of run means reaches the pair's difference.  Checks on the way
+    that a trial permutes each question's scores among themselves only."""
+    names = sorted(runs)
+    rows = [X[list(runs).index(name)].tolist() for name in names]  # the runs by name
+    m, n = len(rows), len(rows[0])
     spreads = []
-    for _ in range(trials):
-        means = rng.permuted(XT, axis=1).mean(axis=0)
-        spreads.append(means.max() - means.min())
-    m = X.mean(axis=1)
+    for perm in rel.draw_permutations(n, m, trials=trials, seed=seed):
+        assert perm.shape == (n, m)
+        perm = perm.tolist()
+        sums = [0.0] * m
+        for q in range(n):
+            assert sorted(perm[q]) == list(range(m))
+            dealt = [rows[perm[q][j]][q] for j in range(m)]
+            assert sorted(dealt) == sorted(row[q] for row in rows)  # question q's scores
+            for j in range(m):
+                sums[j] += dealt[j]
+        means = [v / n for v in sums]
+        spreads.append(max(means) - min(means))
+    assert len(spreads) == trials
+    mean = [math.fsum(row) / n for row in X.tolist()]  # the runs as given
     p = []
-    for x, y in itertools.combinations(range(len(X)), 2):
-        d = abs(m[x] - m[y])
-        d = 0.0 if d <= rel.TOL else d
-        p.append(sum(s >= d * (1 - 1e-9) - rel.TOL for s in spreads) / trials)
+    for x, y in itertools.combinations(range(len(mean)), 2):
+        d = abs(mean[x] - mean[y])
+        d = 0.0 if d <= 1e-12 else d
+        p.append(sum(s >= d * (1 - 1e-9) - 1e-12 for s in spreads) / trials)
     return np.array(p)
 
 
@@ -155,11 +202,36 @@ def test_bootstrap_asl_extremes():
     assert asl[1] == 0.0
 
 
+def test_a_difference_zero_but_for_rounding_is_never_significant():
+    """z = 1, -1, .3 (1 - .7, one ulp above), -.3: the mean difference is zero but for
+    rounding, whose sign and size depend on the order of the questions; the observed
+    mean is zero within 1e-12 as the bootstrap means are, so the ASL is 1 either way."""
+    X = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.7, 0.3]])
+    boot = rel.draw_samples(list("abcd"), trials=200, seed=0).bootstrap
+    assert (X[0] - X[1]).mean() != 0  # rounding
+    assert rel.bootstrap_asl(X, boot).asl.tolist() == [1.0]
+    assert rel.bootstrap_asl(X[:, ::-1], boot).asl.tolist() == [1.0]
+    assert reference_asl(X, boot).tolist() == [1.0]
+
+
 def test_tukey_matches_the_loop():
     rng = np.random.default_rng(3)
     X = rng.random((4, 8))
-    got = rel.tukey_hsd(X, trials=400, seed=5)
-    assert got.tolist() == reference_tukey(X, 400, 5).tolist()
+    runs = ["c", "a", "d", "b"]
+    got = rel.tukey_hsd(X, runs, trials=400, seed=5)
+    assert got.tolist() == reference_tukey(X, runs, 400, 5).tolist()
+
+
+def test_tukey_permutations_are_seeded_and_within_each_question():
+    draws = list(rel.draw_permutations(7, 4, trials=50, seed=9))
+    again = list(rel.draw_permutations(7, 4, trials=50, seed=9))
+    other = list(rel.draw_permutations(7, 4, trials=50, seed=10))
+    assert len(draws) == 50 and all(p.shape == (7, 4) for p in draws)
+    assert all(np.array_equal(a, b) for a, b in zip(draws, again, strict=True))
+    assert not all(np.array_equal(a, b) for a, b in zip(draws, other, strict=True))
+    stacked = np.stack(draws)  # every row a permutation of the runs; not all the identity
+    assert (np.sort(stacked, axis=2) == np.arange(4)).all()
+    assert (stacked != np.arange(4)).any(axis=2).mean() > 0.9
 
 
 def test_paired_t_and_intervals_match_scipy():
@@ -227,6 +299,21 @@ def test_draw_samples_shapes_and_disjoint_subsets():
     assert np.array_equal(s.swap, again.swap) and s.tukey_seed == again.tukey_seed
 
 
+def test_drawn_samples_seed_the_tukey_hsd_with_their_own_seed():
+    """The reliability report's Tukey HSD is ``tukey_hsd`` with the sampling seed and B,
+    as the ranking page computes it; the permutations are a stream of their own."""
+    X = np.random.default_rng(8).random((4, 10))
+    runs = ["d", "b", "a", "c"]
+    for seed in (0, 5, 2**40):
+        s = rel.draw_samples([str(i) for i in range(10)], trials=120, seed=seed)
+        assert s.tukey_seed == seed
+        r = rel.metric_reliability(X, s, runs=runs)
+        assert r.p_tukey.tolist() == rel.tukey_hsd(X, runs, trials=120, seed=seed).tolist()
+    first = rel.tukey_generator(3).random(5)
+    assert first.tolist() == rel.tukey_generator(3).random(5).tolist()
+    assert first.tolist() != np.random.default_rng(3).random(5).tolist()
+
+
 @pytest.mark.parametrize("kwargs", [{"subset_size": 5}, {"subset_size": 0}, {"trials": 0}])
 def test_draw_samples_rejects(kwargs):
     with pytest.raises(ValueError):
@@ -258,6 +345,29 @@ def test_samples_round_trip_gives_identical_results():
     three = rel.reliability_report({("ap", "3:2:1"): aligned}, runs, back)
     for table in rel.TABLES.values():
         assert table(one) == table(three)
+
+
+def test_samples_file_keeps_the_tukey_trials():
+    X = np.random.default_rng(3).random((3, 8))
+    runs = ["a", "b", "c"]
+    samples = rel.draw_samples([f"q{i}" for i in range(8)], trials=30, seed=2, tukey_trials=9)
+    text = rel.samples_to_csv(samples)
+    assert read_csv(text)[0]["tukey_trials"] == "9"
+    back = rel.samples_from_csv(text)
+    assert (back.trials, back.tukey_trials) == (30, 9)
+    one = rel.reliability_report({("ap", "g"): X}, runs, samples)
+    two = rel.reliability_report({("ap", "g"): X}, runs, back)
+    assert rel.pairs_csv(one) == rel.pairs_csv(two)
+    assert read_csv(rel.pairs_csv(two))[0]["tukey_trials"] == "9"
+    assert all(round(p * 9, 9) == round(p * 9) for p in two.results["ap", "g"].p_tukey)
+    # a file written before tukey_trials was kept: B permutations
+    older = rel.samples_from_csv(text.replace("# tukey_trials=9\n", ""))
+    assert older.tukey_trials == 30
+    assert rel.draw_samples([f"q{i}" for i in range(8)], trials=30).tukey_trials == 30
+    with pytest.raises(ValueError, match="tukey_trials"):
+        rel.samples_from_csv(text.replace("# tukey_trials=9", "# tukey_trials=0"))
+    with pytest.raises(ValueError, match="Tukey permutations"):
+        rel.draw_samples(list("abcd"), trials=2, tukey_trials=0)
 
 
 def test_samples_file_errors():
@@ -320,7 +430,7 @@ def test_identical_runs_are_never_significant(X, seed):
     X = np.vstack([X, X[:1]])  # the last run repeats the first
     n = X.shape[1]
     s = rel.draw_samples([str(i) for i in range(n)], trials=30, seed=seed)
-    r = rel.metric_reliability(X, s)
+    r = rel.metric_reliability(X, s, runs=[f"r{i}" for i in range(len(X))])
     k = len(X) - 2  # pair (0, last) in run_pairs order
     x, y = rel.run_pairs(len(X))
     assert (x[k], y[k]) == (0, len(X) - 1)
@@ -337,7 +447,9 @@ def test_asl_and_tukey_match_the_loops(X, seed):
     n = X.shape[1]
     s = rel.draw_samples([str(i) for i in range(n)], trials=25, seed=seed)
     assert rel.bootstrap_asl(X, s.bootstrap).asl.tolist() == reference_asl(X, s.bootstrap).tolist()
-    assert rel.tukey_hsd(X, trials=25, seed=seed).tolist() == reference_tukey(X, 25, seed).tolist()
+    runs = [f"r{(7 * i) % 11}" for i in range(len(X))]  # names in another order
+    got = rel.tukey_hsd(X, runs, trials=25, seed=seed)
+    assert got.tolist() == reference_tukey(X, runs, 25, seed).tolist()
 
 
 @settings(max_examples=30, deadline=None)
@@ -359,3 +471,93 @@ def test_pickled_samples_leave_the_count_matrices_behind():
     assert "indicators" not in back.__dict__
     assert np.array_equal(back.indicators["bootstrap"], s.indicators["bootstrap"])
     assert np.array_equal(back.swap, s.swap) and back.tukey_seed == s.tukey_seed
+    assert back.tukey_trials == 30
+    # a copy pickled before the samples kept their Tukey permutations gets B
+    state = s.__getstate__()
+    del state["tukey_trials"]
+    old = rel.Samples.__new__(rel.Samples)
+    old.__setstate__(state)
+    assert old.tukey_trials == 30
+
+
+# -- the order of the runs ---------------------------------------------------------------------
+def named_pairs(report):
+    """Per unordered pair of run names and (metric, gains): every pair figure, oriented
+    from the smaller name to the larger (a difference and GT counts turn with it)."""
+    x, y = rel.run_pairs(len(report.runs))
+    out = {}
+    for key, r in report.results.items():
+        st = r.stability
+        for k, (i, j) in enumerate(zip(x.tolist(), y.tolist(), strict=True)):
+            a, b = report.runs[i], report.runs[j]
+            flip = a > b
+            diff = float(r.intervals.mean[i] - r.intervals.mean[j])
+            out[(*key, min(a, b), max(a, b))] = (
+                -diff if flip else diff,
+                float(r.discrimination.asl[k]),
+                float(r.p_t[k]),
+                float(r.p_holm[k]),
+                float(r.p_tukey[k]),
+                (st.gt_yx if flip else st.gt_xy)[k].tolist(),
+                (st.gt_xy if flip else st.gt_yx)[k].tolist(),
+                st.eq[k].tolist(),
+            )
+    return out
+
+
+def named_runs(report):
+    out = {}
+    for key, r in report.results.items():
+        iv = r.intervals
+        for i, run in enumerate(report.runs):
+            out[(*key, run)] = tuple(
+                float(a[i]) for a in (iv.mean, iv.t_low, iv.t_high, iv.boot_low, iv.boot_high)
+            )
+    return out
+
+
+def test_every_figure_is_the_same_whatever_the_order_of_the_runs():
+    """The randomised Tukey HSD permutes the runs in the order of their names, and every
+    other figure is computed in that order too: the same samples and the runs given in
+    another order give the same figures per named run and pair, to the last bit."""
+    rng = np.random.default_rng(12)
+    names = ["delta", "alpha", "echo", "charlie", "bravo", "foxtrot"]
+    X = np.round(rng.random((6, 30)) * 8) / 8  # ties and zero differences included
+    X[5] = X[1]
+    samples = rel.draw_samples([f"q{i}" for i in range(30)], trials=300, seed=4)
+    sharp = np.arange(6)[:, None] * 0.1 + X * 0.1  # a swap threshold and a relative one
+    matrices = {("ap", "default"): X, ("rr", "default"): X**2, ("sharp", "default"): sharp}
+    one = rel.reliability_report(matrices, names, samples)
+    for order in ([2, 0, 4, 1, 3, 5], [5, 4, 3, 2, 1, 0], sorted(range(6), key=names.__getitem__)):
+        two = rel.reliability_report(
+            {k: v[order] for k, v in matrices.items()}, [names[i] for i in order], samples
+        )
+        assert named_pairs(two) == named_pairs(one)
+        assert named_runs(two) == named_runs(one)
+        assert repr(two.summary()) == repr(one.summary())  # NaN is no NaN's equal
+        assert rel.summary_csv(two) == rel.summary_csv(one)
+        assert rel.curves_csv(two) == rel.curves_csv(one)
+        for key, r in one.results.items():
+            sw = two.results[key].swaps
+            assert sw.counter.tolist() == r.swaps.counter.tolist()
+            assert sw.swaps.tolist() == r.swaps.swaps.tolist()
+            assert repr((sw.threshold, sw.share, sw.relative)) == repr(
+                (r.swaps.threshold, r.swaps.share, r.swaps.relative)
+            )
+    assert not math.isnan(one.results["sharp", "default"].swaps.relative)
+
+
+def test_tukey_hsd_is_the_same_whatever_the_order_of_the_runs():
+    rng = np.random.default_rng(2)
+    names = ["r3", "r1", "r4", "r0", "r2"]
+    X = rng.random((5, 12))
+    want = rel.tukey_hsd(X, names, trials=200, seed=3)
+    x, y = rel.run_pairs(5)
+    by_pair = {
+        frozenset((names[i], names[j])): want[k]
+        for k, (i, j) in enumerate(zip(x.tolist(), y.tolist(), strict=True))
+    }
+    for order in ([1, 3, 0, 4, 2], [4, 3, 2, 1, 0]):
+        got = rel.tukey_hsd(X[order], [names[i] for i in order], trials=200, seed=3)
+        for k, (i, j) in enumerate(zip(x.tolist(), y.tolist(), strict=True)):
+            assert got[k] == by_pair[frozenset((names[order[i]], names[order[j]]))]

@@ -1,6 +1,7 @@
 """``manage.py reliability`` on files: tables with their preamble, samples out and back in
 (identical figures), options and errors; no database is touched."""
 
+import contextlib
 import io
 
 import numpy as np
@@ -168,3 +169,95 @@ def test_qa_reliability_is_the_same_command_without_django(tmp_path):
         check=False,
     )
     assert bad.returncode == 2 and "at least two run files" in bad.stderr
+
+
+def pair_figures(text):
+    """The pairs table per unordered pair of runs, oriented from the smaller name."""
+    _, header, rows = read_csv(text)
+    out = {}
+    for r in rows:
+        a, b = r[2], r[3]
+        figures = dict(zip(header[4:], r[4:], strict=True))
+        if a > b:
+            a, b = b, a
+            d = figures["difference"]
+            if d != "0":
+                figures["difference"] = d[1:] if d.startswith("-") else "-" + d
+        out[(r[0], r[1], a, b)] = figures
+    return out
+
+
+def test_the_order_of_the_run_files_changes_no_figure(tmp_path):
+    """The same samples and the run files in another order: the very same figures per
+    named run and pair (the randomised Tukey HSD permutes the runs in name order)."""
+    qrels, runs = write_files(tmp_path)
+    samples = tmp_path / "samples.csv"
+    common = ["--qrels", qrels, "--metrics", "ap,rr", "--gains", "default;1:1"]
+    first, _ = run(
+        *common, *runs, "--trials", 200, "--seed", 4, "--samples-out", samples, "--table", "pairs"
+    )
+    shuffled = [runs[2], runs[0], runs[1]]
+    for again in (
+        run(*common, *shuffled, "--samples-in", samples, "--table", "pairs")[0],
+        run(*common, *shuffled, "--trials", 200, "--seed", 4, "--table", "pairs")[0],
+    ):
+        assert pair_figures(again) == pair_figures(first)
+        assert [r[2:4] for r in read_csv(again)[2]][:3] == [
+            ["run2", "run0"],
+            ["run2", "run1"],
+            ["run0", "run1"],
+        ]
+    for table in ("summary", "curves", "runs"):
+        one, _ = run(*common, *runs, "--samples-in", samples, "--table", table)
+        two, _ = run(*common, *shuffled, "--samples-in", samples, "--table", table)
+        if table == "runs":
+            one, two = sorted(one.splitlines()), sorted(two.splitlines())
+        assert one == two
+
+
+def test_the_samples_file_keeps_the_tukey_trials(tmp_path):
+    """--tukey-trials goes into the samples file and comes back with it; a file without
+    it (an older one) gives B permutations; --tukey-trials given again overrides it."""
+    qrels, runs = write_files(tmp_path)
+    samples = tmp_path / "samples.csv"
+    args = ["--qrels", qrels, *runs, "--table", "pairs"]
+    first, _ = run(*args, "--trials", 30, "--tukey-trials", 7, "--samples-out", samples)
+    assert read_csv(samples.read_text())[0]["tukey_trials"] == "7"
+    again, _ = run(*args, "--samples-in", samples)
+    assert again == first and read_csv(again)[0]["tukey_trials"] == "7"
+    older = tmp_path / "older.csv"
+    older.write_text(samples.read_text().replace("# tukey_trials=7\n", ""))
+    plain, _ = run(*args, "--trials", 30)
+    assert run(*args, "--samples-in", older)[0] == plain
+    assert read_csv(plain)[0]["tukey_trials"] == "30"
+    out, _ = run(*args, "--samples-in", samples, "--tukey-trials", 11)
+    preamble, header, rows = read_csv(out)
+    assert preamble["tukey_trials"] == "11"
+    p_tukey = [float(r[header.index("p_tukey")]) for r in rows]
+    assert all(abs(p * 11 - round(p * 11)) < 1e-4 for p in p_tukey)
+
+
+@pytest.mark.parametrize(
+    "extra, named",
+    [
+        (["--trials", "1000"], "--trials"),
+        (["--seed", "0"], "--seed"),
+        (["--subset-size", "5"], "--subset-size"),
+        (["--seed", "3", "--trials", "20"], "--trials, --seed"),
+    ],
+)
+def test_samples_in_refuses_the_sampling_options(tmp_path, extra, named):
+    """The samples file fixes B, c and the seed: giving them as well is an error (exit
+    status 2, the options named), even with the values the file has."""
+    from evaluation.metrics.reliability_cli import main
+
+    qrels, runs = write_files(tmp_path)
+    samples = tmp_path / "samples.csv"
+    run("--qrels", qrels, *runs, "--trials", 20, "--samples-out", samples)
+    with pytest.raises(CommandError, match=f"--samples-in.*{named}") as e:
+        run("--qrels", qrels, *runs, "--samples-in", samples, *extra)
+    assert e.value.returncode == 2
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["--qrels", str(qrels), *map(str, runs), "--samples-in", str(samples), *extra])
+    assert code == 2 and named in err.getvalue()
