@@ -391,6 +391,11 @@ def layer_mark_done(*, layer: JudgingLayer | int, by, done: bool = True) -> Judg
     op = _LayerEdit(
         layer=layer, by=by, action="layer_done" if done else "layer_reopen", done_ok=True
     )
+    if not done and op.layer.done and layer_sealed(op.layer):
+        raise Conflict(
+            "Every layer of this question is done and its gold was derived from them: "
+            "your layer can no longer be reopened (the other layers were shown to you)."
+        )
     if done:
         missing = (
             AnswerString.objects.filter(question_id=op.layer.question_id)
@@ -414,6 +419,18 @@ def layer_mark_done(*, layer: JudgingLayer | int, by, done: bool = True) -> Judg
     ):
         question_layers_to_gold(question=op.layer.question_id, by=by)
     return event
+
+
+def layer_sealed(layer: JudgingLayer) -> bool:
+    """Whether ``layer``'s assessor may have seen the question's other layers -- every
+    layer of it is done, or gold was derived from them (``LayerRequest.gold_at``) -- so
+    their layer can no longer be reopened (DESIGN.md section 9: blind until done, and no
+    copying afterwards).  Two small queries."""
+    if LayerRequest.objects.filter(question_id=layer.question_id, gold_at__isnull=False).exists():
+        return True
+    return not JudgingLayer.objects.filter(
+        question_id=layer.question_id, done_at__isnull=True
+    ).exists()
 
 
 @transaction.atomic
@@ -634,15 +651,20 @@ def adjudicator_questions(user) -> list[Question]:
 
 def can_adjudicate(user, question: Question, role: str | None) -> bool:
     """Organizers adjudicate every question; a named adjudicator the questions they were
-    named for -- but not while their own layer of it is open (blindness: the adjudication
-    page shows gold and every layer)."""
+    named for -- but, when they judge it in a layer too, not before every layer of it is
+    done (blindness: the adjudication page shows gold and every layer)."""
     if role == Role.ORGANIZER:
         return True
     named = LayerRequest.objects.filter(question=question, adjudicator_id=user.pk).exists()
-    own_open = JudgingLayer.objects.filter(
-        question=question, assessor_id=user.pk, done_at__isnull=True
-    ).exists()
-    return named and not own_open
+    if not named:
+        return False
+    # one who judges the question in a layer too is blind until every layer is done
+    # (``JudgingLayer.objects.readable_by``), not only theirs
+    judges_it = JudgingLayer.objects.filter(question=question, assessor_id=user.pk).exists()
+    return (
+        not judges_it
+        or not JudgingLayer.objects.filter(question=question, done_at__isnull=True).exists()
+    )
 
 
 # -- the agreement page -----------------------------------------------------------------------
@@ -1007,7 +1029,7 @@ def layer_view(layer: JudgingLayer) -> dict:
     for r in rows:
         if r["cell"].group is not None:
             groups.setdefault(r["cell"].group, []).append(r["string"].text)
-    # blindness: the other layers only once this one is done (``readable_by``)
+    # blindness: the other layers only once every layer is done (``readable_by``)
     others = []
     if layer.done:
         others = list(
@@ -1162,12 +1184,22 @@ def layer_history(layer: JudgingLayer, limit: int = 30) -> list[dict]:
 
 
 def layer_others(layer: JudgingLayer) -> dict:
-    """Once ``layer`` is done: the question's other layers (``readable_by``: blind until
-    then) and, per string, this layer's judgment beside theirs.  Empty while it is open."""
+    """Once every layer of ``layer``'s question is done: the other layers (``readable_by``)
+    and, per string, this layer's judgment beside theirs.  Before that nothing of them but
+    ``waiting``, how many other layers are still open (once this one is done), and
+    ``sealed`` (``layer_sealed``: the layer can no longer be reopened)."""
     if not layer.done:
-        return {"others": [], "rows": []}
+        return {"others": [], "rows": [], "waiting": 0, "sealed": False}
+    waiting = (
+        JudgingLayer.objects.filter(question_id=layer.question_id, done_at__isnull=True)
+        .exclude(pk=layer.pk)
+        .count()
+    )
+    sealed = layer_sealed(layer)
+    if waiting:
+        return {"others": [], "rows": [], "waiting": waiting, "sealed": sealed}
     view = layer_view(layer)
-    return {"others": view["others"], "rows": view["rows"]}
+    return {"others": view["others"], "rows": view["rows"], "waiting": 0, "sealed": sealed}
 
 
 def my_layers(questions: Sequence[Question], user) -> None:

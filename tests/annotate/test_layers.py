@@ -85,7 +85,8 @@ def test_layers_are_blind_until_done(study):
         [("John Lennon", 1, "S"), ("McCartney", 2, "S"), ("Ringo", 3, "A"), ("Yoko", None, None)],
     )
     L.layer_mark_done(layer=la, by=a)
-    assert set(JudgingLayer.objects.readable_by(a).filter(question=q)) == {la, lb}
+    # ann's layer is done, bob's is not: still blind both ways (bob may still change his)
+    assert set(JudgingLayer.objects.readable_by(a).filter(question=q)) == {la}
     assert set(JudgingLayer.objects.readable_by(b).filter(question=q)) == {lb}
     assert set(JudgingLayer.objects.readable_by(org, organizer=True).filter(question=q)) == {la, lb}
     # gold is untouched by layer work, and gold's history does not show it
