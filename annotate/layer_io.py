@@ -21,7 +21,7 @@ from django.utils import timezone
 from evaluation.metrics.csvio import CsvFormatError, read_records, write_csv
 from evaluation.metrics.errors import Issue
 
-from .layers import question_layers_to_gold
+from .layers import question_layers_to_gold, sealed_questions
 from .models import (
     AnswerString,
     Collection,
@@ -171,6 +171,23 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
         texts.setdefault((q, key), answer)
         plan.names[q], plan.users[u] = qid, who
         done[q, u] = done.get((q, u), False) or r.get("done", "").strip() in ("1", "true", "yes")
+    if plan.issues:
+        return plan
+    # layers gold was derived from stay as they are (``sealed_questions``): replacing one
+    # would leave gold with the old agreement
+    first_line: dict[int, int] = {}
+    for (q, _), rows in planned.items():
+        line = min(ln for _, _, ln in rows.values())
+        first_line[q] = min(first_line.get(q, line), line)
+    for q in sorted(sealed_questions(list(first_line)), key=first_line.__getitem__):
+        plan.issues.append(
+            Issue(
+                filename,
+                first_line[q],
+                f"question {plan.names[q]!r}: gold was already derived from its layers "
+                "(every layer done); its layers can no longer be replaced",
+            )
+        )
     if plan.issues:
         return plan
     plan.planned = dict(planned)

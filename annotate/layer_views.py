@@ -112,6 +112,14 @@ def collection_layers_request(request: HttpRequest, slug: str) -> HttpResponse:
             f"{done.layers} layers requested on {done.questions} "
             f"question{'s' if done.questions != 1 else ''}.",
         )
+        if done.refused:
+            n = len(done.refused)
+            messages.warning(
+                request,
+                f"{n} question{'s' if n != 1 else ''} left out: gold was already derived "
+                f"from {'their' if n != 1 else 'its'} layers, which more layers would not "
+                f"change: {', '.join(done.refused[:20])}{', ...' if n > 20 else ''}.",
+            )
     return redirect("annotate:collection-agreement", slug)
 
 

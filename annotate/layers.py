@@ -72,6 +72,8 @@ class LayersRequested:
     questions: int = 0
     layers: int = 0
     qids: list[str] = field(default_factory=list)
+    # left out: gold was already derived from their layers (``sealed_questions``)
+    refused: list[str] = field(default_factory=list)
 
 
 @transaction.atomic
@@ -89,6 +91,8 @@ def layers_request(
     """Ask for ``k`` independent judgments of ``questions`` (all of them, or a seeded
     random ``sample`` of that many, for an agreement study): each question gets ``k`` of
     ``assessors`` in turn, a layer each, and is assigned to them.  Existing layers stay.
+    Questions whose gold was already derived from their layers (``sealed_questions``) are
+    left out, before sampling, and listed in ``refused``; Conflict when none is left.
     ``adjudicator`` (an assessor or organizer) resolves disagreements besides the
     organizers."""
     assessors = list(assessors)
@@ -107,13 +111,26 @@ def layers_request(
     questions = sorted(
         (q for q in questions if q.collection_id == collection.pk), key=lambda q: q.pk
     )
+    # a question whose gold was derived from its layers keeps them as they are: a new layer
+    # would not change its gold (``question_layers_to_gold`` leaves judged strings alone)
+    sealed = sealed_questions(questions)
+    refused = [q.qid for q in questions if q.pk in sealed]
+    questions = [q for q in questions if q.pk not in sealed]
+    if not questions:
+        raise Conflict(
+            "Gold was already derived from the layers of every question chosen "
+            f"({', '.join(refused[:20])}{', ...' if len(refused) > 20 else ''}): "
+            "no layer was requested."
+        )
     if sample is not None:
         if sample < 1:
             raise Conflict("A sample needs at least one question.")
         questions = sorted(
             random.Random(seed).sample(questions, min(sample, len(questions))), key=lambda q: q.pk
         )
-    result = LayersRequested(questions=len(questions), qids=[q.qid for q in questions])
+    result = LayersRequested(
+        questions=len(questions), qids=[q.qid for q in questions], refused=refused
+    )
     through = Question.assessors.through
     links, layers = [], []
     for i, q in enumerate(questions):
@@ -138,6 +155,7 @@ def layers_request(
             "seed": seed,
             "assessors": [u.get_username() for u in assessors],
             "adjudicator": adjudicator.get_username() if adjudicator else None,
+            "refused": refused[:1000],
         },
     )
     return result
@@ -421,16 +439,30 @@ def layer_mark_done(*, layer: JudgingLayer | int, by, done: bool = True) -> Judg
     return event
 
 
+def sealed_questions(questions: Sequence[Question | int]) -> set[int]:
+    """The ids among ``questions`` whose layers are sealed: gold was derived from them
+    (``LayerRequest.gold_at``) or every layer is done -- their assessors may have seen one
+    another's layers, and gold holds their agreement.  Such a layer is never reopened,
+    replaced or joined by another one (gold would keep the old agreement).  One query."""
+    ids = [q.pk if isinstance(q, Question) else int(q) for q in questions]
+    if not ids:
+        return set()
+    layer = JudgingLayer.objects.filter(question=OuterRef("pk"))
+    return set(
+        Question.objects.filter(pk__in=ids)
+        .filter(
+            Q(layer_request__gold_at__isnull=False)
+            | (Exists(layer) & ~Exists(layer.filter(done_at__isnull=True)))
+        )
+        .values_list("pk", flat=True)
+    )
+
+
 def layer_sealed(layer: JudgingLayer) -> bool:
-    """Whether ``layer``'s assessor may have seen the question's other layers -- every
-    layer of it is done, or gold was derived from them (``LayerRequest.gold_at``) -- so
-    their layer can no longer be reopened (DESIGN.md section 9: blind until done, and no
-    copying afterwards).  Two small queries."""
-    if LayerRequest.objects.filter(question_id=layer.question_id, gold_at__isnull=False).exists():
-        return True
-    return not JudgingLayer.objects.filter(
-        question_id=layer.question_id, done_at__isnull=True
-    ).exists()
+    """Whether ``layer``'s question is sealed (``sealed_questions``): its assessor may have
+    seen the other layers, so the layer can no longer be reopened (DESIGN.md section 9:
+    blind until every layer is done, and no copying afterwards).  One query."""
+    return bool(sealed_questions([layer.question_id]))
 
 
 @transaction.atomic

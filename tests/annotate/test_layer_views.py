@@ -302,3 +302,29 @@ def test_the_request_form_filters_as_the_question_list(client):
     assert request(f_q="no-such-question") == set()
     r = client.post(url, {"assessors": [a.pk, b.pk], "f_q": "no-such-question"}, follow=True)
     assert "No question matches the filters" in r.content.decode()
+
+
+def test_a_request_names_the_questions_left_out_because_gold_was_derived(client, study):
+    w = study
+    judge_all(client, w, w["a"], [("Lennon", "x", ""), ("McCartney", "x", ""), ("Yoko", "x", "")])
+    judge_all(client, w, w["b"], [("Lennon", "x", ""), ("McCartney", "x", ""), ("Yoko", "x", "")])
+    make_question(collection=w["c"], qid="Q2", unjudged=["Jagger"])
+    client.force_login(w["org"])
+    url = reverse("annotate:collection-layers-request", args=[w["c"].slug])
+    r = client.post(
+        url, {"assessors": [w["a"].pk, w["b"].pk], "k": "2", "scope": "all"}, follow=True
+    )
+    page = r.content.decode()
+    assert "2 layers requested on 1 question." in page
+    assert "1 question left out: gold was already derived from its layers" in page
+    assert "Q1" in page.split("left out")[1][:200]
+    assert JudgingLayer.objects.filter(question=w["q"]).count() == 2
+    # only Q1 chosen: refused, with its name
+    r = client.post(
+        url,
+        {"assessors": [w["a"].pk, w["b"].pk], "k": "2", "f_q": "Q1", "scope": "all"},
+        follow=True,
+    )
+    assert "Gold was already derived from the layers of every question chosen (Q1)" in (
+        r.content.decode()
+    )
