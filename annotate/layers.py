@@ -889,9 +889,12 @@ def collection_agreement(collection: Collection) -> AgreementReport:
             figures[qi] = QuestionFigures(
                 int(t.n_strings[qi]),
                 int(t.n_agree[qi]),
+                float(t.kappa[qi]),
                 float(t.alpha_nominal[qi]),
                 float(t.alpha_ordinal[qi]),
                 float(t.pair_f1[qi]),
+                float(t.ari[qi]),
+                float(t.bcubed_f1[qi]),
             )
     for qi in range(len(order)):
         if qi in figures:
