@@ -12,6 +12,7 @@ import copy
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
@@ -28,8 +29,10 @@ from .models import Collection, JudgingLayer, Membership, Question, QuestionStat
 from .permissions import require_role
 from .selectors import consistent_read, next_question, question_list_queryset, queue_position
 
-
 # -- organizer: agreement, requests, CSV --------------------------------------------------------
+QUESTIONS_PER_PAGE = 200
+
+
 @require_GET
 def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
@@ -43,6 +46,9 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
     confusion = None
     if report.overall is not None:
         confusion = list(zip(report.level_names, report.overall.confusion.tolist(), strict=True))
+    # the questions, lowest agreement first, a page at a time (the report holds them all:
+    # no query per page)
+    page = Paginator(report.questions, QUESTIONS_PER_PAGE).get_page(request.GET.get("page"))
     return TemplateResponse(
         request,
         "annotate/agreement.html",
@@ -50,7 +56,7 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
             "collection": collection,
             "report": report,
             "judges": judges,
-            "questions": report.questions[:200],
+            "page": page,
             "confusion": confusion,
             "queue": layers.adjudication_queue(collection).count(),
             # the request form's filters, filled in from the question list's (its link)

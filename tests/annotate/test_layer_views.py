@@ -328,3 +328,47 @@ def test_a_request_names_the_questions_left_out_because_gold_was_derived(client,
     assert "Gold was already derived from the layers of every question chosen (Q1)" in (
         r.content.decode()
     )
+
+
+def test_agreement_questions_are_paged_with_every_figure(
+    client, study, monkeypatch, django_assert_max_num_queries
+):
+    """Every figure per question (as per collection), and the list a page at a time --
+    ``?page=`` -- with the same queries on every page."""
+    from annotate import layer_views
+    from annotate import layers as L
+
+    w = study
+    qs = [w["q"]] + [
+        make_question(collection=w["c"], qid=f"Q{i}", unjudged=["Lennon", "Yoko"]) for i in (2, 3)
+    ]
+    L.layers_request(collection=w["c"], questions=qs[1:], assessors=[w["a"], w["b"]], by=w["org"])
+    for q in qs:
+        for user, new in ((w["a"], True), (w["b"], False)):
+            layer = JudgingLayer.objects.get(question=q, assessor=user)
+            for s in q.strings.order_by("id"):
+                L.layer_judge(layer=layer, string=s.pk, new_group=new, by=user)
+            L.layer_mark_done(layer=layer, by=user)
+    monkeypatch.setattr(layer_views, "QUESTIONS_PER_PAGE", 2)
+    client.force_login(w["org"])
+    url = reverse("annotate:collection-agreement", args=[w["c"].slug])
+    pages = []
+    for number in ("1", "2"):
+        with django_assert_max_num_queries(16):
+            pages.append(client.get(url, {"page": number}).content.decode())
+    table = [p.split('id="agreement-questions"')[1].split("</table>")[0] for p in pages]
+    head = table[0].split("</thead>")[0]
+    for name in ("Judged alike %", "Cohen's κ", "α nominal", "Pairs F1", "ARI", "B-cubed F1"):
+        assert name in head, name
+    assert [t.count('<span class="qid">') for t in table] == [2, 1]
+    listed = [qid for t in table for qid in ("Q1", "Q2", "Q3") if f">{qid}<" in t]
+    assert sorted(listed) == ["Q1", "Q2", "Q3"]
+    assert "questions 1–2 of 3" in pages[0] and "questions 3–3 of 3" in pages[1]
+    assert "?page=2" in pages[0] and "?page=1" in pages[1]
+    # a question's row has the question's figures: ann judged every string correct, bob
+    # none (kappa 0: no agreement beyond chance; nothing correct in both to group)
+    f = next(r.figures for r in L.collection_agreement(w["c"]).questions if r.qid == "Q2")
+    assert (f.n_strings, f.n_agree, f.kappa) == (2, 0, 0.0)
+    assert f.ari != f.ari and f.bcubed_f1 != f.bcubed_f1  # nan
+    row = next(t for t in table if ">Q2<" in t).split(">Q2<")[1].split("</tr>")[0]
+    assert '<td class="num">0.000</td><td class="num">-0.500</td>' in row  # κ, α nominal
