@@ -116,8 +116,16 @@ def test_adjudication_and_agreement_pages(client, study):
     csv = client.get(reverse("annotate:collection-layers-csv", args=[w["c"].slug]))
     assert csv.content.decode().count("\n") == 7
     make_run(collection=w["c"], owner=w["org"], name="r1", answers={"Q1": ["McCartney"]})
+    # McCartney waits for adjudication again: no set of judgments is scored on Q1 yet
     page = client.get(reverse("evaluation:layer-scores", args=[w["c"].slug])).content.decode()
-    assert "<h1>Scores per layer</h1>" in page and "layer 2" in page
+    assert "<h1>Scores per layer</h1>" in page and "Means against layer 2" not in page
+    assert "Left out:\n  1 question waiting for adjudication." in page
+    client.post(
+        reverse("annotate:question-adjudicate-act", args=[w["q"].pk]),
+        {"op": "take", "layer": layer_a.pk, "string": w["ids"]["McCartney"]},
+    )
+    page = client.get(reverse("evaluation:layer-scores", args=[w["c"].slug])).content.decode()
+    assert "Means against layer 2" in page and "No layered question is left out." in page
     out = client.get(reverse("evaluation:layer-scores-csv", args=[w["c"].slug])).content
     assert b"\njudgments,run,question_id," in out and b"layer 1,r1,Q1," in out
 
