@@ -13,6 +13,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
@@ -196,44 +197,49 @@ def question_adjudicate_act(request: HttpRequest, pk: int) -> HttpResponse:
     op, by, version = p.get("op", ""), request.user, p.get("version") or None
     anchor = f"#s{p['string']}" if p.get("string", "").isdigit() else ""
     try:
-        if op == "take":
-            layers.adjudicate_take(
-                question=question,
-                layer=int(p["layer"]),
-                by=by,
-                strings=[int(p["string"])],
-                version=version,
-            )
-        elif op == "take_synset":
-            layers.adjudicate_take(
-                question=question,
-                layer=int(p["layer"]),
-                by=by,
-                group=int(p["group"]),
-                version=version,
-            )
-        elif op == "level":
-            services.string_set_level(
-                question=question, string=int(p["string"]), level=p["level"], by=by, version=version
-            )
-        elif op == "incorrect":
-            services.string_judge(
-                question=question, string=int(p["string"]), by=by, version=version
-            )
-        elif op == "merge":
-            ids = request_ids(p.getlist("synsets"))
-            services.synset_merge(question=question, synsets=ids, by=by, version=version)
-        elif op == "undo":
-            services.question_undo(question=question, by=by, any_user=True)
-        elif op == "agree":
-            layers.question_layers_to_gold(question=question, by=by)
-        else:
-            raise services.Conflict(f"Unknown operation {op!r}.")
+        with transaction.atomic():
+            layers.adjudication_lock(question=question, version=version)
+            _adjudicate(question, p, op, by, version)
     except (KeyError, ValueError):
         messages.error(request, "That request was incomplete; nothing was changed.")
     except services.Conflict as e:
         messages.error(request, str(e))
     return redirect(reverse("annotate:question-adjudicate", args=[question.pk]) + anchor)
+
+
+def _adjudicate(question: Question, p, op: str, by, version: str | None) -> None:
+    """One operation of the adjudication page's forms on gold (Conflict when refused)."""
+    if op == "take":
+        layers.adjudicate_take(
+            question=question,
+            layer=int(p["layer"]),
+            by=by,
+            strings=[int(p["string"])],
+            version=version,
+        )
+    elif op == "take_synset":
+        layers.adjudicate_take(
+            question=question,
+            layer=int(p["layer"]),
+            by=by,
+            group=int(p["group"]),
+            version=version,
+        )
+    elif op == "level":
+        services.string_set_level(
+            question=question, string=int(p["string"]), level=p["level"], by=by, version=version
+        )
+    elif op == "incorrect":
+        services.string_judge(question=question, string=int(p["string"]), by=by, version=version)
+    elif op == "merge":
+        ids = request_ids(p.getlist("synsets"))
+        services.synset_merge(question=question, synsets=ids, by=by, version=version)
+    elif op == "undo":
+        services.question_undo(question=question, by=by, any_user=True)
+    elif op == "agree":
+        layers.question_layers_to_gold(question=question, by=by)
+    else:
+        raise services.Conflict(f"Unknown operation {op!r}.")
 
 
 # -- an assessor's own layer, judged in the usual workspace --------------------------------------

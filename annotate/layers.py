@@ -638,6 +638,31 @@ def adjudicate_take(
     return op.finish()
 
 
+def adjudication_lock(*, question: Question | int, version: int | str | None) -> None:
+    """Lock ``question``'s row for an adjudication (inside the caller's transaction) and
+    refuse it when ``version`` -- the question's version the adjudication page showed --
+    is no longer the question's: another adjudicator (or a judge of gold) changed it
+    since, and the page's choice may overwrite theirs.  No version: not checked (as the
+    judging services)."""
+    pk = question.pk if isinstance(question, Question) else question
+    current = (
+        Question.objects.select_for_update(of=("self",), no_key=True)
+        .values_list("version", flat=True)
+        .get(pk=pk)
+    )
+    if version is None:
+        return
+    try:
+        stale = int(version) != current
+    except (TypeError, ValueError):
+        stale = True
+    if stale:
+        raise Conflict(
+            "Someone else changed this question's gold since your page was loaded; "
+            "nothing was changed. The page now shows their changes: choose again."
+        )
+
+
 # -- reads for the pages ----------------------------------------------------------------------
 def adjudication_queue(collection: Collection):
     """Questions of ``collection`` whose layers are all done and whose gold still has

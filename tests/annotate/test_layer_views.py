@@ -380,3 +380,51 @@ def test_agreement_questions_are_paged_with_every_figure(
     assert f.ari != f.ari and f.bcubed_f1 != f.bcubed_f1  # nan
     row = next(t for t in table if ">Q2<" in t).split(">Q2<")[1].split("</tr>")[0]
     assert '<td class="num">0.000</td><td class="num">-0.500</td>' in row  # κ, α nominal
+
+
+def test_a_stale_adjudication_page_cannot_overwrite_another_adjudicator(client, study):
+    """Two adjudicators open the page of one question; the first takes ann's judgment of
+    McCartney, the second (whose page still shows it unresolved) then takes bob's: refused
+    with a notice, as a stale edit on the gold judging page, and the first choice stays."""
+    import re
+
+    from django.test import Client
+
+    w = study
+    judge_all(
+        client, w, w["a"], [("Lennon", "new", "S"), ("McCartney", "new", "S"), ("Yoko", "x", "")]
+    )
+    judge_all(
+        client, w, w["b"], [("Lennon", "new", "S"), ("McCartney", "x", ""), ("Yoko", "x", "")]
+    )
+    other = make_user(username="olga")
+    add_member(collection=w["c"], user=other, role="organizer")
+    first, second = Client(), Client()
+    first.force_login(w["org"])
+    second.force_login(other)
+    url = reverse("annotate:question-adjudicate", args=[w["q"].pk])
+    act_url = reverse("annotate:question-adjudicate-act", args=[w["q"].pk])
+    pages = [c.get(url).content.decode() for c in (first, second)]
+    version = Question.objects.get(pk=w["q"].pk).version
+    for page in pages:  # every form of the page sends the version it shows
+        forms = re.findall(r"<form method=\"post\".*?</form>", page, re.S)
+        assert forms and all(f'name="version" value="{version}"' in f for f in forms)
+    la, lb = (JudgingLayer.objects.get(question=w["q"], assessor=w[u]) for u in ("a", "b"))
+    mc = w["ids"]["McCartney"]
+    first.post(act_url, {"op": "take", "layer": la.pk, "string": mc, "version": version})
+    r = second.post(
+        act_url, {"op": "take", "layer": lb.pk, "string": mc, "version": version}, follow=True
+    )
+    assert "Someone else changed this question&#x27;s gold since your page was loaded" in (
+        r.content.decode()
+    )
+    s = w["q"].strings.get(pk=mc)
+    assert s.synset is not None and s.level.code == "S"  # ann's, as the first chose
+    # undo from the stale page is refused too; from the reloaded page it applies
+    second.post(act_url, {"op": "undo", "version": version})
+    assert w["q"].strings.get(pk=mc).judged_at is not None
+    fresh = Question.objects.get(pk=w["q"].pk).version
+    assert f'name="version" value="{fresh}"' in second.get(url).content.decode()
+    second.post(act_url, {"op": "take", "layer": lb.pk, "string": mc, "version": fresh})
+    s = w["q"].strings.get(pk=mc)
+    assert s.judged_at is not None and s.synset is None  # bob's: incorrect
