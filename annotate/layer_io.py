@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -36,6 +37,9 @@ from .models import (
     Source,
 )
 from .normalize import normalize_answer
+
+if TYPE_CHECKING:
+    from .services import AnyUser
 
 HEADER = ["question_id", "synset_id", "answer", "level", "assessor", "done"]
 
@@ -226,7 +230,7 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
     return plan
 
 
-def layers_write(plan: LayersPlan, *, by=None) -> LayersImported:
+def layers_write(plan: LayersPlan, *, by: AnyUser | None = None) -> LayersImported:
     """Carry out a checked ``plan`` (inside the caller's transaction): replace the layers it
     names (question x assessor) with its rows; strings the question lacks are added
     unjudged to gold.  A question whose layers are then all done goes through the agreement
@@ -284,7 +288,9 @@ def layers_write(plan: LayersPlan, *, by=None) -> LayersImported:
 
 
 @transaction.atomic
-def layers_import(*, collection: Collection, data: bytes, filename: str, by) -> LayersImported:
+def layers_import(
+    *, collection: Collection, data: bytes, filename: str, by: AnyUser | None
+) -> LayersImported:
     """Replace the layers the file names (question x assessor) with its rows; strings the
     question lacks are added unjudged to gold.  The whole file is checked first: on any
     error nothing is written and ``issues`` lists them.  (The import page previews the

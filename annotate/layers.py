@@ -12,8 +12,9 @@ from __future__ import annotations
 import random
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from django.db import transaction
@@ -55,11 +56,17 @@ from .models import (
     Level,
     Membership,
     Question,
+    QuestionQuerySet,
     QuestionStatus,
     Role,
     state_token,
 )
 from .services import Conflict, _Edit
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+    from .services import AnyUser, LevelRef
 
 
 def _user(by):
@@ -81,12 +88,12 @@ def layers_request(
     *,
     collection: Collection,
     questions: Sequence[Question],
-    assessors,
-    by,
+    assessors: Iterable[AbstractBaseUser],
+    by: AnyUser | None,
     k: int = 2,
     sample: int | None = None,
     seed: int = 0,
-    adjudicator=None,
+    adjudicator: AbstractBaseUser | None = None,
 ) -> LayersRequested:
     """Ask for ``k`` independent judgments of ``questions`` (all of them, or a seeded
     random ``sample`` of that many, for an agreement study): each question gets ``k`` of
@@ -161,7 +168,7 @@ def layers_request(
     return result
 
 
-def layer_for(*, question: Question | int, user) -> JudgingLayer | None:
+def layer_for(*, question: Question | int, user: AnyUser) -> JudgingLayer | None:
     """The layer ``user`` judges ``question`` in, or None (the question is judged in gold
     directly by them, as before)."""
     pk = question.pk if isinstance(question, Question) else question
@@ -295,10 +302,10 @@ def layer_judge(
     *,
     layer: JudgingLayer | int,
     string: int,
-    by,
+    by: AnyUser | None,
     group: int | None = None,
     new_group: bool = False,
-    level=None,
+    level: LevelRef = None,
     version: int | None = None,
     expect: str | None = None,
 ) -> JudgmentEvent:
@@ -335,8 +342,8 @@ def layer_set_level(
     *,
     layer: JudgingLayer | int,
     string: int,
-    level,
-    by,
+    level: LevelRef,
+    by: AnyUser | None,
     version: int | None = None,
     expect: str | None = None,
 ) -> JudgmentEvent:
@@ -355,7 +362,7 @@ def layer_unjudge(
     *,
     layer: JudgingLayer | int,
     string: int,
-    by,
+    by: AnyUser | None,
     version: int | None = None,
     expect: str | None = None,
 ) -> JudgmentEvent:
@@ -368,7 +375,11 @@ def layer_unjudge(
 
 @transaction.atomic
 def layer_merge(
-    *, layer: JudgingLayer | int, groups: Sequence[int], by, version: int | None = None
+    *,
+    layer: JudgingLayer | int,
+    groups: Sequence[int],
+    by: AnyUser | None,
+    version: int | None = None,
 ) -> JudgmentEvent:
     """Merge synsets ``groups[1:]`` of the layer into ``groups[0]``; levels are kept."""
     op = _LayerEdit(layer=layer, by=by, version=version, action="layer_merge")
@@ -385,7 +396,11 @@ def layer_merge(
 
 @transaction.atomic
 def layer_split(
-    *, layer: JudgingLayer | int, strings: Sequence[int], by, version: int | None = None
+    *,
+    layer: JudgingLayer | int,
+    strings: Sequence[int],
+    by: AnyUser | None,
+    version: int | None = None,
 ) -> JudgmentEvent:
     """Move ``strings`` (all in synsets of the layer) out into one new synset of the
     layer; levels are kept (as ``services.synset_split`` does in gold)."""
@@ -402,7 +417,9 @@ def layer_split(
 
 
 @transaction.atomic
-def layer_mark_done(*, layer: JudgingLayer | int, by, done: bool = True) -> JudgmentEvent:
+def layer_mark_done(
+    *, layer: JudgingLayer | int, by: AnyUser | None, done: bool = True
+) -> JudgmentEvent:
     """Mark the layer done (every string of the question judged in it) or reopen it.  When
     the last of the question's layers is done, the strings they agree on go to gold
     (``question_layers_to_gold``)."""
@@ -466,7 +483,7 @@ def layer_sealed(layer: JudgingLayer) -> bool:
 
 
 @transaction.atomic
-def layer_undo(*, layer: JudgingLayer | int, by) -> JudgmentEvent:
+def layer_undo(*, layer: JudgingLayer | int, by: AnyUser | None) -> JudgmentEvent:
     """Undo the latest change of the layer (its assessor's only), restoring the rows its
     event names.  Refused when the layer is done, or when those rows changed since."""
     op = _LayerEdit(layer=layer, by=by, action="layer_undo")
@@ -529,7 +546,9 @@ def layer_marks(
 
 # -- agreement to gold ------------------------------------------------------------------------
 @transaction.atomic
-def question_layers_to_gold(*, question: Question | int, by) -> JudgmentEvent | None:
+def question_layers_to_gold(
+    *, question: Question | int, by: AnyUser | None
+) -> JudgmentEvent | None:
     """Write to gold every string on which all the question's layers agree (all judged it
     incorrect, or all put it at one level with the same synset-mates) and that gold has not
     judged yet; the others stay unjudged in gold: the adjudication queue.  Agreed synsets
@@ -598,7 +617,7 @@ def adjudicate_take(
     *,
     question: Question | int,
     layer: JudgingLayer | int,
-    by,
+    by: AnyUser | None,
     strings: Sequence[int] | None = None,
     group: int | None = None,
     version: int | None = None,
@@ -664,7 +683,7 @@ def adjudication_lock(*, question: Question | int, version: int | str | None) ->
 
 
 # -- reads for the pages ----------------------------------------------------------------------
-def adjudication_queue(collection: Collection):
+def adjudication_queue(collection: Collection) -> QuestionQuerySet:
     """Questions of ``collection`` whose layers are all done and whose gold still has
     unjudged strings (the disagreements), by id."""
     return (
@@ -678,7 +697,7 @@ def adjudication_queue(collection: Collection):
     )
 
 
-def adjudicator_questions(user) -> list[Question]:
+def adjudicator_questions(user: AnyUser) -> list[Question]:
     """The questions waiting for ``user``'s adjudication (``awaiting_adjudication``) as the
     adjudicator their layer request names, in collections where they still judge; with
     their collection, the strings left to resolve (``n_unjudged``) and the layers'
@@ -706,7 +725,7 @@ def adjudicator_questions(user) -> list[Question]:
     return questions
 
 
-def can_adjudicate(user, question: Question, role: str | None) -> bool:
+def can_adjudicate(user: AnyUser, question: Question, role: str | None) -> bool:
     """Organizers adjudicate every question; a named adjudicator the questions they were
     named for -- but, when they judge it in a layer too, not before every layer of it is
     done (blindness: the adjudication page shows gold and every layer)."""
@@ -1262,7 +1281,7 @@ def layer_others(layer: JudgingLayer) -> dict:
     return {"others": view["others"], "rows": view["rows"], "waiting": 0, "sealed": sealed}
 
 
-def my_layers(questions: Sequence[Question], user) -> None:
+def my_layers(questions: Sequence[Question], user: AnyUser) -> None:
     """Set ``q.my_layer`` (the user's layer of it, or None) on each of ``questions``; for a
     question judged in a layer, its status and counts become the layer's (``status``,
     ``n_synsets``, ``n_unjudged``), so a queue shows nothing of gold (one query)."""
@@ -1281,7 +1300,9 @@ def my_layers(questions: Sequence[Question], user) -> None:
         q.n_unjudged = max(getattr(q, "n_strings", 0) - la.n, 0)
 
 
-def filter_as_seen_by(qs, user, *, status: str = "", unjudged: str = ""):
+def filter_as_seen_by(
+    qs: QuestionQuerySet, user: AnyUser, *, status: str = "", unjudged: str = ""
+) -> QuestionQuerySet:
     """The question list's status and unjudged filters for an assessor (``qs`` from
     ``question_list_queryset`` with its counts, unfiltered on these): a question they
     judge in a layer is filtered on the layer, as the list shows it (``my_layers``), never

@@ -375,3 +375,20 @@ def test_a_layers_import_does_not_replace_the_layers_gold_was_derived_from(study
     [issue] = result.issues
     assert issue.line == 2 and "gold was already derived" in issue.message
     assert list(LayerJudgment.objects.values_list("layer_id", "string_id", "group")) == before
+
+
+@pytest.mark.parametrize("module", ["annotate.layers", "annotate.layer_io", "evaluation.layers"])
+def test_every_public_function_of_the_layer_modules_is_typed(module):
+    import importlib
+    import inspect
+
+    mod = importlib.import_module(module)
+    untyped = []
+    for name, fn in vars(mod).items():
+        if name.startswith("_") or not inspect.isfunction(fn) or fn.__module__ != module:
+            continue
+        sig = inspect.signature(fn)
+        missing = [p for p, v in sig.parameters.items() if v.annotation is inspect.Parameter.empty]
+        if missing or sig.return_annotation is inspect.Signature.empty:
+            untyped.append(f"{name}: {missing or 'return'}")
+    assert untyped == []
