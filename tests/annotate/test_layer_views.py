@@ -428,3 +428,54 @@ def test_a_stale_adjudication_page_cannot_overwrite_another_adjudicator(client, 
     second.post(act_url, {"op": "take", "layer": lb.pk, "string": mc, "version": fresh})
     s = w["q"].strings.get(pk=mc)
     assert s.judged_at is not None and s.synset is None  # bob's: incorrect
+
+
+def test_layer_pages_answer_htmx_with_the_projects_redirect(client, study):
+    """The pages of layers send the browser on as every page does (``redirect_to``): a
+    302, or ``HX-Redirect`` for htmx, which loads the whole page there."""
+    w = study
+    client.force_login(w["org"])
+    hx = {"HX-Request": "true"}
+    agreement = reverse("annotate:collection-agreement", args=[w["c"].slug])
+    r = client.post(
+        reverse("annotate:collection-layers-request", args=[w["c"].slug]),
+        {"assessors": [w["a"].pk, w["b"].pk], "k": "2"},
+        headers=hx,
+    )
+    assert r.status_code == 200 and r.headers["HX-Redirect"] == agreement
+    r = client.post(
+        reverse("annotate:question-adjudicate-act", args=[w["q"].pk]),
+        {"op": "undo", "string": w["ids"]["Yoko"]},
+        headers=hx,
+    )
+    assert r.headers["HX-Redirect"] == (
+        reverse("annotate:question-adjudicate", args=[w["q"].pk]) + f"#s{w['ids']['Yoko']}"
+    )
+    client.force_login(w["a"])
+    r = client.get(reverse("annotate:question-layer", args=[w["q"].pk]), headers=hx)
+    assert r.headers["HX-Redirect"] == reverse("annotate:question-judge", args=[w["q"].pk])
+
+
+def test_a_layer_operation_is_validated_and_applied_by_the_workspaces_one_function(
+    client, study, monkeypatch
+):
+    from annotate import views
+
+    seen = []
+    shared = views.apply_operation
+
+    def spy(request, operations, context, **data):
+        seen.append((operations is views.OPERATIONS, sorted(context)))
+        return shared(request, operations, context, **data)
+
+    monkeypatch.setattr(views, "apply_operation", spy)
+    w = study
+    client.force_login(w["a"])
+    judge(client, w["q"], w["ids"]["Lennon"], "new", "S")
+    client.force_login(w["org"])
+    client.post(
+        reverse("annotate:question-act", args=[w["q"].pk]),
+        {"op": "incorrect", "string": w["ids"]["Yoko"]},
+    )
+    assert seen == [(False, ["by", "layer"]), (True, ["by", "question"])]
+    assert LayerJudgment.objects.filter(layer__assessor=w["a"]).count() == 1
