@@ -14,9 +14,15 @@ def test_agreement_demo_figures_and_queue():
     c = load_agreement_demo()
     report = collection_agreement(c)
     pair = report.overall
-    # 23 strings judged by both; 19 judged alike (same synset members and level, or both
-    # incorrect); 15 correct in both
-    assert (pair.n_strings, pair.n_agree, pair.n_correct_both) == (23, 19, 15)
+    # 23 strings judged by both; 14 judged alike (both incorrect, or both correct at one
+    # level with the same synset-mates: the rule that sends a string to gold directly);
+    # 15 correct in both
+    assert (pair.n_strings, pair.n_agree, pair.n_correct_both) == (23, 14, 15)
+    # one definition: the collection's count is the sum of its questions'
+    assert sum(r.figures.n_agree for r in report.questions) == 14
+    assert sum(r.figures.n_strings for r in report.questions) == 23
+    # the same level (or both incorrect), synset-mates aside: the confusion table's diagonal
+    assert int(pair.confusion.trace()) == 19
     assert pair.kappa == pytest.approx(0.794643, abs=1e-6)
     assert pair.alpha_nominal == pytest.approx(0.799107, abs=1e-6)
     assert pair.grouping.pair_precision == 1.0
