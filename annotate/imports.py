@@ -11,6 +11,8 @@ re-imports unchanged.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import secrets
 from collections import defaultdict
@@ -255,10 +257,39 @@ def _judgment(synset: str, level: str) -> str:
     return f"synset {synset}, level {level}" if synset else "judged incorrect"
 
 
+def _csv_header(data: bytes | str) -> tuple[list[str], int]:
+    """The column names of a CSV file's header (its first non-blank record, read from the
+    file's first 64 KiB), stripped and lowercased as the parsers read them, and its line;
+    ``([], 1)`` when there is none (the parser then says what is wrong)."""
+    head = data[:65536]
+    text = head if isinstance(head, str) else head.decode("utf-8-sig", errors="replace")
+    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
+    try:
+        for record in reader:
+            if any(c.strip() for c in record):
+                return [c.strip().lower() for c in record], reader.line_num
+    except csv.Error:
+        pass
+    return [], 1
+
+
 def _plan_judgments(
     collection: Collection, data: bytes, filename: str, by: AnyUser | None
 ) -> ImportPlan:
     plan = ImportPlan("judgments", filename)
+    header, line = _csv_header(data)
+    if "assessor" in header and "done" in header:
+        # the layers file (``layer_io.HEADER``): its rows are several assessors' judgments of
+        # one string, which gold would take as one (or refuse as contradicting each other)
+        plan.issues.append(
+            Issue(
+                filename,
+                line,
+                "this is a layers CSV (it has the columns assessor and done): choose the "
+                "kind Layers CSV",
+            )
+        )
+        return plan
     levels = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
     rows, parse_issues = judgment_rows(data, filename=filename, levels=tuple(levels))
     questions = dict(Question.objects.filter(collection=collection).values_list("qid", "pk"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -21,7 +22,7 @@ from django.utils import timezone
 from evaluation.metrics.csvio import CsvFormatError, read_records, write_csv
 from evaluation.metrics.errors import Issue
 
-from .layers import question_layers_to_gold
+from .layers import question_layers_to_gold, sealed_questions
 from .models import (
     AnswerString,
     Collection,
@@ -36,6 +37,9 @@ from .models import (
     Source,
 )
 from .normalize import normalize_answer
+
+if TYPE_CHECKING:
+    from .services import AnyUser
 
 HEADER = ["question_id", "synset_id", "answer", "level", "assessor", "done"]
 
@@ -173,6 +177,23 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
         done[q, u] = done.get((q, u), False) or r.get("done", "").strip() in ("1", "true", "yes")
     if plan.issues:
         return plan
+    # layers gold was derived from stay as they are (``sealed_questions``): replacing one
+    # would leave gold with the old agreement
+    first_line: dict[int, int] = {}
+    for (q, _), rows in planned.items():
+        line = min(ln for _, _, ln in rows.values())
+        first_line[q] = min(first_line.get(q, line), line)
+    for q in sorted(sealed_questions(list(first_line)), key=first_line.__getitem__):
+        plan.issues.append(
+            Issue(
+                filename,
+                first_line[q],
+                f"question {plan.names[q]!r}: gold was already derived from its layers "
+                "(every layer done); its layers can no longer be replaced",
+            )
+        )
+    if plan.issues:
+        return plan
     plan.planned = dict(planned)
     existing = set(
         AnswerString.objects.filter(question_id__in={q for q, _ in planned}).values_list(
@@ -209,7 +230,7 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
     return plan
 
 
-def layers_write(plan: LayersPlan, *, by=None) -> LayersImported:
+def layers_write(plan: LayersPlan, *, by: AnyUser | None = None) -> LayersImported:
     """Carry out a checked ``plan`` (inside the caller's transaction): replace the layers it
     names (question x assessor) with its rows; strings the question lacks are added
     unjudged to gold.  A question whose layers are then all done goes through the agreement
@@ -267,7 +288,9 @@ def layers_write(plan: LayersPlan, *, by=None) -> LayersImported:
 
 
 @transaction.atomic
-def layers_import(*, collection: Collection, data: bytes, filename: str, by) -> LayersImported:
+def layers_import(
+    *, collection: Collection, data: bytes, filename: str, by: AnyUser | None
+) -> LayersImported:
     """Replace the layers the file names (question x assessor) with its rows; strings the
     question lacks are added unjudged to gold.  The whole file is checked first: on any
     error nothing is written and ``issues`` lists them.  (The import page previews the

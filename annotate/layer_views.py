@@ -8,13 +8,15 @@ own layer of a question until they marked it done."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
-from django.template.response import TemplateResponse
+from django.core.paginator import Paginator
+from django.db import transaction
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -24,14 +26,24 @@ from config.ids import request_id, request_ids
 
 from . import forms, layers, presence, services
 from .layer_io import export_layers, layers_import
-from .models import Collection, JudgingLayer, Membership, Question, QuestionStatus, Role
+from .models import (
+    Collection,
+    JudgingLayer,
+    JudgmentEvent,
+    Membership,
+    Question,
+    QuestionStatus,
+    Role,
+)
 from .permissions import require_role
 from .selectors import consistent_read, next_question, question_list_queryset, queue_position
 
-
 # -- organizer: agreement, requests, CSV --------------------------------------------------------
+QUESTIONS_PER_PAGE = 200
+
+
 @require_GET
-def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
+def collection_agreement(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
     report = layers.collection_agreement(collection)
@@ -43,14 +55,17 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
     confusion = None
     if report.overall is not None:
         confusion = list(zip(report.level_names, report.overall.confusion.tolist(), strict=True))
-    return TemplateResponse(
+    # the questions, lowest agreement first, a page at a time (the report holds them all:
+    # no query per page)
+    page = Paginator(report.questions, QUESTIONS_PER_PAGE).get_page(request.GET.get("page"))
+    return render_page(
         request,
         "annotate/agreement.html",
         {
             "collection": collection,
             "report": report,
             "judges": judges,
-            "questions": report.questions[:200],
+            "page": page,
             "confusion": confusion,
             "queue": layers.adjudication_queue(collection).count(),
             # the request form's filters, filled in from the question list's (its link)
@@ -61,7 +76,7 @@ def collection_agreement(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_POST
-def collection_layers_request(request: HttpRequest, slug: str) -> HttpResponse:
+def collection_layers_request(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Ask for k independent judgments of the questions matching the question list's
     filters (status, assessor, unjudged, a search in qid and text): all of them, or a
     seeded random sample of n."""
@@ -112,11 +127,19 @@ def collection_layers_request(request: HttpRequest, slug: str) -> HttpResponse:
             f"{done.layers} layers requested on {done.questions} "
             f"question{'s' if done.questions != 1 else ''}.",
         )
-    return redirect("annotate:collection-agreement", slug)
+        if done.refused:
+            n = len(done.refused)
+            messages.warning(
+                request,
+                f"{n} question{'s' if n != 1 else ''} left out: gold was already derived "
+                f"from {'their' if n != 1 else 'its'} layers, which more layers would not "
+                f"change: {', '.join(done.refused[:20])}{', ...' if n > 20 else ''}.",
+            )
+    return redirect_to(request, "annotate:collection-agreement", slug)
 
 
 @require_GET
-def collection_layers_csv(request: HttpRequest, slug: str) -> HttpResponse:
+def collection_layers_csv(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
     response = HttpResponse(export_layers(collection), content_type="text/csv; charset=utf-8")
@@ -125,13 +148,13 @@ def collection_layers_csv(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_POST
-def collection_layers_import(request: HttpRequest, slug: str) -> HttpResponse:
+def collection_layers_import(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
     upload = request.FILES.get("file")
     if upload is None:
         messages.error(request, "Choose a layers CSV file.")
-        return redirect("annotate:collection-agreement", slug)
+        return redirect_to(request, "annotate:collection-agreement", slug)
     result = layers_import(
         collection=collection, data=upload.read(), filename=upload.name, by=request.user
     )
@@ -142,11 +165,11 @@ def collection_layers_import(request: HttpRequest, slug: str) -> HttpResponse:
         messages.success(
             request, f"Imported {result.judgments} judgments in {result.layers} layers."
         )
-    return redirect("annotate:collection-agreement", slug)
+    return redirect_to(request, "annotate:collection-agreement", slug)
 
 
 # -- adjudication -----------------------------------------------------------------------------
-def _adjudicable(request: HttpRequest, pk: int) -> Question:
+def _adjudicable(request: HtmxHttpRequest, pk: int) -> Question:
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
     role = require_role(request, question.collection, Role.ORGANIZER, Role.ASSESSOR)
     if not layers.can_adjudicate(request.user, question, role):
@@ -166,64 +189,71 @@ def adjudication_queue(request: HtmxHttpRequest) -> HttpResponse:
 
 
 @require_GET
-def question_adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
+def question_adjudicate(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     question = _adjudicable(request, pk)
     context = layers.adjudication_view(question)
     context["is_organizer"] = (
         require_role(request, question.collection, Role.ORGANIZER, Role.ASSESSOR) == Role.ORGANIZER
     )
-    return TemplateResponse(request, "annotate/adjudicate.html", context)
+    return render_page(request, "annotate/adjudicate.html", context)
 
 
 @require_POST
-def question_adjudicate_act(request: HttpRequest, pk: int) -> HttpResponse:
+def question_adjudicate_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     question = _adjudicable(request, pk)
     p = request.POST
     op, by, version = p.get("op", ""), request.user, p.get("version") or None
     anchor = f"#s{p['string']}" if p.get("string", "").isdigit() else ""
     try:
-        if op == "take":
-            layers.adjudicate_take(
-                question=question,
-                layer=int(p["layer"]),
-                by=by,
-                strings=[int(p["string"])],
-                version=version,
-            )
-        elif op == "take_synset":
-            layers.adjudicate_take(
-                question=question,
-                layer=int(p["layer"]),
-                by=by,
-                group=int(p["group"]),
-                version=version,
-            )
-        elif op == "level":
-            services.string_set_level(
-                question=question, string=int(p["string"]), level=p["level"], by=by, version=version
-            )
-        elif op == "incorrect":
-            services.string_judge(
-                question=question, string=int(p["string"]), by=by, version=version
-            )
-        elif op == "merge":
-            ids = request_ids(p.getlist("synsets"))
-            services.synset_merge(question=question, synsets=ids, by=by, version=version)
-        elif op == "undo":
-            services.question_undo(question=question, by=by, any_user=True)
-        elif op == "agree":
-            layers.question_layers_to_gold(question=question, by=by)
-        else:
-            raise services.Conflict(f"Unknown operation {op!r}.")
+        with transaction.atomic():
+            layers.adjudication_lock(question=question, version=version)
+            _adjudicate(question, p, op, by, version)
     except (KeyError, ValueError):
         messages.error(request, "That request was incomplete; nothing was changed.")
     except services.Conflict as e:
         messages.error(request, str(e))
-    return redirect(reverse("annotate:question-adjudicate", args=[question.pk]) + anchor)
+    return redirect_to(
+        request, reverse("annotate:question-adjudicate", args=[question.pk]) + anchor
+    )
+
+
+def _adjudicate(question: Question, p, op: str, by, version: str | None) -> None:
+    """One operation of the adjudication page's forms on gold (Conflict when refused)."""
+    if op == "take":
+        layers.adjudicate_take(
+            question=question,
+            layer=int(p["layer"]),
+            by=by,
+            strings=[int(p["string"])],
+            version=version,
+        )
+    elif op == "take_synset":
+        layers.adjudicate_take(
+            question=question,
+            layer=int(p["layer"]),
+            by=by,
+            group=int(p["group"]),
+            version=version,
+        )
+    elif op == "level":
+        services.string_set_level(
+            question=question, string=int(p["string"]), level=p["level"], by=by, version=version
+        )
+    elif op == "incorrect":
+        services.string_judge(question=question, string=int(p["string"]), by=by, version=version)
+    elif op == "merge":
+        ids = request_ids(p.getlist("synsets"))
+        services.synset_merge(question=question, synsets=ids, by=by, version=version)
+    elif op == "undo":
+        services.question_undo(question=question, by=by, any_user=True)
+    elif op == "agree":
+        layers.question_layers_to_gold(question=question, by=by)
+    else:
+        raise services.Conflict(f"Unknown operation {op!r}.")
 
 
 # -- an assessor's own layer, judged in the usual workspace --------------------------------------
-def _own_layer(request: HttpRequest, pk: int) -> JudgingLayer:
+def _own_layer(request: HtmxHttpRequest, pk: int) -> JudgingLayer:
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
     require_role(request, question.collection, Role.ORGANIZER, Role.ASSESSOR)
     layer = layers.layer_for(question=question, user=request.user)
@@ -233,7 +263,7 @@ def _own_layer(request: HttpRequest, pk: int) -> JudgingLayer:
     return layer
 
 
-def workspace_layer(request: HttpRequest, question: Question, role: str) -> JudgingLayer | None:
+def workspace_layer(request: HtmxHttpRequest, question: Question, role: str) -> JudgingLayer | None:
     """The layer the judging workspace of ``question`` shows the user: theirs, if they
     have one (an organizer who judges in a layer too sees gold with ``?gold=1``).  None:
     the workspace shows gold, as for a question judged by one assessor."""
@@ -246,7 +276,11 @@ def workspace_layer(request: HttpRequest, question: Question, role: str) -> Judg
 
 
 def _layer_context(
-    request: HttpRequest, layer: JudgingLayer, role: str, notice: str = "", kind: str = "warning"
+    request: HtmxHttpRequest,
+    layer: JudgingLayer,
+    role: str,
+    notice: str = "",
+    kind: str = "warning",
 ) -> dict:
     """The judging workspace's context (``views._workspace_context``'s keys) for the
     assessor's layer: the layer's synsets and version, its own history, no gold."""
@@ -290,10 +324,10 @@ def layer_workspace_page(request: HtmxHttpRequest, layer: JudgingLayer, role: st
 
 
 @require_GET
-def question_layer(request: HttpRequest, pk: int) -> HttpResponse:
+def question_layer(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The old address of an assessor's layer: the layer is judged in the usual workspace."""
     layer = _own_layer(request, pk)
-    return redirect("annotate:question-judge", layer.question_id)
+    return redirect_to(request, "annotate:question-judge", layer.question_id)
 
 
 def _group(ref) -> int | None:
@@ -313,10 +347,16 @@ def _not_in_layers(what: str):
     return refuse
 
 
+def _layer_merge(d: dict, c: dict) -> JudgmentEvent:
+    if d["synset"] is None:
+        raise services.Conflict("Choose the synset of your layer to merge into.")
+    return layers.layer_merge(groups=[_group(d["synset"]), *d["merge"]], **c)
+
+
 # operation -> (its form, the layer service called with the form's data ``d`` and ``c``: the
 # layer, the acting user and the layer's version the page showed): the keys and forms of the
 # gold workspace (annotate.views.OPERATIONS), acting on the assessor's layer
-LAYER_OPERATIONS = {
+LAYER_OPERATIONS: dict[str, tuple[type[forms.JudgeForm], Callable[..., JudgmentEvent]]] = {
     "add": (
         forms.StringJudgeForm,
         lambda d, c: layers.layer_judge(
@@ -343,10 +383,7 @@ LAYER_OPERATIONS = {
         forms.StringForm,
         lambda d, c: layers.layer_unjudge(string=d["string"], expect=d["expect"], **c),
     ),
-    "merge": (
-        forms.SynsetMergeForm,
-        lambda d, c: layers.layer_merge(groups=[_group(d["synset"]), *d["merge"]], **c),
-    ),
+    "merge": (forms.SynsetMergeForm, _layer_merge),
     "split": (forms.SynsetSplitForm, lambda d, c: layers.layer_split(strings=d["strings"], **c)),
     "done": (
         forms.JudgeForm,
@@ -365,20 +402,11 @@ LAYER_OPERATIONS = {
 }
 
 
-def _layer_apply(request: HttpRequest, layer: JudgingLayer):
-    op = request.POST.get("op", "")
-    if op not in LAYER_OPERATIONS:
-        raise services.Conflict(f"Unknown operation {op!r}.")
-    form_class, call = LAYER_OPERATIONS[op]
-    form = form_class(request.POST)
-    if not form.is_valid():
-        raise services.Conflict(form.refusal())
-    if op == "merge" and form.cleaned_data["synset"] is None:
-        raise services.Conflict("Choose the synset of your layer to merge into.")
-    return call(
-        form.cleaned_data,
-        {"layer": layer, "by": request.user, "version": form.cleaned_data["version"]},
-    )
+def _layer_apply(request: HtmxHttpRequest, layer: JudgingLayer) -> JudgmentEvent:
+    """The workspace's operation on the user's layer, validated and applied as on gold."""
+    from .views import apply_operation  # views imports this module
+
+    return apply_operation(request, LAYER_OPERATIONS, {"layer": layer, "by": request.user})
 
 
 @require_POST

@@ -12,8 +12,9 @@ from __future__ import annotations
 import random
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from django.db import transaction
@@ -55,11 +56,17 @@ from .models import (
     Level,
     Membership,
     Question,
+    QuestionQuerySet,
     QuestionStatus,
     Role,
     state_token,
 )
 from .services import Conflict, _Edit
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+    from .services import AnyUser, LevelRef
 
 
 def _user(by):
@@ -72,6 +79,8 @@ class LayersRequested:
     questions: int = 0
     layers: int = 0
     qids: list[str] = field(default_factory=list)
+    # left out: gold was already derived from their layers (``sealed_questions``)
+    refused: list[str] = field(default_factory=list)
 
 
 @transaction.atomic
@@ -79,16 +88,18 @@ def layers_request(
     *,
     collection: Collection,
     questions: Sequence[Question],
-    assessors,
-    by,
+    assessors: Iterable[AbstractBaseUser],
+    by: AnyUser | None,
     k: int = 2,
     sample: int | None = None,
     seed: int = 0,
-    adjudicator=None,
+    adjudicator: AbstractBaseUser | None = None,
 ) -> LayersRequested:
     """Ask for ``k`` independent judgments of ``questions`` (all of them, or a seeded
     random ``sample`` of that many, for an agreement study): each question gets ``k`` of
     ``assessors`` in turn, a layer each, and is assigned to them.  Existing layers stay.
+    Questions whose gold was already derived from their layers (``sealed_questions``) are
+    left out, before sampling, and listed in ``refused``; Conflict when none is left.
     ``adjudicator`` (an assessor or organizer) resolves disagreements besides the
     organizers."""
     assessors = list(assessors)
@@ -107,13 +118,26 @@ def layers_request(
     questions = sorted(
         (q for q in questions if q.collection_id == collection.pk), key=lambda q: q.pk
     )
+    # a question whose gold was derived from its layers keeps them as they are: a new layer
+    # would not change its gold (``question_layers_to_gold`` leaves judged strings alone)
+    sealed = sealed_questions(questions)
+    refused = [q.qid for q in questions if q.pk in sealed]
+    questions = [q for q in questions if q.pk not in sealed]
+    if not questions:
+        raise Conflict(
+            "Gold was already derived from the layers of every question chosen "
+            f"({', '.join(refused[:20])}{', ...' if len(refused) > 20 else ''}): "
+            "no layer was requested."
+        )
     if sample is not None:
         if sample < 1:
             raise Conflict("A sample needs at least one question.")
         questions = sorted(
             random.Random(seed).sample(questions, min(sample, len(questions))), key=lambda q: q.pk
         )
-    result = LayersRequested(questions=len(questions), qids=[q.qid for q in questions])
+    result = LayersRequested(
+        questions=len(questions), qids=[q.qid for q in questions], refused=refused
+    )
     through = Question.assessors.through
     links, layers = [], []
     for i, q in enumerate(questions):
@@ -138,12 +162,13 @@ def layers_request(
             "seed": seed,
             "assessors": [u.get_username() for u in assessors],
             "adjudicator": adjudicator.get_username() if adjudicator else None,
+            "refused": refused[:1000],
         },
     )
     return result
 
 
-def layer_for(*, question: Question | int, user) -> JudgingLayer | None:
+def layer_for(*, question: Question | int, user: AnyUser) -> JudgingLayer | None:
     """The layer ``user`` judges ``question`` in, or None (the question is judged in gold
     directly by them, as before)."""
     pk = question.pk if isinstance(question, Question) else question
@@ -277,10 +302,10 @@ def layer_judge(
     *,
     layer: JudgingLayer | int,
     string: int,
-    by,
+    by: AnyUser | None,
     group: int | None = None,
     new_group: bool = False,
-    level=None,
+    level: LevelRef = None,
     version: int | None = None,
     expect: str | None = None,
 ) -> JudgmentEvent:
@@ -317,8 +342,8 @@ def layer_set_level(
     *,
     layer: JudgingLayer | int,
     string: int,
-    level,
-    by,
+    level: LevelRef,
+    by: AnyUser | None,
     version: int | None = None,
     expect: str | None = None,
 ) -> JudgmentEvent:
@@ -337,7 +362,7 @@ def layer_unjudge(
     *,
     layer: JudgingLayer | int,
     string: int,
-    by,
+    by: AnyUser | None,
     version: int | None = None,
     expect: str | None = None,
 ) -> JudgmentEvent:
@@ -350,7 +375,11 @@ def layer_unjudge(
 
 @transaction.atomic
 def layer_merge(
-    *, layer: JudgingLayer | int, groups: Sequence[int], by, version: int | None = None
+    *,
+    layer: JudgingLayer | int,
+    groups: Sequence[int],
+    by: AnyUser | None,
+    version: int | None = None,
 ) -> JudgmentEvent:
     """Merge synsets ``groups[1:]`` of the layer into ``groups[0]``; levels are kept."""
     op = _LayerEdit(layer=layer, by=by, version=version, action="layer_merge")
@@ -367,7 +396,11 @@ def layer_merge(
 
 @transaction.atomic
 def layer_split(
-    *, layer: JudgingLayer | int, strings: Sequence[int], by, version: int | None = None
+    *,
+    layer: JudgingLayer | int,
+    strings: Sequence[int],
+    by: AnyUser | None,
+    version: int | None = None,
 ) -> JudgmentEvent:
     """Move ``strings`` (all in synsets of the layer) out into one new synset of the
     layer; levels are kept (as ``services.synset_split`` does in gold)."""
@@ -384,13 +417,20 @@ def layer_split(
 
 
 @transaction.atomic
-def layer_mark_done(*, layer: JudgingLayer | int, by, done: bool = True) -> JudgmentEvent:
+def layer_mark_done(
+    *, layer: JudgingLayer | int, by: AnyUser | None, done: bool = True
+) -> JudgmentEvent:
     """Mark the layer done (every string of the question judged in it) or reopen it.  When
     the last of the question's layers is done, the strings they agree on go to gold
     (``question_layers_to_gold``)."""
     op = _LayerEdit(
         layer=layer, by=by, action="layer_done" if done else "layer_reopen", done_ok=True
     )
+    if not done and op.layer.done and layer_sealed(op.layer):
+        raise Conflict(
+            "Every layer of this question is done and its gold was derived from them: "
+            "your layer can no longer be reopened (the other layers were shown to you)."
+        )
     if done:
         missing = (
             AnswerString.objects.filter(question_id=op.layer.question_id)
@@ -416,8 +456,34 @@ def layer_mark_done(*, layer: JudgingLayer | int, by, done: bool = True) -> Judg
     return event
 
 
+def sealed_questions(questions: Sequence[Question | int]) -> set[int]:
+    """The ids among ``questions`` whose layers are sealed: gold was derived from them
+    (``LayerRequest.gold_at``) or every layer is done -- their assessors may have seen one
+    another's layers, and gold holds their agreement.  Such a layer is never reopened,
+    replaced or joined by another one (gold would keep the old agreement).  One query."""
+    ids = [q.pk if isinstance(q, Question) else int(q) for q in questions]
+    if not ids:
+        return set()
+    layer = JudgingLayer.objects.filter(question=OuterRef("pk"))
+    return set(
+        Question.objects.filter(pk__in=ids)
+        .filter(
+            Q(layer_request__gold_at__isnull=False)
+            | (Exists(layer) & ~Exists(layer.filter(done_at__isnull=True)))
+        )
+        .values_list("pk", flat=True)
+    )
+
+
+def layer_sealed(layer: JudgingLayer) -> bool:
+    """Whether ``layer``'s question is sealed (``sealed_questions``): its assessor may have
+    seen the other layers, so the layer can no longer be reopened (DESIGN.md section 9:
+    blind until every layer is done, and no copying afterwards).  One query."""
+    return bool(sealed_questions([layer.question_id]))
+
+
 @transaction.atomic
-def layer_undo(*, layer: JudgingLayer | int, by) -> JudgmentEvent:
+def layer_undo(*, layer: JudgingLayer | int, by: AnyUser | None) -> JudgmentEvent:
     """Undo the latest change of the layer (its assessor's only), restoring the rows its
     event names.  Refused when the layer is done, or when those rows changed since."""
     op = _LayerEdit(layer=layer, by=by, action="layer_undo")
@@ -480,7 +546,9 @@ def layer_marks(
 
 # -- agreement to gold ------------------------------------------------------------------------
 @transaction.atomic
-def question_layers_to_gold(*, question: Question | int, by) -> JudgmentEvent | None:
+def question_layers_to_gold(
+    *, question: Question | int, by: AnyUser | None
+) -> JudgmentEvent | None:
     """Write to gold every string on which all the question's layers agree (all judged it
     incorrect, or all put it at one level with the same synset-mates) and that gold has not
     judged yet; the others stay unjudged in gold: the adjudication queue.  Agreed synsets
@@ -549,7 +617,7 @@ def adjudicate_take(
     *,
     question: Question | int,
     layer: JudgingLayer | int,
-    by,
+    by: AnyUser | None,
     strings: Sequence[int] | None = None,
     group: int | None = None,
     version: int | None = None,
@@ -589,8 +657,33 @@ def adjudicate_take(
     return op.finish()
 
 
+def adjudication_lock(*, question: Question | int, version: int | str | None) -> None:
+    """Lock ``question``'s row for an adjudication (inside the caller's transaction) and
+    refuse it when ``version`` -- the question's version the adjudication page showed --
+    is no longer the question's: another adjudicator (or a judge of gold) changed it
+    since, and the page's choice may overwrite theirs.  No version: not checked (as the
+    judging services)."""
+    pk = question.pk if isinstance(question, Question) else question
+    current = (
+        Question.objects.select_for_update(of=("self",), no_key=True)
+        .values_list("version", flat=True)
+        .get(pk=pk)
+    )
+    if version is None:
+        return
+    try:
+        stale = int(version) != current
+    except (TypeError, ValueError):
+        stale = True
+    if stale:
+        raise Conflict(
+            "Someone else changed this question's gold since your page was loaded; "
+            "nothing was changed. The page now shows their changes: choose again."
+        )
+
+
 # -- reads for the pages ----------------------------------------------------------------------
-def adjudication_queue(collection: Collection):
+def adjudication_queue(collection: Collection) -> QuestionQuerySet:
     """Questions of ``collection`` whose layers are all done and whose gold still has
     unjudged strings (the disagreements), by id."""
     return (
@@ -604,7 +697,7 @@ def adjudication_queue(collection: Collection):
     )
 
 
-def adjudicator_questions(user) -> list[Question]:
+def adjudicator_questions(user: AnyUser) -> list[Question]:
     """The questions waiting for ``user``'s adjudication (``awaiting_adjudication``) as the
     adjudicator their layer request names, in collections where they still judge; with
     their collection, the strings left to resolve (``n_unjudged``) and the layers'
@@ -632,17 +725,22 @@ def adjudicator_questions(user) -> list[Question]:
     return questions
 
 
-def can_adjudicate(user, question: Question, role: str | None) -> bool:
+def can_adjudicate(user: AnyUser, question: Question, role: str | None) -> bool:
     """Organizers adjudicate every question; a named adjudicator the questions they were
-    named for -- but not while their own layer of it is open (blindness: the adjudication
-    page shows gold and every layer)."""
+    named for -- but, when they judge it in a layer too, not before every layer of it is
+    done (blindness: the adjudication page shows gold and every layer)."""
     if role == Role.ORGANIZER:
         return True
     named = LayerRequest.objects.filter(question=question, adjudicator_id=user.pk).exists()
-    own_open = JudgingLayer.objects.filter(
-        question=question, assessor_id=user.pk, done_at__isnull=True
-    ).exists()
-    return named and not own_open
+    if not named:
+        return False
+    # one who judges the question in a layer too is blind until every layer is done
+    # (``JudgingLayer.objects.readable_by``), not only theirs
+    judges_it = JudgingLayer.objects.filter(question=question, assessor_id=user.pk).exists()
+    return (
+        not judges_it
+        or not JudgingLayer.objects.filter(question=question, done_at__isnull=True).exists()
+    )
 
 
 # -- the agreement page -----------------------------------------------------------------------
@@ -835,9 +933,12 @@ def collection_agreement(collection: Collection) -> AgreementReport:
             figures[qi] = QuestionFigures(
                 int(t.n_strings[qi]),
                 int(t.n_agree[qi]),
+                float(t.kappa[qi]),
                 float(t.alpha_nominal[qi]),
                 float(t.alpha_ordinal[qi]),
                 float(t.pair_f1[qi]),
+                float(t.ari[qi]),
+                float(t.bcubed_f1[qi]),
             )
     for qi in range(len(order)):
         if qi in figures:
@@ -1007,7 +1108,7 @@ def layer_view(layer: JudgingLayer) -> dict:
     for r in rows:
         if r["cell"].group is not None:
             groups.setdefault(r["cell"].group, []).append(r["string"].text)
-    # blindness: the other layers only once this one is done (``readable_by``)
+    # blindness: the other layers only once every layer is done (``readable_by``)
     others = []
     if layer.done:
         others = list(
@@ -1162,15 +1263,25 @@ def layer_history(layer: JudgingLayer, limit: int = 30) -> list[dict]:
 
 
 def layer_others(layer: JudgingLayer) -> dict:
-    """Once ``layer`` is done: the question's other layers (``readable_by``: blind until
-    then) and, per string, this layer's judgment beside theirs.  Empty while it is open."""
+    """Once every layer of ``layer``'s question is done: the other layers (``readable_by``)
+    and, per string, this layer's judgment beside theirs.  Before that nothing of them but
+    ``waiting``, how many other layers are still open (once this one is done), and
+    ``sealed`` (``layer_sealed``: the layer can no longer be reopened)."""
     if not layer.done:
-        return {"others": [], "rows": []}
+        return {"others": [], "rows": [], "waiting": 0, "sealed": False}
+    waiting = (
+        JudgingLayer.objects.filter(question_id=layer.question_id, done_at__isnull=True)
+        .exclude(pk=layer.pk)
+        .count()
+    )
+    sealed = layer_sealed(layer)
+    if waiting:
+        return {"others": [], "rows": [], "waiting": waiting, "sealed": sealed}
     view = layer_view(layer)
-    return {"others": view["others"], "rows": view["rows"]}
+    return {"others": view["others"], "rows": view["rows"], "waiting": 0, "sealed": sealed}
 
 
-def my_layers(questions: Sequence[Question], user) -> None:
+def my_layers(questions: Sequence[Question], user: AnyUser) -> None:
     """Set ``q.my_layer`` (the user's layer of it, or None) on each of ``questions``; for a
     question judged in a layer, its status and counts become the layer's (``status``,
     ``n_synsets``, ``n_unjudged``), so a queue shows nothing of gold (one query)."""
@@ -1189,7 +1300,9 @@ def my_layers(questions: Sequence[Question], user) -> None:
         q.n_unjudged = max(getattr(q, "n_strings", 0) - la.n, 0)
 
 
-def filter_as_seen_by(qs, user, *, status: str = "", unjudged: str = ""):
+def filter_as_seen_by(
+    qs: QuestionQuerySet, user: AnyUser, *, status: str = "", unjudged: str = ""
+) -> QuestionQuerySet:
     """The question list's status and unjudged filters for an assessor (``qs`` from
     ``question_list_queryset`` with its counts, unfiltered on these): a question they
     judge in a layer is filtered on the layer, as the list shows it (``my_layers``), never

@@ -438,22 +438,19 @@ class LayerRequest(models.Model):
 
 class JudgingLayerQuerySet(models.QuerySet):
     def readable_by(self, user, *, organizer: bool = False) -> JudgingLayerQuerySet:
-        """The layers ``user`` may read: their own; the others of a question only once
-        their own layer of it is done (blindness), or when they adjudicate it or organize
-        the collection (``organizer``: the caller knows the role)."""
+        """The layers ``user`` may read: their own; the others of a question they judge in
+        a layer only once *every* layer of it is done (blindness: their own layer done is
+        not enough, the others may still be judging); a named adjudicator with no layer of
+        the question, always; an organizer (``organizer``: the caller knows the role),
+        everything."""
         if organizer:
             return self.all()
-        own_done = JudgingLayer.objects.filter(
-            question=OuterRef("question"), assessor=user, done_at__isnull=False
-        )
-        own_open = JudgingLayer.objects.filter(
-            question=OuterRef("question"), assessor=user, done_at__isnull=True
-        )
-        # a named adjudicator who judges the question in a layer too is blind until done
+        own = JudgingLayer.objects.filter(question=OuterRef("question"), assessor=user)
+        any_open = JudgingLayer.objects.filter(question=OuterRef("question"), done_at__isnull=True)
         return self.filter(
             Q(assessor=user)
-            | Exists(own_done)
-            | (Q(question__layer_request__adjudicator=user) & ~Exists(own_open))
+            | (Exists(own) & ~Exists(any_open))
+            | (Q(question__layer_request__adjudicator=user) & ~Exists(own))
         )
 
 

@@ -4,7 +4,7 @@ fragment through ``render_page``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -226,19 +226,33 @@ OPERATIONS: dict[str, tuple[type[forms.JudgeForm], Callable[..., JudgmentEvent]]
 }
 
 
-def _apply(request: HtmxHttpRequest, question: Question, role: Role) -> JudgmentEvent:
-    """Validate and apply the judging operation posted by the workspace (Conflict when it
-    is refused: nothing written)."""
+def apply_operation(
+    request: HtmxHttpRequest,
+    operations: Mapping[str, tuple[type[forms.JudgeForm], Callable[..., JudgmentEvent]]],
+    context: dict[str, Any],
+    **data: Any,
+) -> JudgmentEvent:
+    """Validate the judging operation posted by the workspace with its form in
+    ``operations`` and apply it: the call gets the form's cleaned data (and ``data``) and
+    ``context`` with the version the page showed.  Conflict when it is refused: nothing
+    written.  Gold's operations (``OPERATIONS``) and a layer's (``layer_views``) alike."""
     op = request.POST.get("op", "")
-    if op not in OPERATIONS:
+    if op not in operations:
         raise services.Conflict(f"Unknown operation {op!r}.")
-    form_class, call = OPERATIONS[op]
+    form_class, call = operations[op]
     form = form_class(request.POST)
     if not form.is_valid():
         raise services.Conflict(form.refusal())
-    data = {**form.cleaned_data, "organizer": role == Role.ORGANIZER}
-    return call(
-        data, {"question": question, "by": request.user, "version": form.cleaned_data["version"]}
+    return call({**form.cleaned_data, **data}, {**context, "version": form.cleaned_data["version"]})
+
+
+def _apply(request: HtmxHttpRequest, question: Question, role: Role) -> JudgmentEvent:
+    """Validate and apply the judging operation posted by the workspace on gold."""
+    return apply_operation(
+        request,
+        OPERATIONS,
+        {"question": question, "by": request.user},
+        organizer=role == Role.ORGANIZER,
     )
 
 

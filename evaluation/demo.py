@@ -306,6 +306,13 @@ AGREEMENT_QUESTIONS = [
         {"H2O": (1, "S"), "HOH": (1, "B"), "HO2": None, "dihydrogen monoxide": None},
     ),
 ]
+# The questions the organizer has already adjudicated, taking the named assessor's layer
+# for the strings the two layers judged differently; the others wait in the queue.
+AGREEMENT_ADJUDICATED = {
+    "AG-NOBEL-LIT": "assessor1",
+    "AG-EVEREST": "assessor2",
+    "AG-CAPITAL-AU": "assessor1",
+}
 AGREEMENT_RUNS = {
     "sysA": {
         "AG-NOBEL-LIT": ["Yasunari Kawabata"],

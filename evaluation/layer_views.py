@@ -63,7 +63,13 @@ def collection_layer_scores_csv(request: HttpRequest, slug: str) -> HttpResponse
     collection, config, _, _, result = _layer_scores(request, slug)
     return csv_response(
         f"{collection.slug}-layer-scores.csv",
-        _preamble(collection, config, questions=result.n_questions),
+        _preamble(
+            collection,
+            config,
+            questions=result.n_questions,
+            left_out_waiting_for_adjudication=result.n_waiting,
+            left_out_layers_open=result.n_open,
+        ),
         ["judgments", "run", "question_id", *config.metrics],
         result.rows(),
     )

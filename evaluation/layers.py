@@ -1,18 +1,24 @@
 """Does assessor disagreement change the conclusions? (DESIGN.md section 9; Voorhees 2000.)
 
-Every run is scored against each layer and against gold, over the same questions: those
-with independent layers, all done.  Layer *i* is the i-th layer (in order of creation) of
-each such question, so with k = 2 there are "layer 1" and "layer 2" whoever judged them.
-The rankings of the runs under each set of judgments are compared by Kendall's tau and
-Spearman's rho per metric, with the largest change of one run's mean.
+Every run is scored against each layer and against gold over the same questions: those
+whose layers are all done and whose gold has no unjudged string left (adjudicated, or
+agreed throughout).  A question still being judged, or waiting for adjudication, is left
+out of every set of judgments -- scoring gold over fewer questions than the layers would
+compare rankings of different question sets -- and counted (``LayerQuestions``).  Layer
+*i* is the i-th layer (in order of creation) of each question, so with k = 2 there are
+"layer 1" and "layer 2" whoever judged them; with questions of different k, only the
+positions every scored question has.  The rankings of the runs under each set of
+judgments are compared by Kendall's tau and Spearman's rho per metric, with the largest
+change of one run's mean.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
+from django.db.models import Count, Q
 
 from annotate.models import AnswerString, Collection, JudgingLayer, LayerJudgment
 from evaluation.metrics import Judgments, Scores, evaluate
@@ -25,29 +31,59 @@ from .services import ScoreConfig, run_ranking
 GOLD = "gold"
 
 
-def _complete_layers(collection: Collection) -> dict[int, list[int]]:
-    """question id -> its layer ids in creation order, for the questions whose layers are
-    all done (one query)."""
-    out: dict[int, list[tuple[int, bool]]] = {}
+@dataclass(frozen=True)
+class LayerQuestions:
+    """The layered questions of a collection by where they stand: ``scored`` (question
+    id -> its layer ids in creation order: every layer done and nothing left unjudged in
+    gold), ``waiting`` (every layer done, gold still has unjudged strings: the
+    adjudication queue) and ``open`` (a layer still being judged)."""
+
+    scored: dict[int, list[int]] = field(default_factory=dict)
+    waiting: int = 0
+    open: int = 0
+
+
+def layer_questions(collection: Collection) -> LayerQuestions:
+    """Which layered questions of ``collection`` runs are scored on (two queries)."""
+    rows: dict[int, list[tuple[int, bool]]] = {}
     for pk, q, done in (
         JudgingLayer.objects.filter(question__collection=collection)
         .order_by("question_id", "id")
         .values_list("pk", "question_id", "done_at")
     ):
-        out.setdefault(q, []).append((pk, done is not None))
-    return {q: [pk for pk, _ in rows] for q, rows in out.items() if all(d for _, d in rows)}
+        rows.setdefault(q, []).append((pk, done is not None))
+    complete = {q: [pk for pk, _ in rs] for q, rs in rows.items() if all(d for _, d in rs)}
+    # per complete question: its strings and how many gold has not judged (a question with
+    # no string has nothing to score)
+    left = dict(
+        AnswerString.objects.filter(question_id__in=list(complete))
+        .order_by()
+        .values("question_id")
+        .annotate(n=Count("pk", filter=Q(judged_at__isnull=True)))
+        .values_list("question_id", "n")
+    )
+    return LayerQuestions(
+        scored={q: ids for q, ids in complete.items() if left.get(q) == 0},
+        waiting=sum(1 for q in complete if left.get(q, 0) > 0),
+        open=len(rows) - len(complete),
+    )
 
 
-def layer_judgments(collection: Collection) -> dict[str, Judgments]:
-    """``gold`` and ``layer 1`` .. ``layer k`` as engine Judgments over the questions whose
-    layers are all done (a question with fewer layers than k is missing from the layers it
-    lacks).  Three queries."""
-    layers = _complete_layers(collection)
+def layer_judgments(
+    collection: Collection, questions: LayerQuestions | None = None
+) -> dict[str, Judgments]:
+    """``gold`` and ``layer 1`` .. ``layer k`` as engine Judgments, every one over the same
+    questions: ``questions.scored`` (``layer_questions``), and the layer positions all of
+    them have.  Three queries (five without ``questions``)."""
+    if questions is None:
+        questions = layer_questions(collection)
+    layers = questions.scored
     levels = list(collection.levels.order_by("order").values_list("code", "gain"))
     codes, gains = [c for c, _ in levels] or ["S"], [g for _, g in levels] or [1.0]
-    position = {pk: i for ids in layers.values() for i, pk in enumerate(ids, start=1)}
+    k = min((len(ids) for ids in layers.values()), default=0)
+    position = {pk: i for ids in layers.values() for i, pk in enumerate(ids[:k], start=1)}
     rows: dict[str, list[tuple]] = {GOLD: []}
-    for pos in sorted(set(position.values())):
+    for pos in range(1, k + 1):
         rows[f"layer {pos}"] = []
     for layer_id, qid, group, text, level in (
         LayerJudgment.objects.filter(layer__in=list(position))
@@ -68,10 +104,8 @@ def layer_judgments(collection: Collection) -> dict[str, Judgments]:
         .order_by("id")
         .values_list("qid", flat=True)
     )
-    out = {}
-    for name, rs in rows.items():
-        judged = {r[0] for r in rs}
-        out[name] = Judgments.build(
+    return {
+        name: Judgments.build(
             qids=[r[0] for r in rs],
             synsets=[r[1] for r in rs],
             texts=[r[2] for r in rs],
@@ -80,10 +114,11 @@ def layer_judgments(collection: Collection) -> dict[str, Judgments]:
             gains=gains,
             match=collection.matching_mode,
             nil_rule=True,
-            question_order=[q for q in order if q in judged],
+            question_order=order,
             file=f"{collection.slug} {name}",
         )
-    return out
+        for name, rs in rows.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -102,7 +137,9 @@ class LayerScores:
     scores: dict[str, Scores]
     means: dict[str, pd.DataFrame]  # runs x metrics
     comparisons: list[LayerComparison]
-    n_questions: int
+    n_questions: int  # scored: every layer done, gold adjudicated
+    n_waiting: int = 0  # left out: every layer done, gold waits for adjudication
+    n_open: int = 0  # left out: a layer is still being judged
 
     def rows(self) -> list[list]:
         """CSV rows ``judgments,run,question_id,<metrics>`` with mean rows ``all``."""
@@ -118,11 +155,12 @@ class LayerScores:
 
 
 def layer_scores(collection: Collection, runs: Sequence[Run], config: ScoreConfig) -> LayerScores:
-    """Score ``runs`` against gold and each layer (questions with all layers done) and
-    compare the system rankings per metric: each layer against gold, and the layers
-    against one another."""
+    """Score ``runs`` against gold and each layer, over the same questions (every layer
+    done, gold adjudicated: ``layer_questions``), and compare the system rankings per
+    metric: each layer against gold, and the layers against one another."""
     runs = list(runs)
-    judgments = layer_judgments(collection)
+    questions = layer_questions(collection)
+    judgments = layer_judgments(collection, questions)
     rankings = [run_ranking(r) for r in runs]
     scores, means = {}, {}
     for name, j in judgments.items():
@@ -144,7 +182,15 @@ def layer_scores(collection: Collection, runs: Sequence[Run], config: ScoreConfi
         for m in config.metrics
         for x, y in pairs
     ]
-    return LayerScores(names, scores, means, comparisons, judgments[GOLD].nq)
+    return LayerScores(
+        names,
+        scores,
+        means,
+        comparisons,
+        judgments[GOLD].nq,
+        n_waiting=questions.waiting,
+        n_open=questions.open,
+    )
 
 
 def layer_scores_csv(result: LayerScores, metrics: Sequence[str]) -> str:

@@ -207,7 +207,7 @@ class PairAgreement:
     """The figures of section 9 for two layers (one question, or pooled)."""
 
     n_strings: int  # judged in both layers
-    n_agree: int  # same correctness and same level
+    n_agree: int  # judged alike (``string_agrees``, the rule that sends a string to gold)
     n_correct_both: int  # the strings the grouping figures are over
     kappa: float
     alpha_nominal: float
@@ -233,10 +233,33 @@ def _pooled(layer_a: Layer | Mapping, layer_b: Layer | Mapping, *, pooled: bool)
     return out
 
 
+def _group_sizes(keys: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per entry of ``mask``: how many entries of ``mask`` share its key (0 outside)."""
+    out = np.zeros(len(keys), dtype=np.int64)
+    if mask.any():
+        _, inv, counts = np.unique(keys[mask], return_inverse=True, return_counts=True)
+        out[mask] = counts[inv.ravel()]
+    return out
+
+
+def _alike(q, ga, va, gb, vb) -> np.ndarray:
+    """Per entry (a string of question ``q`` both layers judged): whether the two layers
+    judged it alike by ``string_agrees`` -- both incorrect, or both correct at one level
+    with the same synset-mates (among the entries of its question)."""
+    ca, cb = ga >= 0, gb >= 0
+    span = int(max(ga.max(initial=0), gb.max(initial=0))) + 2
+    key_a, key_b = q * span + ga + 1, q * span + gb + 1
+    size_a, size_b = _group_sizes(key_a, ca), _group_sizes(key_b, cb)
+    cell = _group_sizes(key_a * (int(key_b.max(initial=0)) + 1) + key_b, ca & cb)
+    return (ca == cb) & (va == vb) & (~ca | ((size_a == size_b) & (size_b == cell)))
+
+
 def pair_agreement_arrays(q, ga, va, gb, vb, *, n_values: int | None = None) -> PairAgreement:
     """``pair_agreement`` of aligned arrays, one entry per (question, string) both layers
     judged: question index ``q``, group in each layer (``ga``/``gb``, -1 = incorrect) and
-    value (``va``/``vb``).  What a page pooling a whole collection calls."""
+    value (``va``/``vb``).  What a page pooling a whole collection calls.  ``n_agree``
+    counts the strings judged alike (``string_agrees``, synset-mates among the strings
+    both layers judged), so a collection's count is the sum of its questions'."""
     q = np.asarray(q, dtype=np.int64)
     ga, gb = np.asarray(ga, dtype=np.int64), np.asarray(gb, dtype=np.int64)
     va, vb = np.asarray(va, dtype=np.int64), np.asarray(vb, dtype=np.int64)
@@ -252,7 +275,7 @@ def pair_agreement_arrays(q, ga, va, gb, vb, *, n_values: int | None = None) -> 
     span = int(max(ga.max(initial=0), gb.max(initial=0))) + 2
     return PairAgreement(
         n_strings=n,
-        n_agree=int(((ca == cb) & (va == vb)).sum()),
+        n_agree=int(_alike(q, ga, va, gb, vb).sum()),
         n_correct_both=int(both.sum()),
         kappa=cohen_kappa(ca, cb),
         alpha_nominal=alpha_nominal(np.vstack([ca, cb]).astype(float)),
@@ -443,37 +466,33 @@ def _alpha_small(units: Sequence[Sequence[float]], kind: str) -> float:
 
 @dataclass(frozen=True)
 class QuestionFigures:
-    """Agreement of the layers of one question, over the strings every layer judged."""
+    """Agreement of the layers of one question, over the strings every layer judged: the
+    figures of ``PairAgreement`` for one question (two-coder figures -- kappa and the
+    grouping's -- are means over the layer pairs when there are more than two layers)."""
 
     n_strings: int
     n_agree: int  # strings that would go to gold directly (``string_agrees``)
+    kappa: float  # Cohen's kappa on correct vs incorrect
     alpha_nominal: float
     alpha_ordinal: float
-    pair_f1: float  # mean over layer pairs of the pairwise F1 of the grouping
+    pair_f1: float  # pairwise F1 of the grouping
+    ari: float  # adjusted Rand index of the grouping
+    bcubed_f1: float  # B-cubed F1 of the grouping
 
     @property
     def percent_agree(self) -> float:
         return 100.0 * self.n_agree / self.n_strings if self.n_strings else NAN
 
 
-def _pair_f1_small(a: Layer, b: Layer, strings) -> float:
-    both = [s for s in strings if a[s].correct and b[s].correct]
-    together_a = together_b = together_both = 0
-    for i, s in enumerate(both):
-        for t in both[i + 1 :]:
-            sa, sb = a[s].group == a[t].group, b[s].group == b[t].group
-            together_a += sa
-            together_b += sb
-            together_both += sa and sb
-    p = together_both / together_b if together_b else (1.0 if together_a == 0 else 0.0)
-    r = together_both / together_a if together_a else (1.0 if together_b == 0 else 0.0)
-    return NAN if not both else _f1(p, r)
+def _mean(xs: list[float]) -> float:
+    xs = [x for x in xs if not np.isnan(x)]
+    return sum(xs) / len(xs) if xs else NAN
 
 
 def question_figures(layers: Sequence[Layer]) -> QuestionFigures:
     """The per-question figures the agreement page lists (lowest agreement first)."""
     if not layers:
-        return QuestionFigures(0, 0, NAN, NAN, NAN)
+        return QuestionFigures(0, 0, NAN, NAN, NAN, NAN, NAN, NAN)
     strings = [s for s in layers[0] if all(s in la for la in layers[1:])]
     mates = [synset_mates(la) for la in layers]
     agree = sum(
@@ -482,18 +501,26 @@ def question_figures(layers: Sequence[Layer]) -> QuestionFigures:
     )
     nominal = [[float(la[s].correct) for la in layers] for s in strings]
     ordinal = [[float(la[s].value) for la in layers] for s in strings]
-    f1s = [
-        _pair_f1_small(layers[i], layers[j], strings)
-        for i in range(len(layers))
-        for j in range(i + 1, len(layers))
-    ]
-    f1s = [f for f in f1s if not np.isnan(f)]
+    kappas, groupings = [], []
+    for i in range(len(layers)):
+        for j in range(i + 1, len(layers)):
+            a, b = layers[i], layers[j]
+            kappas.append(
+                cohen_kappa([a[s].correct for s in strings], [b[s].correct for s in strings])
+            )
+            both = [s for s in strings if a[s].correct and b[s].correct]
+            groupings.append(
+                grouping_agreement([a[s].group for s in both], [b[s].group for s in both])
+            )
     return QuestionFigures(
         len(strings),
         agree,
+        _mean(kappas),
         _alpha_small(nominal, "nominal"),
         _alpha_small(ordinal, "ordinal"),
-        sum(f1s) / len(f1s) if f1s else NAN,
+        _mean([g.pair_f1 for g in groupings]),
+        _mean([g.ari for g in groupings]),
+        _mean([g.bcubed_f1 for g in groupings]),
     )
 
 
@@ -503,9 +530,12 @@ class QuestionTable:
 
     n_strings: np.ndarray
     n_agree: np.ndarray
+    kappa: np.ndarray
     alpha_nominal: np.ndarray
     alpha_ordinal: np.ndarray
     pair_f1: np.ndarray
+    ari: np.ndarray
+    bcubed_f1: np.ndarray
 
 
 def question_figures_two(q, ga, va, gb, vb, n_questions: int) -> QuestionTable:
@@ -513,48 +543,59 @@ def question_figures_two(q, ga, va, gb, vb, n_questions: int) -> QuestionTable:
     entry per string both layers judged -- its question index ``q`` (0..n_questions-1),
     its group in each layer (``ga``/``gb``, -1 when incorrect) and value (``va``/``vb``).
     Two coders and no missing value make Krippendorff's alpha per question a sum over
-    units: D_o = 2 sum_u delta(a_u, b_u), D_e = sum_ck n_c n_k delta(c, k) / (n - 1)."""
+    units: D_o = 2 sum_u delta(a_u, b_u), D_e = sum_ck n_c n_k delta(c, k) / (n - 1);
+    Cohen's kappa, the pair counts of the grouping (pairwise F1, ARI) and the B-cubed
+    means are sums per question too."""
     q = np.asarray(q, dtype=np.int64)
     ga, gb = np.asarray(ga, dtype=np.int64), np.asarray(gb, dtype=np.int64)
     va, vb = np.asarray(va, dtype=np.int64), np.asarray(vb, dtype=np.int64)
     nq = int(n_questions)
     n_strings = np.bincount(q, minlength=nq)
     ca, cb = ga >= 0, gb >= 0
-    # grouping: clusters are (question, group); sizes over the strings correct in a layer
-    span = int(max(ga.max(initial=0), gb.max(initial=0))) + 2
-
-    def sizes(keys, mask):
-        codes, inv = np.unique(keys[mask], return_inverse=True)
-        counts = np.bincount(inv.ravel(), minlength=len(codes))
-        out = np.zeros(len(keys), dtype=np.int64)
-        out[mask] = counts[inv.ravel()]
-        return out, codes, counts
-
-    key_a, key_b = q * span + ga + 1, q * span + gb + 1
-    size_a, _, _ = sizes(key_a, ca)
-    size_b, _, _ = sizes(key_b, cb)
     both = ca & cb
-    size_cell, _, _ = sizes(key_a * (nq * span + 1) + key_b, both)
-    mates_same = (size_a == size_b) & (size_b == size_cell)
-    agree = (ca == cb) & (va == vb) & (~ca | mates_same)
-    n_agree = np.bincount(q, weights=agree, minlength=nq).astype(np.int64)
-    # pairwise F1 over the strings correct in both layers
-    _, codes_a, counts_a = sizes(key_a, both)
-    _, codes_b, counts_b = sizes(key_b, both)
-    _, codes_c, counts_c = sizes(key_a * (nq * span + 1) + key_b, both)
+    n_agree = np.bincount(q, weights=_alike(q, ga, va, gb, vb), minlength=nq).astype(np.int64)
+    # Cohen's kappa on correct vs incorrect, as ``cohen_kappa``
+    n = n_strings.astype(float)
+    n_a1 = np.bincount(q[ca], minlength=nq).astype(float)
+    n_b1 = np.bincount(q[cb], minlength=nq).astype(float)
+    same = np.bincount(q[ca == cb], minlength=nq).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        po = same / n
+        pe = ((n - n_a1) * (n - n_b1) + n_a1 * n_b1) / n / n
+        kappa = np.where(pe == 1.0, np.where(po == 1.0, 1.0, NAN), (po - pe) / (1 - pe))
+    kappa = np.where(n_strings > 0, kappa, NAN)
+    # the grouping, over the strings correct in both layers: clusters are (question, group)
+    span = int(max(ga.max(initial=0), gb.max(initial=0))) + 2
+    key_a, key_b = q * span + ga + 1, q * span + gb + 1
+    key_c = key_a * (nq * span + 1) + key_b
 
-    def pairs_by_q(codes, counts, div):
+    def pair_counts(keys, div):
+        codes, counts = np.unique(keys[both], return_counts=True)
         return np.bincount(codes // div, weights=counts * (counts - 1) / 2, minlength=nq)
 
-    t_a = pairs_by_q(codes_a, counts_a, span)
-    t_b = pairs_by_q(codes_b, counts_b, span)
-    t_c = pairs_by_q(codes_c, counts_c, span * (nq * span + 1))
+    t_a = pair_counts(key_a, span)
+    t_b = pair_counts(key_b, span)
+    t_c = pair_counts(key_c, span * (nq * span + 1))
     n_both = np.bincount(q[both], minlength=nq)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = np.where(t_b > 0, t_c / np.where(t_b > 0, t_b, 1), np.where(t_a == 0, 1.0, 0.0))
         r = np.where(t_a > 0, t_c / np.where(t_a > 0, t_a, 1), np.where(t_b == 0, 1.0, 0.0))
         f1 = np.where(p + r > 0, 2 * p * r / np.where(p + r > 0, p + r, 1), 0.0)
-    f1 = np.where(n_both > 0, f1, NAN)
+        # adjusted Rand index, as ``grouping_agreement``
+        total = n_both * (n_both - 1) / 2
+        expected = np.where(total > 0, t_a * t_b / np.where(total > 0, total, 1), 0.0)
+        top = (t_a + t_b) / 2
+        ari = np.where(top == expected, 1.0, (t_c - expected) / (top - expected))
+        # B-cubed: per string, |its cell| / |its group in b| (precision), / in a (recall)
+        cell = _group_sizes(key_c, both)[both]
+        bp = np.bincount(
+            q[both], weights=cell / _group_sizes(key_b, both)[both], minlength=nq
+        ) / np.where(n_both > 0, n_both, 1)
+        br = np.bincount(
+            q[both], weights=cell / _group_sizes(key_a, both)[both], minlength=nq
+        ) / np.where(n_both > 0, n_both, 1)
+        bcubed = 2 * bp * br / (bp + br)
+    f1, ari, bcubed = (np.where(n_both > 0, x, NAN) for x in (f1, ari, bcubed))
 
     def alpha(a_vals, b_vals, ordinal: bool) -> np.ndarray:
         values = int(max(a_vals.max(initial=0), b_vals.max(initial=0))) + 1
@@ -585,7 +626,10 @@ def question_figures_two(q, ga, va, gb, vb, n_questions: int) -> QuestionTable:
     return QuestionTable(
         n_strings,
         n_agree,
+        kappa,
         alpha(ca.astype(np.int64), cb.astype(np.int64), False),
         alpha(va, vb, True),
         f1,
+        ari,
+        bcubed,
     )

@@ -119,3 +119,29 @@ def test_a_layer_marked_done_must_judge_every_string_of_its_question(w):
     with pytest.raises(ImportRefused):
         collection_import(collection=w["c"], kind="layers", data=partial, filename="p.csv")
     assert not JudgingLayer.objects.exists()
+
+
+def test_a_layers_file_chosen_as_judgments_is_refused_with_the_right_kind(client, w):
+    """Its rows are several assessors' judgments of one string: as a judgments file they
+    would be refused as contradicting each other (or, agreeing, written to gold)."""
+    plan = import_plan(collection=w["c"], kind="judgments", data=GOOD, filename="l.csv")
+    [issue] = plan.issues
+    assert issue.line == 1
+    assert issue.message == (
+        "this is a layers CSV (it has the columns assessor and done): choose the kind Layers CSV"
+    )
+    # agreeing rows too (nothing to contradict), with a byte order mark and a blank line
+    same = b"\xef\xbb\xbf\n" + HEADER.upper() + b"Q1,1,Lennon,S,ann,1\nQ1,1,Lennon,S,bob,1\n"
+    [issue] = import_plan(collection=w["c"], kind="judgments", data=same, filename="s.csv").issues
+    assert issue.line == 2 and "choose the kind Layers CSV" in issue.message
+    client.force_login(w["org"])
+    r = client.post(
+        reverse("annotate:collection-import", args=[w["c"].slug]),
+        {"kind": "judgments", "file": SimpleUploadedFile("l.csv", same)},
+    )
+    assert "choose the kind Layers CSV" in r.content.decode()
+    assert not AnswerString.objects.filter(judged_at__isnull=False).exists()
+    assert not JudgingLayer.objects.exists()
+    # the judgments export's informative assessor column (no done column) is still fine
+    export = b"question_id,synset_id,answer,level,question,assessor,updated\nQ1,1,Lennon,S,?,ann,\n"
+    assert import_plan(collection=w["c"], kind="judgments", data=export, filename="j.csv").ok

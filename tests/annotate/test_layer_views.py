@@ -116,8 +116,16 @@ def test_adjudication_and_agreement_pages(client, study):
     csv = client.get(reverse("annotate:collection-layers-csv", args=[w["c"].slug]))
     assert csv.content.decode().count("\n") == 7
     make_run(collection=w["c"], owner=w["org"], name="r1", answers={"Q1": ["McCartney"]})
+    # McCartney waits for adjudication again: no set of judgments is scored on Q1 yet
     page = client.get(reverse("evaluation:layer-scores", args=[w["c"].slug])).content.decode()
-    assert "<h1>Scores per layer</h1>" in page and "layer 2" in page
+    assert "<h1>Scores per layer</h1>" in page and "Means against layer 2" not in page
+    assert "Left out:\n  1 question waiting for adjudication." in page
+    client.post(
+        reverse("annotate:question-adjudicate-act", args=[w["q"].pk]),
+        {"op": "take", "layer": layer_a.pk, "string": w["ids"]["McCartney"]},
+    )
+    page = client.get(reverse("evaluation:layer-scores", args=[w["c"].slug])).content.decode()
+    assert "Means against layer 2" in page and "No layered question is left out." in page
     out = client.get(reverse("evaluation:layer-scores-csv", args=[w["c"].slug])).content
     assert b"\njudgments,run,question_id," in out and b"layer 1,r1,Q1," in out
 
@@ -305,3 +313,172 @@ def test_the_request_form_filters_as_the_question_list(client):
     assert request(f_q="no-such-question") == set()
     r = client.post(url, {"assessors": [a.pk, b.pk], "f_q": "no-such-question"}, follow=True)
     assert "No question matches the filters" in r.content.decode()
+
+
+def test_a_request_names_the_questions_left_out_because_gold_was_derived(client, study):
+    w = study
+    judge_all(client, w, w["a"], [("Lennon", "x", ""), ("McCartney", "x", ""), ("Yoko", "x", "")])
+    judge_all(client, w, w["b"], [("Lennon", "x", ""), ("McCartney", "x", ""), ("Yoko", "x", "")])
+    make_question(collection=w["c"], qid="Q2", unjudged=["Jagger"])
+    client.force_login(w["org"])
+    url = reverse("annotate:collection-layers-request", args=[w["c"].slug])
+    r = client.post(
+        url, {"assessors": [w["a"].pk, w["b"].pk], "k": "2", "scope": "all"}, follow=True
+    )
+    page = r.content.decode()
+    assert "2 layers requested on 1 question." in page
+    assert "1 question left out: gold was already derived from its layers" in page
+    assert "Q1" in page.split("left out")[1][:200]
+    assert JudgingLayer.objects.filter(question=w["q"]).count() == 2
+    # only Q1 chosen: refused, with its name
+    r = client.post(
+        url,
+        {"assessors": [w["a"].pk, w["b"].pk], "k": "2", "f_q": "Q1", "scope": "all"},
+        follow=True,
+    )
+    assert "Gold was already derived from the layers of every question chosen (Q1)" in (
+        r.content.decode()
+    )
+
+
+def test_agreement_questions_are_paged_with_every_figure(
+    client, study, monkeypatch, django_assert_max_num_queries
+):
+    """Every figure per question (as per collection), and the list a page at a time --
+    ``?page=`` -- with the same queries on every page."""
+    from annotate import layer_views
+    from annotate import layers as L
+
+    w = study
+    qs = [w["q"]] + [
+        make_question(collection=w["c"], qid=f"Q{i}", unjudged=["Lennon", "Yoko"]) for i in (2, 3)
+    ]
+    L.layers_request(collection=w["c"], questions=qs[1:], assessors=[w["a"], w["b"]], by=w["org"])
+    for q in qs:
+        for user, new in ((w["a"], True), (w["b"], False)):
+            layer = JudgingLayer.objects.get(question=q, assessor=user)
+            for s in q.strings.order_by("id"):
+                L.layer_judge(layer=layer, string=s.pk, new_group=new, by=user)
+            L.layer_mark_done(layer=layer, by=user)
+    monkeypatch.setattr(layer_views, "QUESTIONS_PER_PAGE", 2)
+    client.force_login(w["org"])
+    url = reverse("annotate:collection-agreement", args=[w["c"].slug])
+    pages = []
+    for number in ("1", "2"):
+        with django_assert_max_num_queries(16):
+            pages.append(client.get(url, {"page": number}).content.decode())
+    table = [p.split('id="agreement-questions"')[1].split("</table>")[0] for p in pages]
+    head = table[0].split("</thead>")[0]
+    for name in ("Judged alike %", "Cohen's κ", "α nominal", "Pairs F1", "ARI", "B-cubed F1"):
+        assert name in head, name
+    assert [t.count('<span class="qid">') for t in table] == [2, 1]
+    listed = [qid for t in table for qid in ("Q1", "Q2", "Q3") if f">{qid}<" in t]
+    assert sorted(listed) == ["Q1", "Q2", "Q3"]
+    assert "questions 1–2 of 3" in pages[0] and "questions 3–3 of 3" in pages[1]
+    assert "?page=2" in pages[0] and "?page=1" in pages[1]
+    # a question's row has the question's figures: ann judged every string correct, bob
+    # none (kappa 0: no agreement beyond chance; nothing correct in both to group)
+    f = next(r.figures for r in L.collection_agreement(w["c"]).questions if r.qid == "Q2")
+    assert (f.n_strings, f.n_agree, f.kappa) == (2, 0, 0.0)
+    assert f.ari != f.ari and f.bcubed_f1 != f.bcubed_f1  # nan
+    row = next(t for t in table if ">Q2<" in t).split(">Q2<")[1].split("</tr>")[0]
+    assert '<td class="num">0.000</td><td class="num">-0.500</td>' in row  # κ, α nominal
+
+
+def test_a_stale_adjudication_page_cannot_overwrite_another_adjudicator(client, study):
+    """Two adjudicators open the page of one question; the first takes ann's judgment of
+    McCartney, the second (whose page still shows it unresolved) then takes bob's: refused
+    with a notice, as a stale edit on the gold judging page, and the first choice stays."""
+    import re
+
+    from django.test import Client
+
+    w = study
+    judge_all(
+        client, w, w["a"], [("Lennon", "new", "S"), ("McCartney", "new", "S"), ("Yoko", "x", "")]
+    )
+    judge_all(
+        client, w, w["b"], [("Lennon", "new", "S"), ("McCartney", "x", ""), ("Yoko", "x", "")]
+    )
+    other = make_user(username="olga")
+    add_member(collection=w["c"], user=other, role="organizer")
+    first, second = Client(), Client()
+    first.force_login(w["org"])
+    second.force_login(other)
+    url = reverse("annotate:question-adjudicate", args=[w["q"].pk])
+    act_url = reverse("annotate:question-adjudicate-act", args=[w["q"].pk])
+    pages = [c.get(url).content.decode() for c in (first, second)]
+    version = Question.objects.get(pk=w["q"].pk).version
+    for page in pages:  # every form of the page sends the version it shows
+        forms = re.findall(r"<form method=\"post\".*?</form>", page, re.S)
+        assert forms and all(f'name="version" value="{version}"' in f for f in forms)
+    la, lb = (JudgingLayer.objects.get(question=w["q"], assessor=w[u]) for u in ("a", "b"))
+    mc = w["ids"]["McCartney"]
+    first.post(act_url, {"op": "take", "layer": la.pk, "string": mc, "version": version})
+    r = second.post(
+        act_url, {"op": "take", "layer": lb.pk, "string": mc, "version": version}, follow=True
+    )
+    assert "Someone else changed this question&#x27;s gold since your page was loaded" in (
+        r.content.decode()
+    )
+    s = w["q"].strings.get(pk=mc)
+    assert s.synset is not None and s.level.code == "S"  # ann's, as the first chose
+    # undo from the stale page is refused too; from the reloaded page it applies
+    second.post(act_url, {"op": "undo", "version": version})
+    assert w["q"].strings.get(pk=mc).judged_at is not None
+    fresh = Question.objects.get(pk=w["q"].pk).version
+    assert f'name="version" value="{fresh}"' in second.get(url).content.decode()
+    second.post(act_url, {"op": "take", "layer": lb.pk, "string": mc, "version": fresh})
+    s = w["q"].strings.get(pk=mc)
+    assert s.judged_at is not None and s.synset is None  # bob's: incorrect
+
+
+def test_layer_pages_answer_htmx_with_the_projects_redirect(client, study):
+    """The pages of layers send the browser on as every page does (``redirect_to``): a
+    302, or ``HX-Redirect`` for htmx, which loads the whole page there."""
+    w = study
+    client.force_login(w["org"])
+    hx = {"HX-Request": "true"}
+    agreement = reverse("annotate:collection-agreement", args=[w["c"].slug])
+    r = client.post(
+        reverse("annotate:collection-layers-request", args=[w["c"].slug]),
+        {"assessors": [w["a"].pk, w["b"].pk], "k": "2"},
+        headers=hx,
+    )
+    assert r.status_code == 200 and r.headers["HX-Redirect"] == agreement
+    r = client.post(
+        reverse("annotate:question-adjudicate-act", args=[w["q"].pk]),
+        {"op": "undo", "string": w["ids"]["Yoko"]},
+        headers=hx,
+    )
+    assert r.headers["HX-Redirect"] == (
+        reverse("annotate:question-adjudicate", args=[w["q"].pk]) + f"#s{w['ids']['Yoko']}"
+    )
+    client.force_login(w["a"])
+    r = client.get(reverse("annotate:question-layer", args=[w["q"].pk]), headers=hx)
+    assert r.headers["HX-Redirect"] == reverse("annotate:question-judge", args=[w["q"].pk])
+
+
+def test_a_layer_operation_is_validated_and_applied_by_the_workspaces_one_function(
+    client, study, monkeypatch
+):
+    from annotate import views
+
+    seen = []
+    shared = views.apply_operation
+
+    def spy(request, operations, context, **data):
+        seen.append((operations is views.OPERATIONS, sorted(context)))
+        return shared(request, operations, context, **data)
+
+    monkeypatch.setattr(views, "apply_operation", spy)
+    w = study
+    client.force_login(w["a"])
+    judge(client, w["q"], w["ids"]["Lennon"], "new", "S")
+    client.force_login(w["org"])
+    client.post(
+        reverse("annotate:question-act", args=[w["q"].pk]),
+        {"op": "incorrect", "string": w["ids"]["Yoko"]},
+    )
+    assert seen == [(False, ["by", "layer"]), (True, ["by", "question"])]
+    assert LayerJudgment.objects.filter(layer__assessor=w["a"]).count() == 1

@@ -186,8 +186,11 @@ def test_done_marks_the_layer_done_and_goes_on(client, w):
     # the question waits for bob, but nothing is left there for ann
     assert next_question(w["a"], collection=w["c"]) == other
     html = page(client, q)
-    # done: the other layers (bob's, still open) show beside mine, read only
-    assert "Your layer is done." in html and "<th>bob</th>" in html
+    # done, but bob's layer is still open: nothing of it shows, only that it is awaited
+    assert "Your layer is done." in html and "bob" not in html
+    assert "Waiting for 1 other assessor:" in html
+    # nothing of another layer was shown: ann may still reopen hers
+    assert 'value="reopen"' in html
     act(client, q, op="reopen")
     assert not JudgingLayer.objects.get(question=q, assessor=w["a"]).done
 

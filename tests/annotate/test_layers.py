@@ -85,7 +85,8 @@ def test_layers_are_blind_until_done(study):
         [("John Lennon", 1, "S"), ("McCartney", 2, "S"), ("Ringo", 3, "A"), ("Yoko", None, None)],
     )
     L.layer_mark_done(layer=la, by=a)
-    assert set(JudgingLayer.objects.readable_by(a).filter(question=q)) == {la, lb}
+    # ann's layer is done, bob's is not: still blind both ways (bob may still change his)
+    assert set(JudgingLayer.objects.readable_by(a).filter(question=q)) == {la}
     assert set(JudgingLayer.objects.readable_by(b).filter(question=q)) == {lb}
     assert set(JudgingLayer.objects.readable_by(org, organizer=True).filter(question=q)) == {la, lb}
     # gold is untouched by layer work, and gold's history does not show it
@@ -328,3 +329,66 @@ def test_a_level_used_in_a_layer_cannot_be_removed(study):
     L.layer_judge(layer=la, string=ids["Ringo"], new_group=True, level="B", by=a)
     with pytest.raises(Conflict, match="B"):
         collection_save(collection=c, levels=[("S", "S", 3.0), ("A", "A", 2.0)], by=org)
+
+
+def _all_done(study) -> None:
+    _c, _q, _org, a, b, la, lb, ids = study
+    judge(la, a, ids, [(t, None, None) for t in ids])
+    judge(lb, b, ids, [(t, 1, "S") if t == "Lennon" else (t, None, None) for t in ids])
+    L.layer_mark_done(layer=la, by=a)
+    L.layer_mark_done(layer=lb, by=b)
+
+
+def test_no_more_layers_on_a_question_whose_gold_was_derived(study):
+    """Gold took the agreement of Q1's two layers: a third layer could not change it
+    (agreed strings are not written twice), so a request leaves Q1 out and says so; a
+    request of Q1 alone is refused."""
+    c, q, org, a, b, *_ = study
+    _all_done(study)
+    assert LayerRequest.objects.get(question=q).gold_at is not None
+    carol = make_user()
+    add_member(collection=c, user=carol, role="assessor")
+    q2 = make_question(collection=c, qid="Q2", unjudged=["x"])
+    done = L.layers_request(collection=c, questions=[q, q2], assessors=[carol, a, b], by=org, k=3)
+    assert done.refused == ["Q1"] and done.qids == ["Q2"] and done.layers == 3
+    assert JudgingLayer.objects.filter(question=q).count() == 2
+    assert not JudgingLayer.objects.filter(question=q, assessor=carol).exists()
+    with pytest.raises(Conflict, match=r"Gold was already derived .*\(Q1\)"):
+        L.layers_request(collection=c, questions=[q], assessors=[carol, a], by=org)
+    assert JudgingLayer.objects.filter(question=q).count() == 2
+    # a sample is drawn among the questions that may still get layers
+    assert L.layers_request(
+        collection=c, questions=[q, q2], assessors=[a, b], by=org, sample=1
+    ).qids == ["Q2"]
+
+
+def test_a_layers_import_does_not_replace_the_layers_gold_was_derived_from(study):
+    from annotate.layer_io import layers_import
+
+    c, _q, org, a, *_ = study
+    _all_done(study)
+    before = list(LayerJudgment.objects.values_list("layer_id", "string_id", "group"))
+    data = (
+        f"question_id,synset_id,answer,level,assessor,done\nQ1,1,Lennon,S,{a.get_username()},\n"
+    ).encode()
+    result = layers_import(collection=c, data=data, filename="l.csv", by=org)
+    [issue] = result.issues
+    assert issue.line == 2 and "gold was already derived" in issue.message
+    assert list(LayerJudgment.objects.values_list("layer_id", "string_id", "group")) == before
+
+
+@pytest.mark.parametrize("module", ["annotate.layers", "annotate.layer_io", "evaluation.layers"])
+def test_every_public_function_of_the_layer_modules_is_typed(module):
+    import importlib
+    import inspect
+
+    mod = importlib.import_module(module)
+    untyped = []
+    for name, fn in vars(mod).items():
+        if name.startswith("_") or not inspect.isfunction(fn) or fn.__module__ != module:
+            continue
+        sig = inspect.signature(fn)
+        missing = [p for p, v in sig.parameters.items() if v.annotation is inspect.Parameter.empty]
+        if missing or sig.return_annotation is inspect.Signature.empty:
+            untyped.append(f"{name}: {missing or 'return'}")
+    assert untyped == []

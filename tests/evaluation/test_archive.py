@@ -677,6 +677,20 @@ def test_round_trip_keeps_layers_and_adjudications(demo):
     from annotate.models import JudgingLayer
 
     layered(demo)
+    # a second question whose layer is done while the other is not: it may still be reopened
+    User = get_user_model()
+    org, a1 = User.objects.get(username="organizer"), User.objects.get(username="assessor1")
+    half = make_question(collection=demo, qid="HALF", unjudged=["p", "q"])
+    L.layers_request(
+        collection=demo,
+        questions=[half],
+        assessors=[a1, User.objects.get(username="assessor2")],
+        by=org,
+    )
+    mine = JudgingLayer.objects.get(question=half, assessor=a1)
+    for s in half.strings.all():
+        L.layer_judge(layer=mine, string=s.pk, by=a1)
+    L.layer_mark_done(layer=mine, by=a1)
     data = collection_export(collection=demo)
     copy = collection_import(data=data, slug="copy")
     assert layer_state(copy) == layer_state(demo)
@@ -688,15 +702,17 @@ def test_round_trip_keeps_layers_and_adjudications(demo):
     for name in ("layers.csv", "layer_judgments.csv"):
         assert again.read(name) == first.read(name)
     # undo works in the copy: gold's (the adjudication), and a reopened layer's own
-    User = get_user_model()
-    org, a1 = User.objects.get(username="organizer"), User.objects.get(username="assessor1")
     cq = Question.objects.get(collection=copy, qid="LAYERED")
     annotate_services.question_undo(question=cq, by=org)
     assert cq.strings.get(text="y").judged_at is None
+    # the copy keeps LAYERED sealed (every layer done, gold derived): no reopening there
     layer = JudgingLayer.objects.get(question=cq, assessor=a1)
+    with pytest.raises(annotate_services.Conflict):
+        L.layer_mark_done(layer=layer, by=a1, done=False)
+    layer = JudgingLayer.objects.get(question__collection=copy, question__qid="HALF", assessor=a1)
     L.layer_mark_done(layer=layer, by=a1, done=False)
-    L.layer_undo(layer=layer, by=a1)  # undoes the judgment of z (the undo before is skipped)
-    assert not layer.judgments.filter(string__text="z").exists()
+    L.layer_undo(layer=layer, by=a1)  # undoes the judgment of the last string
+    assert layer.judgments.count() == 1
 
 
 def test_version_2_archives_have_no_layers(demo):

@@ -4,7 +4,13 @@ import pytest
 
 from annotate import layers as L
 from annotate.models import JudgingLayer, LayerJudgment
-from evaluation.layers import GOLD, layer_judgments, layer_scores, layer_scores_csv
+from evaluation.layers import (
+    GOLD,
+    layer_judgments,
+    layer_questions,
+    layer_scores,
+    layer_scores_csv,
+)
 from evaluation.metrics.csvio import read_csv
 from evaluation.services import ScoreConfig
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
@@ -48,18 +54,48 @@ def study():
     return c, [r1, r2, r3], a, b
 
 
+def adjudicate(c, qid, assessor):
+    """Resolve every string gold left unjudged in ``qid`` as ``assessor``'s layer has it."""
+    layer = JudgingLayer.objects.get(question__collection=c, question__qid=qid, assessor=assessor)
+    left = list(layer.question.strings.filter(judged_at__isnull=True).values_list("pk", flat=True))
+    L.adjudicate_take(question=layer.question, layer=layer, strings=left, by=None)
+
+
 def test_layer_judgments(study):
-    c = study[0]
+    c, _, a, _ = study
+    # Q1 and Q2 wait for adjudication (their layers disagree on y, z and on u, v): gold
+    # cannot be scored on them yet, so no set of judgments is (the same questions for all)
+    lq = layer_questions(c)
+    assert (list(lq.scored), lq.waiting, lq.open) == ([], 2, 0)
+    js = layer_judgments(c)
+    assert set(js) == {GOLD} and list(js[GOLD].questions) == []
+    adjudicate(c, "Q1", a)
+    lq = layer_questions(c)
+    assert (len(lq.scored), lq.waiting, lq.open) == (1, 1, 0)
     js = layer_judgments(c)
     assert set(js) == {GOLD, "layer 1", "layer 2"}
-    assert list(js["layer 1"].questions) == ["Q1", "Q2"]
-    # Q3 has no layers; Q2's layers agree on nothing, so gold has not judged it yet
-    assert list(js[GOLD].questions) == ["Q1"]
-    assert len(js["layer 1"].str_q) == 5
+    # Q3 has no layers; Q2 still waits: every set of judgments is over Q1 alone
+    for name in js:
+        assert list(js[name].questions) == ["Q1"], name
+    assert len(js["layer 1"].str_q) == 3 and len(js[GOLD].str_q) == 3
+
+
+def test_a_question_with_a_layer_still_open_is_left_out(study):
+    c, _, a, b = study
+    adjudicate(c, "Q1", a)
+    q4 = make_question(collection=c, qid="Q4", unjudged=["t"])
+    L.layers_request(collection=c, questions=[q4], assessors=[a, b], by=None)
+    judge(JudgingLayer.objects.get(question=q4, assessor=a), a, {"t": (1, "S")})
+    lq = layer_questions(c)
+    assert (len(lq.scored), lq.waiting, lq.open) == (1, 1, 1)
+    result = layer_scores(c, [], ScoreConfig(metrics=("rr",)))
+    assert (result.n_questions, result.n_waiting, result.n_open) == (1, 1, 1)
 
 
 def test_layer_scores_and_rankings(study):
-    c, runs, _, _ = study
+    c, runs, a, _ = study
+    adjudicate(c, "Q1", a)
+    adjudicate(c, "Q2", a)
     result = layer_scores(c, runs, ScoreConfig(metrics=("q_measure", "rr")))
     assert result.names == (GOLD, "layer 1", "layer 2")
     rr1 = result.means["layer 1"]["rr"].to_dict()
@@ -77,4 +113,6 @@ def test_layer_scores_and_rankings(study):
     assert ["layer 2", "r2", "all"] == rows[[r[:3] for r in rows].index(["layer 2", "r2", "all"])][
         :3
     ]
-    assert len(rows) == 3 * 2 + 2 * 3 * 3  # gold: Q1 + mean; each layer: Q1, Q2 + mean
+    assert len(rows) == 3 * 3 * 3  # gold and each layer: Q1, Q2 + mean, for 3 runs
+    # gold took layer 1's side of every disagreement: the same means
+    assert result.means[GOLD]["rr"].to_dict() == rr1

@@ -16,6 +16,7 @@ from evaluation.metrics.agreement import (
     grouping_agreement,
     kendall_tau,
     pair_agreement,
+    pair_agreement_arrays,
     ranking_change,
     reliability_matrix,
     spearman_rho,
@@ -112,12 +113,31 @@ def test_pair_agreement_by_hand():
     a, b = layers_example()
     pa = pair_agreement(a, b, n_values=4)
     assert pa.n_strings == 4  # x y z w (v, u judged in one layer only)
-    assert pa.n_agree == 3  # z differs
+    # judged alike (the gold rule): none -- z differs in correctness, and x, y and w have
+    # one level in both layers but other synset-mates (a: x with y, w alone; b: x with z,
+    # y with w)
+    assert pa.n_agree == 0
+    assert np.trace(pa.confusion) == 3  # the same level (or both incorrect): all but z
     assert pa.n_correct_both == 3  # x y w
     assert pa.confusion.tolist() == [[0, 1, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
     # grouping over x y w: a {x,y}{w}; b {x}{y,w}
     assert pa.grouping.pair_precision == 0.0 and pa.grouping.pair_recall == 0.0
     assert pa.kappa == pytest.approx(cohen_kappa([1, 1, 0, 1], [1, 1, 1, 1]))
+
+
+def test_question_figures_of_three_layers_are_means_over_the_pairs():
+    from evaluation.metrics.agreement import question_figures
+
+    a, b = layers_example()
+    common = {"x", "y", "z", "w"}
+    a, b = ({s: m for s, m in la.items() if s in common} for la in (a, b))
+    ab = pair_agreement(a, b)
+    f = question_figures([a, a, b])  # pairs: a-a (perfect), a-b, a-b
+    assert f.n_strings == 4 and f.n_agree == 0
+    assert f.kappa == pytest.approx((1.0 + 2 * ab.kappa) / 3)
+    assert f.ari == pytest.approx((1.0 + 2 * ab.grouping.ari) / 3)
+    assert f.bcubed_f1 == pytest.approx((1.0 + 2 * ab.grouping.bcubed_f1) / 3)
+    assert f.pair_f1 == pytest.approx((1.0 + 2 * ab.grouping.pair_f1) / 3)
 
 
 # -- against the libraries, on random data ---------------------------------------------------
@@ -269,14 +289,21 @@ def test_question_figures_agree_with_the_numpy_figures(rows):
     f = question_figures([a, b])
     pa = pair_agreement(a, b)
     assert f.n_strings == pa.n_strings
+    assert same(f.kappa, pa.kappa)
     assert same(f.alpha_nominal, pa.alpha_nominal)
     assert same(f.alpha_ordinal, pa.alpha_ordinal)
     if pa.n_correct_both:
         assert same(f.pair_f1, pa.grouping.pair_f1)
+        assert same(f.ari, pa.grouping.ari)
+        assert same(f.bcubed_f1, pa.grouping.bcubed_f1)
+    else:
+        assert math.isnan(f.pair_f1) and math.isnan(f.ari) and math.isnan(f.bcubed_f1)
     ma, mb = synset_mates(a), synset_mates(b)
     assert f.n_agree == sum(
         string_agrees([a[s], b[s]], [ma.get(s, frozenset()), mb.get(s, frozenset())]) for s in a
     )
+    # one definition of "judged alike" for a question and for a pair of layers
+    assert pa.n_agree == f.n_agree
 
 
 question_rows = st.lists(
@@ -315,6 +342,28 @@ def test_vectorized_question_figures(rows):
             continue
         assert table.n_strings[qi] == f.n_strings
         assert table.n_agree[qi] == f.n_agree
+        assert same(float(table.kappa[qi]), f.kappa)
         assert same(float(table.alpha_nominal[qi]), f.alpha_nominal)
         assert same(float(table.alpha_ordinal[qi]), f.alpha_ordinal)
         assert same(float(table.pair_f1[qi]), f.pair_f1)
+        assert same(float(table.ari[qi]), f.ari)
+        assert same(float(table.bcubed_f1[qi]), f.bcubed_f1)
+        # against the libraries: kappa on correctness, ARI on the strings correct in both
+        ca = [r[1] is not None for _, r in mine]
+        cb = [r[3] is not None for _, r in mine]
+        if len(set(ca) | set(cb)) > 1:
+            assert same(float(table.kappa[qi]), metrics.cohen_kappa_score(ca, cb))
+        both = [r for _, r in mine if r[1] is not None and r[3] is not None]
+        if both:
+            assert float(table.ari[qi]) == pytest.approx(
+                metrics.adjusted_rand_score([r[1] for r in both], [r[3] for r in both])
+            )
+    # the pooled count of strings judged alike is the sum of the questions'
+    pooled = pair_agreement_arrays(
+        [r[0] for r in rows],
+        [r[1] if r[1] is not None else -1 for r in rows],
+        [r[2] if r[1] is not None else 0 for r in rows],
+        [r[3] if r[3] is not None else -1 for r in rows],
+        [r[4] if r[3] is not None else 0 for r in rows],
+    )
+    assert pooled.n_agree == int(table.n_agree.sum())

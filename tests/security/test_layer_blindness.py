@@ -60,14 +60,91 @@ def test_adjudicator_with_an_open_layer_cannot_adjudicate(client, w):
     assert not q.strings.get(text="Marlowe").judged_at
 
 
-def test_adjudicator_opens_the_page_once_their_layer_is_done(client, w):
+def _finish(layer, user, ids) -> None:
+    for s in ids.values():
+        if not layer.judgments.filter(string_id=s).exists():
+            L.layer_judge(layer=layer, string=s, by=user)
+    L.layer_mark_done(layer=layer, by=user)
+
+
+def test_adjudicator_opens_the_page_once_every_layer_is_done(client, w):
     q, ids = w["q"], w["ids"]
     layer_a = JudgingLayer.objects.get(question=q, assessor=w["a"])
-    for text in ("gold-one", "gold-two", "Shakespeare", "Marlowe"):
-        L.layer_judge(layer=layer_a, string=ids[text], by=w["a"])
-    L.layer_mark_done(layer=layer_a, by=w["a"])
+    _finish(layer_a, w["a"], ids)
+    # her layer is done, zebedee's is not: the adjudication page would show his layer
+    # while she may still reopen hers -- refused until his is done too
+    r = client.get(reverse("annotate:question-adjudicate", args=[q.pk]))
+    assert r.status_code == 403 and b"Marlowe" not in r.content
+    assert not L.can_adjudicate(w["a"], q, "assessor")
+    _finish(JudgingLayer.objects.get(question=q, assessor=w["b"]), w["b"], ids)
     r = client.get(reverse("annotate:question-adjudicate", args=[q.pk]))
     assert r.status_code == 200 and b"zebedee" in r.content
+
+
+# -- done is not a window onto the layers still being judged ----------------------------------
+def _page(client, q, **headers) -> str:
+    return client.get(
+        reverse("annotate:question-judge", args=[q.pk]), headers=headers
+    ).content.decode()
+
+
+def test_my_layer_done_shows_nothing_of_a_layer_still_open(client, w):
+    """ann marks her layer done while zebedee still judges: her page (whole or the htmx
+    fragment) says she waits for one assessor and shows nothing of his layer, which she
+    could otherwise copy after reopening hers."""
+    q, ids = w["q"], w["ids"]
+    layer_a = JudgingLayer.objects.get(question=q, assessor=w["a"])
+    _finish(layer_a, w["a"], ids)
+    assert set(JudgingLayer.objects.readable_by(w["a"]).filter(question=q)) == {layer_a}
+    for headers in ({}, {"HX-Request": "true"}):
+        html = _page(client, q, **headers)
+        assert "Waiting for 1 other assessor:" in html
+        assert 'id="layer-compare"' not in html and "zebedee" not in html
+    assert L.layer_others(layer_a)["others"] == []
+    # nothing was shown: she may reopen her layer (and only hers)
+    L.layer_mark_done(layer=layer_a, by=w["a"], done=False)
+    assert not JudgingLayer.objects.get(pk=layer_a.pk).done
+
+
+def test_a_layer_cannot_be_reopened_once_every_layer_is_done(client, w):
+    """Once every layer is done the others show, and gold was derived: a reopen would let
+    an assessor copy another layer and mark theirs done again.  Refused by the service and
+    by the page, whose Reopen button is gone."""
+    from annotate.services import Conflict
+
+    q, ids = w["q"], w["ids"]
+    layer_a = JudgingLayer.objects.get(question=q, assessor=w["a"])
+    layer_b = JudgingLayer.objects.get(question=q, assessor=w["b"])
+    _finish(layer_a, w["a"], ids)
+    _finish(layer_b, w["b"], ids)
+    html = _page(client, q)
+    assert 'id="layer-compare"' in html and "<th>zebedee</th>" in html
+    assert 'value="reopen"' not in html and "can no longer be reopened" in html
+    with pytest.raises(Conflict, match="can no longer be reopened"):
+        L.layer_mark_done(layer=layer_a, by=w["a"], done=False)
+    r = client.post(
+        reverse("annotate:question-layer-act", args=[q.pk]),
+        {"op": "reopen"},
+        headers={"HX-Request": "true"},
+    )
+    assert "can no longer be reopened" in r.content.decode()
+    assert JudgingLayer.objects.get(pk=layer_a.pk).done
+    assert L.layer_sealed(layer_a)
+
+
+def test_a_layer_cannot_be_reopened_once_gold_was_derived(w):
+    """Gold derived (``gold_at``) seals the question's layers even if a layer were open."""
+    from annotate.models import LayerRequest
+    from annotate.services import Conflict
+
+    q, ids = w["q"], w["ids"]
+    layer_a = JudgingLayer.objects.get(question=q, assessor=w["a"])
+    _finish(layer_a, w["a"], ids)
+    assert not L.layer_sealed(layer_a)
+    LayerRequest.objects.filter(question=q).update(gold_at="2024-01-01T00:00:00Z")
+    assert L.layer_sealed(layer_a)
+    with pytest.raises(Conflict):
+        L.layer_mark_done(layer=layer_a, by=w["a"], done=False)
 
 
 def _row(html: str, qid: str) -> str:

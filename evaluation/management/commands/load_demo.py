@@ -162,7 +162,9 @@ def load_demo() -> Collection:
 def load_agreement_demo() -> Collection:
     """Reset the agreement-study collection: its questions judged independently by
     assessor1 and assessor2 through the layer services (as on the pages), so the agreed
-    strings are in gold and the others wait for adjudication; two runs to score per layer.
+    strings are in gold; the organizer has adjudicated three of the questions (the
+    disagreements taken from one layer: ``demo.AGREEMENT_ADJUDICATED``) and the other two
+    wait for adjudication; two runs to score per layer.
     Run after ``load_demo`` (which creates the users)."""
     User = get_user_model()
     users = {name: User.objects.get(username=name) for name, *_ in demo.USERS}
@@ -228,6 +230,15 @@ def load_agreement_demo() -> Collection:
                 )
                 made.add(group)
             layers.layer_mark_done(layer=layer, by=user)
+    for qid, username in demo.AGREEMENT_ADJUDICATED.items():
+        q = questions[qid]
+        left = AnswerString.objects.filter(question=q, judged_at__isnull=True)
+        layers.adjudicate_take(
+            question=q,
+            layer=layers.layer_for(question=q, user=users[username]),
+            by=users["organizer"],
+            strings=list(left.values_list("pk", flat=True)),
+        )
     for name, answers in demo.AGREEMENT_RUNS.items():
         body = "".join(
             f"{qid}\t{r}\t{a}\n"
