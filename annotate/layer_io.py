@@ -24,6 +24,7 @@ from evaluation.metrics.errors import Issue
 
 from .layers import question_layers_to_gold, sealed_questions
 from .models import (
+    JUDGE_ROLES,
     AnswerString,
     Collection,
     JudgingLayer,
@@ -33,7 +34,6 @@ from .models import (
     Level,
     Membership,
     Question,
-    Role,
     Source,
 )
 from .normalize import normalize_answer
@@ -123,9 +123,9 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
     questions = dict(Question.objects.filter(collection=collection).values_list("qid", "pk"))
     levels = plan.levels = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
     judges = dict(
-        Membership.objects.filter(
-            collection=collection, role__in=[Role.ORGANIZER, Role.ASSESSOR]
-        ).values_list("user__username", "user_id")
+        Membership.objects.filter(collection=collection, role__in=JUDGE_ROLES).values_list(
+            "user__username", "user_id"
+        )
     )
     mode = collection.matching_mode
     planned: dict[tuple[int, int], dict[str, tuple]] = defaultdict(dict)

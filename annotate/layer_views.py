@@ -20,13 +20,14 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from config.downloads import content_disposition
+from config.downloads import csv_download
 from config.htmx import HtmxHttpRequest, redirect_to, render_page
 from config.ids import request_id, request_ids
 
 from . import forms, layers, presence, services
 from .layer_io import export_layers, layers_import
 from .models import (
+    JUDGE_ROLES,
     Collection,
     JudgingLayer,
     JudgmentEvent,
@@ -48,7 +49,7 @@ def collection_agreement(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     require_role(request, collection, Role.ORGANIZER)
     report = layers.collection_agreement(collection)
     judges = (
-        Membership.objects.filter(collection=collection, role__in=[Role.ORGANIZER, Role.ASSESSOR])
+        Membership.objects.filter(collection=collection, role__in=JUDGE_ROLES)
         .select_related("user")
         .order_by("user__username")
     )
@@ -142,9 +143,7 @@ def collection_layers_request(request: HtmxHttpRequest, slug: str) -> HttpRespon
 def collection_layers_csv(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
-    response = HttpResponse(export_layers(collection), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = content_disposition(f"{slug}-layers.csv")
-    return response
+    return csv_download(export_layers(collection), f"{slug}-layers.csv")
 
 
 @require_POST
@@ -171,7 +170,7 @@ def collection_layers_import(request: HtmxHttpRequest, slug: str) -> HttpRespons
 # -- adjudication -----------------------------------------------------------------------------
 def _adjudicable(request: HtmxHttpRequest, pk: int) -> Question:
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
-    role = require_role(request, question.collection, Role.ORGANIZER, Role.ASSESSOR)
+    role = require_role(request, question.collection, *JUDGE_ROLES)
     if not layers.can_adjudicate(request.user, question, role):
         raise PermissionDenied("Only an organizer or the named adjudicator adjudicates.")
     return question
@@ -193,7 +192,7 @@ def question_adjudicate(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     question = _adjudicable(request, pk)
     context = layers.adjudication_view(question)
     context["is_organizer"] = (
-        require_role(request, question.collection, Role.ORGANIZER, Role.ASSESSOR) == Role.ORGANIZER
+        require_role(request, question.collection, *JUDGE_ROLES) == Role.ORGANIZER
     )
     return render_page(request, "annotate/adjudicate.html", context)
 
@@ -255,7 +254,7 @@ def _adjudicate(question: Question, p, op: str, by, version: str | None) -> None
 # -- an assessor's own layer, judged in the usual workspace --------------------------------------
 def _own_layer(request: HtmxHttpRequest, pk: int) -> JudgingLayer:
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
-    require_role(request, question.collection, Role.ORGANIZER, Role.ASSESSOR)
+    require_role(request, question.collection, *JUDGE_ROLES)
     layer = layers.layer_for(question=question, user=request.user)
     if layer is None:
         raise Http404("You have no layer of this question.")
@@ -416,7 +415,7 @@ def question_layer_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     redirect to it, a refused or stale edit with a notice; ``done`` marks the layer done
     and goes on to the next question."""
     layer = _own_layer(request, pk)
-    role = require_role(request, layer.question.collection, Role.ORGANIZER, Role.ASSESSOR)
+    role = require_role(request, layer.question.collection, *JUDGE_ROLES)
     try:
         event = _layer_apply(request, layer)
     except services.Conflict as e:

@@ -47,6 +47,7 @@ from evaluation.metrics.agreement import (
 )
 
 from .models import (
+    JUDGE_ROLES,
     AnswerString,
     Collection,
     JudgingLayer,
@@ -104,9 +105,9 @@ def layers_request(
     organizers."""
     assessors = list(assessors)
     judges = set(
-        Membership.objects.filter(
-            collection=collection, role__in=[Role.ORGANIZER, Role.ASSESSOR]
-        ).values_list("user_id", flat=True)
+        Membership.objects.filter(collection=collection, role__in=JUDGE_ROLES).values_list(
+            "user_id", flat=True
+        )
     )
     strangers = [u.get_username() for u in assessors if u.pk not in judges]
     if strangers:
@@ -707,7 +708,7 @@ def adjudicator_questions(user: AnyUser) -> list[Question]:
         .filter(
             layer_request__adjudicator=user,
             collection__memberships__user=user,
-            collection__memberships__role__in=[Role.ORGANIZER, Role.ASSESSOR],
+            collection__memberships__role__in=JUDGE_ROLES,
         )
         .with_counts()
         .select_related("collection")
