@@ -51,6 +51,8 @@ test-noaccel: install
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	git ls-files -z 'templates/*.html' | xargs -0 $(VENV)/bin/djhtml --check
+	git ls-files -z '*.py' ':!:*/migrations/*' | xargs -0 $(VENV)/bin/django-upgrade --target-version 5.2
 	$(VENV)/bin/lint-imports --no-cache
 
 # 15 parser fuzz tests x 12,500 generated inputs (> 100,000 in all) plus the upload page
