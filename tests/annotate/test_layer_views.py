@@ -119,7 +119,7 @@ def test_adjudication_and_agreement_pages(client, study):
     # McCartney waits for adjudication again: no set of judgments is scored on Q1 yet
     page = client.get(reverse("evaluation:layer-scores", args=[w["c"].slug])).content.decode()
     assert "<h1>Scores per layer</h1>" in page and "Means against layer 2" not in page
-    assert "Left out:\n  1 question waiting for adjudication." in page
+    assert "Left out: 1 question waiting for adjudication." in " ".join(page.split())
     client.post(
         reverse("annotate:question-adjudicate-act", args=[w["q"].pk]),
         {"op": "take", "layer": layer_a.pk, "string": w["ids"]["McCartney"]},

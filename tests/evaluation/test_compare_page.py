@@ -126,7 +126,7 @@ def test_plot_is_sorted_labelled_with_a_legend_and_a_link_per_question(client, d
     r = _runs(demo)
     page = client.get(f"/collections/demo/compare/?a={r['noAF'].pk}&b={r['AF'].pk}")
     body = page.content.decode()
-    svg = re.search(r'<svg id="diff-plot".*?</svg>\n</div>', body, re.S)[0]
+    svg = re.search(r'<svg id="diff-plot".*?</svg>\s*</div>', body, re.S)[0]
     # one link per question, left to right by Q-measure difference
     qids = re.findall(r'data-qid="([^"]+)"', svg)
     frame = pd.read_csv(
