@@ -459,7 +459,9 @@ def stability(
 ) -> Stability:
     """Buckley-Voorhees counts (paper Figure 1): for each pair x < y and subset Q_b,
     margin = f max(M(x,Q_b), M(y,Q_b)); EQ if |M(x,Q_b) - M(y,Q_b)| < margin or the two
-    means are equal, else GT(x,y) if M(x,Q_b) > M(y,Q_b), else GT(y,x)."""
+    means are equal (both within TOL: a difference that equals the margin but for
+    floating-point rounding is at the margin, not below it), else GT(x,y) if
+    M(x,Q_b) > M(y,Q_b), else GT(y,x)."""
     means = _subset_means(X, subsets, indicator)
     x, y = run_pairs(len(means))
     mx, my = means[x], means[y]
@@ -470,7 +472,9 @@ def stability(
     eq = np.empty((len(x), len(f)), dtype=np.int64)
     gt_xy = np.empty_like(eq)
     for k, fk in enumerate(f):
-        tie = (absd < fk * margin) | zero
+        # strictly below the margin: a difference within TOL of it is at the margin (0.5 -
+        # 0.4 is 0.09999999999999998 in floating point, 0.2 x 0.5 is 0.1: no tie)
+        tie = (absd < fk * margin - TOL) | zero
         eq[:, k] = tie.sum(axis=1)
         gt_xy[:, k] = (ahead & ~tie).sum(axis=1)
     gt_yx = means.shape[1] - eq - gt_xy

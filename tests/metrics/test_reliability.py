@@ -50,6 +50,16 @@ def test_fuzziness_boundary_is_strict():
     assert s.gt_xy.tolist() == [[2, 0]]
 
 
+def test_a_difference_at_the_margin_but_for_rounding_is_not_a_tie():
+    # 0.5 - 0.4 = 0.09999999999999998 and 0.2 * 0.5 = 0.1 in floating point; exactly, the
+    # difference equals the margin, which the paper does not count as a tie
+    X = np.array([[0.5, 0.5], [0.4, 0.4]])
+    assert abs(X[0, 0] - X[1, 0]) < 0.2 * 0.5  # the rounding the engine must see through
+    s = rel.stability(X, np.array([[0], [1]]), fuzziness=[0.2, 0.2000001])
+    assert s.eq.tolist() == [[0, 2]]
+    assert s.gt_xy.tolist() == [[2, 0]]
+
+
 def test_ties_at_minority_is_nan_when_never_reached():
     s = rel.stability(X3, np.array([[0, 1], [4, 7]]), fuzziness=[0.0])
     assert math.isnan(s.ties_at_minority(0.05))
