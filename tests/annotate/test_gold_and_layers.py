@@ -1,0 +1,100 @@
+"""Gold writes on questions judged in layers (DESIGN.md section 9): a judgments import, a
+string deletion, who writes gold, bulk re-assignment, and a member who leaves -- none of
+them loses or blocks what assessors judged in their layers."""
+
+import pytest
+
+from annotate import layers as L
+from annotate.imports import ImportRefused, collection_import, export_judgments, import_plan
+from annotate.models import AnswerString, JudgingLayer, LayerJudgment
+
+from .test_layers import judge
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def pair():
+    """A question Q1 (s1, s2) judged in two layers, by ``a`` and ``b``."""
+    from tests.factories import add_member, make_collection, make_question, make_user
+
+    c = make_collection()
+    org, a, b = make_user(username="org"), make_user(username="ann"), make_user(username="bob")
+    add_member(collection=c, user=org, role="organizer")
+    add_member(collection=c, user=a, role="assessor")
+    add_member(collection=c, user=b, role="assessor")
+    q = make_question(collection=c, qid="Q1", unjudged=["s1", "s2"])
+    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
+    la, lb = (JudgingLayer.objects.get(question=q, assessor=u) for u in (a, b))
+    ids = {s.text: s.pk for s in q.strings.all()}
+    return c, q, org, a, b, la, lb, ids
+
+
+def rows(layer):
+    return dict(LayerJudgment.objects.filter(layer=layer).values_list("string_id", "group"))
+
+
+# -- 1. a judgments import keeps the strings it names (and their layer judgments) ------------
+def test_a_judgments_import_keeps_the_layer_judgments_of_the_strings_it_names(pair):
+    c, q, org, a, b, la, lb, ids = pair
+    judge(la, a, ids, [("s1", 1, "S"), ("s2", None, "")])
+    L.layer_mark_done(layer=la, by=a)
+    judge(lb, b, ids, [("s1", 1, "A")])
+    before_a, before_b = rows(la), rows(lb)
+    data = b"question_id,synset_id,answer,level\nQ1,1,s1,S\n"
+    collection_import(collection=c, kind="judgments", data=data, filename="g.csv", by=org)
+    s1 = AnswerString.objects.get(question=q, text="s1")
+    assert s1.pk == ids["s1"] and s1.judged_at is not None and s1.level.code == "S"
+    assert rows(la) == before_a and rows(lb) == before_b
+    assert JudgingLayer.objects.get(pk=la.pk).done
+
+
+def test_reimporting_the_export_after_adjudication_changes_no_layer(pair):
+    c, q, org, a, b, la, lb, ids = pair
+    judge(la, a, ids, [("s1", 1, "S"), ("s2", None, "")])
+    judge(lb, b, ids, [("s1", 1, "S"), ("s2", 1, "S")])
+    L.layer_mark_done(layer=la, by=a)
+    L.layer_mark_done(layer=lb, by=b)
+    L.adjudicate_take(question=q, layer=la, strings=[ids["s2"]], by=org)
+    n = LayerJudgment.objects.count()
+    figures = L.collection_agreement(c).questions[0].figures
+    text = export_judgments(c)
+    collection_import(collection=c, kind="judgments", data=text.encode(), filename="g.csv", by=org)
+    assert LayerJudgment.objects.count() == n == 4
+    assert set(q.strings.values_list("pk", flat=True)) == set(ids.values())
+    assert L.collection_agreement(c).questions[0].figures == figures
+
+
+def test_a_judgments_import_that_drops_a_string_judged_in_layers_is_refused(pair):
+    c, q, org, a, b, la, lb, ids = pair
+    judge(la, a, ids, [("s1", 1, "S"), ("s2", None, "")])
+    judge(lb, b, ids, [("s1", 1, "S"), ("s2", 1, "S")])
+    L.layer_mark_done(layer=la, by=a)
+    L.layer_mark_done(layer=lb, by=b)
+    L.adjudicate_take(question=q, layer=la, strings=[ids["s2"]], by=org)  # s2 judged in gold
+    data = b"question_id,synset_id,answer,level\nQ1,1,s1,S\n"
+    plan = import_plan(collection=c, kind="judgments", data=data, filename="g.csv", by=org)
+    assert not plan.ok
+    (issue,) = plan.issues
+    assert issue.line == 2 and '"s2" is judged in 2 assessor layers' in issue.message
+    with pytest.raises(ImportRefused):
+        collection_import(collection=c, kind="judgments", data=data, filename="g.csv", by=org)
+    assert LayerJudgment.objects.count() == 4
+    assert AnswerString.objects.filter(pk=ids["s2"], judged_at__isnull=False).exists()
+    # naming it keeps it, with the file's judgment
+    data += b"Q1,,s2,\n"
+    collection_import(collection=c, kind="judgments", data=data, filename="g.csv", by=org)
+    assert AnswerString.objects.get(pk=ids["s2"]).synset_id is None
+    assert LayerJudgment.objects.count() == 4
+
+
+def test_a_judgments_import_still_removes_a_judged_string_no_layer_judged():
+    from tests.factories import make_collection, make_question
+
+    c = make_collection()
+    q = make_question(collection=c, qid="Q1", synsets=[[("x", "S")]], incorrect=["y"])
+    old = dict(q.strings.values_list("text", "pk"))
+    data = b"question_id,synset_id,answer,level\nQ1,1,X,A\n"
+    collection_import(collection=c, kind="judgments", data=data, filename="g.csv")
+    (s,) = q.strings.all()
+    assert s.pk == old["x"] and s.text == "X" and s.variants == ["x"] and s.level.code == "A"
