@@ -32,6 +32,7 @@ from .models import (
     AnswerSynset,
     Collection,
     JudgmentEvent,
+    LayerJudgment,
     Level,
     LevelRow,
     Membership,
@@ -570,6 +571,25 @@ def string_edit(
     return op.finish()
 
 
+def _layer_judged(strings: Sequence[AnswerString], what: str) -> None:
+    """Conflict when one of ``strings`` is judged in assessors' layers (DESIGN.md section
+    9): deleting it would delete those judgments with it, and gold's undo brings back the
+    string, not them."""
+    counts: dict[int, int] = {}
+    for pk in LayerJudgment.objects.filter(string__in=[s.pk for s in strings]).values_list(
+        "string_id", flat=True
+    ):
+        counts[pk] = counts.get(pk, 0) + 1
+    judged = [(s, counts[s.pk]) for s in strings if s.pk in counts]
+    if judged:
+        s, n = judged[0]
+        raise Conflict(
+            f"“{s.text}” is judged in {n} assessor layer{'s' if n != 1 else ''} of this "
+            f"question; it cannot be {what}, which would delete those judgments "
+            "(judge it in gold instead)."
+        )
+
+
 @transaction.atomic
 def string_delete(
     *,
@@ -579,9 +599,11 @@ def string_delete(
     expect: str | None = None,
     version: int | None = None,
 ) -> JudgmentEvent:
-    """Delete a string (a typo, say); an empty synset left behind disappears."""
+    """Delete a string (a typo, say); an empty synset left behind disappears.  Refused
+    when assessors judged it in their layers (``_layer_judged``)."""
     op = _Edit(question=question, by=by, version=version, action="string_delete")
     s = op.string(string, expect)
+    _layer_judged([s], "deleted")
     op.detail = {"text": s.text}
     pk = s.pk
     s.delete()
@@ -827,6 +849,11 @@ def question_undo(
     kept = {s.pk for s in order}
     extra = [s for s in op.synsets if s.pk not in kept]
     op.synsets = order + extra
+    # undoing a string's arrival would delete it, and with it its layer judgments
+    _layer_judged(
+        [current[pk] for pk, snap in snaps.items() if snap is None and pk in current],
+        "removed by the undo",
+    )
     for pk, snap in snaps.items():
         s = current.get(pk)
         if snap is None:

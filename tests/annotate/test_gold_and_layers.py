@@ -98,3 +98,24 @@ def test_a_judgments_import_still_removes_a_judged_string_no_layer_judged():
     collection_import(collection=c, kind="judgments", data=data, filename="g.csv")
     (s,) = q.strings.all()
     assert s.pk == old["x"] and s.text == "X" and s.variants == ["x"] and s.level.code == "A"
+
+
+# -- 2. a string judged in layers is not deleted from gold ------------------------------------
+def test_a_string_judged_in_layers_cannot_be_deleted(pair):
+    from annotate.services import Conflict, question_undo, string_add, string_delete
+
+    _c, q, org, a, b, la, lb, ids = pair
+    judge(la, a, ids, [("s1", 1, "S")])
+    with pytest.raises(Conflict, match="judged in 1 assessor layer"):
+        string_delete(question=q, string=ids["s1"], by=org)
+    assert rows(la) == {ids["s1"]: 1}
+    string_delete(question=q, string=ids["s2"], by=org)  # nobody judged it: deleted
+    assert not AnswerString.objects.filter(pk=ids["s2"]).exists()
+    question_undo(question=q, by=org)
+    # a string typed in gold and judged in a layer since: undoing its arrival is refused
+    string_add(question=q, text="s3", by=org)
+    s3 = AnswerString.objects.get(question=q, text="s3").pk
+    judge(lb, b, {"s3": s3}, [("s3", None, "")])
+    with pytest.raises(Conflict, match="judged in 1 assessor layer"):
+        question_undo(question=q, by=org)
+    assert rows(lb) == {s3: None}
