@@ -469,7 +469,8 @@ def _open_to(user: AnyUser, qs: QuerySet[Question]) -> QuerySet[Question]:
     """``qs`` narrowed to the questions ``user`` may judge as an assessor, in collections
     where they still judge (assessor or organizer): those assigned to them, and those nobody
     is assigned to -- offered to every assessor until one of them claims it by judging (an
-    assignment left over from an earlier role counts for nothing).  Annotated with ``mine``."""
+    assignment left over from an earlier role counts for nothing); never a question judged in
+    layers they have no layer of (``judgeable_by``).  Annotated with ``mine``."""
     through = Question.assessors.through
     mine = Exists(through.objects.filter(question_id=OuterRef("pk"), user_id=user.pk))
     anyone = Exists(through.objects.filter(question_id=OuterRef("pk")))
@@ -480,7 +481,7 @@ def _open_to(user: AnyUser, qs: QuerySet[Question]) -> QuerySet[Question]:
             role__in=JUDGE_ROLES,
         )
     )
-    return qs.annotate(mine=mine).filter(member & (Q(mine=True) | ~anyone))
+    return qs.annotate(mine=mine).filter(member & (Q(mine=True) | ~anyone)).judgeable_by(user)
 
 
 def unassigned_open_count(user: AnyUser) -> int:

@@ -31,6 +31,7 @@ from .models import (
     AnswerString,
     AnswerSynset,
     Collection,
+    JudgingLayer,
     JudgmentEvent,
     LayerJudgment,
     Level,
@@ -924,7 +925,9 @@ def questions_assign(
 ) -> int:
     """Assign ``questions`` to ``assessors`` (members of the collection): round-robin gives
     each question one assessor in turn, otherwise each gets all of them; ``replace`` drops
-    the current assignments first.  Returns the number of questions changed."""
+    the current assignments first -- but not those of the assessors who judge a question
+    in a layer (DESIGN.md section 9): it stays in their queue.  Returns the number of
+    questions changed."""
     assessors = list(assessors)
     members = set(
         Membership.objects.filter(collection=collection, role__in=JUDGE_ROLES).values_list(
@@ -940,7 +943,10 @@ def questions_assign(
     through = Question.assessors.through
     ids = [q.pk for q in questions]
     if replace:
-        through.objects.filter(question_id__in=ids).delete()
+        layer = JudgingLayer.objects.filter(
+            question_id=OuterRef("question_id"), assessor_id=OuterRef("user_id")
+        )
+        through.objects.filter(question_id__in=ids).exclude(Exists(layer)).delete()
     links = []
     for i, q in enumerate(questions):
         chosen = [assessors[i % len(assessors)]] if round_robin else assessors

@@ -3,6 +3,7 @@ string deletion, who writes gold, bulk re-assignment, and a member who leaves --
 them loses or blocks what assessors judged in their layers."""
 
 import pytest
+from django.urls import reverse
 
 from annotate import layers as L
 from annotate.imports import ImportRefused, collection_import, export_judgments, import_plan
@@ -119,3 +120,75 @@ def test_a_string_judged_in_layers_cannot_be_deleted(pair):
     with pytest.raises(Conflict, match="judged in 1 assessor layer"):
         question_undo(question=q, by=org)
     assert rows(lb) == {s3: None}
+
+
+# -- 3. on a question judged in layers, gold is the organizers' (and adjudication's) ---------
+@pytest.fixture
+def prior(pair):
+    """``cal``, an assessor assigned to Q1 before its layers were requested."""
+    from annotate.services import questions_assign
+    from tests.factories import add_member, make_user
+
+    c, q, org, _a, _b, _la, _lb, _ids = pair
+    cal = make_user(username="cal")
+    add_member(collection=c, user=cal, role="assessor")
+    questions_assign(collection=c, questions=[q], assessors=[cal], by=org, replace=False)
+    return cal
+
+
+def gold_write(client, q, string):
+    q.refresh_from_db()
+    return client.post(
+        reverse("annotate:question-act", args=[q.pk]),
+        {"op": "new", "string": string, "level": "S", "version": q.version},
+    )
+
+
+def test_an_assessor_without_a_layer_writes_no_gold_on_a_question_judged_in_layers(
+    client, pair, prior
+):
+    _c, q, org, a, _b, _la, _lb, ids = pair
+    client.force_login(prior)
+    r = client.get(reverse("annotate:question-judge", args=[q.pk]))
+    assert r.status_code == 403 and b"judged independently" in r.content
+    r = gold_write(client, q, ids["s1"])
+    assert r.status_code == 403
+    r = client.post(
+        reverse("annotate:question-act", args=[q.pk]),
+        {"op": "new", "string": ids["s1"], "level": "S", "version": q.version},
+        headers={"HX-Request": "true"},
+    )
+    assert r.headers["HX-Redirect"] == reverse("annotate:question-judge", args=[q.pk])
+    assert not AnswerString.objects.filter(question=q, judged_at__isnull=False).exists()
+    # nor is it in their queue, or their "next question"
+    from annotate.selectors import my_queue_questions, next_question
+
+    assert my_queue_questions(prior) == [] and next_question(prior) is None
+    # the layers' assessors are sent to their layer; an organizer still writes gold
+    client.force_login(a)
+    assert b"layer" in client.get(reverse("annotate:question-judge", args=[q.pk])).content
+    assert gold_write(client, q, ids["s1"]).status_code == 403
+    client.force_login(org)
+    assert gold_write(client, q, ids["s1"]).status_code == 302
+    assert AnswerString.objects.get(pk=ids["s1"]).synset_id is not None
+
+
+def test_a_named_adjudicator_is_sent_to_the_adjudication_page(client, pair, prior):
+    from annotate.models import LayerRequest
+
+    _c, q, _org, _a, _b, _la, _lb, _ids = pair
+    LayerRequest.objects.filter(question=q).update(adjudicator=prior)
+    client.force_login(prior)
+    r = client.get(reverse("annotate:question-judge", args=[q.pk]))
+    assert r.status_code == 302 and r.url == reverse("annotate:question-adjudicate", args=[q.pk])
+
+
+def test_a_bulk_reassignment_keeps_the_layers_assessors(pair, prior):
+    from annotate.selectors import my_queue_questions
+    from annotate.services import questions_assign
+
+    c, q, org, a, b, _la, _lb, _ids = pair
+    questions_assign(collection=c, questions=[q], assessors=[prior], by=org)
+    assert set(q.assessors.values_list("username", flat=True)) == {"ann", "bob", "cal"}
+    assert [x.qid for x in my_queue_questions(a)] == ["Q1"]
+    assert [x.qid for x in my_queue_questions(b)] == ["Q1"]
