@@ -343,6 +343,8 @@ def question_history(question: Question, limit: int = 30) -> list[dict[str, Any]
             merged=F("after__merged"),
             texts=F("after__texts"),
             source=KT("after__source"),
+            assessor=KT("after__assessor"),
+            judgments=KT("after__judgments"),
         )[:limit]
     )
     for row in rows:
@@ -428,6 +430,13 @@ def history_sentence(ev: dict[str, Any]) -> str:
         # reach assessors
         why = _REOPEN_WORDS.get(ev.get("source") or "", "new unjudged strings arrived")
         return f"the question was reopened ({why})"
+    if action == "layer_remove":
+        n = ev.get("judgments") or "0"
+        return (
+            f"{who} removed the layer {ev.get('assessor') or 'an assessor'} had not marked "
+            f"done ({n} judgment{'' if str(n) == '1' else 's'}): they no longer judge in this "
+            "collection"
+        )
     words = _HISTORY_WORDS.get(action)
     if words is None:
         return f"{who}: {action.replace('_', ' ')}" + (f" {text}" if ev.get("text") else "")

@@ -720,8 +720,9 @@ def _undoable(question: Question) -> JudgmentEvent | None:
     undone: set[int] = set()
     # an assessor's layer has its own undo (annotate/layers.py): gold undoes gold events
     for event in question.events.filter(layer__isnull=True).order_by("-id")[:500]:
-        if event.action == "question_reopen":
-            continue  # a consequence of strings added, not an act of its own
+        if event.action in ("question_reopen", "layer_remove"):
+            # a consequence of strings added, or of an assessor leaving: no act on gold
+            continue
         if event.action == "undo":
             undone.add(event.after.get("undoes"))
         elif event.pk not in undone:
@@ -1048,7 +1049,8 @@ def membership_set(
     A collection keeps at least one organizer: the last one can neither leave nor take
     another role (Conflict, nothing written).  A member who is no longer an organizer or
     assessor (removed, or made a participant) loses every question assignment of the
-    collection, so their queue no longer lists its questions."""
+    collection, so their queue no longer lists its questions, and the layers they had not
+    marked done (``_open_layers_remove``)."""
     if role is not None and role not in Role.values:
         raise Conflict(f"Unknown role {role!r}.")
     # the organizer rows stay locked until the end: two organizers removing each other at
@@ -1074,17 +1076,83 @@ def membership_set(
         Membership.objects.update_or_create(
             collection=collection, user=user, defaults={"role": role}
         )
-    dropped = 0
+    dropped, layers_removed = 0, 0
     if role not in JUDGE_ROLES:
         dropped, _ = Question.assessors.through.objects.filter(
             question__collection=collection, user=user
         ).delete()
+        layers_removed = _open_layers_remove(collection=collection, user=user, by=by)
     JudgmentEvent.objects.create(
         collection=collection,
         user=by if by is not None and by.is_authenticated else None,
         action="membership_set",
-        after={"user": user.get_username(), "role": role, "assignments_dropped": dropped},
+        after={
+            "user": user.get_username(),
+            "role": role,
+            "assignments_dropped": dropped,
+            "layers_removed": layers_removed,
+        },
     )
+
+
+def _open_layers_remove(
+    *, collection: Collection, user: AbstractBaseUser, by: AnyUser | None
+) -> int:
+    """Remove the layers ``user`` has not marked done in ``collection`` (they no longer
+    judge there: an open layer would keep its question from agreement forever), each with a
+    ``layer_remove`` event on its question that records its judgments; their done layers
+    stay, as judgments made.  A question whose remaining layers are all done then goes
+    through the agreement step, as when its last layer is marked done
+    (``layers.question_layers_to_gold``).  Returns the number of layers removed."""
+    from .layers import question_layers_to_gold  # layers.py builds on this module
+
+    questions = set(
+        JudgingLayer.objects.filter(
+            question__collection=collection, assessor=user, done_at__isnull=True
+        ).values_list("question_id", flat=True)
+    )
+    if not questions:
+        return 0
+    # every layer of those questions, locked in one order: an assessor marking theirs done
+    # meanwhile either commits first (and is seen done below) or waits, then sees these gone
+    every = list(
+        JudgingLayer.objects.select_for_update(of=("self",))
+        .filter(question_id__in=questions)
+        .order_by("pk")
+    )
+    name, who = user.get_username(), by if by is not None and by.is_authenticated else None
+    removed = [la for la in every if la.assessor_id == user.pk and la.done_at is None]
+    left = {q: [la for la in every if la.question_id == q and la not in removed] for q in questions}
+    for layer in removed:
+        rows = {
+            str(string): [group, level]
+            for string, group, level in layer.judgments.values_list(
+                "string_id", "group", "level_id"
+            )
+        }
+        JudgmentEvent.objects.create(
+            collection=collection,
+            question_id=layer.question_id,
+            user=who,
+            action="layer_remove",
+            before={
+                "assessor": name,
+                "judgments": len(rows),
+                "rows": rows,
+                "started_at": layer.started_at.isoformat() if layer.started_at else None,
+                "layer_events": layer.events.count(),
+            },
+            after={
+                "assessor": name,
+                "judgments": len(rows),
+                "reason": "no longer an assessor of the collection",
+            },
+        )
+        layer.delete()
+    for q in sorted(questions):
+        if left[q] and all(la.done_at is not None for la in left[q]):
+            question_layers_to_gold(question=q, by=by)
+    return len(removed)
 
 
 # -- accounts for new members -------------------------------------------------------------

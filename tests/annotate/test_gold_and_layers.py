@@ -192,3 +192,58 @@ def test_a_bulk_reassignment_keeps_the_layers_assessors(pair, prior):
     assert set(q.assessors.values_list("username", flat=True)) == {"ann", "bob", "cal"}
     assert [x.qid for x in my_queue_questions(a)] == ["Q1"]
     assert [x.qid for x in my_queue_questions(b)] == ["Q1"]
+
+
+# -- 4. an assessor who leaves does not block the question ----------------------------------
+def test_an_assessor_who_leaves_takes_their_open_layers_with_them(pair):
+    from annotate.models import JudgmentEvent, QuestionStatus
+    from annotate.selectors import question_history
+    from annotate.services import membership_set
+    from tests.factories import make_question
+
+    c, q, org, a, b, la, lb, ids = pair
+    q2 = make_question(collection=c, qid="Q2", unjudged=["t1"])
+    L.layers_request(collection=c, questions=[q2], assessors=[a, b], by=org)
+    judge(la, a, ids, [("s1", 1, "S")])  # Q1: a's layer open, b's done
+    judge(lb, b, ids, [("s1", 1, "S"), ("s2", None, "")])
+    L.layer_mark_done(layer=lb, by=b)
+    la2 = JudgingLayer.objects.get(question=q2, assessor=a)
+    judge(la2, a, {"t1": q2.strings.get().pk}, [("t1", None, "")])
+    L.layer_mark_done(layer=la2, by=a)  # Q2: a's layer done, b's open
+    membership_set(collection=c, user=a, role="participant", by=org)
+    assert not JudgingLayer.objects.filter(pk=la.pk).exists()
+    assert JudgingLayer.objects.filter(pk=la2.pk).exists()  # done: judgments made, kept
+    event = JudgmentEvent.objects.get(action="layer_remove")
+    assert event.question == q and event.user == org
+    assert event.before["judgments"] == 1 and event.before["rows"] == {str(ids["s1"]): [1, 1]}
+    assert (
+        "removed the layer ann had not marked done (1 judgment)"
+        in (question_history(q)[1]["sentence"])
+    )
+    # Q1's only layer left is done: it went through the agreement step
+    q.refresh_from_db()
+    assert q.status == QuestionStatus.DONE
+    assert JudgmentEvent.objects.filter(question=q, action="layers_agree").exists()
+    assert AnswerString.objects.get(pk=ids["s2"]).judged_at is not None
+    # Q2 waits for b, as before
+    assert JudgingLayer.objects.filter(question=q2, done_at__isnull=True).get().assessor == b
+    assert not JudgmentEvent.objects.filter(question=q2, action="layers_agree").exists()
+
+
+def test_a_removed_member_leaves_a_question_free_for_another_layer(pair):
+    from annotate.services import membership_set
+    from tests.factories import add_member, make_user
+
+    c, q, org, a, b, la, lb, ids = pair
+    judge(la, a, ids, [("s1", 1, "S")])
+    membership_set(collection=c, user=a, role=None, by=org)
+    assert list(JudgingLayer.objects.filter(question=q)) == [lb]
+    d = make_user(username="dee")
+    add_member(collection=c, user=d, role="assessor")
+    assert L.layers_request(collection=c, questions=[q], assessors=[d], by=org, k=1).layers == 1
+    judge(lb, b, ids, [("s1", 1, "S"), ("s2", None, "")])
+    L.layer_mark_done(layer=lb, by=b)
+    ld = JudgingLayer.objects.get(question=q, assessor=d)
+    judge(ld, d, ids, [("s1", 1, "S"), ("s2", 1, "A")])
+    L.layer_mark_done(layer=ld, by=d)
+    assert list(L.adjudication_queue(c)) == [q]  # s2 disagreed
