@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, F
 from django.utils import timezone
 
 from evaluation.metrics import InputError, Issue
@@ -293,6 +293,7 @@ def _plan_judgments(
     levels = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
     rows, parse_issues = judgment_rows(data, filename=filename, levels=tuple(levels))
     questions = dict(Question.objects.filter(collection=collection).values_list("qid", "pk"))
+    qid_of = {pk: qid for qid, pk in questions.items()}
     mode = collection.matching_mode
     # (question, key) -> the rows naming that string: a real study's file spells one answer
     # several ways; rows that agree fold into one string, rows that disagree are refused
@@ -334,7 +335,6 @@ def _plan_judgments(
             kept.lines.append(r.line)
             if answer != kept.text and answer not in kept.spellings:
                 kept.spellings.append(answer)
-    plan.issues = merge_issues(filename, parse_issues, plan.issues)
     plan.folds = [f for f in strings.values() if len(f.lines) > 1]
     synsets: dict[int, dict[str, list]] = defaultdict(dict)  # question -> file id -> keys
     incorrect: dict[int, list[str]] = defaultdict(list)
@@ -344,62 +344,75 @@ def _plan_judgments(
         else:
             incorrect[q].append(key)
     touched = sorted(set(synsets) | set(incorrect))
-    left_unjudged = set(
-        AnswerString.objects.filter(question_id__in=touched, judged_at__isnull=True).values_list(
-            "question_id", "key"
-        )
-    )
-    left_over = {q for q, k in left_unjudged if (q, k) not in strings}
+    # the strings of these questions now: one the file names keeps its row (and its id, so
+    # the layers' judgments of it stay); a judged one it does not name is removed -- unless
+    # assessors judged it in their layers (DESIGN.md section 9): deleting it would delete
+    # their judgments, so such a file is refused
+    existing = {
+        (s.question_id, s.key): s
+        for s in AnswerString.objects.filter(question_id__in=touched)
+        .annotate(n_layers=Count("layer_judgments"))
+        .only("pk", "question_id", "key", "text", "variants", "judged_at", "source")
+    }
+    first_line: dict[int, int] = {}
+    for (q, _key), f in strings.items():
+        first_line[q] = min(first_line.get(q, f.lines[0]), f.lines[0])
+    for (q, key), s in existing.items():
+        if (q, key) not in strings and s.judged_at is not None and s.n_layers:
+            plan.issues.append(
+                Issue(
+                    filename,
+                    first_line[q],
+                    (
+                        f'question {qid_of[q]!r}: "{s.text}" is judged in {s.n_layers} '
+                        f"assessor layer{'s' if s.n_layers != 1 else ''}; the file does not "
+                        "name it, and removing it would delete those judgments: add a row "
+                        "for it (its judgment in gold), or leave this question out of the file"
+                    ),
+                )
+            )
+    plan.issues = merge_issues(filename, parse_issues, plan.issues)
+    left_over = {
+        q for (q, k), s in existing.items() if s.judged_at is None and (q, k) not in strings
+    }
     plan.fully_judged = [q for q in touched if q not in left_over]
-    plan.lists = [_replaced_list(touched, strings, qids={pk: qid for qid, pk in questions.items()})]
+    plan.lists = [_replaced_list(touched, strings, qids=qid_of)]
     plan.counts = {
         "questions with judgments": len(touched),
         "synsets to create": sum(len(s) for s in synsets.values()),
         "correct strings": sum(len(m) for s in synsets.values() for m in s.values()),
         "incorrect strings": sum(len(v) for v in incorrect.values()),
         "spellings folded into another string": sum(len(f.lines) - 1 for f in plan.folds),
-        "questions whose judgments are replaced": AnswerString.objects.filter(
-            question_id__in=touched, judged_at__isnull=False
-        )
-        .values("question_id")
-        .distinct()
-        .count(),
+        "questions whose judgments are replaced": len(
+            {q for (q, _), s in existing.items() if s.judged_at is not None}
+        ),
         "questions fully judged by the file": len(plan.fully_judged),
     }
 
     def write():
         now = timezone.now()
         judge = by if by is not None and by.is_authenticated else None
-        # replace: the judged strings of these questions and the unjudged ones the file
-        # judges; a replaced string's spellings stay as variants of its successor
-        doomed, spelled = [], defaultdict(list)
-        for s in AnswerString.objects.filter(question_id__in=touched).only(
-            "pk", "question_id", "key", "judged_at", "text", "variants"
-        ):
-            if (s.question_id, s.key) in strings:
-                spelled[(s.question_id, s.key)] += [s.text, *s.variants]
-                doomed.append(s.pk)
-            elif s.judged_at is not None:
-                doomed.append(s.pk)
+        # replace the judgments of these questions: a string the file names is rewritten in
+        # place (its old spellings stay as variants), a judged one it does not name goes
+        # (the plan refused the file if assessors judged it in a layer), an unjudged one it
+        # does not name stays unjudged; the questions' synsets are made anew from the file
+        doomed = [s.pk for k, s in existing.items() if k not in strings and s.judged_at is not None]
         AnswerString.objects.filter(pk__in=doomed).delete()
+        kept = [s for k, s in existing.items() if k in strings]
+        AnswerString.objects.filter(pk__in=[s.pk for s in kept]).update(synset=None, level=None)
         AnswerSynset.objects.filter(question_id__in=touched).delete()
 
         def string(q, key, synset=None):
             f = strings[(q, key)]
-            variants = list(
-                dict.fromkeys(v for v in (*f.spellings, *spelled[(q, key)]) if v != f.text)
-            )
-            return AnswerString(
-                question_id=q,
-                text=f.text,
-                key=key,
-                variants=variants,
-                synset=synset,
-                level=levels[f.level] if synset else None,
-                source=Source.IMPORT,
-                judged_by=judge,
-                judged_at=now,
-            )
+            s = existing.get((q, key))
+            old = (s.text, *s.variants) if s is not None else ()
+            variants = list(dict.fromkeys(v for v in (*f.spellings, *old) if v != f.text))
+            if s is None:
+                s = AnswerString(question_id=q, key=key, source=Source.IMPORT)
+            s.text, s.variants = f.text, variants
+            s.synset, s.level = synset, levels[f.level] if synset else None
+            s.judged_by, s.judged_at = judge, now
+            return s
 
         new_synsets, members = [], []
         for q in touched:
@@ -408,9 +421,14 @@ def _plan_judgments(
                 new_synsets.append(syn)
                 members.append((syn, keys))
         AnswerSynset.objects.bulk_create(new_synsets, batch_size=2000)
-        new = [string(syn.question_id, k, syn) for syn, keys in members for k in keys]
-        new += [string(q, k) for q, keys in incorrect.items() for k in keys]
-        AnswerString.objects.bulk_create(new, batch_size=2000)
+        rows = [string(syn.question_id, k, syn) for syn, keys in members for k in keys]
+        rows += [string(q, k) for q, keys in incorrect.items() for k in keys]
+        AnswerString.objects.bulk_update(
+            [s for s in rows if s.pk is not None],
+            ["text", "variants", "synset", "level", "judged_by", "judged_at"],
+            batch_size=2000,
+        )
+        AnswerString.objects.bulk_create([s for s in rows if s.pk is None], batch_size=2000)
         Question.objects.filter(pk__in=touched).update(version=F("version") + 1)
         Question.objects.filter(pk__in=touched, status=QuestionStatus.TODO).update(
             status=QuestionStatus.IN_PROGRESS

@@ -203,12 +203,26 @@ class QuestionQuerySet(models.QuerySet):
 
     def assigned_to(self, user) -> QuestionQuerySet:
         """Questions assigned to ``user`` in collections where they still judge (organizer
-        or assessor): an assignment left over from an earlier role is not a queue entry."""
+        or assessor): an assignment left over from an earlier role is not a queue entry,
+        nor one to a question judged in layers that they do not judge it in
+        (``judgeable_by``)."""
         return self.filter(
             assessors=user,
             collection__memberships__user=user,
             collection__memberships__role__in=JUDGE_ROLES,
+        ).judgeable_by(user)
+
+    def judgeable_by(self, user) -> QuestionQuerySet:
+        """Without the questions judged in layers (they have a layer request, DESIGN.md
+        section 9) that ``user`` has no layer of and does not organize: gold is written
+        there by the organizers and adjudication only, so nothing there is theirs to
+        judge, even assigned to it (before the request, or by a bulk assignment)."""
+        requested = LayerRequest.objects.filter(question=OuterRef("pk"))
+        own = JudgingLayer.objects.filter(question=OuterRef("pk"), assessor_id=user.pk)
+        organizer = Membership.objects.filter(
+            collection_id=OuterRef("collection_id"), user_id=user.pk, role=Role.ORGANIZER
         )
+        return self.filter(~Exists(requested) | Exists(own) | Exists(organizer))
 
     def without_layers_done_by(self, user) -> QuestionQuerySet:
         """Without the questions ``user`` judges in a layer they have marked done: nothing

@@ -6,7 +6,15 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef
 
-from .models import JUDGE_ROLES, Collection, Membership, Question, Role, is_site_staff
+from .models import (
+    JUDGE_ROLES,
+    Collection,
+    LayerRequest,
+    Membership,
+    Question,
+    Role,
+    is_site_staff,
+)
 
 
 def collection_role(user, collection: Collection) -> Role | None:
@@ -45,13 +53,26 @@ def require_role(request_or_user, collection: Collection, *roles: Role) -> Role:
 def judge_access(request_or_user, question: Question) -> tuple[Role, bool]:
     """(role, may_write) on the judging workspace of ``question``: organizers and assessors
     see it (participants get 403); assessors write on questions assigned to them and on
-    questions nobody is assigned to (their first change claims it)."""
+    questions nobody is assigned to (their first change claims it) -- never on the gold of
+    a question judged in layers (``gold_closed``)."""
     user = getattr(request_or_user, "user", request_or_user)
     role = require_role(user, question.collection, *JUDGE_ROLES)
     if role == Role.ORGANIZER:
         return role, True
+    if gold_closed(question, role):
+        return role, False
     assigned = set(question.assessors.values_list("pk", flat=True))
     return role, not assigned or user.pk in assigned
+
+
+def gold_closed(question: Question, role: Role | None) -> bool:
+    """Whether the gold of ``question`` is closed to a user of ``role`` on the judging
+    workspace: a question judged in layers (it has a layer request, DESIGN.md section 9)
+    gets its gold from the layers' agreement and from adjudication (the adjudication page),
+    and on the judging workspace from organizers only -- an assessor judges it in their own
+    layer, not in gold, whatever their assignments (made before the request, or by a bulk
+    assignment since)."""
+    return role != Role.ORGANIZER and LayerRequest.objects.filter(question=question).exists()
 
 
 def can_create_collection(user) -> bool:

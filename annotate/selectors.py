@@ -343,6 +343,8 @@ def question_history(question: Question, limit: int = 30) -> list[dict[str, Any]
             merged=F("after__merged"),
             texts=F("after__texts"),
             source=KT("after__source"),
+            assessor=KT("after__assessor"),
+            judgments=KT("after__judgments"),
         )[:limit]
     )
     for row in rows:
@@ -428,6 +430,13 @@ def history_sentence(ev: dict[str, Any]) -> str:
         # reach assessors
         why = _REOPEN_WORDS.get(ev.get("source") or "", "new unjudged strings arrived")
         return f"the question was reopened ({why})"
+    if action == "layer_remove":
+        n = ev.get("judgments") or "0"
+        return (
+            f"{who} removed the layer {ev.get('assessor') or 'an assessor'} had not marked "
+            f"done ({n} judgment{'' if str(n) == '1' else 's'}): they no longer judge in this "
+            "collection"
+        )
     words = _HISTORY_WORDS.get(action)
     if words is None:
         return f"{who}: {action.replace('_', ' ')}" + (f" {text}" if ev.get("text") else "")
@@ -469,7 +478,8 @@ def _open_to(user: AnyUser, qs: QuerySet[Question]) -> QuerySet[Question]:
     """``qs`` narrowed to the questions ``user`` may judge as an assessor, in collections
     where they still judge (assessor or organizer): those assigned to them, and those nobody
     is assigned to -- offered to every assessor until one of them claims it by judging (an
-    assignment left over from an earlier role counts for nothing).  Annotated with ``mine``."""
+    assignment left over from an earlier role counts for nothing); never a question judged in
+    layers they have no layer of (``judgeable_by``).  Annotated with ``mine``."""
     through = Question.assessors.through
     mine = Exists(through.objects.filter(question_id=OuterRef("pk"), user_id=user.pk))
     anyone = Exists(through.objects.filter(question_id=OuterRef("pk")))
@@ -480,7 +490,7 @@ def _open_to(user: AnyUser, qs: QuerySet[Question]) -> QuerySet[Question]:
             role__in=JUDGE_ROLES,
         )
     )
-    return qs.annotate(mine=mine).filter(member & (Q(mine=True) | ~anyone))
+    return qs.annotate(mine=mine).filter(member & (Q(mine=True) | ~anyone)).judgeable_by(user)
 
 
 def unassigned_open_count(user: AnyUser) -> int:

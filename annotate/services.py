@@ -31,7 +31,9 @@ from .models import (
     AnswerString,
     AnswerSynset,
     Collection,
+    JudgingLayer,
     JudgmentEvent,
+    LayerJudgment,
     Level,
     LevelRow,
     Membership,
@@ -570,6 +572,25 @@ def string_edit(
     return op.finish()
 
 
+def _layer_judged(strings: Sequence[AnswerString], what: str) -> None:
+    """Conflict when one of ``strings`` is judged in assessors' layers (DESIGN.md section
+    9): deleting it would delete those judgments with it, and gold's undo brings back the
+    string, not them."""
+    counts: dict[int, int] = {}
+    for pk in LayerJudgment.objects.filter(string__in=[s.pk for s in strings]).values_list(
+        "string_id", flat=True
+    ):
+        counts[pk] = counts.get(pk, 0) + 1
+    judged = [(s, counts[s.pk]) for s in strings if s.pk in counts]
+    if judged:
+        s, n = judged[0]
+        raise Conflict(
+            f"“{s.text}” is judged in {n} assessor layer{'s' if n != 1 else ''} of this "
+            f"question; it cannot be {what}, which would delete those judgments "
+            "(judge it in gold instead)."
+        )
+
+
 @transaction.atomic
 def string_delete(
     *,
@@ -579,9 +600,11 @@ def string_delete(
     expect: str | None = None,
     version: int | None = None,
 ) -> JudgmentEvent:
-    """Delete a string (a typo, say); an empty synset left behind disappears."""
+    """Delete a string (a typo, say); an empty synset left behind disappears.  Refused
+    when assessors judged it in their layers (``_layer_judged``)."""
     op = _Edit(question=question, by=by, version=version, action="string_delete")
     s = op.string(string, expect)
+    _layer_judged([s], "deleted")
     op.detail = {"text": s.text}
     pk = s.pk
     s.delete()
@@ -697,8 +720,9 @@ def _undoable(question: Question) -> JudgmentEvent | None:
     undone: set[int] = set()
     # an assessor's layer has its own undo (annotate/layers.py): gold undoes gold events
     for event in question.events.filter(layer__isnull=True).order_by("-id")[:500]:
-        if event.action == "question_reopen":
-            continue  # a consequence of strings added, not an act of its own
+        if event.action in ("question_reopen", "layer_remove"):
+            # a consequence of strings added, or of an assessor leaving: no act on gold
+            continue
         if event.action == "undo":
             undone.add(event.after.get("undoes"))
         elif event.pk not in undone:
@@ -827,6 +851,11 @@ def question_undo(
     kept = {s.pk for s in order}
     extra = [s for s in op.synsets if s.pk not in kept]
     op.synsets = order + extra
+    # undoing a string's arrival would delete it, and with it its layer judgments
+    _layer_judged(
+        [current[pk] for pk, snap in snaps.items() if snap is None and pk in current],
+        "removed by the undo",
+    )
     for pk, snap in snaps.items():
         s = current.get(pk)
         if snap is None:
@@ -897,7 +926,9 @@ def questions_assign(
 ) -> int:
     """Assign ``questions`` to ``assessors`` (members of the collection): round-robin gives
     each question one assessor in turn, otherwise each gets all of them; ``replace`` drops
-    the current assignments first.  Returns the number of questions changed."""
+    the current assignments first -- but not those of the assessors who judge a question
+    in a layer (DESIGN.md section 9): it stays in their queue.  Returns the number of
+    questions changed."""
     assessors = list(assessors)
     members = set(
         Membership.objects.filter(collection=collection, role__in=JUDGE_ROLES).values_list(
@@ -913,7 +944,10 @@ def questions_assign(
     through = Question.assessors.through
     ids = [q.pk for q in questions]
     if replace:
-        through.objects.filter(question_id__in=ids).delete()
+        layer = JudgingLayer.objects.filter(
+            question_id=OuterRef("question_id"), assessor_id=OuterRef("user_id")
+        )
+        through.objects.filter(question_id__in=ids).exclude(Exists(layer)).delete()
     links = []
     for i, q in enumerate(questions):
         chosen = [assessors[i % len(assessors)]] if round_robin else assessors
@@ -1015,7 +1049,8 @@ def membership_set(
     A collection keeps at least one organizer: the last one can neither leave nor take
     another role (Conflict, nothing written).  A member who is no longer an organizer or
     assessor (removed, or made a participant) loses every question assignment of the
-    collection, so their queue no longer lists its questions."""
+    collection, so their queue no longer lists its questions, and the layers they had not
+    marked done (``_open_layers_remove``)."""
     if role is not None and role not in Role.values:
         raise Conflict(f"Unknown role {role!r}.")
     # the organizer rows stay locked until the end: two organizers removing each other at
@@ -1041,17 +1076,83 @@ def membership_set(
         Membership.objects.update_or_create(
             collection=collection, user=user, defaults={"role": role}
         )
-    dropped = 0
+    dropped, layers_removed = 0, 0
     if role not in JUDGE_ROLES:
         dropped, _ = Question.assessors.through.objects.filter(
             question__collection=collection, user=user
         ).delete()
+        layers_removed = _open_layers_remove(collection=collection, user=user, by=by)
     JudgmentEvent.objects.create(
         collection=collection,
         user=by if by is not None and by.is_authenticated else None,
         action="membership_set",
-        after={"user": user.get_username(), "role": role, "assignments_dropped": dropped},
+        after={
+            "user": user.get_username(),
+            "role": role,
+            "assignments_dropped": dropped,
+            "layers_removed": layers_removed,
+        },
     )
+
+
+def _open_layers_remove(
+    *, collection: Collection, user: AbstractBaseUser, by: AnyUser | None
+) -> int:
+    """Remove the layers ``user`` has not marked done in ``collection`` (they no longer
+    judge there: an open layer would keep its question from agreement forever), each with a
+    ``layer_remove`` event on its question that records its judgments; their done layers
+    stay, as judgments made.  A question whose remaining layers are all done then goes
+    through the agreement step, as when its last layer is marked done
+    (``layers.question_layers_to_gold``).  Returns the number of layers removed."""
+    from .layers import question_layers_to_gold  # layers.py builds on this module
+
+    questions = set(
+        JudgingLayer.objects.filter(
+            question__collection=collection, assessor=user, done_at__isnull=True
+        ).values_list("question_id", flat=True)
+    )
+    if not questions:
+        return 0
+    # every layer of those questions, locked in one order: an assessor marking theirs done
+    # meanwhile either commits first (and is seen done below) or waits, then sees these gone
+    every = list(
+        JudgingLayer.objects.select_for_update(of=("self",))
+        .filter(question_id__in=questions)
+        .order_by("pk")
+    )
+    name, who = user.get_username(), by if by is not None and by.is_authenticated else None
+    removed = [la for la in every if la.assessor_id == user.pk and la.done_at is None]
+    left = {q: [la for la in every if la.question_id == q and la not in removed] for q in questions}
+    for layer in removed:
+        rows = {
+            str(string): [group, level]
+            for string, group, level in layer.judgments.values_list(
+                "string_id", "group", "level_id"
+            )
+        }
+        JudgmentEvent.objects.create(
+            collection=collection,
+            question_id=layer.question_id,
+            user=who,
+            action="layer_remove",
+            before={
+                "assessor": name,
+                "judgments": len(rows),
+                "rows": rows,
+                "started_at": layer.started_at.isoformat() if layer.started_at else None,
+                "layer_events": layer.events.count(),
+            },
+            after={
+                "assessor": name,
+                "judgments": len(rows),
+                "reason": "no longer an assessor of the collection",
+            },
+        )
+        layer.delete()
+    for q in sorted(questions):
+        if left[q] and all(la.done_at is not None for la in left[q]):
+            question_layers_to_gold(question=q, by=by)
+    return len(removed)
 
 
 # -- accounts for new members -------------------------------------------------------------

@@ -35,7 +35,7 @@ from .imports import (
     pending_import_create,
 )
 from .models import JUDGE_ROLES, Collection, JudgmentEvent, Question, QuestionStatus, Role
-from .permissions import can_create_collection, judge_access, require_role
+from .permissions import can_create_collection, gold_closed, judge_access, require_role
 from .selectors import (
     attach_assessors,
     collection_dashboard,
@@ -141,6 +141,13 @@ def _workspace_context(
     }
 
 
+GOLD_CLOSED = (
+    "This question is judged independently by several assessors, each in a layer of their "
+    "own; its judgments are written by the organizers and by adjudication. Nothing was "
+    "changed."
+)
+
+
 @require_GET
 def question_judge(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The judging workspace of one question (DESIGN.md section 4)."""
@@ -150,6 +157,10 @@ def question_judge(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     if layer is not None:
         # judged independently (DESIGN.md section 9): the same page on the assessor's layer
         return layer_views.layer_workspace_page(request, layer, role)
+    if gold_closed(question, role):
+        if layers.can_adjudicate(request.user, question, role):
+            return redirect_to(request, "annotate:question-adjudicate", question.pk)
+        raise PermissionDenied(GOLD_CLOSED)
     return render_page(
         request,
         "annotate/question_judge.html",
@@ -295,6 +306,10 @@ def question_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     role, may_write = judge_access(request, question)
     if role != Role.ORGANIZER and layers.layer_for(question=question, user=request.user):
         raise PermissionDenied("You judge this question in your own layer.")
+    if gold_closed(question, role):
+        if request.htmx:  # the page loaded before the request: the judging page says why
+            return redirect_to(request, "annotate:question-judge", question.pk)
+        raise PermissionDenied(GOLD_CLOSED)
     if not may_write:
         if request.htmx:  # e.g. another assessor claimed it since the page was loaded
             context = _workspace_context(

@@ -51,7 +51,12 @@ def test_a_member_who_stops_judging_leaves_queue_and_assignments(world, client, 
     assert next_question(assessor) == kept
     # the audit trail says how many assignments went
     event = c.events.filter(action="membership_set").latest("id")
-    assert event.after == {"user": "ass", "role": role, "assignments_dropped": 3}
+    assert event.after == {
+        "user": "ass",
+        "role": role,
+        "assignments_dropped": 3,
+        "layers_removed": 0,
+    }
 
 
 def test_an_organizer_made_assessor_keeps_assignments(world):
