@@ -177,6 +177,25 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
         done[q, u] = done.get((q, u), False) or r.get("done", "").strip() in ("1", "true", "yes")
     if plan.issues:
         return plan
+    # a question's named adjudicator judges none of its layers (blindness: the adjudication
+    # page shows them all), as ``layers_request`` refuses
+    adjudicators = dict(
+        LayerRequest.objects.filter(
+            question_id__in={q for q, _ in planned}, adjudicator__isnull=False
+        ).values_list("question_id", "adjudicator_id")
+    )
+    for (q, u), rows in planned.items():
+        if adjudicators.get(q) == u:
+            plan.issues.append(
+                Issue(
+                    filename,
+                    min(ln for _, _, ln in rows.values()),
+                    f"{plan.users[u]} is the named adjudicator of {plan.names[q]}, so cannot "
+                    "judge it in a layer",
+                )
+            )
+    if plan.issues:
+        return plan
     # layers gold was derived from stay as they are (``sealed_questions``): replacing one
     # would leave gold with the old agreement
     first_line: dict[int, int] = {}

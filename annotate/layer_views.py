@@ -128,6 +128,15 @@ def collection_layers_request(request: HtmxHttpRequest, slug: str) -> HttpRespon
             f"{done.layers} layers requested on {done.questions} "
             f"question{'s' if done.questions != 1 else ''}.",
         )
+        if done.layered:
+            n = len(done.layered)
+            messages.warning(
+                request,
+                f"{n} question{'s' if n != 1 else ''} left out: "
+                f"{'they have' if n != 1 else 'it has'} layers already, which stay as they "
+                f"are (more would make more than k): {', '.join(done.layered[:20])}"
+                f"{', ...' if n > 20 else ''}.",
+            )
         if done.refused:
             n = len(done.refused)
             messages.warning(

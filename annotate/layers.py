@@ -82,6 +82,12 @@ class LayersRequested:
     qids: list[str] = field(default_factory=list)
     # left out: gold was already derived from their layers (``sealed_questions``)
     refused: list[str] = field(default_factory=list)
+    # left out: they have layers already (a second request would give them more than k)
+    layered: list[str] = field(default_factory=list)
+
+
+def _some(qids: Sequence[str]) -> str:
+    return f"{', '.join(qids[:20])}{', ...' if len(qids) > 20 else ''}"
 
 
 @transaction.atomic
@@ -98,11 +104,14 @@ def layers_request(
 ) -> LayersRequested:
     """Ask for ``k`` independent judgments of ``questions`` (all of them, or a seeded
     random ``sample`` of that many, for an agreement study): each question gets ``k`` of
-    ``assessors`` in turn, a layer each, and is assigned to them.  Existing layers stay.
-    Questions whose gold was already derived from their layers (``sealed_questions``) are
-    left out, before sampling, and listed in ``refused``; Conflict when none is left.
-    ``adjudicator`` (an assessor or organizer) resolves disagreements besides the
-    organizers."""
+    ``assessors`` in turn, a layer each, and is assigned to them.  Left out, before
+    sampling: the questions whose gold was already derived from their layers
+    (``sealed_questions``, listed in ``refused``) and those that have layers already
+    (``layered``: their layers stay as they are, and a new set would give them more than
+    ``k``); Conflict when none is left.  ``adjudicator`` (an assessor or organizer)
+    resolves disagreements besides the organizers; never one of the question's assessors
+    (blindness: the adjudication page shows every layer), so Conflict when they are among
+    ``assessors`` or judge one of ``questions`` in a layer already."""
     assessors = list(assessors)
     judges = set(
         Membership.objects.filter(collection=collection, role__in=JUDGE_ROLES).values_list(
@@ -116,20 +125,50 @@ def layers_request(
         raise Conflict(f"Not an assessor of this collection: {adjudicator.get_username()}.")
     if k < 1 or k > len(assessors):
         raise Conflict(f"{k} independent judgments need at least {k} assessors.")
+    if adjudicator is not None and any(u.pk == adjudicator.pk for u in assessors):
+        raise Conflict(
+            f"{adjudicator.get_username()} cannot both judge the questions in a layer and "
+            "adjudicate them (the adjudication page shows every layer): name another "
+            "adjudicator, or leave them out of the assessors."
+        )
     questions = sorted(
         (q for q in questions if q.collection_id == collection.pk), key=lambda q: q.pk
     )
+    if adjudicator is not None:
+        theirs = set(
+            JudgingLayer.objects.filter(question__in=questions, assessor=adjudicator).values_list(
+                "question_id", flat=True
+            )
+        )
+        if theirs:
+            mine = [q.qid for q in questions if q.pk in theirs]
+            raise Conflict(
+                f"{adjudicator.get_username()} judges {_some(mine)} in a layer of their own, "
+                "so cannot adjudicate it: name another adjudicator, or leave "
+                f"{'that question' if len(mine) == 1 else 'those questions'} out."
+            )
     # a question whose gold was derived from its layers keeps them as they are: a new layer
     # would not change its gold (``question_layers_to_gold`` leaves judged strings alone)
     sealed = sealed_questions(questions)
     refused = [q.qid for q in questions if q.pk in sealed]
     questions = [q for q in questions if q.pk not in sealed]
+    # a question with layers keeps them as they are too: more (from another set of
+    # assessors) would give it more layers than the request's k
+    has_layers = set(
+        JudgingLayer.objects.filter(question__in=questions).values_list("question_id", flat=True)
+    )
+    layered = [q.qid for q in questions if q.pk in has_layers]
+    questions = [q for q in questions if q.pk not in has_layers]
     if not questions:
-        raise Conflict(
-            "Gold was already derived from the layers of every question chosen "
-            f"({', '.join(refused[:20])}{', ...' if len(refused) > 20 else ''}): "
-            "no layer was requested."
-        )
+        if not layered:
+            raise Conflict(
+                "Gold was already derived from the layers of every question chosen "
+                f"({_some(refused)}): no layer was requested."
+            )
+        why = f"{_some(layered)} already {'has' if len(layered) == 1 else 'have'} layers"
+        if refused:
+            why += f"; gold was already derived from the layers of {_some(refused)}"
+        raise Conflict(f"No layer was requested: {why}.")
     if sample is not None:
         if sample < 1:
             raise Conflict("A sample needs at least one question.")
@@ -137,7 +176,7 @@ def layers_request(
             random.Random(seed).sample(questions, min(sample, len(questions))), key=lambda q: q.pk
         )
     result = LayersRequested(
-        questions=len(questions), qids=[q.qid for q in questions], refused=refused
+        questions=len(questions), qids=[q.qid for q in questions], refused=refused, layered=layered
     )
     through = Question.assessors.through
     links, layers = [], []
@@ -164,6 +203,7 @@ def layers_request(
             "assessors": [u.get_username() for u in assessors],
             "adjudicator": adjudicator.get_username() if adjudicator else None,
             "refused": refused[:1000],
+            "layered": layered[:1000],
         },
     )
     return result
@@ -626,8 +666,10 @@ def adjudicate_take(
     """Resolve in gold as ``layer`` judged: the ``strings`` named, or every string of the
     layer's synset ``group``.  A correct string joins the gold synset that already holds
     most strings of its layer synset (or a new one) at the layer's level; an incorrect one
-    is judged incorrect.  Undone by ``question_undo``."""
+    is judged incorrect.  Refused while a layer of the question is open.  Undone by
+    ``question_undo``."""
     op = _Edit(question=question, by=by, version=version, action="adjudicate_take")
+    _refuse_while_open(op.question)
     lay = JudgingLayer.objects.filter(pk=getattr(layer, "pk", layer), question=op.question).first()
     if lay is None:
         raise Conflict("That layer is not a layer of this question.")
@@ -658,18 +700,38 @@ def adjudicate_take(
     return op.finish()
 
 
+def open_layers(question: Question | int) -> int:
+    """How many layers of ``question`` are not done yet (one query)."""
+    pk = question.pk if isinstance(question, Question) else question
+    return JudgingLayer.objects.filter(question_id=pk, done_at__isnull=True).count()
+
+
+def _refuse_while_open(question: Question | int) -> None:
+    """Adjudication waits for every layer: gold written before then would never be
+    checked against the layers (``question_layers_to_gold`` leaves judged strings alone),
+    and the page would show a layer its assessor is still judging."""
+    n = open_layers(question)
+    if n:
+        raise Conflict(
+            f"Waiting for {n} layer{'s' if n != 1 else ''}: this question is adjudicated "
+            "once every layer of it is done; nothing was changed."
+        )
+
+
 def adjudication_lock(*, question: Question | int, version: int | str | None) -> None:
     """Lock ``question``'s row for an adjudication (inside the caller's transaction) and
-    refuse it when ``version`` -- the question's version the adjudication page showed --
-    is no longer the question's: another adjudicator (or a judge of gold) changed it
-    since, and the page's choice may overwrite theirs.  No version: not checked (as the
-    judging services)."""
+    refuse it while a layer of the question is open (``_refuse_while_open``) or when
+    ``version`` -- the question's version the adjudication page showed -- is no longer
+    the question's: another adjudicator (or a judge of gold) changed it since, and the
+    page's choice may overwrite theirs.  No version: not checked (as the judging
+    services)."""
     pk = question.pk if isinstance(question, Question) else question
     current = (
         Question.objects.select_for_update(of=("self",), no_key=True)
         .values_list("version", flat=True)
         .get(pk=pk)
     )
+    _refuse_while_open(pk)
     if version is None:
         return
     try:
@@ -1025,12 +1087,31 @@ def _cell(j: tuple | None, codes: dict[int, str]) -> CellMark:
 def adjudication_view(question: Question) -> dict:
     """What the adjudication page shows: the layers side by side (one column each), the
     gold judgment of every string, which strings differ, the layers' synsets (to take one
-    whole) and gold's synsets (to merge).  Five queries."""
+    whole) and gold's synsets (to merge).  Five queries.
+    While a layer is open, only how many (``waiting``): nothing of the layers,
+    to anyone (blindness), and nothing to adjudicate yet (``_refuse_while_open``)."""
     levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
     codes = {lv.pk: lv.code for lv in levels}
     lays = list(
-        JudgingLayer.objects.filter(question=question).select_related("assessor").order_by("id")
+        JudgingLayer.objects.filter(question=question)
+        .select_related("assessor")
+        .order_by("assessor__username")
     )
+    waiting = sum(not la.done for la in lays)
+    if waiting:
+        return {
+            "question": question,
+            "collection": question.collection,
+            "levels": levels,
+            "layers": [],
+            "n_layers": len(lays),
+            "waiting": waiting,
+            "rows": [],
+            "layer_synsets": [],
+            "gold_synsets": [],
+            "all_done": False,
+            "n_differ": 0,
+        }
     rows_by_layer: dict[int, dict[int, tuple]] = {la.pk: {} for la in lays}
     for layer_id, string_id, group, level_id in LayerJudgment.objects.filter(
         layer__question=question
@@ -1085,7 +1166,9 @@ def adjudication_view(question: Question) -> dict:
         "rows": rows,
         "layer_synsets": layer_synsets,
         "gold_synsets": sorted(gold_synsets.values(), key=lambda g: g["ordinal"]),
-        "all_done": bool(lays) and all(la.done for la in lays),
+        "n_layers": len(lays),
+        "waiting": 0,
+        "all_done": bool(lays),
         "n_differ": sum(r["differs"] and not r["gold"].judged for r in rows),
     }
 

@@ -482,3 +482,35 @@ def test_a_layer_operation_is_validated_and_applied_by_the_workspaces_one_functi
     )
     assert seen == [(False, ["by", "layer"]), (True, ["by", "question"])]
     assert LayerJudgment.objects.filter(layer__assessor=w["a"]).count() == 1
+
+
+# -- red team 13 -----------------------------------------------------------------------------
+def _messages(response) -> list[str]:
+    return [str(m) for m in response.context["messages"]]
+
+
+def test_the_adjudication_page_waits_for_every_layer(client, study):
+    w = study
+    client.force_login(w["a"])
+    judge(client, w["q"], w["ids"]["Lennon"], "new", "S")
+    client.force_login(w["org"])
+    url = reverse("annotate:question-adjudicate", args=[w["q"].pk])
+    page = client.get(url).content.decode()
+    assert "Waiting for 2 layers of 2" in page and 'id="adjudication"' not in page
+    assert "<th>ann" not in page and "Lennon" not in page  # nothing of the layers, no row
+    layer_a = JudgingLayer.objects.get(question=w["q"], assessor=w["a"])
+    r = client.post(
+        reverse("annotate:question-adjudicate-act", args=[w["q"].pk]),
+        {"op": "take", "layer": layer_a.pk, "string": w["ids"]["Lennon"]},
+        follow=True,
+    )
+    assert any("Waiting for 2 layers" in m for m in _messages(r))
+    assert not w["q"].strings.filter(judged_at__isnull=False).exists()
+    for op in ({"op": "incorrect"}, {"op": "level", "level": "S"}):
+        r = client.post(
+            reverse("annotate:question-adjudicate-act", args=[w["q"].pk]),
+            {**op, "string": w["ids"]["Yoko"]},
+            follow=True,
+        )
+        assert any("Waiting for 2 layers" in m for m in _messages(r))
+    assert not w["q"].strings.filter(judged_at__isnull=False).exists()

@@ -64,13 +64,44 @@ def test_request_assigns_k_assessors_and_keeps_single_questions_alone():
         assert set(q.assessors.values_list("pk", flat=True)) == set(
             JudgingLayer.objects.filter(question=q).values_list("assessor", flat=True)
         )
+    # the same request again: the questions with layers are left out (and named), before
+    # sampling; the two others get theirs
     again = L.layers_request(
         collection=c, questions=qs, assessors=judges, by=org, k=2, sample=4, seed=7
     )
-    assert again.qids == done.qids and again.layers == 0
+    assert again.layered == done.qids and again.questions == 2 and again.layers == 4
+    assert not set(again.qids) & set(done.qids)
+    assert all(JudgingLayer.objects.filter(question=q).count() == 2 for q in qs)
+    with pytest.raises(Conflict, match=r"No layer was requested: .* already have layers"):
+        L.layers_request(collection=c, questions=qs, assessors=judges, by=org, k=2)
     with pytest.raises(Conflict):
         L.layers_request(collection=c, questions=qs, assessors=judges[:1], by=org, k=2)
     assert JudgmentEvent.objects.filter(action="layers_request").count() == 2
+
+
+def test_a_second_request_leaves_out_the_questions_with_layers_and_names_them():
+    """Requested for a and b, then for a, b and c with k = 2 again: without the rule the
+    second request gave some questions a third layer (c's) while k stayed 2."""
+    c = make_collection()
+    org = make_user()
+    add_member(collection=c, user=org, role="organizer")
+    a, b, cc = (make_user() for _ in range(3))
+    for u in (a, b, cc):
+        add_member(collection=c, user=u, role="assessor")
+    qs = [make_question(collection=c, qid=f"Q{i}", unjudged=["x"]) for i in range(3)]
+    L.layers_request(collection=c, questions=qs[:2], assessors=[a, b], by=org, k=2)
+    done = L.layers_request(collection=c, questions=qs, assessors=[a, b, cc], by=org, k=2)
+    assert done.layered == ["Q0", "Q1"] and done.qids == ["Q2"] and done.layers == 2
+    for q in qs:
+        assert (
+            JudgingLayer.objects.filter(question=q).count()
+            == LayerRequest.objects.get(question=q).k
+            == 2
+        )
+    for q in qs[:2]:
+        assert not JudgingLayer.objects.filter(question=q, assessor=cc).exists()
+    event = JudgmentEvent.objects.filter(action="layers_request").latest("id")
+    assert event.after["layered"] == ["Q0", "Q1"]
 
 
 def test_layers_are_blind_until_done(study):
@@ -356,10 +387,11 @@ def test_no_more_layers_on_a_question_whose_gold_was_derived(study):
     with pytest.raises(Conflict, match=r"Gold was already derived .*\(Q1\)"):
         L.layers_request(collection=c, questions=[q], assessors=[carol, a], by=org)
     assert JudgingLayer.objects.filter(question=q).count() == 2
-    # a sample is drawn among the questions that may still get layers
+    # a sample is drawn among the questions that may still get layers (Q2 has them now)
+    q3 = make_question(collection=c, qid="Q3", unjudged=["x"])
     assert L.layers_request(
-        collection=c, questions=[q, q2], assessors=[a, b], by=org, sample=1
-    ).qids == ["Q2"]
+        collection=c, questions=[q, q2, q3], assessors=[a, b], by=org, sample=1
+    ).qids == ["Q3"]
 
 
 def test_a_layers_import_does_not_replace_the_layers_gold_was_derived_from(study):
@@ -392,3 +424,32 @@ def test_every_public_function_of_the_layer_modules_is_typed(module):
         if missing or sig.return_annotation is inspect.Signature.empty:
             untyped.append(f"{name}: {missing or 'return'}")
     assert untyped == []
+
+
+# -- adjudication waits for every layer (red team 13) ---------------------------------------
+def test_adjudication_waits_for_every_layer(study):
+    """The organizer took ann's open layer for Lennon; ann then judged it incorrect, as bob
+    did: gold kept Lennon correct and the question was done, for the agreement step leaves
+    strings gold judged alone.  Now nothing is adjudicated before every layer is done."""
+    _c, q, org, a, b, la, lb, ids = study
+    judge(la, a, ids, [("Lennon", 1, "S")])
+    with pytest.raises(Conflict, match="Waiting for 2 layers"):
+        L.adjudicate_take(question=q, layer=la, strings=[ids["Lennon"]], by=org)
+    with pytest.raises(Conflict, match="Waiting for 2 layers"):
+        L.adjudication_lock(question=q, version=None)
+    assert not AnswerString.objects.filter(question=q, judged_at__isnull=False).exists()
+    view = L.adjudication_view(q)
+    assert view["waiting"] == 2 and view["n_layers"] == 2
+    assert view["layers"] == [] and view["rows"] == [] and view["layer_synsets"] == []
+    # ann changes her mind; both layers judge every string incorrect
+    judge(la, a, ids, [(t, None, None) for t in ids])
+    L.layer_mark_done(layer=la, by=a)
+    with pytest.raises(Conflict, match="Waiting for 1 layer:"):
+        L.adjudicate_take(question=q, layer=la, strings=[ids["Lennon"]], by=org)
+    judge(lb, b, ids, [(t, None, None) for t in ids])
+    L.layer_mark_done(layer=lb, by=b)
+    assert all(v == (None, None, True) for v in gold(q).values())
+    q.refresh_from_db()
+    assert q.status == QuestionStatus.DONE
+    assert L.adjudication_view(q)["waiting"] == 0
+    L.adjudication_lock(question=q, version=None)  # no longer refused
