@@ -45,7 +45,8 @@ HEADER = ["question_id", "synset_id", "answer", "level", "assessor", "done"]
 
 
 def export_layers(collection: Collection) -> str:
-    """Every layer judgment of ``collection`` (one query)."""
+    """Every layer judgment of ``collection`` (one query), in a stable order: by question,
+    assessor name, synset number (incorrect last), answer."""
     rows = (
         LayerJudgment.objects.filter(layer__question__collection=collection)
         .order_by(
@@ -53,6 +54,7 @@ def export_layers(collection: Collection) -> str:
             "layer__assessor__username",
             F("group").asc(nulls_last=True),
             "string__text",
+            "string_id",
         )
         .values_list(
             "layer__question__qid",

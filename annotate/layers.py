@@ -39,10 +39,11 @@ from evaluation.metrics.agreement import (
     QuestionFigures,
     alpha_nominal,
     alpha_ordinal,
+    group_sizes,
+    judged_alike,
     pair_agreement_arrays,
     question_figures,
     question_figures_two,
-    string_agrees,
     synset_mates,
 )
 
@@ -604,24 +605,20 @@ def question_layers_to_gold(
     values = level_values(q.collection_id)
     by_level = {v: pk for pk, v in values.items()}
     marks = layer_marks(layers, values)
-    mates = {la.pk: synset_mates(marks[la.pk]) for la in layers}
+    agreed = judged_alike([marks[la.pk] for la in layers])
+    first = marks[layers[0].pk]
+    mates = synset_mates(first)
     strings = {s.pk: s for s in AnswerString.objects.filter(question=q)}
     gold_of: dict[frozenset, object] = {}
     written = 0
     for pk, s in strings.items():
-        if s.judged_at is not None:
-            continue
-        ms = [marks[la.pk].get(pk) for la in layers]
-        if any(m is None for m in ms):
-            continue
-        groups = [mates[la.pk].get(pk, frozenset()) for la in layers]
-        if not string_agrees(ms, groups):
+        if s.judged_at is not None or pk not in agreed:
             continue
         op.touch(s)
-        if not ms[0].correct:
+        if not first[pk].correct:
             op.place(s, None, None)
         else:
-            key = groups[0]
+            key = mates[pk]
             target = gold_of.get(key)
             if target is None:
                 held = Counter(
@@ -631,7 +628,7 @@ def question_layers_to_gold(
                 )
                 target = op.synset(held.most_common(1)[0][0]) if held else op.new_synset()
                 gold_of[key] = target
-            op.place(s, target, op.level(by_level[ms[0].value]))
+            op.place(s, target, op.level(by_level[first[pk].value]))
         written += 1
     LayerRequest.objects.filter(question=q).update(gold_at=op.now)
     if not written:
@@ -880,9 +877,12 @@ def collection_agreement(collection: Collection) -> AgreementReport:
     level_names = ["incorrect"] + [
         levels[pk] for pk, _ in sorted(values.items(), key=lambda kv: kv[1])
     ]
+    # a question's layers by assessor name: pooled pairs put the same assessor first
+    # whichever layer was created first (a layers CSV round trip recreates them in name
+    # order), as the per-pair rows do
     layers = list(
         JudgingLayer.objects.filter(question__collection=collection)
-        .order_by("question_id", "id")
+        .order_by("question_id", "assessor__username")
         .annotate(open=ExpressionWrapper(Q(done_at__isnull=True), output_field=BooleanField()))
         .values_list("pk", "question_id", "assessor__username", "open")
     )
@@ -934,52 +934,53 @@ def collection_agreement(collection: Collection) -> AgreementReport:
     grid_v = np.zeros((max(kmax, 1), n_units), dtype=np.int64)
     grid_g[P_, unit_of], grid_v[P_, unit_of] = G_, V_
     unit_q = Q_[unit_start] if n_units else np.zeros(0, dtype=np.int64)
+    # the size of each string's synset in the whole of each layer (``alike``)
+    grid_n = np.vstack([group_sizes(unit_q, grid_g[p]) for p in range(max(kmax, 1))])
     per_pair: dict[tuple[str, str], list[np.ndarray]] = {}
-    overall: list[list[np.ndarray]] = [[], [], [], [], []]
+    overall: list[list[np.ndarray]] = [[] for _ in range(7)]
     for i in range(kmax):
         for j in range(i + 1, kmax):
             m = (grid_g[i] > -2) & (grid_g[j] > -2)
             if not m.any():
                 continue
             uq = unit_q[m]
-            gi, vi, gj, vj = grid_g[i][m], grid_v[i][m], grid_g[j][m], grid_v[j][m]
+            # positions follow the assessors' names: names[qi][i] < names[qi][j]
+            cols = (uq, grid_g[i][m], grid_v[i][m], grid_g[j][m], grid_v[j][m])
+            sizes = (grid_n[i][m], grid_n[j][m])
+            # pooled over the pairs of positions, a question's units of two pairs are
+            # distinct units (and its synsets distinct synsets)
             offset = (i * kmax + j) * (len(order) + 1)
-            for part, arr in zip(overall, (uq + offset, gi, vi, gj, vj), strict=True):
+            for part, arr in zip(overall, (uq + offset, *cols[1:], *sizes), strict=True):
                 part.append(arr)
             # per assessor pair: names of positions i and j of each question
-            pair_names = {}
-            for qi in np.unique(uq).tolist():
-                a, b = names[qi][i], names[qi][j]
-                pair_names[qi] = (a, b) if a <= b else (b, a), a > b
             codes: dict[tuple[str, str], int] = {}
             keys = np.array(
-                [codes.setdefault(pair_names[qi][0], len(codes)) for qi in uq.tolist()],
+                [codes.setdefault((names[qi][i], names[qi][j]), len(codes)) for qi in uq.tolist()],
                 dtype=np.int64,
             )
-            flip = np.array([pair_names[qi][1] for qi in uq.tolist()], dtype=bool)
-            for key in np.unique(keys).tolist():
+            for pair, key in codes.items():
                 sel = keys == key
-                pair = pair_names[int(uq[sel][0])][0]
-                f = flip[sel]
-                cols = [
-                    uq[sel],
-                    np.where(f, gj[sel], gi[sel]),
-                    np.where(f, vj[sel], vi[sel]),
-                    np.where(f, gi[sel], gj[sel]),
-                    np.where(f, vi[sel], vj[sel]),
+                have = per_pair.setdefault(pair, [np.zeros(0, dtype=np.int64)] * 7)
+                per_pair[pair] = [
+                    np.concatenate([h, c[sel]]) for h, c in zip(have, (*cols, *sizes), strict=True)
                 ]
-                have = per_pair.setdefault(pair, [np.zeros(0, dtype=np.int64)] * 5)
-                per_pair[pair] = [np.concatenate([h, c]) for h, c in zip(have, cols, strict=True)]
     n_values = len(level_names)
     pairs = [
-        PairRow(a, b, len(np.unique(arr[0])), pair_agreement_arrays(*arr, n_values=n_values))
+        PairRow(
+            a,
+            b,
+            len(np.unique(arr[0])),
+            pair_agreement_arrays(*arr[:5], size_a=arr[5], size_b=arr[6], n_values=n_values),
+        )
         for (a, b), arr in sorted(per_pair.items())
     ]
-    overall_fig = (
-        pair_agreement_arrays(*(np.concatenate(p) for p in overall), n_values=n_values)
-        if overall[0]
-        else None
-    )
+    if overall[0]:
+        arr = [np.concatenate(p) for p in overall]
+        overall_fig = pair_agreement_arrays(
+            *arr[:5], size_a=arr[5], size_b=arr[6], n_values=n_values
+        )
+    else:
+        overall_fig = None
     if n_units and kmax >= 2:
         a_nom = alpha_nominal(np.where(grid_g > -2, (grid_g >= 0).astype(float), np.nan))
         a_ord = alpha_ordinal(np.where(grid_g > -2, grid_v.astype(float), np.nan))
@@ -990,7 +991,14 @@ def collection_agreement(collection: Collection) -> AgreementReport:
     if kmax >= 2:
         two = (k_of[unit_q] == 2) & (grid_g[0] > -2) & (grid_g[1] > -2)
         t = question_figures_two(
-            unit_q[two], grid_g[0][two], grid_v[0][two], grid_g[1][two], grid_v[1][two], len(order)
+            unit_q[two],
+            grid_g[0][two],
+            grid_v[0][two],
+            grid_g[1][two],
+            grid_v[1][two],
+            len(order),
+            size_a=grid_n[0][two],
+            size_b=grid_n[1][two],
         )
         for qi in np.flatnonzero(k_of[: len(order)] == 2).tolist():
             figures[qi] = QuestionFigures(
@@ -1128,13 +1136,10 @@ def adjudication_view(question: Question) -> dict:
         }
         for la in lays
     }
-    mates = {la.pk: synset_mates(marks[la.pk]) for la in lays}
+    agreed = judged_alike([marks[la.pk] for la in lays])
     rows = []
     for s in strings:
-        ms = [marks[la.pk].get(s.pk) for la in lays]
-        agree = all(m is not None for m in ms) and string_agrees(
-            ms, [mates[la.pk].get(s.pk, frozenset()) for la in lays]
-        )
+        agree = s.pk in agreed
         gold = CellMark(
             s.judged_at is not None,
             s.synset.ordinal if s.synset else None,

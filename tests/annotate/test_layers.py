@@ -453,3 +453,95 @@ def test_adjudication_waits_for_every_layer(study):
     assert q.status == QuestionStatus.DONE
     assert L.adjudication_view(q)["waiting"] == 0
     L.adjudication_lock(question=q, version=None)  # no longer refused
+
+
+# -- one rule of "judged alike" (red team 13) ------------------------------------------------
+def test_judged_alike_on_the_agreement_page_is_what_went_to_gold(study):
+    """ann judged s1 and s2 in one synset and marked her layer done; s3 was pooled; bob put
+    all three in one synset.  s1 and s2 have other synset-mates in the two layers, so gold
+    sends all three to adjudication -- and the page counts none of them judged alike (it
+    said 2 of 2, comparing synset-mates among the strings both layers judged only)."""
+    from annotate.services import strings_add_unjudged
+
+    c = make_collection()
+    org, a, b = make_user(), make_user(), make_user()
+    add_member(collection=c, user=org, role="organizer")
+    for u in (a, b):
+        add_member(collection=c, user=u, role="assessor")
+    q = make_question(collection=c, qid="Q1", unjudged=["s1", "s2"])
+    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
+    la, lb = (JudgingLayer.objects.get(question=q, assessor=u) for u in (a, b))
+    ids = {s.text: s.pk for s in q.strings.all()}
+    judge(la, a, ids, [("s1", 1, "S"), ("s2", 1, "S")])
+    L.layer_mark_done(layer=la, by=a)
+    strings_add_unjudged(rows=[(q.pk, "s3", "s3")], source="pool", reason="test")
+    ids = {s.text: s.pk for s in q.strings.all()}
+    judge(lb, b, ids, [("s1", 1, "S"), ("s2", 1, "S"), ("s3", 1, "S")])
+    L.layer_mark_done(layer=lb, by=b)
+    went_to_gold = AnswerString.objects.filter(question=q, judged_at__isnull=False).count()
+    assert went_to_gold == 0
+    report = L.collection_agreement(c)
+    row = report.questions[0]
+    assert row.figures.n_strings == 2 and row.figures.n_agree == went_to_gold
+    assert report.overall.n_agree == went_to_gold and report.pairs[0].figures.n_agree == 0
+    assert [r["differs"] for r in L.adjudication_view(q)["rows"]] == [True, True, True]
+
+
+# -- the pooled figures do not depend on which layer was created first (red team 13) --------
+ROUND_TRIP = {
+    "Q1": {
+        "ann": {"x": (1, "S"), "y": (1, "A"), "z": None},
+        "bob": {"x": (1, "S"), "y": (2, "B"), "z": (3, "A")},
+    },
+    "Q2": {
+        "cat": {"x": (1, "A"), "y": None, "z": None},
+        "ann": {"x": (1, "S"), "y": (1, "S"), "z": None},
+    },
+    "Q3": {
+        "bob": {"x": None, "y": (1, "B"), "z": (1, "B")},
+        "cat": {"x": (1, "S"), "y": None, "z": (1, "B")},
+    },
+}
+
+
+def test_agreement_figures_survive_a_layers_csv_round_trip():
+    """The request gives Q2 cat's layer before ann's; the layers CSV recreates them in
+    name order.  The pooled kappa was 0.0526 before and 0.0 after, the table of levels
+    transposed for Q2: pooled pairs now put the assessors in name order, as the pair rows."""
+    from annotate.layer_io import export_layers, layers_import
+
+    users = {n: make_user(username=n) for n in ("ann", "bob", "cat")}
+    org = make_user(username="org")
+    c1, c2 = make_collection(), make_collection()
+    for c in (c1, c2):
+        add_member(collection=c, user=org, role="organizer")
+        for u in users.values():
+            add_member(collection=c, user=u, role="assessor")
+        for qid in ROUND_TRIP:
+            make_question(collection=c, qid=qid, unjudged=["x", "y", "z"])
+    qs = list(c1.questions.order_by("id"))
+    L.layers_request(collection=c1, questions=qs, assessors=list(users.values()), by=org, k=2)
+    first = JudgingLayer.objects.filter(question__qid="Q2", question__collection=c1)
+    assert first.order_by("id").first().assessor.username == "cat"  # created first
+    for q in qs:
+        ids = {s.text: s.pk for s in q.strings.all()}
+        for name, plan in ROUND_TRIP[q.qid].items():
+            layer = L.layer_for(question=q, user=users[name])
+            judge(layer, users[name], ids, [(t, *(v or (None, None))) for t, v in plan.items()])
+            L.layer_mark_done(layer=layer, by=users[name])
+    text = export_layers(c1)
+    assert not layers_import(collection=c2, data=text.encode(), filename="l.csv", by=org).issues
+    assert export_layers(c2) == text
+    r1, r2 = L.collection_agreement(c1), L.collection_agreement(c2)
+    o1, o2 = r1.overall, r2.overall
+    assert o1 == o2  # every figure (the dataclass compares all but the table)
+    assert o1.confusion.tolist() == o2.confusion.tolist()
+    assert (r1.alpha_nominal, r1.alpha_ordinal) == (r2.alpha_nominal, r2.alpha_ordinal)
+    assert [(p.a, p.b, p.questions, p.figures) for p in r1.pairs] == [
+        (p.a, p.b, p.questions, p.figures) for p in r2.pairs
+    ]
+    by_qid = {r.qid: (r.assessors, r.figures) for r in r2.questions}
+    assert {r.qid: (r.assessors, r.figures) for r in r1.questions} == by_qid
+    assert by_qid["Q2"][0] == ["ann", "cat"]
+    # in name order both sides judge 6 of the 9 strings correct, and 5 of 9 alike: p_o = p_e
+    assert o1.kappa == pytest.approx(0.0)
