@@ -845,6 +845,8 @@ class AgreementReport:
     questions: list[QuestionRow]  # lowest agreement first
     throughput: list[ThroughputRow]
     level_names: list[str]  # value 0..n: incorrect, lowest level, ..., highest
+    # questions ``overall`` is over: a string judged by both layers of a pair (as ``pairs``)
+    overall_questions: int = 0
 
 
 def _layer_table(collection: Collection):
@@ -938,6 +940,7 @@ def collection_agreement(collection: Collection) -> AgreementReport:
     grid_n = np.vstack([group_sizes(unit_q, grid_g[p]) for p in range(max(kmax, 1))])
     per_pair: dict[tuple[str, str], list[np.ndarray]] = {}
     overall: list[list[np.ndarray]] = [[] for _ in range(7)]
+    overall_q: list[np.ndarray] = []
     for i in range(kmax):
         for j in range(i + 1, kmax):
             m = (grid_g[i] > -2) & (grid_g[j] > -2)
@@ -952,6 +955,7 @@ def collection_agreement(collection: Collection) -> AgreementReport:
             offset = (i * kmax + j) * (len(order) + 1)
             for part, arr in zip(overall, (uq + offset, *cols[1:], *sizes), strict=True):
                 part.append(arr)
+            overall_q.append(uq)
             # per assessor pair: names of positions i and j of each question
             codes: dict[tuple[str, str], int] = {}
             keys = np.array(
@@ -979,8 +983,10 @@ def collection_agreement(collection: Collection) -> AgreementReport:
         overall_fig = pair_agreement_arrays(
             *arr[:5], size_a=arr[5], size_b=arr[6], n_values=n_values
         )
+        # the questions with a string judged by both layers of some pair, as the pair rows
+        overall_questions = len(np.unique(np.concatenate(overall_q)))
     else:
-        overall_fig = None
+        overall_fig, overall_questions = None, 0
     if n_units and kmax >= 2:
         a_nom = alpha_nominal(np.where(grid_g > -2, (grid_g >= 0).astype(float), np.nan))
         a_ord = alpha_ordinal(np.where(grid_g > -2, grid_v.astype(float), np.nan))
@@ -1061,6 +1067,7 @@ def collection_agreement(collection: Collection) -> AgreementReport:
         rows,
         sorted(through.values(), key=lambda t: t.assessor),
         level_names,
+        overall_questions,
     )
 
 

@@ -514,3 +514,30 @@ def test_the_adjudication_page_waits_for_every_layer(client, study):
         )
         assert any("Waiting for 2 layers" in m for m in _messages(r))
     assert not w["q"].strings.filter(judged_at__isnull=False).exists()
+
+
+def test_undefined_figures_show_a_dash_that_says_why(client, study):
+    """Every string judged incorrect by both layers: no grouping to compare (nan); a
+    question with no string at all: nothing to compare.  The page showed "nan"."""
+    w = study
+    for user in (w["a"], w["b"]):
+        judge_all(client, w, user, [(t, "x", "") for t in ("Lennon", "McCartney", "Yoko")])
+    from annotate import layers as L
+
+    empty = make_question(collection=w["c"], qid="Q2", unjudged=[])
+    L.layers_request(collection=w["c"], questions=[empty], assessors=[w["a"], w["b"]], by=w["org"])
+    for user in (w["a"], w["b"]):
+        L.layer_mark_done(layer=L.layer_for(question=empty, user=user), by=user)
+    client.force_login(w["org"])
+    page = client.get(reverse("annotate:collection-agreement", args=[w["c"].slug])).content.decode()
+    assert "nan" not in page.lower()
+    assert (
+        '<span class="undefined" title="undefined: no string judged correct in both layers' in page
+    )
+    assert '<span class="undefined" title="undefined: no string judged by both layers">—' in page
+    # the "all layer pairs" row counts the questions the pair rows count: Q1 (Q2 has none)
+    import re
+
+    overall = re.search(r"<th>all layer pairs</th><td class=\"num\">(\d+)</td>", page)
+    pair = re.search(r"<td>ann – bob</td><td class=\"num\">(\d+)</td>", page)
+    assert overall.group(1) == pair.group(1) == "1"
