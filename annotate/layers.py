@@ -63,7 +63,7 @@ from .models import (
     Role,
     state_token,
 )
-from .services import Conflict, _Edit
+from .services import Conflict, _Edit, string_judge
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -697,6 +697,53 @@ def adjudicate_take(
     return op.finish()
 
 
+def unjudged_by_layers(question: Question | int) -> set[int]:
+    """The ids of ``question``'s strings that no layer of it judged (pooled after the
+    layers were done): the adjudicator places them in gold (``adjudicate_place``)."""
+    pk = question.pk if isinstance(question, Question) else question
+    return set(
+        AnswerString.objects.filter(question_id=pk)
+        .exclude(Exists(LayerJudgment.objects.filter(string=OuterRef("pk"))))
+        .values_list("pk", flat=True)
+    )
+
+
+@transaction.atomic
+def adjudicate_place(
+    *,
+    question: Question | int,
+    string: int,
+    by: AnyUser | None,
+    synset: int | None = None,
+    new_synset: bool = False,
+    level: LevelRef = None,
+    version: int | None = None,
+) -> JudgmentEvent:
+    """Put ``string``, one that no layer of the question judged (it was pooled after the
+    layers were done), into the gold synset ``synset`` (its id) or a new one, at ``level``
+    (None: its gold level if it has one, else the highest), as ``services.string_judge``
+    does -- audited and undone by ``question_undo`` like it.  Refused while a layer is
+    open, and for a string a layer judged (take it from the layer)."""
+    pk = question.pk if isinstance(question, Question) else question
+    _refuse_while_open(pk)
+    s = AnswerString.objects.filter(pk=int(string), question_id=pk).first()
+    if s is None:
+        raise Conflict("That answer string no longer exists.")
+    if s.pk not in unjudged_by_layers(pk):
+        raise Conflict(f"“{s.text}” was judged in a layer: take it from that layer.")
+    if synset is None and not new_synset:
+        raise Conflict("Choose a gold synset, or a new one.")
+    return string_judge(
+        question=pk,
+        string=s.pk,
+        by=by,
+        synset=None if new_synset else int(synset),
+        new_synset=new_synset,
+        level=level,
+        version=version,
+    )
+
+
 def open_layers(question: Question | int) -> int:
     """How many layers of ``question`` are not done yet (one query)."""
     pk = question.pk if isinstance(question, Question) else question
@@ -1102,8 +1149,8 @@ def _cell(j: tuple | None, codes: dict[int, str]) -> CellMark:
 def adjudication_view(question: Question) -> dict:
     """What the adjudication page shows: the layers side by side (one column each), the
     gold judgment of every string, which strings differ, the layers' synsets (to take one
-    whole) and gold's synsets (to merge).  Five queries.
-    While a layer is open, only how many (``waiting``): nothing of the layers,
+    whole) and gold's synsets (to merge or to place a string no layer judged in).  Five
+    queries.  While a layer is open, only how many (``waiting``): nothing of the layers,
     to anyone (blindness), and nothing to adjudicate yet (``_refuse_while_open``)."""
     levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
     codes = {lv.pk: lv.code for lv in levels}
@@ -1155,7 +1202,16 @@ def adjudication_view(question: Question) -> dict:
         cells = [_cell(rows_by_layer[la.pk].get(s.pk), codes) for la in lays]
         for cell, la in zip(cells, lays, strict=True):
             cell.layer = la.pk
-        rows.append({"string": s, "cells": cells, "gold": gold, "differs": not agree})
+        rows.append(
+            {
+                "string": s,
+                "cells": cells,
+                "gold": gold,
+                "differs": not agree,
+                # no layer judged it (pooled after they were done): placed in gold directly
+                "unlayered": bool(lays) and not any(c.judged for c in cells),
+            }
+        )
     text = {s.pk: s.text for s in strings}
     layer_synsets = []
     for la in lays:

@@ -541,3 +541,61 @@ def test_undefined_figures_show_a_dash_that_says_why(client, study):
     overall = re.search(r"<th>all layer pairs</th><td class=\"num\">(\d+)</td>", page)
     pair = re.search(r"<td>ann – bob</td><td class=\"num\">(\d+)</td>", page)
     assert overall.group(1) == pair.group(1) == "1"
+
+
+def test_a_named_adjudicator_places_a_string_no_layer_judged(client):
+    """A string pooled after gold was derived from the layers: no layer judged it, so
+    neither take nor set level could resolve it, and the adjudicator may not judge gold on
+    the judging page."""
+    from annotate import layers as L
+    from annotate.models import AnswerString, JudgmentEvent
+    from annotate.services import strings_add_unjudged
+
+    c = make_collection(slug="place")
+    org, a, b, x = (make_user(username=n) for n in ("org", "ann", "bob", "xav"))
+    add_member(collection=c, user=org, role="organizer")
+    for u in (a, b, x):
+        add_member(collection=c, user=u, role="assessor")
+    q = make_question(collection=c, qid="Q1", unjudged=["Lennon"])
+    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org, adjudicator=x)
+    s = q.strings.get()
+    for u in (a, b):
+        layer = L.layer_for(question=q, user=u)
+        L.layer_judge(layer=layer, string=s.pk, new_group=True, level="S", by=u)
+        L.layer_mark_done(layer=layer, by=u)
+    strings_add_unjudged(rows=[(q.pk, "john lennon", "John Lennon")], source="pool", reason="t")
+    new = AnswerString.objects.get(question=q, text="John Lennon")
+    gold = s.__class__.objects.get(pk=s.pk).synset
+    client.force_login(x)
+    url = reverse("annotate:question-adjudicate", args=[q.pk])
+    page = client.get(url).content.decode()
+    assert "no layer</span>" in page and 'name="op" value="place"' in page
+    # the judging page's keys: the digit of a gold synset, n for a new one
+    assert 'data-key="1"' in page and 'data-key="n"' in page
+    q.refresh_from_db()
+    act_url = reverse("annotate:question-adjudicate-act", args=[q.pk])
+    r = client.post(
+        act_url,
+        {"op": "place", "string": new.pk, "synset": gold.pk, "level": "A", "version": q.version},
+    )
+    assert r.status_code == 302 and r.url.endswith(f"#s{new.pk}")
+    new.refresh_from_db()
+    assert new.synset_id == gold.pk and new.level.code == "A"
+    event = JudgmentEvent.objects.filter(question=q).latest("id")
+    assert event.user == x and event.action == "string_add"
+    assert not q.strings.filter(judged_at__isnull=True).exists()
+    client.post(act_url, {"op": "undo"})
+    new.refresh_from_db()
+    assert new.judged_at is None
+    q.refresh_from_db()
+    client.post(act_url, {"op": "place", "string": new.pk, "synset": "new", "version": q.version})
+    new.refresh_from_db()
+    assert new.synset_id not in (None, gold.pk) and new.level.code == "S"  # the highest
+    # a string the layers judged is taken from a layer, not placed
+    q.refresh_from_db()
+    r = client.post(
+        act_url,
+        {"op": "place", "string": s.pk, "synset": "new", "version": q.version},
+        follow=True,
+    )
+    assert any("take it from that layer" in m for m in _messages(r))

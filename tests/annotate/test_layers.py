@@ -437,6 +437,8 @@ def test_adjudication_waits_for_every_layer(study):
         L.adjudicate_take(question=q, layer=la, strings=[ids["Lennon"]], by=org)
     with pytest.raises(Conflict, match="Waiting for 2 layers"):
         L.adjudication_lock(question=q, version=None)
+    with pytest.raises(Conflict, match="Waiting for 2 layers"):
+        L.adjudicate_place(question=q, string=ids["Lennon"], new_synset=True, by=org)
     assert not AnswerString.objects.filter(question=q, judged_at__isnull=False).exists()
     view = L.adjudication_view(q)
     assert view["waiting"] == 2 and view["n_layers"] == 2
@@ -545,3 +547,35 @@ def test_agreement_figures_survive_a_layers_csv_round_trip():
     assert by_qid["Q2"][0] == ["ann", "cat"]
     # in name order both sides judge 6 of the 9 strings correct, and 5 of 9 alike: p_o = p_e
     assert o1.kappa == pytest.approx(0.0)
+
+
+# -- a string no layer judged, placed in gold by the adjudicator (red team 13) --------------
+def test_a_string_pooled_after_gold_was_derived_is_placed_in_gold(study):
+    from annotate.services import strings_add_unjudged
+
+    _c, q, org, _a, _b, la, _lb, ids = study
+    both_done(study)
+    strings_add_unjudged(rows=[(q.pk, "lennon j", "Lennon J.")], source="pool", reason="test")
+    new = AnswerString.objects.get(question=q, text="Lennon J.")
+    assert L.unjudged_by_layers(q) == {new.pk}
+    row = next(r for r in L.adjudication_view(q)["rows"] if r["string"].pk == new.pk)
+    assert row["unlayered"] and row["differs"]
+    # neither take (no layer judged it) nor set level (not in a gold synset) could place it
+    with pytest.raises(Conflict):
+        L.adjudicate_take(question=q, layer=la, strings=[new.pk], by=org)
+    # a string a layer judged is taken from the layer, not placed
+    with pytest.raises(Conflict, match="take it from that layer"):
+        L.adjudicate_place(question=q, string=ids["Ringo"], new_synset=True, by=org)
+    with pytest.raises(Conflict, match="Choose a gold synset"):
+        L.adjudicate_place(question=q, string=new.pk, by=org)
+    lennon = AnswerString.objects.get(pk=ids["Lennon"]).synset
+    event = L.adjudicate_place(question=q, string=new.pk, synset=lennon.pk, level="A", by=org)
+    new.refresh_from_db()
+    assert new.synset_id == lennon.pk and new.level.code == "A" and new.judged_at
+    assert event.action == "string_add" and event.user == org
+    question_undo(question=q, by=org, any_user=True)
+    new.refresh_from_db()
+    assert new.synset_id is None and new.judged_at is None
+    L.adjudicate_place(question=q, string=new.pk, new_synset=True, level="B", by=org)
+    new.refresh_from_db()
+    assert new.synset_id not in (None, lennon.pk) and new.level.code == "B"
