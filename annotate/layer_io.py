@@ -45,7 +45,8 @@ HEADER = ["question_id", "synset_id", "answer", "level", "assessor", "done"]
 
 
 def export_layers(collection: Collection) -> str:
-    """Every layer judgment of ``collection`` (one query)."""
+    """Every layer judgment of ``collection`` (one query), in a stable order: by question,
+    assessor name, synset number (incorrect last), answer."""
     rows = (
         LayerJudgment.objects.filter(layer__question__collection=collection)
         .order_by(
@@ -53,6 +54,7 @@ def export_layers(collection: Collection) -> str:
             "layer__assessor__username",
             F("group").asc(nulls_last=True),
             "string__text",
+            "string_id",
         )
         .values_list(
             "layer__question__qid",
@@ -107,6 +109,8 @@ class LayersPlan:
         return sum(len(rows) for rows in self.planned.values())
 
 
+# the ``done`` column, case-insensitive (anything else is refused with its line)
+_DONE = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False, "": False}
 _MAX_GROUP = 999_999_999  # LayerJudgment.group, a PositiveIntegerField
 _GROUP = re.compile(r"[1-9][0-9]{0,8}", re.ASCII)
 
@@ -117,8 +121,19 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
     plan = LayersPlan(filename)
     try:
         records = read_records(data)
-    except (CsvFormatError, UnicodeDecodeError) as e:
-        plan.issues.append(Issue(filename, getattr(e, "line", None), str(e)))
+    except CsvFormatError as e:
+        plan.issues.append(Issue(filename, e.line, str(e)))
+        return plan
+    except UnicodeDecodeError as e:
+        # the line of the first byte that is not UTF-8 (the decoder says where it is)
+        line = bytes(e.object[: e.start]).count(b"\n") + 1
+        plan.issues.append(
+            Issue(
+                filename,
+                line,
+                f"not UTF-8 text: byte 0x{e.object[e.start]:02x} (save the file as UTF-8)",
+            )
+        )
         return plan
     questions = dict(Question.objects.filter(collection=collection).values_list("qid", "pk"))
     levels = plan.levels = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
@@ -130,6 +145,7 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
     mode = collection.matching_mode
     planned: dict[tuple[int, int], dict[str, tuple]] = defaultdict(dict)
     done, texts = plan.done, plan.texts
+    done_line: dict[tuple[int, int], int] = {}  # the first line of each layer
     for line, r in enumerate(records, start=2):
         missing = [c for c in HEADER[:5] if c not in r]
         if missing:
@@ -171,10 +187,53 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
                 Issue(filename, line, f"{answer!r} is judged twice by {who} in different ways")
             )
             continue
+        raw_done = r.get("done", "").strip()
+        is_done = _DONE.get(raw_done.lower())
+        if is_done is None:
+            plan.issues.append(
+                Issue(
+                    filename,
+                    line,
+                    f"done {raw_done!r}: 1, true or yes for a layer marked done; 0, false, "
+                    "no or empty for one still open",
+                )
+            )
+            continue
+        if (q, u) in done_line and done[q, u] != is_done:
+            plan.issues.append(
+                Issue(
+                    filename,
+                    line,
+                    f"{who}'s layer of {qid} is marked {'done' if is_done else 'not done'} "
+                    f"here but {'done' if done[q, u] else 'not done'} on line "
+                    f"{done_line[q, u]}: one value of done for all rows of a layer",
+                )
+            )
+            continue
+        done[q, u] = is_done
+        done_line.setdefault((q, u), line)
         planned[q, u][key] = (syn, level, line)
         texts.setdefault((q, key), answer)
         plan.names[q], plan.users[u] = qid, who
-        done[q, u] = done.get((q, u), False) or r.get("done", "").strip() in ("1", "true", "yes")
+    if plan.issues:
+        return plan
+    # a question's named adjudicator judges none of its layers (blindness: the adjudication
+    # page shows them all), as ``layers_request`` refuses
+    adjudicators = dict(
+        LayerRequest.objects.filter(
+            question_id__in={q for q, _ in planned}, adjudicator__isnull=False
+        ).values_list("question_id", "adjudicator_id")
+    )
+    for (q, u), rows in planned.items():
+        if adjudicators.get(q) == u:
+            plan.issues.append(
+                Issue(
+                    filename,
+                    min(ln for _, _, ln in rows.values()),
+                    f"{plan.users[u]} is the named adjudicator of {plan.names[q]}, so cannot "
+                    "judge it in a layer",
+                )
+            )
     if plan.issues:
         return plan
     # layers gold was derived from stay as they are (``sealed_questions``): replacing one

@@ -128,6 +128,15 @@ def collection_layers_request(request: HtmxHttpRequest, slug: str) -> HttpRespon
             f"{done.layers} layers requested on {done.questions} "
             f"question{'s' if done.questions != 1 else ''}.",
         )
+        if done.layered:
+            n = len(done.layered)
+            messages.warning(
+                request,
+                f"{n} question{'s' if n != 1 else ''} left out: "
+                f"{'they have' if n != 1 else 'it has'} layers already, which stay as they "
+                f"are (more would make more than k): {', '.join(done.layered[:20])}"
+                f"{', ...' if n > 20 else ''}.",
+            )
         if done.refused:
             n = len(done.refused)
             messages.warning(
@@ -243,6 +252,18 @@ def _adjudicate(question: Question, p, op: str, by, version: str | None) -> None
     elif op == "merge":
         ids = request_ids(p.getlist("synsets"))
         services.synset_merge(question=question, synsets=ids, by=by, version=version)
+    elif op == "place":
+        # a string no layer judged (pooled after they were done) into a gold synset
+        synset = p.get("synset", "")
+        layers.adjudicate_place(
+            question=question,
+            string=int(p["string"]),
+            by=by,
+            synset=None if synset == "new" else int(synset),
+            new_synset=synset == "new",
+            level=p.get("level") or None,
+            version=version,
+        )
     elif op == "undo":
         services.question_undo(question=question, by=by, any_user=True)
     elif op == "agree":

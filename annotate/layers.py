@@ -39,10 +39,11 @@ from evaluation.metrics.agreement import (
     QuestionFigures,
     alpha_nominal,
     alpha_ordinal,
+    group_sizes,
+    judged_alike,
     pair_agreement_arrays,
     question_figures,
     question_figures_two,
-    string_agrees,
     synset_mates,
 )
 
@@ -62,7 +63,7 @@ from .models import (
     Role,
     state_token,
 )
-from .services import Conflict, _Edit
+from .services import Conflict, _Edit, string_judge
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -82,6 +83,12 @@ class LayersRequested:
     qids: list[str] = field(default_factory=list)
     # left out: gold was already derived from their layers (``sealed_questions``)
     refused: list[str] = field(default_factory=list)
+    # left out: they have layers already (a second request would give them more than k)
+    layered: list[str] = field(default_factory=list)
+
+
+def _some(qids: Sequence[str]) -> str:
+    return f"{', '.join(qids[:20])}{', ...' if len(qids) > 20 else ''}"
 
 
 @transaction.atomic
@@ -98,11 +105,14 @@ def layers_request(
 ) -> LayersRequested:
     """Ask for ``k`` independent judgments of ``questions`` (all of them, or a seeded
     random ``sample`` of that many, for an agreement study): each question gets ``k`` of
-    ``assessors`` in turn, a layer each, and is assigned to them.  Existing layers stay.
-    Questions whose gold was already derived from their layers (``sealed_questions``) are
-    left out, before sampling, and listed in ``refused``; Conflict when none is left.
-    ``adjudicator`` (an assessor or organizer) resolves disagreements besides the
-    organizers."""
+    ``assessors`` in turn, a layer each, and is assigned to them.  Left out, before
+    sampling: the questions whose gold was already derived from their layers
+    (``sealed_questions``, listed in ``refused``) and those that have layers already
+    (``layered``: their layers stay as they are, and a new set would give them more than
+    ``k``); Conflict when none is left.  ``adjudicator`` (an assessor or organizer)
+    resolves disagreements besides the organizers; never one of the question's assessors
+    (blindness: the adjudication page shows every layer), so Conflict when they are among
+    ``assessors`` or judge one of ``questions`` in a layer already."""
     assessors = list(assessors)
     judges = set(
         Membership.objects.filter(collection=collection, role__in=JUDGE_ROLES).values_list(
@@ -116,20 +126,50 @@ def layers_request(
         raise Conflict(f"Not an assessor of this collection: {adjudicator.get_username()}.")
     if k < 1 or k > len(assessors):
         raise Conflict(f"{k} independent judgments need at least {k} assessors.")
+    if adjudicator is not None and any(u.pk == adjudicator.pk for u in assessors):
+        raise Conflict(
+            f"{adjudicator.get_username()} cannot both judge the questions in a layer and "
+            "adjudicate them (the adjudication page shows every layer): name another "
+            "adjudicator, or leave them out of the assessors."
+        )
     questions = sorted(
         (q for q in questions if q.collection_id == collection.pk), key=lambda q: q.pk
     )
+    if adjudicator is not None:
+        theirs = set(
+            JudgingLayer.objects.filter(question__in=questions, assessor=adjudicator).values_list(
+                "question_id", flat=True
+            )
+        )
+        if theirs:
+            mine = [q.qid for q in questions if q.pk in theirs]
+            raise Conflict(
+                f"{adjudicator.get_username()} judges {_some(mine)} in a layer of their own, "
+                "so cannot adjudicate it: name another adjudicator, or leave "
+                f"{'that question' if len(mine) == 1 else 'those questions'} out."
+            )
     # a question whose gold was derived from its layers keeps them as they are: a new layer
     # would not change its gold (``question_layers_to_gold`` leaves judged strings alone)
     sealed = sealed_questions(questions)
     refused = [q.qid for q in questions if q.pk in sealed]
     questions = [q for q in questions if q.pk not in sealed]
+    # a question with layers keeps them as they are too: more (from another set of
+    # assessors) would give it more layers than the request's k
+    has_layers = set(
+        JudgingLayer.objects.filter(question__in=questions).values_list("question_id", flat=True)
+    )
+    layered = [q.qid for q in questions if q.pk in has_layers]
+    questions = [q for q in questions if q.pk not in has_layers]
     if not questions:
-        raise Conflict(
-            "Gold was already derived from the layers of every question chosen "
-            f"({', '.join(refused[:20])}{', ...' if len(refused) > 20 else ''}): "
-            "no layer was requested."
-        )
+        if not layered:
+            raise Conflict(
+                "Gold was already derived from the layers of every question chosen "
+                f"({_some(refused)}): no layer was requested."
+            )
+        why = f"{_some(layered)} already {'has' if len(layered) == 1 else 'have'} layers"
+        if refused:
+            why += f"; gold was already derived from the layers of {_some(refused)}"
+        raise Conflict(f"No layer was requested: {why}.")
     if sample is not None:
         if sample < 1:
             raise Conflict("A sample needs at least one question.")
@@ -137,7 +177,7 @@ def layers_request(
             random.Random(seed).sample(questions, min(sample, len(questions))), key=lambda q: q.pk
         )
     result = LayersRequested(
-        questions=len(questions), qids=[q.qid for q in questions], refused=refused
+        questions=len(questions), qids=[q.qid for q in questions], refused=refused, layered=layered
     )
     through = Question.assessors.through
     links, layers = [], []
@@ -164,6 +204,7 @@ def layers_request(
             "assessors": [u.get_username() for u in assessors],
             "adjudicator": adjudicator.get_username() if adjudicator else None,
             "refused": refused[:1000],
+            "layered": layered[:1000],
         },
     )
     return result
@@ -564,24 +605,20 @@ def question_layers_to_gold(
     values = level_values(q.collection_id)
     by_level = {v: pk for pk, v in values.items()}
     marks = layer_marks(layers, values)
-    mates = {la.pk: synset_mates(marks[la.pk]) for la in layers}
+    agreed = judged_alike([marks[la.pk] for la in layers])
+    first = marks[layers[0].pk]
+    mates = synset_mates(first)
     strings = {s.pk: s for s in AnswerString.objects.filter(question=q)}
     gold_of: dict[frozenset, object] = {}
     written = 0
     for pk, s in strings.items():
-        if s.judged_at is not None:
-            continue
-        ms = [marks[la.pk].get(pk) for la in layers]
-        if any(m is None for m in ms):
-            continue
-        groups = [mates[la.pk].get(pk, frozenset()) for la in layers]
-        if not string_agrees(ms, groups):
+        if s.judged_at is not None or pk not in agreed:
             continue
         op.touch(s)
-        if not ms[0].correct:
+        if not first[pk].correct:
             op.place(s, None, None)
         else:
-            key = groups[0]
+            key = mates[pk]
             target = gold_of.get(key)
             if target is None:
                 held = Counter(
@@ -591,7 +628,7 @@ def question_layers_to_gold(
                 )
                 target = op.synset(held.most_common(1)[0][0]) if held else op.new_synset()
                 gold_of[key] = target
-            op.place(s, target, op.level(by_level[ms[0].value]))
+            op.place(s, target, op.level(by_level[first[pk].value]))
         written += 1
     LayerRequest.objects.filter(question=q).update(gold_at=op.now)
     if not written:
@@ -626,8 +663,10 @@ def adjudicate_take(
     """Resolve in gold as ``layer`` judged: the ``strings`` named, or every string of the
     layer's synset ``group``.  A correct string joins the gold synset that already holds
     most strings of its layer synset (or a new one) at the layer's level; an incorrect one
-    is judged incorrect.  Undone by ``question_undo``."""
+    is judged incorrect.  Refused while a layer of the question is open.  Undone by
+    ``question_undo``."""
     op = _Edit(question=question, by=by, version=version, action="adjudicate_take")
+    _refuse_while_open(op.question)
     lay = JudgingLayer.objects.filter(pk=getattr(layer, "pk", layer), question=op.question).first()
     if lay is None:
         raise Conflict("That layer is not a layer of this question.")
@@ -658,18 +697,85 @@ def adjudicate_take(
     return op.finish()
 
 
+def unjudged_by_layers(question: Question | int) -> set[int]:
+    """The ids of ``question``'s strings that no layer of it judged (pooled after the
+    layers were done): the adjudicator places them in gold (``adjudicate_place``)."""
+    pk = question.pk if isinstance(question, Question) else question
+    return set(
+        AnswerString.objects.filter(question_id=pk)
+        .exclude(Exists(LayerJudgment.objects.filter(string=OuterRef("pk"))))
+        .values_list("pk", flat=True)
+    )
+
+
+@transaction.atomic
+def adjudicate_place(
+    *,
+    question: Question | int,
+    string: int,
+    by: AnyUser | None,
+    synset: int | None = None,
+    new_synset: bool = False,
+    level: LevelRef = None,
+    version: int | None = None,
+) -> JudgmentEvent:
+    """Put ``string``, one that no layer of the question judged (it was pooled after the
+    layers were done), into the gold synset ``synset`` (its id) or a new one, at ``level``
+    (None: its gold level if it has one, else the highest), as ``services.string_judge``
+    does -- audited and undone by ``question_undo`` like it.  Refused while a layer is
+    open, and for a string a layer judged (take it from the layer)."""
+    pk = question.pk if isinstance(question, Question) else question
+    _refuse_while_open(pk)
+    s = AnswerString.objects.filter(pk=int(string), question_id=pk).first()
+    if s is None:
+        raise Conflict("That answer string no longer exists.")
+    if s.pk not in unjudged_by_layers(pk):
+        raise Conflict(f"“{s.text}” was judged in a layer: take it from that layer.")
+    if synset is None and not new_synset:
+        raise Conflict("Choose a gold synset, or a new one.")
+    return string_judge(
+        question=pk,
+        string=s.pk,
+        by=by,
+        synset=None if new_synset else int(synset),
+        new_synset=new_synset,
+        level=level,
+        version=version,
+    )
+
+
+def open_layers(question: Question | int) -> int:
+    """How many layers of ``question`` are not done yet (one query)."""
+    pk = question.pk if isinstance(question, Question) else question
+    return JudgingLayer.objects.filter(question_id=pk, done_at__isnull=True).count()
+
+
+def _refuse_while_open(question: Question | int) -> None:
+    """Adjudication waits for every layer: gold written before then would never be
+    checked against the layers (``question_layers_to_gold`` leaves judged strings alone),
+    and the page would show a layer its assessor is still judging."""
+    n = open_layers(question)
+    if n:
+        raise Conflict(
+            f"Waiting for {n} layer{'s' if n != 1 else ''}: this question is adjudicated "
+            "once every layer of it is done; nothing was changed."
+        )
+
+
 def adjudication_lock(*, question: Question | int, version: int | str | None) -> None:
     """Lock ``question``'s row for an adjudication (inside the caller's transaction) and
-    refuse it when ``version`` -- the question's version the adjudication page showed --
-    is no longer the question's: another adjudicator (or a judge of gold) changed it
-    since, and the page's choice may overwrite theirs.  No version: not checked (as the
-    judging services)."""
+    refuse it while a layer of the question is open (``_refuse_while_open``) or when
+    ``version`` -- the question's version the adjudication page showed -- is no longer
+    the question's: another adjudicator (or a judge of gold) changed it since, and the
+    page's choice may overwrite theirs.  No version: not checked (as the judging
+    services)."""
     pk = question.pk if isinstance(question, Question) else question
     current = (
         Question.objects.select_for_update(of=("self",), no_key=True)
         .values_list("version", flat=True)
         .get(pk=pk)
     )
+    _refuse_while_open(pk)
     if version is None:
         return
     try:
@@ -786,6 +892,8 @@ class AgreementReport:
     questions: list[QuestionRow]  # lowest agreement first
     throughput: list[ThroughputRow]
     level_names: list[str]  # value 0..n: incorrect, lowest level, ..., highest
+    # questions ``overall`` is over: a string judged by both layers of a pair (as ``pairs``)
+    overall_questions: int = 0
 
 
 def _layer_table(collection: Collection):
@@ -818,9 +926,12 @@ def collection_agreement(collection: Collection) -> AgreementReport:
     level_names = ["incorrect"] + [
         levels[pk] for pk, _ in sorted(values.items(), key=lambda kv: kv[1])
     ]
+    # a question's layers by assessor name: pooled pairs put the same assessor first
+    # whichever layer was created first (a layers CSV round trip recreates them in name
+    # order), as the per-pair rows do
     layers = list(
         JudgingLayer.objects.filter(question__collection=collection)
-        .order_by("question_id", "id")
+        .order_by("question_id", "assessor__username")
         .annotate(open=ExpressionWrapper(Q(done_at__isnull=True), output_field=BooleanField()))
         .values_list("pk", "question_id", "assessor__username", "open")
     )
@@ -872,52 +983,57 @@ def collection_agreement(collection: Collection) -> AgreementReport:
     grid_v = np.zeros((max(kmax, 1), n_units), dtype=np.int64)
     grid_g[P_, unit_of], grid_v[P_, unit_of] = G_, V_
     unit_q = Q_[unit_start] if n_units else np.zeros(0, dtype=np.int64)
+    # the size of each string's synset in the whole of each layer (``alike``)
+    grid_n = np.vstack([group_sizes(unit_q, grid_g[p]) for p in range(max(kmax, 1))])
     per_pair: dict[tuple[str, str], list[np.ndarray]] = {}
-    overall: list[list[np.ndarray]] = [[], [], [], [], []]
+    overall: list[list[np.ndarray]] = [[] for _ in range(7)]
+    overall_q: list[np.ndarray] = []
     for i in range(kmax):
         for j in range(i + 1, kmax):
             m = (grid_g[i] > -2) & (grid_g[j] > -2)
             if not m.any():
                 continue
             uq = unit_q[m]
-            gi, vi, gj, vj = grid_g[i][m], grid_v[i][m], grid_g[j][m], grid_v[j][m]
+            # positions follow the assessors' names: names[qi][i] < names[qi][j]
+            cols = (uq, grid_g[i][m], grid_v[i][m], grid_g[j][m], grid_v[j][m])
+            sizes = (grid_n[i][m], grid_n[j][m])
+            # pooled over the pairs of positions, a question's units of two pairs are
+            # distinct units (and its synsets distinct synsets)
             offset = (i * kmax + j) * (len(order) + 1)
-            for part, arr in zip(overall, (uq + offset, gi, vi, gj, vj), strict=True):
+            for part, arr in zip(overall, (uq + offset, *cols[1:], *sizes), strict=True):
                 part.append(arr)
+            overall_q.append(uq)
             # per assessor pair: names of positions i and j of each question
-            pair_names = {}
-            for qi in np.unique(uq).tolist():
-                a, b = names[qi][i], names[qi][j]
-                pair_names[qi] = (a, b) if a <= b else (b, a), a > b
             codes: dict[tuple[str, str], int] = {}
             keys = np.array(
-                [codes.setdefault(pair_names[qi][0], len(codes)) for qi in uq.tolist()],
+                [codes.setdefault((names[qi][i], names[qi][j]), len(codes)) for qi in uq.tolist()],
                 dtype=np.int64,
             )
-            flip = np.array([pair_names[qi][1] for qi in uq.tolist()], dtype=bool)
-            for key in np.unique(keys).tolist():
+            for pair, key in codes.items():
                 sel = keys == key
-                pair = pair_names[int(uq[sel][0])][0]
-                f = flip[sel]
-                cols = [
-                    uq[sel],
-                    np.where(f, gj[sel], gi[sel]),
-                    np.where(f, vj[sel], vi[sel]),
-                    np.where(f, gi[sel], gj[sel]),
-                    np.where(f, vi[sel], vj[sel]),
+                have = per_pair.setdefault(pair, [np.zeros(0, dtype=np.int64)] * 7)
+                per_pair[pair] = [
+                    np.concatenate([h, c[sel]]) for h, c in zip(have, (*cols, *sizes), strict=True)
                 ]
-                have = per_pair.setdefault(pair, [np.zeros(0, dtype=np.int64)] * 5)
-                per_pair[pair] = [np.concatenate([h, c]) for h, c in zip(have, cols, strict=True)]
     n_values = len(level_names)
     pairs = [
-        PairRow(a, b, len(np.unique(arr[0])), pair_agreement_arrays(*arr, n_values=n_values))
+        PairRow(
+            a,
+            b,
+            len(np.unique(arr[0])),
+            pair_agreement_arrays(*arr[:5], size_a=arr[5], size_b=arr[6], n_values=n_values),
+        )
         for (a, b), arr in sorted(per_pair.items())
     ]
-    overall_fig = (
-        pair_agreement_arrays(*(np.concatenate(p) for p in overall), n_values=n_values)
-        if overall[0]
-        else None
-    )
+    if overall[0]:
+        arr = [np.concatenate(p) for p in overall]
+        overall_fig = pair_agreement_arrays(
+            *arr[:5], size_a=arr[5], size_b=arr[6], n_values=n_values
+        )
+        # the questions with a string judged by both layers of some pair, as the pair rows
+        overall_questions = len(np.unique(np.concatenate(overall_q)))
+    else:
+        overall_fig, overall_questions = None, 0
     if n_units and kmax >= 2:
         a_nom = alpha_nominal(np.where(grid_g > -2, (grid_g >= 0).astype(float), np.nan))
         a_ord = alpha_ordinal(np.where(grid_g > -2, grid_v.astype(float), np.nan))
@@ -928,7 +1044,14 @@ def collection_agreement(collection: Collection) -> AgreementReport:
     if kmax >= 2:
         two = (k_of[unit_q] == 2) & (grid_g[0] > -2) & (grid_g[1] > -2)
         t = question_figures_two(
-            unit_q[two], grid_g[0][two], grid_v[0][two], grid_g[1][two], grid_v[1][two], len(order)
+            unit_q[two],
+            grid_g[0][two],
+            grid_v[0][two],
+            grid_g[1][two],
+            grid_v[1][two],
+            len(order),
+            size_a=grid_n[0][two],
+            size_b=grid_n[1][two],
         )
         for qi in np.flatnonzero(k_of[: len(order)] == 2).tolist():
             figures[qi] = QuestionFigures(
@@ -991,6 +1114,7 @@ def collection_agreement(collection: Collection) -> AgreementReport:
         rows,
         sorted(through.values(), key=lambda t: t.assessor),
         level_names,
+        overall_questions,
     )
 
 
@@ -1025,12 +1149,31 @@ def _cell(j: tuple | None, codes: dict[int, str]) -> CellMark:
 def adjudication_view(question: Question) -> dict:
     """What the adjudication page shows: the layers side by side (one column each), the
     gold judgment of every string, which strings differ, the layers' synsets (to take one
-    whole) and gold's synsets (to merge).  Five queries."""
+    whole) and gold's synsets (to merge or to place a string no layer judged in).  Five
+    queries.  While a layer is open, only how many (``waiting``): nothing of the layers,
+    to anyone (blindness), and nothing to adjudicate yet (``_refuse_while_open``)."""
     levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
     codes = {lv.pk: lv.code for lv in levels}
     lays = list(
-        JudgingLayer.objects.filter(question=question).select_related("assessor").order_by("id")
+        JudgingLayer.objects.filter(question=question)
+        .select_related("assessor")
+        .order_by("assessor__username")
     )
+    waiting = sum(not la.done for la in lays)
+    if waiting:
+        return {
+            "question": question,
+            "collection": question.collection,
+            "levels": levels,
+            "layers": [],
+            "n_layers": len(lays),
+            "waiting": waiting,
+            "rows": [],
+            "layer_synsets": [],
+            "gold_synsets": [],
+            "all_done": False,
+            "n_differ": 0,
+        }
     rows_by_layer: dict[int, dict[int, tuple]] = {la.pk: {} for la in lays}
     for layer_id, string_id, group, level_id in LayerJudgment.objects.filter(
         layer__question=question
@@ -1047,13 +1190,10 @@ def adjudication_view(question: Question) -> dict:
         }
         for la in lays
     }
-    mates = {la.pk: synset_mates(marks[la.pk]) for la in lays}
+    agreed = judged_alike([marks[la.pk] for la in lays])
     rows = []
     for s in strings:
-        ms = [marks[la.pk].get(s.pk) for la in lays]
-        agree = all(m is not None for m in ms) and string_agrees(
-            ms, [mates[la.pk].get(s.pk, frozenset()) for la in lays]
-        )
+        agree = s.pk in agreed
         gold = CellMark(
             s.judged_at is not None,
             s.synset.ordinal if s.synset else None,
@@ -1062,7 +1202,16 @@ def adjudication_view(question: Question) -> dict:
         cells = [_cell(rows_by_layer[la.pk].get(s.pk), codes) for la in lays]
         for cell, la in zip(cells, lays, strict=True):
             cell.layer = la.pk
-        rows.append({"string": s, "cells": cells, "gold": gold, "differs": not agree})
+        rows.append(
+            {
+                "string": s,
+                "cells": cells,
+                "gold": gold,
+                "differs": not agree,
+                # no layer judged it (pooled after they were done): placed in gold directly
+                "unlayered": bool(lays) and not any(c.judged for c in cells),
+            }
+        )
     text = {s.pk: s.text for s in strings}
     layer_synsets = []
     for la in lays:
@@ -1085,7 +1234,9 @@ def adjudication_view(question: Question) -> dict:
         "rows": rows,
         "layer_synsets": layer_synsets,
         "gold_synsets": sorted(gold_synsets.values(), key=lambda g: g["ordinal"]),
-        "all_done": bool(lays) and all(la.done for la in lays),
+        "n_layers": len(lays),
+        "waiting": 0,
+        "all_done": bool(lays),
         "n_differ": sum(r["differs"] and not r["gold"].judged for r in rows),
     }
 

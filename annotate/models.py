@@ -455,8 +455,8 @@ class JudgingLayerQuerySet(models.QuerySet):
         """The layers ``user`` may read: their own; the others of a question they judge in
         a layer only once *every* layer of it is done (blindness: their own layer done is
         not enough, the others may still be judging); a named adjudicator with no layer of
-        the question, always; an organizer (``organizer``: the caller knows the role),
-        everything."""
+        the question, likewise once every layer is done (before, the assessors still
+        judge); an organizer (``organizer``: the caller knows the role), everything."""
         if organizer:
             return self.all()
         own = JudgingLayer.objects.filter(question=OuterRef("question"), assessor=user)
@@ -464,7 +464,7 @@ class JudgingLayerQuerySet(models.QuerySet):
         return self.filter(
             Q(assessor=user)
             | (Exists(own) & ~Exists(any_open))
-            | (Q(question__layer_request__adjudicator=user) & ~Exists(own))
+            | (Q(question__layer_request__adjudicator=user) & ~Exists(own) & ~Exists(any_open))
         )
 
 

@@ -813,28 +813,39 @@ def test_run_names_never_reach_an_assessor_judging_in_layers(world):
 
     demo, u = world["collection"], world["users"]
     other = get_user_model().objects.get(username="assessor2")
+    third = make_user(username="assessor3")
+    add_member(collection=demo, user=third, role="assessor")
     client = login(u["assessor"])
     with_runs = list(
-        Question.objects.filter(collection=demo, run_answers__isnull=False).distinct()[:2]
+        Question.objects.filter(collection=demo, run_answers__isnull=False).distinct()[:3]
     )
-    judged, open_ = with_runs
+    judged, open_, adjudicated = with_runs
     layers.layers_request(
         collection=demo,
-        questions=with_runs,
+        questions=[judged, open_],
         assessors=[u["assessor"], other],
+        by=u["organizer"],
+    )
+    # the named adjudicator of a question judges none of its layers
+    layers.layers_request(
+        collection=demo,
+        questions=[adjudicated],
+        assessors=[other, third],
         by=u["organizer"],
         adjudicator=u["assessor"],
     )
-    for user in (u["assessor"], other):  # the first question: every layer done
-        layer = layers.layer_for(question=judged, user=user)
-        for s in judged.strings.all():
-            layers.layer_judge(layer=layer, string=s.pk, new_group=user == other, by=user)
-        layers.layer_mark_done(layer=layer, by=user)
+    # the first and third questions: every layer done
+    for q, users in ((judged, (u["assessor"], other)), (adjudicated, (other, third))):
+        for user in users:
+            layer = layers.layer_for(question=q, user=user)
+            for s in q.strings.all():
+                layers.layer_judge(layer=layer, string=s.pk, new_group=user == other, by=user)
+            layers.layer_mark_done(layer=layer, by=user)
     base = f"/collections/{demo.slug}"
     urls = [
         f"/questions/{judged.pk}/judge/",
         f"/questions/{open_.pk}/judge/",
-        f"/questions/{judged.pk}/adjudicate/",
+        f"/questions/{adjudicated.pk}/adjudicate/",
         "/queue/adjudicate/",
         "/queue/",
         f"{base}/questions/",
@@ -853,7 +864,7 @@ def test_run_names_never_reach_an_assessor_judging_in_layers(world):
     )
     assert response.status_code == 200
     bodies.append(("layer act", response.content.decode()))
-    assert "<h1>Adjudicate" in dict(bodies)[f"/questions/{judged.pk}/adjudicate/"]
+    assert "<h1>Adjudicate" in dict(bodies)[f"/questions/{adjudicated.pk}/adjudicate/"]
     assert 'id="layer-note"' in dict(bodies)[f"/questions/{open_.pk}/judge/"]
     assert 'id="layer-compare"' in dict(bodies)[f"/questions/{judged.pk}/judge/"]
     for url, body in bodies:

@@ -25,6 +25,7 @@ the largest change of a run's mean.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -207,7 +208,7 @@ class PairAgreement:
     """The figures of section 9 for two layers (one question, or pooled)."""
 
     n_strings: int  # judged in both layers
-    n_agree: int  # judged alike (``string_agrees``, the rule that sends a string to gold)
+    n_agree: int  # judged alike (``alike``, the rule that sends a string to gold)
     n_correct_both: int  # the strings the grouping figures are over
     kappa: float
     alpha_nominal: float
@@ -242,24 +243,84 @@ def _group_sizes(keys: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return out
 
 
-def _alike(q, ga, va, gb, vb) -> np.ndarray:
-    """Per entry (a string of question ``q`` both layers judged): whether the two layers
-    judged it alike by ``string_agrees`` -- both incorrect, or both correct at one level
-    with the same synset-mates (among the entries of its question)."""
+def group_sizes(q, g) -> np.ndarray:
+    """Per entry (a string of question ``q`` in one layer, its group ``g`` there, negative
+    when incorrect or not judged): how many entries of its question share its group, 0
+    when it has none.  Given every string the layer judged, the size of each string's
+    synset in the layer -- what ``alike`` compares."""
+    q, g = np.asarray(q, dtype=np.int64), np.asarray(g, dtype=np.int64)
+    span = int(g.max(initial=0)) + 2
+    return _group_sizes(q * span + g + 1, g >= 0)
+
+
+def alike(q, ga, va, gb, vb, *, size_a, size_b) -> np.ndarray:
+    """The one rule of "judged alike" -- what goes to gold directly and what the figures
+    count as agreement -- for two layers, per entry (a string of question ``q`` both
+    layers judged, its group ``ga``/``gb``, -1 = incorrect, and value ``va``/``vb``): both
+    incorrect, or both correct at one level with the same synset-mates in the *whole*
+    layers.  ``size_a``/``size_b``: the size of the string's synset in all of each layer
+    (``group_sizes`` over every string that layer judged, not only these entries), so a
+    synset-mate that one layer has and the other did not judge makes them differ: the two
+    synsets are equal exactly when both hold as many strings as they share here."""
+    q = np.asarray(q, dtype=np.int64)
+    ga, gb = np.asarray(ga, dtype=np.int64), np.asarray(gb, dtype=np.int64)
+    va, vb = np.asarray(va, dtype=np.int64), np.asarray(vb, dtype=np.int64)
+    size_a, size_b = np.asarray(size_a, dtype=np.int64), np.asarray(size_b, dtype=np.int64)
     ca, cb = ga >= 0, gb >= 0
     span = int(max(ga.max(initial=0), gb.max(initial=0))) + 2
     key_a, key_b = q * span + ga + 1, q * span + gb + 1
-    size_a, size_b = _group_sizes(key_a, ca), _group_sizes(key_b, cb)
     cell = _group_sizes(key_a * (int(key_b.max(initial=0)) + 1) + key_b, ca & cb)
-    return (ca == cb) & (va == vb) & (~ca | ((size_a == size_b) & (size_b == cell)))
+    return (ca == cb) & (va == vb) & (~ca | ((size_a == cell) & (size_b == cell)))
 
 
-def pair_agreement_arrays(q, ga, va, gb, vb, *, n_values: int | None = None) -> PairAgreement:
+def judged_alike(layers: Sequence[Layer]) -> set:
+    """The strings every one of ``layers`` (of one question) judged and judged alike
+    (``alike`` of the first layer with each other one, synset-mates over the whole
+    layers): the strings that go to gold directly."""
+    if not layers:
+        return set()
+    strings = [s for s in layers[0] if all(s in la for la in layers[1:])]
+    if not strings:
+        return set()
+
+    def columns(layer: Layer):
+        names = list(layer)
+        codes: dict = {}
+        g = np.array(
+            [
+                codes.setdefault(layer[s].group, len(codes)) if layer[s].correct else -1
+                for s in names
+            ],
+            dtype=np.int64,
+        )
+        size = dict(
+            zip(names, group_sizes(np.zeros(len(names), dtype=np.int64), g).tolist(), strict=True)
+        )
+        at = dict(zip(names, g.tolist(), strict=True))
+        return (
+            np.array([at[s] for s in strings], dtype=np.int64),
+            np.array([layer[s].value for s in strings], dtype=np.int64),
+            np.array([size[s] for s in strings], dtype=np.int64),
+        )
+
+    q = np.zeros(len(strings), dtype=np.int64)
+    g0, v0, n0 = columns(layers[0])
+    ok = np.ones(len(strings), dtype=bool)
+    for layer in layers[1:]:
+        g, v, n = columns(layer)
+        ok &= alike(q, g0, v0, g, v, size_a=n0, size_b=n)
+    return {s for s, yes in zip(strings, ok.tolist(), strict=True) if yes}
+
+
+def pair_agreement_arrays(
+    q, ga, va, gb, vb, *, size_a, size_b, n_values: int | None = None
+) -> PairAgreement:
     """``pair_agreement`` of aligned arrays, one entry per (question, string) both layers
     judged: question index ``q``, group in each layer (``ga``/``gb``, -1 = incorrect) and
-    value (``va``/``vb``).  What a page pooling a whole collection calls.  ``n_agree``
-    counts the strings judged alike (``string_agrees``, synset-mates among the strings
-    both layers judged), so a collection's count is the sum of its questions'."""
+    value (``va``/``vb``), the size of its synset in the whole of each layer
+    (``size_a``/``size_b``, see ``alike``).  What a page pooling a whole collection
+    calls.  ``n_agree`` counts the strings judged alike (``alike``), so a collection's
+    count is the sum of its questions'."""
     q = np.asarray(q, dtype=np.int64)
     ga, gb = np.asarray(ga, dtype=np.int64), np.asarray(gb, dtype=np.int64)
     va, vb = np.asarray(va, dtype=np.int64), np.asarray(vb, dtype=np.int64)
@@ -275,7 +336,7 @@ def pair_agreement_arrays(q, ga, va, gb, vb, *, n_values: int | None = None) -> 
     span = int(max(ga.max(initial=0), gb.max(initial=0))) + 2
     return PairAgreement(
         n_strings=n,
-        n_agree=int(_alike(q, ga, va, gb, vb).sum()),
+        n_agree=int(alike(q, ga, va, gb, vb, size_a=size_a, size_b=size_b).sum()),
         n_correct_both=int(both.sum()),
         kappa=cohen_kappa(ca, cb),
         alpha_nominal=alpha_nominal(np.vstack([ca, cb]).astype(float)),
@@ -299,11 +360,24 @@ def pair_agreement(
     def code(table: dict, key) -> int:
         return table.setdefault(key, len(table))
 
+    def sizes(layers: Mapping) -> Counter:
+        """(question, group) -> how many strings the whole layer has in that synset."""
+        items = layers.items() if pooled else [(None, layers)]
+        return Counter((qk, m.group) for qk, la in items for m in la.values() if m.correct)
+
+    size_of_a, size_of_b = sizes(a), sizes(b)
     q = [code(questions, u[0]) for u, _, _ in rows]
     ga = [code(groups, m.group) if m.correct else -1 for _, m, _ in rows]
     gb = [code(groups, m.group) if m.correct else -1 for _, _, m in rows]
     return pair_agreement_arrays(
-        q, ga, [m.value for _, m, _ in rows], gb, [m.value for _, _, m in rows], n_values=n_values
+        q,
+        ga,
+        [m.value for _, m, _ in rows],
+        gb,
+        [m.value for _, _, m in rows],
+        size_a=[size_of_a[u[0], m.group] if m.correct else 0 for u, m, _ in rows],
+        size_b=[size_of_b[u[0], m.group] if m.correct else 0 for u, _, m in rows],
+        n_values=n_values,
     )
 
 
@@ -318,20 +392,6 @@ def reliability_matrix(layers: Sequence[Layer], *, what: str = "value") -> np.nd
             if m is not None:
                 out[i, j] = m.value if what == "value" else float(m.correct)
     return out
-
-
-def string_agrees(marks: Sequence[Mark], groups: Sequence[frozenset] | None = None) -> bool:
-    """Whether every layer judged a string the same way: all incorrect, or all correct at
-    one level and (given each layer's set of strings in the string's synset, ``groups``)
-    with the same synset-mates.  The rule for "goes to gold directly"."""
-    if not marks:
-        return False
-    first = marks[0]
-    if any(m.correct != first.correct or m.value != first.value for m in marks):
-        return False
-    if first.correct and groups is not None:
-        return all(g == groups[0] for g in groups)
-    return True
 
 
 def synset_mates(layer: Layer) -> dict[Hashable, frozenset]:
@@ -471,7 +531,7 @@ class QuestionFigures:
     grouping's -- are means over the layer pairs when there are more than two layers)."""
 
     n_strings: int
-    n_agree: int  # strings that would go to gold directly (``string_agrees``)
+    n_agree: int  # strings that would go to gold directly (``judged_alike``)
     kappa: float  # Cohen's kappa on correct vs incorrect
     alpha_nominal: float
     alpha_ordinal: float
@@ -494,11 +554,7 @@ def question_figures(layers: Sequence[Layer]) -> QuestionFigures:
     if not layers:
         return QuestionFigures(0, 0, NAN, NAN, NAN, NAN, NAN, NAN)
     strings = [s for s in layers[0] if all(s in la for la in layers[1:])]
-    mates = [synset_mates(la) for la in layers]
-    agree = sum(
-        string_agrees([la[s] for la in layers], [m.get(s, frozenset()) for m in mates])
-        for s in strings
-    )
+    agree = len(judged_alike(layers))
     nominal = [[float(la[s].correct) for la in layers] for s in strings]
     ordinal = [[float(la[s].value) for la in layers] for s in strings]
     kappas, groupings = [], []
@@ -538,10 +594,11 @@ class QuestionTable:
     bcubed_f1: np.ndarray
 
 
-def question_figures_two(q, ga, va, gb, vb, n_questions: int) -> QuestionTable:
+def question_figures_two(q, ga, va, gb, vb, n_questions: int, *, size_a, size_b) -> QuestionTable:
     """``question_figures`` of two layers for many questions at once (vectorized): one
     entry per string both layers judged -- its question index ``q`` (0..n_questions-1),
-    its group in each layer (``ga``/``gb``, -1 when incorrect) and value (``va``/``vb``).
+    its group in each layer (``ga``/``gb``, -1 when incorrect) and value (``va``/``vb``),
+    the size of its synset in the whole of each layer (``size_a``/``size_b``, ``alike``).
     Two coders and no missing value make Krippendorff's alpha per question a sum over
     units: D_o = 2 sum_u delta(a_u, b_u), D_e = sum_ck n_c n_k delta(c, k) / (n - 1);
     Cohen's kappa, the pair counts of the grouping (pairwise F1, ARI) and the B-cubed
@@ -553,7 +610,9 @@ def question_figures_two(q, ga, va, gb, vb, n_questions: int) -> QuestionTable:
     n_strings = np.bincount(q, minlength=nq)
     ca, cb = ga >= 0, gb >= 0
     both = ca & cb
-    n_agree = np.bincount(q, weights=_alike(q, ga, va, gb, vb), minlength=nq).astype(np.int64)
+    n_agree = np.bincount(
+        q, weights=alike(q, ga, va, gb, vb, size_a=size_a, size_b=size_b), minlength=nq
+    ).astype(np.int64)
     # Cohen's kappa on correct vs incorrect, as ``cohen_kappa``
     n = n_strings.astype(float)
     n_a1 = np.bincount(q[ca], minlength=nq).astype(float)

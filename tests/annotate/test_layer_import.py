@@ -145,3 +145,59 @@ def test_a_layers_file_chosen_as_judgments_is_refused_with_the_right_kind(client
     # the judgments export's informative assessor column (no done column) is still fine
     export = b"question_id,synset_id,answer,level,question,assessor,updated\nQ1,1,Lennon,S,?,ann,\n"
     assert import_plan(collection=w["c"], kind="judgments", data=export, filename="j.csv").ok
+
+
+# -- the done column and the encoding (red team 13) ----------------------------------------
+def _issues(w, data: bytes) -> list[str]:
+    from annotate.layer_io import layers_import
+
+    result = layers_import(collection=w["c"], data=data, filename="l.csv", by=w["org"])
+    return [str(i) for i in result.issues]
+
+
+@pytest.mark.parametrize(
+    ("value", "done"),
+    [
+        ("1", True),
+        ("TRUE", True),
+        ("Yes", True),
+        ("true", True),
+        ("0", False),
+        ("False", False),
+        ("NO", False),
+        ("", False),
+        (" yes ", True),
+    ],
+)
+def test_the_done_column_reads_the_usual_spellings(w, value, done):
+    """``TRUE`` (a spreadsheet's spelling) meant "not done" without a word."""
+    data = HEADER + f"Q1,1,Lennon,S,ann,{value}\nQ1,,Yoko,,ann,{value}\n".encode()
+    assert _issues(w, data) == []
+    assert JudgingLayer.objects.get(question=w["q"], assessor=w["a"]).done is done
+
+
+@pytest.mark.parametrize("value", ["2", "done", "y", "-", "oui"])
+def test_any_other_done_value_is_refused_with_its_line(w, value):
+    data = HEADER + f"Q1,1,Lennon,S,ann,\nQ1,,Yoko,,ann,{value}\n".encode()
+    assert _issues(w, data) == [
+        f"l.csv:3: done {value!r}: 1, true or yes for a layer marked done; 0, false, no or "
+        "empty for one still open"
+    ]
+    assert not JudgingLayer.objects.exists()
+
+
+def test_one_layer_with_two_done_values_is_refused_naming_both_lines(w):
+    data = HEADER + b"Q1,1,Lennon,S,ann,\nQ1,1,Lennon,S,bob,1\nQ1,,Yoko,,ann,1\n"
+    assert _issues(w, data) == [
+        "l.csv:4: ann's layer of Q1 is marked done here but not done on line 2: one value "
+        "of done for all rows of a layer"
+    ]
+    assert not JudgingLayer.objects.exists()
+
+
+def test_a_file_not_in_utf8_is_refused_with_the_line_of_the_first_bad_byte(w):
+    data = HEADER + "Q1,1,Lennon,S,ann,\nQ1,1,Lennon é,S,bob,\n".encode("latin-1")
+    assert _issues(w, data) == ["l.csv:3: not UTF-8 text: byte 0xe9 (save the file as UTF-8)"]
+    # after a byte-order mark too
+    assert _issues(w, b"\xef\xbb\xbf" + data)[0].startswith("l.csv:3: not UTF-8")
+    assert not JudgingLayer.objects.exists()

@@ -482,3 +482,120 @@ def test_a_layer_operation_is_validated_and_applied_by_the_workspaces_one_functi
     )
     assert seen == [(False, ["by", "layer"]), (True, ["by", "question"])]
     assert LayerJudgment.objects.filter(layer__assessor=w["a"]).count() == 1
+
+
+# -- red team 13 -----------------------------------------------------------------------------
+def _messages(response) -> list[str]:
+    return [str(m) for m in response.context["messages"]]
+
+
+def test_the_adjudication_page_waits_for_every_layer(client, study):
+    w = study
+    client.force_login(w["a"])
+    judge(client, w["q"], w["ids"]["Lennon"], "new", "S")
+    client.force_login(w["org"])
+    url = reverse("annotate:question-adjudicate", args=[w["q"].pk])
+    page = client.get(url).content.decode()
+    assert "Waiting for 2 layers of 2" in page and 'id="adjudication"' not in page
+    assert "<th>ann" not in page and "Lennon" not in page  # nothing of the layers, no row
+    layer_a = JudgingLayer.objects.get(question=w["q"], assessor=w["a"])
+    r = client.post(
+        reverse("annotate:question-adjudicate-act", args=[w["q"].pk]),
+        {"op": "take", "layer": layer_a.pk, "string": w["ids"]["Lennon"]},
+        follow=True,
+    )
+    assert any("Waiting for 2 layers" in m for m in _messages(r))
+    assert not w["q"].strings.filter(judged_at__isnull=False).exists()
+    for op in ({"op": "incorrect"}, {"op": "level", "level": "S"}):
+        r = client.post(
+            reverse("annotate:question-adjudicate-act", args=[w["q"].pk]),
+            {**op, "string": w["ids"]["Yoko"]},
+            follow=True,
+        )
+        assert any("Waiting for 2 layers" in m for m in _messages(r))
+    assert not w["q"].strings.filter(judged_at__isnull=False).exists()
+
+
+def test_undefined_figures_show_a_dash_that_says_why(client, study):
+    """Every string judged incorrect by both layers: no grouping to compare (nan); a
+    question with no string at all: nothing to compare.  The page showed "nan"."""
+    w = study
+    for user in (w["a"], w["b"]):
+        judge_all(client, w, user, [(t, "x", "") for t in ("Lennon", "McCartney", "Yoko")])
+    from annotate import layers as L
+
+    empty = make_question(collection=w["c"], qid="Q2", unjudged=[])
+    L.layers_request(collection=w["c"], questions=[empty], assessors=[w["a"], w["b"]], by=w["org"])
+    for user in (w["a"], w["b"]):
+        L.layer_mark_done(layer=L.layer_for(question=empty, user=user), by=user)
+    client.force_login(w["org"])
+    page = client.get(reverse("annotate:collection-agreement", args=[w["c"].slug])).content.decode()
+    assert "nan" not in page.lower()
+    assert (
+        '<span class="undefined" title="undefined: no string judged correct in both layers' in page
+    )
+    assert '<span class="undefined" title="undefined: no string judged by both layers">—' in page
+    # the "all layer pairs" row counts the questions the pair rows count: Q1 (Q2 has none)
+    import re
+
+    overall = re.search(r"<th>all layer pairs</th><td class=\"num\">(\d+)</td>", page)
+    pair = re.search(r"<td>ann – bob</td><td class=\"num\">(\d+)</td>", page)
+    assert overall.group(1) == pair.group(1) == "1"
+
+
+def test_a_named_adjudicator_places_a_string_no_layer_judged(client):
+    """A string pooled after gold was derived from the layers: no layer judged it, so
+    neither take nor set level could resolve it, and the adjudicator may not judge gold on
+    the judging page."""
+    from annotate import layers as L
+    from annotate.models import AnswerString, JudgmentEvent
+    from annotate.services import strings_add_unjudged
+
+    c = make_collection(slug="place")
+    org, a, b, x = (make_user(username=n) for n in ("org", "ann", "bob", "xav"))
+    add_member(collection=c, user=org, role="organizer")
+    for u in (a, b, x):
+        add_member(collection=c, user=u, role="assessor")
+    q = make_question(collection=c, qid="Q1", unjudged=["Lennon"])
+    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org, adjudicator=x)
+    s = q.strings.get()
+    for u in (a, b):
+        layer = L.layer_for(question=q, user=u)
+        L.layer_judge(layer=layer, string=s.pk, new_group=True, level="S", by=u)
+        L.layer_mark_done(layer=layer, by=u)
+    strings_add_unjudged(rows=[(q.pk, "john lennon", "John Lennon")], source="pool", reason="t")
+    new = AnswerString.objects.get(question=q, text="John Lennon")
+    gold = s.__class__.objects.get(pk=s.pk).synset
+    client.force_login(x)
+    url = reverse("annotate:question-adjudicate", args=[q.pk])
+    page = client.get(url).content.decode()
+    assert "no layer</span>" in page and 'name="op" value="place"' in page
+    # the judging page's keys: the digit of a gold synset, n for a new one
+    assert 'data-key="1"' in page and 'data-key="n"' in page
+    q.refresh_from_db()
+    act_url = reverse("annotate:question-adjudicate-act", args=[q.pk])
+    r = client.post(
+        act_url,
+        {"op": "place", "string": new.pk, "synset": gold.pk, "level": "A", "version": q.version},
+    )
+    assert r.status_code == 302 and r.url.endswith(f"#s{new.pk}")
+    new.refresh_from_db()
+    assert new.synset_id == gold.pk and new.level.code == "A"
+    event = JudgmentEvent.objects.filter(question=q).latest("id")
+    assert event.user == x and event.action == "string_add"
+    assert not q.strings.filter(judged_at__isnull=True).exists()
+    client.post(act_url, {"op": "undo"})
+    new.refresh_from_db()
+    assert new.judged_at is None
+    q.refresh_from_db()
+    client.post(act_url, {"op": "place", "string": new.pk, "synset": "new", "version": q.version})
+    new.refresh_from_db()
+    assert new.synset_id not in (None, gold.pk) and new.level.code == "S"  # the highest
+    # a string the layers judged is taken from a layer, not placed
+    q.refresh_from_db()
+    r = client.post(
+        act_url,
+        {"op": "place", "string": s.pk, "synset": "new", "version": q.version},
+        follow=True,
+    )
+    assert any("take it from that layer" in m for m in _messages(r))

@@ -218,6 +218,11 @@ def test_old_layer_address_and_organizers(client, w):
     # an organizer judges gold on the usual page (the gold synset shows); one who judges in
     # a layer too sees the layer there, and gold with ?gold=1
     client.force_login(w["org"])
+    # a question with no layer yet (one with layers gets no more: ``layers_request``)
+    q = make_question(
+        collection=w["c"], qid="Q2", synsets=[[("gold-only-judged", "A")]], unjudged=["x"]
+    )
+    q.assessors.add(w["a"])
     html = page(client, q)
     assert 'class="synset card"' in html and "gold-only-judged" in html
     assert 'id="layer-note"' not in html

@@ -64,13 +64,44 @@ def test_request_assigns_k_assessors_and_keeps_single_questions_alone():
         assert set(q.assessors.values_list("pk", flat=True)) == set(
             JudgingLayer.objects.filter(question=q).values_list("assessor", flat=True)
         )
+    # the same request again: the questions with layers are left out (and named), before
+    # sampling; the two others get theirs
     again = L.layers_request(
         collection=c, questions=qs, assessors=judges, by=org, k=2, sample=4, seed=7
     )
-    assert again.qids == done.qids and again.layers == 0
+    assert again.layered == done.qids and again.questions == 2 and again.layers == 4
+    assert not set(again.qids) & set(done.qids)
+    assert all(JudgingLayer.objects.filter(question=q).count() == 2 for q in qs)
+    with pytest.raises(Conflict, match=r"No layer was requested: .* already have layers"):
+        L.layers_request(collection=c, questions=qs, assessors=judges, by=org, k=2)
     with pytest.raises(Conflict):
         L.layers_request(collection=c, questions=qs, assessors=judges[:1], by=org, k=2)
     assert JudgmentEvent.objects.filter(action="layers_request").count() == 2
+
+
+def test_a_second_request_leaves_out_the_questions_with_layers_and_names_them():
+    """Requested for a and b, then for a, b and c with k = 2 again: without the rule the
+    second request gave some questions a third layer (c's) while k stayed 2."""
+    c = make_collection()
+    org = make_user()
+    add_member(collection=c, user=org, role="organizer")
+    a, b, cc = (make_user() for _ in range(3))
+    for u in (a, b, cc):
+        add_member(collection=c, user=u, role="assessor")
+    qs = [make_question(collection=c, qid=f"Q{i}", unjudged=["x"]) for i in range(3)]
+    L.layers_request(collection=c, questions=qs[:2], assessors=[a, b], by=org, k=2)
+    done = L.layers_request(collection=c, questions=qs, assessors=[a, b, cc], by=org, k=2)
+    assert done.layered == ["Q0", "Q1"] and done.qids == ["Q2"] and done.layers == 2
+    for q in qs:
+        assert (
+            JudgingLayer.objects.filter(question=q).count()
+            == LayerRequest.objects.get(question=q).k
+            == 2
+        )
+    for q in qs[:2]:
+        assert not JudgingLayer.objects.filter(question=q, assessor=cc).exists()
+    event = JudgmentEvent.objects.filter(action="layers_request").latest("id")
+    assert event.after["layered"] == ["Q0", "Q1"]
 
 
 def test_layers_are_blind_until_done(study):
@@ -356,10 +387,11 @@ def test_no_more_layers_on_a_question_whose_gold_was_derived(study):
     with pytest.raises(Conflict, match=r"Gold was already derived .*\(Q1\)"):
         L.layers_request(collection=c, questions=[q], assessors=[carol, a], by=org)
     assert JudgingLayer.objects.filter(question=q).count() == 2
-    # a sample is drawn among the questions that may still get layers
+    # a sample is drawn among the questions that may still get layers (Q2 has them now)
+    q3 = make_question(collection=c, qid="Q3", unjudged=["x"])
     assert L.layers_request(
-        collection=c, questions=[q, q2], assessors=[a, b], by=org, sample=1
-    ).qids == ["Q2"]
+        collection=c, questions=[q, q2, q3], assessors=[a, b], by=org, sample=1
+    ).qids == ["Q3"]
 
 
 def test_a_layers_import_does_not_replace_the_layers_gold_was_derived_from(study):
@@ -392,3 +424,158 @@ def test_every_public_function_of_the_layer_modules_is_typed(module):
         if missing or sig.return_annotation is inspect.Signature.empty:
             untyped.append(f"{name}: {missing or 'return'}")
     assert untyped == []
+
+
+# -- adjudication waits for every layer (red team 13) ---------------------------------------
+def test_adjudication_waits_for_every_layer(study):
+    """The organizer took ann's open layer for Lennon; ann then judged it incorrect, as bob
+    did: gold kept Lennon correct and the question was done, for the agreement step leaves
+    strings gold judged alone.  Now nothing is adjudicated before every layer is done."""
+    _c, q, org, a, b, la, lb, ids = study
+    judge(la, a, ids, [("Lennon", 1, "S")])
+    with pytest.raises(Conflict, match="Waiting for 2 layers"):
+        L.adjudicate_take(question=q, layer=la, strings=[ids["Lennon"]], by=org)
+    with pytest.raises(Conflict, match="Waiting for 2 layers"):
+        L.adjudication_lock(question=q, version=None)
+    with pytest.raises(Conflict, match="Waiting for 2 layers"):
+        L.adjudicate_place(question=q, string=ids["Lennon"], new_synset=True, by=org)
+    assert not AnswerString.objects.filter(question=q, judged_at__isnull=False).exists()
+    view = L.adjudication_view(q)
+    assert view["waiting"] == 2 and view["n_layers"] == 2
+    assert view["layers"] == [] and view["rows"] == [] and view["layer_synsets"] == []
+    # ann changes her mind; both layers judge every string incorrect
+    judge(la, a, ids, [(t, None, None) for t in ids])
+    L.layer_mark_done(layer=la, by=a)
+    with pytest.raises(Conflict, match="Waiting for 1 layer:"):
+        L.adjudicate_take(question=q, layer=la, strings=[ids["Lennon"]], by=org)
+    judge(lb, b, ids, [(t, None, None) for t in ids])
+    L.layer_mark_done(layer=lb, by=b)
+    assert all(v == (None, None, True) for v in gold(q).values())
+    q.refresh_from_db()
+    assert q.status == QuestionStatus.DONE
+    assert L.adjudication_view(q)["waiting"] == 0
+    L.adjudication_lock(question=q, version=None)  # no longer refused
+
+
+# -- one rule of "judged alike" (red team 13) ------------------------------------------------
+def test_judged_alike_on_the_agreement_page_is_what_went_to_gold(study):
+    """ann judged s1 and s2 in one synset and marked her layer done; s3 was pooled; bob put
+    all three in one synset.  s1 and s2 have other synset-mates in the two layers, so gold
+    sends all three to adjudication -- and the page counts none of them judged alike (it
+    said 2 of 2, comparing synset-mates among the strings both layers judged only)."""
+    from annotate.services import strings_add_unjudged
+
+    c = make_collection()
+    org, a, b = make_user(), make_user(), make_user()
+    add_member(collection=c, user=org, role="organizer")
+    for u in (a, b):
+        add_member(collection=c, user=u, role="assessor")
+    q = make_question(collection=c, qid="Q1", unjudged=["s1", "s2"])
+    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
+    la, lb = (JudgingLayer.objects.get(question=q, assessor=u) for u in (a, b))
+    ids = {s.text: s.pk for s in q.strings.all()}
+    judge(la, a, ids, [("s1", 1, "S"), ("s2", 1, "S")])
+    L.layer_mark_done(layer=la, by=a)
+    strings_add_unjudged(rows=[(q.pk, "s3", "s3")], source="pool", reason="test")
+    ids = {s.text: s.pk for s in q.strings.all()}
+    judge(lb, b, ids, [("s1", 1, "S"), ("s2", 1, "S"), ("s3", 1, "S")])
+    L.layer_mark_done(layer=lb, by=b)
+    went_to_gold = AnswerString.objects.filter(question=q, judged_at__isnull=False).count()
+    assert went_to_gold == 0
+    report = L.collection_agreement(c)
+    row = report.questions[0]
+    assert row.figures.n_strings == 2 and row.figures.n_agree == went_to_gold
+    assert report.overall.n_agree == went_to_gold and report.pairs[0].figures.n_agree == 0
+    assert [r["differs"] for r in L.adjudication_view(q)["rows"]] == [True, True, True]
+
+
+# -- the pooled figures do not depend on which layer was created first (red team 13) --------
+ROUND_TRIP = {
+    "Q1": {
+        "ann": {"x": (1, "S"), "y": (1, "A"), "z": None},
+        "bob": {"x": (1, "S"), "y": (2, "B"), "z": (3, "A")},
+    },
+    "Q2": {
+        "cat": {"x": (1, "A"), "y": None, "z": None},
+        "ann": {"x": (1, "S"), "y": (1, "S"), "z": None},
+    },
+    "Q3": {
+        "bob": {"x": None, "y": (1, "B"), "z": (1, "B")},
+        "cat": {"x": (1, "S"), "y": None, "z": (1, "B")},
+    },
+}
+
+
+def test_agreement_figures_survive_a_layers_csv_round_trip():
+    """The request gives Q2 cat's layer before ann's; the layers CSV recreates them in
+    name order.  The pooled kappa was 0.0526 before and 0.0 after, the table of levels
+    transposed for Q2: pooled pairs now put the assessors in name order, as the pair rows."""
+    from annotate.layer_io import export_layers, layers_import
+
+    users = {n: make_user(username=n) for n in ("ann", "bob", "cat")}
+    org = make_user(username="org")
+    c1, c2 = make_collection(), make_collection()
+    for c in (c1, c2):
+        add_member(collection=c, user=org, role="organizer")
+        for u in users.values():
+            add_member(collection=c, user=u, role="assessor")
+        for qid in ROUND_TRIP:
+            make_question(collection=c, qid=qid, unjudged=["x", "y", "z"])
+    qs = list(c1.questions.order_by("id"))
+    L.layers_request(collection=c1, questions=qs, assessors=list(users.values()), by=org, k=2)
+    first = JudgingLayer.objects.filter(question__qid="Q2", question__collection=c1)
+    assert first.order_by("id").first().assessor.username == "cat"  # created first
+    for q in qs:
+        ids = {s.text: s.pk for s in q.strings.all()}
+        for name, plan in ROUND_TRIP[q.qid].items():
+            layer = L.layer_for(question=q, user=users[name])
+            judge(layer, users[name], ids, [(t, *(v or (None, None))) for t, v in plan.items()])
+            L.layer_mark_done(layer=layer, by=users[name])
+    text = export_layers(c1)
+    assert not layers_import(collection=c2, data=text.encode(), filename="l.csv", by=org).issues
+    assert export_layers(c2) == text
+    r1, r2 = L.collection_agreement(c1), L.collection_agreement(c2)
+    o1, o2 = r1.overall, r2.overall
+    assert o1 == o2  # every figure (the dataclass compares all but the table)
+    assert o1.confusion.tolist() == o2.confusion.tolist()
+    assert (r1.alpha_nominal, r1.alpha_ordinal) == (r2.alpha_nominal, r2.alpha_ordinal)
+    assert [(p.a, p.b, p.questions, p.figures) for p in r1.pairs] == [
+        (p.a, p.b, p.questions, p.figures) for p in r2.pairs
+    ]
+    by_qid = {r.qid: (r.assessors, r.figures) for r in r2.questions}
+    assert {r.qid: (r.assessors, r.figures) for r in r1.questions} == by_qid
+    assert by_qid["Q2"][0] == ["ann", "cat"]
+    # in name order both sides judge 6 of the 9 strings correct, and 5 of 9 alike: p_o = p_e
+    assert o1.kappa == pytest.approx(0.0)
+
+
+# -- a string no layer judged, placed in gold by the adjudicator (red team 13) --------------
+def test_a_string_pooled_after_gold_was_derived_is_placed_in_gold(study):
+    from annotate.services import strings_add_unjudged
+
+    _c, q, org, _a, _b, la, _lb, ids = study
+    both_done(study)
+    strings_add_unjudged(rows=[(q.pk, "lennon j", "Lennon J.")], source="pool", reason="test")
+    new = AnswerString.objects.get(question=q, text="Lennon J.")
+    assert L.unjudged_by_layers(q) == {new.pk}
+    row = next(r for r in L.adjudication_view(q)["rows"] if r["string"].pk == new.pk)
+    assert row["unlayered"] and row["differs"]
+    # neither take (no layer judged it) nor set level (not in a gold synset) could place it
+    with pytest.raises(Conflict):
+        L.adjudicate_take(question=q, layer=la, strings=[new.pk], by=org)
+    # a string a layer judged is taken from the layer, not placed
+    with pytest.raises(Conflict, match="take it from that layer"):
+        L.adjudicate_place(question=q, string=ids["Ringo"], new_synset=True, by=org)
+    with pytest.raises(Conflict, match="Choose a gold synset"):
+        L.adjudicate_place(question=q, string=new.pk, by=org)
+    lennon = AnswerString.objects.get(pk=ids["Lennon"]).synset
+    event = L.adjudicate_place(question=q, string=new.pk, synset=lennon.pk, level="A", by=org)
+    new.refresh_from_db()
+    assert new.synset_id == lennon.pk and new.level.code == "A" and new.judged_at
+    assert event.action == "string_add" and event.user == org
+    question_undo(question=q, by=org, any_user=True)
+    new.refresh_from_db()
+    assert new.synset_id is None and new.judged_at is None
+    L.adjudicate_place(question=q, string=new.pk, new_synset=True, level="B", by=org)
+    new.refresh_from_db()
+    assert new.synset_id not in (None, lennon.pk) and new.level.code == "B"

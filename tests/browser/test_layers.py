@@ -125,6 +125,12 @@ def test_merge_gold_synsets_by_keyboard(page, live_server, demo):
     a1, a2 = User.objects.get(username="assessor1"), User.objects.get(username="assessor2")
     q = make_question(collection=demo, qid="MERGE", synsets=[[("Edo", "S")], [("Tokyo", "A")]])
     L.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org)
+    # the question is adjudicated once every layer is done
+    for user in (a1, a2):
+        layer = L.layer_for(question=q, user=user)
+        for s in q.strings.all():
+            L.layer_judge(layer=layer, string=s.pk, by=user)
+        L.layer_mark_done(layer=layer, by=user)
     login(page, live_server, "organizer", "demo-organizer")
     page.wait_for_url(f"{live_server.url}/collections/")
     page.goto(f"{live_server.url}/questions/{q.pk}/adjudicate/")
@@ -163,3 +169,35 @@ def test_a_key_on_a_stale_layer_page_is_refused_then_applies(page, live_server, 
     page.keyboard.press("1")  # Edo into Tokyo's synset, on the refreshed page
     expect(page.locator('.synset[data-ordinal="1"] .member .text')).to_have_text(["Edo", "Tokyo"])
     assert page.locator("#workspace .notice").count() == 0
+
+
+def test_place_a_string_no_layer_judged_by_keyboard(page, live_server, demo):
+    """A string pooled after gold was derived from the layers: on its row of the
+    adjudication page, the judging page's keys -- a digit puts it into that gold synset,
+    ``n`` into a new one."""
+    from annotate.services import strings_add_unjudged
+
+    User = get_user_model()
+    org = User.objects.get(username="organizer")
+    a1, a2 = User.objects.get(username="assessor1"), User.objects.get(username="assessor2")
+    q = make_question(collection=demo, qid="PLACE", unjudged=["Edo"])
+    L.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org)
+    for user in (a1, a2):
+        layer = L.layer_for(question=q, user=user)
+        L.layer_judge(layer=layer, string=q.strings.get().pk, new_group=True, by=user)
+        L.layer_mark_done(layer=layer, by=user)
+    strings_add_unjudged(
+        rows=[(q.pk, "tokyo", "Tokyo"), (q.pk, "kyoto", "Kyoto")], source="pool", reason="t"
+    )
+    login(page, live_server, "organizer", "demo-organizer")
+    page.wait_for_url(f"{live_server.url}/collections/")
+    page.goto(f"{live_server.url}/questions/{q.pk}/adjudicate/")
+    page.locator("[data-row]", has_text="Tokyo").focus()
+    with page.expect_navigation():
+        page.keyboard.press("1")
+    page.locator("[data-row]", has_text="Kyoto").focus()
+    with page.expect_navigation():
+        page.keyboard.press("n")
+    edo, tokyo, kyoto = (q.strings.get(text=t) for t in ("Edo", "Tokyo", "Kyoto"))
+    assert tokyo.synset_id == edo.synset_id is not None
+    assert kyoto.synset_id not in (None, edo.synset_id)

@@ -19,7 +19,7 @@ from evaluation.archive import _read_csv, collection_export, collection_import
 from evaluation.metrics import BASE_METRICS, InputError
 from evaluation.metrics.csvio import write_csv
 from evaluation.models import Run, RunAnswer
-from tests.factories import make_collection, make_question
+from tests.factories import add_member, make_collection, make_question, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -614,8 +614,13 @@ def layered(demo):
     User = get_user_model()
     org = User.objects.get(username="organizer")
     a1, a2 = User.objects.get(username="assessor1"), User.objects.get(username="assessor2")
+    # the named adjudicator judges no layer of the question (``layers_request``)
+    adjudicator = make_user(username="adjudicator3")
+    add_member(collection=demo, user=adjudicator, role="assessor")
     q = make_question(collection=demo, qid="LAYERED", unjudged=["x", "y", "z"])
-    L.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org, adjudicator=a2)
+    L.layers_request(
+        collection=demo, questions=[q], assessors=[a1, a2], by=org, adjudicator=adjudicator
+    )
     ids = {s.text: s.pk for s in q.strings.all()}
     for user, plan in (
         (a1, [("x", True), ("y", True), ("z", False)]),

@@ -10,17 +10,19 @@ from hypothesis import strategies as st
 
 from evaluation.metrics.agreement import (
     Mark,
+    alike,
     alpha_nominal,
     alpha_ordinal,
     cohen_kappa,
+    group_sizes,
     grouping_agreement,
+    judged_alike,
     kendall_tau,
     pair_agreement,
     pair_agreement_arrays,
     ranking_change,
     reliability_matrix,
     spearman_rho,
-    string_agrees,
     synset_mates,
 )
 
@@ -31,6 +33,23 @@ sps = pytest.importorskip("scipy.stats")
 
 def same(x, y):
     return (math.isnan(x) and math.isnan(y)) or x == pytest.approx(y, abs=1e-9)
+
+
+def reference_alike(layers) -> set:
+    """The gold rule as DESIGN.md section 9 words it, with sets: the strings every layer
+    judged, all incorrect or all correct at one level, with the same synset-mates in the
+    whole layers."""
+    mates = [synset_mates(la) for la in layers]
+    common = [s for s in layers[0] if all(s in la for la in layers)]
+    return {
+        s
+        for s in common
+        if all(
+            la[s].correct == layers[0][s].correct and la[s].value == layers[0][s].value
+            for la in layers
+        )
+        and all(m.get(s) == mates[0].get(s) for m in mates)
+    }
 
 
 # -- hand-computed cases ----------------------------------------------------------------------
@@ -261,11 +280,38 @@ def test_reliability_matrix_and_gold_rule():
     data = reliability_matrix([a, b], what="correct")
     assert data.shape == (2, 6)
     assert np.isnan(data).sum() == 2
-    ma, mb = synset_mates(a), synset_mates(b)
-    assert string_agrees([a["z"], b["z"]]) is False
-    assert string_agrees([a["w"], b["w"]], [ma["w"], mb["w"]]) is False  # mates differ
-    assert string_agrees([a["x"], a["x"]], [ma["x"], ma["x"]]) is True
-    assert string_agrees([Mark(None, 0), Mark(None, 0)]) is True
+    # z differs in correctness, x, y and w in their synset-mates; v and u are in one layer
+    assert judged_alike([a, b]) == set() == reference_alike([a, b])
+    assert judged_alike([a, a]) == set(a) == judged_alike([a])
+    assert judged_alike([{"s": Mark(None, 0)}, {"s": Mark(None, 0)}]) == {"s"}
+    assert judged_alike([{"s": Mark(None, 0)}, {"s": Mark(1, 1)}]) == set()
+    assert judged_alike([{"s": Mark(1, 2)}, {"s": Mark(7, 1)}]) == set()  # other level
+    assert judged_alike([]) == set()
+
+
+def test_judged_alike_compares_synset_mates_over_the_whole_layers():
+    """s3 was pooled after ann marked her layer done: only bob judged it, in the synset of
+    s1 and s2.  s1 and s2 then have other synset-mates in the two layers ({s1, s2} and
+    {s1, s2, s3}): not judged alike -- not by the gold step, not by any figure, though
+    among the strings both layers judged (s1, s2) the synsets look the same."""
+    ann = {"s1": Mark(1, 3), "s2": Mark(1, 3)}
+    bob = {"s1": Mark(1, 3), "s2": Mark(1, 3), "s3": Mark(1, 3)}
+    assert judged_alike([ann, bob]) == set() == reference_alike([ann, bob])
+    assert pair_agreement(ann, bob).n_agree == 0
+    from evaluation.metrics.agreement import question_figures, question_figures_two
+
+    assert question_figures([ann, bob]).n_agree == 0
+    assert question_figures([ann, bob, bob]).n_agree == 0
+    # the arrays of the agreement page: entries of the strings both judged, synset sizes
+    # over the whole layers (bob's synset holds 3)
+    q, ga, va, gb, vb = [0, 0], [1, 1], [3, 3], [1, 1], [3, 3]
+    table = question_figures_two(q, ga, va, gb, vb, 1, size_a=[2, 2], size_b=[3, 3])
+    assert table.n_agree.tolist() == [0] and table.n_strings.tolist() == [2]
+    assert alike(q, ga, va, gb, vb, size_a=[2, 2], size_b=[3, 3]).tolist() == [False, False]
+    assert alike(q, ga, va, gb, vb, size_a=[2, 2], size_b=[2, 2]).tolist() == [True, True]
+    # pooled with a question both judged the same way, the pooled count is the sum
+    pooled = pair_agreement({"q1": ann, "q2": ann}, {"q1": bob, "q2": ann}, pooled=True)
+    assert pooled.n_agree == 2
 
 
 @settings(max_examples=150, deadline=None)
@@ -298,10 +344,7 @@ def test_question_figures_agree_with_the_numpy_figures(rows):
         assert same(f.bcubed_f1, pa.grouping.bcubed_f1)
     else:
         assert math.isnan(f.pair_f1) and math.isnan(f.ari) and math.isnan(f.bcubed_f1)
-    ma, mb = synset_mates(a), synset_mates(b)
-    assert f.n_agree == sum(
-        string_agrees([a[s], b[s]], [ma.get(s, frozenset()), mb.get(s, frozenset())]) for s in a
-    )
+    assert f.n_agree == len(reference_alike([a, b])) == len(judged_alike([a, b]))
     # one definition of "judged alike" for a question and for a pair of layers
     assert pa.n_agree == f.n_agree
 
@@ -324,13 +367,19 @@ question_rows = st.lists(
 def test_vectorized_question_figures(rows):
     from evaluation.metrics.agreement import question_figures, question_figures_two
 
+    q = [r[0] for r in rows]
+    ga = [r[1] if r[1] is not None else -1 for r in rows]
+    gb = [r[3] if r[3] is not None else -1 for r in rows]
+    # every string judged in both layers: the entries are the whole layers
+    sizes = {"size_a": group_sizes(q, ga), "size_b": group_sizes(q, gb)}
     table = question_figures_two(
-        [r[0] for r in rows],
-        [r[1] if r[1] is not None else -1 for r in rows],
+        q,
+        ga,
         [r[2] if r[1] is not None else 0 for r in rows],
-        [r[3] if r[3] is not None else -1 for r in rows],
+        gb,
         [r[4] if r[3] is not None else 0 for r in rows],
         4,
+        **sizes,
     )
     for qi in range(4):
         mine = [(i, r) for i, r in enumerate(rows) if r[0] == qi]
@@ -360,10 +409,88 @@ def test_vectorized_question_figures(rows):
             )
     # the pooled count of strings judged alike is the sum of the questions'
     pooled = pair_agreement_arrays(
-        [r[0] for r in rows],
-        [r[1] if r[1] is not None else -1 for r in rows],
+        q,
+        ga,
         [r[2] if r[1] is not None else 0 for r in rows],
-        [r[3] if r[3] is not None else -1 for r in rows],
+        gb,
         [r[4] if r[3] is not None else 0 for r in rows],
+        **sizes,
     )
     assert pooled.n_agree == int(table.n_agree.sum())
+
+
+# one layer's judgment of a string: not judged, incorrect, or (synset, level)
+one_mark = st.one_of(
+    st.just("unjudged"), st.none(), st.tuples(st.integers(1, 3), st.integers(1, 3))
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), one_mark, one_mark), min_size=1, max_size=30))
+def test_one_rule_of_judged_alike_when_layers_judged_other_strings(rows):
+    """Strings judged in one layer only (pooled after the other was done): the count of
+    strings judged alike on the agreement page (vectorized, per question and pooled) is
+    the number the gold step sends to gold directly (``judged_alike``), and the rule by
+    sets."""
+    from evaluation.metrics.agreement import question_figures, question_figures_two
+
+    def mark(x):
+        return Mark(None, 0) if x is None else Mark(x[0], x[1])
+
+    layers = [
+        {
+            qi: {
+                i: mark(r[1 + side])
+                for i, r in enumerate(rows)
+                if r[0] == qi and r[1 + side] != "unjudged"
+            }
+            for qi in range(3)
+        }
+        for side in (0, 1)
+    ]
+    # the page's arrays: every string a layer judged, then the entries both judged
+    q = np.array([r[0] for r in rows])
+    g = [
+        np.array(
+            [
+                -2 if r[1 + side] == "unjudged" else -1 if r[1 + side] is None else r[1 + side][0]
+                for r in rows
+            ]
+        )
+        for side in (0, 1)
+    ]
+    v = [
+        np.array([r[1 + side][1] if isinstance(r[1 + side], tuple) else 0 for r in rows])
+        for side in (0, 1)
+    ]
+    n = [group_sizes(q, g[side]) for side in (0, 1)]
+    both = (g[0] > -2) & (g[1] > -2)
+    table = question_figures_two(
+        q[both],
+        g[0][both],
+        v[0][both],
+        g[1][both],
+        v[1][both],
+        3,
+        size_a=n[0][both],
+        size_b=n[1][both],
+    )
+    pooled = pair_agreement_arrays(
+        q[both],
+        g[0][both],
+        v[0][both],
+        g[1][both],
+        v[1][both],
+        size_a=n[0][both],
+        size_b=n[1][both],
+    )
+    total = 0
+    for qi in range(3):
+        a, b = layers[0][qi], layers[1][qi]
+        gold = judged_alike([a, b])
+        assert gold == reference_alike([a, b])
+        assert table.n_agree[qi] == len(gold) == question_figures([a, b]).n_agree
+        assert pair_agreement(a, b).n_agree == len(gold)
+        total += len(gold)
+    assert pooled.n_agree == total
+    assert pair_agreement(layers[0], layers[1], pooled=True).n_agree == total

@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from annotate import layers as L
-from annotate.models import JudgingLayer
+from annotate.models import JudgingLayer, LayerRequest
 from tests.factories import add_member, make_collection, make_question, make_user
 
 pytestmark = pytest.mark.django_db
@@ -27,8 +27,11 @@ def w(client):
         synsets=[[("gold-one", "A")], [("gold-two", "B")]],
         unjudged=["Shakespeare", "Marlowe"],
     )
-    # ann is both one of the two assessors and the named adjudicator
-    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org, adjudicator=a)
+    # ann is both one of the two assessors and the named adjudicator: ``layers_request``
+    # and the layers CSV refuse this now, but data from before may hold it, and the pages
+    # must stay blind even so
+    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
+    LayerRequest.objects.filter(question=q).update(adjudicator=a)
     ids = {s.text: s.pk for s in q.strings.all()}
     # bob judged in his layer (not done)
     L.layer_judge(
@@ -203,9 +206,8 @@ def two(w):
     carol = make_user(username="carol")
     add_member(collection=c, user=carol, role="assessor")
     q2 = make_question(collection=c, qid="Q2", unjudged=["Paris", "Lyon"])
-    L.layers_request(
-        collection=c, questions=[w["q"]], assessors=[a, b], by=w["org"], adjudicator=carol
-    )
+    # Q1 has its layers (w): carol replaces ann as its named adjudicator
+    LayerRequest.objects.filter(question=w["q"]).update(adjudicator=carol)
     L.layers_request(collection=c, questions=[q2], assessors=[a, b], by=w["org"])
     for q in (w["q"], q2):
         for user, new in ((a, True), (b, False)):
@@ -349,3 +351,70 @@ def test_question_list_filters_a_layered_question_on_my_layer_not_on_gold(client
     assert listed(unjudged="0") and not listed(unjudged="1")  # gold still has 2 unjudged
     client.force_login(w["org"])  # the organizer filters on gold
     assert listed(status="done") and listed(unjudged="1") and not listed(unjudged="0")
+
+
+# -- a named adjudicator is blind too until every layer is done (red team 13) ---------------
+@pytest.fixture
+def named(client):
+    c = make_collection(slug="named")
+    org, a, b, x = (make_user(username=n) for n in ("org", "ann", "bob", "xav"))
+    add_member(collection=c, user=org, role="organizer")
+    for u in (a, b, x):
+        add_member(collection=c, user=u, role="assessor")
+    q = make_question(collection=c, qid="Q1", unjudged=["Lennon", "Yoko"])
+    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org, adjudicator=x)
+    ids = {s.text: s.pk for s in q.strings.all()}
+    layer_a = JudgingLayer.objects.get(question=q, assessor=a)
+    L.layer_judge(layer=layer_a, string=ids["Lennon"], new_group=True, level="S", by=a)
+    L.layer_judge(layer=layer_a, string=ids["Yoko"], by=a)
+    return {"c": c, "q": q, "org": org, "a": a, "b": b, "x": x, "ids": ids}
+
+
+def test_named_adjudicator_reads_no_open_layer(client, named):
+    """xav, named adjudicator without a layer, read ann's open layer on the adjudication
+    page (and could pass it on, or be given a layer of his own afterwards)."""
+    q, x = named["q"], named["x"]
+    assert not JudgingLayer.objects.readable_by(x).filter(question=q).exists()
+    client.force_login(x)
+    page = client.get(reverse("annotate:question-adjudicate", args=[q.pk])).content.decode()
+    assert "Waiting for 2 layers of 2" in page
+    assert "<th>ann" not in page and "incorrect</td>" not in page and "Lennon" not in page
+    for user in (named["a"], named["b"]):
+        layer = JudgingLayer.objects.get(question=q, assessor=user)
+        for s in named["ids"].values():
+            if not layer.judgments.filter(string_id=s).exists():
+                L.layer_judge(layer=layer, string=s, by=user)
+        L.layer_mark_done(layer=layer, by=user)
+    assert JudgingLayer.objects.readable_by(x).filter(question=q).count() == 2
+    page = client.get(reverse("annotate:question-adjudicate", args=[q.pk])).content.decode()
+    assert "<th>ann" in page and "Waiting for" not in page
+
+
+def test_a_request_never_makes_the_adjudicator_an_assessor(named):
+    from annotate.services import Conflict
+
+    c, org, a, b, x = named["c"], named["org"], named["a"], named["b"], named["x"]
+    q2 = make_question(collection=c, qid="Q2", unjudged=["x"])
+    with pytest.raises(Conflict, match="xav cannot both judge"):
+        L.layers_request(collection=c, questions=[q2], assessors=[a, x], by=org, adjudicator=x)
+    # ann judges Q1 in a layer: she cannot be named its adjudicator
+    with pytest.raises(Conflict, match=r"ann judges Q1 in a layer of their own"):
+        L.layers_request(
+            collection=c, questions=[named["q"], q2], assessors=[b, x], by=org, adjudicator=a
+        )
+    # and xav, Q1's adjudicator, gets no layer of it: Q1 has its layers already
+    with pytest.raises(Conflict, match="Q1 already has layers"):
+        L.layers_request(collection=c, questions=[named["q"]], assessors=[x], by=org, k=1)
+    assert not JudgingLayer.objects.filter(assessor=x).exists()
+    assert not JudgingLayer.objects.filter(question=q2).exists()
+
+
+def test_a_layers_csv_never_gives_the_adjudicator_a_layer(named):
+    from annotate.layer_io import layers_import
+
+    data = b"question_id,synset_id,answer,level,assessor,done\nQ1,,Yoko,,ann,\nQ1,1,Lennon,S,xav,\n"
+    result = layers_import(collection=named["c"], data=data, filename="l.csv", by=named["org"])
+    assert [str(i) for i in result.issues] == [
+        "l.csv:3: xav is the named adjudicator of Q1, so cannot judge it in a layer"
+    ]
+    assert not JudgingLayer.objects.filter(assessor=named["x"]).exists()

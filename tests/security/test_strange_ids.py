@@ -93,8 +93,12 @@ def test_layer_request_refuses_strange_user_ids(w, bad, field):
     if field == "assessors":  # no assessor left: refused, nothing requested
         assert messages_of(r) == ["2 independent judgments need at least 2 assessors."]
         assert snapshot() == before
-    else:  # no adjudicator named: the layers are requested without one
-        assert messages_of(r) == ["2 layers requested on 2 questions."]
+    else:  # no adjudicator named: the layers are requested without one (Q1 has them)
+        assert messages_of(r) == [
+            "2 layers requested on 1 question.",
+            "1 question left out: it has layers already, which stay as they are (more "
+            "would make more than k): Q1.",
+        ]
         assert not LayerRequest.objects.filter(adjudicator__isnull=False).exists()
 
 
@@ -103,6 +107,12 @@ def test_layer_request_refuses_strange_user_ids(w, bad, field):
 def test_adjudication_refuses_strange_ids(w, bad, field):
     client = client_for(w["org"])
     q = w["q"]
+    # every layer done: the adjudication reads the ids (before, it waits for the layers)
+    for user in (w["a"], w["b"]):
+        layer = JudgingLayer.objects.get(question=q, assessor=user)
+        for s in q.strings.all():
+            L.layer_judge(layer=layer, string=s.pk, by=user)
+        L.layer_mark_done(layer=layer, by=user)
     data = {"op": "merge" if field == "synsets" else "take", "layer": "1", "string": "1"}
     data[field] = bad
     before = snapshot()
