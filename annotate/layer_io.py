@@ -22,7 +22,7 @@ from django.utils import timezone
 from evaluation.metrics.csvio import CsvFormatError, read_records, write_csv
 from evaluation.metrics.errors import Issue
 
-from .layers import question_layers_to_gold, sealed_questions
+from .layers import layers_complete, question_layers_to_gold, sealed_questions
 from .models import (
     JUDGE_ROLES,
     AnswerString,
@@ -340,7 +340,7 @@ def layers_write(plan: LayersPlan, *, by: AnyUser | None = None) -> LayersImport
     # as when the last layer is marked done on the page: the strings every layer agrees on
     # go to gold, the rest wait for adjudication
     for q in k_of:
-        if not JudgingLayer.objects.filter(question_id=q, done_at__isnull=True).exists():
+        if layers_complete(q):
             question_layers_to_gold(question=q, by=by)
             result.questions_to_gold += 1
     return result

@@ -107,12 +107,13 @@ def layers_request(
     random ``sample`` of that many, for an agreement study): each question gets ``k`` of
     ``assessors`` in turn, a layer each, and is assigned to them.  Left out, before
     sampling: the questions whose gold was already derived from their layers
-    (``sealed_questions``, listed in ``refused``) and those that have layers already
-    (``layered``: their layers stay as they are, and a new set would give them more than
-    ``k``); Conflict when none is left.  ``adjudicator`` (an assessor or organizer)
-    resolves disagreements besides the organizers; never one of the question's assessors
-    (blindness: the adjudication page shows every layer), so Conflict when they are among
-    ``assessors`` or judge one of ``questions`` in a layer already."""
+    (``sealed_questions``, listed in ``refused``) and those that have ``k`` layers or more
+    already (``layered``: their layers stay as they are); a question with fewer (an
+    assessor left the collection with their layer open) is topped up to ``k`` by assessors
+    who have no layer on it.  Conflict when none is left.  ``adjudicator`` (an assessor or
+    organizer) resolves disagreements besides the organizers; never one of the question's
+    assessors (blindness: the adjudication page shows every layer), so Conflict when they
+    are among ``assessors`` or judge one of ``questions`` in a layer already."""
     assessors = list(assessors)
     judges = set(
         Membership.objects.filter(collection=collection, role__in=JUDGE_ROLES).values_list(
@@ -124,8 +125,8 @@ def layers_request(
         raise Conflict(f"Not an assessor of this collection: {', '.join(strangers)}.")
     if adjudicator is not None and adjudicator.pk not in judges:
         raise Conflict(f"Not an assessor of this collection: {adjudicator.get_username()}.")
-    if k < 1 or k > len(assessors):
-        raise Conflict(f"{k} independent judgments need at least {k} assessors.")
+    if k < 1:
+        raise Conflict("Ask for at least one independent judgment.")
     if adjudicator is not None and any(u.pk == adjudicator.pk for u in assessors):
         raise Conflict(
             f"{adjudicator.get_username()} cannot both judge the questions in a layer and "
@@ -153,13 +154,28 @@ def layers_request(
     sealed = sealed_questions(questions)
     refused = [q.qid for q in questions if q.pk in sealed]
     questions = [q for q in questions if q.pk not in sealed]
-    # a question with layers keeps them as they are too: more (from another set of
-    # assessors) would give it more layers than the request's k
-    has_layers = set(
-        JudgingLayer.objects.filter(question__in=questions).values_list("question_id", flat=True)
-    )
-    layered = [q.qid for q in questions if q.pk in has_layers]
-    questions = [q for q in questions if q.pk not in has_layers]
+    # a question with k layers keeps them as they are: more (from another set of
+    # assessors) would give it more layers than the request's k; one with fewer is topped up
+    existing: dict[int, set[int]] = {}
+    for question_id, user_id in JudgingLayer.objects.filter(question__in=questions).values_list(
+        "question_id", "assessor_id"
+    ):
+        existing.setdefault(question_id, set()).add(user_id)
+    layered = [q.qid for q in questions if len(existing.get(q.pk, ())) >= k]
+    questions = [q for q in questions if len(existing.get(q.pk, ())) < k]
+    short = [
+        q.qid
+        for q in questions
+        if k - len(existing.get(q.pk, ()))
+        > sum(u.pk not in existing.get(q.pk, ()) for u in assessors)
+    ]
+    if short and len(assessors) < k:
+        raise Conflict(f"{k} independent judgments need at least {k} assessors.")
+    if short:  # topped-up questions whose layers are by the assessors chosen
+        raise Conflict(
+            f"{k} independent judgments need at least {k} assessors without a layer on "
+            f"the question ({_some(short)}): choose more assessors."
+        )
     if not questions:
         if not layered:
             raise Conflict(
@@ -182,7 +198,9 @@ def layers_request(
     through = Question.assessors.through
     links, layers = [], []
     for i, q in enumerate(questions):
-        chosen = [assessors[(i * k + j) % len(assessors)] for j in range(k)]
+        have = existing.get(q.pk, set())
+        turn = [assessors[(i * k + j) % len(assessors)] for j in range(len(assessors))]
+        chosen = [u for u in turn if u.pk not in have][: k - len(have)]
         LayerRequest.objects.update_or_create(
             question=q, defaults={"k": k, "adjudicator": adjudicator, "requested_by": _user(by)}
         )
@@ -465,6 +483,13 @@ def layer_mark_done(
     """Mark the layer done (every string of the question judged in it) or reopen it.  When
     the last of the question's layers is done, the strings they agree on go to gold
     (``question_layers_to_gold``)."""
+    # the question first (the order every layer and gold operation locks in): two
+    # assessors marking the question's last two layers done at once are serialized, so
+    # the second sees the first done and runs the agreement step
+    question_id = JudgingLayer.objects.values_list("question_id", flat=True).get(
+        pk=getattr(layer, "pk", layer)
+    )
+    list(Question.objects.select_for_update(no_key=True).filter(pk=question_id).values("pk"))
     op = _LayerEdit(
         layer=layer, by=by, action="layer_done" if done else "layer_reopen", done_ok=True
     )
@@ -488,30 +513,39 @@ def layer_mark_done(
     started = op.layer.started_at or op.now
     op.layer.seconds = (op.now - started).total_seconds() if done else None
     event = op.finish()
-    if (
-        done
-        and not JudgingLayer.objects.filter(
-            question_id=op.layer.question_id, done_at__isnull=True
-        ).exists()
-    ):
+    if done and layers_complete(op.layer.question_id):
         question_layers_to_gold(question=op.layer.question_id, by=by)
     return event
 
 
+def layers_complete(question_id: int) -> bool:
+    """Whether the question's layers are all done and at least as many as its request's k
+    (fewer, after an assessor left with their layer open, wait for another layer): then
+    the agreement step (``question_layers_to_gold``) runs.  Two queries."""
+    layers = JudgingLayer.objects.filter(question_id=question_id)
+    wanted = LayerRequest.objects.filter(question_id=question_id).values_list("k", flat=True)
+    k = wanted.first() or 1
+    return layers.count() >= k and not layers.filter(done_at__isnull=True).exists()
+
+
 def sealed_questions(questions: Sequence[Question | int]) -> set[int]:
     """The ids among ``questions`` whose layers are sealed: gold was derived from them
-    (``LayerRequest.gold_at``) or every layer is done -- their assessors may have seen one
-    another's layers, and gold holds their agreement.  Such a layer is never reopened,
-    replaced or joined by another one (gold would keep the old agreement).  One query."""
+    (``LayerRequest.gold_at``) or all of the request's ``k`` layers (or more) are done --
+    their assessors may have seen one another's layers, and gold holds their agreement.
+    Such a layer is never reopened, replaced or joined by another one (gold would keep the
+    old agreement).  Fewer than ``k`` layers, all done (an assessor left with theirs
+    open), wait for another layer.  One query."""
     ids = [q.pk if isinstance(q, Question) else int(q) for q in questions]
     if not ids:
         return set()
     layer = JudgingLayer.objects.filter(question=OuterRef("pk"))
+    n_layers = layer.values("question").annotate(n=Count("pk")).values("n")
     return set(
         Question.objects.filter(pk__in=ids)
+        .annotate(n_layers=Subquery(n_layers))
         .filter(
             Q(layer_request__gold_at__isnull=False)
-            | (Exists(layer) & ~Exists(layer.filter(done_at__isnull=True)))
+            | (Q(n_layers__gte=F("layer_request__k")) & ~Exists(layer.filter(done_at__isnull=True)))
         )
         .values_list("pk", flat=True)
     )

@@ -1101,10 +1101,11 @@ def _open_layers_remove(
     """Remove the layers ``user`` has not marked done in ``collection`` (they no longer
     judge there: an open layer would keep its question from agreement forever), each with a
     ``layer_remove`` event on its question that records its judgments; their done layers
-    stay, as judgments made.  A question whose remaining layers are all done then goes
-    through the agreement step, as when its last layer is marked done
-    (``layers.question_layers_to_gold``).  Returns the number of layers removed."""
-    from .layers import question_layers_to_gold  # layers.py builds on this module
+    stay, as judgments made.  A question whose remaining layers are all done and as many as
+    its request's k then goes through the agreement step, as when its last layer is marked
+    done (``layers.question_layers_to_gold``); with fewer it waits for another layer.
+    Returns the number of layers removed."""
+    from .layers import layers_complete, question_layers_to_gold  # layers builds on this
 
     questions = set(
         JudgingLayer.objects.filter(
@@ -1113,8 +1114,15 @@ def _open_layers_remove(
     )
     if not questions:
         return 0
-    # every layer of those questions, locked in one order: an assessor marking theirs done
-    # meanwhile either commits first (and is seen done below) or waits, then sees these gone
+    # the questions, then every layer of them, locked in one order (as layer_mark_done
+    # does): an assessor marking theirs done meanwhile either commits first (and is seen
+    # done below) or waits, then sees these gone
+    list(
+        Question.objects.select_for_update(no_key=True)
+        .filter(pk__in=questions)
+        .order_by("pk")
+        .values("pk")
+    )
     every = list(
         JudgingLayer.objects.select_for_update(of=("self",))
         .filter(question_id__in=questions)
@@ -1122,7 +1130,6 @@ def _open_layers_remove(
     )
     name, who = user.get_username(), by if by is not None and by.is_authenticated else None
     removed = [la for la in every if la.assessor_id == user.pk and la.done_at is None]
-    left = {q: [la for la in every if la.question_id == q and la not in removed] for q in questions}
     for layer in removed:
         rows = {
             str(string): [group, level]
@@ -1150,7 +1157,9 @@ def _open_layers_remove(
         )
         layer.delete()
     for q in sorted(questions):
-        if left[q] and all(la.done_at is not None for la in left[q]):
+        # fewer layers than asked for wait for another one (``layers_request`` tops the
+        # question up): one assessor's layer alone is no independent judgment
+        if layers_complete(q):
             question_layers_to_gold(question=q, by=by)
     return len(removed)
 
