@@ -33,7 +33,7 @@ from evaluation.metrics.csvio import read_records
 from evaluation.models import Run
 
 from . import schemas
-from .auth import TokenAuth, TokenRateThrottle, docs_access
+from .auth import AuthFailuresThrottled, TokenAuth, UserRateThrottle, docs_access
 from .selectors import answers_per_question, synsets_per_question
 
 api = NinjaAPI(
@@ -44,7 +44,7 @@ api = NinjaAPI(
     "`Authorization: Bearer qas_...`. See docs/api.md.",
     urls_namespace="api",
     auth=TokenAuth(),
-    throttle=[TokenRateThrottle()],
+    throttle=[UserRateThrottle()],
     docs_url="/docs",
     openapi_url="/openapi.json",
     docs_decorator=docs_access,
@@ -68,6 +68,13 @@ NOT_FOUND = "Not found"  # every 404's detail: no name or slug is echoed back
 @api.exception_handler(PermissionDenied)
 def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
     return api.create_response(request, {"detail": str(exc) or "Forbidden"}, status=403)
+
+
+@api.exception_handler(AuthFailuresThrottled)
+def _auth_throttled(request: HttpRequest, exc: AuthFailuresThrottled) -> HttpResponse:
+    response = api.create_response(request, {"detail": str(exc)}, status=429)
+    response["Retry-After"] = str(exc.wait)
+    return response
 
 
 @api.exception_handler(Http404)
