@@ -39,7 +39,13 @@ from evaluation.metrics import (
 from evaluation.metrics.errors import merge_issues
 from evaluation.metrics.gains import DEFAULT_BETA, DEFAULT_RBP_P, check_parameters
 from evaluation.metrics.normalize import normalize_many
-from evaluation.metrics.parsers import RunRow, detect_run_format, parse_run, run_rows
+from evaluation.metrics.parsers import (
+    RunRow,
+    detect_run_format,
+    rows_ranking,
+    run_answer_lines,
+    run_rows,
+)
 from evaluation.significance import (
     MeanIntervals,
     PairTests,
@@ -395,6 +401,11 @@ def run_import(
     return run
 
 
+# a run file with more than questions x L' answer lines is refused before it is read line by
+# line when it has more than twice as many, or 1,000 more if that is more
+RUN_LINES_MARGIN = 1000
+
+
 def _run_checked(
     *,
     collection: Collection,
@@ -410,21 +421,35 @@ def _run_checked(
     fmt = fmt or detect_run_format(data)
     qids = dict(Question.objects.filter(collection=collection).values_list("qid", "id"))
     limit = collection.max_output_size
-    try:
-        ranking = parse_run(data, filename=filename, name=name, fmt=fmt)
-    except InputError:
-        ranking = None
-    if ranking is None or not _run_fits(ranking, qids, limit):
-        # read it again line by line: every error of the file with its line number
-        rows, parse_issues = run_rows(data, filename=filename, fmt=fmt)
+    # a file with far more answer lines than a run of the collection may hold is refused
+    # before it is read: reading 2 million lines only to report the first answer too many
+    # takes seconds.  One slightly over still gets every error with its line, below.
+    most = len(qids) * limit
+    lines = run_answer_lines(data, fmt=fmt, more_than=most + max(most, RUN_LINES_MARGIN))
+    if lines is not None and lines > most + max(most, RUN_LINES_MARGIN):
         raise InputError(
             merge_issues(
-                filename, list(issues), parse_issues, run_row_issues(rows, qids, limit, filename)
+                filename,
+                list(issues),
+                [
+                    Issue(
+                        filename,
+                        None,
+                        f"the file has {lines:,} answer lines; a run of this collection holds "
+                        f"at most {most:,} answers ({len(qids):,} questions x L' = {limit}): "
+                        "refused without reading further",
+                    )
+                ],
             )
         )
+    # read once, line by line: the rows, and every error of the file with its line number
+    rows, parse_issues = run_rows(data, filename=filename, fmt=fmt)
+    row_issues = run_row_issues(rows, qids, limit, filename)
+    if parse_issues or row_issues:
+        raise InputError(merge_issues(filename, list(issues), parse_issues, row_issues))
     if issues:
         raise InputError(list(issues))
-    return ranking, fmt, qids
+    return rows_ranking(rows, fmt=fmt, filename=filename, name=name), fmt, qids
 
 
 def _store_answers(run: Run, ranking: Ranking, qids: Mapping[str, int]) -> None:
@@ -542,12 +567,6 @@ def run_replace(
             after=_run_record(run, len(ranking)),
         )
     return run
-
-
-def _run_fits(ranking: Ranking, qids: Mapping[str, int], limit: int) -> bool:
-    """Every question of the run is the collection's and has at most ``limit`` answers."""
-    counts = pd.Series(ranking.qid, dtype=object).value_counts()
-    return bool(counts.index.isin(list(qids)).all() and (counts <= limit).all())
 
 
 def run_row_issues(
