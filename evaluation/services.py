@@ -17,7 +17,7 @@ import pandas as pd
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import caches
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
@@ -364,21 +364,21 @@ def run_import(
     problem at once, sorted by line: a name already used in the collection, the file's own
     errors, answers for question ids the collection does not have, and for each question
     with more answers than the collection's maximum output size L' the line of its first
-    answer too many."""
+    answer too many.  A name taken by another upload after the check (two at once) is
+    refused with the check's issue too, not a database error."""
     issues: list[Issue] = []
     name = name.strip()
+    taken = Issue(
+        filename,
+        None,
+        f"a run named {name!r} already exists in this collection; choose another name",
+    )
     if not name:
         issues.append(Issue(filename, None, "the run needs a name"))
     elif problem := run_name_problem(name):
         issues.append(Issue(filename, None, problem))
     elif Run.objects.active().filter(collection=collection, name=name).exists():
-        issues.append(
-            Issue(
-                filename,
-                None,
-                f"a run named {name!r} already exists in this collection; choose another name",
-            )
-        )
+        issues.append(taken)
     ranking, fmt, qids = _run_checked(
         collection=collection,
         data=data,
@@ -387,17 +387,24 @@ def run_import(
         fmt=fmt,
         issues=issues,
     )
-    with transaction.atomic():
-        run = Run.objects.create(
-            collection=collection,
-            owner=owner,
-            name=name,
-            description=description,
-            source_name=filename[:255],
-            sha256=hashlib.sha256(data).hexdigest(),
-            format=fmt,
-        )
-        _store_answers(run, ranking, qids)
+    try:
+        with transaction.atomic():
+            run = Run.objects.create(
+                collection=collection,
+                owner=owner,
+                name=name,
+                description=description,
+                source_name=filename[:255],
+                sha256=hashlib.sha256(data).hexdigest(),
+                format=fmt,
+            )
+            _store_answers(run, ranking, qids)
+    except IntegrityError:
+        # the name was free when checked, and another upload took it since (two uploads
+        # of one name at once): the same refusal as the check's
+        if Run.objects.active().filter(collection=collection, name=name).exists():
+            raise InputError([taken]) from None
+        raise
     return run
 
 

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from evaluation.metrics import InputError
 from evaluation.models import Run, RunAnswer
 from evaluation.services import run_import
-from tests.factories import make_collection, make_question, make_user
+from tests.factories import add_member, make_collection, make_question, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -196,3 +196,45 @@ def test_a_file_within_the_margin_gets_every_error_and_is_read_once(coll, monkey
     reads.clear()
     run_import(collection=coll, owner=make_user(), name="ok", data=b"Q1\t1\tx\n", filename="ok.tsv")
     assert reads == [1]
+
+
+def test_a_name_taken_between_the_check_and_the_create_is_refused_the_same(coll, monkeypatch):
+    """Two uploads of one name at once: the second passes the name check before the first
+    is stored, and its create breaks the unique name (it was a 500 IntegrityError).  The
+    race is simulated: the other upload is stored while this one reads its file."""
+    from evaluation import services
+
+    user = make_user()
+    checked = services._run_checked
+
+    def meanwhile(**kw):
+        Run.objects.create(collection=coll, owner=user, name="same", format="qa")
+        return checked(**kw)
+
+    monkeypatch.setattr(services, "_run_checked", meanwhile)
+    got = issues_of(
+        collection=coll, owner=user, name="same", data=b"Q1\t1\tParis\n", filename="r.tsv"
+    )
+    assert got == [
+        (None, "a run named 'same' already exists in this collection; choose another name")
+    ]
+    assert Run.objects.filter(name="same").count() == 1 and not RunAnswer.objects.exists()
+    # through the API: the documented 400, not a 500
+    from api.services import api_token_create
+    from tests.api.conftest import ApiClient
+
+    add_member(collection=coll, user=user, role="organizer")
+    api = ApiClient(api_token_create(user=user, name="ci").secret)
+    Run.objects.filter(name="same").delete()
+    r = api.post(
+        f"/api/collections/{coll.slug}/runs",
+        {"name": "same", "file": SimpleUploadedFile("r.tsv", b"Q1\t1\tParis\n")},
+    )
+    assert r.status_code == 400
+    assert r.json()["errors"] == [
+        {
+            "file": "r.tsv",
+            "line": None,
+            "message": "a run named 'same' already exists in this collection; choose another name",
+        }
+    ]
