@@ -308,17 +308,33 @@ def run_list(request: HttpRequest, slug: str):
     url_name="run-upload",
     tags=["runs"],
     response={201: schemas.RunOut, 400: schemas.UploadErrorOut, **ERRORS},
+    # name and file are required and format one of three (the schema says so), but the
+    # upload form checks them, not ninja: a missing or bad one is a refused upload (400
+    # with its errors, as the page lists them), not ninja's 422 list
+    openapi_extra={
+        "requestBody": {
+            "content": {
+                "multipart/form-data": {
+                    "schema": {
+                        "required": ["name", "file"],
+                        "properties": {"format": {"enum": ["", "qa", "trec"]}},
+                    }
+                }
+            }
+        }
+    },
 )
 def run_upload(
     request: HttpRequest,
     slug: str,
-    name: Form[str],
-    file: File[UploadedFile],
+    name: Form[str] = "",
+    file: File[UploadedFile] = None,
     description: Form[str] = "",
-    format: Form[Literal["", "qa", "trec"]] = "",
+    format: Form[str] = "",
 ):
     """Upload a run (multipart), all or nothing, with the checks of the upload page: on any
-    problem nothing is stored and the answer is 400 with every problem and its line."""
+    problem nothing is stored and the answer is 400 with every problem and its line (a
+    missing ``name`` or ``file`` too)."""
     collection, role = _score_access(request, slug)
     if role != Role.ORGANIZER and not collection.open_for_submissions:
         raise PermissionDenied("This collection is not open for submissions.")
