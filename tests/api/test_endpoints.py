@@ -254,6 +254,8 @@ def test_full_precision_is_an_option(world, as_role):
         {"gains": "X=1,Y=2,Z=3"},
         {"beta": -1},
         {"rbp_p": 1.5},
+        {"rbp_p": 1},
+        {"gains": "S=4,A=2,B=1,C=0"},  # the demo has no level C
         {"beta": "abc"},
         {"precision": "max"},
         {"metric": [f"p@{k}" for k in range(1, 40)]},  # more than MAX_METRICS at once
