@@ -250,6 +250,7 @@ def _workspace(question: Question) -> dict[str, Any]:
     # question and their collections) stayed in the grouped query
     freq = dict(
         question.run_answers.order_by()
+        .exclude(key="")  # an empty key matches no string
         .values_list("key")
         .annotate(n=Count("run_id", distinct=True))
     )

@@ -1223,20 +1223,33 @@ class RekeyConflict:
 
     def __str__(self) -> str:
         listed = "; ".join(f'"{t}" ({j})' for t, j in self.strings)
+        if not self.key:
+            return f"question {self.question}: {listed} would have an empty matching key"
         return f"question {self.question}: {listed}"
 
 
 class MatchingModeConflict(Conflict):
     """The matching mode was not changed: ``conflicts`` lists every group of strings to
-    judge alike first."""
+    judge alike first, and every string whose key would be empty (key ""), which matches
+    nothing: to edit or delete first."""
 
     def __init__(self, mode: str, conflicts: Sequence[RekeyConflict]):
         self.conflicts = list(conflicts)
-        super().__init__(
-            f"Under {mode} matching, {len(self.conflicts)} group(s) of strings would be one "
-            "string but are judged differently; judge them alike first: "
-            + " | ".join(map(str, self.conflicts))
-        )
+        empty = [c for c in self.conflicts if not c.key]
+        groups = [c for c in self.conflicts if c.key]
+        parts = []
+        if empty:
+            parts.append(
+                f"{len(empty)} string(s) would have an empty matching key and match nothing "
+                "(string_add refuses such strings); edit or delete them first: "
+                + " | ".join(map(str, empty))
+            )
+        if groups:
+            parts.append(
+                f"{len(groups)} group(s) of strings would be one string but are judged "
+                "differently; judge them alike first: " + " | ".join(map(str, groups))
+            )
+        super().__init__(f"Under {mode} matching, " + ". And ".join(parts))
 
 
 def _judgment_label(synset_ordinal: int | None, level_code: str | None, judged: bool) -> str:
@@ -1306,7 +1319,9 @@ def collection_set_matching_mode(*, collection: Collection, mode: str, by: AnyUs
     judged incorrect, or both unjudged): its text stays, the others' texts and variants
     join its variants, so nothing typed or imported is lost.  When they disagree ("Radcliffe
     Line" incorrect, "The Radcliffe Line" correct, under ``squad``) nothing is written and
-    MatchingModeConflict lists every such group.  The assessors' layer judgments of folded
+    MatchingModeConflict lists every such group, and every string whose key would be empty
+    ("A" or "The" under ``squad``: it would match nothing, and ``string_add`` refuses such a
+    string), to edit or delete first.  The assessors' layer judgments of folded
     strings go to the kept string in their layer (an identical one there drops the
     duplicate, a different one is a conflict too), so no layer loses a judgment.  Returns
     the number of strings folded.  Run answers are keyed by the evaluation app, which
@@ -1335,10 +1350,18 @@ def collection_set_matching_mode(*, collection: Collection, mode: str, by: AnyUs
         )
     )
     keys = normalize_many([r[3] for r in rows], mode)
+    # a string whose key would be empty ("A" under squad) would match nothing, and
+    # string_add refuses it: a conflict to resolve first (edit or delete it)
+    conflicts = [
+        RekeyConflict(r[2], "", ((r[3], _judgment_label(r[7], r[8], r[9] is not None)),))
+        for i, r in enumerate(rows)
+        if not keys[i]
+    ]
     groups: dict[tuple[int, str], list[int]] = {}
     for i, r in enumerate(rows):
-        groups.setdefault((r[1], keys[i]), []).append(i)
-    conflicts, folded, keepers = [], [], {}
+        if keys[i]:
+            groups.setdefault((r[1], keys[i]), []).append(i)
+    folded, keepers = [], {}
     for (_, key), members in groups.items():
         if len(members) < 2:
             continue

@@ -411,7 +411,8 @@ class Suggester:
         self._by_compact: dict[str, list[int]] = {}
         self._by_bag: dict[tuple[str, ...], list[int]] = {}
         for i, (_, f) in enumerate(self._forms):
-            self._by_key.setdefault(f.key, []).append(i)
+            if f.key:  # an empty key matches nothing ("A" under squad matching)
+                self._by_key.setdefault(f.key, []).append(i)
             self._by_compact.setdefault(f.compact, []).append(i)
             if len(f.words) > 1:
                 self._by_bag.setdefault(f.bag, []).append(i)
@@ -460,7 +461,7 @@ class Suggester:
         ]
 
     def _suggest(self, c: _Form, near: list[tuple[int, int]] | None) -> Suggestion | None:
-        if c.key in self._by_key:
+        if c.key and c.key in self._by_key:
             i = self._by_key[c.key][0]
             group, m = self._forms[i]
             if group is self._wrong:

@@ -1,15 +1,25 @@
-"""Bearer-token authentication and the per-token rate limit of the API.
+"""Bearer-token authentication and the rate limits of the API.
 
 ``Authorization: Bearer <token>``: the token's SHA-256 digest is looked up among the tokens
 not revoked of active users; the request then acts as the token's user (``request.user``),
 so every role rule of the pages (``annotate.permissions``, ``Run.objects.visible_to``)
-applies unchanged.  Requests are counted per token in fixed windows with one atomic
-increment in the shared cache (``config.auth.count_attempt``, as the login throttle), so
-every worker sees the same count; over the limit the API answers 429 with Retry-After.
+applies unchanged.
+
+Two limits, both counted in fixed windows with one atomic increment in the shared cache
+(``config.auth.count_attempt``, as the login throttle), so every worker sees the same
+count, and both answered with 429 and Retry-After (seconds to the window's end):
+
+- requests per *user* (``settings.API_RATE``): all of a user's tokens share one count, so
+  more tokens give no more requests;
+- failed authentications (no token, a malformed, unknown or revoked one) per client
+  address (``config.auth.client_address``): past ``MAX_AUTH_FAILURES`` in
+  ``AUTH_FAILURE_WINDOW`` seconds, every request from that address is answered 429 before
+  any token is looked up, until the window ends.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import timedelta
 from functools import wraps
@@ -22,14 +32,51 @@ from django.utils import timezone
 from ninja.security import HttpBearer
 from ninja.throttling import BaseThrottle
 
+from config.auth import WINDOW_SECONDS, client_address, count_attempt
+
 from .models import TOKEN_PREFIX, ApiToken, token_digest
 
 # last_used_at is written at most this often per token (not one write per request)
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+# failed authentications allowed per client address and window (a script with a revoked
+# token retrying, not a guesser: a 256-bit token cannot be guessed, but every guess costs
+# a query)
+MAX_AUTH_FAILURES = 20
+AUTH_FAILURE_WINDOW = WINDOW_SECONDS  # 15 minutes: the life of count_attempt's counters
+
+
+class AuthFailuresThrottled(Exception):
+    """Too many failed authentications from one client address: answered 429 with
+    Retry-After ``wait`` seconds (``endpoints``, ``docs_access``)."""
+
+    def __init__(self, wait: int):
+        self.wait = wait
+        super().__init__(
+            "Too many failed authentications from your address; "
+            f"try again in {max(1, round(wait / 60))} minute(s)."
+        )
+
+
+def _window(seconds: int) -> tuple[int, int]:
+    """(start of the current fixed window of ``seconds``, seconds until it ends)."""
+    now = time.time()
+    start = int(now // seconds) * seconds
+    return start, max(1, math.ceil(start + seconds - now))
 
 
 class TokenAuth(HttpBearer):
-    """Authenticates ``Authorization: Bearer qas_...``; answers 401 otherwise."""
+    """Authenticates ``Authorization: Bearer qas_...``; answers 401 otherwise, and 429
+    (AuthFailuresThrottled) to an address past MAX_AUTH_FAILURES failures."""
+
+    def __call__(self, request: HttpRequest) -> ApiToken | None:
+        start, wait = _window(AUTH_FAILURE_WINDOW)
+        key = f"api-auth-fail:ip:{client_address(request)}:{start}"
+        if (cache.get(key) or 0) >= MAX_AUTH_FAILURES:
+            raise AuthFailuresThrottled(wait)
+        found = super().__call__(request)  # None without a bearer token
+        if found is None and count_attempt(key) > MAX_AUTH_FAILURES:
+            raise AuthFailuresThrottled(wait)
+        return found
 
     def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
         if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
@@ -57,10 +104,13 @@ def docs_access(view):
     @wraps(view)
     def wrapper(request: HttpRequest, *args, **kwargs):
         if not request.user.is_authenticated:
-            scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-            if not (
-                scheme.lower() == "bearer" and TokenAuth().authenticate(request, token.strip())
-            ):
+            try:
+                token = TokenAuth()(request) if "Authorization" in request.headers else None
+            except AuthFailuresThrottled as e:
+                response = JsonResponse({"detail": str(e)}, status=429)
+                response["Retry-After"] = str(e.wait)
+                return response
+            if token is None:
                 if request.path_info.endswith(".json"):
                     return JsonResponse({"detail": "Unauthorized"}, status=401)
                 return redirect_to_login(request.get_full_path())
@@ -86,16 +136,17 @@ def parse_rate(rate: str) -> tuple[int, int]:
     return int(count), seconds
 
 
-class TokenRateThrottle(BaseThrottle):
-    """At most ``settings.API_RATE`` requests per token and window (fixed windows)."""
+class UserRateThrottle(BaseThrottle):
+    """At most ``settings.API_RATE`` requests per user and window (fixed windows), whichever
+    of the user's tokens sends them."""
 
     def allow_request(self, request: HttpRequest) -> bool:
         token = getattr(request, "auth", None)
         if not isinstance(token, ApiToken):
             return True  # refused by authentication anyway
         limit, window = parse_rate(settings.API_RATE)
-        start = int(time.time() // window) * window
-        key = f"api-rate:{token.pk}:{start}"
+        start, _ = _window(window)
+        key = f"api-rate:user:{token.user_id}:{start}"
         if cache.add(key, 1, window + 1):
             return True
         try:

@@ -33,7 +33,7 @@ from evaluation.metrics.csvio import read_records
 from evaluation.models import Run
 
 from . import schemas
-from .auth import TokenAuth, TokenRateThrottle, docs_access
+from .auth import AuthFailuresThrottled, TokenAuth, UserRateThrottle, docs_access
 from .selectors import answers_per_question, synsets_per_question
 
 api = NinjaAPI(
@@ -44,7 +44,7 @@ api = NinjaAPI(
     "`Authorization: Bearer qas_...`. See docs/api.md.",
     urls_namespace="api",
     auth=TokenAuth(),
-    throttle=[TokenRateThrottle()],
+    throttle=[UserRateThrottle()],
     docs_url="/docs",
     openapi_url="/openapi.json",
     docs_decorator=docs_access,
@@ -68,6 +68,13 @@ NOT_FOUND = "Not found"  # every 404's detail: no name or slug is echoed back
 @api.exception_handler(PermissionDenied)
 def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
     return api.create_response(request, {"detail": str(exc) or "Forbidden"}, status=403)
+
+
+@api.exception_handler(AuthFailuresThrottled)
+def _auth_throttled(request: HttpRequest, exc: AuthFailuresThrottled) -> HttpResponse:
+    response = api.create_response(request, {"detail": str(exc)}, status=429)
+    response["Retry-After"] = str(exc.wait)
+    return response
 
 
 @api.exception_handler(Http404)
@@ -301,17 +308,33 @@ def run_list(request: HttpRequest, slug: str):
     url_name="run-upload",
     tags=["runs"],
     response={201: schemas.RunOut, 400: schemas.UploadErrorOut, **ERRORS},
+    # name and file are required and format one of three (the schema says so), but the
+    # upload form checks them, not ninja: a missing or bad one is a refused upload (400
+    # with its errors, as the page lists them), not ninja's 422 list
+    openapi_extra={
+        "requestBody": {
+            "content": {
+                "multipart/form-data": {
+                    "schema": {
+                        "required": ["name", "file"],
+                        "properties": {"format": {"enum": ["", "qa", "trec"]}},
+                    }
+                }
+            }
+        }
+    },
 )
 def run_upload(
     request: HttpRequest,
     slug: str,
-    name: Form[str],
-    file: File[UploadedFile],
+    name: Form[str] = "",
+    file: File[UploadedFile] = None,
     description: Form[str] = "",
-    format: Form[Literal["", "qa", "trec"]] = "",
+    format: Form[str] = "",
 ):
     """Upload a run (multipart), all or nothing, with the checks of the upload page: on any
-    problem nothing is stored and the answer is 400 with every problem and its line."""
+    problem nothing is stored and the answer is 400 with every problem and its line (a
+    missing ``name`` or ``file`` too)."""
     collection, role = _score_access(request, slug)
     if role != Role.ORGANIZER and not collection.open_for_submissions:
         raise PermissionDenied("This collection is not open for submissions.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
@@ -12,6 +13,15 @@ from .models import ApiToken, new_token, token_digest
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
+
+
+# the most tokens a user may hold at once (revoked ones do not count): the rate limit is
+# per user, and a token per CI job is still plenty
+MAX_ACTIVE_TOKENS = 10
+
+
+class TooManyTokens(Exception):
+    """The user already holds MAX_ACTIVE_TOKENS active tokens; the message says so."""
 
 
 @dataclass(frozen=True)
@@ -24,7 +34,15 @@ class NewToken:
 
 @transaction.atomic
 def api_token_create(*, user: AbstractBaseUser, name: str) -> NewToken:
-    """Create a token for ``user``; returns the row and the secret (shown once)."""
+    """Create a token for ``user``; returns the row and the secret (shown once).  Raises
+    TooManyTokens when the user already holds MAX_ACTIVE_TOKENS active tokens (the user's
+    row is locked first, so parallel creations cannot pass the cap together)."""
+    get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+    if ApiToken.objects.filter(user=user, revoked_at__isnull=True).count() >= MAX_ACTIVE_TOKENS:
+        raise TooManyTokens(
+            f"You already have {MAX_ACTIVE_TOKENS} active tokens, the most one user may hold; "
+            "revoke one you no longer use first."
+        )
     secret = new_token()
     token = ApiToken.objects.create(
         user=user,

@@ -11,7 +11,7 @@ from config.htmx import redirect_to
 
 from .forms import TokenCreateForm
 from .models import ApiToken
-from .services import api_token_create, api_token_revoke
+from .services import TooManyTokens, api_token_create, api_token_revoke
 
 
 @require_http_methods(["GET", "POST"])
@@ -20,8 +20,12 @@ def token_list(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = TokenCreateForm(request.POST)
         if form.is_valid():
-            created = api_token_create(user=request.user, name=form.cleaned_data["name"])
-            form = TokenCreateForm()
+            try:
+                created = api_token_create(user=request.user, name=form.cleaned_data["name"])
+            except TooManyTokens as e:
+                form.add_error(None, str(e))
+            else:
+                form = TokenCreateForm()
     else:
         form = TokenCreateForm()
     response = TemplateResponse(

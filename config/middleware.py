@@ -106,11 +106,24 @@ class ControlCharacterMiddleware:
             }
         field = _control_character_field(request)
         if field is not None and _for_api(request):
+            # the shape of the API's other 400s (docs/api.md): a detail and the errors,
+            # each with its file (an upload's name), line and message
+            try:
+                upload = request.FILES.get("file") if request.method == "POST" else None
+            except (SuspiciousOperation, MultiPartParserError):
+                upload = None
+            message = (
+                f"{field[:60]}: holds a control character (such as a NUL byte); only tab, "
+                "newline and carriage return are allowed in text"
+            )
             return JsonResponse(
                 {
                     "detail": f"{field[:60]!r} holds a control character (such "
                     "as a NUL byte); only tab, newline and carriage "
-                    "return are allowed in text."
+                    "return are allowed in text.",
+                    "errors": [
+                        {"file": getattr(upload, "name", ""), "line": None, "message": message}
+                    ],
                 },
                 status=400,
             )

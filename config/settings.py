@@ -8,7 +8,7 @@ when not in debug; 0 only for plain-http runs on 127.0.0.1 such as bench/load.py
 DJANGO_CONN_MAX_AGE (0), RUN_UPLOAD_MAX_MB (50), IMPORT_MAX_MB (50), ARCHIVE_MAX_MB (512),
 DJANGO_CLIENT_IP_HEADER (unset), DJANGO_DB_STATEMENT_TIMEOUT_MS (20000),
 DJANGO_DB_LOCK_TIMEOUT_MS (5000), DJANGO_UPLOAD_TEMP_DIR (var/uploads), API_RATE (120/min:
-requests per API token and window; units s, min, h, day).
+requests per API user and window; units s, min, h, day).
 """
 
 import os
@@ -239,7 +239,8 @@ if not DEBUG:
 # counts per client.  Off by default: a header a client can set itself must not be trusted.
 CLIENT_IP_HEADER = os.environ.get("DJANGO_CLIENT_IP_HEADER", "").strip()
 
-# The REST API (api/): requests allowed per token and window, counted in the shared cache.
+# The REST API (api/): requests allowed per user (all their tokens) and window, counted in
+# the shared cache.
 API_RATE = os.environ.get("API_RATE", "120/min")
 
 LOGGING = {

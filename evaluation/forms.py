@@ -5,7 +5,7 @@ from django.conf import settings
 
 from config.uploads import check_upload_size
 from evaluation.metrics import BASE_METRICS, parse_gains
-from evaluation.metrics.gains import DEFAULT_BETA, DEFAULT_RBP_P, MAX_BETA, check_parameters
+from evaluation.metrics.gains import DEFAULT_BETA, DEFAULT_RBP_P, check_parameters
 from evaluation.services import run_name_problem
 from evaluation.significance import INTERVALS, MAX_TRIALS, TESTS
 
@@ -56,8 +56,9 @@ class ScoreConfigForm(forms.Form):
     custom_gains = forms.CharField(
         required=False, max_length=200, help_text="e.g. S=4,A=2,B=1 or adjusted:10:5:1"
     )
-    beta = forms.FloatField(required=False, min_value=0, max_value=MAX_BETA)
-    rbp_p = forms.FloatField(required=False, min_value=0, max_value=0.99, label="RBP p")
+    # ranges: the engine's one check (gains.check_parameters), as for the API and qa-score
+    beta = forms.FloatField(required=False)
+    rbp_p = forms.FloatField(required=False, label="RBP p")
 
     def clean_custom_gains(self):
         spec = (self.cleaned_data.get("custom_gains") or "").strip()
@@ -67,17 +68,21 @@ class ScoreConfigForm(forms.Form):
             raise forms.ValidationError(str(e)) from e
         return spec
 
-    def clean(self):
-        data = super().clean()
-        beta, rbp_p = data.get("beta"), data.get("rbp_p")
+    def clean_beta(self):
+        beta = self.cleaned_data.get("beta")
         try:
-            check_parameters(
-                beta=DEFAULT_BETA if beta is None else beta,
-                rbp_p=DEFAULT_RBP_P if rbp_p is None else rbp_p,
-            )
+            check_parameters(beta=DEFAULT_BETA if beta is None else beta)
         except ValueError as e:
             raise forms.ValidationError(str(e)) from e
-        return data
+        return beta
+
+    def clean_rbp_p(self):
+        rbp_p = self.cleaned_data.get("rbp_p")
+        try:
+            check_parameters(rbp_p=DEFAULT_RBP_P if rbp_p is None else rbp_p)
+        except ValueError as e:
+            raise forms.ValidationError(str(e)) from e
+        return rbp_p
 
     @classmethod
     def showing(cls, config) -> ScoreConfigForm:

@@ -15,13 +15,16 @@ from evaluation.forms import metric_label
 from .exports import csv_response
 from .layers import layer_scores
 from .models import Run
-from .views import _config, _preamble
+from .views import _config, _csv_config, _preamble, refuses_bad_parameters
 
 
-def _layer_scores(request: HttpRequest, slug: str):
+def _layer_scores(request: HttpRequest, slug: str, *, download: bool = False):
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
-    config, form, error = _config(request, collection)
+    if download:  # an invalid parameter is refused (400), not replaced by the default
+        config, form, error = _csv_config(request, collection), None, None
+    else:
+        config, form, error = _config(request, collection)
     runs = list(Run.objects.active().filter(collection=collection).order_by("name"))
     return collection, config, form, error, layer_scores(collection, runs, config)
 
@@ -59,8 +62,9 @@ def collection_layer_scores(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_GET
+@refuses_bad_parameters
 def collection_layer_scores_csv(request: HttpRequest, slug: str) -> HttpResponse:
-    collection, config, _, _, result = _layer_scores(request, slug)
+    collection, config, _, _, result = _layer_scores(request, slug, download=True)
     return csv_response(
         f"{collection.slug}-layer-scores.csv",
         _preamble(

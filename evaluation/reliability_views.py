@@ -8,7 +8,7 @@ import math
 
 from django import forms
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404
+from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from annotate.models import Collection, Role
@@ -69,6 +69,13 @@ def collection_reliability(request: HttpRequest, slug: str) -> HttpResponse:
     form = ReliabilityForm(request.GET or None)
     levels = list(collection.levels.order_by("order").values_list("code", flat=True))
     config, error = _config(form, levels)
+    if request.GET.get("download") and (form.errors or error):
+        # a file asked for with an invalid parameter: refused with the reason, never a
+        # file of the defaults' figures (the page shows the errors instead)
+        reason = error or "; ".join(
+            f"{field}: {m}" for field, messages in form.errors.items() for m in messages
+        )
+        return render(request, "400.html", {"reason": f"Invalid parameters: {reason}"}, status=400)
     runs = list(Run.objects.visible_to(request.user, collection).order_by("name"))
     download = form.cleaned_data.get("download") if form.is_bound and form.is_valid() else ""
     if download == "samples":

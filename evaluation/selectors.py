@@ -140,9 +140,10 @@ def run_answer_stats(runs: Sequence[Run]) -> dict[int, dict[str, int]]:
 
 
 def _judged_string() -> QuerySet[AnswerString]:
+    """The judged string a run answer matches (an empty key matches nothing)."""
     return AnswerString.objects.filter(
         question=OuterRef("question"), key=OuterRef("key"), judged_at__isnull=False
-    )
+    ).exclude(key="")
 
 
 def unjudged_counts(runs: Sequence[Run]) -> dict[int, int]:
@@ -160,8 +161,10 @@ def unjudged_answers(run: Run) -> list[dict[str, Any]]:
     """The run's distinct unjudged answers: question id, answer, best rank, and whether it
     is in the assessors' pool already (``pooled``: a string of its question has its key)
     or could be sent there (``poolable``: not pooled, best rank within the collection's
-    L'), in question order (one query)."""
-    strings = AnswerString.objects.filter(question=OuterRef("question"), key=OuterRef("key"))
+    L', a key that is not empty), in question order (one query)."""
+    strings = AnswerString.objects.filter(
+        question=OuterRef("question"), key=OuterRef("key")
+    ).exclude(key="")
     rows = (
         RunAnswer.objects.filter(run=run)
         .filter(~Exists(_judged_string()))
@@ -177,7 +180,10 @@ def unjudged_answers(run: Run) -> list[dict[str, Any]]:
             "answer": r["text"],
             "rank": r["rank"],
             "pooled": r["pooled"],
-            "poolable": not r["pooled"] and r["rank"] <= limit,
+            # an answer with an empty key ("?" under squad matching) matches nothing: it
+            # is never pooled
+            "poolable": not r["pooled"] and r["rank"] <= limit and r["key"] != "",
+            "empty_key": r["key"] == "",
         }
         for r in rows
     ]

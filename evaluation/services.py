@@ -17,7 +17,7 @@ import pandas as pd
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import caches
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
@@ -39,7 +39,13 @@ from evaluation.metrics import (
 from evaluation.metrics.errors import merge_issues
 from evaluation.metrics.gains import DEFAULT_BETA, DEFAULT_RBP_P, check_parameters
 from evaluation.metrics.normalize import normalize_many
-from evaluation.metrics.parsers import RunRow, detect_run_format, parse_run, run_rows
+from evaluation.metrics.parsers import (
+    RunRow,
+    detect_run_format,
+    rows_ranking,
+    run_answer_lines,
+    run_rows,
+)
 from evaluation.significance import (
     MeanIntervals,
     PairTests,
@@ -358,21 +364,21 @@ def run_import(
     problem at once, sorted by line: a name already used in the collection, the file's own
     errors, answers for question ids the collection does not have, and for each question
     with more answers than the collection's maximum output size L' the line of its first
-    answer too many."""
+    answer too many.  A name taken by another upload after the check (two at once) is
+    refused with the check's issue too, not a database error."""
     issues: list[Issue] = []
     name = name.strip()
+    taken = Issue(
+        filename,
+        None,
+        f"a run named {name!r} already exists in this collection; choose another name",
+    )
     if not name:
         issues.append(Issue(filename, None, "the run needs a name"))
     elif problem := run_name_problem(name):
         issues.append(Issue(filename, None, problem))
     elif Run.objects.active().filter(collection=collection, name=name).exists():
-        issues.append(
-            Issue(
-                filename,
-                None,
-                f"a run named {name!r} already exists in this collection; choose another name",
-            )
-        )
+        issues.append(taken)
     ranking, fmt, qids = _run_checked(
         collection=collection,
         data=data,
@@ -381,18 +387,30 @@ def run_import(
         fmt=fmt,
         issues=issues,
     )
-    with transaction.atomic():
-        run = Run.objects.create(
-            collection=collection,
-            owner=owner,
-            name=name,
-            description=description,
-            source_name=filename[:255],
-            sha256=hashlib.sha256(data).hexdigest(),
-            format=fmt,
-        )
-        _store_answers(run, ranking, qids)
+    try:
+        with transaction.atomic():
+            run = Run.objects.create(
+                collection=collection,
+                owner=owner,
+                name=name,
+                description=description,
+                source_name=filename[:255],
+                sha256=hashlib.sha256(data).hexdigest(),
+                format=fmt,
+            )
+            _store_answers(run, ranking, qids)
+    except IntegrityError:
+        # the name was free when checked, and another upload took it since (two uploads
+        # of one name at once): the same refusal as the check's
+        if Run.objects.active().filter(collection=collection, name=name).exists():
+            raise InputError([taken]) from None
+        raise
     return run
+
+
+# a run file with more than questions x L' answer lines is refused before it is read line by
+# line when it has more than twice as many, or 1,000 more if that is more
+RUN_LINES_MARGIN = 1000
 
 
 def _run_checked(
@@ -410,21 +428,35 @@ def _run_checked(
     fmt = fmt or detect_run_format(data)
     qids = dict(Question.objects.filter(collection=collection).values_list("qid", "id"))
     limit = collection.max_output_size
-    try:
-        ranking = parse_run(data, filename=filename, name=name, fmt=fmt)
-    except InputError:
-        ranking = None
-    if ranking is None or not _run_fits(ranking, qids, limit):
-        # read it again line by line: every error of the file with its line number
-        rows, parse_issues = run_rows(data, filename=filename, fmt=fmt)
+    # a file with far more answer lines than a run of the collection may hold is refused
+    # before it is read: reading 2 million lines only to report the first answer too many
+    # takes seconds.  One slightly over still gets every error with its line, below.
+    most = len(qids) * limit
+    lines = run_answer_lines(data, fmt=fmt, more_than=most + max(most, RUN_LINES_MARGIN))
+    if lines is not None and lines > most + max(most, RUN_LINES_MARGIN):
         raise InputError(
             merge_issues(
-                filename, list(issues), parse_issues, run_row_issues(rows, qids, limit, filename)
+                filename,
+                list(issues),
+                [
+                    Issue(
+                        filename,
+                        None,
+                        f"the file has {lines:,} answer lines; a run of this collection holds "
+                        f"at most {most:,} answers ({len(qids):,} questions x L' = {limit}): "
+                        "refused without reading further",
+                    )
+                ],
             )
         )
+    # read once, line by line: the rows, and every error of the file with its line number
+    rows, parse_issues = run_rows(data, filename=filename, fmt=fmt)
+    row_issues = run_row_issues(rows, qids, limit, filename)
+    if parse_issues or row_issues:
+        raise InputError(merge_issues(filename, list(issues), parse_issues, row_issues))
     if issues:
         raise InputError(list(issues))
-    return ranking, fmt, qids
+    return rows_ranking(rows, fmt=fmt, filename=filename, name=name), fmt, qids
 
 
 def _store_answers(run: Run, ranking: Ranking, qids: Mapping[str, int]) -> None:
@@ -542,12 +574,6 @@ def run_replace(
             after=_run_record(run, len(ranking)),
         )
     return run
-
-
-def _run_fits(ranking: Ranking, qids: Mapping[str, int], limit: int) -> bool:
-    """Every question of the run is the collection's and has at most ``limit`` answers."""
-    counts = pd.Series(ranking.qid, dtype=object).value_counts()
-    return bool(counts.index.isin(list(qids)).all() and (counts <= limit).all())
 
 
 def run_row_issues(

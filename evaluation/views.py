@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import wraps
 from importlib.metadata import version
 from typing import Any
 from urllib.parse import quote
@@ -17,7 +18,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404
+from django.shortcuts import get_object_or_404, render
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -94,6 +95,58 @@ def _config(
     if form.is_bound and form.errors:
         return config, form, error
     return config, ScoreConfigForm.showing(config), error
+
+
+class BadParameters(Exception):
+    """A download's query string holds an invalid score or test parameter: answered 400
+    with the reason (``refuses_bad_parameters``), never computed with the defaults."""
+
+
+def refuses_bad_parameters(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A CSV download view that answers 400 with the reason when ``_csv_config`` or
+    ``_csv_tests`` refuse its parameters: a script asking for ``metric=rbp&rbp_p=1.5``
+    must not get a file of other figures."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except BadParameters as e:
+            return render(request, "400.html", {"reason": f"Invalid parameters: {e}"}, status=400)
+
+    return wrapper
+
+
+def _problems(form) -> str:
+    """A bound form's errors as one line: ``rbp_p: ...; gains: ...``."""
+    return "; ".join(
+        m if field == "__all__" else f"{field}: {m}"
+        for field, messages in form.errors.items()
+        for m in messages
+    )
+
+
+def _csv_config(
+    request: HttpRequest, collection: Collection, default_metrics: Sequence[str] = DEFAULT_METRICS
+) -> services.ScoreConfig:
+    """``_config`` for a download: an invalid parameter raises BadParameters (the pages
+    show the form's errors and the defaults' figures; a file would only mislead)."""
+    config, form, error = _config(request, collection, default_metrics)
+    if form.is_bound and form.errors:
+        raise BadParameters(_problems(form))
+    if error:
+        raise BadParameters(error)
+    return config
+
+
+def _csv_tests(request: HttpRequest) -> TestConfig:
+    """``_tests`` for a download: an invalid parameter raises BadParameters."""
+    config, form, error = _tests(request)
+    if form.is_bound and form.errors:
+        raise BadParameters(_problems(form))
+    if error:
+        raise BadParameters(error)
+    return config
 
 
 def _preamble(
@@ -291,13 +344,14 @@ def run_list(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_GET
+@refuses_bad_parameters
 def run_list_csv(request: HttpRequest, slug: str) -> HttpResponse:
     """The runs page as CSV: per run (by name) its owner, means, their 95% intervals
     (``<metric>_ci_low``, ``<metric>_ci_high``; how, in the preamble), questions answered
     and unjudged answers."""
     collection, _ = _score_access(request, slug)
-    config, _, _ = _config(request, collection)
-    tests, _, _ = _tests(request)
+    config = _csv_config(request, collection)
+    tests = _csv_tests(request)
     rows, _, _ = _run_rows(request, collection, config, tests)
     return csv_response(
         f"{collection.slug}-runs.csv",
@@ -512,10 +566,11 @@ def run_replace(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
 
 
 @require_GET
+@refuses_bad_parameters
 def run_scores_csv(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     collection, _ = _score_access(request, slug)
     run = selectors.visible_run(user=request.user, collection=collection, run_id=run_id)
-    config, _, _ = _config(request, collection)
+    config = _csv_config(request, collection)
     scores = services.score_runs(collection, [run], config)
     table = _question_table(collection, scores, run)
     means = scores.means().loc[run.name]
@@ -686,10 +741,11 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_GET
+@refuses_bad_parameters
 def compare_csv(request: HttpRequest, slug: str) -> HttpResponse:
     collection, _ = _score_access(request, slug)
     _, a, b = _chosen_runs(request, collection)
-    config, _, _ = _config(request, collection, default_metrics=services.COMPARE_METRICS)
+    config = _csv_config(request, collection, default_metrics=services.COMPARE_METRICS)
     c = _compare_runs(collection, a, b, config)
     if c is None:
         raise Http404("Choose two different runs to compare")
@@ -821,10 +877,11 @@ def ranking(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_GET
+@refuses_bad_parameters
 def ranking_csv(request: HttpRequest, slug: str) -> HttpResponse:
     collection, _ = _score_access(request, slug)
-    config, _, _ = _config(request, collection)
-    tests, _, _ = _tests(request)
+    config = _csv_config(request, collection)
+    tests = _csv_tests(request)
     r = _system_ranking(request, collection, config, tests, pairs=False)
     rows: list[list[object]] = [
         [
@@ -848,13 +905,14 @@ def ranking_csv(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_GET
+@refuses_bad_parameters
 def ranking_matrix_csv(request: HttpRequest, slug: str) -> HttpResponse:
     """The ranking page's all-pairs matrix as CSV: one row and one column per run in
     ranking order (``run``, ``mean``, then the p-value against each run; empty on the
     diagonal), the test and the metric in the preamble."""
     collection, _ = _score_access(request, slug)
-    config, _, _ = _config(request, collection)
-    tests, _, _ = _tests(request)
+    config = _csv_config(request, collection)
+    tests = _csv_tests(request)
     r = _system_ranking(request, collection, config, tests, intervals=False)
     pairs = r.pairs
     names = [run.name for run in r.order]

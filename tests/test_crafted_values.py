@@ -181,11 +181,11 @@ def test_score_pages_with_huge_values_show_an_error(client, scored, query):
     client.force_login(org)
     for page in ("ranking/", "runs/", "ranking.csv"):
         resp = client.get(f"/collections/crafted/{page}?{query}")
-        assert resp.status_code == 200, page
+        # a page shows the error over the defaults' figures; a download refuses (400)
+        assert resp.status_code == (400 if page.endswith(".csv") else 200), page
         body = html.unescape(resp.content.decode())
         assert "nan" not in body.lower().replace("nanosecond", ""), page
-        if not page.endswith(".csv"):
-            assert "out of range" in body or "less than or equal" in body, page
+        assert "out of range" in body, page
 
 
 def test_score_command_refuses_huge_values(tmp_path):

@@ -1062,7 +1062,7 @@ static inline uint32_t hash_key(int64_t q, const uint32_t *k, Py_ssize_t n) {
  *       ids of the items with a character that is not simple: int64 buffer)
  * Items are the reader's strings (item i under reader question item_q[i], that is
  * judged question qmap[item_q[i]] or none when -1); keys (str) under key_q (int64) are
- * the judged strings' normalized keys.  An item's key is computed here with the
+ * the judged strings' normalized keys.  An empty key, judged or not, matches nothing.  An item's key is computed here with the
  * character map table (see normalize.py: only characters whose key is the same wherever
  * they stand); items with other characters are left to Python (sidx -1, listed). */
 static PyObject *match_items(PyObject *self, PyObject *args) {
@@ -1111,6 +1111,7 @@ static PyObject *match_items(PyObject *self, PyObject *args) {
         uint32_t *kp = kblob + koff[j];
         for (Py_ssize_t c = 0; c < len; c++) kp[c] = PyUnicode_READ_CHAR(k, c);
         koff[j + 1] = koff[j] + len;
+        if (len == 0) continue;                      /* an empty key matches nothing */
         uint32_t h = hash_key(key_q[j], kp, len) & mask;
         int dup = 0;
         for (; slots[h] >= 0; h = (h + 1) & mask) {
@@ -1135,7 +1136,7 @@ static PyObject *match_items(PyObject *self, PyObject *args) {
         nil[i] = len == 3 && scratch[0] == 'n' && scratch[1] == 'i' && scratch[2] == 'l';
         int32_t rq = item_q[i];
         int64_t q = rq >= 0 && rq < nq ? qm[rq] : -1;
-        if (q < 0) continue;
+        if (q < 0 || len == 0) continue;             /* an empty key matches nothing */
         for (uint32_t h = hash_key(q, scratch, len) & mask; slots[h] >= 0; h = (h + 1) & mask) {
             int32_t x = slots[h];
             if (key_q[x] == q && koff[x + 1] - koff[x] == len &&

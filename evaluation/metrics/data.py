@@ -139,12 +139,18 @@ class Judgments:
     @cached_property
     def lookup(self) -> tuple[Index, np.ndarray, np.ndarray]:
         """(index of distinct keys, sorted (question, key) codes, string of each code):
-        what marking needs to find a run answer among the judged strings."""
+        what marking needs to find a run answer among the judged strings.  A string whose
+        key is empty ("A" or "the" under ``squad``, "..." under ``normalized``) is left
+        out: an empty key matches nothing, not even another empty key."""
         kcodes, kuniq = factorize(self.str_key)
         nk = max(len(kuniq), 1)
         comb = self.str_q * nk + kcodes
         order = np.argsort(comb, kind="stable")
-        return Index(kuniq), comb[order], order
+        index = Index(kuniq)
+        empty = index.get_indexer([""])[0]
+        if empty >= 0:
+            order = order[kcodes[order] != empty]
+        return index, comb[order], order
 
     def synset_counts(self) -> np.ndarray:
         """R per question: the number of answer synsets."""
@@ -225,6 +231,8 @@ class Judgments:
         if n:
             _, inverse, counts = np.unique(pair, return_inverse=True, return_counts=True)
             dup = counts[inverse.ravel()] > 1
+            if "" in kuniq.tolist():  # an empty key matches nothing: no spellings of one
+                dup &= key_arr != ""
         if dup.any():
             # spellings of one string (same key): rows with the same judgment fold into the
             # first (DESIGN.md section 4), rows with another judgment are an error

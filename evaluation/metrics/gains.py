@@ -55,10 +55,18 @@ class GainProfile:
     label: str = "default"
 
     def resolve(self, levels: Sequence[str], default: Sequence[float]) -> np.ndarray:
-        """Return the base gains for ``levels`` (highest first), before any adjustment."""
+        """Return the base gains for ``levels`` (highest first), before any adjustment.
+        ValueError when the profile does not fit them: too few values, or LEVEL=gain naming
+        a level they do not have or leaving one out."""
         if self.values is None:
             return np.asarray(default, dtype=float)
         if isinstance(self.values, dict):  # explicit LEVEL=gain
+            unknown = [lv for lv in self.values if lv not in levels]
+            if unknown:
+                raise ValueError(
+                    f"gain profile {self.label!r} names level(s) {', '.join(unknown)} that "
+                    f"the judgments do not have (their levels: {', '.join(levels)})"
+                )
             missing = [lv for lv in levels if lv not in self.values]
             if missing:
                 raise ValueError(

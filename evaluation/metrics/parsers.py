@@ -534,6 +534,65 @@ def run_rows(
     return rows, issues.all()
 
 
+def rows_ranking(
+    rows: list[RunRow], *, fmt: str, filename: str = "run", name: str | None = None
+) -> Ranking:
+    """The Ranking of a run's good rows (``run_rows`` without problems), in the order the
+    parsers give: a QA run by question and rank, a TREC run as trec_eval orders it."""
+    if fmt == "trec":
+        qid = np.asarray([r.question_id for r in rows], dtype=object)
+        docno = np.asarray([r.answer for r in rows], dtype=object)
+        score = np.asarray([r.score for r in rows], dtype=float)
+        tag = rows[0].tag if rows else ""
+        order = trec_order(factorize(qid)[0], score, docno)
+        return Ranking(
+            name or tag or _default_name(filename), qid[order], docno[order], score[order]
+        )
+    if fmt != "qa":
+        raise ValueError(f"unknown run format {fmt!r}")
+    return _qa_ranking(
+        name or _default_name(filename),
+        np.asarray([r.question_id for r in rows], dtype=object),
+        np.asarray([r.rank for r in rows], dtype=np.int64),
+        np.asarray([r.answer for r in rows], dtype=object),
+        np.asarray([r.score for r in rows], dtype=float),
+    )
+
+
+def run_answer_lines(data: Data, *, fmt: str, more_than: int = 0) -> int | None:
+    """How many records of a run file are answers or problems: every line that is not
+    blank (nor, in a TREC run, a ``#`` comment; in a CSV run, the header), each record of
+    a CSV run that is not blank.  ``run_rows`` reads each of them as an answer or reports
+    it as a problem, so a file with more than a collection's questions x L' of them is
+    refused whatever they hold; this count costs a fraction of reading them.  Returns 0
+    without counting when the file has at most ``more_than`` lines in all, None when it
+    is not UTF-8 or not CSV that can be counted (``run_rows`` then says why)."""
+    if isinstance(data, bytes):
+        if data.count(b"\n") + data.count(b"\r") < more_than:
+            return 0
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return None
+    else:
+        text = data.removeprefix("\ufeff")
+        if text.count("\n") + text.count("\r") < more_than:
+            return 0
+    if fmt == "trec":
+        return sum(1 for line in _LINE_END.split(text) if line.strip()[:1] not in ("", "#"))
+    if fmt != "qa":
+        raise ValueError(f"unknown run format {fmt!r}")
+    if not _csv_header(text):
+        return sum(1 for line in _LINE_END.split(text) if line and not line.isspace())
+    try:
+        records = sum(
+            1 for record in csv.reader(io.StringIO(text, newline="")) if any(map(str.strip, record))
+        )
+    except csv.Error:
+        return None
+    return max(records - 1, 0)  # the header
+
+
 def _default_name(filename: str) -> str:
     base = filename.replace("\\", "/").rsplit("/", 1)[-1]
     return base.rsplit(".", 1)[0] if "." in base else base
@@ -545,13 +604,7 @@ def parse_trec_run(data: Data, *, filename: str = "run", name: str | None = None
     text after the sixth field is ignored).  A docno twice in
     one topic is an error.  The run is named ``name``, else its tag, else the file name."""
     rows = _raise_or(run_rows(data, filename=filename, fmt="trec"))
-    qid = np.asarray([r.question_id for r in rows], dtype=object)
-    docno = np.asarray([r.answer for r in rows], dtype=object)
-    score = np.asarray([r.score for r in rows], dtype=float)
-    tag = rows[0].tag
-    qcode = factorize(qid)[0]
-    order = trec_order(qcode, score, docno)
-    return Ranking(name or tag or _default_name(filename), qid[order], docno[order], score[order])
+    return rows_ranking(rows, fmt="trec", filename=filename, name=name)
 
 
 def trec_order(qcode: np.ndarray, score: np.ndarray, docno: np.ndarray) -> np.ndarray:
@@ -599,15 +652,8 @@ def parse_qa_run(data: Data, *, filename: str = "run.tsv", name: str | None = No
     """QA run: TSV ``question_id<TAB>rank<TAB>answer[<TAB>score]`` without a header, or
     CSV with the header ``question_id,rank,answer[,score]``.  Ranks are integers from 1
     to MAX_RANK and order the answers; a (question, rank) pair twice is an error."""
-    name = name or _default_name(filename)
     rows = _raise_or(run_rows(data, filename=filename, fmt="qa"))
-    return _qa_ranking(
-        name,
-        np.asarray([r.question_id for r in rows], dtype=object),
-        np.asarray([r.rank for r in rows], dtype=np.int64),
-        np.asarray([r.answer for r in rows], dtype=object),
-        np.asarray([r.score for r in rows], dtype=float),
-    )
+    return rows_ranking(rows, fmt="qa", filename=filename, name=name)
 
 
 def _csv_header(text: str) -> bool:
@@ -705,5 +751,7 @@ __all__ = [
     "qrels_judgments",
     "question_rows",
     "read_judgment_rows",
+    "rows_ranking",
+    "run_answer_lines",
     "run_rows",
 ]

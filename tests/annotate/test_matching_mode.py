@@ -243,3 +243,63 @@ def test_different_layer_judgments_of_folding_strings_refuse_the_change():
     assert c.matching_mode == "normalized"
     assert _marks(q) == before
     assert AnswerString.objects.filter(question=q).count() == 2
+
+
+def test_strings_that_would_get_an_empty_key_refuse_the_change():
+    """Under squad "A" and "The" key to "": they would match nothing (string_add refuses
+    such a string), and they must not fold into one either: listed, nothing written."""
+    c = make_collection(slug="empty")
+    q = make_question(
+        collection=c,
+        qid="vit",
+        synsets=[[("A", "S")], [("Vitamin C", "S")]],
+        incorrect=["The"],
+        unjudged=["an apple"],
+    )
+    make_question(collection=c, qid="q2", synsets=[[("U.S.A.", "S")], [("USA", "A")]])
+    before = strings(q)
+    with pytest.raises(MatchingModeConflict) as info:
+        collection_set_matching_mode(collection=c, mode="squad", by=make_user())
+    assert [(k.question, k.key, k.strings) for k in info.value.conflicts] == [
+        ("vit", "", (("A", "synset 1, level S"),)),
+        ("vit", "", (("The", "judged incorrect"),)),
+        ("q2", "usa", (("U.S.A.", "synset 1, level S"), ("USA", "synset 2, level A"))),
+    ]
+    message = str(info.value)
+    assert message.startswith("Under squad matching, 2 string(s) would have an empty matching key")
+    assert 'question vit: "A" (synset 1, level S) would have an empty matching key' in message
+    assert "1 group(s) of strings would be one string" in message
+    c.refresh_from_db()
+    assert c.matching_mode == "normalized" and strings(q) == before
+    # with those strings gone (or edited), the change goes through
+    AnswerString.objects.filter(question=q, text__in=["A", "The"]).delete()
+    AnswerString.objects.filter(text="USA").delete()
+    assert collection_set_matching_mode(collection=c, mode="squad", by=None) == 0
+
+
+def test_an_empty_key_matches_nothing_in_scores_pool_and_suggestions():
+    """A string keyed "" before this rule (squad set when it was allowed) is matched by no
+    run answer keyed "" ("?", "the"): not in the scores, the unjudged counts, the pool or
+    the judging page's suggestions."""
+    from annotate.suggest import Suggester
+    from evaluation import selectors, services
+    from tests.factories import make_run
+
+    c = make_collection(slug="junk", matching_mode="squad", max_output_size=5)
+    q = make_question(collection=c, qid="vit", synsets=[[("A", "S")], [("Paul", "S")]])
+    assert AnswerString.objects.get(question=q, text="A").key == ""
+    owner = make_user()
+    run = make_run(collection=c, owner=owner, name="junk", answers={"vit": ["?", "the", "paul"]})
+    config = services.check_config(
+        metrics=["rr"], gains="default", beta=1, rbp_p=0.5, levels=["S", "A", "B"]
+    )
+    assert services.score_runs(c, [run], config).per_question["junk"].at["vit", "rr"] == 1 / 3
+    assert selectors.unjudged_counts([run]) == {run.pk: 2}
+    unjudged = selectors.unjudged_answers(run)
+    assert [(u["answer"], u["pooled"], u["poolable"]) for u in unjudged] == [
+        ("?", False, False)
+    ]  # "?" and "the" are one key; never pooled
+    assert services.run_pool(run=run, by=owner) == 0
+    suggester = Suggester({1: ["A"], 2: ["Paul"]}, mode="squad")
+    assert suggester.suggest("?") is None and suggester.suggest("the") is None
+    assert suggester.suggest("paul!").reason == "same key"

@@ -168,7 +168,7 @@ def test_upload_refusals(world, as_role):
     empty = upload(client, "empty", b"")
     assert empty.status_code == 400 and empty.json()["errors"]
     missing = client.post("/api/collections/demo/runs", {"name": "no-file"})
-    assert missing.status_code == 422
+    assert missing.status_code == 400
     # closed for submissions: participants are refused, organizers may still upload
     Collection.objects.filter(pk=world["collection"].pk).update(open_for_submissions=False)
     closed = upload(client, "late", b"EX1-BEATLES\t1\tJohn Lennon\n")
@@ -254,6 +254,8 @@ def test_full_precision_is_an_option(world, as_role):
         {"gains": "X=1,Y=2,Z=3"},
         {"beta": -1},
         {"rbp_p": 1.5},
+        {"rbp_p": 1},
+        {"gains": "S=4,A=2,B=1,C=0"},  # the demo has no level C
         {"beta": "abc"},
         {"precision": "max"},
         {"metric": [f"p@{k}" for k in range(1, 40)]},  # more than MAX_METRICS at once
@@ -420,8 +422,63 @@ def test_the_docs_page_loads_nothing_from_elsewhere(world):
 def test_a_control_character_is_refused_as_json(world, as_role):
     response = upload(as_role("participant"), "bad\x00name", b"EX1-BEATLES\t1\tJohn Lennon\n")
     assert response.status_code == 400
-    assert "control character" in response.json()["detail"]
+    body = response.json()
+    assert "control character" in body["detail"]
+    # the shape docs/api.md gives every refused upload: an errors list naming the field
+    assert body["errors"] == [
+        {
+            "file": "run.tsv",
+            "line": None,
+            "message": "name: holds a control character (such as a NUL byte); only tab, "
+            "newline and carriage return are allowed in text",
+        }
+    ]
     assert not Run.objects.filter(name__startswith="bad").exists()
+
+
+@pytest.mark.parametrize(
+    ("data", "messages"),
+    [
+        ({"name": "no-file"}, ["file: This field is required."]),
+        ({}, ["name: This field is required.", "file: This field is required."]),
+    ],
+)
+def test_a_missing_field_is_a_refused_upload_not_a_422_list(world, as_role, data, messages):
+    response = as_role("participant").post("/api/collections/demo/runs", data)
+    assert response.status_code == 400
+    assert response.json() == {
+        "detail": "The run was not stored.",
+        "errors": [{"file": "", "line": None, "message": m} for m in messages],
+    }
+    # and a format that is none of the three, as the upload page says it
+    bad = as_role("participant").post(
+        "/api/collections/demo/runs",
+        {
+            "name": "f",
+            "format": "csv",
+            "file": SimpleUploadedFile("r.tsv", b"EX1-BEATLES\t1\tJohn Lennon\n"),
+        },
+    )
+    assert bad.status_code == 400
+    assert bad.json()["errors"][0]["message"].startswith("format: Select a valid choice.")
+    assert not Run.objects.filter(name__in=["no-file", "f"]).exists()
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "allow"),
+    [
+        ("put", "/api/collections/demo/runs", "GET, POST"),
+        ("patch", "/api/me", "GET"),
+        ("post", "/api/collections/demo/compare", "GET"),
+    ],
+)
+def test_a_wrong_method_is_405_as_json(world, as_role, method, url, allow):
+    client = as_role("participant")
+    response = getattr(client.client, method)(url, headers=client.headers)
+    assert response.status_code == 405
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {"detail": "Method not allowed"}
+    assert sorted(response["Allow"].split(", ")) == sorted(allow.split(", "))
 
 
 def test_a_form_error_names_its_field(world, as_role):

@@ -136,7 +136,7 @@ def test_last_used_is_recorded_at_most_once_a_minute():
     assert created.token.last_used_at > first
 
 
-def test_the_rate_limit_answers_429_per_token(settings):
+def test_the_rate_limit_answers_429_per_user(settings):
     settings.API_RATE = "3/min"
     a = ApiClient(api_token_create(user=make_user(), name="a").secret)
     b = ApiClient(api_token_create(user=make_user(), name="b").secret)
@@ -145,9 +145,60 @@ def test_the_rate_limit_answers_429_per_token(settings):
     assert refused.status_code == 429
     assert refused.json() == {"detail": "Too many requests."}
     assert 1 <= int(refused["Retry-After"]) <= 60
-    assert b.get("/api/me").status_code == 200  # counted per token
-    # a request without a valid token is refused by authentication, not counted
-    assert Client().get("/api/me").status_code == 401
+    assert b.get("/api/me").status_code == 200  # another user has a count of its own
+
+
+def test_a_users_tokens_share_one_count(settings):
+    """More tokens give no more requests: the red team's 20 tokens x 30 requests."""
+    settings.API_RATE = "4/min"
+    user = make_user()
+    clients = [ApiClient(api_token_create(user=user, name=f"t{i}").secret) for i in range(4)]
+    codes = [c.get("/api/me").status_code for c in clients for _ in range(2)]
+    assert codes.count(200) == 4 and codes.count(429) == 4
+    assert codes[:4] == [200, 200, 200, 200]
+
+
+def test_failed_authentications_are_counted_per_address(settings, monkeypatch):
+    from api import auth
+
+    monkeypatch.setattr(auth, "MAX_AUTH_FAILURES", 3)
+    bad = {"Authorization": "Bearer qas_not-a-real-token"}
+    codes = [Client().get("/api/me", headers=bad).status_code for _ in range(3)]
+    assert codes == [401, 401, 401]
+    # no token at all counts too; past the limit: 429 with Retry-After, before any lookup
+    refused = Client().get("/api/me")
+    assert refused.status_code == 429
+    assert "Too many failed authentications" in refused.json()["detail"]
+    assert 1 <= int(refused["Retry-After"]) <= auth.AUTH_FAILURE_WINDOW
+    # the address is locked for every request until the window ends, a good token too
+    good = ApiClient(api_token_create(user=make_user(), name="ok").secret)
+    assert good.get("/api/me").status_code == 429
+    # the schema, which also takes a token, is locked the same way
+    assert Client().get("/api/openapi.json", headers=bad).status_code == 429
+    # another address is not
+    other = Client(REMOTE_ADDR="10.9.8.7")
+    assert other.get("/api/me", headers=good.headers).status_code == 200
+    assert other.get("/api/me", headers=bad).status_code == 401
+
+
+def test_a_user_holds_at_most_max_active_tokens():
+    from django.core.management import CommandError, call_command
+
+    from api.services import MAX_ACTIVE_TOKENS, TooManyTokens
+
+    user = make_user(username="hoarder")
+    tokens = [api_token_create(user=user, name=f"t{i}") for i in range(MAX_ACTIVE_TOKENS)]
+    with pytest.raises(TooManyTokens, match=f"already have {MAX_ACTIVE_TOKENS} active tokens"):
+        api_token_create(user=user, name="one more")
+    client = logged_in(user)
+    page = client.post("/account/tokens/", {"name": "one more"})
+    assert page.status_code == 200 and "revoke one you no longer use" in page.content.decode()
+    assert ApiToken.objects.filter(user=user).count() == MAX_ACTIVE_TOKENS
+    with pytest.raises(CommandError, match="active tokens"):
+        call_command("create_api_token", "hoarder", "--name", "CI")
+    # a revoked token frees its place
+    api_token_revoke(user=user, token_id=tokens[0].token.pk)
+    assert api_token_create(user=user, name="one more").token.name == "one more"
 
 
 def test_the_command_prints_a_working_token():

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from evaluation.metrics import InputError
 from evaluation.models import Run, RunAnswer
 from evaluation.services import run_import
-from tests.factories import make_collection, make_question, make_user
+from tests.factories import add_member, make_collection, make_question, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -138,3 +138,103 @@ def test_the_command_prints_every_error(coll, tmp_path):
     assert len(out) == 81 and "more error" not in err.getvalue()
     assert out[79] == "r.tsv:80: question 'NOPE79' is not in this collection"
     assert out[80] == "r.tsv:81: rank '0' is not a positive integer"
+
+
+def test_a_file_far_over_questions_x_l_is_refused_before_it_is_read(coll, monkeypatch):
+    """2 questions x L' 5 = 10 answers at most: a file with more than that plus the margin
+    is refused with the numbers, without reading it line by line (the red team's 2.3
+    million lines took 20 s to be refused for its sixth answer)."""
+    from evaluation import services
+
+    monkeypatch.setattr(services, "RUN_LINES_MARGIN", 20)
+    read = []
+    monkeypatch.setattr(
+        services, "run_rows", lambda *a, **kw: read.append(1) or pytest.fail("read")
+    )
+    body = "".join(f"Q1\t{i}\tx\n\n" for i in range(1, 32))  # 31 answer lines, blank lines
+    got = issues_of(
+        collection=coll, owner=make_user(), name="r", data=body.encode(), filename="r.tsv"
+    )
+    assert got == [
+        (
+            None,
+            "the file has 31 answer lines; a run of this collection holds at most 10 answers "
+            "(2 questions x L' = 5): refused without reading further",
+        )
+    ]
+    assert not read and not Run.objects.exists()
+
+
+def test_a_file_within_the_margin_gets_every_error_and_is_read_once(coll, monkeypatch):
+    from evaluation import services
+    from evaluation.metrics import parsers
+
+    monkeypatch.setattr(services, "RUN_LINES_MARGIN", 20, raising=False)
+    reads = []
+    run_rows = parsers.run_rows
+
+    def counted(*a, **kw):
+        reads.append(1)
+        return run_rows(*a, **kw)
+
+    # the line reader, wherever it is called from (parse_run calls it too)
+    monkeypatch.setattr(services, "run_rows", counted)
+    monkeypatch.setattr(parsers, "run_rows", counted)
+    body = "".join(f"Q1\t{i}\tx\n" for i in range(1, 31))  # 30 lines: 10 + 20, not more
+    got = issues_of(
+        collection=coll, owner=make_user(), name="r", data=body.encode(), filename="r.tsv"
+    )
+    assert got == [
+        (
+            6,
+            "question 'Q1' has more than 5 answers, the collection's maximum output size L' "
+            "(30 answers; this line is answer 6)",
+        )
+    ]
+    assert reads == [1]  # once: not parsed, then read again for the errors
+    # a good file is read once too
+    reads.clear()
+    run_import(collection=coll, owner=make_user(), name="ok", data=b"Q1\t1\tx\n", filename="ok.tsv")
+    assert reads == [1]
+
+
+def test_a_name_taken_between_the_check_and_the_create_is_refused_the_same(coll, monkeypatch):
+    """Two uploads of one name at once: the second passes the name check before the first
+    is stored, and its create breaks the unique name (it was a 500 IntegrityError).  The
+    race is simulated: the other upload is stored while this one reads its file."""
+    from evaluation import services
+
+    user = make_user()
+    checked = services._run_checked
+
+    def meanwhile(**kw):
+        Run.objects.create(collection=coll, owner=user, name="same", format="qa")
+        return checked(**kw)
+
+    monkeypatch.setattr(services, "_run_checked", meanwhile)
+    got = issues_of(
+        collection=coll, owner=user, name="same", data=b"Q1\t1\tParis\n", filename="r.tsv"
+    )
+    assert got == [
+        (None, "a run named 'same' already exists in this collection; choose another name")
+    ]
+    assert Run.objects.filter(name="same").count() == 1 and not RunAnswer.objects.exists()
+    # through the API: the documented 400, not a 500
+    from api.services import api_token_create
+    from tests.api.conftest import ApiClient
+
+    add_member(collection=coll, user=user, role="organizer")
+    api = ApiClient(api_token_create(user=user, name="ci").secret)
+    Run.objects.filter(name="same").delete()
+    r = api.post(
+        f"/api/collections/{coll.slug}/runs",
+        {"name": "same", "file": SimpleUploadedFile("r.tsv", b"Q1\t1\tParis\n")},
+    )
+    assert r.status_code == 400
+    assert r.json()["errors"] == [
+        {
+            "file": "r.tsv",
+            "line": None,
+            "message": "a run named 'same' already exists in this collection; choose another name",
+        }
+    ]

@@ -281,3 +281,21 @@ def test_a_qa_answer_reads_the_same_whatever_the_other_lines():
     alone = parse_qa_run("Q1\t1\ta\u3000\n".encode())
     with_padded_line = parse_qa_run("Q1\t1\ta\u3000\nQ1\t2\tb \n".encode())
     assert list(alone.text) == list(with_padded_line.text)[:1]
+
+
+def test_run_answer_lines_counts_what_the_line_reader_reads_or_refuses():
+    from evaluation.metrics.parsers import run_answer_lines
+
+    tsv = "\ufeffQ1\t1\ta\n\n  \t \r\nQ1\tx\tbad\r\nQ2\t1\t\u3000b\n\u3000\n"
+    assert run_answer_lines(tsv.encode(), fmt="qa") == 3
+    assert run_answer_lines(tsv, fmt="qa") == 3
+    # a TREC run's comments and blank lines are no answers
+    trec = "# a comment\nQ1 Q0 d1 1 1.0 t\n\n   # indented comment\nQ1 Q0 d2 2 0.5 t\nbad\n"
+    assert run_answer_lines(trec.encode(), fmt="trec") == 3
+    # a CSV run: its header is none, a quoted answer over two lines is one, blank records
+    # (commas only) are none
+    csv = 'question_id,rank,answer\nQ1,1,"two\nlines"\n,,\n\nQ1,2,b\n'
+    assert run_answer_lines(csv.encode(), fmt="qa") == 2
+    # not counted when the file cannot have more lines than asked about; None if not UTF-8
+    assert run_answer_lines(tsv.encode(), fmt="qa", more_than=10) == 0
+    assert run_answer_lines(b"Q1\t1\t\xff\n", fmt="qa") is None

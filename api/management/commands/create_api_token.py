@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from api.services import api_token_create
+from api.services import TooManyTokens, api_token_create
 
 
 class Command(BaseCommand):
@@ -24,4 +24,7 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=username, is_active=True).first()
         if user is None:
             raise CommandError(f"no active user named {username!r}")
-        self.stdout.write(api_token_create(user=user, name=name).secret)
+        try:
+            self.stdout.write(api_token_create(user=user, name=name).secret)
+        except TooManyTokens as e:
+            raise CommandError(str(e)) from e

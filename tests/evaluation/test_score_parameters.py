@@ -1,0 +1,103 @@
+"""One range for every score parameter, the engine's (``gains.check_parameters``, the gain
+profile's ``resolve``), on the pages, their CSV downloads, the API and qa-score; and a CSV
+download with an invalid parameter is refused (400 with the reason), never computed with
+the defaults instead."""
+
+import html
+
+import pytest
+
+from evaluation.metrics.csvio import read_csv
+from evaluation.metrics.gains import parse_gains
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_gain_profile_naming_an_unknown_level_is_refused():
+    profile = parse_gains("S=4,A=2,B=1,C=0")
+    with pytest.raises(ValueError, match=r"names level\(s\) C that the judgments do not have"):
+        profile.resolve(("S", "A", "B"), (3, 2, 1))
+    assert list(profile.resolve(("S", "A", "B", "C"), (3, 2, 1, 0))) == [4, 2, 1, 0]
+    with pytest.raises(ValueError, match=r"gives no gain for level\(s\) B"):
+        parse_gains("S=4,A=2").resolve(("S", "A", "B"), (3, 2, 1))
+
+
+@pytest.fixture
+def organizer(client, demo):
+    from django.contrib.auth import get_user_model
+
+    client.force_login(get_user_model().objects.get(username="organizer"))
+    return client
+
+
+def test_the_page_takes_rbp_p_as_the_api_and_qa_score_do(organizer, demo):
+    af = demo.runs.get(name="AF")
+    url = f"/collections/demo/runs/{af.pk}/"
+    page = organizer.get(url, {"metric": "rbp", "rbp_p": "0.995"})
+    assert page.status_code == 200
+    assert "out of range" not in html.unescape(page.content.decode())
+    csv = organizer.get(
+        f"/collections/demo/runs/{af.pk}/scores.csv", {"metric": "rbp", "rbp_p": "0.995"}
+    )
+    assert csv.status_code == 200
+    preamble, header, _ = read_csv(csv.content.decode())
+    assert preamble["rbp_p"] == "0.995" and header[4:] == ["rbp"]
+    page = organizer.get(url, {"metric": "rbp", "rbp_p": "1"})
+    assert "the RBP persistence p 1.0 is out of range: it must be in [0, 1)" in (
+        html.unescape(page.content.decode())
+    )
+
+
+# the downloads that also read the interval and pair-test parameters
+WITH_TESTS = (
+    "/collections/demo/runs.csv",
+    "/collections/demo/ranking.csv",
+    "/collections/demo/ranking-matrix.csv",
+)
+
+
+@pytest.mark.parametrize(
+    ("params", "reason"),
+    [
+        ({"metric": "rbp", "rbp_p": "1.5"}, "rbp_p: the RBP persistence p 1.5 is out of range"),
+        ({"metric": "rbp", "beta": "-1"}, "beta: beta -1.0 is out of range"),
+        ({"metric": "nope"}, "metric: Select a valid choice."),
+        (
+            {"gains": "custom", "custom_gains": "S=4,A=2,B=1,C=0"},
+            "names level(s) C that the judgments do not have (their levels: S, A, B)",
+        ),
+        ({"interval": "nope"}, "interval: Select a valid choice."),
+    ],
+)
+@pytest.mark.parametrize(
+    "download",
+    [
+        "/collections/demo/runs/{af}/scores.csv",
+        "/collections/demo/runs.csv",
+        "/collections/demo/compare.csv?a={noaf}&b={af}",
+        "/collections/demo/ranking.csv",
+        "/collections/demo/ranking-matrix.csv",
+        "/collections/demo/layer-scores.csv",
+    ],
+)
+def test_a_download_with_an_invalid_parameter_is_400_with_the_reason(
+    organizer, demo, download, params, reason
+):
+    if "interval" in params and download not in WITH_TESTS:
+        pytest.skip("this download has no interval or test parameters")
+    url = download.format(af=demo.runs.get(name="AF").pk, noaf=demo.runs.get(name="noAF").pk)
+    path, _, query = url.partition("?")
+    extra = dict(p.split("=") for p in query.split("&")) if query else {}
+    response = organizer.get(path, {**extra, **params})
+    assert response.status_code == 400, (url, params)
+    assert not response["Content-Type"].startswith("text/csv")
+    assert reason in html.unescape(response.content.decode())
+
+
+def test_the_reliability_download_with_an_invalid_parameter_is_400(organizer):
+    response = organizer.get(
+        "/collections/demo/reliability/", {"download": "summary", "trials": "0"}
+    )
+    assert response.status_code == 400
+    assert "trials: " in html.unescape(response.content.decode())
+    assert organizer.get("/collections/demo/reliability/", {"trials": "0"}).status_code == 200
