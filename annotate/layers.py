@@ -63,6 +63,7 @@ from .models import (
     Role,
     state_token,
 )
+from .selectors import run_frequencies
 from .services import Conflict, _Edit, string_judge
 
 if TYPE_CHECKING:
@@ -1368,11 +1369,7 @@ def layer_workspace(layer: JudgingLayer) -> dict:
     mine = {
         s: (g, lv) for s, g, lv in layer.judgments.values_list("string_id", "group", "level_id")
     }
-    freq = dict(
-        question.run_answers.values("key")
-        .annotate(n=Count("run_id", distinct=True))
-        .values_list("key", "n")
-    )
+    freq = run_frequencies(question)
     groups: dict[int, LayerSynset] = {}
     candidates, incorrect = [], []
     for pk, text, key, variants in (

@@ -233,6 +233,20 @@ def question_workspace(question: Question) -> dict[str, Any]:
         return _workspace(question)
 
 
+def run_frequencies(question: Question) -> dict[str, int]:
+    """How many runs returned each matching key of ``question`` (an empty key matches no
+    string, so it is left out).  One query."""
+    # the runs' answers through the reverse relation (the evaluation app's RunAnswer):
+    # annotate does not import evaluation; without its default ordering, whose joins (run,
+    # question and their collections) stayed in the grouped query
+    return dict(
+        question.run_answers.order_by()
+        .exclude(key="")
+        .values_list("key")
+        .annotate(n=Count("run_id", distinct=True))
+    )
+
+
 def _workspace(question: Question) -> dict[str, Any]:
     from .suggest import Suggester
 
@@ -245,15 +259,7 @@ def _workspace(question: Question) -> dict[str, Any]:
         s.members, s.best, s.best_rank = [], None, None
         # the synset id of the file it was imported from, shown unless it is the ordinal
         s.shown_label = s.label if s.label != str(s.ordinal) else ""
-    # the runs' answers through the reverse relation (the evaluation app's RunAnswer):
-    # annotate does not import evaluation; without its default ordering, whose joins (run,
-    # question and their collections) stayed in the grouped query
-    freq = dict(
-        question.run_answers.order_by()
-        .exclude(key="")  # an empty key matches no string
-        .values_list("key")
-        .annotate(n=Count("run_id", distinct=True))
-    )
+    freq = run_frequencies(question)
     candidates, incorrect = [], []
     # plain rows, not model instances: a question may hold 1,000 strings (and whether a
     # string was judged, not when: a datetime costs a conversion a row)
