@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from django import template
-from django.template.defaultfilters import floatformat
-from django.utils.html import format_html
 
 register = template.Library()
 
@@ -16,10 +14,9 @@ WHY = {
 }
 
 
-@register.simple_tag
-def figure(value: float | None, places: int = 3, why: str = "strings") -> str:
+@register.inclusion_tag("annotate/_figure.html")
+def figure(value: float | None, places: int = 3, why: str = "strings") -> dict:
     """``value`` with ``places`` decimals (as ``floatformat``), or, when it is undefined
     (nan or None), an em dash whose title says why (``WHY``)."""
-    if value is None or value != value:
-        return format_html('<span class="undefined" title="{}">—</span>', WHY.get(why, why))
-    return floatformat(value, places)
+    undefined = value is None or value != value
+    return {"value": value, "places": places, "undefined": undefined, "why": WHY.get(why, why)}
