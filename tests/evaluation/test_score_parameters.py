@@ -56,35 +56,35 @@ WITH_TESTS = (
 )
 
 
-@pytest.mark.parametrize(
-    ("params", "reason"),
-    [
-        ({"metric": "rbp", "rbp_p": "1.5"}, "rbp_p: the RBP persistence p 1.5 is out of range"),
-        ({"metric": "rbp", "beta": "-1"}, "beta: beta -1.0 is out of range"),
-        ({"metric": "nope"}, "metric: Select a valid choice."),
-        (
-            {"gains": "custom", "custom_gains": "S=4,A=2,B=1,C=0"},
-            "names level(s) C that the judgments do not have (their levels: S, A, B)",
-        ),
-        ({"interval": "nope"}, "interval: Select a valid choice."),
-    ],
+DOWNLOADS = (
+    "/collections/demo/runs/{af}/scores.csv",
+    "/collections/demo/runs.csv",
+    "/collections/demo/compare.csv?a={noaf}&b={af}",
+    "/collections/demo/ranking.csv",
+    "/collections/demo/ranking-matrix.csv",
+    "/collections/demo/layer-scores.csv",
 )
+SCORE_PARAMETERS = [
+    ({"metric": "rbp", "rbp_p": "1.5"}, "rbp_p: the RBP persistence p 1.5 is out of range"),
+    ({"metric": "rbp", "beta": "-1"}, "beta: beta -1.0 is out of range"),
+    ({"metric": "nope"}, "metric: Select a valid choice."),
+    (
+        {"gains": "custom", "custom_gains": "S=4,A=2,B=1,C=0"},
+        "names level(s) C that the judgments do not have (their levels: S, A, B)",
+    ),
+]
+TEST_PARAMETERS = [({"interval": "nope"}, "interval: Select a valid choice.")]
+
+
 @pytest.mark.parametrize(
-    "download",
-    [
-        "/collections/demo/runs/{af}/scores.csv",
-        "/collections/demo/runs.csv",
-        "/collections/demo/compare.csv?a={noaf}&b={af}",
-        "/collections/demo/ranking.csv",
-        "/collections/demo/ranking-matrix.csv",
-        "/collections/demo/layer-scores.csv",
-    ],
+    ("download", "params", "reason"),
+    # every download reads the score parameters; those in WITH_TESTS the test ones too
+    [(d, p, r) for d in DOWNLOADS for p, r in SCORE_PARAMETERS]
+    + [(d, p, r) for d in WITH_TESTS for p, r in TEST_PARAMETERS],
 )
 def test_a_download_with_an_invalid_parameter_is_400_with_the_reason(
     organizer, demo, download, params, reason
 ):
-    if "interval" in params and download not in WITH_TESTS:
-        pytest.skip("this download has no interval or test parameters")
     url = download.format(af=demo.runs.get(name="AF").pk, noaf=demo.runs.get(name="noAF").pk)
     path, _, query = url.partition("?")
     extra = dict(p.split("=") for p in query.split("&")) if query else {}
