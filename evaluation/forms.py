@@ -68,21 +68,21 @@ class ScoreConfigForm(forms.Form):
             raise forms.ValidationError(str(e)) from e
         return spec
 
-    def clean_beta(self):
-        beta = self.cleaned_data.get("beta")
+    def _checked(self, name: str, default: float) -> float | None:
+        """The field ``name``, in the engine's range (``check_parameters``: one rule for
+        the pages, the API and qa-score); blank means ``default``."""
+        value = self.cleaned_data.get(name)
         try:
-            check_parameters(beta=DEFAULT_BETA if beta is None else beta)
+            check_parameters(**{name: default if value is None else value})
         except ValueError as e:
             raise forms.ValidationError(str(e)) from e
-        return beta
+        return value
+
+    def clean_beta(self):
+        return self._checked("beta", DEFAULT_BETA)
 
     def clean_rbp_p(self):
-        rbp_p = self.cleaned_data.get("rbp_p")
-        try:
-            check_parameters(rbp_p=DEFAULT_RBP_P if rbp_p is None else rbp_p)
-        except ValueError as e:
-            raise forms.ValidationError(str(e)) from e
-        return rbp_p
+        return self._checked("rbp_p", DEFAULT_RBP_P)
 
     @classmethod
     def showing(cls, config) -> ScoreConfigForm:

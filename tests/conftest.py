@@ -16,6 +16,20 @@ def demo(db):
 
 
 @pytest.fixture(autouse=True)
+def _postgres_only(request):
+    """A test marked ``postgres`` (row locks, a second connection, a server to cut off)
+    is skipped, with the reason the mark gives, on any other database."""
+    marker = request.node.get_closest_marker("postgres")
+    if marker is None:
+        return
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        why = marker.kwargs.get("reason", "needs PostgreSQL")
+        pytest.skip(f"{why}: set DATABASE_URL=postgres://... (this run uses {connection.vendor})")
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(request, settings):
     """A cheap hasher in tests (the real one costs ~0.25 s a password here); not for tests
     that start a separate server process, which knows only the production hashers."""

@@ -13,15 +13,10 @@ from django.test import Client
 from config.auth import MAX_FAILURES, count_attempt
 from tests.factories import make_user
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def _postgres_only():
-    if connection.vendor != "postgresql":
-        pytest.skip(
-            f"needs PostgreSQL: set DATABASE_URL=postgres://... (this run uses {connection.vendor})"
-        )
+pytestmark = [
+    pytest.mark.postgres(reason="needs PostgreSQL"),
+    pytest.mark.django_db(transaction=True),
+]
 
 
 def parallel(n, call):

@@ -4,23 +4,16 @@ Run with: DATABASE_URL=postgres://postgres@127.0.0.1:5432/qasynset_dev .venv/bin
 tests/annotate/test_concurrency.py"""
 
 import pytest
-from django.db import connection
 
 from annotate import services
 from annotate.models import AnswerString, AnswerSynset, JudgmentEvent, Question
 from tests.factories import make_collection, make_question, make_user
 from tests.race import race
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def _postgres_only():
-    if connection.vendor != "postgresql":
-        pytest.skip(
-            "needs PostgreSQL row locks: set DATABASE_URL=postgres://... "
-            f"(this run uses {connection.vendor})"
-        )
+pytestmark = [
+    pytest.mark.postgres(reason="needs PostgreSQL row locks"),
+    pytest.mark.django_db(transaction=True),
+]
 
 
 def test_same_candidate_judged_twice_one_wins_the_other_is_refused():

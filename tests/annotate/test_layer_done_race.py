@@ -9,23 +9,16 @@ tests/annotate/test_layer_done_race.py"""
 import threading
 
 import pytest
-from django.db import connection
 
 from annotate import layers
 from annotate.models import AnswerString, JudgingLayer, JudgmentEvent, LayerRequest
 from tests.factories import add_member, make_collection, make_question, make_user
 from tests.race import race
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def _postgres_only():
-    if connection.vendor != "postgresql":
-        pytest.skip(
-            "needs PostgreSQL row locks: set DATABASE_URL=postgres://... "
-            f"(this run uses {connection.vendor})"
-        )
+pytestmark = [
+    pytest.mark.postgres(reason="needs PostgreSQL row locks"),
+    pytest.mark.django_db(transaction=True),
+]
 
 
 def test_two_last_layers_done_at_once_reach_the_agreement_step_once(monkeypatch):

@@ -17,16 +17,10 @@ from annotate.models import AnswerString, Question
 from annotate.selectors import question_workspace
 from tests.factories import make_collection, make_question, make_user
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def _postgres_only():
-    if connection.vendor != "postgresql":
-        pytest.skip(
-            "needs a second PostgreSQL connection writing between two queries: set "
-            f"DATABASE_URL=postgres://... (this run uses {connection.vendor})"
-        )
+pytestmark = [
+    pytest.mark.postgres(reason="needs a second PostgreSQL connection writing between two queries"),
+    pytest.mark.django_db(transaction=True),
+]
 
 
 def write_before_strings_query(write):

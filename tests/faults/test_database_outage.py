@@ -23,7 +23,10 @@ from tests.factories import add_member, make_collection, make_question
 
 from .helpers import admin_sql, free_port, start_gunicorn, stop
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.postgres(reason="fault tests need PostgreSQL"),
+    pytest.mark.django_db(transaction=True),
+]
 
 PASSWORD = "outage-pw-8841"
 RE_CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')

@@ -16,7 +16,10 @@ from tests.factories import add_member, make_collection, make_user
 
 from .helpers import ROOT, app_env
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.postgres(reason="fault tests need PostgreSQL"),
+    pytest.mark.django_db(transaction=True),
+]
 
 N_QUESTIONS, L = 8000, 5  # 40,000 answers: several bulk INSERTs of 5,000
 

@@ -14,7 +14,10 @@ from evaluation.models import Run, RunAnswer
 from tests.factories import make_collection, make_question, make_user
 from tests.race import race
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.postgres(reason="fault tests need PostgreSQL"),
+    pytest.mark.django_db(transaction=True),
+]
 
 
 def assert_consistent(q: Question) -> None:

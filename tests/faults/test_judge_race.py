@@ -10,7 +10,10 @@ from bench.judge_race import PASSWORD, race, report, seed, verify
 
 from .helpers import free_port, start_gunicorn, stop
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.postgres(reason="fault tests need PostgreSQL"),
+    pytest.mark.django_db(transaction=True),
+]
 
 
 def test_two_assessors_judging_one_question_at_once(tmp_path):

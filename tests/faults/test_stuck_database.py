@@ -16,7 +16,10 @@ from tests.factories import add_member, make_collection, make_question
 from .helpers import free_port, start_gunicorn, stop
 from .test_database_outage import PASSWORD, Client
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.postgres(reason="fault tests need PostgreSQL"),
+    pytest.mark.django_db(transaction=True),
+]
 
 
 def timed_get(base: str, path: str, client: Client | None = None) -> tuple[float, int, str]:

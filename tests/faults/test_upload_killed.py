@@ -10,7 +10,10 @@ import pytest
 
 from .helpers import free_port, start_gunicorn, stop
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.postgres(reason="fault tests need PostgreSQL"),
+    pytest.mark.django_db(transaction=True),
+]
 
 
 def test_the_spooled_file_of_a_killed_worker_is_deleted(tmp_path):
