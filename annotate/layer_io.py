@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from evaluation.metrics.csvio import CsvFormatError, read_records, write_csv
 from evaluation.metrics.errors import Issue
+from evaluation.metrics.parsers import nul_issues
 
 from .layers import layers_complete, question_layers_to_gold, sealed_questions
 from .models import (
@@ -120,10 +121,7 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
     every error with its line number, or the plan ``layers_write`` carries out."""
     plan = LayersPlan(filename)
     try:
-        records = read_records(data)
-    except CsvFormatError as e:
-        plan.issues.append(Issue(filename, e.line, str(e)))
-        return plan
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         # the line of the first byte that is not UTF-8 (the decoder says where it is)
         line = bytes(e.object[: e.start]).count(b"\n") + 1
@@ -134,6 +132,14 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
                 f"not UTF-8 text: byte 0x{e.object[e.start]:02x} (save the file as UTF-8)",
             )
         )
+        return plan
+    plan.issues = nul_issues(text, filename)
+    if plan.issues:
+        return plan
+    try:
+        records = read_records(text)
+    except CsvFormatError as e:
+        plan.issues.append(Issue(filename, e.line, str(e)))
         return plan
     questions = dict(Question.objects.filter(collection=collection).values_list("qid", "pk"))
     levels = plan.levels = {lv.code: lv for lv in Level.objects.filter(collection=collection)}

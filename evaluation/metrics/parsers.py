@@ -61,9 +61,23 @@ def decode(data: Data, file: str) -> str:
     return text
 
 
+# A NUL byte is refused wherever it stands: no database text column can store one (PostgreSQL
+# refuses it), so every file the product imports is checked for it line by line.
+NUL_BYTE = "contains a NUL byte"
+
+
+def nul_issues(text: str, file: str) -> list[Issue]:
+    """The lines of ``text`` that hold a NUL byte, each an issue ``NUL_BYTE``; lines are
+    counted as every reader counts them.  The rule of every import: the parsers' line
+    reader applies it to each line, and a reader of its own (the layers CSV) to its text."""
+    if "\x00" not in text:
+        return []
+    return [Issue(file, n, NUL_BYTE) for n, line in _lines(text) if "\x00" in line]
+
+
 def _line_ok(issues: IssueList, n: int, line: str) -> bool:
     if "\x00" in line:
-        issues.add(n, "contains a NUL byte")
+        issues.add(n, NUL_BYTE)
         return False
     if len(line) > MAX_LINE:
         issues.add(n, f"line is {len(line)} characters long (at most {MAX_LINE})")
@@ -733,6 +747,7 @@ def _qa_ranking(
 
 __all__ = [
     "MAX_RANK",
+    "NUL_BYTE",
     "AnswerRow",
     "InputError",
     "JudgmentRow",
@@ -742,6 +757,7 @@ __all__ = [
     "detect_run_format",
     "flat_answer_rows",
     "judgment_rows",
+    "nul_issues",
     "parse_flat_answers",
     "parse_judgments_csv",
     "parse_qa_run",
