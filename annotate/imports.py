@@ -27,7 +27,12 @@ from django.utils import timezone
 from evaluation.metrics import InputError, Issue
 from evaluation.metrics.csvio import write_csv
 from evaluation.metrics.errors import merge_issues
-from evaluation.metrics.parsers import flat_answer_rows, judgment_rows, question_rows
+from evaluation.metrics.parsers import (
+    empty_key_message,
+    flat_answer_rows,
+    judgment_rows,
+    question_rows,
+)
 
 from . import services
 from .layer_io import layers_plan, layers_write
@@ -175,9 +180,7 @@ def _plan_flat(
             continue
         key = normalize_answer(answer, mode)
         if not key:
-            plan.issues.append(
-                Issue(filename, r.line, f"answer {answer!r} is empty once normalized")
-            )
+            plan.issues.append(Issue(filename, r.line, empty_key_message(qid, answer, mode)))
         else:
             good.append((questions[qid], key, answer))
     # spellings with one key are one string, as in a judgments file; a new spelling of a
@@ -311,9 +314,7 @@ def _plan_judgments(
         q = questions[qid]
         key = normalize_answer(answer, mode)
         if not key:
-            plan.issues.append(
-                Issue(filename, r.line, f"answer {answer!r} is empty once normalized")
-            )
+            plan.issues.append(Issue(filename, r.line, empty_key_message(qid, answer, mode)))
             continue
         kept = strings.get((q, key))
         if kept is None:

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from evaluation.metrics.csvio import CsvFormatError, read_records, write_csv
 from evaluation.metrics.errors import Issue
-from evaluation.metrics.parsers import nul_issues
+from evaluation.metrics.parsers import empty_key_message, nul_issues
 
 from .layers import layers_complete, question_layers_to_gold, sealed_questions
 from .models import (
@@ -185,7 +185,7 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
             continue
         key = normalize_answer(answer, mode)
         if not key:
-            plan.issues.append(Issue(filename, line, f"answer {answer!r} is empty"))
+            plan.issues.append(Issue(filename, line, empty_key_message(qid, answer, mode)))
             continue
         q, u = questions[qid], judges[who]
         if key in planned[q, u] and planned[q, u][key][:2] != (syn, level):

@@ -54,6 +54,7 @@ from evaluation.metrics import InputError, Issue
 from evaluation.metrics.csvio import read_csv, write_csv
 from evaluation.metrics.errors import MAX_ISSUES
 from evaluation.metrics.gains import check_gain
+from evaluation.metrics.parsers import empty_key_message
 
 from .models import Run, RunAnswer, RunFormat
 from .services import run_name_problem
@@ -753,6 +754,8 @@ class _Archive:
                 if len(s["label"]) > 100:
                     add("label longer than 100 characters")
         keys = set()
+        c = self.manifest.get("collection")  # a dict once the manifest passed its checks
+        mode = c.get("matching_mode") if isinstance(c, dict) else None
         for n, s in self.strings:
             add = partial(self.add, "strings.csv", n)
             qid, synset, level = s["question_id"], s["synset_id"], s["level"]
@@ -774,7 +777,7 @@ class _Archive:
                 if not _is_when(s[field]):
                     add(f"{field} {s[field]!r} is not a time")
             if not s["key"]:
-                add("empty key")
+                add(empty_key_message(qid, s["answer"], mode))
             elif (qid, s["key"]) in keys:
                 add(f"key {s['key']!r} appears twice in question {qid!r}")
             keys.add((qid, s["key"]))

@@ -19,7 +19,7 @@ import io
 import math
 import operator
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import repeat
@@ -30,6 +30,7 @@ from .arrays import Index, factorize
 from .csvio import restore
 from .data import DEFAULT_LEVELS, ID_MATCH, Judgments, Ranking
 from .errors import InputError, Issue, IssueList, merge_issues
+from .normalize import normalize_many
 from .sniff import _INT, _LINE_END, _POS_INT, Data, _is_number, _lines, detect_run_format
 
 MAX_LINE = 65536  # characters; longer lines are refused
@@ -363,6 +364,35 @@ def _plain_judgments(
     return qids, syns, answers, levels_of
 
 
+def empty_key_message(qid: str, answer: str, match: str) -> str:
+    """The one refusal of an answer whose matching key is empty ("..." under
+    ``normalized``, "the" under ``squad``), by every reader of judged answers -- this
+    parser, the web imports, a collection archive: an empty key matches nothing (DESIGN.md
+    section 4), so such a judgment would never credit an answer.  Runs accept such answers
+    (they match nothing)."""
+    return (
+        f"question {qid!r}: answer {answer!r} has an empty matching key under {match} "
+        "matching (an empty key matches nothing): leave it out"
+    )
+
+
+def _empty_keys(
+    file: str, match: str, qids: list[str], answers: list[str], lines: Sequence[int]
+) -> list[Issue]:
+    """``empty_key_message`` for each row whose answer keys to ""; called when a built
+    Judgments holds an empty key (rare), so the keys are computed again only then."""
+    keys = normalize_many(answers, match)
+    return [
+        Issue(file, line, empty_key_message(qid, answer, match))
+        for qid, answer, key, line in zip(qids, answers, keys, lines, strict=True)
+        if not key
+    ]
+
+
+def _has_empty_key(judgments: Judgments) -> bool:
+    return judgments.match != ID_MATCH and bool((judgments.str_key == "").any())
+
+
 def parse_judgments_csv(
     data: Data,
     *,
@@ -371,12 +401,14 @@ def parse_judgments_csv(
     gains: tuple[float, ...] | None = None,
     match: str = "normalized",
 ) -> Judgments:
-    """Judgments CSV -> Judgments (a string in two synsets of a question is an error)."""
+    """Judgments CSV -> Judgments.  A string in two synsets of a question, and an answer
+    whose matching key is empty (``empty_key_message``), are errors."""
     text, _ = _decoded(data, filename)
     plain = _plain_judgments(text, levels) if text is not None else None
     if plain is not None:  # the common file: every row good, no quotes
         qids, syns, answers, levels_of = plain
-        return Judgments.build(
+        lines = range(2, len(qids) + 2)
+        judgments = Judgments.build(
             qids=qids,
             synsets=[s or None for s in syns],
             texts=answers,
@@ -385,25 +417,33 @@ def parse_judgments_csv(
             gains=gains,
             match=match,
             nil_rule=True,
-            lines=range(2, len(qids) + 2),
+            lines=lines,
             file=filename,
         )
+        if _has_empty_key(judgments):
+            raise InputError(_empty_keys(filename, match, qids, answers, lines))
+        return judgments
     rows, issues = judgment_rows(data, filename=filename, levels=levels)
+    qids, answers = [r.question_id for r in rows], [r.answer for r in rows]
+    lines = [r.line for r in rows]
     try:  # the good rows' cross-row checks, reported with the rows' own errors
         judgments = Judgments.build(
-            qids=[r.question_id for r in rows],
+            qids=qids,
             synsets=[r.synset_id or None for r in rows],
-            texts=[r.answer for r in rows],
+            texts=answers,
             levels_of=[r.level or None for r in rows],
             levels=levels,
             gains=gains,
             match=match,
             nil_rule=True,
-            lines=[r.line for r in rows],
+            lines=lines,
             file=filename,
         )
     except InputError as e:
-        raise InputError(merge_issues(filename, issues, e.issues)) from None
+        empty = _empty_keys(filename, match, qids, answers, lines)
+        raise InputError(merge_issues(filename, issues, e.issues, empty)) from None
+    if _has_empty_key(judgments):
+        issues = merge_issues(filename, issues, _empty_keys(filename, match, qids, answers, lines))
     if issues:
         raise InputError(issues)
     return judgments
@@ -755,6 +795,7 @@ __all__ = [
     "RunRow",
     "decode",
     "detect_run_format",
+    "empty_key_message",
     "flat_answer_rows",
     "judgment_rows",
     "nul_issues",
