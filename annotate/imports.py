@@ -155,9 +155,10 @@ def _plan_questions(collection: Collection, data: bytes, filename: str) -> Impor
         Question.objects.bulk_create(
             Question(collection=collection, qid=q, text=t) for q, t in create
         )
+        now = timezone.now()
         for q, t in update:
             Question.objects.filter(collection=collection, qid=q).update(
-                text=t, version=F("version") + 1
+                text=t, version=F("version") + 1, updated_at=now
             )
 
     plan._write = write
@@ -237,6 +238,8 @@ def _plan_flat(
         services.strings_add_unjudged(
             rows=good, source=Source.FLAT, by=by, reason=f"flat answer list {filename}"
         )
+        # the import is the last change of the questions it brings strings to
+        Question.objects.filter(pk__in={q for q, _, _ in good}).update(updated_at=timezone.now())
 
     plan._write = write
     return plan
@@ -430,7 +433,8 @@ def _plan_judgments(
             batch_size=2000,
         )
         AnswerString.objects.bulk_create([s for s in rows if s.pk is None], batch_size=2000)
-        Question.objects.filter(pk__in=touched).update(version=F("version") + 1)
+        # ``updated_at`` too: the import is each question's last change (the dashboard's)
+        Question.objects.filter(pk__in=touched).update(version=F("version") + 1, updated_at=now)
         Question.objects.filter(pk__in=touched, status=QuestionStatus.TODO).update(
             status=QuestionStatus.IN_PROGRESS
         )

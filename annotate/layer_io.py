@@ -323,6 +323,8 @@ def layers_write(plan: LayersPlan, *, by: AnyUser | None = None) -> LayersImport
         k_of[q] += 1
     for q, k in k_of.items():
         LayerRequest.objects.get_or_create(question_id=q, defaults={"k": k})
+    # the import is the last change of its questions (the dashboard's)
+    Question.objects.filter(pk__in=k_of).update(updated_at=now)
     for (q, u), rows in planned.items():
         layer, _ = JudgingLayer.objects.get_or_create(question_id=q, assessor=users[u])
         layer.judgments.all().delete()

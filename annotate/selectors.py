@@ -29,7 +29,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.fields.json import KT
-from django.db.models.functions import Cast
+from django.db.models.functions import Cast, Coalesce, Greatest
 from django.utils import timezone
 
 from config.ids import request_id
@@ -572,6 +572,21 @@ def next_question(
     return Question.objects.select_related("collection").get(pk=pick)
 
 
+def question_last_change() -> Greatest:
+    """A question's last change, as an annotation: its latest audit event or, when later,
+    the last write of its own row (``updated_at``).  An import writes one event for the
+    whole file, none per question, and stamps the questions it creates or changes: a
+    question just imported changed then, not "never"."""
+    latest_event = (
+        JudgmentEvent.objects.filter(question=OuterRef("pk"))
+        .order_by()
+        .values("question")
+        .annotate(m=Max("created_at"))
+        .values("m")
+    )
+    return Greatest(Coalesce(Subquery(latest_event), F("updated_at")), F("updated_at"))
+
+
 def question_list_queryset(
     collection: Collection,
     *,
@@ -583,17 +598,10 @@ def question_list_queryset(
     """Questions of ``collection`` for the question list, with their counts and last
     change, filtered by status, assessor (user id or ``none``), has-unjudged and a search
     in qid and text."""
-    last = (
-        JudgmentEvent.objects.filter(question=OuterRef("pk"))
-        .order_by()
-        .values("question")
-        .annotate(m=Max("created_at"))
-        .values("m")
-    )
     qs = (
         Question.objects.filter(collection=collection)
         .with_counts()
-        .annotate(last_change=Subquery(last))
+        .annotate(last_change=question_last_change())
         .order_by("id")
     )
     if status:
@@ -677,13 +685,21 @@ def collection_dashboard(
     since = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
     overview = collection_overview(collection)
     events = JudgmentEvent.objects.filter(collection=collection, user__isnull=False)
+    # a judgment that was undone is no judgment: not a string judged, today or ever
+    undone = set(
+        JudgmentEvent.objects.filter(collection=collection, action="undo").values_list(
+            "after__undoes", flat=True
+        )
+    )
     rows = list(
         events.filter(Q(action__in=STRING_JUDGING_ACTIONS) | Q(action="question_done"))
         .order_by("id")
-        .values_list("user_id", "question_id", "action", "created_at")
+        .values_list("pk", "user_id", "question_id", "action", "created_at")
     )
     activity: dict[int, dict] = {}
-    for user_id, question_id, action, at in rows:
+    for pk, user_id, question_id, action, at in rows:
+        if pk in undone:
+            continue
         a = activity.setdefault(
             user_id,
             {
@@ -732,8 +748,8 @@ def collection_dashboard(
         people.append(row)
     last_change = (
         Question.objects.filter(collection=collection, status=QuestionStatus.IN_PROGRESS)
-        .annotate(last=Max("events__created_at"))
-        .filter(Q(last__lt=now - stuck_after) | Q(last__isnull=True))
+        .annotate(last=question_last_change())
+        .filter(last__lt=now - stuck_after)
     )
     stuck = list(last_change.order_by("last", "qid").values("pk", "qid", "last")[:limit])
     attach = {q["pk"]: q for q in stuck}
