@@ -779,6 +779,7 @@ def assessor_urls(w: dict) -> list[str]:
     return urls
 
 
+@pytest.mark.slow
 def test_run_names_never_reach_an_assessor(world):
     """Not in any page an assessor can open, before or after the runs are pooled (the
     pool orders candidates by how many runs returned them, never naming the runs)."""

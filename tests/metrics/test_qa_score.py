@@ -16,6 +16,8 @@ from evaluation.metrics.report import FORMATS
 
 from .test_score_command import JUDGMENTS, NOAF
 
+# qa-score and manage.py score in subprocesses
+pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 QRELS = "1 0 a 1\n1 0 b 0\n2 0 c 2\n2 0 d 3\n"
 TREC_RUN = "1 Q0 b 1 2.0 mine\n1 Q0 a 2 1.0 mine\n2 Q0 c 1 1.0 mine\n2 Q0 d 2 0.5 mine\n"
