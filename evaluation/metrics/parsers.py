@@ -405,33 +405,21 @@ def parse_judgments_csv(
     whose matching key is empty (``empty_key_message``), are errors."""
     text, _ = _decoded(data, filename)
     plain = _plain_judgments(text, levels) if text is not None else None
+    issues: list[Issue] = []
     if plain is not None:  # the common file: every row good, no quotes
         qids, syns, answers, levels_of = plain
-        lines = range(2, len(qids) + 2)
+        lines: Sequence[int] = range(2, len(qids) + 2)
+    else:
+        rows, issues = judgment_rows(data, filename=filename, levels=levels)
+        qids, answers = [r.question_id for r in rows], [r.answer for r in rows]
+        syns, levels_of = [r.synset_id for r in rows], [r.level for r in rows]
+        lines = [r.line for r in rows]
+    try:  # the good rows' cross-row checks, reported with the rows' own errors
         judgments = Judgments.build(
             qids=qids,
             synsets=[s or None for s in syns],
             texts=answers,
             levels_of=[x or None for x in levels_of],
-            levels=levels,
-            gains=gains,
-            match=match,
-            nil_rule=True,
-            lines=lines,
-            file=filename,
-        )
-        if _has_empty_key(judgments):
-            raise InputError(_empty_keys(filename, match, qids, answers, lines))
-        return judgments
-    rows, issues = judgment_rows(data, filename=filename, levels=levels)
-    qids, answers = [r.question_id for r in rows], [r.answer for r in rows]
-    lines = [r.line for r in rows]
-    try:  # the good rows' cross-row checks, reported with the rows' own errors
-        judgments = Judgments.build(
-            qids=qids,
-            synsets=[r.synset_id or None for r in rows],
-            texts=answers,
-            levels_of=[r.level or None for r in rows],
             levels=levels,
             gains=gains,
             match=match,
