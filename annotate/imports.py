@@ -235,11 +235,11 @@ def _plan_flat(
     }
 
     def write():
-        services.strings_add_unjudged(
+        added = services.strings_add_unjudged(
             rows=good, source=Source.FLAT, by=by, reason=f"flat answer list {filename}"
         )
         # the import is the last change of the questions it brings strings to
-        Question.objects.filter(pk__in={q for q, _, _ in good}).update(updated_at=timezone.now())
+        Question.objects.filter(pk__in=added.questions).update(updated_at=timezone.now())
 
     plan._write = write
     return plan

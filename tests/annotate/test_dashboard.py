@@ -222,3 +222,20 @@ def test_an_undone_judgment_is_not_a_string_judged_today(world):
     one = {a.username: a for a in collection_dashboard(c).assessors}["d-a1"]
     assert (one.strings_today, one.strings_total) == (2, 2)
     assert (one.questions_today, one.questions_total) == (2, 2)
+
+
+def test_a_flat_answer_list_is_a_change_of_the_questions_it_brings_strings_to(world):
+    c, org, _a1, _a2, q1, q2 = world
+    now = timezone.now()
+    Question.objects.filter(pk__in=[q1.pk, q2.pk]).update(
+        status="in_progress", updated_at=now - timedelta(hours=30)
+    )
+    assert [q["qid"] for q in collection_dashboard(c, now=now).stuck] == ["D-1", "D-2"]
+    collection_import(
+        collection=c,
+        kind="flat",
+        data=b"question_id,answer\nD-1,Tanizaki\nD-2,paris\n",  # D-2: a string it has
+        filename="a.csv",
+        by=org,
+    )
+    assert [q["qid"] for q in collection_dashboard(c).stuck] == ["D-2"]
