@@ -99,6 +99,35 @@ def test_an_import_against_the_direction_breaks_a_contract(tree, path, code, bro
     assert done.returncode != 0 and broken in done.stdout, done.stdout + done.stderr
 
 
+@pytest.mark.parametrize(
+    ("path", "code", "broken"),
+    [
+        # a cycle inside annotate, even hidden in a function: a gold write importing the
+        # layer writes (which build on it), a read importing a write, a write importing a page
+        (
+            "annotate/judging.py",
+            "\n\ndef _hidden():\n    from .layers import layer_judge\n",
+            "annotate.judging is not allowed to import annotate.layers",
+        ),
+        (
+            "annotate/layer_selectors.py",
+            "\nfrom .adjudication import adjudicate_take\n",
+            "annotate.layer_selectors is not allowed to import annotate.adjudication",
+        ),
+        (
+            "annotate/layer_views.py",
+            "\nfrom .views import question_judge\n",
+            "annotate.layer_views is not allowed to import annotate.views",
+        ),
+    ],
+)
+def test_a_cycle_inside_annotate_breaks_its_layers_contract(tree, path, code, broken):
+    with open(tree / path, "a") as f:
+        f.write(code)
+    done = lint(tree)
+    assert done.returncode != 0 and broken in done.stdout, done.stdout + done.stderr
+
+
 def test_the_engine_may_be_imported_by_annotate(tree):
     (tree / "annotate/odd.py").write_text("from evaluation.metrics.gains import check_gain\n")
     assert lint(tree).returncode == 0
@@ -106,7 +135,15 @@ def test_the_engine_may_be_imported_by_annotate(tree):
 
 # the writes (services, the imports) and reads (selectors) of every app
 TYPED_MODULES = [
-    "annotate.services",
+    "annotate.edits",
+    "annotate.judging",
+    "annotate.organizing",
+    "annotate.matching",
+    "annotate.layers",
+    "annotate.adjudication",
+    "annotate.layer_state",
+    "annotate.layer_selectors",
+    "annotate.agreement_report",
     "annotate.selectors",
     "annotate.imports",
     "evaluation.services",
