@@ -17,11 +17,11 @@ from config.downloads import csv_download
 from config.htmx import render_page
 from evaluation import reliability
 from evaluation.forms import GAIN_CHOICES, METRIC_CHOICES, metric_label
-from evaluation.metrics import reliability as rel
+from evaluation.metrics.reliability.tables import TABLES
 
 from .models import Run
 
-DOWNLOADS = (*rel.TABLES, "samples")
+DOWNLOADS = (*TABLES, "samples")
 
 
 class ReliabilityForm(forms.Form):
@@ -90,7 +90,7 @@ def collection_reliability(request: HttpRequest, slug: str) -> HttpResponse:
     page = reliability.collection_reliability(collection=collection, runs=runs, config=config)
     if download and page.report is not None:
         return csv_download(
-            rel.TABLES[download](page.report), f"{collection.slug}-reliability-{download}.csv"
+            TABLES[download](page.report), f"{collection.slug}-reliability-{download}.csv"
         )
     return render_page(
         request,

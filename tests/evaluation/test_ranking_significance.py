@@ -12,8 +12,9 @@ import pytest
 from scipy import stats as sps
 
 from evaluation import reliability, services, significance
-from evaluation.metrics import reliability as rel
 from evaluation.metrics.csvio import read_csv
+from evaluation.metrics.reliability.comparisons import holm, paired_t, tukey_hsd
+from evaluation.metrics.reliability.pairs import run_pairs
 from evaluation.models import Run
 from evaluation.stats import format_p
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
@@ -135,7 +136,7 @@ def test_ranking_matrix_holds_the_engines_holm_p_values_in_ranking_order(client,
     runs = list(Run.objects.filter(collection=three).order_by("name"))
     exact = services.score_runs(three, runs, services.ScoreConfig(metrics=("q_measure",)))
     X = np.stack([exact.values[exact.runs.index(n), 0] for n in order])
-    engine = rel.holm(rel.paired_t(X))
+    engine = holm(paired_t(X))
     for k, (a, b) in enumerate(pairs):
         i, j = order.index(a), order.index(b)
         # scores.csv rounds to 6 decimals: scipy's figures on them agree to about 1e-6
@@ -173,11 +174,11 @@ def test_tukey_hsd_on_request_with_its_trials_and_seed(client, three, monkeypatc
     by_name = list(exact.runs)  # the tests run on the runs by name, then shown ranked
     assert by_name == sorted(by_name)
     X = exact.values[:, 0, :]
-    want = rel.tukey_hsd(X, by_name, trials=200, seed=7)
+    want = tukey_hsd(X, by_name, trials=200, seed=7)
     page = client.get("/collections/tri/ranking/?test=tukey&trials=200&seed=7")
     tests = page.context["matrix"]["tests"]
     order = list(tests.runs)
-    x, y = rel.run_pairs(3)
+    x, y = run_pairs(3)
     for k in range(len(x)):
         a, b = by_name[x[k]], by_name[y[k]]
         assert tests.p[order.index(a), order.index(b)] == want[k]
@@ -189,7 +190,7 @@ def test_tukey_hsd_on_request_with_its_trials_and_seed(client, three, monkeypatc
     def refuse(*args, **kwargs):
         raise AssertionError("Tukey HSD computed again")
 
-    monkeypatch.setattr(rel, "tukey_hsd", refuse)
+    monkeypatch.setattr(significance, "tukey_hsd", refuse)
     assert client.get("/collections/tri/ranking/").status_code == 200
     assert client.get("/collections/tri/ranking-matrix.csv").status_code == 200
     response = client.get("/collections/tri/ranking-matrix.csv?test=tukey&trials=200&seed=7")
@@ -203,7 +204,7 @@ def test_tukey_hsd_on_request_with_its_trials_and_seed(client, three, monkeypatc
 
 
 def test_ranking_pages_tukey_is_the_reliability_pages_for_the_same_seed_and_trials(client, three):
-    """The two pages draw the Tukey permutations alike (``rel.tukey_generator`` of the
+    """The two pages draw the Tukey permutations alike (``tukey_generator`` of the
     seed, the runs in name order): the same seed and B give the same p-values."""
     page = client.get("/collections/tri/ranking/?test=tukey&trials=300&seed=11")
     tests = page.context["matrix"]["tests"]

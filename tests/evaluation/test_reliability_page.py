@@ -9,8 +9,10 @@ import pytest
 from django.core.management import call_command
 
 from annotate.imports import export_judgments
-from evaluation.metrics import reliability as rel
 from evaluation.metrics.csvio import read_csv
+from evaluation.metrics.reliability.figures import metric_reliability
+from evaluation.metrics.reliability.samples import draw_samples
+from evaluation.metrics.reliability.stability import FUZZINESS
 from evaluation.models import Run
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 
@@ -162,7 +164,7 @@ def test_query_count_is_bounded(client, demo, django_assert_max_num_queries):
     client.get(url(demo, trials=20))  # warm the session and caches
     with django_assert_max_num_queries(40):
         client.get(url(demo, trials=21))
-    assert rel.FUZZINESS[0] == 0
+    assert FUZZINESS[0] == 0
 
 
 def test_runs_page_links_to_it_for_organizers_only(client, demo):
@@ -208,8 +210,8 @@ def test_curve_geometry():
     from evaluation.reliability import Frame, curves
 
     X = np.array([[0.5, 0.5, 0.25, 0, 1, 0.5, 0, 0], [0.5, 0.25, 0.25, 0, 0.75, 0.5, 0, 0.5]])
-    samples = rel.draw_samples([str(i) for i in range(8)], trials=30, seed=2)
-    detail = rel.metric_reliability(X, samples, runs=["a", "b"])
+    samples = draw_samples([str(i) for i in range(8)], trials=30, seed=2)
+    detail = metric_reliability(X, samples, runs=["a", "b"])
     stability, swap, asl = curves(detail)
     assert len(stability["points"]) == 21
     assert len(swap["points"]) == int((detail.swaps.counter > 0).sum())
