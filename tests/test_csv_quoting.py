@@ -16,7 +16,7 @@ from annotate import services as annotate_services
 from annotate.imports import collection_import, export_judgments, export_questions
 from annotate.models import AnswerString, Collection, Question
 from evaluation import services
-from evaluation.archive import collection_export
+from evaluation.archive.exporting import collection_export
 from evaluation.metrics.csvio import read_csv
 from evaluation.models import Run, RunAnswer
 from tests.factories import add_member, make_collection, make_user

@@ -25,8 +25,8 @@ from annotate.imports import collection_import, export_judgments, import_plan
 from annotate.models import AnswerString, AnswerSynset, JudgmentEvent, Question
 from annotate.services import Conflict, question_undo
 from evaluation import services
-from evaluation.archive import collection_export
-from evaluation.archive import collection_import as archive_import
+from evaluation.archive.exporting import collection_export
+from evaluation.archive.importing import collection_import as archive_import
 from evaluation.metrics import Ranking, evaluate
 from evaluation.metrics.normalize import normalize_answer
 from evaluation.metrics.parsers import (

@@ -15,7 +15,9 @@ from django.core.management.base import CommandError
 from annotate import services as annotate_services
 from annotate.models import AnswerString, AnswerSynset, Collection, JudgmentEvent, Question
 from evaluation import services
-from evaluation.archive import _read_csv, collection_export, collection_import
+from evaluation.archive.exporting import collection_export
+from evaluation.archive.format import read_member_csv
+from evaluation.archive.importing import collection_import
 from evaluation.metrics import BASE_METRICS, InputError
 from evaluation.metrics.csvio import write_csv
 from evaluation.models import Run, RunAnswer
@@ -332,7 +334,7 @@ def as_version_1(data: bytes) -> bytes:
                     del lv["examples"]  # version 4 on
                 body = json.dumps(dict(m, version=1))
             elif name in ("synsets.csv", "strings.csv"):
-                header, rows = _read_csv(body)
+                header, rows = read_member_csv(body)
                 header = [h for h in header if h not in ("id", "label", "variants")]
                 body = write_csv(header, [[r[h] for h in header] for r in rows])
             elif name == "events.jsonl":

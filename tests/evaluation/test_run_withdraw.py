@@ -217,7 +217,8 @@ def test_api_delete_withdraws_for_the_owner_only(world):
 
 
 def test_archive_leaves_withdrawn_runs_out_and_keeps_their_events(world):
-    from evaluation.archive import collection_export, collection_import
+    from evaluation.archive.exporting import collection_export
+    from evaluation.archive.importing import collection_import
 
     c, u, run = world["c"], world["u"], world["run"]
     services.run_pool(run=run, by=u["organizer"])
