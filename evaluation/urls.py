@@ -38,6 +38,11 @@ urlpatterns = [
         reliability_views.collection_reliability,
         name="reliability",
     ),
+    path(
+        "collections/<slug:slug>/reliability/<str:kind>.csv",
+        reliability_views.collection_reliability_download,
+        name="reliability-download",
+    ),
     # scores per assessor layer (evaluation/layer_views.py)
     path(
         "collections/<slug:slug>/layer-scores/",

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from evaluation import reliability, services, significance
+from evaluation import reliability_report, services, significance
 from evaluation.metrics.csvio import read_csv
 from evaluation.metrics.reliability.comparisons import holm, paired_t, tukey_hsd
 from evaluation.metrics.reliability.pairs import run_pairs
@@ -209,9 +209,9 @@ def test_ranking_pages_tukey_is_the_reliability_pages_for_the_same_seed_and_tria
     page = client.get("/collections/tri/ranking/?test=tukey&trials=300&seed=11")
     tests = page.context["matrix"]["tests"]
     runs = list(Run.objects.filter(collection=three).order_by("name"))
-    config = reliability.ReliabilityConfig(metric="q_measure", trials=300, seed=11)
-    rows = reliability.pair_rows(
-        reliability.collection_reliability(collection=three, runs=runs[::-1], config=config)
+    config = reliability_report.ReliabilityConfig(metric="q_measure", trials=300, seed=11)
+    rows = reliability_report.pair_rows(
+        reliability_report.collection_reliability(collection=three, runs=runs[::-1], config=config)
     )
     assert len(rows) == 3
     order = list(tests.runs)
@@ -258,9 +258,9 @@ def test_bootstrap_intervals_are_seeded_and_are_the_reliability_pages(client, de
     assert "bootstrap percentile interval of each mean" in page.content.decode()
     assert "(300 bootstrap samples, seed 3)" in page.content.decode()
     runs = list(Run.objects.filter(collection=demo).order_by("name"))
-    config = reliability.ReliabilityConfig(metric="q_measure", trials=300, seed=3)
-    rows = reliability.run_rows(
-        reliability.collection_reliability(collection=demo, runs=runs, config=config)
+    config = reliability_report.ReliabilityConfig(metric="q_measure", trials=300, seed=3)
+    rows = reliability_report.run_rows(
+        reliability_report.collection_reliability(collection=demo, runs=runs, config=config)
     )
     want = {r["run"]: f"[{r['boot_low']:.4f}, {r['boot_high']:.4f}]" for r in rows}
     assert {row["run"].name: row["values"][0][2] for row in ivs} == want
