@@ -99,6 +99,25 @@ def test_an_import_against_the_direction_breaks_a_contract(tree, path, code, bro
     assert done.returncode != 0 and broken in done.stdout, done.stdout + done.stderr
 
 
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        # the data model reaching up into the scorer (which imports it): a cycle
+        ("evaluation/metrics/data.py", "from . import engine\n"),
+        ("evaluation/metrics/normalize.py", "from .cli import console\n"),
+        # the samples reaching up into the figures computed on them
+        ("evaluation/metrics/reliability/samples.py", "from . import figures\n"),
+    ],
+)
+def test_an_import_up_the_engines_layers_breaks_a_contract(tree, path, code):
+    assert lint(tree).returncode == 0
+    with open(tree / path, "a") as f:
+        f.write(code)
+    done = lint(tree)
+    assert done.returncode != 0 and "BROKEN" in done.stdout, done.stdout + done.stderr
+    assert "is not allowed to import" in done.stdout
+
+
 def test_the_engine_may_be_imported_by_annotate(tree):
     (tree / "annotate/odd.py").write_text("from evaluation.metrics.gains import check_gain\n")
     assert lint(tree).returncode == 0
