@@ -571,6 +571,22 @@ def question_figures(layers: Sequence[Layer]) -> QuestionFigures:
     agree = len(judged_alike(layers))
     nominal = [[float(la[s].correct) for la in layers] for s in strings]
     ordinal = [[float(la[s].value) for la in layers] for s in strings]
+    kappas, groupings = _pairwise(layers, strings)
+    return QuestionFigures(
+        len(strings),
+        agree,
+        _mean(kappas),
+        _alpha_small(nominal, "nominal"),
+        _alpha_small(ordinal, "ordinal"),
+        _mean([g.pair_f1 for g in groupings]),
+        _mean([g.ari for g in groupings]),
+        _mean([g.bcubed_f1 for g in groupings]),
+    )
+
+
+def _pairwise(layers: Sequence[Layer], strings: list) -> tuple[list[float], list[Grouping]]:
+    """Cohen's kappa and the grouping's agreement of every pair of ``layers`` over
+    ``strings`` (the grouping over those both layers judged correct)."""
     kappas, groupings = [], []
     for i in range(len(layers)):
         for j in range(i + 1, len(layers)):
@@ -582,16 +598,7 @@ def question_figures(layers: Sequence[Layer]) -> QuestionFigures:
             groupings.append(
                 grouping_agreement([a[s].group for s in both], [b[s].group for s in both])
             )
-    return QuestionFigures(
-        len(strings),
-        agree,
-        _mean(kappas),
-        _alpha_small(nominal, "nominal"),
-        _alpha_small(ordinal, "ordinal"),
-        _mean([g.pair_f1 for g in groupings]),
-        _mean([g.ari for g in groupings]),
-        _mean([g.bcubed_f1 for g in groupings]),
-    )
+    return kappas, groupings
 
 
 @dataclass(frozen=True)
