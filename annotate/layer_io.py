@@ -22,7 +22,8 @@ from django.utils import timezone
 from evaluation.metrics.csvio import CsvFormatError, read_records, write_csv
 from evaluation.metrics.errors import Issue
 
-from .layers import layers_complete, question_layers_to_gold, sealed_questions
+from .adjudication import question_layers_to_gold
+from .layer_state import layers_complete, sealed_questions
 from .models import (
     JUDGE_ROLES,
     AnswerString,
@@ -39,7 +40,7 @@ from .models import (
 from .normalize import normalize_answer
 
 if TYPE_CHECKING:
-    from .services import AnyUser
+    from .edits import AnyUser
 
 HEADER = ["question_id", "synset_id", "answer", "level", "assessor", "done"]
 

@@ -2,7 +2,8 @@
 
 A string's judgment is one of three states: *correct* (in a synset, with a level),
 *incorrect* (no synset, ``judged_at`` set) or *unjudged* (no synset, ``judged_at`` null).
-Business logic lives in ``annotate/services.py``, not here.
+Business logic lives in the write modules (``annotate/judging.py``, ``annotate/layers.py``,
+...), not here.
 """
 
 from __future__ import annotations

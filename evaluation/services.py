@@ -21,7 +21,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from annotate import services as annotate_services
+from annotate import edits, judging, matching
 from annotate.models import AnswerString, Collection, JudgmentEvent, Question, Role, Source
 from annotate.permissions import collection_role
 from evaluation.metrics import (
@@ -633,11 +633,11 @@ def run_pool(*, run: Run, by: AbstractBaseUser | None = None) -> int:
         .order_by("question_id", "rank")
         .values_list("question_id", "key", "text")
     )
-    done = annotate_services.strings_add_unjudged(
+    done = judging.strings_add_unjudged(
         rows=rows, source=Source.POOL, by=by, reason=f"answers of run {run.name} pooled"
     )
     if done.questions:
-        annotate_services.collection_judgments_changed(collection_id=collection.pk)
+        edits.collection_judgments_changed(collection_id=collection.pk)
     JudgmentEvent.objects.create(
         collection=collection,
         question=None,
@@ -664,7 +664,7 @@ def collection_matching_mode_change(
     (MatchingModeConflict, nothing written, when spellings that become one string are
     judged differently), and its signal re-keys every run answer (``run_answers_rekey``).
     Returns the number of strings folded."""
-    return annotate_services.collection_set_matching_mode(collection=collection, mode=mode, by=by)
+    return matching.collection_set_matching_mode(collection=collection, mode=mode, by=by)
 
 
 def run_answers_rekey(*, collection: Collection, mode: str, **_: object) -> int:

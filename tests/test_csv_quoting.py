@@ -12,7 +12,7 @@ import zipfile
 import pytest
 from django.core.management import call_command
 
-from annotate import services as annotate_services
+from annotate import judging
 from annotate.imports import collection_import, export_judgments, export_questions
 from annotate.models import AnswerString, Collection, Question
 from evaluation import services
@@ -80,11 +80,9 @@ def judged():
     services.run_pool(run=run, by=organizer)
     q = Question.objects.get(collection=c, qid="DE")
     s = AnswerString.objects.get(question=q, text=ATTACK)
-    annotate_services.string_judge(
-        question=q, string=s.pk, by=organizer, new_synset=True, level="S"
-    )
+    judging.string_judge(question=q, string=s.pk, by=organizer, new_synset=True, level="S")
     wrong = AnswerString.objects.get(question=q, text="=1+1")
-    annotate_services.string_judge(question=q, string=wrong.pk, by=organizer)
+    judging.string_judge(question=q, string=wrong.pk, by=organizer)
     return c, organizer
 
 

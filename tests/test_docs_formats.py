@@ -21,9 +21,10 @@ import pandas as pd
 import pytest
 from django.core.management import call_command
 
+from annotate.edits import Conflict
 from annotate.imports import collection_import, export_judgments, import_plan
+from annotate.judging import question_undo
 from annotate.models import AnswerString, AnswerSynset, JudgmentEvent, Question
-from annotate.services import Conflict, question_undo
 from evaluation import services
 from evaluation.archive.exporting import collection_export
 from evaluation.archive.importing import collection_import as archive_import

@@ -816,7 +816,7 @@ def test_run_names_never_reach_an_assessor_judging_in_layers(world):
     page as a named adjudicator, the question list and queue showing layers."""
     from django.contrib.auth import get_user_model
 
-    from annotate import layers
+    from annotate import layer_selectors, layers
 
     demo, u = world["collection"], world["users"]
     other = get_user_model().objects.get(username="assessor2")
@@ -844,7 +844,7 @@ def test_run_names_never_reach_an_assessor_judging_in_layers(world):
     # the first and third questions: every layer done
     for q, users in ((judged, (u["assessor"], other)), (adjudicated, (other, third))):
         for user in users:
-            layer = layers.layer_for(question=q, user=user)
+            layer = layer_selectors.layer_for(question=q, user=user)
             for s in q.strings.all():
                 layers.layer_judge(layer=layer, string=s.pk, new_group=user == other, by=user)
             layers.layer_mark_done(layer=layer, by=user)

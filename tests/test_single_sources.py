@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotate import services as annotate_services
+from annotate import judging
 from annotate.forms import ImportForm
 from annotate.models import JUDGE_ROLES, Collection, Question, Role, is_site_staff
 from annotate.permissions import collection_role
@@ -94,7 +94,7 @@ def test_question_counts_come_from_one_queryset_method():
 def test_defaults_and_nil_are_the_engines():
     assert evaluation_services.ScoreConfig().metrics == DEFAULT_METRICS
     assert evaluation_services.DEFAULT_METRICS is DEFAULT_METRICS
-    assert annotate_services.NIL is NIL
+    assert judging.NIL is NIL
 
 
 def test_the_app_version_is_the_installed_packages():

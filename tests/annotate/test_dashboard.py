@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotate import services
+from annotate import judging
 from annotate.models import AnswerString, JudgmentEvent, Question
 from annotate.selectors import collection_dashboard, collection_overview, organizer_next_steps
 from evaluation.services import run_pool
@@ -31,8 +31,8 @@ def world():
 
 def _judge_all(question, user, when):
     for s in AnswerString.objects.filter(question=question).order_by("id"):
-        services.string_judge(question=question.pk, string=s.pk, by=user, new_synset=True)
-    services.question_set_status(question=question.pk, status="done", by=user)
+        judging.string_judge(question=question.pk, string=s.pk, by=user, new_synset=True)
+    judging.question_set_status(question=question.pk, status="done", by=user)
     # place the events in time: first judgment at ``when``, "done" 90 s later
     events = list(JudgmentEvent.objects.filter(question=question, user=user).order_by("id"))
     for i, e in enumerate(events):
@@ -62,7 +62,7 @@ def test_stuck_questions_and_questions_reopened_by_pooling(world):
     c, org, a1, a2, q1, q2 = world
     now = timezone.now()
     s = AnswerString.objects.filter(question=q1).first()
-    services.string_judge(question=q1.pk, string=s.pk, by=a1, new_synset=True)
+    judging.string_judge(question=q1.pk, string=s.pk, by=a1, new_synset=True)
     JudgmentEvent.objects.filter(question=q1).update(created_at=now - timedelta(hours=30))
     assert Question.objects.get(pk=q1.pk).status == "in_progress"
     board = collection_dashboard(c, now=now)

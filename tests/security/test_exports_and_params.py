@@ -9,7 +9,7 @@ import io
 import pytest
 from django.urls import reverse
 
-from annotate import layers as L
+from annotate import layers
 from annotate.models import JudgingLayer
 from evaluation.metrics.csvio import read_csv
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
@@ -66,9 +66,9 @@ def test_layers_csv_neutralises_answer_strings_and_usernames(client, world):
     a = make_user(username="+ann")
     add_member(collection=world, user=a, role="assessor")
     q = world.questions.get(qid="Q1")
-    L.layers_request(collection=world, questions=[q], assessors=[a], by=None, k=1)
+    layers.layers_request(collection=world, questions=[q], assessors=[a], by=None, k=1)
     layer = JudgingLayer.objects.get(question=q, assessor=a)
-    L.layer_judge(layer=layer, string=q.strings.get(text="=1+1").pk, new_group=True, by=a)
+    layers.layer_judge(layer=layer, string=q.strings.get(text="=1+1").pk, new_group=True, by=a)
     text = client.get(reverse("annotate:collection-layers-csv", args=[world.slug])).content
     text = text.decode()
     assert "=1+1" in text and "+ann" in text
