@@ -177,6 +177,8 @@ TYPED_MODULES = [
     "annotate.imports",
     "evaluation.services",
     "evaluation.selectors",
+    "evaluation.archive.exporting",
+    "evaluation.archive.importing",
     "api.services",
     "api.selectors",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from collections.abc import Iterable
 
 from django.contrib.auth import get_user_model
 from django.utils import timezone
@@ -29,10 +30,10 @@ class ArchiveIds:
     """Archive ids of database ids: live rows 1..n in export order, then every id the audit
     trail names that is no longer a row of the collection, numbered as first met."""
 
-    def __init__(self, live):
+    def __init__(self, live: Iterable[int]):
         self.ids = {pk: i for i, pk in enumerate(live, start=1)}
 
-    def __call__(self, pk):
+    def __call__(self, pk: int | None) -> int | None:
         if pk is None:
             return None
         pk = int(pk)
@@ -175,7 +176,13 @@ def _question_rows(collection: Collection) -> list[tuple]:
     ]
 
 
-def _archive_ids(collection: Collection, synsets, strings, events, runs) -> dict:
+def _archive_ids(
+    collection: Collection,
+    synsets: list[tuple],
+    strings: list[tuple],
+    events: list[tuple],
+    runs: list[Run],
+) -> dict:
     """The maps from database ids to what the archive names: archive ids of strings,
     synsets and events, level codes, run names, usernames of the users the audit trail's
     snapshots name."""
@@ -199,7 +206,7 @@ def _archive_ids(collection: Collection, synsets, strings, events, runs) -> dict
     }
 
 
-def _string_rows(strings, ids: dict) -> list[tuple]:
+def _string_rows(strings: list[tuple], ids: dict) -> list[tuple]:
     """strings.csv: each string with its archive id, variants as a JSON list."""
     return [
         (
@@ -219,7 +226,7 @@ def _string_rows(strings, ids: dict) -> list[tuple]:
     ]
 
 
-def _event_lines(events, ids: dict) -> str:
+def _event_lines(events: list[tuple], ids: dict) -> str:
     """events.jsonl: one JSON object per audit event, its snapshots in archive ids."""
     return "".join(
         json.dumps(

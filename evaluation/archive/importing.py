@@ -386,7 +386,9 @@ def _import_side(side: dict, action: str, ids: dict, *, layer: bool = False) -> 
     return side
 
 
-def _reserve_ids(collection: Collection, n_strings: int, n_synsets: int):
+def _reserve_ids(
+    collection: Collection, n_strings: int, n_synsets: int
+) -> tuple[list[int], list[int]]:
     """Database ids for strings and synsets the audit trail names but that no longer exist
     (an undo recreates them under these ids): taken from the tables' own sequences by
     creating placeholder rows under a scratch question, which is then deleted."""
