@@ -95,9 +95,12 @@ def test_a_download_with_an_invalid_parameter_is_400_with_the_reason(
 
 
 def test_the_reliability_download_with_an_invalid_parameter_is_400(organizer):
-    response = organizer.get(
-        "/collections/demo/reliability/", {"download": "summary", "trials": "0"}
-    )
+    response = organizer.get("/collections/demo/reliability/summary.csv", {"trials": "0"})
     assert response.status_code == 400
     assert "trials: " in html.unescape(response.content.decode())
     assert organizer.get("/collections/demo/reliability/", {"trials": "0"}).status_code == 200
+    # a link of the old form (the page with ?download=) ends at the same refusal
+    old = organizer.get(
+        "/collections/demo/reliability/", {"download": "summary", "trials": "0"}, follow=True
+    )
+    assert old.status_code == 400 and "trials: " in html.unescape(old.content.decode())
