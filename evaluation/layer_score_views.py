@@ -1,5 +1,5 @@
 """Does assessor disagreement change the conclusions?  Runs scored against each layer
-and gold (evaluation/layers.py); organizers only, since the page shows the layers."""
+and gold (evaluation/layer_scores.py); organizers only, since the page shows the layers."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from annotate.permissions import require_role
 from evaluation.forms import metric_label
 
 from .exports import csv_response
-from .layers import layer_scores
+from .layer_scores import layer_scores
 from .models import Run
 from .views import _config, _csv_config, _preamble, refuses_bad_parameters
 

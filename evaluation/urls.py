@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import layer_views, reliability_views, views
+from . import layer_score_views, reliability_views, views
 
 app_name = "evaluation"
 
@@ -38,15 +38,15 @@ urlpatterns = [
         reliability_views.collection_reliability,
         name="reliability",
     ),
-    # scores per assessor layer (evaluation/layer_views.py)
+    # scores per assessor layer (evaluation/layer_score_views.py)
     path(
         "collections/<slug:slug>/layer-scores/",
-        layer_views.collection_layer_scores,
+        layer_score_views.collection_layer_scores,
         name="layer-scores",
     ),
     path(
         "collections/<slug:slug>/layer-scores.csv",
-        layer_views.collection_layer_scores_csv,
+        layer_score_views.collection_layer_scores_csv,
         name="layer-scores-csv",
     ),
 ]

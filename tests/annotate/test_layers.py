@@ -409,7 +409,9 @@ def test_a_layers_import_does_not_replace_the_layers_gold_was_derived_from(study
     assert list(LayerJudgment.objects.values_list("layer_id", "string_id", "group")) == before
 
 
-@pytest.mark.parametrize("module", ["annotate.layers", "annotate.layer_io", "evaluation.layers"])
+@pytest.mark.parametrize(
+    "module", ["annotate.layers", "annotate.layer_io", "evaluation.layer_scores"]
+)
 def test_every_public_function_of_the_layer_modules_is_typed(module):
     import importlib
     import inspect

@@ -1,10 +1,10 @@
-"""Runs scored against each layer and gold; rankings compared (evaluation/layers.py)."""
+"""Runs scored against each layer and gold; rankings compared (evaluation/layer_scores.py)."""
 
 import pytest
 
 from annotate import layers as L
 from annotate.models import JudgingLayer, LayerJudgment
-from evaluation.layers import (
+from evaluation.layer_scores import (
     GOLD,
     layer_judgments,
     layer_questions,
