@@ -4,10 +4,10 @@ from django import forms
 from django.conf import settings
 
 from config.uploads import check_upload_size
+from evaluation.analysis.significance import INTERVALS, MAX_TRIALS, TESTS
 from evaluation.metrics import BASE_METRICS, parse_gains
 from evaluation.metrics.gains import DEFAULT_BETA, DEFAULT_RBP_P, check_parameters
 from evaluation.services import run_name_problem
-from evaluation.significance import INTERVALS, MAX_TRIALS, TESTS
 
 METRIC_LABELS = {
     "q_measure": "Q-measure",

@@ -24,6 +24,14 @@ from django.utils import timezone
 from annotate import services as annotate_services
 from annotate.models import AnswerString, Collection, JudgmentEvent, Question, Role, Source
 from annotate.permissions import collection_role
+from evaluation.analysis.significance import (
+    MeanIntervals,
+    PairTests,
+    TestConfig,
+    pair_tests,
+    score_intervals,
+)
+from evaluation.analysis.stats import Paired, disagreements, paired, rank_correlations
 from evaluation.metrics import (
     DEFAULT_METRICS,
     GainProfile,
@@ -46,14 +54,6 @@ from evaluation.metrics.parsers import (
     run_answer_lines,
     run_rows,
 )
-from evaluation.significance import (
-    MeanIntervals,
-    PairTests,
-    TestConfig,
-    pair_tests,
-    score_intervals,
-)
-from evaluation.stats import Paired, disagreements, paired, rank_correlations
 
 from .models import Run, RunAnswer
 
@@ -293,7 +293,8 @@ def runs_rank(
     """Mean scores of ``runs`` under ``config``, the system ranking they give and the
     agreement between the rankings of the configured metrics; with ``tests``, also the
     95% interval of every mean (``intervals``) and the all-pairs tests of the first
-    metric in ranking order (``pairs``), as ``tests`` says (``evaluation.significance``)."""
+    metric in ranking order (``pairs``), as ``tests`` says
+    (``evaluation.analysis.significance``)."""
     runs = tuple(runs)
     metrics = tuple(config.metrics)
     scores = score_runs(collection, runs, config) if runs else None

@@ -27,6 +27,16 @@ from annotate.permissions import require_role
 from config.htmx import redirect_to, render_page
 from config.ids import request_id
 from evaluation import selectors, services
+from evaluation.analysis.plots import difference_plot
+from evaluation.analysis.significance import (
+    INTERVALS,
+    MeanIntervals,
+    PairTests,
+    TestConfig,
+    check_test_config,
+    score_intervals,
+)
+from evaluation.analysis.stats import format_p, p_text
 from evaluation.forms import (
     RunReplaceForm,
     RunUploadForm,
@@ -36,16 +46,6 @@ from evaluation.forms import (
 )
 from evaluation.metrics import DEFAULT_METRICS, InputError, Scores
 from evaluation.metrics.gains import DEFAULT_BETA, DEFAULT_RBP_P
-from evaluation.plots import difference_plot
-from evaluation.significance import (
-    INTERVALS,
-    MeanIntervals,
-    PairTests,
-    TestConfig,
-    check_test_config,
-    score_intervals,
-)
-from evaluation.stats import format_p, p_text
 
 from .exports import csv_precision, csv_response
 from .models import Run

@@ -70,13 +70,20 @@ def tree(tmp_path):
         # any module of the evaluation app outside the engine, even a Django-free one
         (
             "evaluation/metrics/odd.py",
-            "from evaluation.significance import TestConfig\n",
+            "from evaluation.analysis.significance import TestConfig\n",
             "evaluation.metrics is not allowed",
         ),
         (
             "evaluation/metrics/odd.py",
             "import evaluation.odd2\n",
             "evaluation.metrics is not allowed",
+        ),
+        # the statistics beside the engine: no Django, no ORM module of the app
+        ("evaluation/analysis/odd.py", "import django.db\n", "evaluation.analysis is not allowed"),
+        (
+            "evaluation/analysis/odd.py",
+            "from evaluation import selectors\n",
+            "evaluation.analysis is not allowed",
         ),
         # config (settings, middleware, helpers) imports no app
         (

@@ -16,8 +16,8 @@ import pytest
 from scipy import stats as sps
 
 from evaluation import services
+from evaluation.analysis.stats import format_p, p_text, paired, randomization_p, wilcoxon_p
 from evaluation.models import Run
-from evaluation.stats import format_p, p_text, paired, randomization_p, wilcoxon_p
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 
 

@@ -11,11 +11,12 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from evaluation import reliability, services, significance
+from evaluation import reliability, services
+from evaluation.analysis import significance
+from evaluation.analysis.stats import format_p
 from evaluation.metrics import reliability as rel
 from evaluation.metrics.csvio import read_csv
 from evaluation.models import Run
-from evaluation.stats import format_p
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 
 pytestmark = pytest.mark.django_db
