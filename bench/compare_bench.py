@@ -155,9 +155,10 @@ def main() -> None:
         print(f"{f'compare, {args.questions:,} questions':34} {cold:8.3f} {warm:8.3f} {cpu:10.3f}")
 
         from evaluation import services
+        from evaluation.analysis import score_config
         from evaluation.analysis.stats import paired
 
-        config = services.ScoreConfig(metrics=("q_measure",))
+        config = score_config.ScoreConfig(metrics=("q_measure",))
         scores = services.score_runs(c, [ra, rb], config)
         pa = scores.per_question[ra.name]["q_measure"]
         pb = scores.per_question[rb.name]["q_measure"]

@@ -119,7 +119,7 @@ TYPED_MODULES = [
     "evaluation.services",
     "evaluation.selectors",
     "api.services",
-    "api.selectors",
+    "evaluation.access",
 ]
 
 

@@ -15,6 +15,7 @@ from django.core.management.base import CommandError
 from annotate import services as annotate_services
 from annotate.models import AnswerString, AnswerSynset, Collection, JudgmentEvent, Question
 from evaluation import services
+from evaluation.analysis import score_config
 from evaluation.archive import _read_csv, collection_export, collection_import
 from evaluation.metrics import BASE_METRICS, InputError
 from evaluation.metrics.csvio import write_csv
@@ -89,7 +90,7 @@ def everything_else(c: Collection):
 
 def scores(c: Collection):
     runs = list(Run.objects.filter(collection=c).order_by("name"))
-    config = services.check_config(
+    config = score_config.check_config(
         metrics=[*BASE_METRICS, "p@3", "ndcg@5"],
         gains="default",
         beta=1.0,

@@ -4,6 +4,7 @@ import pytest
 
 from annotate import layers as L
 from annotate.models import JudgingLayer, LayerJudgment
+from evaluation.analysis.score_config import ScoreConfig
 from evaluation.layer_scores import (
     GOLD,
     layer_judgments,
@@ -12,7 +13,6 @@ from evaluation.layer_scores import (
     layer_scores_csv,
 )
 from evaluation.metrics.csvio import read_csv
-from evaluation.services import ScoreConfig
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 
 pytestmark = pytest.mark.django_db
