@@ -31,7 +31,7 @@ from config.errors import RETRY_AFTER_SECONDS, is_database_unavailable
 from evaluation import services
 from evaluation.access import require_may_submit, score_access, visible_run
 from evaluation.analysis.score_config import COMPARE_METRICS, ScoreConfig
-from evaluation.forms import RunUploadForm, ScoreConfigForm, form_problems
+from evaluation.forms import RunUploadForm, ScoreConfigForm, form_problem_list, form_problems
 from evaluation.metrics import DEFAULT_METRICS, InputError
 from evaluation.metrics.csvio import read_records
 from evaluation.models import Run
@@ -319,26 +319,12 @@ def run_upload(
     if not form.is_valid():
         upload = request.FILES.get("file")
         errors = [
-            {
-                "file": upload.name if upload else "",
-                "line": None,
-                "message": m if field == "__all__" else f"{field}: {m}",
-            }
-            for field, messages in form.errors.items()
-            for m in messages
+            {"file": upload.name if upload else "", "line": None, "message": m}
+            for m in form_problem_list(form)
         ]
         return Status(400, {"detail": "The run was not stored.", "errors": errors})
-    upload = form.cleaned_data["file"]
     try:
-        run = services.run_import(
-            collection=collection,
-            owner=request.user,
-            name=form.cleaned_data["name"],
-            data=upload.read(),
-            filename=upload.name,
-            description=form.cleaned_data["description"],
-            fmt=form.cleaned_data["format"] or None,
-        )
+        run = form.save(collection=collection, owner=request.user)
     except InputError as e:
         return Status(
             400,

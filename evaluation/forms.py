@@ -19,7 +19,8 @@ from evaluation.analysis.significance import (
 )
 from evaluation.metrics import BASE_METRICS, DEFAULT_METRICS, parse_gains, parse_metrics
 from evaluation.metrics.gains import DEFAULT_BETA, DEFAULT_RBP_P, check_parameters
-from evaluation.services import run_name_problem
+from evaluation.models import Run
+from evaluation.services import run_import, run_name_problem
 
 METRIC_LABELS = {
     "q_measure": "Q-measure",
@@ -58,14 +59,19 @@ GAIN_CHOICES = [
 ]
 
 
-def form_problems(form: forms.Form) -> str:
-    """A bound form's errors as one line, ``rbp_p: ...; gains: ...``: the reason a CSV
-    download (400) or an API request (422) is refused, the same words the page shows."""
-    return "; ".join(
+def form_problem_list(form: forms.Form) -> list[str]:
+    """A bound form's errors, each as ``field: message`` (a form-wide one as its message)."""
+    return [
         m if field == NON_FIELD_ERRORS else f"{field}: {m}"
         for field, messages in form.errors.items()
         for m in messages
-    )
+    ]
+
+
+def form_problems(form: forms.Form) -> str:
+    """``form_problem_list`` as one line, ``rbp_p: ...; gains: ...``: the reason a CSV
+    download (400) or an API request (422) is refused, the same words the page shows."""
+    return "; ".join(form_problem_list(form))
 
 
 class MetricField(forms.MultipleChoiceField):
@@ -289,6 +295,21 @@ class RunUploadForm(forms.Form):
 
     def clean_file(self):
         return check_upload_size(self.cleaned_data["file"], settings.RUN_UPLOAD_MAX_MB, "runs")
+
+    def save(self, *, collection: Collection, owner: Any) -> Run:
+        """Store the run of this valid form as ``owner``'s (``services.run_import``, for
+        the upload page and the API alike): InputError lists every problem of the file,
+        PermissionDenied when the owner may not submit."""
+        upload = self.cleaned_data["file"]
+        return run_import(
+            collection=collection,
+            owner=owner,
+            name=self.cleaned_data["name"],
+            data=upload.read(),
+            filename=upload.name,
+            description=self.cleaned_data["description"],
+            fmt=self.cleaned_data["format"] or None,
+        )
 
 
 class RunReplaceForm(forms.Form):

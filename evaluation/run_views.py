@@ -162,17 +162,8 @@ def run_upload(request: HttpRequest, slug: str) -> HttpResponse:
     posted = request.method == "POST"
     form = RunUploadForm(request.POST, request.FILES) if posted else RunUploadForm()
     if posted and form.is_valid():
-        upload = form.cleaned_data["file"]
         try:
-            run = services.run_import(
-                collection=collection,
-                owner=request.user,
-                name=form.cleaned_data["name"],
-                data=upload.read(),
-                filename=upload.name,
-                description=form.cleaned_data["description"],
-                fmt=form.cleaned_data["format"] or None,
-            )
+            run = form.save(collection=collection, owner=request.user)
         except InputError as e:
             issues = e.issues
         else:
