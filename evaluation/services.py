@@ -2,7 +2,10 @@
 
 Reads judgments and runs from the database into the engine's plain arrays
 (``evaluation.metrics``), scores them, and caches the result under the collection's
-judgment version, so a page always shows scores of the current judgments.
+judgment version, so a page always shows scores of the current judgments; compares and
+ranks runs with the statistics of ``evaluation.analysis``.  The pages' other reads are in
+``evaluation.selectors``, who may do what in ``evaluation.access`` (which the writes here
+enforce).
 """
 
 from __future__ import annotations
@@ -31,7 +34,13 @@ from evaluation.analysis.significance import (
     pair_tests,
     score_intervals,
 )
-from evaluation.analysis.stats import Paired, disagreements, paired, rank_correlations
+from evaluation.analysis.stats import (
+    Paired,
+    difference_order,
+    disagreements,
+    paired,
+    rank_correlations,
+)
 from evaluation.metrics import (
     InputError,
     Issue,
@@ -177,16 +186,6 @@ class Comparison:
             return []
         size = self.diffs.loc[list(self.disagree), self.q_metric].abs()
         return [str(q) for q in size.sort_values(ascending=False, kind="stable").index]
-
-
-def difference_order(diffs: pd.DataFrame) -> list[str]:
-    """Question ids by their difference on the first metric, smallest first; ties by the
-    next metrics' differences, then by question id."""
-    if not len(diffs):
-        return []
-    keys = [diffs.index.to_numpy(dtype=str)]
-    keys += [diffs[m].to_numpy() for m in reversed(diffs.columns)]
-    return [str(q) for q in diffs.index.to_numpy()[np.lexsort(keys)]]
 
 
 def runs_compare(
