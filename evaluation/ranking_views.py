@@ -17,21 +17,10 @@ from evaluation.analysis.score_config import ScoreConfig
 from evaluation.analysis.significance import PairTests, TestConfig
 from evaluation.analysis.stats import format_p, p_text
 
+from . import score_pages as pages
 from .access import score_access
 from .exports import csv_precision, csv_response
 from .forms import metric_label
-from .score_pages import (
-    checked,
-    fmt,
-    interval,
-    interval_cells,
-    interval_columns,
-    interval_note,
-    metric_choices,
-    refuses_bad_parameters,
-    score_forms,
-    score_preamble,
-)
 
 
 def _matrix(pairs: PairTests | None) -> dict[str, Any] | None:
@@ -44,7 +33,7 @@ def _matrix(pairs: PairTests | None) -> dict[str, Any] | None:
     rows = [
         {
             **run,
-            "mean": fmt(float(pairs.mean[i])),
+            "mean": pages.fmt(float(pairs.mean[i])),
             "cells": [
                 {"p": "" if i == j else format_p(float(pairs.p[i, j])), "sig": bool(sig[i, j])}
                 for j in range(len(pairs.runs))
@@ -85,7 +74,7 @@ def _system_ranking(
 @require_GET
 def ranking(request: HttpRequest, slug: str) -> HttpResponse:
     collection, role = score_access(request, slug)
-    form, tests_form = score_forms(request, collection)
+    form, tests_form = pages.score_forms(request, collection)
     config, tests = form.config, tests_form.config
     r = _system_ranking(request, collection, config, tests)
     iv = r.intervals
@@ -96,7 +85,7 @@ def ranking(request: HttpRequest, slug: str) -> HttpResponse:
                 (
                     r.means.at[run.name, m],
                     int(r.ranks.at[run.name, m]),
-                    interval(*iv.bounds(run.name, m)) if iv else "",
+                    pages.interval(*iv.bounds(run.name, m)) if iv else "",
                 )
                 for m in r.metrics
             ],
@@ -112,10 +101,10 @@ def ranking(request: HttpRequest, slug: str) -> HttpResponse:
             "role": role,
             "config": config,
             "form": form.shown(),
-            "metrics": metric_choices(config),
+            "metrics": pages.metric_choices(config),
             "tests_form": tests_form.shown(),
             "show_test": True,
-            "interval_note": interval_note(iv),
+            "interval_note": pages.interval_note(iv),
             "matrix": _matrix(r.pairs),
             "table": table,
             "primary": metric_label(r.metrics[0]),
@@ -123,8 +112,8 @@ def ranking(request: HttpRequest, slug: str) -> HttpResponse:
                 {
                     "a": metric_label(c.metric_a),
                     "b": metric_label(c.metric_b),
-                    "tau": fmt(c.kendall_tau),
-                    "rho": fmt(c.spearman_rho),
+                    "tau": pages.fmt(c.kendall_tau),
+                    "rho": pages.fmt(c.spearman_rho),
                 }
                 for c in corr
             ],
@@ -133,17 +122,17 @@ def ranking(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_GET
-@refuses_bad_parameters
+@pages.refuses_bad_parameters
 def ranking_csv(request: HttpRequest, slug: str) -> HttpResponse:
     collection, _ = score_access(request, slug)
-    score_form, tests_form = score_forms(request, collection)
-    config, tests = checked(score_form), checked(tests_form)
+    score_form, tests_form = pages.score_forms(request, collection)
+    config, tests = pages.checked(score_form), pages.checked(tests_form)
     r = _system_ranking(request, collection, config, tests, pairs=False)
     rows: list[list[object]] = [
         [
             run.name,
             *[float(r.means.at[run.name, m]) for m in r.metrics],
-            *interval_cells(r.intervals, run.name, r.metrics),
+            *pages.interval_cells(r.intervals, run.name, r.metrics),
         ]
         for run in r.runs
     ]
@@ -153,22 +142,22 @@ def ranking_csv(request: HttpRequest, slug: str) -> HttpResponse:
         rows += [[f"spearman_rho:{c.metric_a}:{c.metric_b}", c.spearman_rho] for c in corr]
     return csv_response(
         f"{collection.slug}-ranking.csv",
-        score_preamble(collection, config, **tests.interval_preamble()),
-        ["run", *r.metrics, *interval_columns(r.metrics)],
+        pages.score_preamble(collection, config, **tests.interval_preamble()),
+        ["run", *r.metrics, *pages.interval_columns(r.metrics)],
         rows,
         precision=csv_precision(request),
     )
 
 
 @require_GET
-@refuses_bad_parameters
+@pages.refuses_bad_parameters
 def ranking_matrix_csv(request: HttpRequest, slug: str) -> HttpResponse:
     """The ranking page's all-pairs matrix as CSV: one row and one column per run in
     ranking order (``run``, ``mean``, then the p-value against each run; empty on the
     diagonal), the test and the metric in the preamble."""
     collection, _ = score_access(request, slug)
-    score_form, tests_form = score_forms(request, collection)
-    config, tests = checked(score_form), checked(tests_form)
+    score_form, tests_form = pages.score_forms(request, collection)
+    config, tests = pages.checked(score_form), pages.checked(tests_form)
     r = _system_ranking(request, collection, config, tests, intervals=False)
     pairs = r.pairs
     names = [run.name for run in r.order]
@@ -178,7 +167,7 @@ def ranking_matrix_csv(request: HttpRequest, slug: str) -> HttpResponse:
             rows.append([name, float(pairs.mean[i]), *[p_text(float(p)) for p in pairs.p[i]]])
     return csv_response(
         f"{collection.slug}-ranking-matrix.csv",
-        score_preamble(collection, config, metric=r.metrics[0], **tests.test_preamble()),
+        pages.score_preamble(collection, config, metric=r.metrics[0], **tests.test_preamble()),
         ["run", "mean", *names],
         rows,
         precision=csv_precision(request),
