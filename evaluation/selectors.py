@@ -1,6 +1,7 @@
-"""Reads of the evaluation pages: runs a user may see, per-question counts and texts, the
-marks of a run's answers, unjudged answers.  Each is a fixed number of queries whatever
-the size of the collection; scores themselves come from ``evaluation.services``."""
+"""Reads of the evaluation pages and the API: runs a user may see, per-question counts and
+texts (a run's score table with L and R), the marks of a run's answers, unjudged answers.
+Each is a fixed number of queries whatever the size of the collection; scores themselves
+come from ``evaluation.services``, the one run a user may open from ``evaluation.access``."""
 
 from __future__ import annotations
 
