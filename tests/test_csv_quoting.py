@@ -51,7 +51,7 @@ def judged():
     flat answer list: a run file cannot hold a CR inside a line, a CR ends the line there),
     judged, and a run named ``RUN`` (and a second run for the comparison)."""
     organizer, participant = make_user(username="organizer"), make_user(username="p1")
-    c = make_collection(slug="capitals")
+    c = make_collection(slug="capitals", open_for_submissions=True)
     add_member(collection=c, user=organizer, role="organizer")
     add_member(collection=c, user=participant, role="participant")
     collection_import(

@@ -15,6 +15,7 @@ from django.core.management.base import CommandError
 from annotate import edits, judging
 from annotate.models import AnswerString, AnswerSynset, Collection, JudgmentEvent, Question
 from evaluation import services
+from evaluation.analysis import score_config
 from evaluation.archive.exporting import collection_export
 from evaluation.archive.format import read_member_csv
 from evaluation.archive.importing import collection_import
@@ -91,7 +92,7 @@ def everything_else(c: Collection):
 
 def scores(c: Collection):
     runs = list(Run.objects.filter(collection=c).order_by("name"))
-    config = services.check_config(
+    config = score_config.check_config(
         metrics=[*BASE_METRICS, "p@3", "ndcg@5"],
         gains="default",
         beta=1.0,

@@ -11,12 +11,13 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from evaluation import reliability_report, services, significance
+from evaluation import reliability_report, services
+from evaluation.analysis import score_config, significance
+from evaluation.analysis.stats import format_p
 from evaluation.metrics.csvio import read_csv
 from evaluation.metrics.reliability.comparisons import holm, paired_t, tukey_hsd
 from evaluation.metrics.reliability.pairs import run_pairs
 from evaluation.models import Run
-from evaluation.stats import format_p
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 
 pytestmark = pytest.mark.django_db
@@ -134,7 +135,7 @@ def test_ranking_matrix_holds_the_engines_holm_p_values_in_ranking_order(client,
     adjusted = dict(zip(pairs, holm_by_hand(raw), strict=True))
     # ... and the engine's functions on the exact score matrix
     runs = list(Run.objects.filter(collection=three).order_by("name"))
-    exact = services.score_runs(three, runs, services.ScoreConfig(metrics=("q_measure",)))
+    exact = services.score_runs(three, runs, score_config.ScoreConfig(metrics=("q_measure",)))
     X = np.stack([exact.values[exact.runs.index(n), 0] for n in order])
     engine = holm(paired_t(X))
     for k, (a, b) in enumerate(pairs):
@@ -170,7 +171,7 @@ def test_ranking_matrix_holds_the_engines_holm_p_values_in_ranking_order(client,
 
 def test_tukey_hsd_on_request_with_its_trials_and_seed(client, three, monkeypatch):
     runs = list(Run.objects.filter(collection=three).order_by("name"))
-    exact = services.score_runs(three, runs, services.ScoreConfig(metrics=("q_measure",)))
+    exact = services.score_runs(three, runs, score_config.ScoreConfig(metrics=("q_measure",)))
     by_name = list(exact.runs)  # the tests run on the runs by name, then shown ranked
     assert by_name == sorted(by_name)
     X = exact.values[:, 0, :]
@@ -336,7 +337,7 @@ def test_one_judged_question_gives_no_interval_and_no_test_and_says_why(client):
 
 def test_pair_tests_need_the_order_of_every_scored_run(client, three):
     runs = list(Run.objects.filter(collection=three).order_by("name"))
-    scores = services.score_runs(three, runs, services.ScoreConfig())
+    scores = services.score_runs(three, runs, score_config.ScoreConfig())
     with pytest.raises(ValueError, match="every scored run"):
         significance.pair_tests(
             scores, metric="q_measure", order=["best", "mid"], config=significance.TestConfig()

@@ -113,7 +113,7 @@ def test_tukey_and_bootstrap_past_the_work_bound_are_refused_not_computed(
 ):
     """MAX_TRIALS bounds the trials, not runs x questions x trials: past the work bound the
     page says how many trials fit instead of computing for minutes."""
-    from evaluation import significance
+    from evaluation.analysis import significance
 
     def never(*args, **kwargs):
         raise AssertionError("computed past the work bound")
