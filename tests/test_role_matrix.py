@@ -246,6 +246,11 @@ EXPECTED: dict[str, dict[str, str]] = {
         "GET": "login 403 403 403 403 ok ok",
         "POST": "login 405 405 405 405 405 405",
     },
+    # one file of the reliability page (``kind``: a table or the samples file)
+    "evaluation:reliability-download": {
+        "GET": "login 403 403 403 403 ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
     # the admin site is for staff only; others are sent to the admin's login page
     "admin:index": {
         "GET": "login login login login login login ok",
@@ -348,6 +353,7 @@ PAGE_TEXT: dict[str, tuple[str, ...]] = {
     "evaluation:ranking-csv": ("# collection=demo", "# interval=t", "\nrun,"),
     "evaluation:ranking-matrix-csv": ("# collection=demo", "# test=holm", "\nrun,mean,"),
     "evaluation:reliability": ("<h1>Reliability</h1>",),
+    "evaluation:reliability-download": ("# table=summary", "\nmetric,gains,swap_threshold"),
     "admin:jsi18n": ("django.gettext",),
 }
 ADMIN_TITLE = "| Django site admin</title>"
@@ -505,6 +511,7 @@ def url_for(key: str, route: str, w: dict) -> str:
     values = {
         "slug": w["collection"].slug,
         "what": "judgments",
+        "kind": "summary",
         "pk": str(w["question"].pk),
         "run_id": str(w["run"].pk),
         "token_id": str(w["token"].pk),

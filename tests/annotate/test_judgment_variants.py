@@ -9,8 +9,9 @@ import pytest
 
 from annotate.imports import collection_import, export_judgments, import_plan
 from annotate.models import AnswerString, AnswerSynset, Question
+from evaluation.analysis.score_config import ScoreConfig
 from evaluation.metrics.parsers import parse_judgments_csv
-from evaluation.services import ScoreConfig, collection_judgments, score_runs
+from evaluation.services import collection_judgments, score_runs
 from tests.factories import make_collection, make_question, make_run, make_user
 
 pytestmark = pytest.mark.django_db

@@ -18,7 +18,7 @@ from annotate.models import (
 )
 from annotate.organizing import membership_set
 from annotate.permissions import navigation_for
-from evaluation.layers import layer_questions
+from evaluation.layer_scores import layer_questions
 from tests.factories import add_member, make_collection, make_question, make_user
 
 from .test_layers import judge

@@ -422,7 +422,7 @@ def test_a_layers_import_does_not_replace_the_layers_gold_was_derived_from(study
         "annotate.adjudication",
         "annotate.agreement_report",
         "annotate.layer_io",
-        "evaluation.layers",
+        "evaluation.layer_scores",
     ],
 )
 def test_every_public_function_of_the_layer_modules_is_typed(module):

@@ -283,6 +283,7 @@ def test_an_empty_key_matches_nothing_in_scores_pool_and_suggestions():
     the judging page's suggestions."""
     from annotate.suggest import Suggester
     from evaluation import selectors, services
+    from evaluation.analysis import score_config
     from tests.factories import make_run
 
     c = make_collection(slug="junk", matching_mode="squad", max_output_size=5)
@@ -290,7 +291,7 @@ def test_an_empty_key_matches_nothing_in_scores_pool_and_suggestions():
     assert AnswerString.objects.get(question=q, text="A").key == ""
     owner = make_user()
     run = make_run(collection=c, owner=owner, name="junk", answers={"vit": ["?", "the", "paul"]})
-    config = services.check_config(
+    config = score_config.check_config(
         metrics=["rr"], gains="default", beta=1, rbp_p=0.5, levels=["S", "A", "B"]
     )
     assert services.score_runs(c, [run], config).per_question["junk"].at["vit", "rr"] == 1 / 3

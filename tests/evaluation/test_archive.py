@@ -15,7 +15,10 @@ from django.core.management.base import CommandError
 from annotate import edits, judging
 from annotate.models import AnswerString, AnswerSynset, Collection, JudgmentEvent, Question
 from evaluation import services
-from evaluation.archive import _read_csv, collection_export, collection_import
+from evaluation.analysis import score_config
+from evaluation.archive.exporting import collection_export
+from evaluation.archive.format import read_member_csv
+from evaluation.archive.importing import collection_import
 from evaluation.metrics import BASE_METRICS, InputError
 from evaluation.metrics.csvio import write_csv
 from evaluation.models import Run, RunAnswer
@@ -89,7 +92,7 @@ def everything_else(c: Collection):
 
 def scores(c: Collection):
     runs = list(Run.objects.filter(collection=c).order_by("name"))
-    config = services.check_config(
+    config = score_config.check_config(
         metrics=[*BASE_METRICS, "p@3", "ndcg@5"],
         gains="default",
         beta=1.0,
@@ -332,7 +335,7 @@ def as_version_1(data: bytes) -> bytes:
                     del lv["examples"]  # version 4 on
                 body = json.dumps(dict(m, version=1))
             elif name in ("synsets.csv", "strings.csv"):
-                header, rows = _read_csv(body)
+                header, rows = read_member_csv(body)
                 header = [h for h in header if h not in ("id", "label", "variants")]
                 body = write_csv(header, [[r[h] for h in header] for r in rows])
             elif name == "events.jsonl":

@@ -1,10 +1,11 @@
-"""Runs scored against each layer and gold; rankings compared (evaluation/layers.py)."""
+"""Runs scored against each layer and gold; rankings compared (evaluation/layer_scores.py)."""
 
 import pytest
 
 from annotate import adjudication, layers
 from annotate.models import JudgingLayer, LayerJudgment
-from evaluation.layers import (
+from evaluation.analysis.score_config import ScoreConfig
+from evaluation.layer_scores import (
     GOLD,
     layer_judgments,
     layer_questions,
@@ -12,7 +13,6 @@ from evaluation.layers import (
     layer_scores_csv,
 )
 from evaluation.metrics.csvio import read_csv
-from evaluation.services import ScoreConfig
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 
 pytestmark = pytest.mark.django_db

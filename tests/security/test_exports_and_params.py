@@ -113,14 +113,13 @@ def test_tukey_and_bootstrap_past_the_work_bound_are_refused_not_computed(
 ):
     """MAX_TRIALS bounds the trials, not runs x questions x trials: past the work bound the
     page says how many trials fit instead of computing for minutes."""
-    from evaluation import significance
-    from evaluation.metrics import reliability as rel
+    from evaluation.analysis import significance
 
     def never(*args, **kwargs):
         raise AssertionError("computed past the work bound")
 
-    monkeypatch.setattr(rel, "tukey_hsd", never)
-    monkeypatch.setattr(rel, "draw_bootstrap", never)
+    monkeypatch.setattr(significance, "tukey_hsd", never)
+    monkeypatch.setattr(significance, "draw_bootstrap", never)
     # 7 runs x 3 questions here: a bound of 100 units leaves 4 Tukey permutations
     monkeypatch.setattr(significance, "MAX_TUKEY_WORK", 100)
     monkeypatch.setattr(significance, "MAX_BOOTSTRAP_WORK", 100)

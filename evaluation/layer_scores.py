@@ -22,12 +22,13 @@ from django.db.models import Count, Q
 
 from annotate.layer_state import LAYERS_DONE
 from annotate.models import AnswerString, Collection, JudgingLayer, LayerJudgment
+from evaluation.analysis.score_config import ScoreConfig
 from evaluation.metrics import Judgments, Scores, evaluate
 from evaluation.metrics.agreement import RankingChange, ranking_change
 from evaluation.metrics.csvio import write_csv
 
 from .models import Run
-from .services import ScoreConfig, run_ranking
+from .services import run_ranking
 
 GOLD = "gold"
 
