@@ -12,9 +12,9 @@ from config.ids import request_id
 from config.uploads import check_upload_size
 from evaluation.metrics.gains import MAX_GAIN, check_gain
 
+from .edits import PageSynset
 from .imports import KINDS
 from .models import Collection, LevelRow, Role
-from .services import PageSynset
 
 
 class CollectionForm(forms.ModelForm):
@@ -137,7 +137,7 @@ class ImportForm(forms.Form):
         return check_upload_size(self.cleaned_data["file"], settings.IMPORT_MAX_MB, "imports")
 
 
-# -- the judging operations: one small form each (the table is annotate.views.OPERATIONS) -----
+# -- the judging operations: one small form each (the table is annotate.operations.OPERATIONS) -----
 class JudgeForm(forms.Form):
     """What every judging operation sends: the question's version its page showed (none
     from an old page: then nothing is checked against it)."""

@@ -34,7 +34,8 @@ from evaluation.metrics.parsers import (
     question_rows,
 )
 
-from . import services
+from . import judging
+from .edits import collection_judgments_changed
 from .layer_io import layers_plan, layers_write
 from .models import (
     AnswerString,
@@ -49,12 +50,11 @@ from .models import (
 )
 from .normalize import normalize_answer
 from .selectors import attach_assessors
-from .services import collection_judgments_changed
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
-    from .services import AnyUser
+    from .edits import AnyUser
 
 KINDS = {
     "questions": "Questions CSV (question_id,question)",
@@ -191,7 +191,7 @@ def _plan_flat(
         question__collection=collection
     ).values_list("question_id", "key", "text", "variants"):
         known[(q, key)] = [text, *variants]
-    folded = services.spellings_fold(good, known)
+    folded = judging.spellings_fold(good, known)
     new = [k for k in folded if k not in known]
     qid_of = {pk: qid for qid, pk in questions.items()}
     added, skipped, variants = [], [], []
@@ -235,7 +235,7 @@ def _plan_flat(
     }
 
     def write():
-        added = services.strings_add_unjudged(
+        added = judging.strings_add_unjudged(
             rows=good, source=Source.FLAT, by=by, reason=f"flat answer list {filename}"
         )
         # the import is the last change of the questions it brings strings to

@@ -23,7 +23,8 @@ from evaluation.metrics.csvio import CsvFormatError, read_records, write_csv
 from evaluation.metrics.errors import Issue
 from evaluation.metrics.parsers import empty_key_message, nul_issues
 
-from .layers import layers_complete, question_layers_to_gold, sealed_questions
+from .adjudication import question_layers_to_gold
+from .layer_state import layers_complete, sealed_questions
 from .models import (
     JUDGE_ROLES,
     AnswerString,
@@ -40,7 +41,7 @@ from .models import (
 from .normalize import normalize_answer
 
 if TYPE_CHECKING:
-    from .services import AnyUser
+    from .edits import AnyUser
 
 HEADER = ["question_id", "synset_id", "answer", "level", "assessor", "done"]
 

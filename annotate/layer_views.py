@@ -1,14 +1,14 @@
 """Pages of independent judging (DESIGN.md section 9): the agreement page, the request
 for layers, the adjudication page, an assessor's own layer, the layers CSV.
 
-Function views, thin: reads in ``layers``/``selectors``, writes in ``layers``/``services``,
-markup in the templates.  Participants never see a layer; an assessor sees only their
-own layer of a question until they marked it done."""
+Function views, thin: reads in ``layer_selectors``, ``agreement_report`` and
+``selectors``, writes in ``layers``, ``adjudication`` and ``judging`` (the workspace's
+operations through ``operations``), markup in the templates.  Participants never see a
+layer; an assessor sees only their own layer of a question until they marked it done."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -24,13 +24,21 @@ from config.downloads import csv_download
 from config.htmx import HtmxHttpRequest, redirect_to, render_page
 from config.ids import request_id, request_ids
 
-from . import forms, layers, presence, services
+from . import (
+    adjudication,
+    agreement_report,
+    edits,
+    judging,
+    layer_selectors,
+    layers,
+    operations,
+    presence,
+)
 from .layer_io import export_layers, layers_import
 from .models import (
     JUDGE_ROLES,
     Collection,
     JudgingLayer,
-    JudgmentEvent,
     Membership,
     Question,
     QuestionStatus,
@@ -47,7 +55,7 @@ QUESTIONS_PER_PAGE = 200
 def collection_agreement(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
-    report = layers.collection_agreement(collection)
+    report = agreement_report.collection_agreement(collection)
     judges = (
         Membership.objects.filter(collection=collection, role__in=JUDGE_ROLES)
         .select_related("user")
@@ -68,7 +76,7 @@ def collection_agreement(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             "judges": judges,
             "page": page,
             "confusion": confusion,
-            "queue": layers.adjudication_queue(collection).count(),
+            "queue": layer_selectors.adjudication_queue(collection).count(),
             # the request form's filters, filled in from the question list's (its link)
             "filters": request.GET,
             "statuses": QuestionStatus.choices,
@@ -106,7 +114,7 @@ def collection_layers_request(request: HtmxHttpRequest, slug: str) -> HttpRespon
         )
         questions = list(questions)
         if not questions:
-            raise services.Conflict("No question matches the filters; nothing was requested.")
+            raise edits.Conflict("No question matches the filters; nothing was requested.")
         seed = int(p.get("seed") or 0)
         done = layers.layers_request(
             collection=collection,
@@ -120,7 +128,7 @@ def collection_layers_request(request: HtmxHttpRequest, slug: str) -> HttpRespon
         )
     except ValueError:
         messages.error(request, "k, the sample size and the seed are whole numbers.")
-    except services.Conflict as e:
+    except edits.Conflict as e:
         messages.error(request, str(e))
     else:
         messages.success(
@@ -180,26 +188,27 @@ def collection_layers_import(request: HtmxHttpRequest, slug: str) -> HttpRespons
 def _adjudicable(request: HtmxHttpRequest, pk: int) -> Question:
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
     role = require_role(request, question.collection, *JUDGE_ROLES)
-    if not layers.can_adjudicate(request.user, question, role):
+    if not layer_selectors.can_adjudicate(request.user, question, role):
         raise PermissionDenied("Only an organizer or the named adjudicator adjudicates.")
     return question
 
 
 @require_GET
 def adjudication_queue(request: HtmxHttpRequest) -> HttpResponse:
-    """The questions waiting for the user's adjudication, as the adjudicator named by
-    their layer request (an organizer finds every question on the agreement page)."""
+    """The questions waiting for the user's adjudication: every one of the collections
+    they organize (as their Agreement pages count them), and those whose layer request
+    names them the adjudicator."""
     return render_page(
         request,
         "annotate/adjudication_queue.html",
-        {"questions": layers.adjudicator_questions(request.user)},
+        {"questions": layer_selectors.adjudicator_questions(request.user)},
     )
 
 
 @require_GET
 def question_adjudicate(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     question = _adjudicable(request, pk)
-    context = layers.adjudication_view(question)
+    context = layer_selectors.adjudication_view(question)
     context["is_organizer"] = (
         require_role(request, question.collection, *JUDGE_ROLES) == Role.ORGANIZER
     )
@@ -214,11 +223,11 @@ def question_adjudicate_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     anchor = f"#s{p['string']}" if p.get("string", "").isdigit() else ""
     try:
         with transaction.atomic():
-            layers.adjudication_lock(question=question, version=version)
+            adjudication.adjudication_lock(question=question, version=version)
             _adjudicate(question, p, op, by, version)
     except (KeyError, ValueError):
         messages.error(request, "That request was incomplete; nothing was changed.")
-    except services.Conflict as e:
+    except edits.Conflict as e:
         messages.error(request, str(e))
     return redirect_to(
         request, reverse("annotate:question-adjudicate", args=[question.pk]) + anchor
@@ -228,7 +237,7 @@ def question_adjudicate_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 def _adjudicate(question: Question, p, op: str, by, version: str | None) -> None:
     """One operation of the adjudication page's forms on gold (Conflict when refused)."""
     if op == "take":
-        layers.adjudicate_take(
+        adjudication.adjudicate_take(
             question=question,
             layer=int(p["layer"]),
             by=by,
@@ -236,7 +245,7 @@ def _adjudicate(question: Question, p, op: str, by, version: str | None) -> None
             version=version,
         )
     elif op == "take_synset":
-        layers.adjudicate_take(
+        adjudication.adjudicate_take(
             question=question,
             layer=int(p["layer"]),
             by=by,
@@ -244,18 +253,18 @@ def _adjudicate(question: Question, p, op: str, by, version: str | None) -> None
             version=version,
         )
     elif op == "level":
-        services.string_set_level(
+        judging.string_set_level(
             question=question, string=int(p["string"]), level=p["level"], by=by, version=version
         )
     elif op == "incorrect":
-        services.string_judge(question=question, string=int(p["string"]), by=by, version=version)
+        judging.string_judge(question=question, string=int(p["string"]), by=by, version=version)
     elif op == "merge":
         ids = request_ids(p.getlist("synsets"))
-        services.synset_merge(question=question, synsets=ids, by=by, version=version)
+        judging.synset_merge(question=question, synsets=ids, by=by, version=version)
     elif op == "place":
         # a string no layer judged (pooled after they were done) into a gold synset
         synset = p.get("synset", "")
-        layers.adjudicate_place(
+        adjudication.adjudicate_place(
             question=question,
             string=int(p["string"]),
             by=by,
@@ -265,18 +274,18 @@ def _adjudicate(question: Question, p, op: str, by, version: str | None) -> None
             version=version,
         )
     elif op == "undo":
-        services.question_undo(question=question, by=by, any_user=True)
+        judging.question_undo(question=question, by=by, any_user=True)
     elif op == "agree":
-        layers.question_layers_to_gold(question=question, by=by)
+        adjudication.question_layers_to_gold(question=question, by=by)
     else:
-        raise services.Conflict(f"Unknown operation {op!r}.")
+        raise edits.Conflict(f"Unknown operation {op!r}.")
 
 
 # -- an assessor's own layer, judged in the usual workspace --------------------------------------
 def _own_layer(request: HtmxHttpRequest, pk: int) -> JudgingLayer:
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
     require_role(request, question.collection, *JUDGE_ROLES)
-    layer = layers.layer_for(question=question, user=request.user)
+    layer = layer_selectors.layer_for(question=question, user=request.user)
     if layer is None:
         raise Http404("You have no layer of this question.")
     layer.question = question
@@ -289,7 +298,7 @@ def workspace_layer(request: HtmxHttpRequest, question: Question, role: str) -> 
     the workspace shows gold, as for a question judged by one assessor."""
     if role == Role.ORGANIZER and request.GET.get("gold") == "1":
         return None
-    layer = layers.layer_for(question=question, user=request.user)
+    layer = layer_selectors.layer_for(question=question, user=request.user)
     if layer is not None:
         layer.question = question
     return layer
@@ -307,10 +316,14 @@ def _layer_context(
     question = layer.question
     with consistent_read():  # the page's version is that of what it shows
         layer.refresh_from_db(fields=["version", "started_at", "done_at"])
-        ws = layers.layer_workspace(layer)
+        ws = layer_selectors.layer_workspace(layer)
     # the page's question shows the layer's version and progress; it is never saved
     shown = copy.copy(question)
-    shown.version, shown.status, shown.notes = layer.version, layers.layer_status(layer), ""
+    shown.version, shown.status, shown.notes = (
+        layer.version,
+        layer_selectors.layer_status(layer),
+        "",
+    )
     presence.seen_on_question(question.pk, request.user.get_username())  # recorded, not shown
     return {
         "question": shown,
@@ -321,14 +334,15 @@ def _layer_context(
         "notice_kind": kind,
         "is_done": layer.done,
         "claimable": False,
-        "history": layers.layer_history(layer),
+        "history": layer_selectors.layer_history(layer),
         "edit_string": None,
         "queue_position": queue_position(request.user, question),
         "others_here": [],  # blind: not even who else judges the question
         "act_url": reverse("annotate:question-layer-act", args=[question.pk]),
         "layer": layer,
-        "layer_compare": layers.layer_others(layer),
-        "can_adjudicate": layer.done and layers.can_adjudicate(request.user, question, role),
+        "layer_compare": layer_selectors.layer_others(layer),
+        "can_adjudicate": layer.done
+        and layer_selectors.can_adjudicate(request.user, question, role),
         **ws,
     }
 
@@ -350,85 +364,6 @@ def question_layer(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     return redirect_to(request, "annotate:question-judge", layer.question_id)
 
 
-def _group(ref) -> int | None:
-    """A layer's synset number from the workspace's ``synset`` / ``ordinal`` field."""
-    if ref is None or isinstance(ref, int):
-        return ref
-    return ref.pk if ref.pk is not None else ref.ordinal
-
-
-def _not_in_layers(what: str):
-    def refuse(d, c):
-        raise services.Conflict(
-            f"{what} is not available in your layer: you judge the strings as they are; "
-            "the organizers change the question itself."
-        )
-
-    return refuse
-
-
-def _layer_merge(d: dict, c: dict) -> JudgmentEvent:
-    if d["synset"] is None:
-        raise services.Conflict("Choose the synset of your layer to merge into.")
-    return layers.layer_merge(groups=[_group(d["synset"]), *d["merge"]], **c)
-
-
-# operation -> (its form, the layer service called with the form's data ``d`` and ``c``: the
-# layer, the acting user and the layer's version the page showed): the keys and forms of the
-# gold workspace (annotate.views.OPERATIONS), acting on the assessor's layer
-LAYER_OPERATIONS: dict[str, tuple[type[forms.JudgeForm], Callable[..., JudgmentEvent]]] = {
-    "add": (
-        forms.StringJudgeForm,
-        lambda d, c: layers.layer_judge(
-            string=d["string"], group=_group(d["synset"]), level=d["level"], expect=d["expect"], **c
-        ),
-    ),
-    "new": (
-        forms.StringLevelForm,
-        lambda d, c: layers.layer_judge(
-            string=d["string"], new_group=True, level=d["level"], expect=d["expect"], **c
-        ),
-    ),
-    "incorrect": (
-        forms.StringForm,
-        lambda d, c: layers.layer_judge(string=d["string"], expect=d["expect"], **c),
-    ),
-    "level": (
-        forms.StringLevelForm,
-        lambda d, c: layers.layer_set_level(
-            string=d["string"], level=d["level"], expect=d["expect"], **c
-        ),
-    ),
-    "unjudge": (
-        forms.StringForm,
-        lambda d, c: layers.layer_unjudge(string=d["string"], expect=d["expect"], **c),
-    ),
-    "merge": (forms.SynsetMergeForm, _layer_merge),
-    "split": (forms.SynsetSplitForm, lambda d, c: layers.layer_split(strings=d["strings"], **c)),
-    "done": (
-        forms.JudgeForm,
-        lambda d, c: layers.layer_mark_done(layer=c["layer"], by=c["by"], done=True),
-    ),
-    "reopen": (
-        forms.JudgeForm,
-        lambda d, c: layers.layer_mark_done(layer=c["layer"], by=c["by"], done=False),
-    ),
-    "undo": (forms.JudgeForm, lambda d, c: layers.layer_undo(layer=c["layer"], by=c["by"])),
-    "edit": (forms.JudgeForm, _not_in_layers("Correcting a string")),
-    "delete": (forms.JudgeForm, _not_in_layers("Deleting a string")),
-    "type": (forms.JudgeForm, _not_in_layers("Adding a string")),
-    "nil": (forms.JudgeForm, _not_in_layers("Marking the question NIL")),
-    "notes": (forms.JudgeForm, _not_in_layers("Editing the question's notes")),
-}
-
-
-def _layer_apply(request: HtmxHttpRequest, layer: JudgingLayer) -> JudgmentEvent:
-    """The workspace's operation on the user's layer, validated and applied as on gold."""
-    from .views import apply_operation  # views imports this module
-
-    return apply_operation(request, LAYER_OPERATIONS, {"layer": layer, "by": request.user})
-
-
 @require_POST
 def question_layer_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Apply one operation of the judging workspace (``LAYER_OPERATIONS``) to the user's
@@ -438,8 +373,8 @@ def question_layer_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     layer = _own_layer(request, pk)
     role = require_role(request, layer.question.collection, *JUDGE_ROLES)
     try:
-        event = _layer_apply(request, layer)
-    except services.Conflict as e:
+        event = operations.apply_to_layer(request, layer)
+    except edits.Conflict as e:
         event, notice = None, f"{e} The workspace has been refreshed."
     else:
         notice = ""

@@ -53,6 +53,7 @@ from .models import (
     percent_done,
     state_token,
 )
+from .suggest import Suggester
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -248,8 +249,6 @@ def run_frequencies(question: Question) -> dict[str, int]:
 
 
 def _workspace(question: Question) -> dict[str, Any]:
-    from .suggest import Suggester
-
     levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
     by_level = {lv.pk: lv for lv in levels}
     rank = {lv.pk: i for i, lv in enumerate(levels, start=1)}

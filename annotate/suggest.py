@@ -70,6 +70,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA, Levenshtein
 
@@ -319,7 +320,10 @@ def _window(a: str, b: str) -> tuple[int, int, int]:
 
 def _word_typo_ok(m: str, c: str, context: bool) -> bool:
     """True when word ``c`` may be a typo of judged word ``m`` (rule 4); ``context``: the
-    other words of a long string are the same, which makes a typo likelier."""
+    other words of a long string are the same, which makes a typo likelier.  One function
+    on purpose (radon D): its branches are the exceptions of rule 4 in the module's order
+    (digits, one edit, two edits, affixes), each a guard returning False; split, the rule
+    would no longer read as one list."""
     if any(ch.isdigit() for ch in m + c):
         return False
     d = OSA.distance(m, c)
@@ -446,8 +450,6 @@ class Suggester:
         forms = [_form(t, self.mode) for t in texts]
         if not forms or not self._spaced:
             return [self._suggest(c, []) for c in forms]
-        import numpy as np
-
         dist = process.cdist(
             [c.spaced for c in forms],
             self._spaced,

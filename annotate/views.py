@@ -1,10 +1,10 @@
 """Annotation pages.  Function views, visible control flow (STYLE.md): reads come from
-``selectors``, writes go through ``services``, and every page answers htmx with its
-fragment through ``render_page``."""
+``selectors``, writes go through the write modules (``judging``, ``organizing``; the
+judging workspace's operations through ``operations``), and every page answers htmx with
+its fragment through ``render_page``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -22,7 +22,17 @@ from config.downloads import csv_download
 from config.htmx import HtmxHttpRequest, redirect_to, render_page
 from config.ids import request_id, request_ids
 
-from . import forms, layer_views, layers, presence, services
+from . import (
+    edits,
+    forms,
+    judging,
+    layer_selectors,
+    layer_views,
+    matching,
+    operations,
+    organizing,
+    presence,
+)
 from .imports import (
     ImportPlan,
     ImportRefused,
@@ -94,7 +104,9 @@ def collection_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def my_queue(request: HtmxHttpRequest) -> HttpResponse:
     """Questions assigned to the user in any collection, open ones first."""
     questions = my_queue_questions(request.user)
-    layers.my_layers(questions, request.user)  # a question judged in a layer shows the layer's
+    layer_selectors.my_layers(
+        questions, request.user
+    )  # a question judged in a layer shows the layer's
     return render_page(
         request,
         "annotate/my_queue.html",
@@ -158,7 +170,7 @@ def question_judge(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         # judged independently (DESIGN.md section 9): the same page on the assessor's layer
         return layer_views.layer_workspace_page(request, layer, role)
     if gold_closed(question, role):
-        if layers.can_adjudicate(request.user, question, role):
+        if layer_selectors.can_adjudicate(request.user, question, role):
             return redirect_to(request, "annotate:question-adjudicate", question.pk)
         raise PermissionDenied(GOLD_CLOSED)
     return render_page(
@@ -166,104 +178,6 @@ def question_judge(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "annotate/question_judge.html",
         _workspace_context(request, question, role, may_write),
         partial="workspace",
-    )
-
-
-# operation -> (its form, the service call with the form's cleaned data ``d`` and ``c``: the
-# question, the acting user and the version the page showed, plus ``organizer`` for undo)
-OPERATIONS: dict[str, tuple[type[forms.JudgeForm], Callable[..., JudgmentEvent]]] = {
-    "add": (
-        forms.StringJudgeForm,
-        lambda d, c: services.string_judge(
-            string=d["string"], synset=d["synset"], level=d["level"], expect=d["expect"], **c
-        ),
-    ),
-    "new": (
-        forms.StringLevelForm,
-        lambda d, c: services.string_judge(
-            string=d["string"], new_synset=True, level=d["level"], expect=d["expect"], **c
-        ),
-    ),
-    "incorrect": (
-        forms.StringForm,
-        lambda d, c: services.string_judge(string=d["string"], expect=d["expect"], **c),
-    ),
-    "level": (
-        forms.StringLevelForm,
-        lambda d, c: services.string_set_level(
-            string=d["string"], level=d["level"], expect=d["expect"], **c
-        ),
-    ),
-    "unjudge": (
-        forms.StringForm,
-        lambda d, c: services.string_unjudge(string=d["string"], expect=d["expect"], **c),
-    ),
-    "edit": (
-        forms.StringEditForm,
-        lambda d, c: services.string_edit(
-            string=d["string"], text=d["text"], expect=d["expect"], **c
-        ),
-    ),
-    "delete": (
-        forms.StringForm,
-        lambda d, c: services.string_delete(string=d["string"], expect=d["expect"], **c),
-    ),
-    "type": (
-        forms.StringTypeForm,
-        lambda d, c: services.string_add(
-            text=d["text"],
-            synset=d["synset"],
-            level=d["level"],
-            new_synset=d["target"] == "new",
-            **c,
-        ),
-    ),
-    "merge": (
-        forms.SynsetMergeForm,
-        lambda d, c: services.synset_merge(synsets=[d["synset"], *d["merge"]], **c),
-    ),
-    "split": (forms.SynsetSplitForm, lambda d, c: services.synset_split(strings=d["strings"], **c)),
-    "nil": (forms.LevelOnlyForm, lambda d, c: services.question_mark_nil(level=d["level"], **c)),
-    "notes": (forms.NotesForm, lambda d, c: services.question_set_notes(notes=d["notes"], **c)),
-    "done": (
-        forms.JudgeForm,
-        lambda d, c: services.question_set_status(status=QuestionStatus.DONE, **c),
-    ),
-    "reopen": (
-        forms.JudgeForm,
-        lambda d, c: services.question_set_status(status=QuestionStatus.IN_PROGRESS, **c),
-    ),
-    "undo": (forms.JudgeForm, lambda d, c: services.question_undo(any_user=d["organizer"], **c)),
-}
-
-
-def apply_operation(
-    request: HtmxHttpRequest,
-    operations: Mapping[str, tuple[type[forms.JudgeForm], Callable[..., JudgmentEvent]]],
-    context: dict[str, Any],
-    **data: Any,
-) -> JudgmentEvent:
-    """Validate the judging operation posted by the workspace with its form in
-    ``operations`` and apply it: the call gets the form's cleaned data (and ``data``) and
-    ``context`` with the version the page showed.  Conflict when it is refused: nothing
-    written.  Gold's operations (``OPERATIONS``) and a layer's (``layer_views``) alike."""
-    op = request.POST.get("op", "")
-    if op not in operations:
-        raise services.Conflict(f"Unknown operation {op!r}.")
-    form_class, call = operations[op]
-    form = form_class(request.POST)
-    if not form.is_valid():
-        raise services.Conflict(form.refusal())
-    return call({**form.cleaned_data, **data}, {**context, "version": form.cleaned_data["version"]})
-
-
-def _apply(request: HtmxHttpRequest, question: Question, role: Role) -> JudgmentEvent:
-    """Validate and apply the judging operation posted by the workspace on gold."""
-    return apply_operation(
-        request,
-        OPERATIONS,
-        {"question": question, "by": request.user},
-        organizer=role == Role.ORGANIZER,
     )
 
 
@@ -304,7 +218,7 @@ def question_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     visible notice.  ``done`` goes on to the next question."""
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
     role, may_write = judge_access(request, question)
-    if role != Role.ORGANIZER and layers.layer_for(question=question, user=request.user):
+    if role != Role.ORGANIZER and layer_selectors.layer_for(question=question, user=request.user):
         raise PermissionDenied("You judge this question in your own layer.")
     if gold_closed(question, role):
         if request.htmx:  # the page loaded before the request: the judging page says why
@@ -329,9 +243,9 @@ def question_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     try:
         with transaction.atomic():
             if role != Role.ORGANIZER:  # an unassigned question: the first change claims it
-                services.question_claim(question=question, by=request.user)
-            event = _apply(request, question, role)
-    except services.Conflict as e:
+                judging.question_claim(question=question, by=request.user)
+            event = operations.apply_to_gold(request, question, role)
+    except edits.Conflict as e:
         event, notice, kind = None, f"{e} The workspace has been refreshed.", "warning"
     else:
         notice, kind = _applied_notice(event, request.POST.get("version"))
@@ -387,9 +301,11 @@ def question_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         unjudged="" if blind else f.get("unjudged", ""),
         search=f.get("q", "").strip(),
     )
+    if not blind:
+        qs = qs.with_layer_state()  # where a question judged in layers stands
     if blind:
         # status and unjudged of a question judged in the user's layer are the layer's
-        qs = layers.filter_as_seen_by(
+        qs = layer_selectors.filter_as_seen_by(
             qs, request.user, status=f.get("status", ""), unjudged=f.get("unjudged", "")
         )
     if blind and f.get("assessor", "") not in ("", "none", str(request.user.pk)):
@@ -399,10 +315,12 @@ def question_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     page = Paginator(qs, 50).get_page(f.get("page"))
     questions = list(page.object_list)
     attach_assessors(questions)
+    if not blind:
+        layer_selectors.label_layer_states(questions)
     if blind:
         # a question judged in the user's layer shows the layer's status and counts, and
         # the user alone as its assessor: nothing of gold or of the other layers
-        layers.my_layers(questions, request.user)
+        layer_selectors.my_layers(questions, request.user)
         for q in questions:
             if q.my_layer is not None:
                 q.assessor_names = [request.user.get_username()]
@@ -443,7 +361,7 @@ def question_assign(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     else:
         questions = questions_by_ids(collection, _ids(p.getlist("questions")))
     try:
-        n = services.questions_assign(
+        n = organizing.questions_assign(
             collection=collection,
             questions=questions,
             assessors=users_by_ids(_ids(p.getlist("assessors"))),
@@ -451,7 +369,7 @@ def question_assign(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             round_robin=p.get("mode", "round_robin") == "round_robin",
             replace=p.get("replace") == "1",
         )
-    except services.Conflict as e:
+    except edits.Conflict as e:
         messages.error(request, str(e))
     else:
         messages.success(request, f"Assigned {n} question{'s' if n != 1 else ''}.")
@@ -472,12 +390,12 @@ def _collection_form_page(request: HtmxHttpRequest, collection: Collection | Non
         levels = forms.LevelFormSet(request.POST, prefix="levels")
         if form.is_valid() and levels.is_valid():
             try:
-                saved = services.collection_save(
+                saved = organizing.collection_save(
                     collection=form.save(commit=False), levels=levels.rows(), by=request.user
                 )
-            except services.MatchingModeConflict as e:
+            except matching.MatchingModeConflict as e:
                 form.add_error("matching_mode", str(e))
-            except services.Conflict as e:
+            except edits.Conflict as e:
                 levels._non_form_errors = levels.error_class([str(e)])
             else:
                 messages.success(request, f"Saved {saved.name}.")
@@ -526,10 +444,10 @@ def collection_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             if form.is_valid():
                 role = form.cleaned_data["role"]
                 try:
-                    services.membership_set(
+                    organizing.membership_set(
                         collection=collection, user=form.user, role=role, by=request.user
                     )
-                except services.Conflict as e:
+                except edits.Conflict as e:
                     form.add_error("role", str(e))
                 else:
                     notice = f"{form.user.get_username()} is now a member: {Role(role).label}."
@@ -539,14 +457,14 @@ def collection_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             if invite.is_valid():
                 d = invite.cleaned_data
                 try:
-                    made = services.member_invite(
+                    made = organizing.member_invite(
                         collection=collection,
                         username=d["username"],
                         email=d["email"],
                         role=d["role"],
                         by=request.user,
                     )
-                except services.Conflict as e:
+                except edits.Conflict as e:
                     invite.add_error("username", str(e))
                 else:
                     notice = (
@@ -562,10 +480,10 @@ def collection_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             user = get_object_or_404(get_user_model(), pk=request_id(request.POST.get("user")))
             role = None if action == "remove" else request.POST.get("role")
             try:
-                services.membership_set(
+                organizing.membership_set(
                     collection=collection, user=user, role=role, by=request.user
                 )
-            except services.Conflict as e:
+            except edits.Conflict as e:
                 error = str(e)
             else:
                 notice = (

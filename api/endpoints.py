@@ -2,15 +2,17 @@
 
 Every endpoint authenticates with a personal token (``api.auth``) and then applies the role
 rules of the pages through the same functions: ``require_role`` for collection roles,
-``Run.objects.visible_to`` for runs, ``services.run_import`` for uploads,
-``services.run_withdraw`` for withdrawals,
-``services.score_runs`` for scores.  A refusal is 403 with a message that names nothing of
+``evaluation.access`` for scores and runs (``score_access``, ``visible_run``,
+``require_may_submit``), ``ScoreConfigForm`` for score parameters, ``services.run_import``
+for uploads, ``services.run_withdraw`` for withdrawals, ``services.score_runs`` for
+scores.  A refusal is 403 with a message that names nothing of
 the collection, a missing object 404.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Literal
 
 from django.core.exceptions import PermissionDenied
@@ -27,14 +29,16 @@ from annotate.selectors import attach_assessors, question_list_queryset
 from config.downloads import csv_download
 from config.errors import RETRY_AFTER_SECONDS, is_database_unavailable
 from evaluation import services
-from evaluation.forms import RunUploadForm
-from evaluation.metrics import InputError
+from evaluation.access import require_may_submit, score_access, visible_run
+from evaluation.analysis.score_config import COMPARE_METRICS, ScoreConfig
+from evaluation.forms import RunUploadForm, ScoreConfigForm, form_problem_list, form_problems
+from evaluation.metrics import DEFAULT_METRICS, InputError
 from evaluation.metrics.csvio import read_records
 from evaluation.models import Run
+from evaluation.selectors import question_table, visible_runs
 
 from . import schemas
 from .auth import AuthFailuresThrottled, TokenAuth, UserRateThrottle, docs_access
-from .selectors import answers_per_question, synsets_per_question
 
 api = NinjaAPI(
     title="QA synsets API",
@@ -101,44 +105,18 @@ def _collection(request: HttpRequest, slug: str, *roles: str) -> tuple[Collectio
     return collection, require_role(request.user, collection, *roles)
 
 
-def _score_access(request: HttpRequest, slug: str) -> tuple[Collection, str]:
-    """Scores and runs are for organizers and participants; assessors judge blind (403)."""
-    return _collection(request, slug, Role.ORGANIZER, Role.PARTICIPANT)
-
-
-def _visible_run(request: HttpRequest, collection: Collection, run_id: int) -> Run:
-    """The run if ``request.user`` may see it; 403 when it exists but is not theirs to see,
-    404 when the collection has no such run."""
-    run = (
-        Run.objects.visible_to(request.user, collection)
-        .select_related("owner")
-        .filter(pk=run_id)
-        .first()
-    )
-    if run is None:
-        if Run.objects.active().filter(collection=collection, pk=run_id).exists():
-            raise PermissionDenied("This run is not visible to you.")
-        raise Http404
-    return run
-
-
 def _config(
+    request: HttpRequest,
     collection: Collection,
-    params: schemas.ScoreParams,
-    default_metrics=services.DEFAULT_METRICS,
-) -> services.ScoreConfig:
-    """The score configuration, checked as the pages check it; 422 when it is invalid."""
-    levels = list(collection.levels.order_by("order").values_list("code", flat=True))
-    try:
-        return services.check_config(
-            metrics=params.metric or list(default_metrics),
-            gains=params.gains.strip() or "default",
-            beta=params.beta,
-            rbp_p=params.rbp_p,
-            levels=levels,
-        )
-    except ValueError as e:
-        raise HttpError(422, str(e)) from e
+    default_metrics: Sequence[str] = DEFAULT_METRICS,
+) -> ScoreConfig:
+    """The score configuration of the query string, read by the pages' form (the same
+    checks, the same messages as a CSV download's 400); 422 with them when it is invalid
+    (``schemas.ScoreParams`` documents the parameters and checks their types)."""
+    form = ScoreConfigForm.read(request.GET, collection, default_metrics=default_metrics)
+    if form.errors:
+        raise HttpError(422, form_problems(form))
+    return form.config
 
 
 def _number(value, precision: Precision, *, significant: bool = False) -> float | None:
@@ -162,7 +140,7 @@ def _values(row, metrics, precision: Precision) -> dict[str, float | None]:
     return {m: _number(row[m], precision) for m in metrics}
 
 
-def _config_out(collection: Collection, config: services.ScoreConfig, precision: Precision) -> dict:
+def _config_out(collection: Collection, config: ScoreConfig, precision: Precision) -> dict:
     return {
         "metrics": list(config.metrics),
         "gains": config.gains,
@@ -298,8 +276,8 @@ def judgments_export(request: HttpRequest, slug: str, format: Literal["json", "c
 def run_list(request: HttpRequest, slug: str):
     """The runs you may see: all (organizers), your own, or every participant's when the
     leaderboard is published.  Assessors see none (403)."""
-    collection, _ = _score_access(request, slug)
-    runs = Run.objects.visible_to(request.user, collection).select_related("owner").order_by("name")
+    collection, _ = score_access(request, slug)
+    runs = visible_runs(user=request.user, collection=collection)
     return [_run_out(r) for r in runs]
 
 
@@ -335,33 +313,18 @@ def run_upload(
     """Upload a run (multipart), all or nothing, with the checks of the upload page: on any
     problem nothing is stored and the answer is 400 with every problem and its line (a
     missing ``name`` or ``file`` too)."""
-    collection, role = _score_access(request, slug)
-    if role != Role.ORGANIZER and not collection.open_for_submissions:
-        raise PermissionDenied("This collection is not open for submissions.")
+    collection, _ = score_access(request, slug)
+    require_may_submit(request.user, collection)
     form = RunUploadForm(request.POST, request.FILES)
     if not form.is_valid():
         upload = request.FILES.get("file")
         errors = [
-            {
-                "file": upload.name if upload else "",
-                "line": None,
-                "message": m if field == "__all__" else f"{field}: {m}",
-            }
-            for field, messages in form.errors.items()
-            for m in messages
+            {"file": upload.name if upload else "", "line": None, "message": m}
+            for m in form_problem_list(form)
         ]
         return Status(400, {"detail": "The run was not stored.", "errors": errors})
-    upload = form.cleaned_data["file"]
     try:
-        run = services.run_import(
-            collection=collection,
-            owner=request.user,
-            name=form.cleaned_data["name"],
-            data=upload.read(),
-            filename=upload.name,
-            description=form.cleaned_data["description"],
-            fmt=form.cleaned_data["format"] or None,
-        )
+        run = form.save(collection=collection, owner=request.user)
     except InputError as e:
         return Status(
             400,
@@ -382,8 +345,8 @@ def run_upload(
     tags=["runs"],
 )
 def run_detail(request: HttpRequest, slug: str, run_id: int):
-    collection, _ = _score_access(request, slug)
-    return _run_out(_visible_run(request, collection, run_id))
+    collection, _ = score_access(request, slug)
+    return _run_out(visible_run(user=request.user, collection=collection, run_id=run_id))
 
 
 @api.delete(
@@ -396,8 +359,10 @@ def run_withdraw(request: HttpRequest, slug: str, run_id: int):
     """Withdraw a run: its owner while the collection is open for submissions, organizers
     always (403 otherwise).  The run's record stays in the audit trail; it leaves every
     listing, ranking and comparison (then 404)."""
-    collection, _ = _score_access(request, slug)
-    run = services.run_withdraw(run=_visible_run(request, collection, run_id), by=request.user)
+    collection, _ = score_access(request, slug)
+    run = services.run_withdraw(
+        run=visible_run(user=request.user, collection=collection, run_id=run_id), by=request.user
+    )
     return {
         **_run_out(run),
         "withdrawn_at": run.withdrawn_at,
@@ -421,13 +386,12 @@ def run_scores(
     ``metric`` (repeat it; default the run page's), ``gains`` (``default`` = the
     collection's levels, ``3:2:1``, ``adjusted``, ``S=4,A=2,B=1``...), ``beta``, ``rbp_p``.
     ``precision=full`` gives every score at full double precision (default: 6 decimals)."""
-    collection, _ = _score_access(request, slug)
-    run = _visible_run(request, collection, run_id)
-    config = _config(collection, params)
+    collection, _ = score_access(request, slug)
+    run = visible_run(user=request.user, collection=collection, run_id=run_id)
+    config = _config(request, collection)
     precision = params.precision
     scores = services.score_runs(collection, [run], config)
-    table = scores.per_question[run.name]
-    lengths, synsets = answers_per_question(run), synsets_per_question(collection)
+    table = question_table(collection, scores, run)
     means = scores.means().loc[run.name]
     return {
         "run": _run_out(run),
@@ -438,8 +402,8 @@ def run_scores(
         "questions": [
             {
                 "question_id": q,
-                "L": lengths.get(q, 0),
-                "R": synsets.get(q, 0),
+                "L": int(row["L"]),
+                "R": int(row["R"]),
                 "scores": _values(row, config.metrics, precision),
             }
             for q, row in zip(table.index, table.to_dict("records"), strict=True)
@@ -466,11 +430,12 @@ def compare(
     the questions where the Q-measure and RR differences disagree (one zero, the other
     not). Default metrics: Q-measure and RR.  P-values have 6 significant digits (not 6
     decimals: 4.5e-8 is not 0), every digit with ``precision=full``."""
-    collection, _ = _score_access(request, slug)
-    run_a, run_b = _visible_run(request, collection, a), _visible_run(request, collection, b)
+    collection, _ = score_access(request, slug)
+    run_a = visible_run(user=request.user, collection=collection, run_id=a)
+    run_b = visible_run(user=request.user, collection=collection, run_id=b)
     if run_a.pk == run_b.pk:
         raise HttpError(422, "choose two different runs")
-    config = _config(collection, params, default_metrics=services.COMPARE_METRICS)
+    config = _config(request, collection, default_metrics=COMPARE_METRICS)
     precision = params.precision
     result = services.runs_compare(collection=collection, run_a=run_a, run_b=run_b, config=config)
     ms = config.metrics

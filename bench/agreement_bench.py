@@ -130,7 +130,7 @@ def main() -> None:
     assert r.status_code == 200, r.status_code
     assert b"<h1>Agreement</h1>" in r.content
     queries = len(ctx.captured_queries)
-    from annotate.layers import collection_agreement
+    from annotate.agreement_report import collection_agreement
 
     times, cpu, report = [], [], []
     for _ in range(args.n):

@@ -9,7 +9,7 @@ page of two runs in-process through Django's test client, logged in as the organ
 "cold" is the first request (scores not cached yet), "warm" the median wall time of the
 next requests (scores cached, so what is left is the statistics and the page), "warm cpu"
 their median CPU time (this process only: steadier on a shared machine).  It also times
-``evaluation.stats.paired`` alone on the 5,000 per-question differences (Q-measure).
+``evaluation.analysis.stats.paired`` alone on the 5,000 per-question differences (Q-measure).
 """
 
 from __future__ import annotations
@@ -155,9 +155,10 @@ def main() -> None:
         print(f"{f'compare, {args.questions:,} questions':34} {cold:8.3f} {warm:8.3f} {cpu:10.3f}")
 
         from evaluation import services
-        from evaluation.stats import paired
+        from evaluation.analysis import score_config
+        from evaluation.analysis.stats import paired
 
-        config = services.ScoreConfig(metrics=("q_measure",))
+        config = score_config.ScoreConfig(metrics=("q_measure",))
         scores = services.score_runs(c, [ra, rb], config)
         pa = scores.per_question[ra.name]["q_measure"]
         pb = scores.per_question[rb.name]["q_measure"]

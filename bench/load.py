@@ -409,8 +409,7 @@ def verify(results: dict, config: dict) -> int:
     acknowledged write; acknowledged run uploads are complete.  Returns the problems."""
     from django.db.models import Count
 
-    from annotate.models import AnswerString, JudgmentEvent, Question
-    from annotate.services import string_token
+    from annotate.models import AnswerString, JudgmentEvent, Question, string_token
     from evaluation.models import Run
 
     models = {int(k): m for k, m in results["models"].items()}

@@ -123,11 +123,12 @@ def main() -> None:
         print(f"ranking page size: {size / 1024:.0f} KiB")
         print(f"{'alone, on the cached scores':34} {'':>8} {'wall s':>8} {'cpu s':>10}")
         from evaluation import services
+        from evaluation.analysis import score_config
+        from evaluation.analysis.significance import TestConfig, pair_tests, score_intervals
         from evaluation.models import Run
-        from evaluation.significance import TestConfig, pair_tests, score_intervals
 
         runs = list(Run.objects.filter(collection=c).order_by("name"))
-        scores = services.score_runs(c, runs, services.ScoreConfig())
+        scores = services.score_runs(c, runs, score_config.ScoreConfig())
         names = list(scores.runs)
         parts = [
             ("t intervals, 5 metrics", lambda: score_intervals(scores, TestConfig())),

@@ -30,9 +30,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evaluation.metrics import evaluate  # noqa: E402
-from evaluation.metrics import reliability as rel  # noqa: E402
 from evaluation.metrics.fast import read_inputs  # noqa: E402
 from evaluation.metrics.parsers import parse_qrels, parse_run  # noqa: E402
+from evaluation.metrics.reliability.bootstrap import bootstrap_asl  # noqa: E402
+from evaluation.metrics.reliability.comparisons import holm, mean_intervals, paired_t, tukey_hsd  # noqa: E402
+from evaluation.metrics.reliability.figures import MetricReliability, Report  # noqa: E402
+from evaluation.metrics.reliability.samples import draw_samples  # noqa: E402
+from evaluation.metrics.reliability.stability import stability  # noqa: E402
+from evaluation.metrics.reliability.swaps import swap_rates  # noqa: E402
+from evaluation.metrics.reliability.tables import summary_csv  # noqa: E402
 
 
 def make_data(d: Path, topics: int, runs: int, answers: int = 5) -> None:
@@ -92,33 +98,27 @@ def once(d: Path, trials: int) -> tuple[dict[str, float], dict[str, float]]:
         return out
 
     samples = timed(
-        "samples", lambda: rel.draw_samples([str(q) for q in j.questions], trials=trials, seed=0)
+        "samples", lambda: draw_samples([str(q) for q in j.questions], trials=trials, seed=0)
     )
 
     ind = samples.indicators
-    stab = timed(
-        "stability", lambda: rel.stability(X, samples.stability, indicator=ind["stability"])
-    )
+    stab = timed("stability", lambda: stability(X, samples.stability, indicator=ind["stability"]))
     swaps = timed(
-        "swap", lambda: rel.swap_rates(X, samples.swap, indicators=(ind["swap0"], ind["swap1"]))
+        "swap", lambda: swap_rates(X, samples.swap, indicators=(ind["swap0"], ind["swap1"]))
     )
     disc = timed(
-        "bootstrap", lambda: rel.bootstrap_asl(X, samples.bootstrap, indicator=ind["bootstrap"])
+        "bootstrap", lambda: bootstrap_asl(X, samples.bootstrap, indicator=ind["bootstrap"])
     )
     iv = timed(
-        "intervals", lambda: rel.mean_intervals(X, samples.bootstrap, indicator=ind["bootstrap"])
+        "intervals", lambda: mean_intervals(X, samples.bootstrap, indicator=ind["bootstrap"])
     )
-    p_t = timed("t+holm", lambda: rel.paired_t(X))
-    p_holm = rel.holm(p_t)
+    p_t = timed("t+holm", lambda: paired_t(X))
+    p_holm = holm(p_t)
     names = tuple(r.name for r in rankings)
-    p_tukey = timed(
-        "tukey", lambda: rel.tukey_hsd(X, names, trials=trials, seed=samples.tukey_seed)
-    )
-    result = rel.MetricReliability(
-        "q_measure", "default", stab, swaps, disc, iv, p_t, p_holm, p_tukey
-    )
-    report = rel.Report(names, samples, {("q_measure", "default"): result})
-    summary = timed("summary", lambda: rel.summary_csv(report))
+    p_tukey = timed("tukey", lambda: tukey_hsd(X, names, trials=trials, seed=samples.tukey_seed))
+    result = MetricReliability("q_measure", "default", stab, swaps, disc, iv, p_t, p_holm, p_tukey)
+    report = Report(names, samples, {("q_measure", "default"): result})
+    summary = timed("summary", lambda: summary_csv(report))
     t["report"] = time.perf_counter() - start - t["read+score"]
     t["whole"] = time.perf_counter() - start
     cpu["report"] = time.process_time() - cpu_start - cpu["read+score"]

@@ -6,5 +6,5 @@ import re
 
 # Tab, newline and carriage return are text (a textarea sends CRLF); every other C0 control
 # character and DEL is not (and PostgreSQL cannot store NUL at all).  Refused in form fields
-# (config.middleware) and in collection archives (evaluation.archive).
+# (config.middleware) and in collection archives (evaluation.archive.importing).
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")

@@ -29,7 +29,7 @@ urlpatterns = [
     path("", home, name="home"),
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    # the one-time link of an account an organizer created (annotate.services.member_invite)
+    # the one-time link of an account an organizer created (annotate.organizing.member_invite)
     path(
         "accounts/set-password/<uidb64>/<token>/",
         auth_views.PasswordResetConfirmView.as_view(

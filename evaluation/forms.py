@@ -1,13 +1,26 @@
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from django import forms
 from django.conf import settings
+from django.core.exceptions import NON_FIELD_ERRORS
 
+from annotate.models import Collection
 from config.uploads import check_upload_size
-from evaluation.metrics import BASE_METRICS, parse_gains
+from evaluation.analysis.score_config import ScoreConfig, check_config
+from evaluation.analysis.significance import (
+    INTERVALS,
+    MAX_TRIALS,
+    TESTS,
+    TestConfig,
+    check_test_config,
+)
+from evaluation.metrics import BASE_METRICS, DEFAULT_METRICS, parse_gains, parse_metrics
 from evaluation.metrics.gains import DEFAULT_BETA, DEFAULT_RBP_P, check_parameters
-from evaluation.services import run_name_problem
-from evaluation.significance import INTERVALS, MAX_TRIALS, TESTS
+from evaluation.models import Run
+from evaluation.services import run_import, run_name_problem
 
 METRIC_LABELS = {
     "q_measure": "Q-measure",
@@ -46,21 +59,94 @@ GAIN_CHOICES = [
 ]
 
 
-class ScoreConfigForm(forms.Form):
-    """The score configuration of a page, read from the query string."""
+def form_problem_list(form: forms.Form) -> list[str]:
+    """A bound form's errors, each as ``field: message`` (a form-wide one as its message)."""
+    return [
+        m if field == NON_FIELD_ERRORS else f"{field}: {m}"
+        for field, messages in form.errors.items()
+        for m in messages
+    ]
 
-    metric = forms.MultipleChoiceField(
+
+def form_problems(form: forms.Form) -> str:
+    """``form_problem_list`` as one line, ``rbp_p: ...; gains: ...``: the reason a CSV
+    download (400) or an API request (422) is refused, the same words the page shows."""
+    return "; ".join(form_problem_list(form))
+
+
+class MetricField(forms.MultipleChoiceField):
+    """The page's boxes name the usual metrics; any name the engine scores (``p@k``,
+    ``ndcg@k`` of any k) is taken too, as the API and qa-score take it."""
+
+    def valid_value(self, value: str) -> bool:
+        if super().valid_value(value):
+            return True
+        try:
+            parse_metrics([value])
+        except ValueError:
+            return False
+        return True
+
+
+class GainsField(forms.ChoiceField):
+    """A profile of the page's menu, ``custom`` (then ``custom_gains`` says which), or a
+    profile written out (``S=4,A=2,B=1``, ``adjusted:10:5:1``: the API's ``gains``, a
+    hand-written URL); a profile the engine cannot read is refused with its reason."""
+
+    def validate(self, value: str) -> None:
+        if not value or super().valid_value(value):
+            return
+        try:
+            parse_gains(value)
+        except ValueError as e:
+            raise forms.ValidationError(str(e)) from e
+
+
+class ScoreConfigForm(forms.Form):
+    """The score configuration of a page, a CSV download or an API request, read from the
+    query string: a valid form's ``config`` is what it asks for, checked against the
+    collection's ``levels`` (``score_config.check_config``); an invalid one's is the
+    defaults (``default_metrics``, the collection's gains), and its errors say why."""
+
+    metric = MetricField(
         choices=METRIC_CHOICES, required=False, widget=forms.CheckboxSelectMultiple
     )
-    gains = forms.ChoiceField(choices=GAIN_CHOICES, required=False)
+    gains = GainsField(choices=GAIN_CHOICES, required=False)
     custom_gains = forms.CharField(
         required=False, max_length=200, help_text="e.g. S=4,A=2,B=1 or adjusted:10:5:1"
     )
-    # ranges: the engine's one check (gains.check_parameters), as for the API and qa-score
+    # ranges: the engine's one check (gains.check_parameters), as for qa-score
     beta = forms.FloatField(required=False)
     rbp_p = forms.FloatField(required=False, label="RBP p")
 
-    def clean_custom_gains(self):
+    def __init__(
+        self,
+        data: Mapping[str, Any] | None = None,
+        *,
+        levels: Sequence[str] = (),
+        default_metrics: Sequence[str] = DEFAULT_METRICS,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(data, **kwargs)
+        self.levels = tuple(levels)
+        self.config = ScoreConfig(metrics=tuple(default_metrics))
+
+    @classmethod
+    def read(
+        cls,
+        data: Mapping[str, Any] | None,
+        collection: Collection,
+        *,
+        default_metrics: Sequence[str] = DEFAULT_METRICS,
+    ) -> ScoreConfigForm:
+        """The form of ``data`` (a query string; empty or None: the defaults) for
+        ``collection``'s levels, validated."""
+        levels = list(collection.levels.order_by("order").values_list("code", flat=True))
+        form = cls(data or None, levels=levels, default_metrics=default_metrics)
+        form.is_valid()
+        return form
+
+    def clean_custom_gains(self) -> str:
         spec = (self.cleaned_data.get("custom_gains") or "").strip()
         try:
             parse_gains(spec or None)
@@ -78,18 +164,41 @@ class ScoreConfigForm(forms.Form):
             raise forms.ValidationError(str(e)) from e
         return value
 
-    def clean_beta(self):
+    def clean_beta(self) -> float | None:
         return self._checked("beta", DEFAULT_BETA)
 
-    def clean_rbp_p(self):
+    def clean_rbp_p(self) -> float | None:
         return self._checked("rbp_p", DEFAULT_RBP_P)
 
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.errors:
+            return data
+        beta, rbp_p = data.get("beta"), data.get("rbp_p")
+        try:
+            self.config = check_config(
+                metrics=data.get("metric") or self.config.metrics,
+                gains=self.gain_spec(),
+                beta=DEFAULT_BETA if beta is None else beta,
+                rbp_p=DEFAULT_RBP_P if rbp_p is None else rbp_p,
+                levels=self.levels,
+            )
+        except ValueError as e:
+            raise forms.ValidationError(str(e)) from e
+        return data
+
+    def gain_spec(self) -> str:
+        gains = (self.cleaned_data.get("gains") or "").strip() or "default"
+        if gains == "custom":
+            return (self.cleaned_data.get("custom_gains") or "").strip() or "default"
+        return gains
+
     @classmethod
-    def showing(cls, config) -> ScoreConfigForm:
-        """An unbound form showing what a page was computed with (``config``: a
-        ``services.ScoreConfig``)."""
+    def showing(cls, config: ScoreConfig) -> ScoreConfigForm:
+        """An unbound form showing what a page was computed with (a profile written out in
+        the URL is shown as ``custom``)."""
         named = config.gains in dict(GAIN_CHOICES)
-        return cls(
+        form = cls(
             initial={
                 "metric": list(config.metrics),
                 "beta": config.beta,
@@ -98,17 +207,18 @@ class ScoreConfigForm(forms.Form):
                 "custom_gains": "" if named else config.gains,
             }
         )
+        form.config = config
+        return form
 
-    def gain_spec(self) -> str:
-        gains = self.cleaned_data.get("gains") or "default"
-        if gains == "custom":
-            return (self.cleaned_data.get("custom_gains") or "").strip() or "default"
-        return gains
+    def shown(self) -> ScoreConfigForm:
+        """The form a page shows: this one with its errors, else one showing ``config``."""
+        return self if self.errors else self.showing(self.config)
 
 
 class TestConfigForm(forms.Form):
     """How the runs and ranking pages compute their 95% intervals and the ranking page its
-    all-pairs tests (``significance.TestConfig``), read from the query string."""
+    all-pairs tests, read from the query string: a valid form's ``config`` is what it asks
+    for (``significance.check_test_config``), an invalid one's the defaults."""
 
     interval = forms.ChoiceField(choices=list(INTERVALS.items()), required=False, label="95% CI")
     test = forms.ChoiceField(choices=list(TESTS.items()), required=False, label="Pair test")
@@ -116,10 +226,37 @@ class TestConfigForm(forms.Form):
     trials = forms.IntegerField(required=False, min_value=1, max_value=MAX_TRIALS, label="Trials")
     seed = forms.IntegerField(required=False, min_value=0, max_value=2**63 - 1)
 
+    def __init__(self, data: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(data, **kwargs)
+        self.config = TestConfig()
+
     @classmethod
-    def showing(cls, config) -> TestConfigForm:
-        """An unbound form showing ``config`` (a ``significance.TestConfig``)."""
-        return cls(
+    def read(cls, data: Mapping[str, Any] | None) -> TestConfigForm:
+        """The form of ``data`` (a query string; empty or None: the defaults), validated."""
+        form = cls(data or None)
+        form.is_valid()
+        return form
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.errors:
+            return data
+        default = TestConfig()
+        try:
+            self.config = check_test_config(
+                interval=data["interval"] or default.interval,
+                test=data["test"] or default.test,
+                trials=data["trials"] or default.trials,
+                seed=data["seed"] if data["seed"] is not None else default.seed,
+            )
+        except ValueError as e:
+            raise forms.ValidationError(str(e)) from e
+        return data
+
+    @classmethod
+    def showing(cls, config: TestConfig) -> TestConfigForm:
+        """An unbound form showing ``config``."""
+        form = cls(
             initial={
                 "interval": config.interval,
                 "test": config.test,
@@ -127,6 +264,12 @@ class TestConfigForm(forms.Form):
                 "seed": config.seed,
             }
         )
+        form.config = config
+        return form
+
+    def shown(self) -> TestConfigForm:
+        """The form a page shows: this one with its errors, else one showing ``config``."""
+        return self if self.errors else self.showing(self.config)
 
 
 class RunUploadForm(forms.Form):
@@ -152,6 +295,21 @@ class RunUploadForm(forms.Form):
 
     def clean_file(self):
         return check_upload_size(self.cleaned_data["file"], settings.RUN_UPLOAD_MAX_MB, "runs")
+
+    def save(self, *, collection: Collection, owner: Any) -> Run:
+        """Store the run of this valid form as ``owner``'s (``services.run_import``, for
+        the upload page and the API alike): InputError lists every problem of the file,
+        PermissionDenied when the owner may not submit."""
+        upload = self.cleaned_data["file"]
+        return run_import(
+            collection=collection,
+            owner=owner,
+            name=self.cleaned_data["name"],
+            data=upload.read(),
+            filename=upload.name,
+            description=self.cleaned_data["description"],
+            fmt=self.cleaned_data["format"] or None,
+        )
 
 
 class RunReplaceForm(forms.Form):

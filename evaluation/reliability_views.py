@@ -1,59 +1,74 @@
 """The reliability page of a collection (DESIGN.md section 10): curves, the summary of
-metrics sorted by discrimination, intervals and all-pairs tests, CSV exports and the
-samples file.  Organizers only: it is computed over every run of the collection."""
+metrics sorted by discrimination, intervals and all-pairs tests; and its downloads (the
+four CSV tables and the samples file), one URL per file.  Organizers only: it is
+computed over every run of the collection."""
 
 from __future__ import annotations
 
 import math
 
 from django import forms
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from annotate.models import Collection, Role
 from annotate.permissions import require_role
 from config.downloads import csv_download
 from config.htmx import render_page
-from evaluation import reliability
+from evaluation import reliability_report
 from evaluation.forms import GAIN_CHOICES, METRIC_CHOICES, metric_label
-from evaluation.metrics import reliability as rel
+from evaluation.metrics.reliability.tables import TABLES
+from evaluation.reliability_report import ReliabilityConfig
 
 from .models import Run
 
-DOWNLOADS = (*rel.TABLES, "samples")
+DOWNLOADS = (*TABLES, "samples")
 
 
 class ReliabilityForm(forms.Form):
-    """The page's configuration, read from the query string."""
+    """The page's and the downloads' configuration, read from the query string."""
 
     metric = forms.ChoiceField(choices=METRIC_CHOICES, required=False)
     gains = forms.ChoiceField(choices=[c for c in GAIN_CHOICES if c[0] != "custom"], required=False)
     trials = forms.IntegerField(
-        required=False, min_value=1, max_value=reliability.MAX_TRIALS, label="Trials B"
+        required=False, min_value=1, max_value=reliability_report.MAX_TRIALS, label="Trials B"
     )
     subset_size = forms.IntegerField(required=False, min_value=1, label="Subset size c")
     seed = forms.IntegerField(required=False, min_value=0, max_value=2**63 - 1)
-    download = forms.ChoiceField(choices=[(d, d) for d in DOWNLOADS], required=False)
 
+    def config(self, levels: list[str]) -> tuple[ReliabilityConfig, str | None]:
+        """The configuration of a valid form for a collection of these level codes, else
+        the defaults and why (None: the form has errors of its own, or is empty)."""
+        default = ReliabilityConfig()
+        if not self.is_bound or not self.is_valid():
+            return default, None
+        data = self.cleaned_data
+        try:
+            return reliability_report.check_reliability_config(
+                metric=data["metric"] or default.metric,
+                gains=data["gains"] or default.gains,
+                trials=data["trials"] or default.trials,
+                subset_size=data["subset_size"],
+                seed=data["seed"] if data["seed"] is not None else default.seed,
+                levels=levels,
+            ), None
+        except ValueError as e:
+            return default, str(e)
 
-def _config(form: ReliabilityForm, levels) -> tuple[reliability.ReliabilityConfig, str | None]:
-    """The configuration of a valid form, else the defaults and why."""
-    default = reliability.ReliabilityConfig()
-    if not form.is_bound or not form.is_valid():
-        return default, None
-    data = form.cleaned_data
-    try:
-        return reliability.check_reliability_config(
-            metric=data["metric"] or default.metric,
-            gains=data["gains"] or default.gains,
-            trials=data["trials"] or default.trials,
-            subset_size=data["subset_size"],
-            seed=data["seed"] if data["seed"] is not None else default.seed,
-            levels=levels,
-        ), None
-    except ValueError as e:
-        return default, str(e)
+    def shown(self, config: ReliabilityConfig) -> ReliabilityForm:
+        """The form to show: this one as sent, or for an empty query the defaults."""
+        if self.is_bound:
+            return self
+        return ReliabilityForm(
+            initial={
+                "metric": config.metric,
+                "gains": config.gains,
+                "trials": config.trials,
+                "seed": config.seed,
+            }
+        )
 
 
 def _shown(row: dict) -> dict:
@@ -62,63 +77,101 @@ def _shown(row: dict) -> dict:
     return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
 
 
+def _levels(collection: Collection) -> list[str]:
+    return list(collection.levels.order_by("order").values_list("code", flat=True))
+
+
 @require_GET
 def collection_reliability(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     role = require_role(request, collection, Role.ORGANIZER)
+    if request.GET.get("download"):
+        return _moved_download(request, collection)
     form = ReliabilityForm(request.GET or None)
-    levels = list(collection.levels.order_by("order").values_list("code", flat=True))
-    config, error = _config(form, levels)
-    if request.GET.get("download") and (form.errors or error):
-        # a file asked for with an invalid parameter: refused with the reason, never a
-        # file of the defaults' figures (the page shows the errors instead)
+    config, error = form.config(_levels(collection))
+    runs = list(Run.objects.visible_to(request.user, collection).order_by("name"))
+    page = reliability_report.collection_reliability(
+        collection=collection, runs=runs, config=config
+    )
+    return _page(request, collection, role, form.shown(config), config, error, page)
+
+
+def _moved_download(request: HttpRequest, collection: Collection) -> HttpResponse:
+    """The downloads were once this page with ``?download=<kind>``: such a link goes to
+    the file's own URL with the rest of its configuration (an unknown kind is refused as
+    it was, 400 with the reason)."""
+    query = request.GET.copy()
+    kind = query.pop("download")[-1]
+    if kind not in DOWNLOADS:
+        reason = f"download: Select a valid choice. {kind} is not one of the available choices."
+        return render(request, "400.html", {"reason": f"Invalid parameters: {reason}"}, status=400)
+    target = reverse("evaluation:reliability-download", args=[collection.slug, kind])
+    return redirect(target + (f"?{query.urlencode()}" if query else ""))
+
+
+@require_GET
+def collection_reliability_download(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
+    """One file of the page (a table of ``TABLES`` or the samples file) for the
+    configuration of the query string.  An invalid configuration is refused (400) with
+    the reason, never a file of the defaults' figures; a file that cannot be computed
+    (too few runs or questions, too large a subset) gives the page, which says why."""
+    collection = get_object_or_404(Collection, slug=slug)
+    role = require_role(request, collection, Role.ORGANIZER)
+    if kind not in DOWNLOADS:
+        raise Http404("no such reliability download")
+    form = ReliabilityForm(request.GET or None)
+    config, error = form.config(_levels(collection))
+    if form.errors or error:
         reason = error or "; ".join(
             f"{field}: {m}" for field, messages in form.errors.items() for m in messages
         )
         return render(request, "400.html", {"reason": f"Invalid parameters: {reason}"}, status=400)
-    runs = list(Run.objects.visible_to(request.user, collection).order_by("name"))
-    download = form.cleaned_data.get("download") if form.is_bound and form.is_valid() else ""
-    if download == "samples":
+    if kind == "samples":
         try:
-            pieces = reliability.samples_csv(collection=collection, config=config)
+            pieces = reliability_report.samples_csv(collection=collection, config=config)
         except ValueError:
             pass  # too few questions or too large a subset: the page says why
         else:
             return csv_download(
                 pieces, f"{collection.slug}-reliability-samples.csv", streaming=True
             )
-    page = reliability.collection_reliability(collection=collection, runs=runs, config=config)
-    if download and page.report is not None:
-        return csv_download(
-            rel.TABLES[download](page.report), f"{collection.slug}-reliability-{download}.csv"
-        )
+    runs = list(Run.objects.visible_to(request.user, collection).order_by("name"))
+    page = reliability_report.collection_reliability(
+        collection=collection, runs=runs, config=config
+    )
+    if kind != "samples" and page.report is not None:
+        return csv_download(TABLES[kind](page.report), f"{collection.slug}-reliability-{kind}.csv")
+    return _page(request, collection, role, form.shown(config), config, error, page)
+
+
+def _page(
+    request: HttpRequest,
+    collection: Collection,
+    role: str,
+    form: ReliabilityForm,
+    config: ReliabilityConfig,
+    error: str | None,
+    page: reliability_report.Reliability,
+) -> HttpResponse:
+    """The page (its results alone for htmx) of a computed ``page``."""
     return render_page(
         request,
         "evaluation/reliability.html",
         {
             "collection": collection,
             "role": role,
-            "form": form
-            if form.is_bound
-            else ReliabilityForm(
-                initial={
-                    "metric": config.metric,
-                    "gains": config.gains,
-                    "trials": config.trials,
-                    "seed": config.seed,
-                }
-            ),
+            "form": form,
             "error": error,
             "config": config,
             "page": page,
             "metric_label": metric_label(config.metric),
-            "curves": reliability.curves(page.detail) if page.detail else [],
+            "curves": reliability_report.curves(page.detail) if page.detail else [],
             "summary": [
                 _shown({**row, "label": metric_label(row["metric"])}) for row in page.summary
             ],
             "taus": [_shown(t) for t in page.taus],
-            "runs": reliability.run_rows(page),
-            "pairs": [_shown(p) for p in reliability.pair_rows(page)],
+            "runs": reliability_report.run_rows(page),
+            "pairs": [_shown(p) for p in reliability_report.pair_rows(page)],
             "downloads": DOWNLOADS,
         },
         partial="results",

@@ -1,15 +1,15 @@
-"""Reads of the evaluation pages: runs a user may see, per-question counts and texts, the
-marks of a run's answers, unjudged answers.  Each is a fixed number of queries whatever
-the size of the collection; scores themselves come from ``evaluation.services``."""
+"""Reads of the evaluation pages and the API: runs a user may see, per-question counts and
+texts (a run's score table with L and R), the marks of a run's answers, unjudged answers.
+Each is a fixed number of queries whatever the size of the collection; scores themselves
+come from ``evaluation.services``, the one run a user may open from ``evaluation.access``."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+import pandas as pd
 from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet
-from django.http import Http404
 
 from annotate.models import AnswerString, Collection, JudgmentEvent, Question
 from annotate.selectors import synset_labels
@@ -64,17 +64,6 @@ def run_history(run: Run) -> list[dict[str, Any]]:
     ]
 
 
-def visible_run(*, user: Any, collection: Collection, run_id: int | str) -> Run:
-    """The run ``run_id`` of ``collection`` if ``user`` may see it; PermissionDenied (403)
-    when it exists but is hidden from them, Http404 when it does not exist or was withdrawn."""
-    run = Run.objects.visible_to(user, collection).filter(pk=run_id).first()
-    if run is None:
-        if Run.objects.active().filter(collection=collection, pk=run_id).exists():
-            raise PermissionDenied("This run is not visible to you.")
-        raise Http404("No such run")
-    return run
-
-
 def question_texts(collection: Collection) -> dict[str, str]:
     """Question id -> question text, for every question of the collection."""
     return dict(Question.objects.filter(collection=collection).values_list("qid", "text"))
@@ -94,6 +83,17 @@ def synsets_per_question(collection: Collection) -> dict[str, int]:
     return dict(
         Question.objects.filter(collection=collection).with_counts().values_list("qid", "n_synsets")
     )
+
+
+def question_table(collection: Collection, scores: Scores, run: Run) -> pd.DataFrame:
+    """Per question ``run`` is scored on in ``scores``: L (the run's answers to it), R (its
+    synsets) and each metric, as the run page, its CSV and the API show them."""
+    table = scores.per_question[run.name].copy()
+    lengths = answers_per_question(run)
+    synsets = synsets_per_question(collection)
+    table.insert(0, "R", [synsets.get(q, 0) for q in table.index])
+    table.insert(0, "L", [lengths.get(q, 0) for q in table.index])
+    return table
 
 
 def marks_by_question(

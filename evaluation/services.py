@@ -2,7 +2,10 @@
 
 Reads judgments and runs from the database into the engine's plain arrays
 (``evaluation.metrics``), scores them, and caches the result under the collection's
-judgment version, so a page always shows scores of the current judgments.
+judgment version, so a page always shows scores of the current judgments; compares and
+ranks runs with the statistics of ``evaluation.analysis``.  The pages' other reads are in
+``evaluation.selectors``, who may do what in ``evaluation.access`` (which the writes here
+enforce).
 """
 
 from __future__ import annotations
@@ -21,23 +24,32 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from annotate import services as annotate_services
-from annotate.models import AnswerString, Collection, JudgmentEvent, Question, Role, Source
-from annotate.permissions import collection_role
+from annotate import edits, judging, matching
+from annotate.models import AnswerString, Collection, JudgmentEvent, Question, Source
+from evaluation.analysis.score_config import ScoreConfig
+from evaluation.analysis.significance import (
+    MeanIntervals,
+    PairTests,
+    TestConfig,
+    pair_tests,
+    score_intervals,
+)
+from evaluation.analysis.stats import (
+    Paired,
+    difference_order,
+    disagreements,
+    paired,
+    rank_correlations,
+)
 from evaluation.metrics import (
-    DEFAULT_METRICS,
-    GainProfile,
     InputError,
     Issue,
     Judgments,
     Ranking,
     Scores,
     evaluate,
-    parse_gains,
-    parse_metrics,
 )
 from evaluation.metrics.errors import merge_issues
-from evaluation.metrics.gains import DEFAULT_BETA, DEFAULT_RBP_P, check_parameters
 from evaluation.metrics.normalize import normalize_many
 from evaluation.metrics.parsers import (
     RunRow,
@@ -46,56 +58,9 @@ from evaluation.metrics.parsers import (
     run_answer_lines,
     run_rows,
 )
-from evaluation.significance import (
-    MeanIntervals,
-    PairTests,
-    TestConfig,
-    pair_tests,
-    score_intervals,
-)
-from evaluation.stats import Paired, disagreements, paired, rank_correlations
 
+from .access import require_may_change, require_may_submit
 from .models import Run, RunAnswer
-
-# the paper's Figure 3 compares two runs by Q-measure and reciprocal rank
-COMPARE_METRICS: tuple[str, ...] = ("q_measure", "rr")
-
-
-@dataclass(frozen=True)
-class ScoreConfig:
-    """What a score page is computed with (kept in the URL so a view can be shared)."""
-
-    metrics: tuple[str, ...] = DEFAULT_METRICS
-    gains: str = "default"
-    beta: float = DEFAULT_BETA
-    rbp_p: float = DEFAULT_RBP_P
-
-    def profile(self) -> GainProfile:
-        return parse_gains(None if self.gains == "default" else self.gains)
-
-    def key(self) -> str:
-        return f"{','.join(self.metrics)}|{self.gains}|{self.beta!r}|{self.rbp_p!r}"
-
-
-# the most metrics a page or API request may ask for at once (each p@k / ndcg@k is a pass
-# over every run's answers; the command line has no such bound)
-MAX_METRICS = 32
-
-
-def check_config(
-    *, metrics: Sequence[str], gains: str, beta: float, rbp_p: float, levels: Sequence[str]
-) -> ScoreConfig:
-    """Validate a configuration against a collection's levels; raise ValueError."""
-    names = tuple(parse_metrics(list(metrics)))
-    if len(names) > MAX_METRICS:
-        raise ValueError(
-            f"{len(names)} metrics asked for; a page or API request scores at most "
-            f"{MAX_METRICS} at once"
-        )
-    profile = parse_gains(None if gains == "default" else gains)
-    profile.resolve(tuple(levels), [1.0] * len(levels))  # raises on a mismatch
-    check_parameters(beta=beta, rbp_p=rbp_p)
-    return ScoreConfig(names, gains, float(beta), float(rbp_p))
 
 
 # -- reads --------------------------------------------------------------------------------
@@ -223,16 +188,6 @@ class Comparison:
         return [str(q) for q in size.sort_values(ascending=False, kind="stable").index]
 
 
-def difference_order(diffs: pd.DataFrame) -> list[str]:
-    """Question ids by their difference on the first metric, smallest first; ties by the
-    next metrics' differences, then by question id."""
-    if not len(diffs):
-        return []
-    keys = [diffs.index.to_numpy(dtype=str)]
-    keys += [diffs[m].to_numpy() for m in reversed(diffs.columns)]
-    return [str(q) for q in diffs.index.to_numpy()[np.lexsort(keys)]]
-
-
 def runs_compare(
     *, collection: Collection, run_a: Run, run_b: Run, config: ScoreConfig
 ) -> Comparison:
@@ -293,7 +248,8 @@ def runs_rank(
     """Mean scores of ``runs`` under ``config``, the system ranking they give and the
     agreement between the rankings of the configured metrics; with ``tests``, also the
     95% interval of every mean (``intervals``) and the all-pairs tests of the first
-    metric in ranking order (``pairs``), as ``tests`` says (``evaluation.significance``)."""
+    metric in ranking order (``pairs``), as ``tests`` says
+    (``evaluation.analysis.significance``)."""
     runs = tuple(runs)
     metrics = tuple(config.metrics)
     scores = score_runs(collection, runs, config) if runs else None
@@ -365,7 +321,11 @@ def run_import(
     errors, answers for question ids the collection does not have, and for each question
     with more answers than the collection's maximum output size L' the line of its first
     answer too many.  A name taken by another upload after the check (two at once) is
-    refused with the check's issue too, not a database error."""
+    refused with the check's issue too, not a database error.  The owner submits the run:
+    PermissionDenied, before anything is read, unless they may (``access.may_submit``:
+    organizers always, participants while the collection is open for submissions), from
+    the upload page, the API and ``manage.py import_run`` alike."""
+    require_may_submit(owner, collection)
     issues: list[Issue] = []
     name = name.strip()
     taken = Issue(
@@ -483,29 +443,6 @@ def _store_answers(run: Run, ranking: Ranking, qids: Mapping[str, int]) -> None:
     )
 
 
-def run_may_change(run: Run, user: AbstractBaseUser) -> bool:
-    """Whether ``user`` may withdraw or replace ``run``: organizers of its collection (and
-    site staff) always, its owner while the collection is open for submissions."""
-    if run.withdrawn_at is not None or not user.is_authenticated:
-        return False
-    role = collection_role(user, run.collection)
-    if role == Role.ORGANIZER:
-        return True
-    return (
-        role == Role.PARTICIPANT and run.owner_id == user.pk and run.collection.open_for_submissions
-    )
-
-
-def _require_may_change(run: Run, user: AbstractBaseUser) -> None:
-    if run.withdrawn_at is not None:
-        raise PermissionDenied("This run has been withdrawn.")
-    if not run_may_change(run, user):
-        raise PermissionDenied(
-            "Only the run's owner while the collection is open for "
-            "submissions, or an organizer, may change this run."
-        )
-
-
 def _run_record(run: Run, answers: int) -> dict[str, object]:
     return {
         "run": run.pk,
@@ -522,11 +459,11 @@ def _run_record(run: Run, answers: int) -> dict[str, object]:
 def run_withdraw(*, run: Run, by: AbstractBaseUser) -> Run:
     """Withdraw ``run`` (a soft delete): it keeps its record and answers but leaves every
     list, ranking, comparison, pooling and API listing, and its name is free again.  Who:
-    see ``run_may_change`` (PermissionDenied otherwise).  Writes one JudgmentEvent
+    see ``access.run_may_change`` (PermissionDenied otherwise).  Writes one JudgmentEvent
     ``withdraw_run``; the scores' cache keys name the runs scored, so no cached score of
     the run is read again."""
     run = Run.objects.select_for_update().select_related("collection", "owner").get(pk=run.pk)
-    _require_may_change(run, by)
+    require_may_change(run, by)
     answers = run.answers.count()
     run.withdrawn_at = timezone.now()
     run.withdrawn_by = by
@@ -547,17 +484,17 @@ def run_replace(
 ) -> Run:
     """Replace the answers of ``run`` by the file ``data``, all or nothing: the file goes
     through the checks of an upload (``run_import``) and on any problem InputError lists
-    them all by line and nothing changes.  Who: see ``run_may_change``.  Writes one
+    them all by line and nothing changes.  Who: see ``access.run_may_change``.  Writes one
     JudgmentEvent ``replace_run`` with the old and new file's digest, name and answer
     count; the new digest changes the scores' cache key."""
     run = Run.objects.select_related("collection", "owner").get(pk=run.pk)
-    _require_may_change(run, by)
+    require_may_change(run, by)
     ranking, fmt, qids = _run_checked(
         collection=run.collection, data=data, filename=filename, name=run.name, fmt=fmt
     )
     with transaction.atomic():
         run = Run.objects.select_for_update().select_related("collection", "owner").get(pk=run.pk)
-        _require_may_change(run, by)
+        require_may_change(run, by)
         before = _run_record(run, run.answers.count())
         run.answers.all().delete()
         run.source_name = filename[:255]
@@ -633,11 +570,11 @@ def run_pool(*, run: Run, by: AbstractBaseUser | None = None) -> int:
         .order_by("question_id", "rank")
         .values_list("question_id", "key", "text")
     )
-    done = annotate_services.strings_add_unjudged(
+    done = judging.strings_add_unjudged(
         rows=rows, source=Source.POOL, by=by, reason=f"answers of run {run.name} pooled"
     )
     if done.questions:
-        annotate_services.collection_judgments_changed(collection_id=collection.pk)
+        edits.collection_judgments_changed(collection_id=collection.pk)
     JudgmentEvent.objects.create(
         collection=collection,
         question=None,
@@ -664,7 +601,7 @@ def collection_matching_mode_change(
     (MatchingModeConflict, nothing written, when spellings that become one string are
     judged differently), and its signal re-keys every run answer (``run_answers_rekey``).
     Returns the number of strings folded."""
-    return annotate_services.collection_set_matching_mode(collection=collection, mode=mode, by=by)
+    return matching.collection_set_matching_mode(collection=collection, mode=mode, by=by)
 
 
 def run_answers_rekey(*, collection: Collection, mode: str, **_: object) -> int:

@@ -1,36 +1,38 @@
 from django.urls import path
 
-from . import layer_views, reliability_views, views
+from . import compare_views, layer_score_views, ranking_views, reliability_views, run_views
 
 app_name = "evaluation"
 
 urlpatterns = [
-    path("runs/", views.my_runs, name="my-runs"),
-    path("collections/<slug:slug>/runs/", views.run_list, name="run-list"),
-    path("collections/<slug:slug>/runs.csv", views.run_list_csv, name="run-list-csv"),
-    path("collections/<slug:slug>/runs/upload/", views.run_upload, name="run-upload"),
-    path("collections/<slug:slug>/runs/<int:run_id>/", views.run_detail, name="run-detail"),
+    path("runs/", run_views.my_runs, name="my-runs"),
+    path("collections/<slug:slug>/runs/", run_views.run_list, name="run-list"),
+    path("collections/<slug:slug>/runs.csv", run_views.run_list_csv, name="run-list-csv"),
+    path("collections/<slug:slug>/runs/upload/", run_views.run_upload, name="run-upload"),
+    path("collections/<slug:slug>/runs/<int:run_id>/", run_views.run_detail, name="run-detail"),
     path(
         "collections/<slug:slug>/runs/<int:run_id>/scores.csv",
-        views.run_scores_csv,
+        run_views.run_scores_csv,
         name="run-scores-csv",
     ),
     path(
         "collections/<slug:slug>/runs/<int:run_id>/withdraw/",
-        views.run_withdraw,
+        run_views.run_withdraw,
         name="run-withdraw",
     ),
     path(
-        "collections/<slug:slug>/runs/<int:run_id>/replace/", views.run_replace, name="run-replace"
+        "collections/<slug:slug>/runs/<int:run_id>/replace/",
+        run_views.run_replace,
+        name="run-replace",
     ),
-    path("collections/<slug:slug>/runs/<int:run_id>/pool/", views.run_pool, name="run-pool"),
-    path("collections/<slug:slug>/compare/", views.compare, name="compare"),
-    path("collections/<slug:slug>/compare.csv", views.compare_csv, name="compare-csv"),
-    path("collections/<slug:slug>/ranking/", views.ranking, name="ranking"),
-    path("collections/<slug:slug>/ranking.csv", views.ranking_csv, name="ranking-csv"),
+    path("collections/<slug:slug>/runs/<int:run_id>/pool/", run_views.run_pool, name="run-pool"),
+    path("collections/<slug:slug>/compare/", compare_views.compare, name="compare"),
+    path("collections/<slug:slug>/compare.csv", compare_views.compare_csv, name="compare-csv"),
+    path("collections/<slug:slug>/ranking/", ranking_views.ranking, name="ranking"),
+    path("collections/<slug:slug>/ranking.csv", ranking_views.ranking_csv, name="ranking-csv"),
     path(
         "collections/<slug:slug>/ranking-matrix.csv",
-        views.ranking_matrix_csv,
+        ranking_views.ranking_matrix_csv,
         name="ranking-matrix-csv",
     ),
     path(
@@ -38,15 +40,20 @@ urlpatterns = [
         reliability_views.collection_reliability,
         name="reliability",
     ),
-    # scores per assessor layer (evaluation/layer_views.py)
+    path(
+        "collections/<slug:slug>/reliability/<str:kind>.csv",
+        reliability_views.collection_reliability_download,
+        name="reliability-download",
+    ),
+    # scores per assessor layer (evaluation/layer_score_views.py)
     path(
         "collections/<slug:slug>/layer-scores/",
-        layer_views.collection_layer_scores,
+        layer_score_views.collection_layer_scores,
         name="layer-scores",
     ),
     path(
         "collections/<slug:slug>/layer-scores.csv",
-        layer_views.collection_layer_scores_csv,
+        layer_score_views.collection_layer_scores_csv,
         name="layer-scores-csv",
     ),
 ]

@@ -4,7 +4,7 @@ import threading
 
 from django.db import connection
 
-from annotate import services
+from annotate import edits
 
 
 def race(*calls):
@@ -17,7 +17,7 @@ def race(*calls):
             barrier.wait()
             call()
             results[i] = "ok"
-        except services.Conflict:
+        except edits.Conflict:
             results[i] = "conflict"
         finally:
             connection.close()

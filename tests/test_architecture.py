@@ -70,13 +70,20 @@ def tree(tmp_path):
         # any module of the evaluation app outside the engine, even a Django-free one
         (
             "evaluation/metrics/odd.py",
-            "from evaluation.significance import TestConfig\n",
+            "from evaluation.analysis.significance import TestConfig\n",
             "evaluation.metrics is not allowed",
         ),
         (
             "evaluation/metrics/odd.py",
             "import evaluation.odd2\n",
             "evaluation.metrics is not allowed",
+        ),
+        # the statistics beside the engine: no Django, no ORM module of the app
+        ("evaluation/analysis/odd.py", "import django.db\n", "evaluation.analysis is not allowed"),
+        (
+            "evaluation/analysis/odd.py",
+            "from evaluation import selectors\n",
+            "evaluation.analysis is not allowed",
         ),
         # config (settings, middleware, helpers) imports no app
         (
@@ -99,6 +106,88 @@ def test_an_import_against_the_direction_breaks_a_contract(tree, path, code, bro
     assert done.returncode != 0 and broken in done.stdout, done.stdout + done.stderr
 
 
+@pytest.mark.parametrize(
+    ("path", "code", "broken"),
+    [
+        # the data model reaching up into the scorer (which imports it), a matching rule
+        # into the command line, the samples into the figures computed on them
+        (
+            "evaluation/metrics/data.py",
+            "\nfrom . import engine\n",
+            "evaluation.metrics.data is not allowed to import evaluation.metrics.engine",
+        ),
+        (
+            "evaluation/metrics/normalize.py",
+            "\nfrom .cli import console\n",
+            "evaluation.metrics.normalize is not allowed to import evaluation.metrics.cli",
+        ),
+        (
+            "evaluation/metrics/reliability/samples.py",
+            "\nfrom . import figures\n",
+            "evaluation.metrics.reliability.samples is not allowed to import",
+        ),
+    ],
+)
+def test_a_cycle_inside_the_engine_breaks_its_layers_contracts(tree, path, code, broken):
+    with open(tree / path, "a") as f:
+        f.write(code)
+    done = lint(tree)
+    assert done.returncode != 0 and broken in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("path", "code", "broken"),
+    [
+        # a cycle inside annotate, even hidden in a function: a gold write importing the
+        # layer writes (which build on it), a read importing a write, a write importing a page
+        (
+            "annotate/judging.py",
+            "\n\ndef _hidden():\n    from .layers import layer_judge\n",
+            "annotate.judging is not allowed to import annotate.layers",
+        ),
+        (
+            "annotate/layer_selectors.py",
+            "\nfrom .adjudication import adjudicate_take\n",
+            "annotate.layer_selectors is not allowed to import annotate.adjudication",
+        ),
+        (
+            "annotate/layer_views.py",
+            "\nfrom .views import question_judge\n",
+            "annotate.layer_views is not allowed to import annotate.views",
+        ),
+    ],
+)
+def test_a_cycle_inside_annotate_breaks_its_layers_contract(tree, path, code, broken):
+    with open(tree / path, "a") as f:
+        f.write(code)
+    done = lint(tree)
+    assert done.returncode != 0 and broken in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("path", "code", "broken"),
+    [
+        # a read importing a write, a write importing a page, at module level or hidden
+        # inside a function: the cycle is broken by the app's layers contract
+        ("evaluation/selectors.py", "from evaluation import services\n", "evaluation's layers"),
+        (
+            "evaluation/services.py",
+            "def f():\n    from evaluation import run_views\n",
+            "evaluation's layers",
+        ),
+        # two page families import none of each other: what they share is score_pages
+        ("evaluation/run_views.py", "from .compare_views import compare\n", "evaluation's layers"),
+        ("api/models.py", "from api import endpoints\n", "api's layers"),
+        ("api/services.py", "def f():\n    from api import views\n", "api's layers"),
+    ],
+)
+def test_a_cycle_inside_an_app_breaks_its_layers(tree, path, code, broken):
+    target = tree / path
+    target.write_text(target.read_text() + code)
+    done = lint(tree)
+    assert done.returncode != 0 and broken in done.stdout, done.stdout + done.stderr
+
+
 def test_the_engine_may_be_imported_by_annotate(tree):
     (tree / "annotate/odd.py").write_text("from evaluation.metrics.gains import check_gain\n")
     assert lint(tree).returncode == 0
@@ -106,13 +195,23 @@ def test_the_engine_may_be_imported_by_annotate(tree):
 
 # the writes (services, the imports) and reads (selectors) of every app
 TYPED_MODULES = [
-    "annotate.services",
+    "annotate.edits",
+    "annotate.judging",
+    "annotate.organizing",
+    "annotate.matching",
+    "annotate.layers",
+    "annotate.adjudication",
+    "annotate.layer_state",
+    "annotate.layer_selectors",
+    "annotate.agreement_report",
     "annotate.selectors",
     "annotate.imports",
     "evaluation.services",
     "evaluation.selectors",
+    "evaluation.archive.exporting",
+    "evaluation.archive.importing",
     "api.services",
-    "api.selectors",
+    "evaluation.access",
 ]
 
 

@@ -200,12 +200,12 @@ def test_score_command_refuses_huge_values(tmp_path):
 
 @pytest.mark.django_db
 def test_level_gains_are_bounded_in_the_form_and_the_service(client):
-    from annotate import services as annotate_services
+    from annotate import edits, organizing
 
     org = make_user()
     c = Collection(slug="lv", name="lv")
-    with pytest.raises(annotate_services.Conflict, match="out of range"):
-        annotate_services.collection_save(collection=c, levels=[("S", "S", 1e308)], by=org)
+    with pytest.raises(edits.Conflict, match="out of range"):
+        organizing.collection_save(collection=c, levels=[("S", "S", 1e308)], by=org)
     assert not Collection.objects.filter(slug="lv").exists()
     from annotate.forms import LevelForm
 

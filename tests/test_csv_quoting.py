@@ -12,11 +12,11 @@ import zipfile
 import pytest
 from django.core.management import call_command
 
-from annotate import services as annotate_services
+from annotate import judging
 from annotate.imports import collection_import, export_judgments, export_questions
 from annotate.models import AnswerString, Collection, Question
 from evaluation import services
-from evaluation.archive import collection_export
+from evaluation.archive.exporting import collection_export
 from evaluation.metrics.csvio import read_csv
 from evaluation.models import Run, RunAnswer
 from tests.factories import add_member, make_collection, make_user
@@ -51,7 +51,7 @@ def judged():
     flat answer list: a run file cannot hold a CR inside a line, a CR ends the line there),
     judged, and a run named ``RUN`` (and a second run for the comparison)."""
     organizer, participant = make_user(username="organizer"), make_user(username="p1")
-    c = make_collection(slug="capitals")
+    c = make_collection(slug="capitals", open_for_submissions=True)
     add_member(collection=c, user=organizer, role="organizer")
     add_member(collection=c, user=participant, role="participant")
     collection_import(
@@ -80,11 +80,9 @@ def judged():
     services.run_pool(run=run, by=organizer)
     q = Question.objects.get(collection=c, qid="DE")
     s = AnswerString.objects.get(question=q, text=ATTACK)
-    annotate_services.string_judge(
-        question=q, string=s.pk, by=organizer, new_synset=True, level="S"
-    )
+    judging.string_judge(question=q, string=s.pk, by=organizer, new_synset=True, level="S")
     wrong = AnswerString.objects.get(question=q, text="=1+1")
-    annotate_services.string_judge(question=q, string=wrong.pk, by=organizer)
+    judging.string_judge(question=q, string=wrong.pk, by=organizer)
     return c, organizer
 
 

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from annotate.imports import collection_import, export_judgments, export_questions
 from annotate.models import AnswerString, AnswerSynset, Level
 from annotate.normalize import normalize_answer
-from evaluation.archive import collection_export
-from evaluation.archive import collection_import as archive_import
+from evaluation.archive.exporting import collection_export
+from evaluation.archive.importing import collection_import as archive_import
 from evaluation.models import RunAnswer
 from evaluation.services import run_name_problem
 from tests.factories import make_collection, make_question, make_run, make_user

@@ -21,12 +21,14 @@ import pandas as pd
 import pytest
 from django.core.management import call_command
 
+from annotate.edits import Conflict
 from annotate.imports import collection_import, export_judgments, import_plan
+from annotate.judging import question_undo
 from annotate.models import AnswerString, AnswerSynset, JudgmentEvent, Question
-from annotate.services import Conflict, question_undo
 from evaluation import services
-from evaluation.archive import collection_export
-from evaluation.archive import collection_import as archive_import
+from evaluation.analysis import score_config
+from evaluation.archive.exporting import collection_export
+from evaluation.archive.importing import collection_import as archive_import
 from evaluation.metrics import Ranking, evaluate
 from evaluation.metrics.normalize import normalize_answer
 from evaluation.metrics.parsers import (
@@ -466,7 +468,7 @@ def test_the_archive_example_imports(db):
     with pytest.raises(Conflict, match="Nothing to undo"):
         question_undo(question=q, by=None, any_user=True)
     run = Run.objects.get(collection=c, name="AF")
-    config = services.check_config(
+    config = score_config.check_config(
         metrics=["q_measure"], gains="default", beta=1.0, rbp_p=0.5, levels=["S", "A", "B"]
     )
     scores = services.score_runs(c, [run], config)

@@ -21,8 +21,8 @@ from django.urls import reverse
 
 from annotate.imports import ImportRefused, collection_import, import_plan
 from annotate.models import AnswerString, JudgingLayer
-from evaluation.archive import collection_export
-from evaluation.archive import collection_import as archive_import
+from evaluation.archive.exporting import collection_export
+from evaluation.archive.importing import collection_import as archive_import
 from evaluation.metrics import InputError, evaluate
 from evaluation.metrics.parsers import parse_judgments_csv, parse_qa_run
 from tests.factories import add_member, make_collection, make_question, make_user

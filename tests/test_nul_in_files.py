@@ -21,8 +21,8 @@ from django.urls import reverse
 from annotate.imports import ImportRefused, collection_import, pending_import_create
 from annotate.layer_io import layers_import
 from annotate.models import AnswerString, JudgingLayer, Question
-from evaluation.archive import collection_export
-from evaluation.archive import collection_import as archive_import
+from evaluation.archive.exporting import collection_export
+from evaluation.archive.importing import collection_import as archive_import
 from evaluation.metrics import InputError
 from evaluation.metrics.parsers import NUL_BYTE
 from evaluation.models import Run

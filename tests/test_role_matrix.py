@@ -246,6 +246,11 @@ EXPECTED: dict[str, dict[str, str]] = {
         "GET": "login 403 403 403 403 ok ok",
         "POST": "login 405 405 405 405 405 405",
     },
+    # one file of the reliability page (``kind``: a table or the samples file)
+    "evaluation:reliability-download": {
+        "GET": "login 403 403 403 403 ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
     # the admin site is for staff only; others are sent to the admin's login page
     "admin:index": {
         "GET": "login login login login login login ok",
@@ -348,6 +353,7 @@ PAGE_TEXT: dict[str, tuple[str, ...]] = {
     "evaluation:ranking-csv": ("# collection=demo", "# interval=t", "\nrun,"),
     "evaluation:ranking-matrix-csv": ("# collection=demo", "# test=holm", "\nrun,mean,"),
     "evaluation:reliability": ("<h1>Reliability</h1>",),
+    "evaluation:reliability-download": ("# table=summary", "\nmetric,gains,swap_threshold"),
     "admin:jsi18n": ("django.gettext",),
 }
 ADMIN_TITLE = "| Django site admin</title>"
@@ -505,6 +511,7 @@ def url_for(key: str, route: str, w: dict) -> str:
     values = {
         "slug": w["collection"].slug,
         "what": "judgments",
+        "kind": "summary",
         "pk": str(w["question"].pk),
         "run_id": str(w["run"].pk),
         "token_id": str(w["token"].pk),
@@ -810,7 +817,7 @@ def test_run_names_never_reach_an_assessor_judging_in_layers(world):
     page as a named adjudicator, the question list and queue showing layers."""
     from django.contrib.auth import get_user_model
 
-    from annotate import layers
+    from annotate import layer_selectors, layers
 
     demo, u = world["collection"], world["users"]
     other = get_user_model().objects.get(username="assessor2")
@@ -838,7 +845,7 @@ def test_run_names_never_reach_an_assessor_judging_in_layers(world):
     # the first and third questions: every layer done
     for q, users in ((judged, (u["assessor"], other)), (adjudicated, (other, third))):
         for user in users:
-            layer = layers.layer_for(question=q, user=user)
+            layer = layer_selectors.layer_for(question=q, user=user)
             for s in q.strings.all():
                 layers.layer_judge(layer=layer, string=s.pk, new_group=user == other, by=user)
             layers.layer_mark_done(layer=layer, by=user)

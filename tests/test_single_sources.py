@@ -16,13 +16,13 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotate import services as annotate_services
+from annotate import judging
 from annotate.forms import ImportForm
 from annotate.models import JUDGE_ROLES, Collection, Question, Role, is_site_staff
 from annotate.permissions import collection_role
 from annotate.selectors import question_list_queryset
-from evaluation import services as evaluation_services
-from evaluation import views as evaluation_views
+from evaluation import score_pages
+from evaluation.analysis import score_config
 from evaluation.forms import RunUploadForm
 from evaluation.metrics import DEFAULT_METRICS, NIL
 from evaluation.models import Run
@@ -92,13 +92,13 @@ def test_question_counts_come_from_one_queryset_method():
 
 
 def test_defaults_and_nil_are_the_engines():
-    assert evaluation_services.ScoreConfig().metrics == DEFAULT_METRICS
-    assert evaluation_services.DEFAULT_METRICS is DEFAULT_METRICS
-    assert annotate_services.NIL is NIL
+    assert score_config.ScoreConfig().metrics == DEFAULT_METRICS
+    assert score_config.DEFAULT_METRICS is DEFAULT_METRICS
+    assert judging.NIL is NIL
 
 
 def test_the_app_version_is_the_installed_packages():
-    assert evaluation_views.APP_VERSION == importlib.metadata.version("qasynset")
+    assert score_pages.APP_VERSION == importlib.metadata.version("qasynset")
 
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,6 +13,8 @@ import threading
 from collections.abc import Sequence
 from types import ModuleType
 
+from .sniff import detect_run_format
+
 ENV_SWITCH = "QASYNSET_NO_ACCEL"
 
 #: True when the accelerator was switched off by ``QASYNSET_NO_ACCEL``
@@ -23,7 +25,7 @@ def _load() -> ModuleType | None:
     if switched_off:
         return None
     try:
-        from . import _fastparse
+        from . import _fastparse  # optional: built only where a C compiler was at install
     except ImportError:  # no C compiler when installed: the line readers do the work
         return None
     return _fastparse
@@ -75,8 +77,6 @@ def start_reading(qrels: bytes | None, runs: Sequence[tuple[str, bytes | str]]) 
     run files ``(filename, data)``; None when the accelerator is not in use."""
     if fastparse is None:
         return None
-    from .sniff import detect_run_format
-
     files, kinds = ([_as_bytes(qrels)], [QRELS]) if qrels is not None else ([], [])
     for _filename, data in runs:
         raw = _as_bytes(data)

@@ -234,6 +234,24 @@ def _pooled(layer_a: Layer | Mapping, layer_b: Layer | Mapping, *, pooled: bool)
     return out
 
 
+def _codes(*columns: np.ndarray) -> np.ndarray:
+    """Dense codes 0..k-1 of the rows of ``columns`` (equal rows, equal codes): a key of
+    several labels -- (question, synset number) and the like -- that no arithmetic builds,
+    so synset numbers of any size (docs/formats.md allows up to 999,999,999) cannot
+    overflow int64 when combined."""
+    n = len(columns[0])
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.lexsort(columns[::-1])
+    step = np.zeros(n, dtype=bool)
+    for col in columns:
+        c = col[order]
+        step[1:] |= c[1:] != c[:-1]
+    out = np.empty(n, dtype=np.int64)
+    out[order] = np.cumsum(step)
+    return out
+
+
 def _group_sizes(keys: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Per entry of ``mask``: how many entries of ``mask`` share its key (0 outside)."""
     out = np.zeros(len(keys), dtype=np.int64)
@@ -249,8 +267,7 @@ def group_sizes(q, g) -> np.ndarray:
     when it has none.  Given every string the layer judged, the size of each string's
     synset in the layer -- what ``alike`` compares."""
     q, g = np.asarray(q, dtype=np.int64), np.asarray(g, dtype=np.int64)
-    span = int(g.max(initial=0)) + 2
-    return _group_sizes(q * span + g + 1, g >= 0)
+    return _group_sizes(_codes(q, g), g >= 0)
 
 
 def alike(q, ga, va, gb, vb, *, size_a, size_b) -> np.ndarray:
@@ -267,9 +284,7 @@ def alike(q, ga, va, gb, vb, *, size_a, size_b) -> np.ndarray:
     va, vb = np.asarray(va, dtype=np.int64), np.asarray(vb, dtype=np.int64)
     size_a, size_b = np.asarray(size_a, dtype=np.int64), np.asarray(size_b, dtype=np.int64)
     ca, cb = ga >= 0, gb >= 0
-    span = int(max(ga.max(initial=0), gb.max(initial=0))) + 2
-    key_a, key_b = q * span + ga + 1, q * span + gb + 1
-    cell = _group_sizes(key_a * (int(key_b.max(initial=0)) + 1) + key_b, ca & cb)
+    cell = _group_sizes(_codes(q, ga, gb), ca & cb)
     return (ca == cb) & (va == vb) & (~ca | ((size_a == cell) & (size_b == cell)))
 
 
@@ -333,7 +348,6 @@ def pair_agreement_arrays(
         else np.zeros((size, size), dtype=np.int64)
     )
     both = ca & cb
-    span = int(max(ga.max(initial=0), gb.max(initial=0))) + 2
     return PairAgreement(
         n_strings=n,
         n_agree=int(alike(q, ga, va, gb, vb, size_a=size_a, size_b=size_b).sum()),
@@ -341,7 +355,7 @@ def pair_agreement_arrays(
         kappa=cohen_kappa(ca, cb),
         alpha_nominal=alpha_nominal(np.vstack([ca, cb]).astype(float)),
         alpha_ordinal=alpha_ordinal(np.vstack([va, vb]).astype(float)),
-        grouping=grouping_agreement(q[both] * span + ga[both], q[both] * span + gb[both]),
+        grouping=grouping_agreement(_codes(q, ga)[both], _codes(q, gb)[both]),
         confusion=confusion,
     )
 
@@ -557,6 +571,22 @@ def question_figures(layers: Sequence[Layer]) -> QuestionFigures:
     agree = len(judged_alike(layers))
     nominal = [[float(la[s].correct) for la in layers] for s in strings]
     ordinal = [[float(la[s].value) for la in layers] for s in strings]
+    kappas, groupings = _pairwise(layers, strings)
+    return QuestionFigures(
+        len(strings),
+        agree,
+        _mean(kappas),
+        _alpha_small(nominal, "nominal"),
+        _alpha_small(ordinal, "ordinal"),
+        _mean([g.pair_f1 for g in groupings]),
+        _mean([g.ari for g in groupings]),
+        _mean([g.bcubed_f1 for g in groupings]),
+    )
+
+
+def _pairwise(layers: Sequence[Layer], strings: list) -> tuple[list[float], list[Grouping]]:
+    """Cohen's kappa and the grouping's agreement of every pair of ``layers`` over
+    ``strings`` (the grouping over those both layers judged correct)."""
     kappas, groupings = [], []
     for i in range(len(layers)):
         for j in range(i + 1, len(layers)):
@@ -568,16 +598,7 @@ def question_figures(layers: Sequence[Layer]) -> QuestionFigures:
             groupings.append(
                 grouping_agreement([a[s].group for s in both], [b[s].group for s in both])
             )
-    return QuestionFigures(
-        len(strings),
-        agree,
-        _mean(kappas),
-        _alpha_small(nominal, "nominal"),
-        _alpha_small(ordinal, "ordinal"),
-        _mean([g.pair_f1 for g in groupings]),
-        _mean([g.ari for g in groupings]),
-        _mean([g.bcubed_f1 for g in groupings]),
-    )
+    return kappas, groupings
 
 
 @dataclass(frozen=True)
@@ -624,17 +645,13 @@ def question_figures_two(q, ga, va, gb, vb, n_questions: int, *, size_a, size_b)
         kappa = np.where(pe == 1.0, np.where(po == 1.0, 1.0, NAN), (po - pe) / (1 - pe))
     kappa = np.where(n_strings > 0, kappa, NAN)
     # the grouping, over the strings correct in both layers: clusters are (question, group)
-    span = int(max(ga.max(initial=0), gb.max(initial=0))) + 2
-    key_a, key_b = q * span + ga + 1, q * span + gb + 1
-    key_c = key_a * (nq * span + 1) + key_b
+    key_a, key_b, key_c = _codes(q, ga), _codes(q, gb), _codes(q, ga, gb)
 
-    def pair_counts(keys, div):
-        codes, counts = np.unique(keys[both], return_counts=True)
-        return np.bincount(codes // div, weights=counts * (counts - 1) / 2, minlength=nq)
+    def pair_counts(keys):
+        _, first, counts = np.unique(keys[both], return_index=True, return_counts=True)
+        return np.bincount(q[both][first], weights=counts * (counts - 1) / 2, minlength=nq)
 
-    t_a = pair_counts(key_a, span)
-    t_b = pair_counts(key_b, span)
-    t_c = pair_counts(key_c, span * (nq * span + 1))
+    t_a, t_b, t_c = pair_counts(key_a), pair_counts(key_b), pair_counts(key_c)
     n_both = np.bincount(q[both], minlength=nq)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = np.where(t_b > 0, t_c / np.where(t_b > 0, t_b, 1), np.where(t_a == 0, 1.0, 0.0))

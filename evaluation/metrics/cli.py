@@ -102,7 +102,7 @@ def keep_freed_memory() -> None:
     a page fault (84,000 -> 50,000 faults, 0.45 -> 0.25 s of system time, on the QAu
     bench).  For console scripts only: the process exits when done."""
     try:
-        import ctypes
+        import ctypes  # the console script alone tunes malloc: off every importer's path
 
         mallopt = ctypes.CDLL(None).mallopt
     except (ImportError, OSError, AttributeError):
@@ -141,6 +141,7 @@ def build_parser(prog: str = "qa-score") -> argparse.ArgumentParser:
 def score(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
     """Read the files ``opts`` names, score them and write the report to ``stdout``
     (input errors and warnings to ``stderr``).  Raises UsageError."""
+    # the engine's modules load numpy: imported once the options are parsed (module docstring)
     from .accel import start_reading
 
     # the files first: the C reader (when built) reads the runs in a thread while numpy
@@ -154,7 +155,7 @@ def score(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
     except UsageError as e:
         unreadable = e
     reading = None if unreadable else start_reading(None if opts["judgments"] else data, run_files)
-    from .data import check_unique_names
+    from .data import check_unique_names  # numpy-loading, as start_reading above
     from .engine import evaluate, parse_metrics
     from .errors import InputError
     from .gains import check_parameters, parse_gains
@@ -192,7 +193,7 @@ def score(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
             )
     options = {"digits": None} if opts.get("precision") == "full" else {}
     if _utf8_stream(stdout):  # the console script's stdout: bytes straight to the file
-        from .report import render_utf8
+        from .report import render_utf8  # numpy-loading, as start_reading above
 
         stdout.flush()
         stdout.buffer.writelines(render_utf8(opts["format"], scores, **options))
@@ -216,7 +217,7 @@ def parse_inputs(data: bytes, path: str, run_files, opts, levels, reading=None):
     """The judgments (or qrels) and the runs; every file is read, so that an InputError
     names every error of every file (each file's in line order).  ``reading``: the C
     reader started on the files (``accel.start_reading``), if it was."""
-    from .errors import InputError
+    from .errors import InputError  # numpy-loading modules, as in score()
     from .fast import read_inputs
     from .parsers import parse_judgments_csv, parse_qrels, parse_run
 

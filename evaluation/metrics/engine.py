@@ -585,7 +585,7 @@ class Scores:
 
     @cached_property
     def per_question(self) -> dict[str, pd.DataFrame]:
-        import pandas as pd
+        import pandas as pd  # only for the callers that ask for DataFrames: qa-score never
 
         index = pd.Index(self.questions, name=None)
         return {
@@ -595,7 +595,7 @@ class Scores:
 
     def means(self) -> pd.DataFrame:
         """Mean of each metric per run over the judged questions (rows: runs)."""
-        import pandas as pd
+        import pandas as pd  # as in per_question
 
         return pd.DataFrame(
             self.mean_values(), index=pd.Index(self.runs, dtype=object), columns=list(self.metrics)

@@ -191,7 +191,7 @@ def char_table(points: Iterable[int]) -> tuple[list[tuple[int, str | None]], str
 
 
 def _code_points(text: str):
-    import numpy as np
+    import numpy as np  # off qa-score's start-up path (cli imports this module first)
 
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
@@ -203,7 +203,7 @@ def _nfkc_texts(texts: list[str], blob: str) -> str:
     (one look per distinct character)."""
     if unicodedata.is_normalized("NFKC", blob):
         return blob
-    import numpy as np
+    import numpy as np  # off qa-score's start-up path, as in _code_points
 
     points = _code_points(blob)
     distinct = np.flatnonzero(np.bincount(points)).tolist()

@@ -16,10 +16,13 @@ from pathlib import Path
 from typing import TextIO
 
 from . import InputError, parse_gains, parse_metrics
-from . import reliability as rel
 from .cli import UsageError, add_scoring_options, console, parse_inputs, read_file
 from .data import check_unique_names
-from .gains import check_parameters
+from .gains import GainProfile, check_parameters
+from .reliability.figures import reliability_report, score_matrices
+from .reliability.samples import Samples, draw_samples
+from .reliability.samples_csv import iter_samples_csv, samples_from_csv
+from .reliability.tables import TABLES
 
 DEFAULT_TRIALS = 1000
 #: the options that draw samples: a samples file read with --samples-in fixes them
@@ -53,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--table",
-        choices=sorted(rel.TABLES),
+        choices=sorted(TABLES),
         default="summary",
         help="which table to print (default summary)",
     )
@@ -95,6 +98,54 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def reliability(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
     """Compute the report of ``opts`` (the parsed options) and write the chosen table;
     UsageError (returncode 2 for options and files, 1 for input errors) otherwise."""
+    metrics, profiles, levels = _checked_options(opts)
+    path = opts["judgments"] or opts["qrels"]
+    run_files = [(p, read_file(p)) for p in opts["runs"]]
+    data = read_file(path)
+    samples_data = read_file(opts["samples_in"]) if opts["samples_in"] else None
+    try:
+        judgments, runs = parse_inputs(data, path, run_files, opts, levels)
+        check_unique_names(runs)
+        matrices = score_matrices(
+            judgments, runs, metrics, profiles, beta=opts["beta"], rbp_p=opts["rbp_p"]
+        )
+        questions = [str(q) for q in judgments.questions]
+        samples = _samples(opts, questions, samples_data)
+        order = samples.column_order(questions)
+        matrices = {key: X[:, order] for key, X in matrices.items()}
+        config = {
+            "source": Path(path).name,
+            "runs_files": len(runs),
+            "metrics": ",".join(metrics),
+            "gains": ";".join(p.label for p in profiles),
+            "beta": opts["beta"],
+            "rbp_p": opts["rbp_p"],
+        }
+        report = reliability_report(
+            matrices,
+            [r.name for r in runs],
+            samples,
+            config=config,
+        )
+    except InputError as e:
+        stderr.write(e.format(limit=None))
+        raise UsageError(
+            f"{len(e.issues)} error(s) in the input; nothing was computed", returncode=1
+        ) from e
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    if opts["samples_out"]:
+        _write(opts["samples_out"], iter_samples_csv(samples))
+    text = TABLES[opts["table"]](report)
+    if opts["output"]:
+        _write(opts["output"], text)
+    else:
+        stdout.write(text)
+
+
+def _checked_options(opts: dict) -> tuple[list[str], list[GainProfile], tuple[str, ...]]:
+    """(metrics, gain profiles, level codes) of the options, checked before any file is
+    read; UsageError for the first option that is not allowed."""
     try:
         metrics = parse_metrics(opts["metrics"])
         profiles = [parse_gains(g) for g in opts["gains"].split(";") if g.strip()]
@@ -118,59 +169,24 @@ def reliability(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
             )
     except ValueError as e:
         raise UsageError(str(e)) from e
-    path = opts["judgments"] or opts["qrels"]
-    run_files = [(p, read_file(p)) for p in opts["runs"]]
-    data = read_file(path)
-    samples_data = read_file(opts["samples_in"]) if opts["samples_in"] else None
-    try:
-        judgments, runs = parse_inputs(data, path, run_files, opts, levels)
-        check_unique_names(runs)
-        matrices = rel.score_matrices(
-            judgments, runs, metrics, profiles, beta=opts["beta"], rbp_p=opts["rbp_p"]
-        )
-        questions = [str(q) for q in judgments.questions]
-        if opts["samples_in"]:
-            samples = rel.samples_from_csv(samples_data)
-            if opts["tukey_trials"] is not None:  # overrides the file's
-                samples = dataclasses.replace(samples, tukey_trials=opts["tukey_trials"])
-        else:
-            samples = rel.draw_samples(
-                questions,
-                trials=DEFAULT_TRIALS if opts["trials"] is None else opts["trials"],
-                subset_size=opts["subset_size"],
-                seed=0 if opts["seed"] is None else opts["seed"],
-                tukey_trials=opts["tukey_trials"],
-            )
-        order = samples.column_order(questions)
-        matrices = {key: X[:, order] for key, X in matrices.items()}
-        config = {
-            "source": Path(path).name,
-            "runs_files": len(runs),
-            "metrics": ",".join(metrics),
-            "gains": ";".join(p.label for p in profiles),
-            "beta": opts["beta"],
-            "rbp_p": opts["rbp_p"],
-        }
-        report = rel.reliability_report(
-            matrices,
-            [r.name for r in runs],
-            samples,
-            config=config,
-        )
-    except InputError as e:
-        stderr.write(e.format(limit=None))
-        raise UsageError(
-            f"{len(e.issues)} error(s) in the input; nothing was computed", returncode=1
-        ) from e
-    except ValueError as e:
-        raise UsageError(str(e)) from e
-    if opts["samples_out"]:
-        _write(opts["samples_out"], rel.iter_samples_csv(samples))
-    text = rel.TABLES[opts["table"]](report)
-    if opts["output"]:
-        _write(opts["output"], text)
-    else:
-        stdout.write(text)
+    return metrics, profiles, levels
+
+
+def _samples(opts: dict, questions: list[str], samples_data: bytes | None) -> Samples:
+    """The samples file read back (``--tukey-trials`` overriding its own), or samples
+    drawn with the options' trials, subset size and seed."""
+    if samples_data is not None:
+        samples = samples_from_csv(samples_data)
+        if opts["tukey_trials"] is not None:  # overrides the file's
+            samples = dataclasses.replace(samples, tukey_trials=opts["tukey_trials"])
+        return samples
+    return draw_samples(
+        questions,
+        trials=DEFAULT_TRIALS if opts["trials"] is None else opts["trials"],
+        subset_size=opts["subset_size"],
+        seed=0 if opts["seed"] is None else opts["seed"],
+        tukey_trials=opts["tukey_trials"],
+    )
 
 
 def _write(path: str, text: str | Iterable[str]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from evaluation.stats import format_p
+from evaluation.analysis.stats import format_p
 
 register = template.Library()
 

@@ -5,7 +5,7 @@ tests/annotate/test_concurrency.py"""
 
 import pytest
 
-from annotate import services
+from annotate import judging
 from annotate.models import AnswerString, AnswerSynset, JudgmentEvent, Question
 from tests.factories import make_collection, make_question, make_user
 from tests.race import race
@@ -23,10 +23,10 @@ def test_same_candidate_judged_twice_one_wins_the_other_is_refused():
     s = AnswerString.objects.get(question=q)
     v = q.version
     results = race(
-        lambda: services.string_judge(
+        lambda: judging.string_judge(
             question=q.pk, string=s.pk, new_synset=True, by=a, expect="u", version=v
         ),
-        lambda: services.string_judge(question=q.pk, string=s.pk, by=b, expect="u", version=v),
+        lambda: judging.string_judge(question=q.pk, string=s.pk, by=b, expect="u", version=v),
     )
     assert sorted(results) == ["conflict", "ok"]
     q.refresh_from_db()
@@ -44,7 +44,7 @@ def test_two_new_synsets_at_once_both_apply_with_contiguous_ordinals():
     results = race(
         *[
             (
-                lambda s=s, u=u: services.string_judge(
+                lambda s=s, u=u: judging.string_judge(
                     question=q.pk, string=s.pk, new_synset=True, by=u, expect="u", version=0
                 )
             )

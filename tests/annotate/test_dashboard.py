@@ -7,12 +7,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotate import services
+from annotate import judging
 from annotate.imports import collection_import
 from annotate.models import AnswerString, JudgmentEvent, Question
 from annotate.selectors import collection_dashboard, collection_overview, organizer_next_steps
-from evaluation.archive import collection_export
-from evaluation.archive import collection_import as archive_import
+from evaluation.archive.exporting import collection_export
+from evaluation.archive.importing import collection_import as archive_import
 from evaluation.services import run_pool
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 
@@ -34,8 +34,8 @@ def world():
 
 def _judge_all(question, user, when):
     for s in AnswerString.objects.filter(question=question).order_by("id"):
-        services.string_judge(question=question.pk, string=s.pk, by=user, new_synset=True)
-    services.question_set_status(question=question.pk, status="done", by=user)
+        judging.string_judge(question=question.pk, string=s.pk, by=user, new_synset=True)
+    judging.question_set_status(question=question.pk, status="done", by=user)
     # place the events in time: first judgment at ``when``, "done" 90 s later
     events = list(JudgmentEvent.objects.filter(question=question, user=user).order_by("id"))
     for i, e in enumerate(events):
@@ -65,7 +65,7 @@ def test_stuck_questions_and_questions_reopened_by_pooling(world):
     c, org, a1, a2, q1, q2 = world
     now = timezone.now()
     s = AnswerString.objects.filter(question=q1).first()
-    services.string_judge(question=q1.pk, string=s.pk, by=a1, new_synset=True)
+    judging.string_judge(question=q1.pk, string=s.pk, by=a1, new_synset=True)
     # the judgment 30 hours ago: its event, and the question's own write with it
     JudgmentEvent.objects.filter(question=q1).update(created_at=now - timedelta(hours=30))
     Question.objects.filter(pk=q1.pk).update(updated_at=now - timedelta(hours=30))
@@ -152,7 +152,7 @@ def test_a_judgments_import_is_a_change_of_a_question_judged_long_ago(world):
     c, org, a1, _a2, q1, _q2 = world
     now = timezone.now()
     s = AnswerString.objects.filter(question=q1).first()
-    services.string_judge(question=q1.pk, string=s.pk, by=a1, new_synset=True)
+    judging.string_judge(question=q1.pk, string=s.pk, by=a1, new_synset=True)
     JudgmentEvent.objects.filter(question=q1).update(created_at=now - timedelta(hours=30))
     Question.objects.filter(pk=q1.pk).update(updated_at=now - timedelta(hours=30))
     assert [q["qid"] for q in collection_dashboard(c, now=now).stuck] == ["D-1"]
@@ -186,7 +186,7 @@ def test_a_layers_import_is_a_change(world):
 def test_a_restored_archive_is_a_change(world):
     c, _org, a1, _a2, q1, _q2 = world
     s = AnswerString.objects.filter(question=q1).first()
-    services.string_judge(question=q1.pk, string=s.pk, by=a1, new_synset=True)
+    judging.string_judge(question=q1.pk, string=s.pk, by=a1, new_synset=True)
     JudgmentEvent.objects.filter(question=q1).update(created_at=timezone.now() - timedelta(days=10))
     copy = archive_import(data=collection_export(collection=c), slug="dash-copy")
     assert Question.objects.get(collection=copy, qid="D-1").status == "in_progress"
@@ -211,14 +211,14 @@ def test_the_question_list_shows_the_import_as_the_last_change(world, client):
 def test_an_undone_judgment_is_not_a_string_judged_today(world):
     c, _org, a1, _a2, q1, q2 = world
     s1, s2 = AnswerString.objects.filter(question=q1).order_by("id")[:2]
-    services.string_judge(question=q1.pk, string=s1.pk, by=a1, new_synset=True)
-    services.question_undo(question=q1.pk, by=a1)
+    judging.string_judge(question=q1.pk, string=s1.pk, by=a1, new_synset=True)
+    judging.question_undo(question=q1.pk, by=a1)
     one = {a.username: a for a in collection_dashboard(c).assessors}["d-a1"]
     assert (one.strings_today, one.strings_total) == (0, 0)
     assert (one.questions_today, one.questions_total) == (0, 0)
-    services.string_judge(question=q1.pk, string=s2.pk, by=a1, new_synset=True)
+    judging.string_judge(question=q1.pk, string=s2.pk, by=a1, new_synset=True)
     (p,) = AnswerString.objects.filter(question=q2)
-    services.string_judge(question=q2.pk, string=p.pk, by=a1, new_synset=True)
+    judging.string_judge(question=q2.pk, string=p.pk, by=a1, new_synset=True)
     one = {a.username: a for a in collection_dashboard(c).assessors}["d-a1"]
     assert (one.strings_today, one.strings_total) == (2, 2)
     assert (one.questions_today, one.questions_total) == (2, 2)

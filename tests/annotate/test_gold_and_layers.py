@@ -5,7 +5,7 @@ them loses or blocks what assessors judged in their layers."""
 import pytest
 from django.urls import reverse
 
-from annotate import layers as L
+from annotate import adjudication, agreement_report, layer_selectors, layer_state, layers
 from annotate.imports import ImportRefused, collection_import, export_judgments, import_plan
 from annotate.models import AnswerString, JudgingLayer, LayerJudgment
 
@@ -25,7 +25,7 @@ def pair():
     add_member(collection=c, user=a, role="assessor")
     add_member(collection=c, user=b, role="assessor")
     q = make_question(collection=c, qid="Q1", unjudged=["s1", "s2"])
-    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
+    layers.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
     la, lb = (JudgingLayer.objects.get(question=q, assessor=u) for u in (a, b))
     ids = {s.text: s.pk for s in q.strings.all()}
     return c, q, org, a, b, la, lb, ids
@@ -39,7 +39,7 @@ def rows(layer):
 def test_a_judgments_import_keeps_the_layer_judgments_of_the_strings_it_names(pair):
     c, q, org, a, b, la, lb, ids = pair
     judge(la, a, ids, [("s1", 1, "S"), ("s2", None, "")])
-    L.layer_mark_done(layer=la, by=a)
+    layers.layer_mark_done(layer=la, by=a)
     judge(lb, b, ids, [("s1", 1, "A")])
     before_a, before_b = rows(la), rows(lb)
     data = b"question_id,synset_id,answer,level\nQ1,1,s1,S\n"
@@ -54,25 +54,27 @@ def test_reimporting_the_export_after_adjudication_changes_no_layer(pair):
     c, q, org, a, b, la, lb, ids = pair
     judge(la, a, ids, [("s1", 1, "S"), ("s2", None, "")])
     judge(lb, b, ids, [("s1", 1, "S"), ("s2", 1, "S")])
-    L.layer_mark_done(layer=la, by=a)
-    L.layer_mark_done(layer=lb, by=b)
-    L.adjudicate_take(question=q, layer=la, strings=[ids["s2"]], by=org)
+    layers.layer_mark_done(layer=la, by=a)
+    layers.layer_mark_done(layer=lb, by=b)
+    adjudication.adjudicate_take(question=q, layer=la, strings=[ids["s2"]], by=org)
     n = LayerJudgment.objects.count()
-    figures = L.collection_agreement(c).questions[0].figures
+    figures = agreement_report.collection_agreement(c).questions[0].figures
     text = export_judgments(c)
     collection_import(collection=c, kind="judgments", data=text.encode(), filename="g.csv", by=org)
     assert LayerJudgment.objects.count() == n == 4
     assert set(q.strings.values_list("pk", flat=True)) == set(ids.values())
-    assert L.collection_agreement(c).questions[0].figures == figures
+    assert agreement_report.collection_agreement(c).questions[0].figures == figures
 
 
 def test_a_judgments_import_that_drops_a_string_judged_in_layers_is_refused(pair):
     c, q, org, a, b, la, lb, ids = pair
     judge(la, a, ids, [("s1", 1, "S"), ("s2", None, "")])
     judge(lb, b, ids, [("s1", 1, "S"), ("s2", 1, "S")])
-    L.layer_mark_done(layer=la, by=a)
-    L.layer_mark_done(layer=lb, by=b)
-    L.adjudicate_take(question=q, layer=la, strings=[ids["s2"]], by=org)  # s2 judged in gold
+    layers.layer_mark_done(layer=la, by=a)
+    layers.layer_mark_done(layer=lb, by=b)
+    adjudication.adjudicate_take(
+        question=q, layer=la, strings=[ids["s2"]], by=org
+    )  # s2 judged in gold
     data = b"question_id,synset_id,answer,level\nQ1,1,s1,S\n"
     plan = import_plan(collection=c, kind="judgments", data=data, filename="g.csv", by=org)
     assert not plan.ok
@@ -103,7 +105,8 @@ def test_a_judgments_import_still_removes_a_judged_string_no_layer_judged():
 
 # -- 2. a string judged in layers is not deleted from gold ------------------------------------
 def test_a_string_judged_in_layers_cannot_be_deleted(pair):
-    from annotate.services import Conflict, question_undo, string_add, string_delete
+    from annotate.edits import Conflict
+    from annotate.judging import question_undo, string_add, string_delete
 
     _c, q, org, a, b, la, lb, ids = pair
     judge(la, a, ids, [("s1", 1, "S")])
@@ -126,7 +129,7 @@ def test_a_string_judged_in_layers_cannot_be_deleted(pair):
 @pytest.fixture
 def prior(pair):
     """``cal``, an assessor assigned to Q1 before its layers were requested."""
-    from annotate.services import questions_assign
+    from annotate.organizing import questions_assign
     from tests.factories import add_member, make_user
 
     c, q, org, _a, _b, _la, _lb, _ids = pair
@@ -184,8 +187,8 @@ def test_a_named_adjudicator_is_sent_to_the_adjudication_page(client, pair, prio
 
 
 def test_a_bulk_reassignment_keeps_the_layers_assessors(pair, prior):
+    from annotate.organizing import questions_assign
     from annotate.selectors import my_queue_questions
-    from annotate.services import questions_assign
 
     c, q, org, a, b, _la, _lb, _ids = pair
     questions_assign(collection=c, questions=[q], assessors=[prior], by=org)
@@ -197,19 +200,19 @@ def test_a_bulk_reassignment_keeps_the_layers_assessors(pair, prior):
 # -- 4. an assessor who leaves does not block the question ----------------------------------
 def test_an_assessor_who_leaves_takes_their_open_layers_with_them(pair):
     from annotate.models import JudgmentEvent, QuestionStatus
+    from annotate.organizing import membership_set
     from annotate.selectors import question_history
-    from annotate.services import membership_set
     from tests.factories import make_question
 
     c, q, org, a, b, la, lb, ids = pair
     q2 = make_question(collection=c, qid="Q2", unjudged=["t1"])
-    L.layers_request(collection=c, questions=[q2], assessors=[a, b], by=org)
+    layers.layers_request(collection=c, questions=[q2], assessors=[a, b], by=org)
     judge(la, a, ids, [("s1", 1, "S")])  # Q1: a's layer open, b's done
     judge(lb, b, ids, [("s1", 1, "S"), ("s2", None, "")])
-    L.layer_mark_done(layer=lb, by=b)
+    layers.layer_mark_done(layer=lb, by=b)
     la2 = JudgingLayer.objects.get(question=q2, assessor=a)
     judge(la2, a, {"t1": q2.strings.get().pk}, [("t1", None, "")])
-    L.layer_mark_done(layer=la2, by=a)  # Q2: a's layer done, b's open
+    layers.layer_mark_done(layer=la2, by=a)  # Q2: a's layer done, b's open
     membership_set(collection=c, user=a, role="participant", by=org)
     assert not JudgingLayer.objects.filter(pk=la.pk).exists()
     assert JudgingLayer.objects.filter(pk=la2.pk).exists()  # done: judgments made, kept
@@ -228,14 +231,14 @@ def test_an_assessor_who_leaves_takes_their_open_layers_with_them(pair):
     assert q.status != QuestionStatus.DONE
     assert not JudgmentEvent.objects.filter(question=q, action="layers_agree").exists()
     assert AnswerString.objects.get(pk=ids["s2"]).judged_at is None
-    assert not L.sealed_questions([q]) and not L.layers_complete(q.pk)
+    assert not layer_state.sealed_questions([q]) and not layer_state.layers_complete(q.pk)
     # Q2 waits for b, as before
     assert JudgingLayer.objects.filter(question=q2, done_at__isnull=True).get().assessor == b
     assert not JudgmentEvent.objects.filter(question=q2, action="layers_agree").exists()
 
 
 def test_a_removed_member_leaves_a_question_free_for_another_layer(pair):
-    from annotate.services import membership_set
+    from annotate.organizing import membership_set
     from tests.factories import add_member, make_user
 
     c, q, org, a, b, la, lb, ids = pair
@@ -245,11 +248,13 @@ def test_a_removed_member_leaves_a_question_free_for_another_layer(pair):
     d = make_user(username="dee")
     add_member(collection=c, user=d, role="assessor")
     # the question is topped up to its k = 2 layers: one more, from an assessor without one
-    assert L.layers_request(collection=c, questions=[q], assessors=[d], by=org, k=2).layers == 1
+    assert (
+        layers.layers_request(collection=c, questions=[q], assessors=[d], by=org, k=2).layers == 1
+    )
     assert JudgingLayer.objects.filter(question=q).count() == 2
     judge(lb, b, ids, [("s1", 1, "S"), ("s2", None, "")])
-    L.layer_mark_done(layer=lb, by=b)
+    layers.layer_mark_done(layer=lb, by=b)
     ld = JudgingLayer.objects.get(question=q, assessor=d)
     judge(ld, d, ids, [("s1", 1, "S"), ("s2", 1, "A")])
-    L.layer_mark_done(layer=ld, by=d)
-    assert list(L.adjudication_queue(c)) == [q]  # s2 disagreed
+    layers.layer_mark_done(layer=ld, by=d)
+    assert list(layer_selectors.adjudication_queue(c)) == [q]  # s2 disagreed

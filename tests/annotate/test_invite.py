@@ -3,8 +3,9 @@
 import pytest
 from django.urls import reverse
 
+from annotate.edits import Conflict
 from annotate.models import JudgmentEvent, Membership
-from annotate.services import Conflict, member_invite
+from annotate.organizing import member_invite
 from tests.factories import add_member, make_collection, make_user
 
 pytestmark = pytest.mark.django_db

@@ -99,36 +99,36 @@ def test_flat_answers_reopen_done_questions(world):
 
 
 def test_typed_or_unjudged_string_reopens_a_done_question(world):
-    from annotate import services
+    from annotate import judging
 
     _c, _q1, q2, ass = world
     _done(q2)
-    event = services.string_add(question=q2, text="Edo", by=ass)
+    event = judging.string_add(question=q2, text="Edo", by=ass)
     q2.refresh_from_db()
     assert q2.status == "in_progress" and event.after["reopened"] is True
     assert (event.before["status"], event.after["status"]) == ("done", "in_progress")
-    services.question_undo(question=q2, by=ass)  # the typed string goes: done again
+    judging.question_undo(question=q2, by=ass)  # the typed string goes: done again
     q2.refresh_from_db()
     assert q2.status == "done" and not q2.strings.filter(text="Edo").exists()
     tokyo = q2.strings.get(text="Tokyo")
-    services.string_unjudge(question=q2, string=tokyo.pk, by=ass)
+    judging.string_unjudge(question=q2, string=tokyo.pk, by=ass)
     q2.refresh_from_db()
     assert q2.status == "in_progress"
 
 
 def test_undo_never_leaves_a_done_question_with_an_unjudged_string(world):
-    from annotate import services
+    from annotate import judging
     from evaluation.services import run_pool
     from tests.factories import make_run
 
     c, _q1, q2, ass = world
     _done(q2)
     tokyo = q2.strings.get(text="Tokyo")
-    services.string_set_level(question=q2, string=tokyo.pk, level="A", by=ass)  # while done
+    judging.string_set_level(question=q2, string=tokyo.pk, level="A", by=ass)  # while done
     run_pool(run=make_run(collection=c, owner=ass, answers={"Q2": ["Kyoto"]}))
     q2.refresh_from_db()
     assert q2.status == "in_progress"
-    services.question_undo(question=q2, by=ass)  # undoes the level change, not the reopening
+    judging.question_undo(question=q2, by=ass)  # undoes the level change, not the reopening
     q2.refresh_from_db()
     tokyo.refresh_from_db()
     assert tokyo.level.code == "S"
@@ -195,15 +195,15 @@ def test_unassigned_question_is_offered_to_every_assessor_and_claimed_by_the_fir
 
 
 def test_claim_refused_when_another_assessor_took_the_question():
-    from annotate import services
+    from annotate import edits, judging
 
     c = make_collection()
     q = make_question(collection=c)
     a1, a2 = make_user(), make_user()
-    assert services.question_claim(question=q, by=a1) is True
-    assert services.question_claim(question=q, by=a1) is False
-    with pytest.raises(services.Conflict, match="Another assessor took"):
-        services.question_claim(question=q, by=a2)
+    assert judging.question_claim(question=q, by=a1) is True
+    assert judging.question_claim(question=q, by=a1) is False
+    with pytest.raises(edits.Conflict, match="Another assessor took"):
+        judging.question_claim(question=q, by=a2)
 
 
 def test_next_question_skips_questions_with_nothing_to_judge(client, world):
@@ -232,7 +232,7 @@ def test_next_question_puts_fully_judged_questions_last(client, world):
     no question with an unjudged string is left: "next" never lands on nothing to judge."""
     from django.utils import timezone
 
-    from annotate import layers
+    from annotate import layer_selectors, layers
     from annotate.models import AnswerString, LayerJudgment, Question
     from annotate.selectors import next_question
 
@@ -253,7 +253,7 @@ def test_next_question_puts_fully_judged_questions_last(client, world):
     add_member(collection=c, user=other, role="assessor")
     q4 = make_question(collection=c, qid="Q4", unjudged=["Oslo", "Bergen"])
     layers.layers_request(collection=c, questions=[q4], assessors=[ass, other], by=org)
-    layer = layers.layer_for(question=q4, user=ass)
+    layer = layer_selectors.layer_for(question=q4, user=ass)
     assert next_question(ass, collection=c, after=q3).pk == q4.pk  # gold and layer unjudged
     for s in q4.strings.all():
         LayerJudgment.objects.create(layer=layer, string=s, judged_at=timezone.now())

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from annotate.models import JudgmentEvent, Role
-from annotate.views import OPERATIONS
+from annotate.operations import OPERATIONS
 from tests.factories import add_member, make_collection, make_question, make_user
 
 ROOT = Path(__file__).resolve().parents[2]

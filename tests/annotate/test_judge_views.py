@@ -231,25 +231,25 @@ def test_guidelines_box_shows_guidelines_and_levels(client, world):
 
 
 def test_history_lines_say_what_happened_in_words(client, world):
-    from annotate import services
+    from annotate import judging
     from annotate.selectors import history_sentence, question_history
 
     _, q, users = world
     ass = users["ass"]
     lyon = AnswerString.objects.get(question=q, text="Lyon")
     pariss = AnswerString.objects.get(question=q, text="Pariss")
-    services.string_judge(question=q, string=lyon.pk, by=ass, new_synset=True, level="A")
-    services.string_judge(
+    judging.string_judge(question=q, string=lyon.pk, by=ass, new_synset=True, level="A")
+    judging.string_judge(
         question=q, string=pariss.pk, by=ass, synset=q.synsets.get(ordinal=1).pk, level="S"
     )
-    services.string_set_level(question=q, string=lyon.pk, level="B", by=ass)
-    services.string_judge(
+    judging.string_set_level(question=q, string=lyon.pk, level="B", by=ass)
+    judging.string_judge(
         question=q, string=AnswerString.objects.get(question=q, text="paris, france").pk, by=ass
     )
-    services.synset_merge(
+    judging.synset_merge(
         question=q, by=ass, synsets=[q.synsets.get(ordinal=1).pk, q.synsets.get(ordinal=2).pk]
     )
-    services.question_undo(question=q, by=ass)
+    judging.question_undo(question=q, by=ass)
     lines = [e["sentence"] for e in question_history(q)]
     assert lines == [
         "ass undid a merge",

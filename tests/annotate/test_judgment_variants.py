@@ -9,8 +9,9 @@ import pytest
 
 from annotate.imports import collection_import, export_judgments, import_plan
 from annotate.models import AnswerString, AnswerSynset, Question
+from evaluation.analysis.score_config import ScoreConfig
 from evaluation.metrics.parsers import parse_judgments_csv
-from evaluation.services import ScoreConfig, collection_judgments, score_runs
+from evaluation.services import collection_judgments, score_runs
 from tests.factories import make_collection, make_question, make_run, make_user
 
 pytestmark = pytest.mark.django_db
@@ -315,29 +316,29 @@ def test_import_command_marks_done_and_prints_folds(tmp_path, capsys):
 
 
 def test_undo_brings_back_labels_and_variants():
-    from annotate import services
+    from annotate import judging
 
     c = _collection()
     collection_import(collection=c, kind="judgments", data=STUDY.encode(), filename="j.csv")
     user = make_user(staff=True)
     q = Question.objects.get(collection=c, qid="Q1")
     gold, other = (AnswerSynset.objects.get(question=q, label=x) for x in ("gold", "Q1-b"))
-    services.synset_merge(question=q, synsets=[other.pk, gold.pk], by=user)
+    judging.synset_merge(question=q, synsets=[other.pk, gold.pk], by=user)
     assert list(AnswerSynset.objects.filter(question=q).values_list("label", flat=True)) == ["Q1-b"]
-    services.question_undo(question=q, by=user)
+    judging.question_undo(question=q, by=user)
     assert sorted(AnswerSynset.objects.filter(question=q).values_list("label", flat=True)) == [
         "Q1-b",
         "gold",
     ]
     nixon = AnswerString.objects.get(question=q, text="Richard Nixon")
-    services.string_delete(question=q, string=nixon.pk, by=user)
-    services.question_undo(question=q, by=user)
+    judging.string_delete(question=q, string=nixon.pk, by=user)
+    judging.question_undo(question=q, by=user)
     nixon = AnswerString.objects.get(question=q, text="Richard Nixon")
     assert nixon.variants == ["Richard Nixon."] and nixon.synset.label == "gold"
 
 
 def test_string_edit_keeps_matching_variants_and_undo_restores_dropped_ones():
-    from annotate import services
+    from annotate import judging
 
     c = _collection("edit")
     collection_import(collection=c, kind="judgments", data=STUDY.encode(), filename="j.csv")
@@ -346,11 +347,11 @@ def test_string_edit_keeps_matching_variants_and_undo_restores_dropped_ones():
     assert sorted(s.variants) == ["RMS  Titanic", "rms titanic"]
     user = make_user(staff=True)
     # same key: the spellings still match and stay
-    services.string_edit(question=q, string=s.pk, text="RMS TITANIC", by=user)
+    judging.string_edit(question=q, string=s.pk, text="RMS TITANIC", by=user)
     s.refresh_from_db()
     assert sorted(s.variants) == ["RMS  Titanic", "RMS Titanic.", "rms titanic"]
     # a new key: old spellings no longer match; they are named in the event, not kept
-    event = services.string_edit(question=q, string=s.pk, text="Titanic", by=user)
+    event = judging.string_edit(question=q, string=s.pk, text="Titanic", by=user)
     s.refresh_from_db()
     assert s.variants == []
     assert sorted(event.after["dropped_variants"]) == [
@@ -358,7 +359,7 @@ def test_string_edit_keeps_matching_variants_and_undo_restores_dropped_ones():
         "RMS Titanic.",
         "rms titanic",
     ]
-    services.question_undo(question=q, by=user)
+    judging.question_undo(question=q, by=user)
     s.refresh_from_db()
     assert s.text == "RMS TITANIC"
     assert sorted(s.variants) == ["RMS  Titanic", "RMS Titanic.", "rms titanic"]

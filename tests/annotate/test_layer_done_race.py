@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from annotate import layers
+from annotate import layer_state, layers
 from annotate.models import AnswerString, JudgingLayer, JudgmentEvent, LayerRequest
 from tests.factories import add_member, make_collection, make_question, make_user
 from tests.race import race
@@ -36,7 +36,7 @@ def test_two_last_layers_done_at_once_reach_the_agreement_step_once(monkeypatch)
     # both calls meet here before looking (a call held back by the lock waits in vain,
     # then goes on when the other has committed)
     meet = threading.Barrier(2, timeout=3)
-    looked = layers.layers_complete
+    looked = layer_state.layers_complete
 
     def complete_after_meeting(question_id):
         try:

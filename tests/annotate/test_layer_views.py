@@ -200,9 +200,11 @@ def test_a_named_adjudicator_finds_their_questions(client):
         add_member(collection=c, user=u, role="assessor")
     q1 = make_question(collection=c, qid="Q1", text="Beatles?", unjudged=["Lennon", "Yoko"])
     q2 = make_question(collection=c, qid="Q2", text="Stones?", unjudged=["Jagger"])
-    from annotate import layers as L
+    from annotate import layers
 
-    L.layers_request(collection=c, questions=[q1, q2], assessors=[a, b], by=org, adjudicator=adj)
+    layers.layers_request(
+        collection=c, questions=[q1, q2], assessors=[a, b], by=org, adjudicator=adj
+    )
     queue = reverse("annotate:adjudication-queue")
     client.force_login(adj)
     assert "To adjudicate" not in _menu(client)  # nothing waits yet: the layers are open
@@ -225,11 +227,15 @@ def test_a_named_adjudicator_finds_their_questions(client):
     page = client.get(reverse("annotate:question-adjudicate", args=[q1.pk])).content.decode()
     assert "1 string left to resolve" in page and queue in page
     assert reverse("annotate:collection-agreement", args=[c.slug]) not in page
-    # the assessors and the organizer were not named: no entry for them
-    for user in (a, org):
-        client.force_login(user)
-        assert "To adjudicate" not in _menu(client)
-        assert QID.format("Q1") not in client.get(queue).content.decode()
+    # the assessors were not named: no entry for them
+    client.force_login(a)
+    assert "To adjudicate" not in _menu(client)
+    assert QID.format("Q1") not in client.get(queue).content.decode()
+    # an organizer adjudicates every question of their collection: theirs too (issue 23)
+    client.force_login(org)
+    assert "To adjudicate" in _menu(client)
+    page = client.get(queue).content.decode()
+    assert QID.format("Q1") in page and "1 question waiting" in page
     # once resolved, the question leaves the adjudicator's list and the menu entry goes
     client.force_login(adj)
     layer_b = JudgingLayer.objects.get(question=q1, assessor=b)
@@ -248,9 +254,9 @@ def test_a_named_adjudicator_who_left_the_collection_sees_nothing(client):
     add_member(collection=c, user=a, role="assessor")
     m = add_member(collection=c, user=adj, role="assessor")
     q = make_question(collection=c, qid="Q1", unjudged=["Lennon"])
-    from annotate import layers as L
+    from annotate import layers
 
-    L.layers_request(collection=c, questions=[q], assessors=[a], k=1, by=org, adjudicator=adj)
+    layers.layers_request(collection=c, questions=[q], assessors=[a], k=1, by=org, adjudicator=adj)
     client.force_login(a)
     judge(client, q, q.strings.get().pk, "x")
     act(client, q, op="done")  # agreed with itself: gold judged it incorrect
@@ -346,20 +352,21 @@ def test_agreement_questions_are_paged_with_every_figure(
 ):
     """Every figure per question (as per collection), and the list a page at a time --
     ``?page=`` -- with the same queries on every page."""
-    from annotate import layer_views
-    from annotate import layers as L
+    from annotate import agreement_report, layer_views, layers
 
     w = study
     qs = [w["q"]] + [
         make_question(collection=w["c"], qid=f"Q{i}", unjudged=["Lennon", "Yoko"]) for i in (2, 3)
     ]
-    L.layers_request(collection=w["c"], questions=qs[1:], assessors=[w["a"], w["b"]], by=w["org"])
+    layers.layers_request(
+        collection=w["c"], questions=qs[1:], assessors=[w["a"], w["b"]], by=w["org"]
+    )
     for q in qs:
         for user, new in ((w["a"], True), (w["b"], False)):
             layer = JudgingLayer.objects.get(question=q, assessor=user)
             for s in q.strings.order_by("id"):
-                L.layer_judge(layer=layer, string=s.pk, new_group=new, by=user)
-            L.layer_mark_done(layer=layer, by=user)
+                layers.layer_judge(layer=layer, string=s.pk, new_group=new, by=user)
+            layers.layer_mark_done(layer=layer, by=user)
     monkeypatch.setattr(layer_views, "QUESTIONS_PER_PAGE", 2)
     client.force_login(w["org"])
     url = reverse("annotate:collection-agreement", args=[w["c"].slug])
@@ -378,7 +385,9 @@ def test_agreement_questions_are_paged_with_every_figure(
     assert "?page=2" in pages[0] and "?page=1" in pages[1]
     # a question's row has the question's figures: ann judged every string correct, bob
     # none (kappa 0: no agreement beyond chance; nothing correct in both to group)
-    f = next(r.figures for r in L.collection_agreement(w["c"]).questions if r.qid == "Q2")
+    f = next(
+        r.figures for r in agreement_report.collection_agreement(w["c"]).questions if r.qid == "Q2"
+    )
     assert (f.n_strings, f.n_agree, f.kappa) == (2, 0, 0.0)
     assert f.ari != f.ari and f.bcubed_f1 != f.bcubed_f1  # nan
     row = next(t for t in table if ">Q2<" in t).split(">Q2<")[1].split("</tr>")[0]
@@ -462,16 +471,16 @@ def test_layer_pages_answer_htmx_with_the_projects_redirect(client, study):
 def test_a_layer_operation_is_validated_and_applied_by_the_workspaces_one_function(
     client, study, monkeypatch
 ):
-    from annotate import views
+    from annotate import operations as operations_module
 
     seen = []
-    shared = views.apply_operation
+    shared = operations_module.apply_operation
 
     def spy(request, operations, context, **data):
-        seen.append((operations is views.OPERATIONS, sorted(context)))
+        seen.append((operations is operations_module.OPERATIONS, sorted(context)))
         return shared(request, operations, context, **data)
 
-    monkeypatch.setattr(views, "apply_operation", spy)
+    monkeypatch.setattr(operations_module, "apply_operation", spy)
     w = study
     client.force_login(w["a"])
     judge(client, w["q"], w["ids"]["Lennon"], "new", "S")
@@ -522,12 +531,14 @@ def test_undefined_figures_show_a_dash_that_says_why(client, study):
     w = study
     for user in (w["a"], w["b"]):
         judge_all(client, w, user, [(t, "x", "") for t in ("Lennon", "McCartney", "Yoko")])
-    from annotate import layers as L
+    from annotate import layer_selectors, layers
 
     empty = make_question(collection=w["c"], qid="Q2", unjudged=[])
-    L.layers_request(collection=w["c"], questions=[empty], assessors=[w["a"], w["b"]], by=w["org"])
+    layers.layers_request(
+        collection=w["c"], questions=[empty], assessors=[w["a"], w["b"]], by=w["org"]
+    )
     for user in (w["a"], w["b"]):
-        L.layer_mark_done(layer=L.layer_for(question=empty, user=user), by=user)
+        layers.layer_mark_done(layer=layer_selectors.layer_for(question=empty, user=user), by=user)
     client.force_login(w["org"])
     page = client.get(reverse("annotate:collection-agreement", args=[w["c"].slug])).content.decode()
     assert "nan" not in page.lower()
@@ -547,9 +558,9 @@ def test_a_named_adjudicator_places_a_string_no_layer_judged(client):
     """A string pooled after gold was derived from the layers: no layer judged it, so
     neither take nor set level could resolve it, and the adjudicator may not judge gold on
     the judging page."""
-    from annotate import layers as L
+    from annotate import layer_selectors, layers
+    from annotate.judging import strings_add_unjudged
     from annotate.models import AnswerString, JudgmentEvent
-    from annotate.services import strings_add_unjudged
 
     c = make_collection(slug="place")
     org, a, b, x = (make_user(username=n) for n in ("org", "ann", "bob", "xav"))
@@ -557,12 +568,12 @@ def test_a_named_adjudicator_places_a_string_no_layer_judged(client):
     for u in (a, b, x):
         add_member(collection=c, user=u, role="assessor")
     q = make_question(collection=c, qid="Q1", unjudged=["Lennon"])
-    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org, adjudicator=x)
+    layers.layers_request(collection=c, questions=[q], assessors=[a, b], by=org, adjudicator=x)
     s = q.strings.get()
     for u in (a, b):
-        layer = L.layer_for(question=q, user=u)
-        L.layer_judge(layer=layer, string=s.pk, new_group=True, level="S", by=u)
-        L.layer_mark_done(layer=layer, by=u)
+        layer = layer_selectors.layer_for(question=q, user=u)
+        layers.layer_judge(layer=layer, string=s.pk, new_group=True, level="S", by=u)
+        layers.layer_mark_done(layer=layer, by=u)
     strings_add_unjudged(rows=[(q.pk, "john lennon", "John Lennon")], source="pool", reason="t")
     new = AnswerString.objects.get(question=q, text="John Lennon")
     gold = s.__class__.objects.get(pk=s.pk).synset

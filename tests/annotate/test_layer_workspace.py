@@ -1,14 +1,14 @@
 """An assessor judges their layer in the usual judging workspace: the same page,
 operations, htmx fragment, version token and undo, on the layer's own judgments; blind to
 gold and to the other layers until their layer is done (annotate/layer_views.py,
-annotate/layers.py ``layer_workspace``)."""
+annotate/layer_selectors.py ``layer_workspace``)."""
 
 import re
 
 import pytest
 from django.urls import reverse
 
-from annotate import layers as L
+from annotate import layers
 from annotate.models import JudgingLayer, JudgmentEvent, LayerJudgment
 from annotate.selectors import next_question
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
@@ -32,7 +32,7 @@ def w(client):
         synsets=[[("gold-only-judged", "A")]],
         unjudged=["Shakespeare", "William Shakespeare", "Marlowe"],
     )
-    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
+    layers.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
     ids = {s.text: s.pk for s in q.strings.all()}
     client.force_login(a)
     return {"c": c, "q": q, "org": org, "a": a, "b": b, "ids": ids}
@@ -226,7 +226,7 @@ def test_old_layer_address_and_organizers(client, w):
     html = page(client, q)
     assert 'class="synset card"' in html and "gold-only-judged" in html
     assert 'id="layer-note"' not in html
-    L.layers_request(collection=w["c"], questions=[q], assessors=[w["org"]], k=1, by=w["org"])
+    layers.layers_request(collection=w["c"], questions=[q], assessors=[w["org"]], k=1, by=w["org"])
     html = page(client, q)
     assert 'id="layer-note"' in html and 'id="gold-link"' in html
     assert 'class="synset card"' not in html

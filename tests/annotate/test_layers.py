@@ -1,8 +1,11 @@
-"""Independent layers, agreement to gold, adjudication and undo (annotate/layers.py)."""
+"""Independent layers, agreement to gold, adjudication and undo (annotate/layers.py,
+annotate/adjudication.py)."""
 
 import pytest
 
-from annotate import layers as L
+from annotate import adjudication, agreement_report, layer_selectors, layers
+from annotate.edits import Conflict
+from annotate.judging import question_undo, string_judge
 from annotate.models import (
     AnswerString,
     JudgingLayer,
@@ -11,7 +14,6 @@ from annotate.models import (
     LayerRequest,
     QuestionStatus,
 )
-from annotate.services import Conflict, question_undo, string_judge
 from tests.factories import add_member, make_collection, make_question, make_user
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +29,7 @@ def study():
     q = make_question(
         collection=c, qid="Q1", unjudged=["Lennon", "John Lennon", "McCartney", "Ringo", "Yoko"]
     )
-    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
+    layers.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
     la, lb = (JudgingLayer.objects.get(question=q, assessor=u) for u in (a, b))
     ids = {s.text: s.pk for s in q.strings.all()}
     return c, q, org, a, b, la, lb, ids
@@ -38,11 +40,11 @@ def judge(layer, user, ids, plan):
     for text, group, level in plan:
         have = set(LayerJudgment.objects.filter(layer=layer).values_list("group", flat=True))
         if group is None:
-            L.layer_judge(layer=layer, string=ids[text], by=user)
+            layers.layer_judge(layer=layer, string=ids[text], by=user)
         elif group in have:
-            L.layer_judge(layer=layer, string=ids[text], group=group, level=level, by=user)
+            layers.layer_judge(layer=layer, string=ids[text], group=group, level=level, by=user)
         else:
-            L.layer_judge(layer=layer, string=ids[text], new_group=True, level=level, by=user)
+            layers.layer_judge(layer=layer, string=ids[text], new_group=True, level=level, by=user)
 
 
 def test_request_assigns_k_assessors_and_keeps_single_questions_alone():
@@ -53,7 +55,7 @@ def test_request_assigns_k_assessors_and_keeps_single_questions_alone():
     for u in judges:
         add_member(collection=c, user=u, role="assessor")
     qs = [make_question(collection=c, unjudged=["x"]) for _ in range(6)]
-    done = L.layers_request(
+    done = layers.layers_request(
         collection=c, questions=qs, assessors=judges, by=org, k=2, sample=4, seed=7
     )
     assert done.questions == 4 and done.layers == 8
@@ -66,16 +68,16 @@ def test_request_assigns_k_assessors_and_keeps_single_questions_alone():
         )
     # the same request again: the questions with layers are left out (and named), before
     # sampling; the two others get theirs
-    again = L.layers_request(
+    again = layers.layers_request(
         collection=c, questions=qs, assessors=judges, by=org, k=2, sample=4, seed=7
     )
     assert again.layered == done.qids and again.questions == 2 and again.layers == 4
     assert not set(again.qids) & set(done.qids)
     assert all(JudgingLayer.objects.filter(question=q).count() == 2 for q in qs)
     with pytest.raises(Conflict, match=r"No layer was requested: .* already have layers"):
-        L.layers_request(collection=c, questions=qs, assessors=judges, by=org, k=2)
+        layers.layers_request(collection=c, questions=qs, assessors=judges, by=org, k=2)
     with pytest.raises(Conflict):
-        L.layers_request(collection=c, questions=qs, assessors=judges[:1], by=org, k=2)
+        layers.layers_request(collection=c, questions=qs, assessors=judges[:1], by=org, k=2)
     assert JudgmentEvent.objects.filter(action="layers_request").count() == 2
 
 
@@ -89,8 +91,8 @@ def test_a_second_request_leaves_out_the_questions_with_layers_and_names_them():
     for u in (a, b, cc):
         add_member(collection=c, user=u, role="assessor")
     qs = [make_question(collection=c, qid=f"Q{i}", unjudged=["x"]) for i in range(3)]
-    L.layers_request(collection=c, questions=qs[:2], assessors=[a, b], by=org, k=2)
-    done = L.layers_request(collection=c, questions=qs, assessors=[a, b, cc], by=org, k=2)
+    layers.layers_request(collection=c, questions=qs[:2], assessors=[a, b], by=org, k=2)
+    done = layers.layers_request(collection=c, questions=qs, assessors=[a, b, cc], by=org, k=2)
     assert done.layered == ["Q0", "Q1"] and done.qids == ["Q2"] and done.layers == 2
     for q in qs:
         assert (
@@ -115,7 +117,7 @@ def test_layers_are_blind_until_done(study):
         ids,
         [("John Lennon", 1, "S"), ("McCartney", 2, "S"), ("Ringo", 3, "A"), ("Yoko", None, None)],
     )
-    L.layer_mark_done(layer=la, by=a)
+    layers.layer_mark_done(layer=la, by=a)
     # ann's layer is done, bob's is not: still blind both ways (bob may still change his)
     assert set(JudgingLayer.objects.readable_by(a).filter(question=q)) == {la}
     assert set(JudgingLayer.objects.readable_by(b).filter(question=q)) == {lb}
@@ -130,36 +132,36 @@ def test_layers_are_blind_until_done(study):
 def test_only_the_assessor_writes_their_layer(study):
     _c, _q, _org, a, b, la, _lb, ids = study
     with pytest.raises(Conflict):
-        L.layer_judge(layer=la, string=ids["Ringo"], by=b)
+        layers.layer_judge(layer=la, string=ids["Ringo"], by=b)
     with pytest.raises(Conflict):
-        L.layer_mark_done(layer=la, by=a)  # strings left
+        layers.layer_mark_done(layer=la, by=a)  # strings left
     judge(la, a, ids, [(t, None, None) for t in ids])
-    L.layer_mark_done(layer=la, by=a)
+    layers.layer_mark_done(layer=la, by=a)
     with pytest.raises(Conflict):
-        L.layer_judge(layer=la, string=ids["Ringo"], new_group=True, by=a)
+        layers.layer_judge(layer=la, string=ids["Ringo"], new_group=True, by=a)
 
 
 def test_layer_undo(study):
     _c, _q, _org, a, b, la, _lb, ids = study
     judge(la, a, ids, [("Lennon", 1, "S"), ("John Lennon", 1, "S")])
-    L.layer_set_level(layer=la, string=ids["John Lennon"], level="A", by=a)
-    L.layer_undo(layer=la, by=a)
+    layers.layer_set_level(layer=la, string=ids["John Lennon"], level="A", by=a)
+    layers.layer_undo(layer=la, by=a)
     j = LayerJudgment.objects.get(layer=la, string_id=ids["John Lennon"])
     assert j.level.code == "S" and j.group == 1
-    L.layer_undo(layer=la, by=a)
+    layers.layer_undo(layer=la, by=a)
     assert not LayerJudgment.objects.filter(layer=la, string_id=ids["John Lennon"]).exists()
-    L.layer_undo(layer=la, by=a)
+    layers.layer_undo(layer=la, by=a)
     assert not LayerJudgment.objects.filter(layer=la).exists()
     with pytest.raises(Conflict):
-        L.layer_undo(layer=la, by=a)
+        layers.layer_undo(layer=la, by=a)
     with pytest.raises(Conflict):
-        L.layer_undo(layer=la, by=b)
+        layers.layer_undo(layer=la, by=b)
 
 
 def test_layer_merge_and_renumber(study):
     _c, _q, _org, a, _b, la, _lb, ids = study
     judge(la, a, ids, [("Lennon", 1, "S"), ("McCartney", 2, "S"), ("Ringo", 3, "A")])
-    L.layer_merge(layer=la, groups=[1, 3], by=a)
+    layers.layer_merge(layer=la, groups=[1, 3], by=a)
     rows = dict(LayerJudgment.objects.filter(layer=la).values_list("string__text", "group"))
     assert rows == {"Lennon": 1, "Ringo": 1, "McCartney": 2}
 
@@ -184,8 +186,8 @@ def both_done(study):
     _c, _q, _org, a, b, la, lb, ids = study
     judge(la, a, ids, PLAN_A)
     judge(lb, b, ids, PLAN_B)
-    L.layer_mark_done(layer=la, by=a)
-    L.layer_mark_done(layer=lb, by=b)
+    layers.layer_mark_done(layer=la, by=a)
+    layers.layer_mark_done(layer=lb, by=b)
 
 
 def gold(q):
@@ -201,13 +203,13 @@ def gold(q):
 
 def test_agreement_goes_to_gold_and_the_rest_to_adjudication(study):
     c, q, _org, _a, _b, _la, _lb, _ids = study
-    assert list(L.adjudication_queue(c)) == []
+    assert list(layer_selectors.adjudication_queue(c)) == []
     both_done(study)
     g = gold(q)
     assert g["Lennon"] == (1, "S", True) and g["John Lennon"] == (1, "S", True)
     assert g["Yoko"] == (None, None, True)
     assert g["McCartney"][2] is False and g["Ringo"][2] is False
-    assert list(L.adjudication_queue(c)) == [q]
+    assert list(layer_selectors.adjudication_queue(c)) == [q]
     q.refresh_from_db()
     assert q.status != QuestionStatus.DONE
     event = JudgmentEvent.objects.filter(action="layers_agree").get()
@@ -219,18 +221,18 @@ def test_agreement_goes_to_gold_and_the_rest_to_adjudication(study):
 def test_adjudicate_take_string_and_synset_then_undo(study):
     c, q, org, _a, _b, la, lb, ids = study
     both_done(study)
-    L.adjudicate_take(question=q, layer=lb, strings=[ids["Ringo"]], by=org)
+    adjudication.adjudicate_take(question=q, layer=lb, strings=[ids["Ringo"]], by=org)
     assert gold(q)["Ringo"] == (None, None, True)
-    L.adjudicate_take(question=q, layer=la, group=2, by=org)
+    adjudication.adjudicate_take(question=q, layer=la, group=2, by=org)
     assert gold(q)["McCartney"] == (2, "S", True)
     q.refresh_from_db()
-    assert list(L.adjudication_queue(c)) == []
+    assert list(layer_selectors.adjudication_queue(c)) == []
     question_undo(question=q, by=org)
     assert gold(q)["McCartney"][2] is False
     question_undo(question=q, by=org)
     assert gold(q)["Ringo"][2] is False
     # take the left layer's view of a string of an agreed synset: it joins that synset
-    L.adjudicate_take(question=q, layer=la, strings=[ids["Ringo"]], by=org)
+    adjudication.adjudicate_take(question=q, layer=la, strings=[ids["Ringo"]], by=org)
     assert gold(q)["Ringo"] == (2, "A", True)
     actions = list(
         JudgmentEvent.objects.filter(question=q, layer__isnull=True).values_list(
@@ -253,15 +255,15 @@ def test_gold_operations_still_work_while_layers_exist(study):
 def test_layers_to_gold_requires_every_layer_done(study):
     _c, q, org, _a, _b, _la, _lb, _ids = study
     with pytest.raises(Conflict):
-        L.question_layers_to_gold(question=q, by=org)
+        adjudication.question_layers_to_gold(question=q, by=org)
 
 
 def test_full_agreement_marks_the_question_done(study):
     _c, q, _org, a, b, la, lb, ids = study
     judge(la, a, ids, PLAN_A)
     judge(lb, b, ids, PLAN_A)
-    L.layer_mark_done(layer=la, by=a)
-    L.layer_mark_done(layer=lb, by=b)
+    layers.layer_mark_done(layer=la, by=a)
+    layers.layer_mark_done(layer=lb, by=b)
     q.refresh_from_db()
     assert q.status == QuestionStatus.DONE
     assert gold(q)["Ringo"] == (3, "A", True)
@@ -306,8 +308,8 @@ def test_collection_agreement_matches_the_engine():
     texts = ["a", "b", "c", "d"]
     q2 = [make_question(collection=c, qid=f"T{i}", unjudged=texts) for i in range(3)]
     q3 = make_question(collection=c, qid="K3", unjudged=texts)
-    L.layers_request(collection=c, questions=q2, assessors=judges[:2], by=org)
-    L.layers_request(collection=c, questions=[q3], assessors=judges, by=org, k=3)
+    layers.layers_request(collection=c, questions=q2, assessors=judges[:2], by=org)
+    layers.layers_request(collection=c, questions=[q3], assessors=judges, by=org, k=3)
     plans = {  # per assessor: text -> (group, level)
         "ann": {"a": (1, "S"), "b": (1, "A"), "c": (2, "B"), "d": (None, None)},
         "bob": {"a": (1, "S"), "b": (2, "A"), "c": (2, "B"), "d": (3, "B")},
@@ -321,11 +323,11 @@ def test_collection_agreement_matches_the_engine():
         if layer.question.qid == "T1":  # make the questions differ
             plan["d"] = (1, "B")
         judge(layer, layer.assessor, ids, [(t, g, lv) for t, (g, lv) in plan.items()])
-        L.layer_mark_done(layer=layer, by=layer.assessor)
+        layers.layer_mark_done(layer=layer, by=layer.assessor)
         marks[layer.question.qid, layer.assessor.username] = {
             ids[t]: Mark(g, value[lv] if g else 0) for t, (g, lv) in plan.items()
         }
-    report = L.collection_agreement(c)
+    report = agreement_report.collection_agreement(c)
     assert report.requested == 4 and report.complete == 4
     by_qid = {r.qid: r.figures for r in report.questions}
     for q in ("T0", "T1", "T2"):
@@ -354,10 +356,10 @@ def test_collection_agreement_matches_the_engine():
 
 
 def test_a_level_used_in_a_layer_cannot_be_removed(study):
-    from annotate.services import collection_save
+    from annotate.organizing import collection_save
 
     c, org, a, la, ids = study[0], study[2], study[3], study[5], study[7]
-    L.layer_judge(layer=la, string=ids["Ringo"], new_group=True, level="B", by=a)
+    layers.layer_judge(layer=la, string=ids["Ringo"], new_group=True, level="B", by=a)
     with pytest.raises(Conflict, match="B"):
         collection_save(collection=c, levels=[("S", "S", 3.0), ("A", "A", 2.0)], by=org)
 
@@ -366,8 +368,8 @@ def _all_done(study) -> None:
     _c, _q, _org, a, b, la, lb, ids = study
     judge(la, a, ids, [(t, None, None) for t in ids])
     judge(lb, b, ids, [(t, 1, "S") if t == "Lennon" else (t, None, None) for t in ids])
-    L.layer_mark_done(layer=la, by=a)
-    L.layer_mark_done(layer=lb, by=b)
+    layers.layer_mark_done(layer=la, by=a)
+    layers.layer_mark_done(layer=lb, by=b)
 
 
 def test_no_more_layers_on_a_question_whose_gold_was_derived(study):
@@ -380,16 +382,18 @@ def test_no_more_layers_on_a_question_whose_gold_was_derived(study):
     carol = make_user()
     add_member(collection=c, user=carol, role="assessor")
     q2 = make_question(collection=c, qid="Q2", unjudged=["x"])
-    done = L.layers_request(collection=c, questions=[q, q2], assessors=[carol, a, b], by=org, k=3)
+    done = layers.layers_request(
+        collection=c, questions=[q, q2], assessors=[carol, a, b], by=org, k=3
+    )
     assert done.refused == ["Q1"] and done.qids == ["Q2"] and done.layers == 3
     assert JudgingLayer.objects.filter(question=q).count() == 2
     assert not JudgingLayer.objects.filter(question=q, assessor=carol).exists()
     with pytest.raises(Conflict, match=r"Gold was already derived .*\(Q1\)"):
-        L.layers_request(collection=c, questions=[q], assessors=[carol, a], by=org)
+        layers.layers_request(collection=c, questions=[q], assessors=[carol, a], by=org)
     assert JudgingLayer.objects.filter(question=q).count() == 2
     # a sample is drawn among the questions that may still get layers (Q2 has them now)
     q3 = make_question(collection=c, qid="Q3", unjudged=["x"])
-    assert L.layers_request(
+    assert layers.layers_request(
         collection=c, questions=[q, q2, q3], assessors=[a, b], by=org, sample=1
     ).qids == ["Q3"]
 
@@ -409,7 +413,18 @@ def test_a_layers_import_does_not_replace_the_layers_gold_was_derived_from(study
     assert list(LayerJudgment.objects.values_list("layer_id", "string_id", "group")) == before
 
 
-@pytest.mark.parametrize("module", ["annotate.layers", "annotate.layer_io", "evaluation.layers"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "annotate.layers",
+        "annotate.layer_state",
+        "annotate.layer_selectors",
+        "annotate.adjudication",
+        "annotate.agreement_report",
+        "annotate.layer_io",
+        "evaluation.layer_scores",
+    ],
+)
 def test_every_public_function_of_the_layer_modules_is_typed(module):
     import importlib
     import inspect
@@ -434,27 +449,27 @@ def test_adjudication_waits_for_every_layer(study):
     _c, q, org, a, b, la, lb, ids = study
     judge(la, a, ids, [("Lennon", 1, "S")])
     with pytest.raises(Conflict, match="Waiting for 2 layers"):
-        L.adjudicate_take(question=q, layer=la, strings=[ids["Lennon"]], by=org)
+        adjudication.adjudicate_take(question=q, layer=la, strings=[ids["Lennon"]], by=org)
     with pytest.raises(Conflict, match="Waiting for 2 layers"):
-        L.adjudication_lock(question=q, version=None)
+        adjudication.adjudication_lock(question=q, version=None)
     with pytest.raises(Conflict, match="Waiting for 2 layers"):
-        L.adjudicate_place(question=q, string=ids["Lennon"], new_synset=True, by=org)
+        adjudication.adjudicate_place(question=q, string=ids["Lennon"], new_synset=True, by=org)
     assert not AnswerString.objects.filter(question=q, judged_at__isnull=False).exists()
-    view = L.adjudication_view(q)
+    view = layer_selectors.adjudication_view(q)
     assert view["waiting"] == 2 and view["n_layers"] == 2
     assert view["layers"] == [] and view["rows"] == [] and view["layer_synsets"] == []
     # ann changes her mind; both layers judge every string incorrect
     judge(la, a, ids, [(t, None, None) for t in ids])
-    L.layer_mark_done(layer=la, by=a)
+    layers.layer_mark_done(layer=la, by=a)
     with pytest.raises(Conflict, match="Waiting for 1 layer:"):
-        L.adjudicate_take(question=q, layer=la, strings=[ids["Lennon"]], by=org)
+        adjudication.adjudicate_take(question=q, layer=la, strings=[ids["Lennon"]], by=org)
     judge(lb, b, ids, [(t, None, None) for t in ids])
-    L.layer_mark_done(layer=lb, by=b)
+    layers.layer_mark_done(layer=lb, by=b)
     assert all(v == (None, None, True) for v in gold(q).values())
     q.refresh_from_db()
     assert q.status == QuestionStatus.DONE
-    assert L.adjudication_view(q)["waiting"] == 0
-    L.adjudication_lock(question=q, version=None)  # no longer refused
+    assert layer_selectors.adjudication_view(q)["waiting"] == 0
+    adjudication.adjudication_lock(question=q, version=None)  # no longer refused
 
 
 # -- one rule of "judged alike" (red team 13) ------------------------------------------------
@@ -463,7 +478,7 @@ def test_judged_alike_on_the_agreement_page_is_what_went_to_gold(study):
     all three in one synset.  s1 and s2 have other synset-mates in the two layers, so gold
     sends all three to adjudication -- and the page counts none of them judged alike (it
     said 2 of 2, comparing synset-mates among the strings both layers judged only)."""
-    from annotate.services import strings_add_unjudged
+    from annotate.judging import strings_add_unjudged
 
     c = make_collection()
     org, a, b = make_user(), make_user(), make_user()
@@ -471,22 +486,26 @@ def test_judged_alike_on_the_agreement_page_is_what_went_to_gold(study):
     for u in (a, b):
         add_member(collection=c, user=u, role="assessor")
     q = make_question(collection=c, qid="Q1", unjudged=["s1", "s2"])
-    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
+    layers.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
     la, lb = (JudgingLayer.objects.get(question=q, assessor=u) for u in (a, b))
     ids = {s.text: s.pk for s in q.strings.all()}
     judge(la, a, ids, [("s1", 1, "S"), ("s2", 1, "S")])
-    L.layer_mark_done(layer=la, by=a)
+    layers.layer_mark_done(layer=la, by=a)
     strings_add_unjudged(rows=[(q.pk, "s3", "s3")], source="pool", reason="test")
     ids = {s.text: s.pk for s in q.strings.all()}
     judge(lb, b, ids, [("s1", 1, "S"), ("s2", 1, "S"), ("s3", 1, "S")])
-    L.layer_mark_done(layer=lb, by=b)
+    layers.layer_mark_done(layer=lb, by=b)
     went_to_gold = AnswerString.objects.filter(question=q, judged_at__isnull=False).count()
     assert went_to_gold == 0
-    report = L.collection_agreement(c)
+    report = agreement_report.collection_agreement(c)
     row = report.questions[0]
     assert row.figures.n_strings == 2 and row.figures.n_agree == went_to_gold
     assert report.overall.n_agree == went_to_gold and report.pairs[0].figures.n_agree == 0
-    assert [r["differs"] for r in L.adjudication_view(q)["rows"]] == [True, True, True]
+    assert [r["differs"] for r in layer_selectors.adjudication_view(q)["rows"]] == [
+        True,
+        True,
+        True,
+    ]
 
 
 # -- the pooled figures do not depend on which layer was created first (red team 13) --------
@@ -522,19 +541,19 @@ def test_agreement_figures_survive_a_layers_csv_round_trip():
         for qid in ROUND_TRIP:
             make_question(collection=c, qid=qid, unjudged=["x", "y", "z"])
     qs = list(c1.questions.order_by("id"))
-    L.layers_request(collection=c1, questions=qs, assessors=list(users.values()), by=org, k=2)
+    layers.layers_request(collection=c1, questions=qs, assessors=list(users.values()), by=org, k=2)
     first = JudgingLayer.objects.filter(question__qid="Q2", question__collection=c1)
     assert first.order_by("id").first().assessor.username == "cat"  # created first
     for q in qs:
         ids = {s.text: s.pk for s in q.strings.all()}
         for name, plan in ROUND_TRIP[q.qid].items():
-            layer = L.layer_for(question=q, user=users[name])
+            layer = layer_selectors.layer_for(question=q, user=users[name])
             judge(layer, users[name], ids, [(t, *(v or (None, None))) for t, v in plan.items()])
-            L.layer_mark_done(layer=layer, by=users[name])
+            layers.layer_mark_done(layer=layer, by=users[name])
     text = export_layers(c1)
     assert not layers_import(collection=c2, data=text.encode(), filename="l.csv", by=org).issues
     assert export_layers(c2) == text
-    r1, r2 = L.collection_agreement(c1), L.collection_agreement(c2)
+    r1, r2 = agreement_report.collection_agreement(c1), agreement_report.collection_agreement(c2)
     o1, o2 = r1.overall, r2.overall
     assert o1 == o2  # every figure (the dataclass compares all but the table)
     assert o1.confusion.tolist() == o2.confusion.tolist()
@@ -551,31 +570,33 @@ def test_agreement_figures_survive_a_layers_csv_round_trip():
 
 # -- a string no layer judged, placed in gold by the adjudicator (red team 13) --------------
 def test_a_string_pooled_after_gold_was_derived_is_placed_in_gold(study):
-    from annotate.services import strings_add_unjudged
+    from annotate.judging import strings_add_unjudged
 
     _c, q, org, _a, _b, la, _lb, ids = study
     both_done(study)
     strings_add_unjudged(rows=[(q.pk, "lennon j", "Lennon J.")], source="pool", reason="test")
     new = AnswerString.objects.get(question=q, text="Lennon J.")
-    assert L.unjudged_by_layers(q) == {new.pk}
-    row = next(r for r in L.adjudication_view(q)["rows"] if r["string"].pk == new.pk)
+    assert adjudication.unjudged_by_layers(q) == {new.pk}
+    row = next(r for r in layer_selectors.adjudication_view(q)["rows"] if r["string"].pk == new.pk)
     assert row["unlayered"] and row["differs"]
     # neither take (no layer judged it) nor set level (not in a gold synset) could place it
     with pytest.raises(Conflict):
-        L.adjudicate_take(question=q, layer=la, strings=[new.pk], by=org)
+        adjudication.adjudicate_take(question=q, layer=la, strings=[new.pk], by=org)
     # a string a layer judged is taken from the layer, not placed
     with pytest.raises(Conflict, match="take it from that layer"):
-        L.adjudicate_place(question=q, string=ids["Ringo"], new_synset=True, by=org)
+        adjudication.adjudicate_place(question=q, string=ids["Ringo"], new_synset=True, by=org)
     with pytest.raises(Conflict, match="Choose a gold synset"):
-        L.adjudicate_place(question=q, string=new.pk, by=org)
+        adjudication.adjudicate_place(question=q, string=new.pk, by=org)
     lennon = AnswerString.objects.get(pk=ids["Lennon"]).synset
-    event = L.adjudicate_place(question=q, string=new.pk, synset=lennon.pk, level="A", by=org)
+    event = adjudication.adjudicate_place(
+        question=q, string=new.pk, synset=lennon.pk, level="A", by=org
+    )
     new.refresh_from_db()
     assert new.synset_id == lennon.pk and new.level.code == "A" and new.judged_at
     assert event.action == "string_add" and event.user == org
     question_undo(question=q, by=org, any_user=True)
     new.refresh_from_db()
     assert new.synset_id is None and new.judged_at is None
-    L.adjudicate_place(question=q, string=new.pk, new_synset=True, level="B", by=org)
+    adjudication.adjudicate_place(question=q, string=new.pk, new_synset=True, level="B", by=org)
     new.refresh_from_db()
     assert new.synset_id not in (None, lennon.pk) and new.level.code == "B"

@@ -8,7 +8,8 @@ import zipfile
 import pytest
 
 from annotate.models import Level
-from evaluation.archive import collection_export, collection_import
+from evaluation.archive.exporting import collection_export
+from evaluation.archive.importing import collection_import
 from evaluation.metrics.data import InputError
 from tests.factories import add_member, make_collection, make_question, make_user
 

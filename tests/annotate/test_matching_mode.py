@@ -3,8 +3,8 @@ agreeing spellings fold, disagreeing ones refuse the change with the list of con
 
 import pytest
 
+from annotate.matching import MatchingModeConflict, collection_set_matching_mode
 from annotate.models import AnswerString, JudgmentEvent
-from annotate.services import MatchingModeConflict, collection_set_matching_mode
 from evaluation.metrics.normalize import normalize_answer
 from tests.factories import make_collection, make_question, make_user
 
@@ -152,7 +152,7 @@ def test_the_edit_page_changes_the_mode_through_the_rekey_or_names_the_conflicts
 
 
 def _layers(c, q, *assessors):
-    from annotate import layers as L
+    from annotate import layers
     from annotate.models import JudgingLayer
     from tests.factories import add_member
 
@@ -160,7 +160,7 @@ def _layers(c, q, *assessors):
     add_member(collection=c, user=org, role="organizer")
     for u in assessors:
         add_member(collection=c, user=u, role="assessor")
-    L.layers_request(
+    layers.layers_request(
         collection=c, questions=[q], assessors=list(assessors), by=org, k=len(assessors)
     )
     return [JudgingLayer.objects.get(question=q, assessor=u) for u in assessors]
@@ -180,7 +180,7 @@ def _marks(q):
 def test_layer_judgments_of_folded_strings_move_to_the_kept_string():
     """Nothing is lost: a folded string's layer judgment goes to the kept string when that
     one is unjudged in the layer, and an identical one there is a duplicate dropped."""
-    from annotate import layers as L
+    from annotate import layers
     from annotate.models import JudgingLayer
 
     c = make_collection(slug="lay")
@@ -194,10 +194,10 @@ def test_layer_judgments_of_folded_strings_move_to_the_kept_string():
     la, lb = _layers(c, q, a, b)
     ids = {s.text: s.pk for s in q.strings.all()}
     # ann judged only the spelling that folds; bob judged both alike
-    L.layer_judge(layer=la, string=ids["The Radcliffe Line"], new_group=True, level="S", by=a)
-    L.layer_judge(layer=lb, string=ids["Radcliffe Line"], new_group=True, level="S", by=b)
-    L.layer_judge(layer=lb, string=ids["The Radcliffe Line"], group=1, level="S", by=b)
-    L.layer_judge(layer=lb, string=ids["Durand Line"], by=b)
+    layers.layer_judge(layer=la, string=ids["The Radcliffe Line"], new_group=True, level="S", by=a)
+    layers.layer_judge(layer=lb, string=ids["Radcliffe Line"], new_group=True, level="S", by=b)
+    layers.layer_judge(layer=lb, string=ids["The Radcliffe Line"], group=1, level="S", by=b)
+    layers.layer_judge(layer=lb, string=ids["Durand Line"], by=b)
     versions = dict(JudgingLayer.objects.values_list("pk", "version"))
     assert collection_set_matching_mode(collection=c, mode="squad", by=None) == 1
     assert _marks(q) == [
@@ -213,7 +213,7 @@ def test_layer_judgments_of_folded_strings_move_to_the_kept_string():
 
 
 def test_different_layer_judgments_of_folding_strings_refuse_the_change():
-    from annotate import layers as L
+    from annotate import layers
 
     c = make_collection(slug="layc")
     q = make_question(
@@ -224,8 +224,8 @@ def test_different_layer_judgments_of_folding_strings_refuse_the_change():
     a = make_user(username="ann")
     (la,) = _layers(c, q, a)
     ids = {s.text: s.pk for s in q.strings.all()}
-    L.layer_judge(layer=la, string=ids["Radcliffe Line"], new_group=True, level="S", by=a)
-    L.layer_judge(layer=la, string=ids["The Radcliffe Line"], by=a)  # incorrect
+    layers.layer_judge(layer=la, string=ids["Radcliffe Line"], new_group=True, level="S", by=a)
+    layers.layer_judge(layer=la, string=ids["The Radcliffe Line"], by=a)  # incorrect
     before = _marks(q)
     with pytest.raises(MatchingModeConflict) as info:
         collection_set_matching_mode(collection=c, mode="squad", by=None)
@@ -283,6 +283,7 @@ def test_an_empty_key_matches_nothing_in_scores_pool_and_suggestions():
     the judging page's suggestions."""
     from annotate.suggest import Suggester
     from evaluation import selectors, services
+    from evaluation.analysis import score_config
     from tests.factories import make_run
 
     c = make_collection(slug="junk", matching_mode="squad", max_output_size=5)
@@ -290,7 +291,7 @@ def test_an_empty_key_matches_nothing_in_scores_pool_and_suggestions():
     assert AnswerString.objects.get(question=q, text="A").key == ""
     owner = make_user()
     run = make_run(collection=c, owner=owner, name="junk", answers={"vit": ["?", "the", "paul"]})
-    config = services.check_config(
+    config = score_config.check_config(
         metrics=["rr"], gains="default", beta=1, rbp_p=0.5, levels=["S", "A", "B"]
     )
     assert services.score_runs(c, [run], config).per_question["junk"].at["vit", "rr"] == 1 / 3

@@ -3,7 +3,7 @@ collection; a collection always keeps an organizer."""
 
 import pytest
 
-from annotate import services
+from annotate import edits, organizing
 from annotate.models import Membership, Question
 from annotate.selectors import next_question
 from tests.factories import add_member, make_collection, make_question, make_user
@@ -19,7 +19,7 @@ def world():
     add_member(collection=c, user=assessor, role="assessor")
     # ids with a dash: a CSRF token on the page never contains one
     questions = [make_question(collection=c, qid=f"q-{i}-mem", unjudged=["x"]) for i in range(3)]
-    services.questions_assign(
+    organizing.questions_assign(
         collection=c, questions=questions, assessors=[assessor], by=organizer, round_robin=False
     )
     # another collection where the assessor stays
@@ -41,7 +41,7 @@ def queue(client, user):
 def test_a_member_who_stops_judging_leaves_queue_and_assignments(world, client, role):
     c, organizer, assessor, _questions, kept = world
     assert "q-1-mem" in queue(client, assessor)
-    services.membership_set(collection=c, user=assessor, role=role, by=organizer)
+    organizing.membership_set(collection=c, user=assessor, role=role, by=organizer)
     assert not Question.assessors.through.objects.filter(
         question__collection=c, user=assessor
     ).exists()
@@ -61,8 +61,8 @@ def test_a_member_who_stops_judging_leaves_queue_and_assignments(world, client, 
 
 def test_an_organizer_made_assessor_keeps_assignments(world):
     c, organizer, assessor, questions, _ = world
-    services.membership_set(collection=c, user=assessor, role="organizer", by=organizer)
-    services.membership_set(collection=c, user=assessor, role="assessor", by=organizer)
+    organizing.membership_set(collection=c, user=assessor, role="organizer", by=organizer)
+    organizing.membership_set(collection=c, user=assessor, role="assessor", by=organizer)
     assert questions[0].assessors.filter(pk=assessor.pk).exists()
 
 
@@ -80,17 +80,17 @@ def test_the_queue_ignores_assignments_left_from_an_earlier_role(world, client):
 @pytest.mark.parametrize("role", [None, "assessor", "participant"])
 def test_the_last_organizer_can_neither_leave_nor_step_down(world, role):
     c, organizer, assessor, _, _ = world
-    with pytest.raises(services.Conflict, match="last organizer"):
-        services.membership_set(collection=c, user=organizer, role=role, by=organizer)
+    with pytest.raises(edits.Conflict, match="last organizer"):
+        organizing.membership_set(collection=c, user=organizer, role=role, by=organizer)
     assert Membership.objects.get(collection=c, user=organizer).role == "organizer"
     # with a second organizer, either may go
-    services.membership_set(collection=c, user=assessor, role="organizer", by=organizer)
-    services.membership_set(collection=c, user=organizer, role=role, by=organizer)
+    organizing.membership_set(collection=c, user=assessor, role="organizer", by=organizer)
+    organizing.membership_set(collection=c, user=organizer, role=role, by=organizer)
     assert list(
         c.memberships.filter(role="organizer").values_list("user__username", flat=True)
     ) == ["ass"]
-    with pytest.raises(services.Conflict, match="last organizer"):
-        services.membership_set(collection=c, user=assessor, role=None, by=organizer)
+    with pytest.raises(edits.Conflict, match="last organizer"):
+        organizing.membership_set(collection=c, user=assessor, role=None, by=organizer)
 
 
 def test_members_page_shows_the_last_organizer_rule(world, client):

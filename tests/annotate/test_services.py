@@ -3,9 +3,9 @@ synset, and can be undone."""
 
 import pytest
 
-from annotate import services
-from annotate.models import AnswerString, AnswerSynset, JudgmentEvent, Question
-from annotate.services import Conflict, string_token
+from annotate import judging
+from annotate.edits import Conflict
+from annotate.models import AnswerString, AnswerSynset, JudgmentEvent, Question, string_token
 from tests.factories import make_collection, make_question, make_user
 
 pytestmark = pytest.mark.django_db
@@ -52,7 +52,7 @@ def test_add_new_incorrect_level_and_undo_each(setup):
     syn1 = q.synsets.get(ordinal=1)
     start = state(q)
     version = c.judgment_version
-    services.string_judge(
+    judging.string_judge(
         question=q,
         string=s_(q, "paris france").pk,
         synset=syn1.pk,
@@ -61,11 +61,11 @@ def test_add_new_incorrect_level_and_undo_each(setup):
         expect="u",
         version=q.version,
     )
-    services.string_judge(
+    judging.string_judge(
         question=q, string=s_(q, "Nice").pk, new_synset=True, level="B", by=user, expect="u"
     )
-    services.string_judge(question=q, string=s_(q, "Marseille").pk, by=user)
-    services.string_set_level(question=q, string=s_(q, "Nice").pk, level="S", by=user)
+    judging.string_judge(question=q, string=s_(q, "Marseille").pk, by=user)
+    judging.string_set_level(question=q, string=s_(q, "Nice").pk, level="S", by=user)
     syns, incorrect, unjudged = state(q)
     assert syns == {1: {"Paris": "S", "paris france": "A"}, 2: {"Lyon": "A"}, 3: {"Nice": "S"}}
     assert incorrect == {"Rome", "Marseille"} and unjudged == set()
@@ -74,68 +74,68 @@ def test_add_new_incorrect_level_and_undo_each(setup):
     assert q.version == 4 and q.status == "in_progress" and c.judgment_version == version + 4
     assert JudgmentEvent.objects.filter(question=q).count() == 4
     for _ in range(4):
-        services.question_undo(question=q, by=user)
+        judging.question_undo(question=q, by=user)
         check_invariants(q)
     assert state(q) == start
     q.refresh_from_db()
     assert q.status == "todo"
     with pytest.raises(Conflict, match="Nothing to undo"):
-        services.question_undo(question=q, by=user)
+        judging.question_undo(question=q, by=user)
 
 
 def test_merge_split_move_keep_invariants_and_undo(setup):
     _, q, user = setup
     s1, s2 = q.synsets.order_by("ordinal")
-    services.string_judge(question=q, string=s_(q, "Nice").pk, new_synset=True, level="B", by=user)
+    judging.string_judge(question=q, string=s_(q, "Nice").pk, new_synset=True, level="B", by=user)
     before_merge = state(q)
-    services.synset_merge(question=q, synsets=[s2.pk, s1.pk], by=user)
+    judging.synset_merge(question=q, synsets=[s2.pk, s1.pk], by=user)
     check_invariants(q)
     syns, _, _ = state(q)
     assert syns == {1: {"Paris": "S", "Lyon": "A"}, 2: {"Nice": "B"}}  # R 3 -> 2
-    services.question_undo(question=q, by=user)
+    judging.question_undo(question=q, by=user)
     assert state(q) == before_merge
     check_invariants(q)
     # split Paris out of nothing else: a new synset; moving Nice into synset 1 empties 3
-    services.synset_split(
+    judging.synset_split(
         question=q, strings=[s_(q, "Paris").pk], by=user, expect=[string_token(s_(q, "Paris"))]
     )
     check_invariants(q)
     assert state(q)[0] == {1: {"Lyon": "A"}, 2: {"Nice": "B"}, 3: {"Paris": "S"}}
     syn_lyon = AnswerSynset.objects.get(question=q, ordinal=1)
-    services.string_judge(question=q, string=s_(q, "Nice").pk, synset=syn_lyon.pk, by=user)
+    judging.string_judge(question=q, string=s_(q, "Nice").pk, synset=syn_lyon.pk, by=user)
     assert state(q)[0] == {1: {"Lyon": "A", "Nice": "B"}, 2: {"Paris": "S"}}
     assert JudgmentEvent.objects.filter(question=q).first().action == "string_move"
     check_invariants(q)
-    services.question_undo(question=q, by=user)
-    services.question_undo(question=q, by=user)
+    judging.question_undo(question=q, by=user)
+    judging.question_undo(question=q, by=user)
     assert state(q) == before_merge
 
 
 def test_nil_typed_edit_delete_notes_done(setup):
     _, q, user = setup
-    services.string_add(question=q, text="Toulouse", by=user)
+    judging.string_add(question=q, text="Toulouse", by=user)
     assert s_(q, "Toulouse").state == "unjudged"
     with pytest.raises(Conflict, match="same matching key"):
-        services.string_add(question=q, text=" toulouse ", by=user)
-    services.string_edit(question=q, string=s_(q, "Toulouse").pk, text="Toulon", by=user)
+        judging.string_add(question=q, text=" toulouse ", by=user)
+    judging.string_edit(question=q, string=s_(q, "Toulouse").pk, text="Toulon", by=user)
     assert s_(q, "Toulon").key == "toulon"
-    services.string_delete(question=q, string=s_(q, "Toulon").pk, by=user)
+    judging.string_delete(question=q, string=s_(q, "Toulon").pk, by=user)
     assert not AnswerString.objects.filter(question=q, text="Toulon").exists()
-    services.question_undo(question=q, by=user)
+    judging.question_undo(question=q, by=user)
     assert s_(q, "Toulon").state == "unjudged"
     with pytest.raises(Conflict, match="Judge every candidate"):
-        services.question_set_status(question=q, status="done", by=user)
-    services.question_mark_nil(question=q, by=user)
+        judging.question_set_status(question=q, status="done", by=user)
+    judging.question_mark_nil(question=q, by=user)
     syns, incorrect, unjudged = state(q)
     assert syns == {1: {"NIL": "S"}} and not unjudged
     assert incorrect == {"Rome", "Paris", "Lyon", "paris france", "Nice", "Marseille", "Toulon"}
-    services.question_set_notes(question=q, notes="no answer exists", by=user)
-    services.question_set_status(question=q, status="done", by=user)
+    judging.question_set_notes(question=q, notes="no answer exists", by=user)
+    judging.question_set_status(question=q, status="done", by=user)
     q.refresh_from_db()
     assert (q.status, q.notes) == ("done", "no answer exists")
-    services.question_undo(question=q, by=user)
-    services.question_undo(question=q, by=user)
-    services.question_undo(question=q, by=user)  # NIL undone
+    judging.question_undo(question=q, by=user)
+    judging.question_undo(question=q, by=user)
+    judging.question_undo(question=q, by=user)  # NIL undone
     assert state(q)[0] == {1: {"Paris": "S"}, 2: {"Lyon": "A"}}
 
 
@@ -144,23 +144,23 @@ def test_stale_edits_applied_only_when_still_meaningful(setup):
     other = make_user()
     nice = s_(q, "Nice")
     seen_version = q.version
-    services.string_judge(question=q, string=nice.pk, by=other, expect="u")  # someone else
+    judging.string_judge(question=q, string=nice.pk, by=other, expect="u")  # someone else
     with pytest.raises(Conflict, match="changed by someone else"):
-        services.string_judge(
+        judging.string_judge(
             question=q, string=nice.pk, new_synset=True, by=user, expect="u", version=seen_version
         )
     # an edit of an untouched string still applies on a stale page
-    ev = services.string_judge(
+    ev = judging.string_judge(
         question=q, string=s_(q, "Marseille").pk, by=user, expect="u", version=seen_version
     )
     assert ev.before["version"] != seen_version
     with pytest.raises(Conflict, match="no longer exists"):
-        services.string_judge(question=q, string=10**9, by=user)
+        judging.string_judge(question=q, string=10**9, by=user)
     syn2 = q.synsets.get(ordinal=2).pk
-    services.synset_merge(question=q, synsets=[q.synsets.get(ordinal=1).pk, syn2], by=other)
+    judging.synset_merge(question=q, synsets=[q.synsets.get(ordinal=1).pk, syn2], by=other)
     with pytest.raises(Conflict, match="synset no longer exists"):
-        services.string_judge(question=q, string=s_(q, "Marseille").pk, synset=syn2, by=user)
+        judging.string_judge(question=q, string=s_(q, "Marseille").pk, synset=syn2, by=user)
     with pytest.raises(Conflict, match="made by"):
-        services.question_undo(question=q, by=user)
-    services.question_undo(question=q, by=user, any_user=True)  # an organizer may
+        judging.question_undo(question=q, by=user)
+    judging.question_undo(question=q, by=user, any_user=True)  # an organizer may
     assert Question.objects.get(pk=q.pk).synsets.count() == 2

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from annotate import services
+from annotate import judging
+from annotate.edits import Conflict, PageSynset
 from annotate.models import AnswerString, AnswerSynset, JudgmentEvent, Question
-from annotate.services import Conflict, PageSynset
 from tests.factories import add_member, make_collection, make_question, make_user
 
 pytestmark = pytest.mark.django_db
@@ -69,7 +69,7 @@ def test_digit_after_renumbering_is_refused_not_applied_to_another_synset(client
     q, ass, org = world
     client.force_login(ass)
     p = page(client, q)  # 1 Paris, 2 Lyon, 3 Nice
-    services.string_delete(question=q.pk, string=s_(q, "Paris").pk, by=org)  # 1 Lyon, 2 Nice
+    judging.string_delete(question=q.pk, string=s_(q, "Paris").pk, by=org)  # 1 Lyon, 2 Nice
     events = JudgmentEvent.objects.count()
     html = post(
         client,
@@ -91,7 +91,7 @@ def test_number_the_page_did_not_have_is_refused_even_if_it_exists_now(client, w
     q, ass, org = world
     client.force_login(ass)
     p = page(client, q)  # three synsets
-    services.string_judge(
+    judging.string_judge(
         question=q.pk, string=s_(q, "Toulouse").pk, new_synset=True, by=org
     )  # someone else makes synset 4
     html = post(
@@ -114,7 +114,7 @@ def test_synset_meant_is_gone_while_its_number_names_another(client, world):
     p = page(client, q)
     # Paris's synset disappears (its only string moved into Nice's); numbers now 1 Lyon 2 Nice
     nice = AnswerSynset.objects.get(question=q, ordinal=3)
-    services.string_judge(question=q.pk, string=s_(q, "Paris").pk, synset=nice.pk, by=org)
+    judging.string_judge(question=q.pk, string=s_(q, "Paris").pk, synset=nice.pk, by=org)
     html = post(
         client,
         q,
@@ -133,7 +133,7 @@ def test_same_meaning_after_another_change_still_applies_with_info(client, world
     q, ass, org = world
     client.force_login(ass)
     p = page(client, q)
-    services.string_judge(question=q.pk, string=s_(q, "Toulouse").pk, by=org)  # incorrect
+    judging.string_judge(question=q.pk, string=s_(q, "Toulouse").pk, by=org)  # incorrect
     html = post(
         client,
         q,
@@ -154,7 +154,7 @@ def test_merge_by_digit_after_renumbering_is_refused(client, world):
     client.force_login(ass)
     p = page(client, q)
     nice = AnswerSynset.objects.get(question=q, ordinal=3)
-    services.string_delete(question=q.pk, string=s_(q, "Paris").pk, by=org)  # 1 Lyon, 2 Nice
+    judging.string_delete(question=q.pk, string=s_(q, "Paris").pk, by=org)  # 1 Lyon, 2 Nice
     # "m" on Nice then "2" on the stale page: merge Nice into Lyon (page number 2)
     html = post(
         client,
@@ -173,7 +173,7 @@ def test_plain_post_without_the_synset_list_trusts_the_number_only_on_a_fresh_pa
     q, ass, org = world
     client.force_login(ass)
     v = Question.objects.get(pk=q.pk).version
-    services.string_delete(question=q.pk, string=s_(q, "Paris").pk, by=org)
+    judging.string_delete(question=q.pk, string=s_(q, "Paris").pk, by=org)
     html = post(
         client, q, op="add", string=s_(q, "Marseille").pk, ordinal="2", expect="u", version=v
     )
@@ -194,9 +194,9 @@ def test_service_resolves_page_synset_under_the_lock(world):
         AnswerSynset.objects.filter(question=q).order_by("ordinal").values_list("pk", flat=True)
     )
     v = Question.objects.get(pk=q.pk).version
-    services.string_delete(question=q.pk, string=s_(q, "Paris").pk, by=org)
+    judging.string_delete(question=q.pk, string=s_(q, "Paris").pk, by=org)
     with pytest.raises(Conflict, match="renumbered"):
-        services.string_judge(
+        judging.string_judge(
             question=q.pk,
             string=s_(q, "Marseille").pk,
             by=ass,
@@ -205,7 +205,7 @@ def test_service_resolves_page_synset_under_the_lock(world):
             version=v,
         )
     with pytest.raises(Conflict, match="no longer exists"):
-        services.string_add(
+        judging.string_add(
             question=q.pk,
             text="Bordeaux",
             by=ass,
@@ -213,12 +213,12 @@ def test_service_resolves_page_synset_under_the_lock(world):
             synset=PageSynset(ordinal=1, pk=ids[0]),
         )
     with pytest.raises(Conflict, match="may no longer be"):
-        services.synset_merge(
+        judging.synset_merge(
             question=q.pk, by=ass, version=v, synsets=[PageSynset(ordinal=1), ids[2]]
         )
     assert not AnswerString.objects.filter(question=q, text="Bordeaux").exists()
     # the same number meaning the same synset applies, stale version or not
-    services.string_judge(
+    judging.string_judge(
         question=q.pk,
         string=s_(q, "Marseille").pk,
         by=ass,

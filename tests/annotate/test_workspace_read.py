@@ -12,7 +12,7 @@ import threading
 import pytest
 from django.db import connection, transaction
 
-from annotate import services
+from annotate import judging
 from annotate.models import AnswerString, Question
 from annotate.selectors import question_workspace
 from tests.factories import make_collection, make_question, make_user
@@ -62,7 +62,7 @@ def test_a_new_synset_committed_between_the_queries_is_not_half_seen(world):
     lyon = AnswerString.objects.get(question=q, text="Lyon")
     v = Question.objects.get(pk=q.pk).version
     wrapper, fired = write_before_strings_query(
-        lambda: services.string_judge(
+        lambda: judging.string_judge(
             question=q.pk, string=lyon.pk, new_synset=True, by=user, expect="u"
         )
     )
@@ -82,7 +82,7 @@ def test_inside_a_read_committed_transaction_a_half_seen_write_does_not_break_th
     q, user = world
     nice = AnswerString.objects.get(question=q, text="Nice")
     wrapper, fired = write_before_strings_query(
-        lambda: services.string_judge(
+        lambda: judging.string_judge(
             question=q.pk, string=nice.pk, new_synset=True, by=user, expect="u"
         )
     )

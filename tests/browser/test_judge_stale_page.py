@@ -4,7 +4,7 @@ refreshed page acts on what that page shows."""
 
 import pytest
 
-from annotate import services
+from annotate import judging
 from annotate.models import AnswerString
 from tests.factories import add_member, make_collection, make_question, make_user
 
@@ -34,7 +34,7 @@ def test_digit_on_a_renumbered_page_is_refused_then_applies_on_the_fresh_page(pa
     expect(focused).to_have_text("Marseille")
     # meanwhile someone else deletes Paris: Lyon is now synset 1, Nice synset 2
     paris = AnswerString.objects.get(question=q, text="Paris")
-    services.string_delete(question=q.pk, string=paris.pk, by=org)
+    judging.string_delete(question=q.pk, string=paris.pk, by=org)
     page.keyboard.press("2")  # meant Lyon (2 on this page)
     expect(page.locator("#workspace .notice")).to_contain_text("renumbered")
     assert AnswerString.objects.get(question=q, text="Marseille").state == "unjudged"

@@ -7,7 +7,7 @@ import re
 import pytest
 from django.contrib.auth import get_user_model
 
-from annotate import layers as L
+from annotate import layer_selectors, layers
 from annotate.models import JudgingLayer
 from tests.factories import make_question, make_run
 
@@ -55,7 +55,7 @@ def test_two_assessors_then_adjudication_then_scores(page, live_server, demo):
         text="Who wrote Hamlet?",
         unjudged=["Shakespeare", "William Shakespeare", "Marlowe"],
     )
-    L.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org)
+    layers.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org)
     make_run(
         collection=demo, owner=org, name="twice-run", answers={"TWICE": ["Marlowe", "Shakespeare"]}
     )
@@ -124,13 +124,13 @@ def test_merge_gold_synsets_by_keyboard(page, live_server, demo):
     org = User.objects.get(username="organizer")
     a1, a2 = User.objects.get(username="assessor1"), User.objects.get(username="assessor2")
     q = make_question(collection=demo, qid="MERGE", synsets=[[("Edo", "S")], [("Tokyo", "A")]])
-    L.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org)
+    layers.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org)
     # the question is adjudicated once every layer is done
     for user in (a1, a2):
-        layer = L.layer_for(question=q, user=user)
+        layer = layer_selectors.layer_for(question=q, user=user)
         for s in q.strings.all():
-            L.layer_judge(layer=layer, string=s.pk, by=user)
-        L.layer_mark_done(layer=layer, by=user)
+            layers.layer_judge(layer=layer, string=s.pk, by=user)
+        layers.layer_mark_done(layer=layer, by=user)
     login(page, live_server, "organizer", "demo-organizer")
     page.wait_for_url(f"{live_server.url}/collections/")
     page.goto(f"{live_server.url}/questions/{q.pk}/adjudicate/")
@@ -153,15 +153,15 @@ def test_a_key_on_a_stale_layer_page_is_refused_then_applies(page, live_server, 
     org = User.objects.get(username="organizer")
     a1, a2 = User.objects.get(username="assessor1"), User.objects.get(username="assessor2")
     q = make_question(collection=demo, qid="STALE-L", unjudged=["Edo", "Tokyo"])
-    L.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org)
+    layers.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org)
     login(page, live_server, "assessor1", "demo-assessor1")
     page.wait_for_url(f"{live_server.url}/collections/")
     page.goto(f"{live_server.url}/questions/{q.pk}/judge/")
     focused = page.locator("#workspace [data-item]:focus .text")
     expect(focused).to_have_text("Edo")
     # meanwhile, in another tab: Tokyo into a new synset of the layer
-    layer = L.layer_for(question=q, user=a1)
-    L.layer_judge(layer=layer, string=q.strings.get(text="Tokyo").pk, new_group=True, by=a1)
+    layer = layer_selectors.layer_for(question=q, user=a1)
+    layers.layer_judge(layer=layer, string=q.strings.get(text="Tokyo").pk, new_group=True, by=a1)
     page.keyboard.press("n")
     expect(page.locator("#workspace .notice")).to_contain_text("since your page was loaded")
     assert set(layer.judgments.values_list("string__text", flat=True)) == {"Tokyo"}
@@ -175,17 +175,17 @@ def test_place_a_string_no_layer_judged_by_keyboard(page, live_server, demo):
     """A string pooled after gold was derived from the layers: on its row of the
     adjudication page, the judging page's keys -- a digit puts it into that gold synset,
     ``n`` into a new one."""
-    from annotate.services import strings_add_unjudged
+    from annotate.judging import strings_add_unjudged
 
     User = get_user_model()
     org = User.objects.get(username="organizer")
     a1, a2 = User.objects.get(username="assessor1"), User.objects.get(username="assessor2")
     q = make_question(collection=demo, qid="PLACE", unjudged=["Edo"])
-    L.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org)
+    layers.layers_request(collection=demo, questions=[q], assessors=[a1, a2], by=org)
     for user in (a1, a2):
-        layer = L.layer_for(question=q, user=user)
-        L.layer_judge(layer=layer, string=q.strings.get().pk, new_group=True, by=user)
-        L.layer_mark_done(layer=layer, by=user)
+        layer = layer_selectors.layer_for(question=q, user=user)
+        layers.layer_judge(layer=layer, string=q.strings.get().pk, new_group=True, by=user)
+        layers.layer_mark_done(layer=layer, by=user)
     strings_add_unjudged(
         rows=[(q.pk, "tokyo", "Tokyo"), (q.pk, "kyoto", "Kyoto")], source="pool", reason="t"
     )

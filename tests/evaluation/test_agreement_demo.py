@@ -2,7 +2,8 @@
 
 import pytest
 
-from annotate.layers import adjudication_queue, collection_agreement
+from annotate.agreement_report import collection_agreement
+from annotate.layer_selectors import adjudication_queue
 from annotate.models import AnswerString
 from evaluation.management.commands.load_demo import load_agreement_demo, load_demo
 

@@ -12,10 +12,13 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotate import services as annotate_services
+from annotate import edits, judging
 from annotate.models import AnswerString, AnswerSynset, Collection, JudgmentEvent, Question
 from evaluation import services
-from evaluation.archive import _read_csv, collection_export, collection_import
+from evaluation.analysis import score_config
+from evaluation.archive.exporting import collection_export
+from evaluation.archive.format import read_member_csv
+from evaluation.archive.importing import collection_import
 from evaluation.metrics import BASE_METRICS, InputError
 from evaluation.metrics.csvio import write_csv
 from evaluation.models import Run, RunAnswer
@@ -89,7 +92,7 @@ def everything_else(c: Collection):
 
 def scores(c: Collection):
     runs = list(Run.objects.filter(collection=c).order_by("name"))
-    config = services.check_config(
+    config = score_config.check_config(
         metrics=[*BASE_METRICS, "p@3", "ndcg@5"],
         gains="default",
         beta=1.0,
@@ -109,7 +112,7 @@ def test_round_trip_gives_identical_judgments_and_scores(demo, tmp_path):
     q = Question.objects.get(collection=demo, qid="QAC1-1021")
     q.assessors.add(assessor)
     pooled = AnswerString.objects.get(question=q, text="Obuchi is as uninspiring as cold pizza")
-    annotate_services.string_judge(
+    judging.string_judge(
         question=q, string=pooled.pk, by=assessor, synset=q.synsets.get(ordinal=2).pk
     )
     AnswerSynset.objects.filter(question=q, ordinal=1).update(label='gold, "first"')
@@ -212,10 +215,10 @@ def test_undo_works_in_an_imported_collection_and_stays_inside_it(demo):
     first = q.strings.filter(synset__isnull=False).order_by("id").first()
     first_place = (first.synset.ordinal, first.level.code)
     # history: a string deleted (a row that no longer exists), one moved to a new synset
-    annotate_services.string_delete(question=q, string=first.pk, by=organizer)
+    judging.string_delete(question=q, string=first.pk, by=organizer)
     other = q.strings.filter(synset__isnull=False).order_by("id").first()
     other_ordinal = other.synset.ordinal
-    annotate_services.string_judge(question=q, string=other.pk, by=organizer, new_synset=True)
+    judging.string_judge(question=q, string=other.pk, by=organizer, new_synset=True)
     source_rows = {s.pk: (s.text, s.synset_id, s.question_id) for s in AnswerString.objects.all()}
     copy = collection_import(data=collection_export(collection=demo), slug="copy")
     # every row the copy's snapshots name is a row of the copy
@@ -229,10 +232,10 @@ def test_undo_works_in_an_imported_collection_and_stays_inside_it(demo):
     )
     cq = Question.objects.get(collection=copy, qid="QAC1-1021")
     before_undo = judgments(copy)
-    annotate_services.question_undo(question=cq, by=organizer)  # the move
+    judging.question_undo(question=cq, by=organizer)  # the move
     moved = AnswerString.objects.get(question=cq, text=other.text)
     assert moved.synset.ordinal == other_ordinal
-    annotate_services.question_undo(question=cq, by=organizer)  # the delete
+    judging.question_undo(question=cq, by=organizer)  # the delete
     back = AnswerString.objects.get(question=cq, text=first.text)
     assert (back.synset.ordinal, back.level.code) == first_place
     assert judgments(copy) != before_undo
@@ -243,7 +246,7 @@ def test_undo_works_in_an_imported_collection_and_stays_inside_it(demo):
     }
     assert not AnswerString.objects.filter(question=q, text=first.text).exists()
     # and undo in the source still works as before
-    annotate_services.question_undo(question=q, by=organizer)
+    judging.question_undo(question=q, by=organizer)
     assert AnswerString.objects.get(question=q, text=other.text).synset.ordinal == other_ordinal
 
 
@@ -253,7 +256,7 @@ def test_undo_refuses_a_record_naming_rows_outside_its_question(demo):
     organizer = User.objects.get(username="organizer")
     q = Question.objects.get(collection=demo, qid="QAC1-1021")
     s = q.strings.order_by("id").first()
-    event = annotate_services.string_unjudge(question=q, string=s.pk, by=organizer)
+    event = judging.string_unjudge(question=q, string=s.pk, by=organizer)
     stranger_q = make_question(collection=make_collection(), qid="FAR", unjudged=["far away"])
     stranger = stranger_q.strings.get()
     snap = event.before["strings"][str(s.pk)]
@@ -291,8 +294,8 @@ def test_undo_refuses_a_record_naming_rows_outside_its_question(demo):
             list(AnswerSynset.objects.values_list("pk", "question_id", "ordinal")),
             JudgmentEvent.objects.count(),
         )
-        with pytest.raises(annotate_services.Conflict, match="cannot be undone"):
-            annotate_services.question_undo(question=q, by=organizer)
+        with pytest.raises(edits.Conflict, match="cannot be undone"):
+            judging.question_undo(question=q, by=organizer)
         assert state == (
             judgments(demo),
             list(AnswerString.objects.values_list("pk", "question_id", "text", "synset_id")),
@@ -308,11 +311,11 @@ def test_undo_refuses_to_recreate_a_string_whose_key_came_back(demo):
     organizer = User.objects.get(username="organizer")
     q = Question.objects.get(collection=demo, qid="QAC1-1021")
     s = q.strings.order_by("id").first()
-    annotate_services.string_delete(question=q, string=s.pk, by=organizer)
+    judging.string_delete(question=q, string=s.pk, by=organizer)
     # pooling (an event of no question) brings the same key back
     AnswerString.objects.create(question=q, text=s.text, key=s.key, source="pool")
-    with pytest.raises(annotate_services.Conflict, match="added again"):
-        annotate_services.question_undo(question=q, by=organizer)
+    with pytest.raises(edits.Conflict, match="added again"):
+        judging.question_undo(question=q, by=organizer)
 
 
 # -- version 1 archives ----------------------------------------------------------------------
@@ -332,7 +335,7 @@ def as_version_1(data: bytes) -> bytes:
                     del lv["examples"]  # version 4 on
                 body = json.dumps(dict(m, version=1))
             elif name in ("synsets.csv", "strings.csv"):
-                header, rows = _read_csv(body)
+                header, rows = read_member_csv(body)
                 header = [h for h in header if h not in ("id", "label", "variants")]
                 body = write_csv(header, [[r[h] for h in header] for r in rows])
             elif name == "events.jsonl":
@@ -352,7 +355,7 @@ def test_version_1_archives_are_still_read_and_their_actions_not_undone(demo):
     organizer = User.objects.get(username="organizer")
     q = Question.objects.get(collection=demo, qid="QAC1-1021")
     s = q.strings.order_by("id").first()
-    annotate_services.string_unjudge(question=q, string=s.pk, by=organizer)
+    judging.string_unjudge(question=q, string=s.pk, by=organizer)
     copy = collection_import(data=as_version_1(collection_export(collection=demo)), slug="old")
     assert [j[:2] + j[3:4] + j[5:] for j in judgments(copy)] == [
         j[:2] + j[3:4] + j[5:] for j in judgments(demo)
@@ -362,8 +365,8 @@ def test_version_1_archives_are_still_read_and_their_actions_not_undone(demo):
     assert event.after["strings_without_ids"][0]["text"] == s.text
     assert "synset" not in event.after["strings_without_ids"][0]
     cq = Question.objects.get(collection=copy, qid="QAC1-1021")
-    with pytest.raises(annotate_services.Conflict, match="Nothing to undo"):
-        annotate_services.question_undo(question=cq, by=organizer)
+    with pytest.raises(edits.Conflict, match="Nothing to undo"):
+        judging.question_undo(question=cq, by=organizer)
     assert rows_named_by_snapshots(copy) == set()
 
 
@@ -608,7 +611,7 @@ def test_assignments_of_members_who_do_not_judge_are_dropped(demo):
 # -- layers (version 3) ---------------------------------------------------------------------------
 def layered(demo):
     """Two assessors judge a question of the demo independently; one adjudication."""
-    from annotate import layers as L
+    from annotate import adjudication, layers
     from annotate.models import JudgingLayer
 
     User = get_user_model()
@@ -618,7 +621,7 @@ def layered(demo):
     adjudicator = make_user(username="adjudicator3")
     add_member(collection=demo, user=adjudicator, role="assessor")
     q = make_question(collection=demo, qid="LAYERED", unjudged=["x", "y", "z"])
-    L.layers_request(
+    layers.layers_request(
         collection=demo, questions=[q], assessors=[a1, a2], by=org, adjudicator=adjudicator
     )
     ids = {s.text: s.pk for s in q.strings.all()}
@@ -629,13 +632,15 @@ def layered(demo):
         layer = JudgingLayer.objects.get(question=q, assessor=user)
         for text, correct in plan:
             if correct:
-                L.layer_judge(layer=layer, string=ids[text], new_group=True, level="A", by=user)
+                layers.layer_judge(
+                    layer=layer, string=ids[text], new_group=True, level="A", by=user
+                )
             else:
-                L.layer_judge(layer=layer, string=ids[text], by=user)
-        L.layer_set_level(layer=layer, string=ids["x"], level="S", by=user)
-        L.layer_undo(layer=layer, by=user)
-        L.layer_mark_done(layer=layer, by=user)
-    L.adjudicate_take(
+                layers.layer_judge(layer=layer, string=ids[text], by=user)
+        layers.layer_set_level(layer=layer, string=ids["x"], level="S", by=user)
+        layers.layer_undo(layer=layer, by=user)
+        layers.layer_mark_done(layer=layer, by=user)
+    adjudication.adjudicate_take(
         question=q,
         layer=JudgingLayer.objects.get(question=q, assessor=a1),
         strings=[ids["y"]],
@@ -678,7 +683,7 @@ def layer_state(c: Collection):
 
 
 def test_round_trip_keeps_layers_and_adjudications(demo):
-    from annotate import layers as L
+    from annotate import agreement_report, edits, judging, layers
     from annotate.models import JudgingLayer
 
     layered(demo)
@@ -686,7 +691,7 @@ def test_round_trip_keeps_layers_and_adjudications(demo):
     User = get_user_model()
     org, a1 = User.objects.get(username="organizer"), User.objects.get(username="assessor1")
     half = make_question(collection=demo, qid="HALF", unjudged=["p", "q"])
-    L.layers_request(
+    layers.layers_request(
         collection=demo,
         questions=[half],
         assessors=[a1, User.objects.get(username="assessor2")],
@@ -694,13 +699,16 @@ def test_round_trip_keeps_layers_and_adjudications(demo):
     )
     mine = JudgingLayer.objects.get(question=half, assessor=a1)
     for s in half.strings.all():
-        L.layer_judge(layer=mine, string=s.pk, by=a1)
-    L.layer_mark_done(layer=mine, by=a1)
+        layers.layer_judge(layer=mine, string=s.pk, by=a1)
+    layers.layer_mark_done(layer=mine, by=a1)
     data = collection_export(collection=demo)
     copy = collection_import(data=data, slug="copy")
     assert layer_state(copy) == layer_state(demo)
     assert judgments(copy) == judgments(demo)
-    assert L.collection_agreement(copy).overall == L.collection_agreement(demo).overall
+    assert (
+        agreement_report.collection_agreement(copy).overall
+        == agreement_report.collection_agreement(demo).overall
+    )
     # the copy exports the same layers again
     again = zipfile.ZipFile(io.BytesIO(collection_export(collection=copy)))
     first = zipfile.ZipFile(io.BytesIO(data))
@@ -708,15 +716,15 @@ def test_round_trip_keeps_layers_and_adjudications(demo):
         assert again.read(name) == first.read(name)
     # undo works in the copy: gold's (the adjudication), and a reopened layer's own
     cq = Question.objects.get(collection=copy, qid="LAYERED")
-    annotate_services.question_undo(question=cq, by=org)
+    judging.question_undo(question=cq, by=org)
     assert cq.strings.get(text="y").judged_at is None
     # the copy keeps LAYERED sealed (every layer done, gold derived): no reopening there
     layer = JudgingLayer.objects.get(question=cq, assessor=a1)
-    with pytest.raises(annotate_services.Conflict):
-        L.layer_mark_done(layer=layer, by=a1, done=False)
+    with pytest.raises(edits.Conflict):
+        layers.layer_mark_done(layer=layer, by=a1, done=False)
     layer = JudgingLayer.objects.get(question__collection=copy, question__qid="HALF", assessor=a1)
-    L.layer_mark_done(layer=layer, by=a1, done=False)
-    L.layer_undo(layer=layer, by=a1)  # undoes the judgment of the last string
+    layers.layer_mark_done(layer=layer, by=a1, done=False)
+    layers.layer_undo(layer=layer, by=a1)  # undoes the judgment of the last string
     assert layer.judgments.count() == 1
 
 

@@ -16,8 +16,9 @@ import pytest
 from scipy import stats as sps
 
 from evaluation import services
+from evaluation.analysis import score_config
+from evaluation.analysis.stats import format_p, p_text, paired, randomization_p, wilcoxon_p
 from evaluation.models import Run
-from evaluation.stats import format_p, p_text, paired, randomization_p, wilcoxon_p
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 
 
@@ -95,7 +96,7 @@ pytestmark = pytest.mark.django_db
 
 def test_compare_service_returns_a_dataclass_sorted_by_difference(demo):
     r = _runs(demo)
-    config = services.ScoreConfig(metrics=("q_measure", "rr"))
+    config = score_config.ScoreConfig(metrics=("q_measure", "rr"))
     c = services.runs_compare(collection=demo, run_a=r["noAF"], run_b=r["AF"], config=config)
     assert isinstance(c, services.Comparison)
     assert (c.a, c.b, c.metrics) == (r["noAF"], r["AF"], ("q_measure", "rr"))
@@ -110,7 +111,7 @@ def test_compare_service_returns_a_dataclass_sorted_by_difference(demo):
 
 def test_ranking_service_returns_a_dataclass(demo):
     runs = list(Run.objects.filter(collection=demo).order_by("name"))
-    config = services.ScoreConfig(metrics=("q_measure", "rr"))
+    config = score_config.ScoreConfig(metrics=("q_measure", "rr"))
     ranking = services.runs_rank(collection=demo, runs=runs, config=config)
     assert isinstance(ranking, services.SystemRanking)
     assert [r.name for r in ranking.runs] == ["AF", "noAF"]

@@ -1,10 +1,11 @@
-"""Runs scored against each layer and gold; rankings compared (evaluation/layers.py)."""
+"""Runs scored against each layer and gold; rankings compared (evaluation/layer_scores.py)."""
 
 import pytest
 
-from annotate import layers as L
+from annotate import adjudication, layers
 from annotate.models import JudgingLayer, LayerJudgment
-from evaluation.layers import (
+from evaluation.analysis.score_config import ScoreConfig
+from evaluation.layer_scores import (
     GOLD,
     layer_judgments,
     layer_questions,
@@ -12,7 +13,6 @@ from evaluation.layers import (
     layer_scores_csv,
 )
 from evaluation.metrics.csvio import read_csv
-from evaluation.services import ScoreConfig
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 
 pytestmark = pytest.mark.django_db
@@ -24,12 +24,14 @@ def judge(layer, user, plan):
     for text, (group, level) in plan.items():
         have = set(LayerJudgment.objects.filter(layer=layer).values_list("group", flat=True))
         if group is None:
-            L.layer_judge(layer=layer, string=strings[text], by=user)
+            layers.layer_judge(layer=layer, string=strings[text], by=user)
         elif group in have:
-            L.layer_judge(layer=layer, string=strings[text], group=group, level=level, by=user)
+            layers.layer_judge(layer=layer, string=strings[text], group=group, level=level, by=user)
         else:
-            L.layer_judge(layer=layer, string=strings[text], new_group=True, level=level, by=user)
-    L.layer_mark_done(layer=layer, by=user)
+            layers.layer_judge(
+                layer=layer, string=strings[text], new_group=True, level=level, by=user
+            )
+    layers.layer_mark_done(layer=layer, by=user)
 
 
 @pytest.fixture
@@ -42,7 +44,7 @@ def study():
     q1 = make_question(collection=c, qid="Q1", unjudged=["x", "y", "z"])
     q2 = make_question(collection=c, qid="Q2", unjudged=["u", "v"])
     make_question(collection=c, qid="Q3", synsets=[[("w", "S")]])  # gold only
-    L.layers_request(collection=c, questions=[q1, q2], assessors=[a, b], by=org)
+    layers.layers_request(collection=c, questions=[q1, q2], assessors=[a, b], by=org)
     lay = {(la.question.qid, la.assessor_id): la for la in JudgingLayer.objects.all()}
     judge(lay["Q1", a.pk], a, {"x": (1, "S"), "y": (2, "S"), "z": (None, None)})
     judge(lay["Q1", b.pk], b, {"x": (1, "S"), "y": (None, None), "z": (2, "B")})
@@ -58,7 +60,7 @@ def adjudicate(c, qid, assessor):
     """Resolve every string gold left unjudged in ``qid`` as ``assessor``'s layer has it."""
     layer = JudgingLayer.objects.get(question__collection=c, question__qid=qid, assessor=assessor)
     left = list(layer.question.strings.filter(judged_at__isnull=True).values_list("pk", flat=True))
-    L.adjudicate_take(question=layer.question, layer=layer, strings=left, by=None)
+    adjudication.adjudicate_take(question=layer.question, layer=layer, strings=left, by=None)
 
 
 def test_layer_judgments(study):
@@ -84,7 +86,7 @@ def test_a_question_with_a_layer_still_open_is_left_out(study):
     c, _, a, b = study
     adjudicate(c, "Q1", a)
     q4 = make_question(collection=c, qid="Q4", unjudged=["t"])
-    L.layers_request(collection=c, questions=[q4], assessors=[a, b], by=None)
+    layers.layers_request(collection=c, questions=[q4], assessors=[a, b], by=None)
     judge(JudgingLayer.objects.get(question=q4, assessor=a), a, {"t": (1, "S")})
     lq = layer_questions(c)
     assert (len(lq.scored), lq.waiting, lq.open) == (1, 1, 1)

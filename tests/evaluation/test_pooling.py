@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from django.contrib.auth import get_user_model
 
-from annotate import services as annotate_services
+from annotate import judging
 from annotate.models import AnswerString, Question
 from evaluation.models import Run
 from evaluation.services import run_pool
@@ -48,7 +48,7 @@ def test_pool_button_then_judging_changes_scores(client, demo):
     # an assessor judges it into the "cold pizza" synset: AF's score follows
     assessor = User.objects.get(username="assessor1")
     q.assessors.add(assessor)
-    annotate_services.string_judge(
+    judging.string_judge(
         question=q, string=pooled.pk, by=assessor, synset=q.synsets.get(ordinal=2).pk
     )
     assert q_of(client, af, "QAC1-1021") == pytest.approx(1.0)

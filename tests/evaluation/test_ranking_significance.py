@@ -11,11 +11,13 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from evaluation import reliability, services, significance
-from evaluation.metrics import reliability as rel
+from evaluation import reliability_report, services
+from evaluation.analysis import score_config, significance
+from evaluation.analysis.stats import format_p
 from evaluation.metrics.csvio import read_csv
+from evaluation.metrics.reliability.comparisons import holm, paired_t, tukey_hsd
+from evaluation.metrics.reliability.pairs import run_pairs
 from evaluation.models import Run
-from evaluation.stats import format_p
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 
 pytestmark = pytest.mark.django_db
@@ -133,9 +135,9 @@ def test_ranking_matrix_holds_the_engines_holm_p_values_in_ranking_order(client,
     adjusted = dict(zip(pairs, holm_by_hand(raw), strict=True))
     # ... and the engine's functions on the exact score matrix
     runs = list(Run.objects.filter(collection=three).order_by("name"))
-    exact = services.score_runs(three, runs, services.ScoreConfig(metrics=("q_measure",)))
+    exact = services.score_runs(three, runs, score_config.ScoreConfig(metrics=("q_measure",)))
     X = np.stack([exact.values[exact.runs.index(n), 0] for n in order])
-    engine = rel.holm(rel.paired_t(X))
+    engine = holm(paired_t(X))
     for k, (a, b) in enumerate(pairs):
         i, j = order.index(a), order.index(b)
         # scores.csv rounds to 6 decimals: scipy's figures on them agree to about 1e-6
@@ -169,15 +171,15 @@ def test_ranking_matrix_holds_the_engines_holm_p_values_in_ranking_order(client,
 
 def test_tukey_hsd_on_request_with_its_trials_and_seed(client, three, monkeypatch):
     runs = list(Run.objects.filter(collection=three).order_by("name"))
-    exact = services.score_runs(three, runs, services.ScoreConfig(metrics=("q_measure",)))
+    exact = services.score_runs(three, runs, score_config.ScoreConfig(metrics=("q_measure",)))
     by_name = list(exact.runs)  # the tests run on the runs by name, then shown ranked
     assert by_name == sorted(by_name)
     X = exact.values[:, 0, :]
-    want = rel.tukey_hsd(X, by_name, trials=200, seed=7)
+    want = tukey_hsd(X, by_name, trials=200, seed=7)
     page = client.get("/collections/tri/ranking/?test=tukey&trials=200&seed=7")
     tests = page.context["matrix"]["tests"]
     order = list(tests.runs)
-    x, y = rel.run_pairs(3)
+    x, y = run_pairs(3)
     for k in range(len(x)):
         a, b = by_name[x[k]], by_name[y[k]]
         assert tests.p[order.index(a), order.index(b)] == want[k]
@@ -189,7 +191,7 @@ def test_tukey_hsd_on_request_with_its_trials_and_seed(client, three, monkeypatc
     def refuse(*args, **kwargs):
         raise AssertionError("Tukey HSD computed again")
 
-    monkeypatch.setattr(rel, "tukey_hsd", refuse)
+    monkeypatch.setattr(significance, "tukey_hsd", refuse)
     assert client.get("/collections/tri/ranking/").status_code == 200
     assert client.get("/collections/tri/ranking-matrix.csv").status_code == 200
     response = client.get("/collections/tri/ranking-matrix.csv?test=tukey&trials=200&seed=7")
@@ -203,14 +205,14 @@ def test_tukey_hsd_on_request_with_its_trials_and_seed(client, three, monkeypatc
 
 
 def test_ranking_pages_tukey_is_the_reliability_pages_for_the_same_seed_and_trials(client, three):
-    """The two pages draw the Tukey permutations alike (``rel.tukey_generator`` of the
+    """The two pages draw the Tukey permutations alike (``tukey_generator`` of the
     seed, the runs in name order): the same seed and B give the same p-values."""
     page = client.get("/collections/tri/ranking/?test=tukey&trials=300&seed=11")
     tests = page.context["matrix"]["tests"]
     runs = list(Run.objects.filter(collection=three).order_by("name"))
-    config = reliability.ReliabilityConfig(metric="q_measure", trials=300, seed=11)
-    rows = reliability.pair_rows(
-        reliability.collection_reliability(collection=three, runs=runs[::-1], config=config)
+    config = reliability_report.ReliabilityConfig(metric="q_measure", trials=300, seed=11)
+    rows = reliability_report.pair_rows(
+        reliability_report.collection_reliability(collection=three, runs=runs[::-1], config=config)
     )
     assert len(rows) == 3
     order = list(tests.runs)
@@ -257,9 +259,9 @@ def test_bootstrap_intervals_are_seeded_and_are_the_reliability_pages(client, de
     assert "bootstrap percentile interval of each mean" in page.content.decode()
     assert "(300 bootstrap samples, seed 3)" in page.content.decode()
     runs = list(Run.objects.filter(collection=demo).order_by("name"))
-    config = reliability.ReliabilityConfig(metric="q_measure", trials=300, seed=3)
-    rows = reliability.run_rows(
-        reliability.collection_reliability(collection=demo, runs=runs, config=config)
+    config = reliability_report.ReliabilityConfig(metric="q_measure", trials=300, seed=3)
+    rows = reliability_report.run_rows(
+        reliability_report.collection_reliability(collection=demo, runs=runs, config=config)
     )
     want = {r["run"]: f"[{r['boot_low']:.4f}, {r['boot_high']:.4f}]" for r in rows}
     assert {row["run"].name: row["values"][0][2] for row in ivs} == want
@@ -335,7 +337,7 @@ def test_one_judged_question_gives_no_interval_and_no_test_and_says_why(client):
 
 def test_pair_tests_need_the_order_of_every_scored_run(client, three):
     runs = list(Run.objects.filter(collection=three).order_by("name"))
-    scores = services.score_runs(three, runs, services.ScoreConfig())
+    scores = services.score_runs(three, runs, score_config.ScoreConfig())
     with pytest.raises(ValueError, match="every scored run"):
         significance.pair_tests(
             scores, metric="q_measure", order=["best", "mid"], config=significance.TestConfig()

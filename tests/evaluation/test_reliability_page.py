@@ -9,8 +9,10 @@ import pytest
 from django.core.management import call_command
 
 from annotate.imports import export_judgments
-from evaluation.metrics import reliability as rel
 from evaluation.metrics.csvio import read_csv
+from evaluation.metrics.reliability.figures import metric_reliability
+from evaluation.metrics.reliability.samples import draw_samples
+from evaluation.metrics.reliability.stability import FUZZINESS
 from evaluation.models import Run
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 
@@ -31,6 +33,15 @@ def url(collection, **params):
     )
 
 
+def download_url(collection, kind, **params):
+    """The URL of one of the page's files (``kind``: a table or ``samples``)."""
+    from urllib.parse import urlencode
+
+    return f"/collections/{collection.slug}/reliability/{kind}.csv" + (
+        f"?{urlencode(params)}" if params else ""
+    )
+
+
 def test_demo_page_shows_curves_tables_and_downloads(client, demo):
     login(client, "organizer")
     response = client.get(url(demo, trials=200))
@@ -40,7 +51,7 @@ def test_demo_page_shows_curves_tables_and_downloads(client, demo):
     assert text.count("<svg") == 3 and text.count("<polyline") == 3
     assert 'id="reliability-summary"' in text and 'id="reliability-pairs"' in text
     for d in ("summary", "curves", "pairs", "runs", "samples"):
-        assert f"download={d}" in text
+        assert f'href="/collections/{demo.slug}/reliability/{d}.csv?trials=200"' in text
     page = response.context["page"]
     runs = Run.objects.filter(collection=demo).count()
     assert len(page.detail.discrimination.asl) == runs * (runs - 1) // 2
@@ -68,9 +79,9 @@ def test_participants_and_assessors_are_refused(client, demo):
 def test_samples_file_recomputes_the_pages_figures_with_the_cli(client, demo, tmp_path):
     login(client, "organizer")
     params = {"trials": 60, "seed": 5, "metric": "q_measure"}
-    samples = client.get(url(demo, download="samples", **params))
+    samples = client.get(download_url(demo, "samples", **params))
     assert samples["Content-Disposition"].startswith("attachment")
-    pairs = client.get(url(demo, download="pairs", **params)).content.decode()
+    pairs = client.get(download_url(demo, "pairs", **params)).content.decode()
     preamble, _, rows = read_csv(pairs)
     assert preamble["collection"] == demo.slug and preamble["trials"] == "60"
     # the same figures from the exported judgments, runs and samples through the CLI
@@ -111,8 +122,41 @@ def test_exports_have_a_preamble_and_every_table(client, demo):
         ("curves", "metric,gains,curve"),
         ("runs", "metric,gains,run,mean"),
     ):
-        text = client.get(url(demo, trials=30, download=table)).content.decode()
+        text = client.get(download_url(demo, table, trials=30)).content.decode()
         assert text.startswith(f"# table={table}\n") and f"\n{first}" in text
+
+
+def test_links_of_the_old_download_parameter_go_to_the_files(client, demo):
+    """The downloads were the page with ``?download=<kind>``: such a link still gives the
+    file (by a redirect to its own URL, the configuration kept)."""
+    login(client, "organizer")
+    response = client.get(url(demo, trials=30, download="runs", seed=4))
+    assert response.status_code == 302
+    assert response.url == download_url(demo, "runs", trials=30, seed=4)
+    text = client.get(url(demo, trials=30, download="summary"), follow=True).content.decode()
+    assert text.startswith("# table=summary\n")
+    response = client.get(url(demo, download="nonsense"))
+    assert response.status_code == 400 and "Invalid parameters:" in response.content.decode()
+    assert client.get(download_url(demo, "nonsense")).status_code == 404
+    # the page itself keeps ignoring an empty download parameter
+    assert "<h1>Reliability</h1>" in client.get(url(demo, trials=30, download="")).content.decode()
+
+
+def test_a_download_with_an_invalid_configuration_is_refused(client, demo):
+    login(client, "organizer")
+    for params in ({"trials": 0}, {"metric": "nonsense"}, {"seed": -1}):
+        response = client.get(download_url(demo, "summary", **params))
+        assert response.status_code == 400, params
+        assert "Invalid parameters:" in response.content.decode()
+
+
+def test_downloads_are_for_organizers_only(client, demo):
+    for name in ("participant", "assessor"):
+        user = make_user(username=f"d-{name}")
+        add_member(collection=demo, user=user, role=name)
+        client.force_login(user)
+        for kind in ("summary", "samples"):
+            assert client.get(download_url(demo, kind)).status_code == 403
 
 
 def test_too_few_runs_or_a_bad_configuration_is_explained(client):
@@ -131,7 +175,7 @@ def test_too_few_runs_or_a_bad_configuration_is_explained(client):
     make_question(collection=c, qid="q3", synsets=[[("z", "A")]])
     text = client.get(url(c, subset_size=3)).content.decode()
     assert "subset size must be from 1 to 1" in text
-    response = client.get(url(c, subset_size=3, download="samples"))
+    response = client.get(download_url(c, "samples", subset_size=3))
     assert response.status_code == 200 and "subset size must be" in response.content.decode()
     response = client.get(url(c, trials=0))
     assert response.status_code == 200 and "trials" in response.content.decode().lower()
@@ -162,7 +206,7 @@ def test_query_count_is_bounded(client, demo, django_assert_max_num_queries):
     client.get(url(demo, trials=20))  # warm the session and caches
     with django_assert_max_num_queries(40):
         client.get(url(demo, trials=21))
-    assert rel.FUZZINESS[0] == 0
+    assert FUZZINESS[0] == 0
 
 
 def test_runs_page_links_to_it_for_organizers_only(client, demo):
@@ -198,18 +242,18 @@ def test_a_generated_fifty_run_collection(client):
     assert response.status_code == 200
     page = response.context["page"]
     assert len(page.runs) == 50 and len(response.context["pairs"]) == 1225
-    pairs = client.get(url(c, trials=40, download="pairs")).content.decode()
+    pairs = client.get(download_url(c, "pairs", trials=40)).content.decode()
     assert pairs.count("\nq_measure,default,") == 1225
 
 
 def test_curve_geometry():
     """The curves the template draws: one point per existing figure, the 5% line where
     5% is, empty swap bins left out."""
-    from evaluation.reliability import Frame, curves
+    from evaluation.reliability_report import Frame, curves
 
     X = np.array([[0.5, 0.5, 0.25, 0, 1, 0.5, 0, 0], [0.5, 0.25, 0.25, 0, 0.75, 0.5, 0, 0.5]])
-    samples = rel.draw_samples([str(i) for i in range(8)], trials=30, seed=2)
-    detail = rel.metric_reliability(X, samples, runs=["a", "b"])
+    samples = draw_samples([str(i) for i in range(8)], trials=30, seed=2)
+    detail = metric_reliability(X, samples, runs=["a", "b"])
     stability, swap, asl = curves(detail)
     assert len(stability["points"]) == 21
     assert len(swap["points"]) == int((detail.swaps.counter > 0).sum())

@@ -38,6 +38,13 @@ def coll():
     return c
 
 
+def organizer(collection, **kw):
+    """A user who may submit runs to ``collection`` (``access.may_submit``)."""
+    user = make_user(**kw)
+    add_member(collection=collection, user=user, role="organizer")
+    return user
+
+
 def issues_of(**kw):
     with pytest.raises(InputError) as e:
         run_import(**kw)
@@ -45,7 +52,7 @@ def issues_of(**kw):
 
 
 def test_every_kind_of_error_at_once_with_line_numbers(coll):
-    user = make_user()
+    user = organizer(coll)
     got = issues_of(collection=coll, owner=user, name="r", data=BAD.encode(), filename="r.tsv")
     assert [line for line, _ in got] == [2, 3, 8, 10, 12]
     assert "rank 'x' is not a positive integer" in got[0][1]
@@ -59,7 +66,7 @@ def test_every_kind_of_error_at_once_with_line_numbers(coll):
 
 
 def test_collection_errors_of_a_well_formed_file_have_lines_too(coll):
-    user = make_user()
+    user = organizer(coll)
     make_run = lambda name: run_import(  # noqa: E731
         collection=coll,
         owner=user,
@@ -86,7 +93,7 @@ def test_trec_runs_are_checked_the_same_way(coll):
         f"Q2 Q0 d{i} {i} {1 / i} t\n" for i in range(1, 7)
     )
     got = issues_of(
-        collection=coll, owner=make_user(), name="t", data=body.encode(), filename="t.run"
+        collection=coll, owner=organizer(coll), name="t", data=body.encode(), filename="t.run"
     )
     assert [line for line, _ in got] == [2, 3, 9]
 
@@ -119,7 +126,7 @@ def test_the_page_lists_every_error_in_line_order(client, coll):
 
 
 def test_the_command_prints_every_error(coll, tmp_path):
-    make_user(username="owner")
+    organizer(coll, username="owner")
     p = tmp_path / "r.tsv"
     p.write_text("".join(f"NOPE{i}\t1\tx\n" for i in range(80)) + "Q1\t0\tx\n")
     err = io.StringIO()
@@ -153,7 +160,7 @@ def test_a_file_far_over_questions_x_l_is_refused_before_it_is_read(coll, monkey
     )
     body = "".join(f"Q1\t{i}\tx\n\n" for i in range(1, 32))  # 31 answer lines, blank lines
     got = issues_of(
-        collection=coll, owner=make_user(), name="r", data=body.encode(), filename="r.tsv"
+        collection=coll, owner=organizer(coll), name="r", data=body.encode(), filename="r.tsv"
     )
     assert got == [
         (
@@ -182,7 +189,7 @@ def test_a_file_within_the_margin_gets_every_error_and_is_read_once(coll, monkey
     monkeypatch.setattr(parsers, "run_rows", counted)
     body = "".join(f"Q1\t{i}\tx\n" for i in range(1, 31))  # 30 lines: 10 + 20, not more
     got = issues_of(
-        collection=coll, owner=make_user(), name="r", data=body.encode(), filename="r.tsv"
+        collection=coll, owner=organizer(coll), name="r", data=body.encode(), filename="r.tsv"
     )
     assert got == [
         (
@@ -194,7 +201,9 @@ def test_a_file_within_the_margin_gets_every_error_and_is_read_once(coll, monkey
     assert reads == [1]  # once: not parsed, then read again for the errors
     # a good file is read once too
     reads.clear()
-    run_import(collection=coll, owner=make_user(), name="ok", data=b"Q1\t1\tx\n", filename="ok.tsv")
+    run_import(
+        collection=coll, owner=organizer(coll), name="ok", data=b"Q1\t1\tx\n", filename="ok.tsv"
+    )
     assert reads == [1]
 
 
@@ -204,7 +213,7 @@ def test_a_name_taken_between_the_check_and_the_create_is_refused_the_same(coll,
     race is simulated: the other upload is stored while this one reads its file."""
     from evaluation import services
 
-    user = make_user()
+    user = organizer(coll)
     checked = services._run_checked
 
     def meanwhile(**kw):
@@ -223,7 +232,6 @@ def test_a_name_taken_between_the_check_and_the_create_is_refused_the_same(coll,
     from api.services import api_token_create
     from tests.api.conftest import ApiClient
 
-    add_member(collection=coll, user=user, role="organizer")
     api = ApiClient(api_token_create(user=user, name="ci").secret)
     Run.objects.filter(name="same").delete()
     r = api.post(

@@ -13,6 +13,7 @@ from annotate.imports import export_events
 from annotate.models import JudgmentEvent
 from api.services import api_token_create
 from evaluation import services
+from evaluation.analysis import score_config
 from evaluation.metrics import InputError
 from evaluation.models import Run
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
@@ -152,7 +153,7 @@ def test_replace_with_a_bad_file_changes_nothing_and_lists_errors_by_line(world)
 
 def test_replace_with_a_good_file_changes_scores_and_writes_the_audit(world):
     c, run, owner = world["c"], world["run"], world["u"]["owner"]
-    config = services.ScoreConfig(metrics=("rr",))
+    config = score_config.ScoreConfig(metrics=("rr",))
     assert services.score_runs(c, [run], config).means().loc["mine", "rr"] == 0
     old_sha = run.sha256
     client = client_for(owner)
@@ -217,7 +218,8 @@ def test_api_delete_withdraws_for_the_owner_only(world):
 
 
 def test_archive_leaves_withdrawn_runs_out_and_keeps_their_events(world):
-    from evaluation.archive import collection_export, collection_import
+    from evaluation.archive.exporting import collection_export
+    from evaluation.archive.importing import collection_import
 
     c, u, run = world["c"], world["u"], world["run"]
     services.run_pool(run=run, by=u["organizer"])

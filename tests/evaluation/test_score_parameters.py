@@ -6,9 +6,12 @@ the defaults instead."""
 import html
 
 import pytest
+from django.contrib.auth import get_user_model
 
+from api.services import api_token_create
 from evaluation.metrics.csvio import read_csv
 from evaluation.metrics.gains import parse_gains
+from tests.api.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db
 
@@ -95,9 +98,28 @@ def test_a_download_with_an_invalid_parameter_is_400_with_the_reason(
 
 
 def test_the_reliability_download_with_an_invalid_parameter_is_400(organizer):
-    response = organizer.get(
-        "/collections/demo/reliability/", {"download": "summary", "trials": "0"}
-    )
+    response = organizer.get("/collections/demo/reliability/summary.csv", {"trials": "0"})
     assert response.status_code == 400
     assert "trials: " in html.unescape(response.content.decode())
     assert organizer.get("/collections/demo/reliability/", {"trials": "0"}).status_code == 200
+    # a link of the old form (the page with ?download=) ends at the same refusal
+    old = organizer.get(
+        "/collections/demo/reliability/", {"download": "summary", "trials": "0"}, follow=True
+    )
+    assert old.status_code == 400 and "trials: " in html.unescape(old.content.decode())
+
+
+@pytest.mark.parametrize(("params", "reason"), SCORE_PARAMETERS)
+def test_the_api_refuses_a_parameter_with_the_words_of_the_download(
+    organizer, demo, params, reason
+):
+    """One form reads the score parameters of the pages, their downloads and the API: a
+    refused parameter has one message, the 400's reason and the 422's detail."""
+    af = demo.runs.get(name="AF").pk
+    download = organizer.get(f"/collections/demo/runs/{af}/scores.csv", params)
+    token = api_token_create(user=get_user_model().objects.get(username="organizer"), name="t")
+    api = ApiClient(token.secret).get(f"/api/collections/demo/runs/{af}/scores", **params)
+    assert download.status_code == 400 and api.status_code == 422
+    detail = api.json()["detail"]
+    assert reason in detail
+    assert f"Invalid parameters: {detail}" in html.unescape(download.content.decode())

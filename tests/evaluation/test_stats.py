@@ -1,4 +1,4 @@
-"""evaluation/stats.py against scipy called directly (no database)."""
+"""evaluation/analysis/stats.py against scipy called directly (no database)."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from evaluation.stats import disagreements, paired, randomization_p, rank_correlations
+from evaluation.analysis.stats import disagreements, paired, randomization_p, rank_correlations
 
 
 def sample(n, seed=0, shift=0.05):

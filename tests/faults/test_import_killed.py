@@ -44,7 +44,7 @@ def backend_alive(pid: int) -> bool:
 
 
 def test_import_run_killed_while_writing_leaves_no_partial_run(tmp_path):
-    c = make_collection(slug="faults")
+    c = make_collection(slug="faults", open_for_submissions=True)
     owner = make_user(username="owner")
     add_member(collection=c, user=owner, role="participant")
     Question.objects.bulk_create(

@@ -1,4 +1,4 @@
-"""A judgment write racing a synset merge (two threads through annotate.services) leaves a
+"""A judgment write racing a synset merge (two threads through annotate.judging) leaves a
 consistent question; a judgment write during a run import neither waits for it nor
 deadlocks with it."""
 
@@ -8,7 +8,7 @@ import time
 import pytest
 from django.db import connection, transaction
 
-from annotate import services
+from annotate import judging
 from annotate.models import AnswerString, AnswerSynset, Collection, JudgmentEvent, Question
 from evaluation.models import Run, RunAnswer
 from tests.factories import make_collection, make_question, make_user
@@ -48,10 +48,10 @@ def test_judgment_racing_a_merge_leaves_a_consistent_question(target):
         v = q.version
         cv = Collection.objects.get(pk=c.pk).judgment_version
         results = race(
-            lambda q=q, cand=cand, into=into, v=v: services.string_judge(
+            lambda q=q, cand=cand, into=into, v=v: judging.string_judge(
                 question=q.pk, string=cand.pk, synset=into, level="B", by=a, expect="u", version=v
             ),
-            lambda q=q, syn=syn, v=v: services.synset_merge(
+            lambda q=q, syn=syn, v=v: judging.synset_merge(
                 question=q.pk, synsets=[syn[1], syn[2]], by=b, version=v
             ),
         )
@@ -108,7 +108,7 @@ def test_a_judgment_during_a_run_import_neither_waits_nor_deadlocks():
     assert importing.wait(10)
     start = time.monotonic()
     try:
-        services.string_judge(
+        judging.string_judge(
             question=q.pk, string=s.pk, new_synset=True, by=assessor, expect="u", version=0
         )
     finally:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from evaluation.metrics.agreement import (
     Mark,
+    QuestionTable,
     alike,
     alpha_nominal,
     alpha_ordinal,
@@ -20,6 +21,7 @@ from evaluation.metrics.agreement import (
     kendall_tau,
     pair_agreement,
     pair_agreement_arrays,
+    question_figures_two,
     ranking_change,
     reliability_matrix,
     spearman_rho,
@@ -494,3 +496,86 @@ def test_one_rule_of_judged_alike_when_layers_judged_other_strings(rows):
         total += len(gold)
     assert pooled.n_agree == total
     assert pair_agreement(layers[0], layers[1], pooled=True).n_agree == total
+
+
+# -- synset numbers as large as the formats allow (docs/formats.md: up to 999,999,999) ----
+HUGE = 999_999_999
+
+
+def _figures(q, ga, va, gb, vb, n_questions):
+    """Every vectorized figure of two layers' aligned arrays, as plain lists."""
+    size_a, size_b = group_sizes(q, ga), group_sizes(q, gb)
+    table = question_figures_two(q, ga, va, gb, vb, n_questions, size_a=size_a, size_b=size_b)
+    pooled = pair_agreement_arrays(q, ga, va, gb, vb, size_a=size_a, size_b=size_b)
+    return {
+        "size_a": size_a.tolist(),
+        "size_b": size_b.tolist(),
+        "alike": alike(q, ga, va, gb, vb, size_a=size_a, size_b=size_b).tolist(),
+        **{
+            f: np.asarray(getattr(table, f), dtype=float).tolist()
+            for f in QuestionTable.__dataclass_fields__
+        },
+        "pooled": (
+            pooled.n_strings,
+            pooled.n_agree,
+            pooled.n_correct_both,
+            pooled.kappa,
+            pooled.alpha_nominal,
+            pooled.alpha_ordinal,
+            pooled.grouping,
+            pooled.confusion.tolist(),
+        ),
+    }
+
+
+def _same_figures(x, y):
+    assert x.keys() == y.keys()
+    for k in x:
+        if k == "pooled":
+            assert repr(x[k]) == repr(y[k]), k  # nan compares equal by its repr
+        else:
+            assert len(x[k]) == len(y[k]) and all(
+                (math.isnan(a) and math.isnan(b)) if a != a else a == b
+                for a, b in zip(x[k], y[k], strict=True)
+            ), k
+
+
+def test_four_questions_whose_synsets_are_numbered_999999999():
+    """The case that gave the Agreement page an OverflowError: the figures are those of
+    the same judgments numbered 1."""
+    q = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    ga = np.array([HUGE, HUGE, HUGE, -1, HUGE, HUGE, HUGE, HUGE])
+    gb = np.array([HUGE, HUGE, HUGE, HUGE, -1, -1, HUGE, HUGE])
+    v = np.array([3, 3, 3, 0, 3, 3, 2, 2])
+    small = _figures(q, np.where(ga > 0, 1, ga), v, np.where(gb > 0, 1, gb), v, 4)
+    _same_figures(_figures(q, ga, v, gb, v, 4), small)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 3),
+            st.one_of(st.none(), st.integers(1, 4)),
+            st.integers(1, 3),
+            st.one_of(st.none(), st.integers(1, 4)),
+            st.integers(1, 3),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_huge_synset_numbers_give_the_figures_of_small_ones(rows):
+    """Synset numbers are labels: renumbering them (here 1..4 against numbers up to
+    999,999,999) changes no figure."""
+    big = {1: 1, 2: 2, 3: HUGE - 1, 4: HUGE}
+
+    def arrays(number):
+        q = np.array([r[0] for r in rows])
+        ga = np.array([number[r[1]] if r[1] else -1 for r in rows])
+        gb = np.array([number[r[3]] if r[3] else -1 for r in rows])
+        va = np.array([r[2] if r[1] else 0 for r in rows])
+        vb = np.array([r[4] if r[3] else 0 for r in rows])
+        return q, ga, va, gb, vb, 4
+
+    _same_figures(_figures(*arrays(big)), _figures(*arrays({n: n for n in big})))

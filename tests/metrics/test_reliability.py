@@ -1,5 +1,5 @@
-"""Reliability engine (evaluation/metrics/reliability.py): hand-counted cases, properties,
-and the bootstrap / Tukey p-values against straightforward loops."""
+"""Reliability engine (the package evaluation/metrics/reliability/): hand-counted cases,
+properties, and the bootstrap / Tukey p-values against straightforward loops."""
 
 import itertools
 import math
@@ -11,8 +11,26 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from evaluation.metrics import reliability as rel
 from evaluation.metrics.csvio import read_csv
+from evaluation.metrics.reliability.bootstrap import bootstrap_asl
+from evaluation.metrics.reliability.comparisons import (
+    bootstrap_intervals,
+    draw_permutations,
+    holm,
+    kendall_tau,
+    mean_intervals,
+    paired_t,
+    t_intervals,
+    tukey_generator,
+    tukey_hsd,
+)
+from evaluation.metrics.reliability.figures import metric_reliability, reliability_report
+from evaluation.metrics.reliability.pairs import run_pairs
+from evaluation.metrics.reliability.samples import Samples, draw_bootstrap, draw_samples
+from evaluation.metrics.reliability.samples_csv import samples_from_csv, samples_to_csv
+from evaluation.metrics.reliability.stability import stability
+from evaluation.metrics.reliability.swaps import difference_bin, swap_rates
+from evaluation.metrics.reliability.tables import TABLES, curves_csv, pairs_csv, summary_csv
 
 # Three runs, eight questions; C is A again (every difference A-C is zero).  Values are
 # binary fractions and subsets have 2 questions, so every mean and margin is exact.
@@ -25,7 +43,7 @@ X3 = np.array([A, B, A], dtype=float)
 def test_stability_counts_by_hand():
     # means (A, B, C): {0,1}: .5 .375 .5; {2,3}: .125 .125 .125; {4,7}: .5 .625 .5
     subsets = np.array([[0, 1], [2, 3], [4, 7]])
-    s = rel.stability(X3, subsets, fuzziness=[0, 0.25, 0.5])
+    s = stability(X3, subsets, fuzziness=[0, 0.25, 0.5])
     # pairs (A,B), (A,C), (B,C); columns f = 0, 0.25, 0.5
     # (A,B): trial 0 d=.125 margin .5: f=.25 gives margin .125 -- not < , so not a tie
     #        trial 1 d=0: a tie at every f; trial 2 d=-.125 margin .625: tie from f=.25
@@ -38,14 +56,14 @@ def test_stability_counts_by_hand():
 
 
 def test_equal_means_tie_even_without_fuzziness():
-    s = rel.stability(X3[[0, 2]], np.array([[0, 4], [1, 5]]), fuzziness=[0.0])
+    s = stability(X3[[0, 2]], np.array([[0, 4], [1, 5]]), fuzziness=[0.0])
     assert s.eq.tolist() == [[2]] and s.minority_rate.tolist() == [0]
 
 
 def test_fuzziness_boundary_is_strict():
     # d = .25, larger mean .5: f = .5 gives margin .25 exactly -- not a tie; just above is
     X = np.array([[0.5, 0.5], [0.25, 0.25]])
-    s = rel.stability(X, np.array([[0], [1]]), fuzziness=[0.5, 0.5000001])
+    s = stability(X, np.array([[0], [1]]), fuzziness=[0.5, 0.5000001])
     assert s.eq.tolist() == [[0, 2]]
     assert s.gt_xy.tolist() == [[2, 0]]
 
@@ -55,13 +73,13 @@ def test_a_difference_at_the_margin_but_for_rounding_is_not_a_tie():
     # difference equals the margin, which the paper does not count as a tie
     X = np.array([[0.5, 0.5], [0.4, 0.4]])
     assert abs(X[0, 0] - X[1, 0]) < 0.2 * 0.5  # the rounding the engine must see through
-    s = rel.stability(X, np.array([[0], [1]]), fuzziness=[0.2, 0.2000001])
+    s = stability(X, np.array([[0], [1]]), fuzziness=[0.2, 0.2000001])
     assert s.eq.tolist() == [[0, 2]]
     assert s.gt_xy.tolist() == [[2, 0]]
 
 
 def test_ties_at_minority_is_nan_when_never_reached():
-    s = rel.stability(X3, np.array([[0, 1], [4, 7]]), fuzziness=[0.0])
+    s = stability(X3, np.array([[0, 1], [4, 7]]), fuzziness=[0.0])
     assert math.isnan(s.ties_at_minority(0.05))
 
 
@@ -73,7 +91,7 @@ def test_swap_rates_by_hand_with_zero_differences():
     # t2 Q={4,5} Q'={0,6}            .125/0 sw       0/0 sw    -.125/0 sw
     # t3 Q={0,1} Q'={4,5}            .125/.125       0/0 sw    -.125/-.125
     subsets = np.array([[[0, 1], [4, 7]], [[2, 3], [0, 1]], [[4, 5], [0, 6]], [[0, 1], [4, 5]]])
-    sw = rel.swap_rates(X3, subsets)
+    sw = swap_rates(X3, subsets)
     counter = np.zeros(21, int)
     counter[0], counter[12] = 6, 6
     swaps = np.zeros(21, int)
@@ -96,7 +114,7 @@ def test_swap_threshold_share_and_relative_by_hand():
             [[1, 4], [0, 3]],  # .375 (bin 20) / .25: no swap
         ]
     )
-    sw = rel.swap_rates(X, subsets)
+    sw = swap_rates(X, subsets)
     assert sw.counter[[0, 12, 20]].tolist() == [1, 1, 3] and sw.counter.sum() == 5
     assert sw.swaps[[0, 12, 20]].tolist() == [1, 1, 0]
     assert sw.threshold == 0.2
@@ -111,7 +129,7 @@ def test_swap_threshold_is_past_every_bin_above_five_percent():
     # one question per subset: d(Q) is the question's difference z = .05 .12 .3 -.3
     X = np.array([[0.05, 0.12, 0.3, 0.0], [0.0, 0.0, 0.0, 0.3]])
     subsets = np.array([[[0], [2]], [[1], [3]], [[2], [0]]])  # no swap, a swap, no swap
-    sw = rel.swap_rates(X, subsets)
+    sw = swap_rates(X, subsets)
     assert sw.counter[[5, 12, 20]].tolist() == [1, 1, 1]
     assert sw.swaps[[5, 12, 20]].tolist() == [0, 1, 0]
     assert sw.threshold == 0.2 and sw.share == 1 / 3
@@ -121,7 +139,7 @@ def test_swap_threshold_is_past_every_bin_above_five_percent():
 
 def test_difference_bins():
     d = np.array([0, 0.0099, 0.01, 0.03, -0.03, 0.199, 0.2, 0.7])
-    assert rel.difference_bin(d).tolist() == [0, 0, 1, 3, 3, 19, 20, 20]
+    assert difference_bin(d).tolist() == [0, 0, 1, 3, 3, 19, 20, 20]
 
 
 # -- bootstrap, t and Tukey -------------------------------------------------------------------
@@ -168,7 +186,7 @@ def reference_tukey(X, runs, trials, seed):
     rows = [X[list(runs).index(name)].tolist() for name in names]  # the runs by name
     m, n = len(rows), len(rows[0])
     spreads = []
-    for perm in rel.draw_permutations(n, m, trials=trials, seed=seed):
+    for perm in draw_permutations(n, m, trials=trials, seed=seed):
         assert perm.shape == (n, m)
         perm = perm.tolist()
         sums = [0.0] * m
@@ -193,8 +211,8 @@ def reference_tukey(X, runs, trials, seed):
 def test_bootstrap_asl_matches_the_loop():
     rng = np.random.default_rng(7)
     X = rng.random((4, 9))
-    samples = rel.draw_samples([f"q{i}" for i in range(9)], trials=300, seed=11)
-    got = rel.bootstrap_asl(X, samples.bootstrap, chunk=2).asl
+    samples = draw_samples([f"q{i}" for i in range(9)], trials=300, seed=11)
+    got = bootstrap_asl(X, samples.bootstrap, chunk=2).asl
     assert got.tolist() == reference_asl(X, samples.bootstrap).tolist()
 
 
@@ -206,8 +224,8 @@ def test_bootstrap_asl_extremes():
             [0.1, 0.3, 0.5, 0.7, 0.9, 0.2],
         ]
     )  # constant difference .1 from the first
-    boot = rel.draw_samples(list("abcdef"), trials=200, seed=1).bootstrap
-    asl = rel.bootstrap_asl(X, boot).asl
+    boot = draw_samples(list("abcdef"), trials=200, seed=1).bootstrap
+    asl = bootstrap_asl(X, boot).asl
     assert asl[0] == 1.0
     assert asl[1] == 0.0
 
@@ -217,10 +235,10 @@ def test_a_difference_zero_but_for_rounding_is_never_significant():
     rounding, whose sign and size depend on the order of the questions; the observed
     mean is zero within 1e-12 as the bootstrap means are, so the ASL is 1 either way."""
     X = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.7, 0.3]])
-    boot = rel.draw_samples(list("abcd"), trials=200, seed=0).bootstrap
+    boot = draw_samples(list("abcd"), trials=200, seed=0).bootstrap
     assert (X[0] - X[1]).mean() != 0  # rounding
-    assert rel.bootstrap_asl(X, boot).asl.tolist() == [1.0]
-    assert rel.bootstrap_asl(X[:, ::-1], boot).asl.tolist() == [1.0]
+    assert bootstrap_asl(X, boot).asl.tolist() == [1.0]
+    assert bootstrap_asl(X[:, ::-1], boot).asl.tolist() == [1.0]
     assert reference_asl(X, boot).tolist() == [1.0]
 
 
@@ -228,14 +246,14 @@ def test_tukey_matches_the_loop():
     rng = np.random.default_rng(3)
     X = rng.random((4, 8))
     runs = ["c", "a", "d", "b"]
-    got = rel.tukey_hsd(X, runs, trials=400, seed=5)
+    got = tukey_hsd(X, runs, trials=400, seed=5)
     assert got.tolist() == reference_tukey(X, runs, 400, 5).tolist()
 
 
 def test_tukey_permutations_are_seeded_and_within_each_question():
-    draws = list(rel.draw_permutations(7, 4, trials=50, seed=9))
-    again = list(rel.draw_permutations(7, 4, trials=50, seed=9))
-    other = list(rel.draw_permutations(7, 4, trials=50, seed=10))
+    draws = list(draw_permutations(7, 4, trials=50, seed=9))
+    again = list(draw_permutations(7, 4, trials=50, seed=9))
+    other = list(draw_permutations(7, 4, trials=50, seed=10))
     assert len(draws) == 50 and all(p.shape == (7, 4) for p in draws)
     assert all(np.array_equal(a, b) for a, b in zip(draws, again, strict=True))
     assert not all(np.array_equal(a, b) for a, b in zip(draws, other, strict=True))
@@ -247,11 +265,11 @@ def test_tukey_permutations_are_seeded_and_within_each_question():
 def test_paired_t_and_intervals_match_scipy():
     rng = np.random.default_rng(4)
     X = rng.random((3, 10))
-    p = rel.paired_t(X)
+    p = paired_t(X)
     for k, (x, y) in enumerate(itertools.combinations(range(3), 2)):
         assert p[k] == pytest.approx(stats.ttest_rel(X[x], X[y]).pvalue, rel=1e-10)
-    boot = rel.draw_samples([str(i) for i in range(10)], trials=500, seed=2).bootstrap
-    iv = rel.mean_intervals(X, boot)
+    boot = draw_samples([str(i) for i in range(10)], trials=500, seed=2).bootstrap
+    iv = mean_intervals(X, boot)
     for i in range(3):
         lo, hi = stats.t.interval(0.95, 9, loc=X[i].mean(), scale=stats.sem(X[i]))
         assert (iv.t_low[i], iv.t_high[i]) == pytest.approx((lo, hi), rel=1e-12)
@@ -264,48 +282,48 @@ def test_paired_t_and_intervals_match_scipy():
 def test_t_and_bootstrap_intervals_alone_are_mean_intervals_parts():
     rng = np.random.default_rng(6)
     X = rng.random((3, 12))
-    boot = rel.draw_samples([str(i) for i in range(12)], trials=300, seed=1).bootstrap
-    iv = rel.mean_intervals(X, boot, level=0.9)
-    assert [a.tolist() for a in rel.t_intervals(X, level=0.9)] == [
+    boot = draw_samples([str(i) for i in range(12)], trials=300, seed=1).bootstrap
+    iv = mean_intervals(X, boot, level=0.9)
+    assert [a.tolist() for a in t_intervals(X, level=0.9)] == [
         iv.t_low.tolist(),
         iv.t_high.tolist(),
     ]
-    assert [a.tolist() for a in rel.bootstrap_intervals(X, boot, level=0.9)] == [
+    assert [a.tolist() for a in bootstrap_intervals(X, boot, level=0.9)] == [
         iv.boot_low.tolist(),
         iv.boot_high.tolist(),
     ]
     lo, hi = stats.t.interval(0.9, 11, loc=X[0].mean(), scale=stats.sem(X[0]))
-    assert rel.t_intervals(X, level=0.9)[0][0] == pytest.approx(lo, rel=1e-12)
-    assert rel.t_intervals(X, level=0.9)[1][0] == pytest.approx(hi, rel=1e-12)
+    assert t_intervals(X, level=0.9)[0][0] == pytest.approx(lo, rel=1e-12)
+    assert t_intervals(X, level=0.9)[1][0] == pytest.approx(hi, rel=1e-12)
 
 
 @pytest.mark.parametrize(("n", "trials", "seed"), [(2, 1, 0), (7, 130, 3), (40, 300, 11)])
 def test_draw_bootstrap_is_draw_samples_bootstrap(n, trials, seed):
-    want = rel.draw_samples([f"q{i}" for i in range(n)], trials=trials, seed=seed).bootstrap
-    got = rel.draw_bootstrap(n, trials=trials, seed=seed, chunk=64)
+    want = draw_samples([f"q{i}" for i in range(n)], trials=trials, seed=seed).bootstrap
+    got = draw_bootstrap(n, trials=trials, seed=seed, chunk=64)
     assert got.shape == (trials, n) and np.array_equal(got, want)
 
 
 def test_holm_by_hand():
-    adj = rel.holm(np.array([0.01, 0.04, 0.03, 0.2]))
+    adj = holm(np.array([0.01, 0.04, 0.03, 0.2]))
     assert adj == pytest.approx([0.04, 0.09, 0.09, 0.2])
-    assert rel.holm(np.array([0.5, 0.6])).tolist() == [1.0, 1.0]
+    assert holm(np.array([0.5, 0.6])).tolist() == [1.0, 1.0]
 
 
 def test_kendall_tau():
-    assert rel.kendall_tau([0.3, 0.2, 0.1], [0.3, 0.1, 0.2]) == pytest.approx(1 / 3)
+    assert kendall_tau([0.3, 0.2, 0.1], [0.3, 0.1, 0.2]) == pytest.approx(1 / 3)
 
 
 # -- samples ---------------------------------------------------------------------------------
 def test_draw_samples_shapes_and_disjoint_subsets():
-    s = rel.draw_samples([f"q{i}" for i in range(9)], trials=50, seed=0)
+    s = draw_samples([f"q{i}" for i in range(9)], trials=50, seed=0)
     assert s.subset_size == 4
     assert s.stability.shape == (50, 4) and s.swap.shape == (50, 2, 4)
     assert s.bootstrap.shape == (50, 9)
     for b in range(50):
         assert len(set(s.stability[b])) == 4
         assert not set(s.swap[b, 0]) & set(s.swap[b, 1])
-    again = rel.draw_samples([f"q{i}" for i in range(9)], trials=50, seed=0)
+    again = draw_samples([f"q{i}" for i in range(9)], trials=50, seed=0)
     assert np.array_equal(s.swap, again.swap) and s.tukey_seed == again.tukey_seed
 
 
@@ -315,27 +333,27 @@ def test_drawn_samples_seed_the_tukey_hsd_with_their_own_seed():
     X = np.random.default_rng(8).random((4, 10))
     runs = ["d", "b", "a", "c"]
     for seed in (0, 5, 2**40):
-        s = rel.draw_samples([str(i) for i in range(10)], trials=120, seed=seed)
+        s = draw_samples([str(i) for i in range(10)], trials=120, seed=seed)
         assert s.tukey_seed == seed
-        r = rel.metric_reliability(X, s, runs=runs)
-        assert r.p_tukey.tolist() == rel.tukey_hsd(X, runs, trials=120, seed=seed).tolist()
-    first = rel.tukey_generator(3).random(5)
-    assert first.tolist() == rel.tukey_generator(3).random(5).tolist()
+        r = metric_reliability(X, s, runs=runs)
+        assert r.p_tukey.tolist() == tukey_hsd(X, runs, trials=120, seed=seed).tolist()
+    first = tukey_generator(3).random(5)
+    assert first.tolist() == tukey_generator(3).random(5).tolist()
     assert first.tolist() != np.random.default_rng(3).random(5).tolist()
 
 
 @pytest.mark.parametrize("kwargs", [{"subset_size": 5}, {"subset_size": 0}, {"trials": 0}])
 def test_draw_samples_rejects(kwargs):
     with pytest.raises(ValueError):
-        rel.draw_samples([f"q{i}" for i in range(9)], **kwargs)
+        draw_samples([f"q{i}" for i in range(9)], **kwargs)
 
 
 def test_samples_round_trip_gives_identical_results():
     questions = ["q 1", "=2", "q,3", 'q"4', "q#5", "a\nb", "'=x", "007", "NA", " lead"]
     X = np.random.default_rng(1).random((3, 10))
-    samples = rel.draw_samples(questions, trials=40, seed=9)
-    text = rel.samples_to_csv(samples)
-    back = rel.samples_from_csv(text.encode())
+    samples = draw_samples(questions, trials=40, seed=9)
+    text = samples_to_csv(samples)
+    back = samples_from_csv(text.encode())
     assert back.questions == tuple(questions) and back.tukey_seed == samples.tukey_seed
     for kind in ("stability", "swap", "bootstrap"):
         assert np.array_equal(getattr(back, kind), getattr(samples, kind))
@@ -344,50 +362,50 @@ def test_samples_round_trip_gives_identical_results():
     assert preamble["trials"] == "40" and header == ["sample", "trial", "subset", "question_id"]
     assert [r[3] for r in rows if r[0] == "question"] == questions
     runs = ["a", "b", "c"]
-    one = rel.reliability_report({("ap", "3:2:1"): X}, runs, samples)
-    two = rel.reliability_report({("ap", "3:2:1"): X}, runs, back)
-    for table in rel.TABLES.values():
+    one = reliability_report({("ap", "3:2:1"): X}, runs, samples)
+    two = reliability_report({("ap", "3:2:1"): X}, runs, back)
+    for table in TABLES.values():
         assert table(one) == table(two)
     # and in another question order
     order = [3, 1, 0, 2, 7, 6, 5, 4, 9, 8]
     shuffled = X[:, order]
     aligned = shuffled[:, back.column_order([questions[i] for i in order])]
-    three = rel.reliability_report({("ap", "3:2:1"): aligned}, runs, back)
-    for table in rel.TABLES.values():
+    three = reliability_report({("ap", "3:2:1"): aligned}, runs, back)
+    for table in TABLES.values():
         assert table(one) == table(three)
 
 
 def test_samples_file_keeps_the_tukey_trials():
     X = np.random.default_rng(3).random((3, 8))
     runs = ["a", "b", "c"]
-    samples = rel.draw_samples([f"q{i}" for i in range(8)], trials=30, seed=2, tukey_trials=9)
-    text = rel.samples_to_csv(samples)
+    samples = draw_samples([f"q{i}" for i in range(8)], trials=30, seed=2, tukey_trials=9)
+    text = samples_to_csv(samples)
     assert read_csv(text)[0]["tukey_trials"] == "9"
-    back = rel.samples_from_csv(text)
+    back = samples_from_csv(text)
     assert (back.trials, back.tukey_trials) == (30, 9)
-    one = rel.reliability_report({("ap", "g"): X}, runs, samples)
-    two = rel.reliability_report({("ap", "g"): X}, runs, back)
-    assert rel.pairs_csv(one) == rel.pairs_csv(two)
-    assert read_csv(rel.pairs_csv(two))[0]["tukey_trials"] == "9"
+    one = reliability_report({("ap", "g"): X}, runs, samples)
+    two = reliability_report({("ap", "g"): X}, runs, back)
+    assert pairs_csv(one) == pairs_csv(two)
+    assert read_csv(pairs_csv(two))[0]["tukey_trials"] == "9"
     assert all(round(p * 9, 9) == round(p * 9) for p in two.results["ap", "g"].p_tukey)
     # a file written before tukey_trials was kept: B permutations
-    older = rel.samples_from_csv(text.replace("# tukey_trials=9\n", ""))
+    older = samples_from_csv(text.replace("# tukey_trials=9\n", ""))
     assert older.tukey_trials == 30
-    assert rel.draw_samples([f"q{i}" for i in range(8)], trials=30).tukey_trials == 30
+    assert draw_samples([f"q{i}" for i in range(8)], trials=30).tukey_trials == 30
     with pytest.raises(ValueError, match="tukey_trials"):
-        rel.samples_from_csv(text.replace("# tukey_trials=9", "# tukey_trials=0"))
+        samples_from_csv(text.replace("# tukey_trials=9", "# tukey_trials=0"))
     with pytest.raises(ValueError, match="Tukey permutations"):
-        rel.draw_samples(list("abcd"), trials=2, tukey_trials=0)
+        draw_samples(list("abcd"), trials=2, tukey_trials=0)
 
 
 def test_samples_file_errors():
-    text = rel.samples_to_csv(rel.draw_samples(list("abcd"), trials=2, seed=0))
+    text = samples_to_csv(draw_samples(list("abcd"), trials=2, seed=0))
     with pytest.raises(ValueError):
-        rel.samples_from_csv(text.replace("format=", "format=x"))
+        samples_from_csv(text.replace("format=", "format=x"))
     with pytest.raises(ValueError):
-        rel.samples_from_csv(text.replace("stability,1,0,", "stability,7,0,", 1))
+        samples_from_csv(text.replace("stability,1,0,", "stability,7,0,", 1))
     with pytest.raises(ValueError):
-        rel.draw_samples(list("abcd"), trials=2).column_order(list("abce"))
+        draw_samples(list("abcd"), trials=2).column_order(list("abce"))
 
 
 def test_summary_is_sorted_by_discrimination():
@@ -395,13 +413,13 @@ def test_summary_is_sorted_by_discrimination():
     base = rng.random((4, 1)) * 0.5
     sharp = base + rng.random((4, 40)) * 0.1  # small noise: strongly discriminating
     blunt = rng.random((4, 40))
-    samples = rel.draw_samples([str(i) for i in range(40)], trials=100, seed=0)
-    report = rel.reliability_report(
+    samples = draw_samples([str(i) for i in range(40)], trials=100, seed=0)
+    report = reliability_report(
         {("blunt", "g"): blunt, ("sharp", "g"): sharp}, list("abcd"), samples
     )
     rows = report.summary()
     assert [r["metric"] for r in rows] == ["sharp", "blunt"]
-    text = rel.summary_csv(report)
+    text = summary_csv(report)
     assert text.startswith("# table=summary\n") and "sharp,g," in text
 
 
@@ -420,14 +438,14 @@ def matrices(draw):
 @settings(max_examples=40, deadline=None)
 @given(matrices(), st.integers(0, 2**32 - 1))
 def test_rates_are_proportions_and_ties_grow_with_fuzziness(X, seed):
-    s = rel.draw_samples([str(i) for i in range(X.shape[1])], trials=20, seed=seed)
+    s = draw_samples([str(i) for i in range(X.shape[1])], trials=20, seed=seed)
     f = [0, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0]
-    stab = rel.stability(X, s.stability, f)
+    stab = stability(X, s.stability, f)
     assert ((stab.gt_xy + stab.gt_yx + stab.eq) == 20).all()
     assert (np.diff(stab.eq, axis=1) >= 0).all()
     assert (np.diff(stab.ties) >= 0).all()
     assert ((stab.minority_rate >= 0) & (stab.minority_rate <= 0.5)).all()
-    sw = rel.swap_rates(X, s.swap)
+    sw = swap_rates(X, s.swap)
     rate = sw.rate[~np.isnan(sw.rate)]
     assert ((rate >= 0) & (rate <= 1)).all()
     assert sw.counter.sum() == 20 * len(X) * (len(X) - 1) // 2
@@ -439,10 +457,10 @@ def test_rates_are_proportions_and_ties_grow_with_fuzziness(X, seed):
 def test_identical_runs_are_never_significant(X, seed):
     X = np.vstack([X, X[:1]])  # the last run repeats the first
     n = X.shape[1]
-    s = rel.draw_samples([str(i) for i in range(n)], trials=30, seed=seed)
-    r = rel.metric_reliability(X, s, runs=[f"r{i}" for i in range(len(X))])
+    s = draw_samples([str(i) for i in range(n)], trials=30, seed=seed)
+    r = metric_reliability(X, s, runs=[f"r{i}" for i in range(len(X))])
     k = len(X) - 2  # pair (0, last) in run_pairs order
-    x, y = rel.run_pairs(len(X))
+    x, y = run_pairs(len(X))
     assert (x[k], y[k]) == (0, len(X) - 1)
     assert r.discrimination.asl[k] == 1.0
     assert r.p_t[k] == 1.0 and r.p_holm[k] == 1.0 and r.p_tukey[k] == 1.0
@@ -455,10 +473,10 @@ def test_identical_runs_are_never_significant(X, seed):
 def test_asl_and_tukey_match_the_loops(X, seed):
     assume(np.ptp(X, axis=0).max() > 0)  # some question tells two runs apart
     n = X.shape[1]
-    s = rel.draw_samples([str(i) for i in range(n)], trials=25, seed=seed)
-    assert rel.bootstrap_asl(X, s.bootstrap).asl.tolist() == reference_asl(X, s.bootstrap).tolist()
+    s = draw_samples([str(i) for i in range(n)], trials=25, seed=seed)
+    assert bootstrap_asl(X, s.bootstrap).asl.tolist() == reference_asl(X, s.bootstrap).tolist()
     runs = [f"r{(7 * i) % 11}" for i in range(len(X))]  # names in another order
-    got = rel.tukey_hsd(X, runs, trials=25, seed=seed)
+    got = tukey_hsd(X, runs, trials=25, seed=seed)
     assert got.tolist() == reference_tukey(X, runs, 25, seed).tolist()
 
 
@@ -466,8 +484,8 @@ def test_asl_and_tukey_match_the_loops(X, seed):
 @given(matrices())
 def test_intervals_contain_the_mean(X):
     assume(np.ptp(X, axis=1).min() > 0)  # every run varies: a non-degenerate interval
-    s = rel.draw_samples([str(i) for i in range(X.shape[1])], trials=50, seed=0)
-    iv = rel.mean_intervals(X, s.bootstrap)
+    s = draw_samples([str(i) for i in range(X.shape[1])], trials=50, seed=0)
+    iv = mean_intervals(X, s.bootstrap)
     assert (iv.t_low < iv.mean).all() and (iv.mean < iv.t_high).all()
     assert (iv.boot_low <= iv.boot_high).all()
 
@@ -475,7 +493,7 @@ def test_intervals_contain_the_mean(X):
 def test_pickled_samples_leave_the_count_matrices_behind():
     import pickle
 
-    s = rel.draw_samples([str(i) for i in range(20)], trials=30, seed=1)
+    s = draw_samples([str(i) for i in range(20)], trials=30, seed=1)
     assert "indicators" in s.__dict__
     back = pickle.loads(pickle.dumps(s))
     assert "indicators" not in back.__dict__
@@ -485,7 +503,7 @@ def test_pickled_samples_leave_the_count_matrices_behind():
     # a copy pickled before the samples kept their Tukey permutations gets B
     state = s.__getstate__()
     del state["tukey_trials"]
-    old = rel.Samples.__new__(rel.Samples)
+    old = Samples.__new__(Samples)
     old.__setstate__(state)
     assert old.tukey_trials == 30
 
@@ -494,7 +512,7 @@ def test_pickled_samples_leave_the_count_matrices_behind():
 def named_pairs(report):
     """Per unordered pair of run names and (metric, gains): every pair figure, oriented
     from the smaller name to the larger (a difference and GT counts turn with it)."""
-    x, y = rel.run_pairs(len(report.runs))
+    x, y = run_pairs(len(report.runs))
     out = {}
     for key, r in report.results.items():
         st = r.stability
@@ -534,19 +552,19 @@ def test_every_figure_is_the_same_whatever_the_order_of_the_runs():
     names = ["delta", "alpha", "echo", "charlie", "bravo", "foxtrot"]
     X = np.round(rng.random((6, 30)) * 8) / 8  # ties and zero differences included
     X[5] = X[1]
-    samples = rel.draw_samples([f"q{i}" for i in range(30)], trials=300, seed=4)
+    samples = draw_samples([f"q{i}" for i in range(30)], trials=300, seed=4)
     sharp = np.arange(6)[:, None] * 0.1 + X * 0.1  # a swap threshold and a relative one
     matrices = {("ap", "default"): X, ("rr", "default"): X**2, ("sharp", "default"): sharp}
-    one = rel.reliability_report(matrices, names, samples)
+    one = reliability_report(matrices, names, samples)
     for order in ([2, 0, 4, 1, 3, 5], [5, 4, 3, 2, 1, 0], sorted(range(6), key=names.__getitem__)):
-        two = rel.reliability_report(
+        two = reliability_report(
             {k: v[order] for k, v in matrices.items()}, [names[i] for i in order], samples
         )
         assert named_pairs(two) == named_pairs(one)
         assert named_runs(two) == named_runs(one)
         assert repr(two.summary()) == repr(one.summary())  # NaN is no NaN's equal
-        assert rel.summary_csv(two) == rel.summary_csv(one)
-        assert rel.curves_csv(two) == rel.curves_csv(one)
+        assert summary_csv(two) == summary_csv(one)
+        assert curves_csv(two) == curves_csv(one)
         for key, r in one.results.items():
             sw = two.results[key].swaps
             assert sw.counter.tolist() == r.swaps.counter.tolist()
@@ -561,13 +579,13 @@ def test_tukey_hsd_is_the_same_whatever_the_order_of_the_runs():
     rng = np.random.default_rng(2)
     names = ["r3", "r1", "r4", "r0", "r2"]
     X = rng.random((5, 12))
-    want = rel.tukey_hsd(X, names, trials=200, seed=3)
-    x, y = rel.run_pairs(5)
+    want = tukey_hsd(X, names, trials=200, seed=3)
+    x, y = run_pairs(5)
     by_pair = {
         frozenset((names[i], names[j])): want[k]
         for k, (i, j) in enumerate(zip(x.tolist(), y.tolist(), strict=True))
     }
     for order in ([1, 3, 0, 4, 2], [4, 3, 2, 1, 0]):
-        got = rel.tukey_hsd(X[order], [names[i] for i in order], trials=200, seed=3)
+        got = tukey_hsd(X[order], [names[i] for i in order], trials=200, seed=3)
         for k, (i, j) in enumerate(zip(x.tolist(), y.tolist(), strict=True)):
             assert got[k] == by_pair[frozenset((names[order[i]], names[order[j]]))]

@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluation.metrics import reliability as rel
 from evaluation.metrics.csvio import read_csv
+from evaluation.metrics.reliability.samples import draw_samples
+from evaluation.metrics.reliability.samples_csv import samples_to_csv
+from evaluation.metrics.reliability.tables import SUMMARY_COLUMNS, TABLES
 
 QUESTIONS = [f"t{i}" for i in range(10)]
 
@@ -49,7 +51,7 @@ def test_summary_has_preamble_and_a_row_per_metric_and_gains(tmp_path):
     assert preamble["table"] == "summary" and preamble["trials"] == "50"
     assert preamble["subset_size"] == "5" and preamble["seed"] == "0"
     assert preamble["metrics"] == "ap,ndcg" and preamble["gains"] == "default;1:1"
-    assert header == list(rel.SUMMARY_COLUMNS)
+    assert header == list(SUMMARY_COLUMNS)
     assert sorted((r[0], r[1]) for r in rows) == [
         ("ap", "1:1"),
         ("ap", "default"),
@@ -60,7 +62,7 @@ def test_summary_has_preamble_and_a_row_per_metric_and_gains(tmp_path):
     assert tau["ap", "default"] == "1"
 
 
-@pytest.mark.parametrize("table", sorted(rel.TABLES))
+@pytest.mark.parametrize("table", sorted(TABLES))
 def test_samples_written_and_read_back_give_identical_tables(tmp_path, table):
     qrels, runs = write_files(tmp_path)
     samples = tmp_path / "samples.csv"
@@ -119,7 +121,7 @@ def test_one_run_is_not_enough(tmp_path):
 def test_samples_for_other_questions_are_refused(tmp_path):
     qrels, runs = write_files(tmp_path)
     other = tmp_path / "other.csv"
-    other.write_text(rel.samples_to_csv(rel.draw_samples(list("abcdefghij"), trials=5)))
+    other.write_text(samples_to_csv(draw_samples(list("abcdefghij"), trials=5)))
     with pytest.raises(CommandError, match="other questions"):
         run("--qrels", qrels, *runs, "--samples-in", other)
     other.write_text("not,a,samples,file\n")

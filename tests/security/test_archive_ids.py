@@ -3,7 +3,8 @@ are refused as a named problem (InputError), never a traceback."""
 
 import pytest
 
-from evaluation.archive import collection_export, collection_import
+from evaluation.archive.exporting import collection_export
+from evaluation.archive.importing import collection_import
 from evaluation.metrics import InputError
 from tests.evaluation.test_archive import manifest, rewrite
 

@@ -9,7 +9,7 @@ import io
 import pytest
 from django.urls import reverse
 
-from annotate import layers as L
+from annotate import layers
 from annotate.models import JudgingLayer
 from evaluation.metrics.csvio import read_csv
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
@@ -66,9 +66,9 @@ def test_layers_csv_neutralises_answer_strings_and_usernames(client, world):
     a = make_user(username="+ann")
     add_member(collection=world, user=a, role="assessor")
     q = world.questions.get(qid="Q1")
-    L.layers_request(collection=world, questions=[q], assessors=[a], by=None, k=1)
+    layers.layers_request(collection=world, questions=[q], assessors=[a], by=None, k=1)
     layer = JudgingLayer.objects.get(question=q, assessor=a)
-    L.layer_judge(layer=layer, string=q.strings.get(text="=1+1").pk, new_group=True, by=a)
+    layers.layer_judge(layer=layer, string=q.strings.get(text="=1+1").pk, new_group=True, by=a)
     text = client.get(reverse("annotate:collection-layers-csv", args=[world.slug])).content
     text = text.decode()
     assert "=1+1" in text and "+ann" in text
@@ -113,14 +113,13 @@ def test_tukey_and_bootstrap_past_the_work_bound_are_refused_not_computed(
 ):
     """MAX_TRIALS bounds the trials, not runs x questions x trials: past the work bound the
     page says how many trials fit instead of computing for minutes."""
-    from evaluation import significance
-    from evaluation.metrics import reliability as rel
+    from evaluation.analysis import significance
 
     def never(*args, **kwargs):
         raise AssertionError("computed past the work bound")
 
-    monkeypatch.setattr(rel, "tukey_hsd", never)
-    monkeypatch.setattr(rel, "draw_bootstrap", never)
+    monkeypatch.setattr(significance, "tukey_hsd", never)
+    monkeypatch.setattr(significance, "draw_bootstrap", never)
     # 7 runs x 3 questions here: a bound of 100 units leaves 4 Tukey permutations
     monkeypatch.setattr(significance, "MAX_TUKEY_WORK", 100)
     monkeypatch.setattr(significance, "MAX_BOOTSTRAP_WORK", 100)

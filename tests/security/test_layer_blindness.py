@@ -5,7 +5,7 @@ on every page, not only the judging workspace."""
 import pytest
 from django.urls import reverse
 
-from annotate import layers as L
+from annotate import layer_selectors, layer_state, layers
 from annotate.models import JudgingLayer, LayerRequest
 from tests.factories import add_member, make_collection, make_question, make_user
 
@@ -30,11 +30,11 @@ def w(client):
     # ann is both one of the two assessors and the named adjudicator: ``layers_request``
     # and the layers CSV refuse this now, but data from before may hold it, and the pages
     # must stay blind even so
-    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
+    layers.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
     LayerRequest.objects.filter(question=q).update(adjudicator=a)
     ids = {s.text: s.pk for s in q.strings.all()}
     # bob judged in his layer (not done)
-    L.layer_judge(
+    layers.layer_judge(
         layer=JudgingLayer.objects.get(question=q, assessor=b),
         string=ids["Marlowe"],
         new_group=True,
@@ -66,8 +66,8 @@ def test_adjudicator_with_an_open_layer_cannot_adjudicate(client, w):
 def _finish(layer, user, ids) -> None:
     for s in ids.values():
         if not layer.judgments.filter(string_id=s).exists():
-            L.layer_judge(layer=layer, string=s, by=user)
-    L.layer_mark_done(layer=layer, by=user)
+            layers.layer_judge(layer=layer, string=s, by=user)
+    layers.layer_mark_done(layer=layer, by=user)
 
 
 def test_adjudicator_opens_the_page_once_every_layer_is_done(client, w):
@@ -78,7 +78,7 @@ def test_adjudicator_opens_the_page_once_every_layer_is_done(client, w):
     # while she may still reopen hers -- refused until his is done too
     r = client.get(reverse("annotate:question-adjudicate", args=[q.pk]))
     assert r.status_code == 403 and b"Marlowe" not in r.content
-    assert not L.can_adjudicate(w["a"], q, "assessor")
+    assert not layer_selectors.can_adjudicate(w["a"], q, "assessor")
     _finish(JudgingLayer.objects.get(question=q, assessor=w["b"]), w["b"], ids)
     r = client.get(reverse("annotate:question-adjudicate", args=[q.pk]))
     assert r.status_code == 200 and b"zebedee" in r.content
@@ -103,9 +103,9 @@ def test_my_layer_done_shows_nothing_of_a_layer_still_open(client, w):
         html = _page(client, q, **headers)
         assert "Waiting for 1 other assessor:" in html
         assert 'id="layer-compare"' not in html and "zebedee" not in html
-    assert L.layer_others(layer_a)["others"] == []
+    assert layer_selectors.layer_others(layer_a)["others"] == []
     # nothing was shown: she may reopen her layer (and only hers)
-    L.layer_mark_done(layer=layer_a, by=w["a"], done=False)
+    layers.layer_mark_done(layer=layer_a, by=w["a"], done=False)
     assert not JudgingLayer.objects.get(pk=layer_a.pk).done
 
 
@@ -113,7 +113,7 @@ def test_a_layer_cannot_be_reopened_once_every_layer_is_done(client, w):
     """Once every layer is done the others show, and gold was derived: a reopen would let
     an assessor copy another layer and mark theirs done again.  Refused by the service and
     by the page, whose Reopen button is gone."""
-    from annotate.services import Conflict
+    from annotate.edits import Conflict
 
     q, ids = w["q"], w["ids"]
     layer_a = JudgingLayer.objects.get(question=q, assessor=w["a"])
@@ -124,7 +124,7 @@ def test_a_layer_cannot_be_reopened_once_every_layer_is_done(client, w):
     assert 'id="layer-compare"' in html and "<th>zebedee</th>" in html
     assert 'value="reopen"' not in html and "can no longer be reopened" in html
     with pytest.raises(Conflict, match="can no longer be reopened"):
-        L.layer_mark_done(layer=layer_a, by=w["a"], done=False)
+        layers.layer_mark_done(layer=layer_a, by=w["a"], done=False)
     r = client.post(
         reverse("annotate:question-layer-act", args=[q.pk]),
         {"op": "reopen"},
@@ -132,22 +132,22 @@ def test_a_layer_cannot_be_reopened_once_every_layer_is_done(client, w):
     )
     assert "can no longer be reopened" in r.content.decode()
     assert JudgingLayer.objects.get(pk=layer_a.pk).done
-    assert L.layer_sealed(layer_a)
+    assert layer_state.layer_sealed(layer_a)
 
 
 def test_a_layer_cannot_be_reopened_once_gold_was_derived(w):
     """Gold derived (``gold_at``) seals the question's layers even if a layer were open."""
+    from annotate.edits import Conflict
     from annotate.models import LayerRequest
-    from annotate.services import Conflict
 
     q, ids = w["q"], w["ids"]
     layer_a = JudgingLayer.objects.get(question=q, assessor=w["a"])
     _finish(layer_a, w["a"], ids)
-    assert not L.layer_sealed(layer_a)
+    assert not layer_state.layer_sealed(layer_a)
     LayerRequest.objects.filter(question=q).update(gold_at="2024-01-01T00:00:00Z")
-    assert L.layer_sealed(layer_a)
+    assert layer_state.layer_sealed(layer_a)
     with pytest.raises(Conflict):
-        L.layer_mark_done(layer=layer_a, by=w["a"], done=False)
+        layers.layer_mark_done(layer=layer_a, by=w["a"], done=False)
 
 
 def _row(html: str, qid: str) -> str:
@@ -208,13 +208,13 @@ def two(w):
     q2 = make_question(collection=c, qid="Q2", unjudged=["Paris", "Lyon"])
     # Q1 has its layers (w): carol replaces ann as its named adjudicator
     LayerRequest.objects.filter(question=w["q"]).update(adjudicator=carol)
-    L.layers_request(collection=c, questions=[q2], assessors=[a, b], by=w["org"])
+    layers.layers_request(collection=c, questions=[q2], assessors=[a, b], by=w["org"])
     for q in (w["q"], q2):
         for user, new in ((a, True), (b, False)):
             layer = JudgingLayer.objects.get(question=q, assessor=user)
             for s in q.strings.exclude(pk__in=layer.judgments.values("string_id")):
-                L.layer_judge(layer=layer, string=s.pk, new_group=new, by=user)
-            L.layer_mark_done(layer=layer, by=user)
+                layers.layer_judge(layer=layer, string=s.pk, new_group=new, by=user)
+            layers.layer_mark_done(layer=layer, by=user)
     return {**w, "carol": carol, "q2": q2}
 
 
@@ -346,7 +346,7 @@ def test_question_list_filters_a_layered_question_on_my_layer_not_on_gold(client
     assert listed(unjudged="1") and not listed(unjudged="0")  # 4 left in my layer
     layer = JudgingLayer.objects.get(question=q, assessor=w["a"])
     for s in q.strings.all():
-        L.layer_judge(layer=layer, string=s.pk, by=w["a"])
+        layers.layer_judge(layer=layer, string=s.pk, by=w["a"])
     assert listed(status="in_progress") and not listed(status="todo")
     assert listed(unjudged="0") and not listed(unjudged="1")  # gold still has 2 unjudged
     client.force_login(w["org"])  # the organizer filters on gold
@@ -362,11 +362,11 @@ def named(client):
     for u in (a, b, x):
         add_member(collection=c, user=u, role="assessor")
     q = make_question(collection=c, qid="Q1", unjudged=["Lennon", "Yoko"])
-    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org, adjudicator=x)
+    layers.layers_request(collection=c, questions=[q], assessors=[a, b], by=org, adjudicator=x)
     ids = {s.text: s.pk for s in q.strings.all()}
     layer_a = JudgingLayer.objects.get(question=q, assessor=a)
-    L.layer_judge(layer=layer_a, string=ids["Lennon"], new_group=True, level="S", by=a)
-    L.layer_judge(layer=layer_a, string=ids["Yoko"], by=a)
+    layers.layer_judge(layer=layer_a, string=ids["Lennon"], new_group=True, level="S", by=a)
+    layers.layer_judge(layer=layer_a, string=ids["Yoko"], by=a)
     return {"c": c, "q": q, "org": org, "a": a, "b": b, "x": x, "ids": ids}
 
 
@@ -383,28 +383,28 @@ def test_named_adjudicator_reads_no_open_layer(client, named):
         layer = JudgingLayer.objects.get(question=q, assessor=user)
         for s in named["ids"].values():
             if not layer.judgments.filter(string_id=s).exists():
-                L.layer_judge(layer=layer, string=s, by=user)
-        L.layer_mark_done(layer=layer, by=user)
+                layers.layer_judge(layer=layer, string=s, by=user)
+        layers.layer_mark_done(layer=layer, by=user)
     assert JudgingLayer.objects.readable_by(x).filter(question=q).count() == 2
     page = client.get(reverse("annotate:question-adjudicate", args=[q.pk])).content.decode()
     assert "<th>ann" in page and "Waiting for" not in page
 
 
 def test_a_request_never_makes_the_adjudicator_an_assessor(named):
-    from annotate.services import Conflict
+    from annotate.edits import Conflict
 
     c, org, a, b, x = named["c"], named["org"], named["a"], named["b"], named["x"]
     q2 = make_question(collection=c, qid="Q2", unjudged=["x"])
     with pytest.raises(Conflict, match="xav cannot both judge"):
-        L.layers_request(collection=c, questions=[q2], assessors=[a, x], by=org, adjudicator=x)
+        layers.layers_request(collection=c, questions=[q2], assessors=[a, x], by=org, adjudicator=x)
     # ann judges Q1 in a layer: she cannot be named its adjudicator
     with pytest.raises(Conflict, match=r"ann judges Q1 in a layer of their own"):
-        L.layers_request(
+        layers.layers_request(
             collection=c, questions=[named["q"], q2], assessors=[b, x], by=org, adjudicator=a
         )
     # and xav, Q1's adjudicator, gets no layer of it: Q1 has its layers already
     with pytest.raises(Conflict, match="Q1 already has layers"):
-        L.layers_request(collection=c, questions=[named["q"]], assessors=[x], by=org, k=1)
+        layers.layers_request(collection=c, questions=[named["q"]], assessors=[x], by=org, k=1)
     assert not JudgingLayer.objects.filter(assessor=x).exists()
     assert not JudgingLayer.objects.filter(question=q2).exists()
 

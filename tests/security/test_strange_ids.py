@@ -9,7 +9,7 @@ from django.contrib.messages import get_messages
 from django.test import Client
 from django.urls import reverse
 
-from annotate import layers as L
+from annotate import layers
 from annotate.models import JudgingLayer, LayerJudgment, LayerRequest
 from tests.factories import add_member, make_collection, make_question, make_user
 
@@ -27,7 +27,7 @@ def w():
     add_member(collection=c, user=b, role="assessor")
     q = make_question(collection=c, qid="Q1", synsets=[[("gold", "A")]], unjudged=["x", "y"])
     q2 = make_question(collection=c, qid="Q2", unjudged=["z"])
-    L.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
+    layers.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
     return {"c": c, "q": q, "q2": q2, "org": org, "a": a, "b": b}
 
 
@@ -67,7 +67,7 @@ def test_layer_workspace_refuses_strange_ids(w, bad, field):
     client = client_for(w["a"])
     q = w["q"]
     x = q.strings.get(text="x").pk
-    L.layer_judge(
+    layers.layer_judge(
         layer=JudgingLayer.objects.get(question=q, assessor=w["a"]),
         string=x,
         new_group=True,
@@ -111,8 +111,8 @@ def test_adjudication_refuses_strange_ids(w, bad, field):
     for user in (w["a"], w["b"]):
         layer = JudgingLayer.objects.get(question=q, assessor=user)
         for s in q.strings.all():
-            L.layer_judge(layer=layer, string=s.pk, by=user)
-        L.layer_mark_done(layer=layer, by=user)
+            layers.layer_judge(layer=layer, string=s.pk, by=user)
+        layers.layer_mark_done(layer=layer, by=user)
     data = {"op": "merge" if field == "synsets" else "take", "layer": "1", "string": "1"}
     data[field] = bad
     before = snapshot()

@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Collection
-from evaluation.archive import collection_export
+from evaluation.archive.exporting import collection_export
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.archive import collection_import
+from evaluation.archive.importing import collection_import
 from evaluation.metrics import InputError
 
 

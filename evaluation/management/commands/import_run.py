@@ -1,10 +1,16 @@
-"""``manage.py import_run``: the run upload page on the command line (all or nothing)."""
+"""``manage.py import_run``: the run upload page on the command line (all or nothing).
+
+The run is the owner's submission, under the rule of the page and the API
+(``access.may_submit``): an organizer's run goes in at any time, a participant's only
+while the collection is open for submissions, a non-member's never.  The command line
+names the owner; it does not lift the rule."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Collection
@@ -48,6 +54,8 @@ class Command(BaseCommand):
                 description=opts["description"],
                 fmt=opts["format"],
             )
+        except PermissionDenied as e:
+            raise CommandError(f"{owner.get_username()}: {e}") from e
         except InputError as e:
             self.stderr.write(e.format(limit=None))
             raise CommandError(f"{len(e.issues)} error(s); the run was not imported") from e

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
-from annotate import layers
+from annotate import adjudication, layer_selectors, layers
 from annotate.models import (
     AnswerString,
     AnswerSynset,
@@ -46,7 +46,9 @@ class Command(BaseCommand):
 
 @transaction.atomic
 def load_demo() -> Collection:
-    """Reset the demo collection to its initial content; users keep their ids."""
+    """Reset the demo collection to its initial content; users keep their ids.  (Radon D:
+    one straight script over the demo's tables, each loop filling one of them; split, it
+    would only pass the same dozen names from step to step.)"""
     User = get_user_model()
     users = {}
     for username, password, _, staff in demo.USERS:
@@ -213,7 +215,7 @@ def load_agreement_demo() -> Collection:
         q = questions[qid]
         ids = dict(AnswerString.objects.filter(question=q).values_list("text", "pk"))
         for user, marks in zip(assessors, judgments, strict=True):
-            layer = layers.layer_for(question=q, user=user)
+            layer = layer_selectors.layer_for(question=q, user=user)
             made: set[int] = set()
             for answer, mark in marks.items():
                 if mark is None:
@@ -233,9 +235,9 @@ def load_agreement_demo() -> Collection:
     for qid, username in demo.AGREEMENT_ADJUDICATED.items():
         q = questions[qid]
         left = AnswerString.objects.filter(question=q, judged_at__isnull=True)
-        layers.adjudicate_take(
+        adjudication.adjudicate_take(
             question=q,
-            layer=layers.layer_for(question=q, user=users[username]),
+            layer=layer_selectors.layer_for(question=q, user=users[username]),
             by=users["organizer"],
             strings=list(left.values_list("pk", flat=True)),
         )

@@ -1,7 +1,9 @@
 """Does assessor disagreement change the conclusions?  Runs scored against each layer
-and gold (evaluation/layers.py); organizers only, since the page shows the layers."""
+and gold (evaluation/layer_scores.py); organizers only, since the page shows the layers."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
@@ -10,28 +12,29 @@ from django.views.decorators.http import require_GET
 
 from annotate.models import Collection, Role
 from annotate.permissions import require_role
-from evaluation.forms import metric_label
 
 from .exports import csv_response
-from .layers import layer_scores
+from .forms import ScoreConfigForm, metric_label
+from .layer_scores import layer_scores
 from .models import Run
-from .views import _config, _csv_config, _preamble, refuses_bad_parameters
+from .score_pages import checked, metric_choices, refuses_bad_parameters, score_preamble
 
 
-def _layer_scores(request: HttpRequest, slug: str, *, download: bool = False):
+def _layer_scores(
+    request: HttpRequest, slug: str
+) -> tuple[Collection, ScoreConfigForm, Sequence[Run]]:
+    """The collection (organizers only), the score form of the query string and the runs."""
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
-    if download:  # an invalid parameter is refused (400), not replaced by the default
-        config, form, error = _csv_config(request, collection), None, None
-    else:
-        config, form, error = _config(request, collection)
     runs = list(Run.objects.active().filter(collection=collection).order_by("name"))
-    return collection, config, form, error, layer_scores(collection, runs, config)
+    return collection, ScoreConfigForm.read(request.GET, collection), runs
 
 
 @require_GET
 def collection_layer_scores(request: HttpRequest, slug: str) -> HttpResponse:
-    collection, config, form, error, result = _layer_scores(request, slug)
+    collection, form, runs = _layer_scores(request, slug)
+    config = form.config
+    result = layer_scores(collection, runs, config)
     means = [
         {
             "name": name,
@@ -48,9 +51,8 @@ def collection_layer_scores(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "collection": collection,
             "config": config,
-            "form": form,
-            "error": error,
-            "metrics": [(m, metric_label(m)) for m in config.metrics],
+            "form": form.shown(),
+            "metrics": metric_choices(config),
             "result": result,
             "means": means,
             "comparisons": [
@@ -64,10 +66,12 @@ def collection_layer_scores(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 @refuses_bad_parameters
 def collection_layer_scores_csv(request: HttpRequest, slug: str) -> HttpResponse:
-    collection, config, _, _, result = _layer_scores(request, slug, download=True)
+    collection, form, runs = _layer_scores(request, slug)
+    config = checked(form)  # an invalid parameter is refused (400), not replaced
+    result = layer_scores(collection, runs, config)
     return csv_response(
         f"{collection.slug}-layer-scores.csv",
-        _preamble(
+        score_preamble(
             collection,
             config,
             questions=result.n_questions,

@@ -20,13 +20,15 @@ from dataclasses import dataclass, field
 import pandas as pd
 from django.db.models import Count, Q
 
+from annotate.layer_state import LAYERS_DONE
 from annotate.models import AnswerString, Collection, JudgingLayer, LayerJudgment
+from evaluation.analysis.score_config import ScoreConfig
 from evaluation.metrics import Judgments, Scores, evaluate
 from evaluation.metrics.agreement import RankingChange, ranking_change
 from evaluation.metrics.csvio import write_csv
 
 from .models import Run
-from .services import ScoreConfig, run_ranking
+from .services import run_ranking
 
 GOLD = "gold"
 
@@ -36,7 +38,8 @@ class LayerQuestions:
     """The layered questions of a collection by where they stand: ``scored`` (question
     id -> its layer ids in creation order: every layer done and nothing left unjudged in
     gold), ``waiting`` (every layer done, gold still has unjudged strings: the
-    adjudication queue) and ``open`` (a layer still being judged)."""
+    adjudication queue) and ``open`` (a layer still being judged, or fewer layers than
+    the request's k: waiting for a new one)."""
 
     scored: dict[int, list[int]] = field(default_factory=dict)
     waiting: int = 0
@@ -44,7 +47,7 @@ class LayerQuestions:
 
 
 def layer_questions(collection: Collection) -> LayerQuestions:
-    """Which layered questions of ``collection`` runs are scored on (two queries)."""
+    """Which layered questions of ``collection`` runs are scored on (three queries)."""
     rows: dict[int, list[tuple[int, bool]]] = {}
     for pk, q, done in (
         JudgingLayer.objects.filter(question__collection=collection)
@@ -52,7 +55,13 @@ def layer_questions(collection: Collection) -> LayerQuestions:
         .values_list("pk", "question_id", "done_at")
     ):
         rows.setdefault(q, []).append((pk, done is not None))
-    complete = {q: [pk for pk, _ in rs] for q, rs in rows.items() if all(d for _, d in rs)}
+    # where each stands: one definition, aware of the request's k (``LayerState``)
+    states = dict(
+        collection.questions.filter(pk__in=list(rows))
+        .with_layer_state()
+        .values_list("pk", "layer_state")
+    )
+    complete = {q: [pk for pk, _ in rs] for q, rs in rows.items() if states[q] in LAYERS_DONE}
     # per complete question: its strings and how many gold has not judged (a question with
     # no string has nothing to score)
     left = dict(
@@ -139,7 +148,7 @@ class LayerScores:
     comparisons: list[LayerComparison]
     n_questions: int  # scored: every layer done, gold adjudicated
     n_waiting: int = 0  # left out: every layer done, gold waits for adjudication
-    n_open: int = 0  # left out: a layer is still being judged
+    n_open: int = 0  # left out: a layer is still being judged, or fewer than k
 
     def rows(self) -> list[list]:
         """CSV rows ``judgments,run,question_id,<metrics>`` with mean rows ``all``."""

@@ -20,7 +20,18 @@ from django.core.cache import caches
 from annotate.models import Collection
 from evaluation import services
 from evaluation.metrics import parse_gains, parse_metrics
-from evaluation.metrics import reliability as rel
+from evaluation.metrics.reliability.bootstrap import ALPHA
+from evaluation.metrics.reliability.comparisons import kendall_tau
+from evaluation.metrics.reliability.figures import (
+    MetricReliability,
+    Report,
+    reliability_report,
+    score_matrices,
+)
+from evaluation.metrics.reliability.pairs import run_pairs
+from evaluation.metrics.reliability.samples import Samples, draw_samples
+from evaluation.metrics.reliability.samples_csv import iter_samples_csv
+from evaluation.metrics.reliability.swaps import SWAP_LEVEL
 
 from .models import Run
 
@@ -91,11 +102,11 @@ class Reliability:
     config: ReliabilityConfig
     runs: tuple[str, ...] = ()
     questions: int = 0
-    samples: rel.Samples | None = None
-    detail: rel.MetricReliability | None = None
+    samples: Samples | None = None
+    detail: MetricReliability | None = None
     summary: list[dict] = field(default_factory=list)
     taus: list[dict] = field(default_factory=list)
-    report: rel.Report | None = None
+    report: Report | None = None
     problem: str | None = None
 
 
@@ -119,8 +130,8 @@ def _inputs(collection: Collection, runs: Sequence[Run]):
     return judgments, [services.run_ranking(r) for r in runs]
 
 
-def _samples(questions: Sequence[str], config: ReliabilityConfig) -> rel.Samples:
-    return rel.draw_samples(
+def _samples(questions: Sequence[str], config: ReliabilityConfig) -> Samples:
+    return draw_samples(
         questions, trials=config.trials, subset_size=config.subset_size, seed=config.seed
     )
 
@@ -168,24 +179,24 @@ def _compute(collection: Collection, runs: list[Run], config: ReliabilityConfig)
     names = tuple(r.name for r in rankings)
     profile = _profile(config.gains)
     metrics = list(dict.fromkeys([config.metric, *SUMMARY_METRICS]))
-    matrices = rel.score_matrices(judgments, rankings, metrics, [profile])
+    matrices = score_matrices(judgments, rankings, metrics, [profile])
     chosen = (config.metric, profile.label)
     report_config = _preamble(collection, config)
-    detail = rel.reliability_report(
+    detail = reliability_report(
         {chosen: matrices.pop(chosen)}, names, samples, config=report_config
     )
-    others = rel.reliability_report(matrices, names, samples, tests=False, config=report_config)
-    report = rel.Report(names, samples, {**detail.results, **others.results}, report_config)
+    others = reliability_report(matrices, names, samples, tests=False, config=report_config)
+    report = Report(names, samples, {**detail.results, **others.results}, report_config)
     taus = []
     base = None
     for gains in GAIN_PROFILES:
         try:
-            X = rel.score_matrices(judgments, rankings, [config.metric], [_profile(gains)])
+            X = score_matrices(judgments, rankings, [config.metric], [_profile(gains)])
         except ValueError:  # a profile with fewer gains than the collection has levels
             continue
         means = next(iter(X.values())).mean(axis=1)
         base = means if base is None else base
-        taus.append({"gains": gains, "tau": rel.kendall_tau(base, means)})
+        taus.append({"gains": gains, "tau": kendall_tau(base, means)})
     return Reliability(
         config,
         names,
@@ -203,7 +214,7 @@ def samples_csv(*, collection: Collection, config: ReliabilityConfig) -> Iterato
     same samples: ``manage.py reliability --samples-in`` recomputes the page's figures
     from it)."""
     judgments = services.collection_judgments(collection)
-    return rel.iter_samples_csv(_samples([str(q) for q in judgments.questions], config))
+    return iter_samples_csv(_samples([str(q) for q in judgments.questions], config))
 
 
 # -- curves ---------------------------------------------------------------------------------
@@ -265,7 +276,7 @@ def _plot(
     }
 
 
-def curves(detail: rel.MetricReliability) -> list[dict]:
+def curves(detail: MetricReliability) -> list[dict]:
     """The three curves of the chosen metric: minority rate against the proportion of
     ties over the fuzziness values (paper Figures 3-4), the swap rate per difference bin
     (Tables 2-3 are read off it) and the bootstrap ASLs of the run pairs, sorted."""
@@ -284,7 +295,7 @@ def curves(detail: rel.MetricReliability) -> list[dict]:
         ylabel="minority rate",
         xticks=(0, 0.25, 0.5, 0.75, 1),
         yticks=[ymax * k / 4 for k in range(5)],
-        level=rel.SWAP_LEVEL,
+        level=SWAP_LEVEL,
     )
     sw = detail.swaps
     rate = sw.rate
@@ -300,7 +311,7 @@ def curves(detail: rel.MetricReliability) -> list[dict]:
         ylabel="swap rate",
         xticks=(0, 0.05, 0.1, 0.15, 0.2),
         yticks=(0, 0.25, 0.5, 0.75, 1),
-        level=rel.SWAP_LEVEL,
+        level=SWAP_LEVEL,
         xfmt="{:.2f}",
     )
     asl = detail.discrimination.curve
@@ -313,7 +324,7 @@ def curves(detail: rel.MetricReliability) -> list[dict]:
         ylabel="ASL",
         xticks=sorted({1, max(1, n // 2), max(n, 1)}),
         yticks=(0, 0.25, 0.5, 0.75, 1),
-        level=rel.ALPHA,
+        level=ALPHA,
         xfmt="{:d}",
     )
     return [stability, swap, asl_plot]
@@ -324,7 +335,7 @@ def pair_rows(page: Reliability) -> list[dict]:
     d = page.detail
     if d is None:
         return []
-    x, y = rel.run_pairs(len(page.runs))
+    x, y = run_pairs(len(page.runs))
     m = d.intervals.mean
     return [
         {

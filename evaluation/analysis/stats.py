@@ -217,3 +217,13 @@ def rank_correlations(means: pd.DataFrame) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows, columns=["metric_a", "metric_b", "kendall_tau", "spearman_rho"])
+
+
+def difference_order(diffs: pd.DataFrame) -> list[str]:
+    """Question ids by their difference on the first metric, smallest first; ties by the
+    next metrics' differences, then by question id."""
+    if not len(diffs):
+        return []
+    keys = [diffs.index.to_numpy(dtype=str)]
+    keys += [diffs[m].to_numpy() for m in reversed(diffs.columns)]
+    return [str(q) for q in diffs.index.to_numpy()[np.lexsort(keys)]]

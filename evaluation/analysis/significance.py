@@ -19,12 +19,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from evaluation.metrics import Scores
-from evaluation.metrics import reliability as rel
+from evaluation.metrics.reliability.bootstrap import ALPHA
+from evaluation.metrics.reliability.comparisons import (
+    bootstrap_intervals,
+    holm,
+    paired_t,
+    t_intervals,
+    tukey_hsd,
+)
+from evaluation.metrics.reliability.pairs import run_pairs
+from evaluation.metrics.reliability.samples import draw_bootstrap
 
 INTERVALS = {"t": "t interval", "bootstrap": "bootstrap percentile interval"}
 TESTS = {"holm": "paired t-test, Holm-corrected", "tukey": "randomised Tukey HSD"}
 LEVEL = 0.95
-ALPHA = rel.ALPHA
 DEFAULT_TRIALS = 1000
 #: the bootstrap holds (B x questions) samples in memory: 2,000 x 5,000 is 80 MB a matrix
 MAX_TRIALS = 2000
@@ -120,13 +128,13 @@ def score_intervals(scores: Scores, config: TestConfig) -> MeanIntervals:
         problem = _too_much("bootstrap samples", config.trials, nr * nm * nq, MAX_BOOTSTRAP_WORK)
         if problem:
             return MeanIntervals(config, scores.runs, scores.metrics, mean, low, high, problem)
-        boot = rel.draw_bootstrap(nq, trials=config.trials, seed=config.seed)
+        boot = draw_bootstrap(nq, trials=config.trials, seed=config.seed)
     for k in range(nm):
         X = values[:, k, :]
         if config.interval == "bootstrap":
-            lo, hi = rel.bootstrap_intervals(X, boot, level=LEVEL)
+            lo, hi = bootstrap_intervals(X, boot, level=LEVEL)
         else:
-            lo, hi = rel.t_intervals(X, level=LEVEL)
+            lo, hi = t_intervals(X, level=LEVEL)
         low[:, k], high[:, k] = lo, hi
     return MeanIntervals(config, scores.runs, scores.metrics, mean, low, high)
 
@@ -165,7 +173,7 @@ def pair_tests(
     """Every pair of the runs ``order`` (names of ``scores.runs``) tested on ``metric``
     question by question, then the matrix is put in ``order``.  No p-value depends on
     the order of the runs: the Tukey HSD permutes them in the order of their names
-    (``rel.tukey_hsd``), as the reliability page does."""
+    (``tukey_hsd``), as the reliability page does."""
     order = tuple(order)
     if sorted(order) != sorted(scores.runs):
         raise ValueError("the order must name every scored run once")
@@ -184,10 +192,10 @@ def pair_tests(
         problem = _too_much("Tukey permutations", config.trials, nr * nq, MAX_TUKEY_WORK)
     if problem is None:
         if config.test == "tukey":
-            flat = rel.tukey_hsd(X, scores.runs, trials=config.trials, seed=config.seed)
+            flat = tukey_hsd(X, scores.runs, trials=config.trials, seed=config.seed)
         else:
-            flat = rel.holm(rel.paired_t(X))
-        x, y = rel.run_pairs(nr)
+            flat = holm(paired_t(X))
+        x, y = run_pairs(nr)
         p[x, y] = flat
         p[y, x] = flat
     return PairTests(config, metric, order, mean, p[np.ix_(where, where)], problem)

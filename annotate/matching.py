@@ -1,0 +1,262 @@
+"""A collection's matching mode changed: its strings re-keyed and the spellings that
+become one string folded (DESIGN.md section 4).  The run answers follow in the evaluation
+app, through the ``matching_mode_changed`` signal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from django.db import transaction
+from django.db.models import (
+    F,
+)
+
+from evaluation.metrics.normalize import MATCH_MODES, normalize_many
+
+from .edits import Conflict, collection_judgments_changed
+from .models import (
+    AnswerString,
+    Collection,
+    JudgingLayer,
+    JudgmentEvent,
+    LayerJudgment,
+)
+from .signals import matching_mode_changed
+
+if TYPE_CHECKING:
+    from .edits import AnyUser
+
+
+# -- matching mode -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RekeyConflict:
+    """Strings of one question that share a key under the new matching mode but are judged
+    differently: ``strings`` holds (text, judgment) pairs, first created first."""
+
+    question: str
+    key: str
+    strings: tuple[tuple[str, str], ...]
+
+    def __str__(self) -> str:
+        listed = "; ".join(f'"{t}" ({j})' for t, j in self.strings)
+        if not self.key:
+            return f"question {self.question}: {listed} would have an empty matching key"
+        return f"question {self.question}: {listed}"
+
+
+class MatchingModeConflict(Conflict):
+    """The matching mode was not changed: ``conflicts`` lists every group of strings to
+    judge alike first, and every string whose key would be empty (key ""), which matches
+    nothing: to edit or delete first."""
+
+    def __init__(self, mode: str, conflicts: Sequence[RekeyConflict]):
+        self.conflicts = list(conflicts)
+        empty = [c for c in self.conflicts if not c.key]
+        groups = [c for c in self.conflicts if c.key]
+        parts = []
+        if empty:
+            parts.append(
+                f"{len(empty)} string(s) would have an empty matching key and match nothing "
+                "(string_add refuses such strings); edit or delete them first: "
+                + " | ".join(map(str, empty))
+            )
+        if groups:
+            parts.append(
+                f"{len(groups)} group(s) of strings would be one string but are judged "
+                "differently; judge them alike first: " + " | ".join(map(str, groups))
+            )
+        super().__init__(f"Under {mode} matching, " + ". And ".join(parts))
+
+
+def _judgment_label(synset_ordinal: int | None, level_code: str | None, judged: bool) -> str:
+    if synset_ordinal is not None:
+        return f"synset {synset_ordinal}, level {level_code}"
+    return "judged incorrect" if judged else "unjudged"
+
+
+def _layer_folds(
+    groups: Iterable[tuple[str, str, list[tuple[int, str]]]],
+) -> tuple[list[RekeyConflict], dict[int, int], int]:
+    """The assessors' layer judgments of strings that fold (``groups``: question qid, new
+    key and the (pk, text) of its strings, the kept one first).  In each layer the first
+    judgment among a group's strings goes to the kept string, identical ones are dropped
+    with their strings, and different ones are conflicts.  Returns the conflicts, the
+    judgments to move (pk: the kept string's pk) and how many duplicates go."""
+    groups = list(groups)
+    by_string: dict[int, list[tuple]] = {}
+    for row in (
+        LayerJudgment.objects.filter(
+            string_id__in=[pk for _, _, members in groups for pk, _ in members]
+        )
+        .order_by("layer_id", "id")
+        .values_list(
+            "pk", "string_id", "layer_id", "layer__assessor__username", "group", "level__code"
+        )
+    ):
+        by_string.setdefault(row[1], []).append(row)
+    conflicts: list[RekeyConflict] = []
+    moved: dict[int, int] = {}
+    dropped = 0
+    for qid, key, members in groups:
+        layers: dict[int, list[tuple[str, tuple]]] = {}
+        for pk, text in members:
+            for row in by_string.get(pk, ()):
+                layers.setdefault(row[2], []).append((text, row))
+        for marks in layers.values():
+            if len({(row[4], row[5]) for _, row in marks}) > 1:
+                conflicts.append(
+                    RekeyConflict(
+                        qid,
+                        key,
+                        tuple(
+                            (
+                                text,
+                                f"{row[3]}'s layer: "
+                                + _judgment_label(row[4], row[5], judged=True),
+                            )
+                            for text, row in marks
+                        ),
+                    )
+                )
+                continue
+            if marks[0][1][1] != members[0][0]:  # the kept string is unjudged in this layer
+                moved[marks[0][1][0]] = members[0][0]
+            dropped += len(marks) - 1
+    return conflicts, moved, dropped
+
+
+@transaction.atomic
+def collection_set_matching_mode(*, collection: Collection, mode: str, by: AnyUser | None) -> int:
+    """Change ``collection``'s matching mode to ``mode`` and re-key its strings with the
+    engine's key function (DESIGN.md section 4).  Strings of a question that get one key
+    fold into the first created when their judgments agree (same synset and level, or both
+    judged incorrect, or both unjudged): its text stays, the others' texts and variants
+    join its variants, so nothing typed or imported is lost.  When they disagree ("Radcliffe
+    Line" incorrect, "The Radcliffe Line" correct, under ``squad``) nothing is written and
+    MatchingModeConflict lists every such group, and every string whose key would be empty
+    ("A" or "The" under ``squad``: it would match nothing, and ``string_add`` refuses such a
+    string), to edit or delete first.  The assessors' layer judgments of folded
+    strings go to the kept string in their layer (an identical one there drops the
+    duplicate, a different one is a conflict too), so no layer loses a judgment.  Returns
+    the number of strings folded.  Run answers are keyed by the evaluation app, which
+    re-keys them after this."""
+    if mode not in MATCH_MODES:
+        raise Conflict(f"Unknown matching mode {mode!r}.")
+    given, collection = collection, Collection.objects.select_for_update().get(pk=collection.pk)
+    old = collection.matching_mode
+    if mode == old:
+        given.matching_mode = mode
+        return 0
+    rows = list(
+        AnswerString.objects.filter(question__collection=collection)
+        .order_by("question_id", "created_at", "id")
+        .values_list(
+            "pk",
+            "question_id",
+            "question__qid",
+            "text",
+            "key",
+            "variants",
+            "synset_id",
+            "synset__ordinal",
+            "level__code",
+            "judged_at",
+        )
+    )
+    keys = normalize_many([r[3] for r in rows], mode)
+    # a string whose key would be empty ("A" under squad) would match nothing, and
+    # string_add refuses it: a conflict to resolve first (edit or delete it)
+    conflicts = [
+        RekeyConflict(r[2], "", ((r[3], _judgment_label(r[7], r[8], r[9] is not None)),))
+        for i, r in enumerate(rows)
+        if not keys[i]
+    ]
+    groups: dict[tuple[int, str], list[int]] = {}
+    for i, r in enumerate(rows):
+        if keys[i]:
+            groups.setdefault((r[1], keys[i]), []).append(i)
+    folded, keepers = [], {}
+    for (_, key), members in groups.items():
+        if len(members) < 2:
+            continue
+        judgments = {(rows[i][6], rows[i][8], rows[i][9] is not None) for i in members}
+        if len(judgments) > 1:
+            conflicts.append(
+                RekeyConflict(
+                    rows[members[0]][2],
+                    key,
+                    tuple(
+                        (
+                            rows[i][3],
+                            _judgment_label(rows[i][7], rows[i][8], rows[i][9] is not None),
+                        )
+                        for i in members
+                    ),
+                )
+            )
+            continue
+        first = rows[members[0]]
+        spellings = [s for i in members for s in (rows[i][3], *rows[i][5])]
+        keepers[first[0]] = [s for s in dict.fromkeys(spellings) if s != first[3]]
+        folded += [rows[i][0] for i in members[1:]]
+    layer_conflicts, moved, dropped = _layer_folds(
+        (rows[members[0]][2], key, [(rows[i][0], rows[i][3]) for i in members])
+        for (_, key), members in groups.items()
+        if len(members) > 1
+    )
+    conflicts += layer_conflicts
+    if conflicts:
+        raise MatchingModeConflict(mode, conflicts)
+    gone = set(folded)
+    if folded:
+        # moved before the folded strings go: their deletion cascades to the duplicates
+        LayerJudgment.objects.bulk_update(
+            [LayerJudgment(pk=pk, string_id=kept) for pk, kept in moved.items()],
+            ["string"],
+            batch_size=2000,
+        )
+        # an open layer page of these questions is stale now: its strings changed
+        JudgingLayer.objects.filter(question_id__in={r[1] for r in rows if r[0] in gone}).update(
+            version=F("version") + 1
+        )
+    AnswerString.objects.filter(pk__in=folded).delete()
+    changed = [
+        AnswerString(pk=r[0], key=keys[i])
+        for i, r in enumerate(rows)
+        if r[0] not in gone and keys[i] != r[4]
+    ]
+    # two steps: a key may move to a string whose own key moves away (unique per question)
+    AnswerString.objects.bulk_update(
+        [AnswerString(pk=s.pk, key=f"\u0001rekey {s.pk}") for s in changed],
+        ["key"],
+        batch_size=2000,
+    )
+    AnswerString.objects.bulk_update(changed, ["key"], batch_size=2000)
+    AnswerString.objects.bulk_update(
+        [AnswerString(pk=pk, variants=v) for pk, v in keepers.items()],
+        ["variants"],
+        batch_size=2000,
+    )
+    collection.matching_mode = given.matching_mode = mode
+    collection.save(update_fields=["matching_mode"])
+    user = by if by is not None and by.is_authenticated else None
+    JudgmentEvent.objects.create(
+        collection=collection,
+        user=user,
+        action="matching_mode_set",
+        before={"matching_mode": old},
+        after={
+            "matching_mode": mode,
+            "folded": len(folded),
+            "rekeyed": len(changed),
+            "layer_judgments_moved": len(moved),
+            "layer_judgments_dropped": dropped,
+        },
+    )
+    collection_judgments_changed(collection_id=collection.pk)
+    # the run answers (evaluation's) follow in the same transaction
+    matching_mode_changed.send(sender=Collection, collection=collection, mode=mode)
+    return len(folded)

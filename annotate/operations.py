@@ -1,0 +1,189 @@
+"""The judging workspace's operations (DESIGN.md section 4): each posted ``op`` with its
+form and the write it calls, on gold (``OPERATIONS``) and on an assessor's layer
+(``LAYER_OPERATIONS``, the same keys and forms), and the one function that validates and
+applies them for both workspaces' views."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from config.htmx import HtmxHttpRequest
+
+from . import forms, judging, layers
+from .edits import Conflict
+from .models import JudgingLayer, JudgmentEvent, Question, QuestionStatus, Role
+
+# operation -> (its form, the service call with the form's cleaned data ``d`` and ``c``: the
+# question, the acting user and the version the page showed, plus ``organizer`` for undo)
+OPERATIONS: dict[str, tuple[type[forms.JudgeForm], Callable[..., JudgmentEvent]]] = {
+    "add": (
+        forms.StringJudgeForm,
+        lambda d, c: judging.string_judge(
+            string=d["string"], synset=d["synset"], level=d["level"], expect=d["expect"], **c
+        ),
+    ),
+    "new": (
+        forms.StringLevelForm,
+        lambda d, c: judging.string_judge(
+            string=d["string"], new_synset=True, level=d["level"], expect=d["expect"], **c
+        ),
+    ),
+    "incorrect": (
+        forms.StringForm,
+        lambda d, c: judging.string_judge(string=d["string"], expect=d["expect"], **c),
+    ),
+    "level": (
+        forms.StringLevelForm,
+        lambda d, c: judging.string_set_level(
+            string=d["string"], level=d["level"], expect=d["expect"], **c
+        ),
+    ),
+    "unjudge": (
+        forms.StringForm,
+        lambda d, c: judging.string_unjudge(string=d["string"], expect=d["expect"], **c),
+    ),
+    "edit": (
+        forms.StringEditForm,
+        lambda d, c: judging.string_edit(
+            string=d["string"], text=d["text"], expect=d["expect"], **c
+        ),
+    ),
+    "delete": (
+        forms.StringForm,
+        lambda d, c: judging.string_delete(string=d["string"], expect=d["expect"], **c),
+    ),
+    "type": (
+        forms.StringTypeForm,
+        lambda d, c: judging.string_add(
+            text=d["text"],
+            synset=d["synset"],
+            level=d["level"],
+            new_synset=d["target"] == "new",
+            **c,
+        ),
+    ),
+    "merge": (
+        forms.SynsetMergeForm,
+        lambda d, c: judging.synset_merge(synsets=[d["synset"], *d["merge"]], **c),
+    ),
+    "split": (forms.SynsetSplitForm, lambda d, c: judging.synset_split(strings=d["strings"], **c)),
+    "nil": (forms.LevelOnlyForm, lambda d, c: judging.question_mark_nil(level=d["level"], **c)),
+    "notes": (forms.NotesForm, lambda d, c: judging.question_set_notes(notes=d["notes"], **c)),
+    "done": (
+        forms.JudgeForm,
+        lambda d, c: judging.question_set_status(status=QuestionStatus.DONE, **c),
+    ),
+    "reopen": (
+        forms.JudgeForm,
+        lambda d, c: judging.question_set_status(status=QuestionStatus.IN_PROGRESS, **c),
+    ),
+    "undo": (forms.JudgeForm, lambda d, c: judging.question_undo(any_user=d["organizer"], **c)),
+}
+
+
+def apply_operation(
+    request: HtmxHttpRequest,
+    operations: Mapping[str, tuple[type[forms.JudgeForm], Callable[..., JudgmentEvent]]],
+    context: dict[str, Any],
+    **data: Any,
+) -> JudgmentEvent:
+    """Validate the judging operation posted by the workspace with its form in
+    ``operations`` and apply it: the call gets the form's cleaned data (and ``data``) and
+    ``context`` with the version the page showed.  Conflict when it is refused: nothing
+    written.  Gold's operations (``OPERATIONS``) and a layer's (``LAYER_OPERATIONS``) alike."""
+    op = request.POST.get("op", "")
+    if op not in operations:
+        raise Conflict(f"Unknown operation {op!r}.")
+    form_class, call = operations[op]
+    form = form_class(request.POST)
+    if not form.is_valid():
+        raise Conflict(form.refusal())
+    return call({**form.cleaned_data, **data}, {**context, "version": form.cleaned_data["version"]})
+
+
+def apply_to_gold(request: HtmxHttpRequest, question: Question, role: Role) -> JudgmentEvent:
+    """Validate and apply the judging operation posted by the workspace on gold."""
+    return apply_operation(
+        request,
+        OPERATIONS,
+        {"question": question, "by": request.user},
+        organizer=role == Role.ORGANIZER,
+    )
+
+
+def _group(ref) -> int | None:
+    """A layer's synset number from the workspace's ``synset`` / ``ordinal`` field."""
+    if ref is None or isinstance(ref, int):
+        return ref
+    return ref.pk if ref.pk is not None else ref.ordinal
+
+
+def _not_in_layers(what: str):
+    def refuse(d, c):
+        raise Conflict(
+            f"{what} is not available in your layer: you judge the strings as they are; "
+            "the organizers change the question itself."
+        )
+
+    return refuse
+
+
+def _layer_merge(d: dict, c: dict) -> JudgmentEvent:
+    if d["synset"] is None:
+        raise Conflict("Choose the synset of your layer to merge into.")
+    return layers.layer_merge(groups=[_group(d["synset"]), *d["merge"]], **c)
+
+
+# operation -> (its form, the layer service called with the form's data ``d`` and ``c``: the
+# layer, the acting user and the layer's version the page showed): the keys and forms of the
+# gold workspace (``OPERATIONS``), acting on the assessor's layer
+LAYER_OPERATIONS: dict[str, tuple[type[forms.JudgeForm], Callable[..., JudgmentEvent]]] = {
+    "add": (
+        forms.StringJudgeForm,
+        lambda d, c: layers.layer_judge(
+            string=d["string"], group=_group(d["synset"]), level=d["level"], expect=d["expect"], **c
+        ),
+    ),
+    "new": (
+        forms.StringLevelForm,
+        lambda d, c: layers.layer_judge(
+            string=d["string"], new_group=True, level=d["level"], expect=d["expect"], **c
+        ),
+    ),
+    "incorrect": (
+        forms.StringForm,
+        lambda d, c: layers.layer_judge(string=d["string"], expect=d["expect"], **c),
+    ),
+    "level": (
+        forms.StringLevelForm,
+        lambda d, c: layers.layer_set_level(
+            string=d["string"], level=d["level"], expect=d["expect"], **c
+        ),
+    ),
+    "unjudge": (
+        forms.StringForm,
+        lambda d, c: layers.layer_unjudge(string=d["string"], expect=d["expect"], **c),
+    ),
+    "merge": (forms.SynsetMergeForm, _layer_merge),
+    "split": (forms.SynsetSplitForm, lambda d, c: layers.layer_split(strings=d["strings"], **c)),
+    "done": (
+        forms.JudgeForm,
+        lambda d, c: layers.layer_mark_done(layer=c["layer"], by=c["by"], done=True),
+    ),
+    "reopen": (
+        forms.JudgeForm,
+        lambda d, c: layers.layer_mark_done(layer=c["layer"], by=c["by"], done=False),
+    ),
+    "undo": (forms.JudgeForm, lambda d, c: layers.layer_undo(layer=c["layer"], by=c["by"])),
+    "edit": (forms.JudgeForm, _not_in_layers("Correcting a string")),
+    "delete": (forms.JudgeForm, _not_in_layers("Deleting a string")),
+    "type": (forms.JudgeForm, _not_in_layers("Adding a string")),
+    "nil": (forms.JudgeForm, _not_in_layers("Marking the question NIL")),
+    "notes": (forms.JudgeForm, _not_in_layers("Editing the question's notes")),
+}
+
+
+def apply_to_layer(request: HtmxHttpRequest, layer: JudgingLayer) -> JudgmentEvent:
+    """The workspace's operation on the user's layer, validated and applied as on gold."""
+    return apply_operation(request, LAYER_OPERATIONS, {"layer": layer, "by": request.user})

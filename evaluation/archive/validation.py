@@ -1,0 +1,679 @@
+"""An archive read and checked whole before anything is written (``Archive``): format,
+every field, every reference and the sizes; every problem found is listed with its member
+and line."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+import zlib
+from functools import partial
+
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.exceptions import ValidationError
+
+from annotate.models import JUDGE_ROLES, MatchingMode, QuestionStatus, Role, Source
+from evaluation.metrics import Issue
+from evaluation.metrics.errors import MAX_ISSUES
+from evaluation.metrics.gains import check_gain
+from evaluation.metrics.parsers import empty_key_message
+from evaluation.models import RunFormat
+from evaluation.services import run_name_problem
+
+from .format import (
+    COLUMNS,
+    FORMAT,
+    LAYER_MEMBERS,
+    MEMBERS,
+    NUL,
+    READS,
+    RUN_EVENTS,
+    max_bytes,
+    parse_when,
+    read_member_csv,
+)
+
+_INT_MAX = 2**31 - 1
+_username = UnicodeUsernameValidator()
+_INT_TEXT = re.compile(r"-?[0-9]{1,30}", re.ASCII)
+
+
+def _is_int(value, lo: int = 0, hi: int = _INT_MAX) -> bool:
+    if isinstance(value, str):
+        value = value.strip()
+        # ASCII digits: "²".isdigit() is true, but int() refuses it
+        if not _INT_TEXT.fullmatch(value):
+            return False
+        value = int(value)
+    return isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
+
+
+def _is_json_int(value, lo: int = 0, hi: int = _INT_MAX) -> bool:
+    """A JSON number in range (not its text, as a CSV cell would be)."""
+    return _is_int(value, lo, hi) and not isinstance(value, str)
+
+
+def _is_when(value) -> bool:
+    if value in ("", None):
+        return True
+    try:
+        parse_when(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _is_username(value) -> bool:
+    if not isinstance(value, str) or not 0 < len(value) <= 150:
+        return False
+    try:
+        _username(value)
+    except ValidationError:
+        return False
+    return True
+
+
+def _is_text_list(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _control(value) -> bool:
+    """True when a JSON value holds a NUL anywhere (keys too)."""
+    if isinstance(value, str):
+        return NUL in value
+    if isinstance(value, dict):
+        return any(_control(k) or _control(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_control(v) for v in value)
+    return False
+
+
+_COLLECTION_CHECKS = {
+    "name": lambda v: isinstance(v, str) and 0 < len(v.strip()) and len(v) <= 200,
+    "description": lambda v: isinstance(v, str),
+    "guidelines": lambda v: isinstance(v, str),
+    "matching_mode": lambda v: v in MatchingMode.values,
+    "max_output_size": lambda v: _is_json_int(v, 1, 32767),
+    "open_for_submissions": lambda v: isinstance(v, bool),
+    "leaderboard_published": lambda v: isinstance(v, bool),
+    "judgment_version": lambda v: _is_json_int(v),
+}
+_RUN_KEYS = {"name", "owner", "description", "uploaded_at", "source_name", "sha256", "format"}
+
+
+class Archive:
+    """An archive read and checked whole; ``issues`` lists every problem found, with its
+    member and line."""
+
+    def __init__(self, data: bytes, filename: str):
+        self.filename = filename
+        self.issues: list[Issue] = []
+        self.texts = self._unpack(data)
+        if self.issues:
+            return
+        self.manifest = self._json("manifest.json")
+        if self.issues:
+            return
+        m = self.manifest
+        if not isinstance(m, dict) or m.get("format") != FORMAT or m.get("version") not in READS:
+            version = m.get("version") if isinstance(m, dict) else None
+            self.add(
+                "manifest.json",
+                None,
+                f"not a {FORMAT} archive of version "
+                f"{' or '.join(map(str, READS))} (version {version!r})",
+            )
+            return
+        self.version = m["version"]
+        self._check_manifest()
+        self.questions = self._table("questions.csv")
+        self.synsets = self._table("synsets.csv")
+        self.strings = self._table("strings.csv")
+        self.answers = self._table("run_answers.csv")
+        self.runs = self._json("runs.json")
+        self.events = self._jsonl("events.jsonl")
+        self.layers, self.layer_judgments = [], []
+        if self.version >= 3:
+            missing = [name for name in LAYER_MEMBERS if name not in self.texts]
+            for name in missing:
+                self.add(None, None, f"member {name!r} is missing")
+            if missing:
+                return
+            self.layers = self._table("layers.csv")
+            self.layer_judgments = self._table("layer_judgments.csv")
+        self._check_questions()
+        self._check_synsets()
+        self._check_strings()
+        self._check_runs()
+        self._check_answers()
+        self._check_layers()
+        self._check_layer_judgments()
+        self._check_events()
+
+    def add(self, member: str | None, line: int | None, message: str) -> None:
+        if len(self.issues) < MAX_ISSUES:
+            where = f"{self.filename}:{member}" if member else self.filename
+            self.issues.append(Issue(where, line, message))
+
+    # reading
+    def _unpack(self, data: bytes) -> dict[str, str]:
+        try:
+            z = zipfile.ZipFile(io.BytesIO(data))
+            names = self._member_names(z)
+            return {} if self.issues else self._texts(z, names)
+        except (
+            zipfile.BadZipFile,
+            zipfile.LargeZipFile,
+            NotImplementedError,
+            RuntimeError,
+            EOFError,
+            OSError,
+            ValueError,
+            zlib.error,
+        ) as e:
+            self.add(None, None, f"unreadable archive: {e}")
+        return {}
+
+    def _member_names(self, z: zipfile.ZipFile) -> list[str]:
+        """The names of the archive's members, a problem added for each one unexpected,
+        repeated or missing."""
+        infos = z.infolist()
+        if len(infos) > 2 * len(MEMBERS + LAYER_MEMBERS):
+            self.add(None, None, f"{len(infos)} members; an archive has {len(MEMBERS)}")
+            return []
+        names = [i.filename for i in infos]
+        for name in sorted(set(names)):
+            if name not in MEMBERS + LAYER_MEMBERS:
+                self.add(None, None, f"unexpected member {name!r}")
+            elif names.count(name) > 1:
+                self.add(None, None, f"member {name!r} appears {names.count(name)} times")
+        for name in MEMBERS:
+            if name not in names:
+                self.add(None, None, f"member {name!r} is missing")
+        return names
+
+    def _texts(self, z: zipfile.ZipFile, names: list[str]) -> dict[str, str]:
+        """The members' texts, read up to the size limit all together."""
+        limit, total, texts = max_bytes(), 0, {}
+        for name in MEMBERS + tuple(n for n in LAYER_MEMBERS if n in names):
+            # the sizes a zip declares may lie: read at most what is left of the limit
+            with z.open(name) as f:
+                body = f.read(limit - total + 1)
+            total += len(body)
+            if total > limit:
+                self.add(
+                    None,
+                    None,
+                    f"larger than {limit // 1048576} MB once unpacked (ARCHIVE_MAX_MB)",
+                )
+                return {}
+            try:
+                texts[name] = body.decode("utf-8")
+            except UnicodeDecodeError as e:
+                self.add(name, None, f"not UTF-8 text ({e.reason} at byte {e.start})")
+        return texts
+
+    def _json(self, name: str):
+        try:
+            value = json.loads(self.texts[name], parse_constant=self._no_constant)
+        except ValueError as e:
+            self.add(name, getattr(e, "lineno", None), f"not JSON: {e}")
+            return None
+        if _control(value):
+            self.add(name, None, "holds a NUL byte")
+        return value
+
+    @staticmethod
+    def _no_constant(name):
+        raise ValueError(f"{name} is not a number here")
+
+    def _jsonl(self, name: str) -> list[tuple[int, dict]]:
+        rows = []
+        for n, line in enumerate(self.texts[name].splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line, parse_constant=self._no_constant)
+            except ValueError as e:
+                self.add(name, n, f"not JSON: {e}")
+                continue
+            if not isinstance(value, dict):
+                self.add(name, n, "not a JSON object")
+            elif _control(value):
+                self.add(name, n, "holds a NUL byte")
+            else:
+                rows.append((n, value))
+        return rows
+
+    def _table(self, name: str) -> list[tuple[int, dict]]:
+        try:
+            header, rows = read_member_csv(self.texts[name])
+        except ValueError as e:
+            self.add(name, None, f"not CSV: {e}")
+            return []
+        want = COLUMNS[self.version][name]
+        if sorted(header) != sorted(want):
+            self.add(name, 1, f"columns {','.join(header)}; expected {','.join(want)}")
+            return []
+        out = []
+        for n, row in enumerate(rows, start=2):
+            if None in row or None in row.values():
+                self.add(name, n, f"{len(want)} fields expected")
+            elif any(NUL in v for v in row.values()):
+                self.add(name, n, "holds a NUL byte")
+            else:
+                out.append((n, row))
+        return out
+
+    # checking the manifest
+    def _check_manifest(self) -> None:
+        m, add = self.manifest, partial(self.add, "manifest.json", None)
+        c = m.get("collection")
+        if not isinstance(c, dict):
+            add('no "collection" object')
+            c = {}
+        for field, ok in _COLLECTION_CHECKS.items():
+            if field not in c or not ok(c[field]):
+                add(f"collection.{field}: {c.get(field)!r} is missing or not allowed")
+        if not _is_when(c.get("judgments_changed_at", "")):
+            add(f"collection.judgments_changed_at: {c['judgments_changed_at']!r} is not a time")
+        levels = m.get("levels")
+        if not isinstance(levels, list) or not levels:
+            add('"levels" must list at least one level')
+            levels = []
+        self.level_codes: set[str] = set()
+        orders: set = set()
+        for i, lv in enumerate(levels, start=1):
+            self._check_level(i, lv, orders)
+        self._check_members(m.get("members"))
+
+    def _check_level(self, i: int, lv, orders: set) -> None:
+        """Level ``i`` of the manifest; its code joins ``level_codes``, its order ``orders``."""
+        add = partial(self.add, "manifest.json", None)
+        keys = {"code", "label", "gain", "order"} | ({"examples"} if self.version >= 4 else set())
+        if not isinstance(lv, dict) or set(lv) != keys:
+            add(f"level {i}: needs exactly {', '.join(sorted(keys))}")
+            return
+        if "examples" in lv and (not isinstance(lv["examples"], str) or len(lv["examples"]) > 2000):
+            add(f"level {i}: examples must be text of at most 2000 characters")
+        code, gain = lv["code"], lv["gain"]
+        if not isinstance(code, str) or not 0 < len(code.strip()) <= 8:
+            add(f"level {i}: code {code!r} must be 1 to 8 characters")
+        elif code in self.level_codes:
+            add(f"level {i}: code {code!r} appears twice")
+        self.level_codes.add(code)
+        if not isinstance(lv["label"], str) or len(lv["label"]) > 100:
+            add(f"level {i}: label must be text of at most 100 characters")
+        if isinstance(gain, bool) or not isinstance(gain, int | float):
+            add(f"level {i}: gain {gain!r} must be a number")
+        else:
+            try:
+                check_gain(gain, f"level {i}: gain")
+            except ValueError as e:
+                add(str(e))
+        if not _is_json_int(lv["order"], 0, 32767) or lv["order"] in orders:
+            add(f"level {i}: order {lv['order']!r} must be a distinct number 0..32767")
+        orders.add(lv["order"])
+
+    def _check_members(self, members) -> None:
+        """The manifest's members: ``roles`` maps each valid username to its role."""
+        add = partial(self.add, "manifest.json", None)
+        if not isinstance(members, list):
+            add('"members" must be a list')
+            members = []
+        self.roles: dict[str, str] = {}
+        for i, mem in enumerate(members, start=1):
+            if (
+                not isinstance(mem, dict)
+                or not _is_username(mem.get("username"))
+                or mem.get("role") not in Role.values
+            ):
+                add(f"member {i}: needs a valid username and a role ({', '.join(Role.values)})")
+            elif mem["username"] in self.roles:
+                add(f"member {i}: {mem['username']!r} appears twice")
+            else:
+                self.roles[mem["username"]] = mem["role"]
+
+    # checking the tables
+    def _check_questions(self) -> None:
+        self.qids: set[str] = set()
+        for n, q in self.questions:
+            add = partial(self.add, "questions.csv", n)
+            qid = q["question_id"]
+            if not qid.strip() or len(qid) > 100:
+                add(f"question_id {qid!r} must be 1 to 100 characters")
+            elif qid in self.qids:
+                add(f"question {qid!r} appears twice")
+            self.qids.add(qid)
+            if q["status"] not in QuestionStatus.values:
+                add(f"status {q['status']!r} is not one of {', '.join(QuestionStatus.values)}")
+            if q["version"] and not _is_int(q["version"]):
+                add(f"version {q['version']!r} is not a number >= 0")
+            for u in q["assessors"].split():
+                if not _is_username(u):
+                    add(f"assessor {u!r} is not a valid username")
+
+    def _check_synsets(self) -> None:
+        self.synset_of: dict[int, str] = {}  # archive synset id -> question id
+        self.syn_keys: set[tuple[str, int]] = set()
+        for n, s in self.synsets:
+            add = partial(self.add, "synsets.csv", n)
+            if s["question_id"] not in self.qids:
+                add(f"unknown question {s['question_id']!r}")
+            if not _is_int(s["synset_id"], 1):
+                add(f"synset_id {s['synset_id']!r} is not a number >= 1")
+            elif (s["question_id"], int(s["synset_id"])) in self.syn_keys:
+                add(f"synset {s['synset_id']} of {s['question_id']!r} appears twice")
+            else:
+                self.syn_keys.add((s["question_id"], int(s["synset_id"])))
+            if self.version >= 2:
+                if not _is_int(s["id"], 1) or int(s["id"]) in self.synset_of:
+                    add(f"id {s['id']!r} is not a distinct number >= 1")
+                else:
+                    self.synset_of[int(s["id"])] = s["question_id"]
+                if len(s["label"]) > 100:
+                    add("label longer than 100 characters")
+
+    def _check_strings(self) -> None:
+        self.string_of: dict[int, str] = {}  # archive string id -> question id
+        keys: set[tuple[str, str]] = set()
+        c = self.manifest.get("collection")  # a dict once the manifest passed its checks
+        mode = c.get("matching_mode") if isinstance(c, dict) else None
+        for n, s in self.strings:
+            add = partial(self.add, "strings.csv", n)
+            self._check_judgment(s, add)
+            if not s["key"]:
+                add(empty_key_message(s["question_id"], s["answer"], mode))
+            elif (s["question_id"], s["key"]) in keys:
+                add(f"key {s['key']!r} appears twice in question {s['question_id']!r}")
+            keys.add((s["question_id"], s["key"]))
+            if self.version >= 2:
+                self._check_string_id(s, add)
+
+    def _check_judgment(self, s: dict, add) -> None:
+        """A row of strings.csv: its question, synset, level, source, judge and times."""
+        qid, synset, level = s["question_id"], s["synset_id"], s["level"]
+        if qid not in self.qids:
+            add(f"unknown question {qid!r}")
+        if synset and (not _is_int(synset, 1) or (qid, int(synset)) not in self.syn_keys):
+            add(f"unknown synset {synset!r} of question {qid!r}")
+        if level and level not in self.level_codes:
+            add(f"unknown level {level!r}")
+        if bool(synset) != bool(level):
+            add("a string in a synset needs a level, and only such a string has one")
+        if synset and not s["judged_at"]:
+            add("a string in a synset needs judged_at")
+        if s["source"] not in Source.values:
+            add(f"source {s['source']!r} is not one of {', '.join(Source.values)}")
+        if s["judged_by"] and not _is_username(s["judged_by"]):
+            add(f"judged_by {s['judged_by']!r} is not a valid username")
+        for field in ("judged_at", "created_at"):
+            if not _is_when(s[field]):
+                add(f"{field} {s[field]!r} is not a time")
+
+    def _check_string_id(self, s: dict, add) -> None:
+        """A version 2 row of strings.csv: its archive id and its variants."""
+        if not _is_int(s["id"], 1) or int(s["id"]) in self.string_of:
+            add(f"id {s['id']!r} is not a distinct number >= 1")
+        else:
+            self.string_of[int(s["id"])] = s["question_id"]
+        try:
+            variants = json.loads(s["variants"]) if s["variants"] else []
+        except ValueError:
+            variants = None
+        if not _is_text_list(variants):
+            add(f"variants {s['variants']!r} is not a JSON list of strings")
+
+    def _check_runs(self) -> None:
+        add = partial(self.add, "runs.json", None)
+        if not isinstance(self.runs, list):
+            add("not a JSON list")
+            self.runs = []
+        self.run_names: set[str] = set()
+        for i, r in enumerate(self.runs, start=1):
+            if not isinstance(r, dict) or set(r) != _RUN_KEYS:
+                add(f"run {i}: needs exactly {', '.join(sorted(_RUN_KEYS))}")
+                continue
+            self._check_run(i, r, add)
+
+    def _check_run(self, i: int, r: dict, add) -> None:
+        """Run ``i`` of runs.json; its name joins ``run_names``."""
+        if not isinstance(r["name"], str) or not 0 < len(r["name"].strip()) <= 100:
+            add(f"run {i}: name must be 1 to 100 characters")
+        elif problem := run_name_problem(r["name"]):
+            add(f"run {i}: {problem}")
+        elif r["name"] in self.run_names:
+            add(f"run {i}: name {r['name']!r} appears twice")
+        self.run_names.add(r["name"])
+        if not _is_username(r["owner"]):
+            add(f"run {i}: owner {r['owner']!r} is not a valid username")
+        if r["format"] not in RunFormat.values:
+            add(f"run {i}: format {r['format']!r} is not one of {', '.join(RunFormat.values)}")
+        if (
+            not isinstance(r["description"], str)
+            or not isinstance(r["source_name"], str)
+            or len(r["source_name"]) > 255
+            or not isinstance(r["sha256"], str)
+            or len(r["sha256"]) > 64
+            or not isinstance(r["uploaded_at"], str)
+            or not _is_when(r["uploaded_at"])
+        ):
+            add(
+                f"run {i}: description, source_name (<= 255), sha256 (<= 64) and "
+                "uploaded_at (a time) must be text"
+            )
+
+    def _check_answers(self) -> None:
+        seen = set()
+        for n, a in self.answers:
+            add = partial(self.add, "run_answers.csv", n)
+            if a["run"] not in self.run_names:
+                add(f"unknown run {a['run']!r}")
+            if a["question_id"] not in self.qids:
+                add(f"unknown question {a['question_id']!r}")
+            if not _is_int(a["rank"], 1):
+                add(f"rank {a['rank']!r} is not a number >= 1")
+            elif (a["run"], a["question_id"], int(a["rank"])) in seen:
+                add(f"rank {a['rank']} of {a['run']!r} on {a['question_id']!r} appears twice")
+            else:
+                seen.add((a["run"], a["question_id"], int(a["rank"])))
+            if a["score"]:
+                try:
+                    float(a["score"])
+                except ValueError:
+                    add(f"score {a['score']!r} is not a number")
+
+    def _check_layers(self) -> None:
+        self.layer_keys: set[tuple[str, str]] = set()
+        judges = {u for u, role in self.roles.items() if role in JUDGE_ROLES}
+        for n, la in self.layers:
+            add = partial(self.add, "layers.csv", n)
+            key = (la["question_id"], la["assessor"])
+            if la["question_id"] not in self.qids:
+                add(f"unknown question {la['question_id']!r}")
+            elif la["assessor"] not in judges:
+                add(f"{la['assessor']!r} is not an assessor or organizer of the collection")
+            elif key in self.layer_keys:
+                add(f"a second layer of {la['assessor']!r} for {la['question_id']!r}")
+            elif not _is_int(la["k"], 1, 99) or not _is_int(la["version"]):
+                add("k (1 to 99) and version are numbers")
+            elif la["adjudicator"] and la["adjudicator"] not in judges:
+                add(f"adjudicator {la['adjudicator']!r} is not an assessor or organizer")
+            elif not all(_is_when(la[f]) for f in ("gold_at", "started_at", "done_at")):
+                add("gold_at, started_at and done_at are times (or empty)")
+            else:
+                try:
+                    float(la["seconds"] or 0)
+                except ValueError:
+                    add(f"seconds {la['seconds']!r} is not a number")
+                    continue
+                self.layer_keys.add(key)
+
+    def _check_layer_judgments(self) -> None:
+        seen = set()
+        for n, j in self.layer_judgments:
+            add = partial(self.add, "layer_judgments.csv", n)
+            key = (j["question_id"], j["assessor"])
+            if key not in self.layer_keys:
+                add(f"no layer of {j['assessor']!r} for {j['question_id']!r} in layers.csv")
+            elif (
+                not _is_int(j["string_id"], 1)
+                or self.string_of.get(int(j["string_id"])) != j["question_id"]
+            ):
+                add(f"string {j['string_id']!r} is not a string of {j['question_id']!r}")
+            elif (key, j["string_id"]) in seen:
+                add(f"string {j['string_id']} judged twice in one layer")
+            elif bool(j["synset_id"]) != bool(j["level"]) or (
+                j["synset_id"]
+                and (not _is_int(j["synset_id"], 1) or j["level"] not in self.level_codes)
+            ):
+                add("a synset number with a known level, or neither")
+            elif not j["judged_at"] or not _is_when(j["judged_at"]):
+                add(f"judged_at {j['judged_at']!r} is not a time")
+            else:
+                seen.add((key, j["string_id"]))
+
+    # checking the audit trail
+    def _check_events(self) -> None:
+        self.event_ids: set[int] = set()
+        self.dead_strings: dict[int, str | None] = {}  # ids no longer rows -> question
+        self.dead_synsets: dict[int, str | None] = {}
+        for n, e in self.events:
+            add = partial(self.add, "events.jsonl", n)
+            if problem := self._event_keys_problem(e):
+                add(problem)
+                continue
+            if e["question_id"] is not None and e["question_id"] not in self.qids:
+                add(f"unknown question {e['question_id']!r}")
+            if e["user"] is not None and not _is_username(e["user"]):
+                add(f"user {e['user']!r} is not a valid username")
+            if not isinstance(e["action"], str) or not 0 < len(e["action"]) <= 40:
+                add("action must be 1 to 40 characters")
+            if not isinstance(e["before"], dict) or not isinstance(e["after"], dict):
+                add("before and after must be JSON objects")
+                continue
+            if not isinstance(e["created_at"], str) or not _is_when(e["created_at"]):
+                add(f"created_at {e['created_at']!r} is not a time")
+            if self.version >= 2:
+                for problem in self._event_references(e):
+                    add(problem)
+                if not _is_json_int(e["id"], 1) or e["id"] in self.event_ids:
+                    add(f"id {e['id']!r} is not a distinct number >= 1")
+                else:
+                    self.event_ids.add(e["id"])
+
+    def _event_keys_problem(self, e: dict) -> str | None:
+        """What is wrong with an event's keys (those of its version), or the layer it
+        names; None when nothing is."""
+        want = {"question_id", "user", "action", "before", "after", "created_at"}
+        if self.version >= 2:
+            want.add("id")
+        if self.version >= 3:
+            want.add("layer")
+            if (
+                e.get("layer") is not None
+                and (e.get("question_id"), e["layer"]) not in self.layer_keys
+            ):
+                return f"names the layer of {e['layer']!r}, which layers.csv does not have"
+        if set(e) != want:
+            return f"needs exactly {', '.join(sorted(want))}"
+        return None
+
+    def _event_references(self, e: dict):
+        """The problems of the archive ids, level codes and usernames an event's snapshots
+        name: a string or synset must be one of the event's question (a live one, or one
+        no longer there that no other question's events name)."""
+        qid = e["question_id"]
+        for side in (e["before"], e["after"]):
+            if "strings" not in side:  # not a snapshot (a bulk action's counts)
+                side = {"undoes": side.get("undoes"), "run": side.get("run")}
+            yield from self._snapshot_strings(qid, side.get("strings"))
+            yield from self._snapshot_synsets(qid, side.get("synsets"))
+            rows = side.get("rows") if e.get("layer") is not None else None
+            yield from self._snapshot_rows(qid, rows)
+            undoes = side.get("undoes")
+            if undoes is not None and (not _is_json_int(undoes, 1) or undoes not in self.event_ids):
+                yield f"undoes {undoes!r}, which is not an earlier event"
+            if e["action"] in RUN_EVENTS and side.get("run") not in (None, *self.run_names):
+                yield f"unknown run {side.get('run')!r}"
+
+    def _owned(self, kind: str, value, qid) -> str | None:
+        """The problem of a string or synset id an event of question ``qid`` names: not an
+        id, or one of another question (an id no longer a row belongs to the first
+        question whose event names it)."""
+        live, dead = (
+            (self.string_of, self.dead_strings)
+            if kind == "string"
+            else (self.synset_of, self.dead_synsets)
+        )
+        if not _is_int(value, 1) or isinstance(value, bool):
+            return f"{kind} id {value!r} is not a number >= 1"
+        value = int(value)
+        owner = live[value] if value in live else dead.setdefault(value, qid)
+        if owner != qid:
+            return f"names {kind} {value} of question {owner!r}, not of {qid!r}"
+        return None
+
+    def _snapshot_strings(self, qid, strings):
+        """The problems of a snapshot's strings (id -> the string as it was, or None)."""
+        if strings is not None and not isinstance(strings, dict):
+            yield "strings must be a JSON object"
+            strings = {}
+        for key, snap in (strings or {}).items():
+            if problem := self._owned("string", key, qid):
+                yield problem
+            if snap is not None:
+                yield from self._snapshot_string(qid, key, snap)
+
+    def _snapshot_string(self, qid, key, snap):
+        """The problems of one string as a snapshot recorded it."""
+        if (
+            not isinstance(snap, dict)
+            or not isinstance(snap.get("text"), str)
+            or not isinstance(snap.get("key"), str)
+            or snap.get("source") not in Source.values
+            or not _is_when(snap.get("judged_at"))
+        ):
+            yield f"string {key}: text, key, source and judged_at are needed"
+            return
+        if snap.get("synset") is not None and (
+            problem := self._owned("synset", snap["synset"], qid)
+        ):
+            yield problem
+        if snap.get("level") is not None and snap["level"] not in self.level_codes:
+            yield f"string {key}: unknown level {snap['level']!r}"
+        if snap.get("judged_by") is not None and not _is_username(snap["judged_by"]):
+            yield f"string {key}: judged_by {snap['judged_by']!r} is not a username"
+        if not _is_text_list(snap.get("variants", [])):
+            yield f"string {key}: variants must be a list of strings"
+
+    def _snapshot_synsets(self, qid, synsets):
+        """The problems of a snapshot's synsets ([id, note, label] each)."""
+        if synsets is not None and not isinstance(synsets, list):
+            yield "synsets must be a JSON list"
+            synsets = []
+        for row in synsets or []:
+            if not isinstance(row, list) or len(row) not in (2, 3) or not _is_text_list(row[1:]):
+                yield "each synset must be [id, note, label]"
+            elif problem := self._owned("synset", row[0], qid):
+                yield problem
+
+    def _snapshot_rows(self, qid, rows):
+        """The problems of a layer event's rows (string id -> [synset, level, judged_at])."""
+        if rows is not None and not isinstance(rows, dict):
+            yield "rows must be a JSON object"
+            rows = {}
+        for key, row in (rows or {}).items():
+            if problem := self._owned("string", key, qid):
+                yield problem
+            elif row is not None and not (
+                isinstance(row, list)
+                and len(row) == 3
+                and (row[0] is None or _is_json_int(row[0], 1))
+                and (row[1] is None or row[1] in self.level_codes)
+                and isinstance(row[2], str)
+                and _is_when(row[2])
+            ):
+                yield f"row {key}: [synset, level, judged_at] expected"

@@ -1,0 +1,174 @@
+"""The system ranking (each mean with its 95% interval, the all-pairs significance
+matrix, Kendall's tau and Spearman's rho between metrics) and its two CSVs.  The figures
+come from ``services.runs_rank``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.views.decorators.http import require_GET
+
+from annotate.models import Collection
+from evaluation import selectors, services
+from evaluation.analysis.score_config import ScoreConfig
+from evaluation.analysis.significance import PairTests, TestConfig
+from evaluation.analysis.stats import format_p, p_text
+
+from . import score_pages as pages
+from .access import score_access
+from .exports import csv_precision, csv_response
+from .forms import metric_label
+
+
+def _matrix(pairs: PairTests | None) -> dict[str, Any] | None:
+    """The all-pairs matrix as the ranking page shows it: runs in ranking order, each
+    cell the pair's p-value (``format_p``) and whether it is below 5%."""
+    if pairs is None:
+        return None
+    sig = pairs.significant()
+    runs = [{"rank": i + 1, "name": name} for i, name in enumerate(pairs.runs)]
+    rows = [
+        {
+            **run,
+            "mean": pages.fmt(float(pairs.mean[i])),
+            "cells": [
+                {"p": "" if i == j else format_p(float(pairs.p[i, j])), "sig": bool(sig[i, j])}
+                for j in range(len(pairs.runs))
+            ],
+        }
+        for i, run in enumerate(runs)
+    ]
+    c = pairs.config
+    return {
+        "tests": pairs,
+        "metric": metric_label(pairs.metric),
+        "runs": runs,
+        "rows": rows,
+        "problem": pairs.problem,
+        "significant": int(np.triu(sig, 1).sum()),
+        "detail": (
+            f"{c.trials} permutations, seed {c.seed}"
+            if c.test == "tukey"
+            else f"correction over the {pairs.pairs} pair{'s' if pairs.pairs != 1 else ''}"
+        ),
+    }
+
+
+# -- system ranking -------------------------------------------------------------------------
+def _system_ranking(
+    request: HttpRequest,
+    collection: Collection,
+    config: ScoreConfig,
+    tests: TestConfig,
+    **parts: bool,
+) -> services.SystemRanking:
+    runs = selectors.visible_runs(user=request.user, collection=collection)
+    return services.runs_rank(
+        collection=collection, runs=list(runs), config=config, tests=tests, **parts
+    )
+
+
+@require_GET
+def ranking(request: HttpRequest, slug: str) -> HttpResponse:
+    collection, role = score_access(request, slug)
+    form, tests_form = pages.score_forms(request, collection)
+    config, tests = form.config, tests_form.config
+    r = _system_ranking(request, collection, config, tests)
+    iv = r.intervals
+    table = [
+        {
+            "run": run,
+            "values": [
+                (
+                    r.means.at[run.name, m],
+                    int(r.ranks.at[run.name, m]),
+                    pages.interval(*iv.bounds(run.name, m)) if iv else "",
+                )
+                for m in r.metrics
+            ],
+        }
+        for run in r.order
+    ]
+    corr = r.correlations.itertuples() if r.correlations is not None else ()
+    return TemplateResponse(
+        request,
+        "evaluation/ranking.html",
+        {
+            "collection": collection,
+            "role": role,
+            "config": config,
+            "form": form.shown(),
+            "metrics": pages.metric_choices(config),
+            "tests_form": tests_form.shown(),
+            "show_test": True,
+            "interval_note": pages.interval_note(iv),
+            "matrix": _matrix(r.pairs),
+            "table": table,
+            "primary": metric_label(r.metrics[0]),
+            "corr": [
+                {
+                    "a": metric_label(c.metric_a),
+                    "b": metric_label(c.metric_b),
+                    "tau": pages.fmt(c.kendall_tau),
+                    "rho": pages.fmt(c.spearman_rho),
+                }
+                for c in corr
+            ],
+        },
+    )
+
+
+@require_GET
+@pages.refuses_bad_parameters
+def ranking_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    collection, _ = score_access(request, slug)
+    score_form, tests_form = pages.score_forms(request, collection)
+    config, tests = pages.checked(score_form), pages.checked(tests_form)
+    r = _system_ranking(request, collection, config, tests, pairs=False)
+    rows: list[list[object]] = [
+        [
+            run.name,
+            *[float(r.means.at[run.name, m]) for m in r.metrics],
+            *pages.interval_cells(r.intervals, run.name, r.metrics),
+        ]
+        for run in r.runs
+    ]
+    if r.correlations is not None:
+        corr = list(r.correlations.itertuples())
+        rows += [[f"kendall_tau:{c.metric_a}:{c.metric_b}", c.kendall_tau] for c in corr]
+        rows += [[f"spearman_rho:{c.metric_a}:{c.metric_b}", c.spearman_rho] for c in corr]
+    return csv_response(
+        f"{collection.slug}-ranking.csv",
+        pages.score_preamble(collection, config, **tests.interval_preamble()),
+        ["run", *r.metrics, *pages.interval_columns(r.metrics)],
+        rows,
+        precision=csv_precision(request),
+    )
+
+
+@require_GET
+@pages.refuses_bad_parameters
+def ranking_matrix_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    """The ranking page's all-pairs matrix as CSV: one row and one column per run in
+    ranking order (``run``, ``mean``, then the p-value against each run; empty on the
+    diagonal), the test and the metric in the preamble."""
+    collection, _ = score_access(request, slug)
+    score_form, tests_form = pages.score_forms(request, collection)
+    config, tests = pages.checked(score_form), pages.checked(tests_form)
+    r = _system_ranking(request, collection, config, tests, intervals=False)
+    pairs = r.pairs
+    names = [run.name for run in r.order]
+    rows = []
+    if pairs is not None:
+        for i, name in enumerate(names):
+            rows.append([name, float(pairs.mean[i]), *[p_text(float(p)) for p in pairs.p[i]]])
+    return csv_response(
+        f"{collection.slug}-ranking-matrix.csv",
+        pages.score_preamble(collection, config, metric=r.metrics[0], **tests.test_preamble()),
+        ["run", "mean", *names],
+        rows,
+        precision=csv_precision(request),
+    )

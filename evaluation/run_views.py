@@ -1,0 +1,345 @@
+"""The runs pages: the runs of a collection with their means (and CSV), one run's
+questions with its marked answers (and CSV), and a run's upload, replacement, withdrawal
+and pooling.  Who may do what: ``evaluation.access``; writes: ``evaluation.services``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from django.conf import settings
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotate.models import Collection, Role
+from annotate.permissions import require_role
+from config.htmx import redirect_to, render_page
+from evaluation import selectors, services
+from evaluation.analysis.score_config import ScoreConfig
+from evaluation.analysis.significance import MeanIntervals, TestConfig, score_intervals
+from evaluation.metrics import InputError, Scores
+
+from .access import (
+    may_submit,
+    require_may_change,
+    require_may_submit,
+    run_may_change,
+    score_access,
+    visible_run,
+)
+from .exports import csv_precision, csv_response
+from .forms import RunReplaceForm, RunUploadForm, ScoreConfigForm
+from .models import Run
+from .score_pages import (
+    checked,
+    interval,
+    interval_cells,
+    interval_columns,
+    interval_note,
+    metric_choices,
+    refuses_bad_parameters,
+    score_forms,
+    score_preamble,
+)
+
+
+# -- runs page ----------------------------------------------------------------------------
+@require_GET
+def my_runs(request: HttpRequest) -> HttpResponse:
+    runs = selectors.visible_runs(user=request.user)
+    return TemplateResponse(request, "evaluation/my_runs.html", {"runs": runs})
+
+
+def _run_rows(
+    request: HttpRequest, collection: Collection, config: ScoreConfig, tests: TestConfig
+) -> tuple[list[dict[str, Any]], Scores | None, MeanIntervals | None]:
+    """The runs page's rows (by name): each run, its means with their 95% intervals, the
+    questions it answered and its unjudged answers; the scores and the intervals."""
+    runs = list(selectors.visible_runs(user=request.user, collection=collection))
+    scores = services.score_runs(collection, runs, config) if runs else None
+    intervals = score_intervals(scores, tests) if scores else None
+    stats = selectors.run_answer_stats(runs)
+    unjudged = selectors.unjudged_counts(runs)
+    means = scores.means() if scores else pd.DataFrame()
+    rows = [
+        {
+            "run": r,
+            "means": [
+                (means.loc[r.name, m], interval(*intervals.bounds(r.name, m)))
+                for m in config.metrics
+            ]
+            if intervals
+            else [],
+            "bounds": interval_cells(intervals, r.name, config.metrics),
+            "questions": stats.get(r.pk, {}).get("questions", 0),
+            "unjudged": unjudged.get(r.pk, 0),
+        }
+        for r in runs
+    ]
+    return rows, scores, intervals
+
+
+@require_GET
+def run_list(request: HttpRequest, slug: str) -> HttpResponse:
+    collection, role = score_access(request, slug)
+    form, tests_form = score_forms(request, collection)
+    config, tests = form.config, tests_form.config
+    rows, scores, intervals = _run_rows(request, collection, config, tests)
+    runs = [row["run"] for row in rows]
+    sort = request.GET.get("sort", "")
+    if sort in config.metrics:
+        i = config.metrics.index(sort)
+        rows.sort(key=lambda row: -row["means"][i][0])
+    elif sort == "name":
+        rows.sort(key=lambda row: row["run"].name)
+    return TemplateResponse(
+        request,
+        "evaluation/run_list.html",
+        {
+            "collection": collection,
+            "role": role,
+            "is_organizer": role == Role.ORGANIZER,
+            "config": config,
+            "form": form.shown(),
+            "metrics": metric_choices(config),
+            "tests_form": tests_form.shown(),
+            "interval_note": interval_note(intervals),
+            "rows": rows,
+            "sort": sort,
+            "judged_questions": scores.marked.judgments.nq if scores else 0,
+            "can_upload": may_submit(request.user, collection),
+            "can_compare": len(runs) >= 2,
+            "withdrawn": selectors.withdrawn_runs(collection) if role == Role.ORGANIZER else [],
+        },
+    )
+
+
+@require_GET
+@refuses_bad_parameters
+def run_list_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    """The runs page as CSV: per run (by name) its owner, means, their 95% intervals
+    (``<metric>_ci_low``, ``<metric>_ci_high``; how, in the preamble), questions answered
+    and unjudged answers."""
+    collection, _ = score_access(request, slug)
+    score_form, tests_form = score_forms(request, collection)
+    config, tests = checked(score_form), checked(tests_form)
+    rows, _, _ = _run_rows(request, collection, config, tests)
+    return csv_response(
+        f"{collection.slug}-runs.csv",
+        score_preamble(collection, config, **tests.interval_preamble()),
+        [
+            "run",
+            "owner",
+            *config.metrics,
+            *interval_columns(config.metrics),
+            "questions_answered",
+            "unjudged_answers",
+        ],
+        [
+            [
+                row["run"].name,
+                row["run"].owner.get_username(),
+                *[float(mean) for mean, _ in row["means"]],
+                *row["bounds"],
+                row["questions"],
+                row["unjudged"],
+            ]
+            for row in rows
+        ],
+        precision=csv_precision(request),
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def run_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    collection, _ = score_access(request, slug)
+    require_may_submit(request.user, collection)
+    issues = []
+    posted = request.method == "POST"
+    form = RunUploadForm(request.POST, request.FILES) if posted else RunUploadForm()
+    if posted and form.is_valid():
+        try:
+            run = form.save(collection=collection, owner=request.user)
+        except InputError as e:
+            issues = e.issues
+        else:
+            messages.success(request, f"Run {run.name!r} uploaded: {run.answers.count()} answers.")
+            return redirect_to(request, "evaluation:run-detail", collection.slug, run.pk)
+    return render_page(
+        request,
+        "evaluation/run_upload.html",
+        {
+            "collection": collection,
+            "form": form,
+            "issues": issues,
+            "max_mb": settings.RUN_UPLOAD_MAX_MB,
+        },
+        partial="upload-form",
+    )
+
+
+# -- one run ------------------------------------------------------------------------------
+@require_GET
+def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    collection, role = score_access(request, slug)
+    run = visible_run(user=request.user, collection=collection, run_id=run_id)
+    form = ScoreConfigForm.read(request.GET, collection)
+    config = form.config
+    scores = services.score_runs(collection, [run], config)
+    table = selectors.question_table(collection, scores, run)
+    texts = selectors.question_texts(collection)
+    search = request.GET.get("q", "").strip()
+    if search:
+        s = search.casefold()
+        keep = [q for q in table.index if s in q.casefold() or s in texts.get(q, "").casefold()]
+        table = table.loc[keep]
+    if request.GET.get("below") in {"1", "on"}:
+        table = table[table[config.metrics[0]] < 1.0]
+    sort = request.GET.get("sort", "")
+    if sort in table.columns:
+        table = table.sort_values(sort, ascending=request.GET.get("order") == "asc", kind="stable")
+    page = Paginator(list(table.index), 50).get_page(request.GET.get("page"))
+    marks = selectors.marks_by_question(scores, run.name, page.object_list, collection=collection)
+    rows = [
+        {
+            "qid": q,
+            "text": texts.get(q, ""),
+            "L": int(table.at[q, "L"]),
+            "R": int(table.at[q, "R"]),
+            "values": [table.at[q, m] for m in config.metrics],
+            "marks": marks.get(q, []),
+        }
+        for q in page.object_list
+    ]
+    means = scores.means().loc[run.name]
+    unjudged = selectors.unjudged_answers(run)
+    return render_page(
+        request,
+        "evaluation/run_detail.html",
+        {
+            "collection": collection,
+            "role": role,
+            "run": run,
+            "config": config,
+            "form": form.shown(),
+            "metrics": metric_choices(config),
+            "means": [means[m] for m in config.metrics],
+            "rows": rows,
+            "page": page,
+            "judged": len(scores.per_question[run.name]),
+            "shown": len(table),
+            "not_judged": scores.unknown[run.name],
+            "unjudged": unjudged,
+            "pool": selectors.pool_counts(unjudged),
+            "is_organizer": role == Role.ORGANIZER,
+            "sort": sort,
+            "search": search,
+            "can_change": run_may_change(run, request.user),
+            "history": selectors.run_history(run),
+        },
+        partial="question-table",
+    )
+
+
+@require_POST
+def run_pool(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    collection = get_object_or_404(Collection, slug=slug)
+    require_role(request.user, collection, Role.ORGANIZER)
+    run = get_object_or_404(Run.objects.active(), collection=collection, pk=run_id)
+    added = services.run_pool(run=run, by=request.user)
+    messages.success(
+        request, f"{added} unjudged answer(s) of {run.name} sent to the assessors' pool."
+    )
+    return redirect_to(request, "evaluation:run-detail", collection.slug, run.pk)
+
+
+def _changeable_run(request: HttpRequest, slug: str, run_id: int) -> tuple[Collection, Run]:
+    """The run ``run_id`` if the user may withdraw or replace it (403 otherwise)."""
+    collection, _ = score_access(request, slug)
+    run = visible_run(user=request.user, collection=collection, run_id=run_id)
+    require_may_change(run, request.user)
+    return collection, run
+
+
+@require_http_methods(["GET", "POST"])
+def run_withdraw(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    """GET: the confirm step; POST: withdraw the run (kept for the audit trail)."""
+    collection, run = _changeable_run(request, slug, run_id)
+    if request.method == "POST":
+        services.run_withdraw(run=run, by=request.user)
+        messages.success(request, f"Run {run.name!r} withdrawn.")
+        return redirect_to(request, "evaluation:run-list", collection.slug)
+    return TemplateResponse(
+        request,
+        "evaluation/run_withdraw.html",
+        {"collection": collection, "run": run, "answers": run.answers.count()},
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def run_replace(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    """Replace the run's file, all or nothing (the checks of an upload)."""
+    collection, run = _changeable_run(request, slug, run_id)
+    issues = []
+    posted = request.method == "POST"
+    form = RunReplaceForm(request.POST, request.FILES) if posted else RunReplaceForm()
+    if posted and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            run = services.run_replace(
+                run=run,
+                data=upload.read(),
+                filename=upload.name,
+                by=request.user,
+                fmt=form.cleaned_data["format"] or None,
+            )
+        except InputError as e:
+            issues = e.issues
+        else:
+            messages.success(request, f"Run {run.name!r} replaced: {run.answers.count()} answers.")
+            return redirect_to(request, "evaluation:run-detail", collection.slug, run.pk)
+    return render_page(
+        request,
+        "evaluation/run_replace.html",
+        {
+            "collection": collection,
+            "run": run,
+            "form": form,
+            "issues": issues,
+            "max_mb": settings.RUN_UPLOAD_MAX_MB,
+        },
+        partial="replace-form",
+    )
+
+
+@require_GET
+@refuses_bad_parameters
+def run_scores_csv(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    collection, _ = score_access(request, slug)
+    run = visible_run(user=request.user, collection=collection, run_id=run_id)
+    config = checked(ScoreConfigForm.read(request.GET, collection))
+    scores = services.score_runs(collection, [run], config)
+    table = selectors.question_table(collection, scores, run)
+    means = scores.means().loc[run.name]
+    rows = [
+        [
+            run.name,
+            q,
+            int(table.at[q, "L"]),
+            int(table.at[q, "R"]),
+            *[float(table.at[q, m]) for m in config.metrics],
+        ]
+        for q in table.index
+    ]
+    rows.append([run.name, "all", "", "", *[float(means[m]) for m in config.metrics]])
+    return csv_response(
+        f"{collection.slug}-{run.name}-scores.csv",
+        score_preamble(collection, config, run=run.name),
+        ["run", "question_id", "L", "R", *config.metrics],
+        rows,
+        precision=csv_precision(request),
+    )

@@ -1,0 +1,133 @@
+"""What the score pages and their CSV downloads share (runs, one run, compare, ranking,
+scores per layer): the parameters a download refuses (400 with the reason, never a file of
+the defaults' figures), the ``# key=value`` preamble of a score CSV, and how a mean, a
+difference and an interval are written.  The parameters themselves come from one form
+each (``ScoreConfigForm``, ``TestConfigForm``), as the API reads them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from functools import wraps
+from importlib.metadata import version
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from annotate.models import Collection
+from evaluation.analysis.score_config import ScoreConfig
+from evaluation.analysis.significance import INTERVALS, MeanIntervals
+
+from .forms import ScoreConfigForm, TestConfigForm, form_problems, metric_label
+from .selectors import level_gains
+
+APP_VERSION = version("qasynset")
+
+
+class BadParameters(Exception):
+    """A download's query string holds an invalid score or test parameter: answered 400
+    with the reason (``refuses_bad_parameters``), never computed with the defaults."""
+
+
+def refuses_bad_parameters(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A CSV download view that answers 400 with the reason when ``checked`` refuses its
+    parameters: a script asking for ``metric=rbp&rbp_p=1.5`` must not get a file of other
+    figures."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except BadParameters as e:
+            return render(request, "400.html", {"reason": f"Invalid parameters: {e}"}, status=400)
+
+    return wrapper
+
+
+def checked(form: ScoreConfigForm | TestConfigForm) -> Any:
+    """A download's configuration: the form's, or BadParameters with its errors (the page
+    shows them and the defaults' figures; a file would only mislead)."""
+    if form.errors:
+        raise BadParameters(form_problems(form))
+    return form.config
+
+
+def score_preamble(
+    collection: Collection, config: ScoreConfig, **extra: object
+) -> dict[str, object]:
+    """The ``# key=value`` lines of a score CSV: what it was computed with."""
+    gains = (
+        config.gains
+        if config.gains != "default"
+        else ",".join(f"{c}={g:g}" for c, g in level_gains(collection))
+    )
+    changed = collection.judgments_changed_at
+    return {
+        "collection": collection.slug,
+        "gains": gains,
+        "beta": config.beta,
+        "rbp_p": config.rbp_p,
+        "matching": collection.matching_mode,
+        "judgments_version": collection.judgment_version,
+        "judgments_changed_at": changed.isoformat() if changed else "never",
+        "app_version": APP_VERSION,
+        **extra,
+    }
+
+
+def score_forms(
+    request: HttpRequest, collection: Collection, **defaults: Any
+) -> tuple[ScoreConfigForm, TestConfigForm]:
+    """The score and test configuration forms of the query string, validated."""
+    return (
+        ScoreConfigForm.read(request.GET, collection, **defaults),
+        TestConfigForm.read(request.GET),
+    )
+
+
+def interval(low: float, high: float) -> str:
+    """A 95% interval as a page shows it, next to the mean: ``[0.4710, 0.5530]``."""
+    if math.isnan(low) or math.isnan(high):
+        return ""
+    return f"[{low:.4f}, {high:.4f}]"
+
+
+def interval_note(intervals: MeanIntervals | None) -> str:
+    """What the intervals on a page are (or why there are none)."""
+    if intervals is None:
+        return ""
+    if intervals.problem:
+        return intervals.problem
+    c = intervals.config
+    text = f"In brackets: the 95% {INTERVALS[c.interval]} of each mean over the questions"
+    if c.interval == "bootstrap":
+        text += f" ({c.trials} bootstrap samples, seed {c.seed})"
+    return text + "."
+
+
+def interval_columns(metrics: Sequence[str]) -> list[str]:
+    """The CSV columns of the intervals: ``<metric>_ci_low``, ``<metric>_ci_high``."""
+    return [f"{m}_{bound}" for m in metrics for bound in ("ci_low", "ci_high")]
+
+
+def interval_cells(intervals: MeanIntervals | None, run: str, metrics: Sequence[str]) -> list:
+    """The cells of ``interval_columns`` for ``run`` (empty without intervals)."""
+    if intervals is None:
+        return [None] * (2 * len(metrics))
+    return [float(x) for m in metrics for x in intervals.bounds(run, m)]
+
+
+def metric_choices(config: ScoreConfig) -> list[tuple[str, str]]:
+    """The configured metrics with their labels, for the table headers."""
+    return [(m, metric_label(m)) for m in config.metrics]
+
+
+def fmt(v: float | None) -> str:
+    """A figure with 4 decimals; a dash for none."""
+    return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4f}"
+
+
+def signed(v: float) -> str:
+    """A difference with its sign (``+0.1250``); a dash for none."""
+    return "—" if math.isnan(v) else "0.0000" if v == 0 else f"{v:+.4f}"
