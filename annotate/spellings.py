@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 
 from evaluation.metrics.normalize import normalize_many
 
-from .models import AnswerString, SpellingKey
+from .models import AnswerString, Collection, SpellingKey
 
 # rows per IN list or INSERT (SQLite's bound on query parameters is far above)
 BATCH = 2000
@@ -108,3 +108,28 @@ def spellings_settle(strings: Sequence[AnswerString], mode: str) -> None:
     for s in strings:
         if id(s) in moved:
             s.variants = [v for v in s.variants if v not in moved[id(s)]]
+
+
+def spelling_keys_drift(collection: Collection) -> list[tuple[int, set[str], set[str]]]:
+    """The strings of ``collection`` whose ``SpellingKey`` rows are not the keys of their
+    spellings under its mode, or whose ``key`` is not their text's: (string id, the keys it
+    should hold, the keys it holds).  Empty when every writer kept the table in step (the
+    tests check it after each writer)."""
+    strings = list(
+        AnswerString.objects.filter(question__collection=collection).only(
+            "pk", "text", "key", "variants"
+        )
+    )
+    held: dict[int, set[str]] = {}
+    for pk, key in SpellingKey.objects.filter(question__collection=collection).values_list(
+        "string_id", "key"
+    ):
+        held.setdefault(pk, set()).add(key)
+    mode = collection.matching_mode
+    out = []
+    for s in strings:
+        keys = normalize_many(spellings_of(s), mode)
+        want = {k for k in keys if k}
+        if want != held.get(s.pk, set()) or s.key != keys[0]:
+            out.append((s.pk, want, held.get(s.pk, set())))
+    return out
