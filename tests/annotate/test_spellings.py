@@ -48,7 +48,7 @@ def test_a_string_holds_the_key_of_every_spelling_and_one_key_once():
 
 
 def test_a_switch_keeps_spellings_keyed_apart_with_their_string():
-    c, q, s = _nixon_exact()
+    c, _q, s = _nixon_exact()
     assert (s.text, s.key, s.variants) == ("Richard Nixon", "Richard Nixon", ["Richard Nixon."])
     assert _keys(s) == {"Richard Nixon", "Richard Nixon."}
     assert spelling_keys_drift(c) == []
@@ -159,7 +159,7 @@ def test_a_judgments_file_naming_only_the_variant_takes_over_its_string():
 
 
 def test_typing_or_editing_to_a_spelling_of_another_string_is_refused():
-    c, q, s = _nixon_exact()
+    _c, q, _s = _nixon_exact()
     with pytest.raises(Conflict, match="already has the same matching key"):
         judging.string_add(question=q, text="Richard Nixon.", by=None)
     other = judging.string_add(question=q, text="Nixon", by=None)
