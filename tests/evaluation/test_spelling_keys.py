@@ -11,13 +11,13 @@ import pytest
 
 from annotate.imports import collection_import, export_judgments
 from annotate.judging import string_judge
-from annotate.models import AnswerString
+from annotate.models import AnswerString, Membership, Role
 from annotate.selectors import question_workspace
+from evaluation.analysis.score_config import ScoreConfig
 from evaluation.metrics.cli import build_parser, score
 from evaluation.models import Run
 from evaluation.selectors import unjudged_answers, unjudged_counts
 from evaluation.services import (
-    ScoreConfig,
     collection_matching_mode_change,
     run_import,
     run_pool,
@@ -41,6 +41,10 @@ def _run_file(answers: dict[str, list[str]]) -> bytes:
 
 
 def _upload(collection, owner, name, answers) -> Run:
+    """``answers`` uploaded as run ``name`` by ``owner``, an organizer of ``collection``."""
+    Membership.objects.get_or_create(
+        collection=collection, user=owner, defaults={"role": Role.ORGANIZER}
+    )
     return run_import(
         collection=collection, owner=owner, name=name, data=_run_file(answers), filename=name
     )
@@ -218,3 +222,49 @@ def test_switching_back_and_forth_scores_as_the_export_under_the_current_mode(tm
         _round_trip(source, mode, owner, tmp_path)
     # back under normalized matching, every spelling still matches as it did at first
     assert _page_scores(source, owner) == first
+
+
+def test_an_archive_keeps_the_spellings_and_the_scores_after_a_switch():
+    from annotate.spellings import spelling_keys_drift
+    from evaluation.archive.exporting import collection_export
+    from evaluation.archive.importing import collection_import as archive_import
+
+    source = _collection("src-archive")
+    collection_import(collection=source, kind="judgments", data=STUDY.encode(), filename="j.csv")
+    owner = make_user()
+    _page_scores(source, owner)
+    collection_matching_mode_change(collection=source, mode="exact", by=owner)
+    copy = archive_import(data=collection_export(collection=source), slug="copy-archive")
+    assert copy.matching_mode == "exact" and spelling_keys_drift(copy) == []
+    assert _page_scores(copy, owner) == _page_scores(source, owner)
+
+
+def test_an_archive_whose_strings_share_a_key_by_a_spelling_is_refused():
+    import json
+    import zipfile
+
+    from evaluation.archive.exporting import collection_export
+    from evaluation.archive.format import read_member_csv
+    from evaluation.archive.importing import collection_import as archive_import
+    from evaluation.metrics import InputError
+    from evaluation.metrics.csvio import write_csv
+
+    c, _q, _owner = _nixon("import")
+    collection_matching_mode_change(collection=c, mode="exact", by=None)
+    make_question(collection=c, qid="Q2")
+    data = collection_export(collection=c)
+    src = zipfile.ZipFile(io.BytesIO(data))
+    header, rows = read_member_csv(src.read("strings.csv").decode())
+    extra = dict(rows[0])
+    extra.update(id="99", answer="Richard Nixon.", key="Richard Nixon.", variants="[]")
+    extra.update(synset_id="", level="", judged_at="", judged_by="", source="pool")
+    rows = [[row[h] for h in header] for row in [*rows, extra]]
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name in src.namelist():
+            body = src.read(name).decode()
+            z.writestr(name, write_csv(header, rows) if name == "strings.csv" else body)
+    with pytest.raises(InputError) as info:
+        archive_import(data=buf.getvalue(), slug="clash")
+    assert "two strings never share a key" in str(info.value.format(limit=None))
+    assert json.loads(src.read("manifest.json"))["collection"]["matching_mode"] == "exact"
