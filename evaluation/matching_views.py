@@ -4,22 +4,18 @@ transaction (``services.collection_matching_mode_change``).  Organizers only."""
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_http_methods
 
 from annotate.matching import MatchingModeConflict
-from annotate.models import Collection, MatchingMode, Role
+from annotate.models import Collection, Role
 from annotate.permissions import require_role
 from config.htmx import HtmxHttpRequest, redirect_to, render_page
 
 from . import services
-
-
-class MatchingModeForm(forms.Form):
-    matching_mode = forms.ChoiceField(choices=MatchingMode.choices)
+from .forms import MatchingModeForm
 
 
 @require_http_methods(["GET", "POST"])
