@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -256,40 +257,13 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
     if plan.issues:
         return plan
     plan.planned = dict(planned)
-    # a row names the string holding its key by any of its spellings (a spelling keyed
-    # apart by a switch of matching mode is still its string's), named by its text's key
-    strings = AnswerString.objects.filter(question_id__in={q for q, _ in planned})
-    existing = list(strings.values_list("pk", "question_id", "key"))
-    text_key = {pk: key for pk, _, key in existing}
-    owners = key_owners(question_ids={q for q, _ in planned})
-
-    def named(q: int, key: str) -> str:
-        return text_key[owners[q, key]] if (q, key) in owners else key
-
-    for (q, u), rows in planned.items():
-        seen: dict[str, tuple[str, tuple]] = {}
-        for key, row in sorted(rows.items(), key=lambda kv: kv[1][2]):
-            first = seen.setdefault(named(q, key), (key, row))
-            if first[1][:2] != row[:2]:
-                plan.issues.append(
-                    Issue(
-                        filename,
-                        row[2],
-                        f"{texts[q, key]!r} and {texts[q, first[0]]!r} (line {first[1][2]}) "
-                        f"are spellings of one string, judged by {plan.users[u]} in "
-                        "different ways",
-                    )
-                )
+    owners, named, keys_of = _strings_named(planned, texts)
+    plan.issues += _judged_apart(planned, texts, named, plan.users, filename)
     if plan.issues:
         plan.planned = {}
         return plan
     plan.new_strings = [k for k in texts if k not in owners]
     # a layer marked done judges every string of its question (as ``layer_mark_done`` asks)
-    keys_of: dict[int, set[str]] = defaultdict(set)
-    for _, q, key in existing:
-        keys_of[q].add(key)
-    for q, key in texts:
-        keys_of[q].add(named(q, key))
     for (q, u), rows in planned.items():
         left = keys_of[q] - {named(q, k) for k in rows} if done.get((q, u)) else set()
         if left:
@@ -313,6 +287,54 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
     )
     plan.replaced = [k for k in planned if k in have]
     return plan
+
+
+def _strings_named(planned: dict, texts: dict) -> tuple[dict, Callable[[int, str], str], dict]:
+    """The strings the rows of ``planned`` name: a row names the string holding its key by
+    any of its spellings (a spelling keyed apart by a switch of matching mode is still its
+    string's).  Returns the key owners (``key_owners``), ``named`` (question id, key) -> the
+    key of the named string's text (the row's own key for a new string), and per question
+    the strings it will have, by that key."""
+    questions = {q for q, _ in planned}
+    existing = list(
+        AnswerString.objects.filter(question_id__in=questions).values_list(
+            "pk", "question_id", "key"
+        )
+    )
+    text_key = {pk: key for pk, _, key in existing}
+    owners = key_owners(question_ids=questions)
+
+    def named(q: int, key: str) -> str:
+        return text_key[owners[q, key]] if (q, key) in owners else key
+
+    keys_of: dict[int, set[str]] = defaultdict(set)
+    for _, q, key in existing:
+        keys_of[q].add(key)
+    for q, key in texts:
+        keys_of[q].add(named(q, key))
+    return owners, named, keys_of
+
+
+def _judged_apart(
+    planned: dict, texts: dict, named: Callable[[int, str], str], users: dict, filename: str
+) -> list[Issue]:
+    """Two rows of one layer naming one string by two of its spellings with different
+    judgments: one string has one judgment in a layer."""
+    issues = []
+    for (q, u), rows in planned.items():
+        seen: dict[str, tuple[str, tuple]] = {}
+        for key, row in sorted(rows.items(), key=lambda kv: kv[1][2]):
+            first = seen.setdefault(named(q, key), (key, row))
+            if first[1][:2] != row[:2]:
+                issues.append(
+                    Issue(
+                        filename,
+                        row[2],
+                        f"{texts[q, key]!r} and {texts[q, first[0]]!r} (line {first[1][2]}) "
+                        f"are spellings of one string, judged by {users[u]} in different ways",
+                    )
+                )
+    return issues
 
 
 def layers_write(plan: LayersPlan, *, by: AnyUser | None = None) -> LayersImported:

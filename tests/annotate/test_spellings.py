@@ -202,3 +202,25 @@ def test_the_migration_keys_every_spelling_and_folds_a_spelling_pooled_again():
     assert AnswerString.objects.get(question=q2, text="Paris.").variants == []
     assert spelling_keys_drift(c) == []
     assert Question.objects.filter(collection=c).count() == 2
+
+
+def test_a_layers_file_names_a_string_by_any_spelling():
+    c, _q, s = _nixon_exact()
+    org, assessor = make_user(), make_user()
+    add_member(collection=c, user=org, role="organizer")
+    add_member(collection=c, user=assessor, role="assessor")
+    head = "question_id,synset_id,answer,level,assessor,done\n"
+    apart = head + (
+        f"Q1,1,Richard Nixon,S,{assessor.username},\nQ1,,Richard Nixon.,,{assessor.username},\n"
+    )
+    done = layers_import(collection=c, data=apart.encode(), filename="l.csv", by=org)
+    assert [i.message for i in done.issues] == [
+        "'Richard Nixon.' and 'Richard Nixon' (line 2) are spellings of one string, judged by "
+        f"{assessor.username} in different ways"
+    ]
+    alike = head + (
+        f"Q1,1,Richard Nixon,S,{assessor.username},\nQ1,1,Richard Nixon.,S,{assessor.username},\n"
+    )
+    done = layers_import(collection=c, data=alike.encode(), filename="l.csv", by=org)
+    assert not done.issues and done.strings_added == 0 and done.judgments == 1
+    assert list(s.layer_judgments.values_list("group", flat=True)) == [1]
