@@ -49,6 +49,7 @@ from .models import (
     QuestionStatus,
     Role,
     Source,
+    SpellingKey,
     is_site_staff,
     percent_done,
     state_token,
@@ -234,16 +235,19 @@ def question_workspace(question: Question) -> dict[str, Any]:
         return _workspace(question)
 
 
-def run_frequencies(question: Question) -> dict[str, int]:
-    """How many runs returned each matching key of ``question`` (an empty key matches no
-    string, so it is left out).  One query."""
+def run_frequencies(question: Question) -> dict[int, int]:
+    """How many runs returned each string of ``question`` (string id -> runs), in any of its
+    spellings (``SpellingKey``: a run answering "Richard Nixon." counts for "Richard Nixon"
+    holding that spelling, under every mode).  One query."""
     # the runs' answers through the reverse relation (the evaluation app's RunAnswer):
     # annotate does not import evaluation; without its default ordering, whose joins (run,
     # question and their collections) stayed in the grouped query
+    holder = SpellingKey.objects.filter(question=OuterRef("question"), key=OuterRef("key"))
     return dict(
         question.run_answers.order_by()
-        .exclude(key="")
-        .values_list("key")
+        .annotate(string=Subquery(holder.values("string_id")[:1]))
+        .filter(string__isnull=False)
+        .values_list("string")
         .annotate(n=Count("run_id", distinct=True))
     )
 
@@ -275,7 +279,7 @@ def _workspace(question: Question) -> dict[str, Any]:
         WorkspaceString(*row[:6], json.loads(row[6]) if row[6] != "[]" else ()) for row in rows
     ]
     for s in strings:
-        s.freq = freq.get(s.key, 0)
+        s.freq = freq.get(s.pk, 0)
         syn = by_synset.get(s.synset_id) if s.synset_id is not None else None
         if s.synset_id is not None and (syn is None or s.level_id not in by_level):
             # judged into a synset (or with a level) this read did not see: only possible
