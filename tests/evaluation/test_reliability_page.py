@@ -197,7 +197,7 @@ def test_hand_checked_figures_on_a_small_collection(client):
     assert d.stability.gt_xy[0].tolist() == [40] * 21
     assert d.swaps.counter[20] == 40 and d.swaps.swaps.sum() == 0
     assert d.swaps.threshold == 0.2 and d.swaps.share == 1.0
-    assert d.discrimination.asl.tolist() == [0.0]  # a constant difference of 1
+    assert d.discrimination.asl.tolist() == [1 / 41]  # a constant difference of 1
     assert np.allclose(d.intervals.mean, [1, 0])
 
 

@@ -135,7 +135,7 @@ def test_tukey_trials_are_their_own(tmp_path):
     preamble, header, rows = read_csv(out)
     assert preamble["tukey_trials"] == "7" and preamble["trials"] == "30"
     p_tukey = [float(r[header.index("p_tukey")]) for r in rows]
-    assert all(abs(p * 7 - round(p * 7)) < 1e-4 for p in p_tukey)  # multiples of 1/7
+    assert all(abs(p * 8 - round(p * 8)) < 1e-4 for p in p_tukey)  # (count + 1) / 8
 
 
 def test_qa_reliability_is_the_same_command_without_django(tmp_path):
@@ -236,7 +236,7 @@ def test_the_samples_file_keeps_the_tukey_trials(tmp_path):
     preamble, header, rows = read_csv(out)
     assert preamble["tukey_trials"] == "11"
     p_tukey = [float(r[header.index("p_tukey")]) for r in rows]
-    assert all(abs(p * 11 - round(p * 11)) < 1e-4 for p in p_tukey)
+    assert all(abs(p * 12 - round(p * 12)) < 1e-4 for p in p_tukey)
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ SUMMARY_COLUMNS = (
     "metric",
     "gains",
     "swap_threshold",
+    "bootstrap_difference",
     "swap_relative",
     "swap_share",
     "significant_share",
