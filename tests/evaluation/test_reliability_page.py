@@ -290,3 +290,14 @@ def test_tiny_p_values_show_in_scientific_notation(client):
     cells = row.split("</td>")  # difference, ASL, t, Holm, Tukey
     assert cells[2].endswith(f">{response.context['pairs'][0]['p_t']:.1e}")
     assert cells[3].endswith(f">{p_holm:.1e}")
+
+
+def test_table_downloads_honour_full_precision(client, demo):
+    login(client, "organizer")
+    short = read_csv(client.get(download_url(demo, "pairs", trials=30)).content)
+    full = read_csv(client.get(download_url(demo, "pairs", trials=30, precision="full")).content)
+    assert "precision" not in short[0] and full[0]["precision"] == "full"
+    assert len(short[2]) == len(full[2]) and short[2] != full[2]
+    for a, b in zip(short[2], full[2], strict=True):
+        assert a[:4] == b[:4]
+        assert [x and float(x) for x in a[4:]] == [y and float(f"{float(y):.6g}") for y in b[4:]]

@@ -1,6 +1,8 @@
 """Reliability engine (the package evaluation/metrics/reliability/): hand-counted cases,
 properties, and the bootstrap / Tukey p-values against straightforward loops."""
 
+import dataclasses
+import io
 import itertools
 import math
 import statistics
@@ -27,7 +29,12 @@ from evaluation.metrics.reliability.comparisons import (
 from evaluation.metrics.reliability.figures import metric_reliability, reliability_report
 from evaluation.metrics.reliability.pairs import run_pairs
 from evaluation.metrics.reliability.samples import Samples, draw_bootstrap, draw_samples
-from evaluation.metrics.reliability.samples_csv import samples_from_csv, samples_to_csv
+from evaluation.metrics.reliability.samples_csv import (
+    read_samples,
+    samples_from_csv,
+    samples_to_csv,
+    samples_to_npz,
+)
 from evaluation.metrics.reliability.stability import stability
 from evaluation.metrics.reliability.swaps import difference_bin, swap_rates
 from evaluation.metrics.reliability.tables import TABLES, curves_csv, pairs_csv, summary_csv
@@ -653,3 +660,22 @@ def test_difference_required_is_in_the_summary_and_follows_the_run_order():
     want = bootstrap_asl(X, s.bootstrap).required_difference
     assert one.summary()[0]["bootstrap_difference"] == want
     assert two.summary()[0]["bootstrap_difference"] == want
+
+
+def test_npz_samples_round_trip_exactly():
+    """The compact samples file reads back to the same samples (ids with control and
+    non-ASCII characters, a seed or none), and so to the same figures."""
+    questions = ["q\x00", "q,1", "é", "=2", *[f"q{i}" for i in range(6)]]
+    s = draw_samples(questions, trials=25, seed=8, tukey_trials=6)
+    for samples in (dataclasses.replace(s, seed=None), s):  # back: s read back
+        buf = io.BytesIO()
+        samples_to_npz(samples, buf)
+        back = read_samples(buf.getvalue())
+        assert back.questions == samples.questions and back.seed == samples.seed
+        assert (back.subset_size, back.tukey_seed, back.tukey_trials) == (5, 8, 6)
+        for k in ("stability", "swap", "bootstrap"):
+            assert np.array_equal(getattr(back, k), getattr(samples, k))
+    X = np.random.default_rng(1).random((3, 10))
+    one = reliability_report({("ap", "g"): X}, ["a", "b", "c"], s)
+    two = reliability_report({("ap", "g"): X}, ["a", "b", "c"], back)
+    assert all(t(one) == t(two) for t in TABLES.values())
