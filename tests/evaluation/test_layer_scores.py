@@ -138,3 +138,21 @@ def test_layer_scores_csv_honours_full_precision(study, client):
     assert full[2] == want
     assert full[2] != readable[2]  # 0.75 is 0.750000 in the readable file
     assert read_csv(layer_scores_csv(result, ["q_measure", "rr"], precision="full"))[2] == want
+
+
+def test_layer_i_is_the_ith_created_layer_of_each_question(study):
+    """docs/formats.md, "layer i": the first-created layer of each question is ``layer 1``
+    (here the first assessor's, created first), whoever the assessor."""
+    c, runs, a, b = study
+    adjudicate(c, "Q1", a)
+    adjudicate(c, "Q2", a)
+    for qid in ("Q1", "Q2"):
+        ids = list(
+            JudgingLayer.objects.filter(question__qid=qid, question__collection=c)
+            .order_by("id")
+            .values_list("assessor_id", flat=True)
+        )
+        assert ids == [a.pk, b.pk]
+    result = layer_scores(c, runs, ScoreConfig(metrics=("rr",)))
+    assert result.means["layer 1"]["rr"].to_dict()["r1"] == 1.0
+    assert result.means["layer 2"]["rr"].to_dict()["r1"] == 0.5
