@@ -31,8 +31,9 @@ SAMPLING_OPTIONS = {"trials": "--trials", "subset_size": "--subset-size", "seed"
 
 DESCRIPTION = (
     "Reliability of metrics over a set of runs: stability, swap rates, bootstrap "
-    "discriminative power, confidence intervals, Holm and Tukey HSD tests. Prints "
-    "a CSV table with a '# key=value' configuration preamble."
+    "discriminative power and the bootstrap difference required for significance, "
+    "confidence intervals, Holm and Tukey HSD tests. Prints a CSV table with a "
+    "'# key=value' configuration preamble."
 )
 
 
