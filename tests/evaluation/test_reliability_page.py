@@ -192,12 +192,15 @@ def test_hand_checked_figures_on_a_small_collection(client):
     make_run(collection=c, owner=org, name="a", answers={f"q{i}": [f"a{i}"] for i in range(4)})
     make_run(collection=c, owner=org, name="b", answers={f"q{i}": ["wrong"] for i in range(4)})
     client.force_login(org)
-    page = client.get(url(c, trials=40, metric="rr")).context["page"]
+    response = client.get(url(c, trials=40, metric="rr"))
+    page = response.context["page"]
     d = page.detail
     assert d.stability.gt_xy[0].tolist() == [40] * 21
     assert d.swaps.counter[20] == 40 and d.swaps.swaps.sum() == 0
     assert d.swaps.threshold == 0.2 and d.swaps.share == 1.0
     assert d.discrimination.asl.tolist() == [1 / 41]  # a constant difference of 1
+    # shown as every p-value (``format_p``), never as 0
+    assert '<td class="num significant">0.0244</td>' in response.content.decode()
     assert np.allclose(d.intervals.mean, [1, 0])
 
 
