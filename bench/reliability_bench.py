@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/reliability_bench.py            # 50 runs x 5,000 questions, B=1000
     .venv/bin/python bench/reliability_bench.py --quick    # 10 runs x 500 questions (smoke)
+    .venv/bin/python bench/reliability_bench.py --cli      # also the whole qa-reliability command
 
 Generates (seeded, once, under ``$TMPDIR/qasynset-bench/reliability``) graded qrels for
 5,000 topics and 50 TREC runs of 5 answers per topic whose quality differs from run to run,
@@ -12,13 +13,17 @@ paired bootstrap ASLs, 95% intervals, paired t with Holm, the randomised Tukey H
 permutations), then the summary table.  Reported: each phase and the whole, wall and CPU
 time (process time: all threads, so BLAS products count twice on 2 cores), min over
 --repeat runs, and the load average (the target is < 10 s wall on the project's 2-core
-machine when it is quiet).
+machine when it is quiet).  With --cli, the ``qa-reliability`` command itself, in a
+child process (wall and CPU time, the samples file's size): without a samples file, with
+``--samples-out samples.npz`` (the compact form) and ``--samples-out samples.csv``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -129,10 +134,32 @@ def once(d: Path, trials: int) -> tuple[dict[str, float], dict[str, float]]:
     return t, cpu
 
 
+def cli_once(d: Path, samples: str | None) -> tuple[float, float, int]:
+    """(wall s, CPU s, bytes of the samples file) of one ``qa-reliability`` on ``d``."""
+    out = d / "out"
+    out.mkdir(exist_ok=True)
+    args = [sys.executable, "-m", "evaluation.metrics.reliability_cli", "--qrels", str(d / "qrels")]
+    args += [str(p) for p in sorted(d.glob("run*"))] + ["--output", str(out / "summary.csv")]
+    target = out / samples if samples else None
+    if target:
+        args += ["--samples-out", str(target)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(args, check=True, cwd=ROOT)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    size = target.stat().st_size if target else 0
+    if target:
+        target.unlink()
+    return wall, cpu, size
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--cli", action="store_true", help="also time the qa-reliability command")
     args = ap.parse_args()
     topics, runs, trials = (500, 10, 200) if args.quick else (5000, 50, 1000)
     d = ensure_data(topics, runs)
@@ -153,6 +180,12 @@ def main() -> None:
     for k, v in best.items():
         print(f"{k:12s} {v:8.3f} {best_cpu[k]:8.3f}")
     print(t["_summary"], end="")
+    if args.cli:
+        print(f"\n{'qa-reliability':28s} {'wall s':>8s} {'cpu s':>8s} {'samples MB':>11s}")
+        for samples in (None, "samples.npz", "samples.csv"):
+            wall, cpu, size = min(cli_once(d, samples) for _ in range(args.repeat))
+            label = f"--samples-out {samples}" if samples else "(no samples file)"
+            print(f"{label:28s} {wall:8.3f} {cpu:8.3f} {size / 1e6:11.1f}")
 
 
 if __name__ == "__main__":

@@ -7,9 +7,7 @@ from collections.abc import Iterable
 from django.http import HttpRequest, HttpResponse
 
 from config.downloads import csv_download
-from evaluation.metrics.csvio import write_csv
-
-READABLE_FLOAT_FORMAT = ".6f"
+from evaluation.metrics.csvio import READABLE_FLOAT_FORMAT, write_csv
 
 
 def csv_precision(request: HttpRequest) -> str:

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET
 from annotate.models import Collection, Role
 from annotate.permissions import require_role
 
-from .exports import csv_response
+from .exports import csv_precision, csv_response
 from .forms import ScoreConfigForm, metric_label
 from .layer_scores import layer_scores
 from .models import Run
@@ -80,4 +80,5 @@ def collection_layer_scores_csv(request: HttpRequest, slug: str) -> HttpResponse
         ),
         ["judgments", "run", "question_id", *config.metrics],
         result.rows(),
+        precision=csv_precision(request),
     )

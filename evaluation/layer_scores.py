@@ -25,7 +25,7 @@ from annotate.models import AnswerString, Collection, JudgingLayer, LayerJudgmen
 from evaluation.analysis.score_config import ScoreConfig
 from evaluation.metrics import Judgments, Scores, evaluate
 from evaluation.metrics.agreement import RankingChange, ranking_change
-from evaluation.metrics.csvio import write_csv
+from evaluation.metrics.csvio import READABLE_FLOAT_FORMAT, write_csv
 
 from .models import Run
 from .services import run_ranking
@@ -215,12 +215,16 @@ def layer_scores(collection: Collection, runs: Sequence[Run], config: ScoreConfi
     )
 
 
-def layer_scores_csv(result: LayerScores, metrics: Sequence[str]) -> str:
+def layer_scores_csv(
+    result: LayerScores, metrics: Sequence[str], *, precision: str = "readable"
+) -> str:
     """The per-layer scores as CSV (``judgments,run,question_id,<metrics>``), written by
-    the product's one CSV writer."""
+    the product's one CSV writer: 6 decimals, or every digit with ``precision="full"``
+    (as the download, ``exports.csv_response``)."""
+    full = precision == "full"
     return write_csv(
         ["judgments", "run", "question_id", *metrics],
         result.rows(),
-        {"questions": result.n_questions},
-        float_format=".6f",
+        {"questions": result.n_questions} | ({"precision": "full"} if full else {}),
+        float_format=None if full else READABLE_FLOAT_FORMAT,
     )

@@ -142,7 +142,7 @@ def collection_reliability(
     """The reliability of the collection's metrics over ``runs`` (cached)."""
     runs = list(runs)
     key = (
-        "reliability:"
+        "reliability:v2:"  # v2: Discrimination has the difference at alpha
         + hashlib.sha256(
             repr(
                 (

@@ -22,6 +22,7 @@ from evaluation.forms import GAIN_CHOICES, METRIC_CHOICES, metric_label
 from evaluation.metrics.reliability.tables import TABLES
 from evaluation.reliability_report import ReliabilityConfig
 
+from .exports import csv_precision
 from .models import Run
 
 DOWNLOADS = (*TABLES, "samples")
@@ -140,7 +141,10 @@ def collection_reliability_download(request: HttpRequest, slug: str, kind: str) 
         collection=collection, runs=runs, config=config
     )
     if kind != "samples" and page.report is not None:
-        return csv_download(TABLES[kind](page.report), f"{collection.slug}-reliability-{kind}.csv")
+        return csv_download(
+            TABLES[kind](page.report, precision=csv_precision(request)),
+            f"{collection.slug}-reliability-{kind}.csv",
+        )
     return _page(request, collection, role, form.shown(config), config, error, page)
 
 

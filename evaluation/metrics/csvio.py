@@ -106,6 +106,10 @@ def preamble_value(value) -> str:
     return _PREAMBLE_OUT.sub(lambda m: "".join(f"%{ord(c):02X}" for c in m.group()), str(value))
 
 
+#: the float cells of the score CSVs when not asked for full precision (6 decimals)
+READABLE_FLOAT_FORMAT = ".6f"
+
+
 def write_csv(
     header: Iterable[str],
     rows: Iterable[Iterable],

@@ -2,8 +2,9 @@
 its runs (DESIGN.md section 10) from judgments/qrels and run files, like ``qa-score``.
 
 Needs no database and no Django.  Writes one CSV table (with its configuration preamble) to
-stdout or ``--output``; ``--samples-out`` writes the drawn samples and ``--samples-in``
-reads them back, so that anyone recomputes the very same figures.
+stdout or ``--output``; ``--samples-out`` writes the drawn samples (only when asked: a
+compressed numpy archive when the name ends in ``.npz``, else the CSV) and ``--samples-in``
+reads either back, so that anyone recomputes the very same figures.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from pathlib import Path
 from typing import TextIO
 
 from . import InputError, parse_gains, parse_metrics
-from .cli import UsageError, add_scoring_options, console, parse_inputs, read_file
+from .cli import PRECISIONS, UsageError, add_scoring_options, console, parse_inputs, read_file
 from .data import check_unique_names
 from .gains import GainProfile, check_parameters
 from .reliability.figures import reliability_report, score_matrices
 from .reliability.samples import Samples, draw_samples
-from .reliability.samples_csv import iter_samples_csv, samples_from_csv
+from .reliability.samples_csv import iter_samples_csv, read_samples, samples_to_npz
 from .reliability.tables import TABLES
 
 DEFAULT_TRIALS = 1000
@@ -30,8 +31,9 @@ SAMPLING_OPTIONS = {"trials": "--trials", "subset_size": "--subset-size", "seed"
 
 DESCRIPTION = (
     "Reliability of metrics over a set of runs: stability, swap rates, bootstrap "
-    "discriminative power, confidence intervals, Holm and Tukey HSD tests. Prints "
-    "a CSV table with a '# key=value' configuration preamble."
+    "discriminative power and the bootstrap difference required for significance, "
+    "confidence intervals, Holm and Tukey HSD tests. Prints a CSV table with a "
+    "'# key=value' configuration preamble."
 )
 
 
@@ -61,6 +63,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="which table to print (default summary)",
     )
     parser.add_argument("--output", metavar="FILE", help="write the table here")
+    parser.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="readable",
+        help="digits of the figures: readable (6 significant) or full (every digit of "
+        "the double: Python's repr, which reads back to the same number)",
+    )
     parser.add_argument("--trials", type=int, default=None, help=f"B (default {DEFAULT_TRIALS})")
     parser.add_argument(
         "--subset-size",
@@ -82,13 +91,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--samples-out",
         metavar="FILE",
         dest="samples_out",
-        help="write the drawn samples (trial, subset, question ids)",
+        help="write the drawn samples: FILE.npz a compressed numpy archive of the "
+        "question positions (compact), any other name the CSV (trial, subset, question ids)",
     )
     parser.add_argument(
         "--samples-in",
         metavar="FILE",
         dest="samples_in",
-        help="use these samples instead of drawing (B, c, the seed and the Tukey "
+        help="use these samples (either form) instead of drawing (B, c, the seed and the Tukey "
         "permutations are the file's: --trials, --subset-size and --seed are refused, "
         "--tukey-trials overrides the file's)",
     )
@@ -135,8 +145,8 @@ def reliability(opts: dict, stdout: TextIO, stderr: TextIO) -> None:
     except ValueError as e:
         raise UsageError(str(e)) from e
     if opts["samples_out"]:
-        _write(opts["samples_out"], iter_samples_csv(samples))
-    text = TABLES[opts["table"]](report)
+        _write_samples(opts["samples_out"], samples)
+    text = TABLES[opts["table"]](report, precision=opts["precision"])
     if opts["output"]:
         _write(opts["output"], text)
     else:
@@ -176,7 +186,7 @@ def _samples(opts: dict, questions: list[str], samples_data: bytes | None) -> Sa
     """The samples file read back (``--tukey-trials`` overriding its own), or samples
     drawn with the options' trials, subset size and seed."""
     if samples_data is not None:
-        samples = samples_from_csv(samples_data)
+        samples = read_samples(samples_data)
         if opts["tukey_trials"] is not None:  # overrides the file's
             samples = dataclasses.replace(samples, tukey_trials=opts["tukey_trials"])
         return samples
@@ -187,6 +197,19 @@ def _samples(opts: dict, questions: list[str], samples_data: bytes | None) -> Sa
         seed=0 if opts["seed"] is None else opts["seed"],
         tukey_trials=opts["tukey_trials"],
     )
+
+
+def _write_samples(path: str, samples: Samples) -> None:
+    """The samples file: the compressed numpy archive for a name ending in .npz, else
+    the CSV."""
+    if not path.lower().endswith(".npz"):
+        _write(path, iter_samples_csv(samples))
+        return
+    try:
+        with open(path, "wb") as f:
+            samples_to_npz(samples, f)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror}") from e
 
 
 def _write(path: str, text: str | Iterable[str]) -> None:

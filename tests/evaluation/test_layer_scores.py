@@ -118,3 +118,41 @@ def test_layer_scores_and_rankings(study):
     assert len(rows) == 3 * 3 * 3  # gold and each layer: Q1, Q2 + mean, for 3 runs
     # gold took layer 1's side of every disagreement: the same means
     assert result.means[GOLD]["rr"].to_dict() == rr1
+
+
+def test_layer_scores_csv_honours_full_precision(study, client):
+    """The download writes 6 decimals, every digit (``repr``) with ``precision=full``, as
+    every score CSV does; the function writes what the download writes."""
+    c, runs, a, _ = study
+    adjudicate(c, "Q1", a)
+    adjudicate(c, "Q2", a)
+    client.force_login(runs[0].owner)
+    url = f"/collections/{c.slug}/layer-scores.csv?metric=q_measure&metric=rr"
+    readable = read_csv(client.get(url).content)
+    full = read_csv(client.get(url + "&precision=full").content)
+    assert "precision" not in readable[0] and full[0]["precision"] == "full"
+    cells = [v for row in readable[2] for v in row[3:]]
+    assert cells and all(len(v.split(".")[1]) == 6 for v in cells)
+    result = layer_scores(c, runs, ScoreConfig(metrics=("q_measure", "rr")))
+    want = [[*row[:3], *(repr(float(v)) for v in row[3:])] for row in result.rows()]
+    assert full[2] == want
+    assert full[2] != readable[2]  # 0.75 is 0.750000 in the readable file
+    assert read_csv(layer_scores_csv(result, ["q_measure", "rr"], precision="full"))[2] == want
+
+
+def test_layer_i_is_the_ith_created_layer_of_each_question(study):
+    """docs/formats.md, "layer i": the first-created layer of each question is ``layer 1``
+    (here the first assessor's, created first), whoever the assessor."""
+    c, runs, a, b = study
+    adjudicate(c, "Q1", a)
+    adjudicate(c, "Q2", a)
+    for qid in ("Q1", "Q2"):
+        ids = list(
+            JudgingLayer.objects.filter(question__qid=qid, question__collection=c)
+            .order_by("id")
+            .values_list("assessor_id", flat=True)
+        )
+        assert ids == [a.pk, b.pk]
+    result = layer_scores(c, runs, ScoreConfig(metrics=("rr",)))
+    assert result.means["layer 1"]["rr"].to_dict()["r1"] == 1.0
+    assert result.means["layer 2"]["rr"].to_dict()["r1"] == 0.5

@@ -192,12 +192,15 @@ def test_hand_checked_figures_on_a_small_collection(client):
     make_run(collection=c, owner=org, name="a", answers={f"q{i}": [f"a{i}"] for i in range(4)})
     make_run(collection=c, owner=org, name="b", answers={f"q{i}": ["wrong"] for i in range(4)})
     client.force_login(org)
-    page = client.get(url(c, trials=40, metric="rr")).context["page"]
+    response = client.get(url(c, trials=40, metric="rr"))
+    page = response.context["page"]
     d = page.detail
     assert d.stability.gt_xy[0].tolist() == [40] * 21
     assert d.swaps.counter[20] == 40 and d.swaps.swaps.sum() == 0
     assert d.swaps.threshold == 0.2 and d.swaps.share == 1.0
-    assert d.discrimination.asl.tolist() == [0.0]  # a constant difference of 1
+    assert d.discrimination.asl.tolist() == [1 / 41]  # a constant difference of 1
+    # shown as every p-value (``format_p``), never as 0
+    assert '<td class="num significant">0.0244</td>' in response.content.decode()
     assert np.allclose(d.intervals.mean, [1, 0])
 
 
@@ -290,3 +293,14 @@ def test_tiny_p_values_show_in_scientific_notation(client):
     cells = row.split("</td>")  # difference, ASL, t, Holm, Tukey
     assert cells[2].endswith(f">{response.context['pairs'][0]['p_t']:.1e}")
     assert cells[3].endswith(f">{p_holm:.1e}")
+
+
+def test_table_downloads_honour_full_precision(client, demo):
+    login(client, "organizer")
+    short = read_csv(client.get(download_url(demo, "pairs", trials=30)).content)
+    full = read_csv(client.get(download_url(demo, "pairs", trials=30, precision="full")).content)
+    assert "precision" not in short[0] and full[0]["precision"] == "full"
+    assert len(short[2]) == len(full[2]) and short[2] != full[2]
+    for a, b in zip(short[2], full[2], strict=True):
+        assert a[:4] == b[:4]
+        assert [x and float(x) for x in a[4:]] == [y and float(f"{float(y):.6g}") for y in b[4:]]

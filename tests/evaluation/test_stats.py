@@ -83,3 +83,37 @@ def test_rank_correlations_equal_scipy():
     assert row.kendall_tau == pytest.approx(sps.kendalltau(means.q_measure, means.rr).statistic)
     assert row.spearman_rho == pytest.approx(sps.spearmanr(means.q_measure, means.rr).statistic)
     assert len(table) == 3
+
+
+def reference_randomization_p(d, permutations, seed):
+    """The sampled sign-flip test from its definition, one assignment and one value at a
+    time: the same seeded random bytes as ``randomization_p`` draws (2,000 assignments a
+    draw, a byte per 8 values, bit j of byte k keeping the sign of value 8k + j), each
+    assignment's |signed sum| compared with |sum(d)|, and p = (count + 1) /
+    (permutations + 1) (Phipson and Smyth 2010: the observed assignment is one of them)."""
+    nz = [float(v) for v in d if v != 0]
+    obs = abs(math.fsum(nz))
+    eps = 1e-9 * max(obs, 1e-300)
+    blocks = -(-len(nz) // 8)
+    rng = np.random.default_rng(seed)
+    count, done = 0, 0
+    while done < permutations:
+        k = min(2000, permutations - done)
+        picks = rng.integers(0, 256, size=(k, blocks), dtype=np.uint8).tolist()
+        for row in picks:
+            signed = [v if (row[i // 8] >> (i % 8)) & 1 else -v for i, v in enumerate(nz)]
+            count += abs(math.fsum(signed)) >= obs - eps
+        done += k
+    return (count + 1) / (permutations + 1)
+
+
+def test_randomization_p_is_the_definition_and_never_zero():
+    a, b = sample(40, seed=3, shift=0.1)
+    d = b - a
+    for permutations, seed in ((500, 1), (2500, 7)):
+        got = randomization_p(d, permutations=permutations, seed=seed)
+        assert got == pytest.approx(reference_randomization_p(d, permutations, seed), abs=1e-15)
+    # a difference no assignment reaches: the smallest p-value, 1 / (T + 1), not 0
+    big = np.full(30, 0.5)
+    assert randomization_p(big, permutations=999) == 1 / 1000
+    assert reference_randomization_p(big, 999, 20040601) == 1 / 1000

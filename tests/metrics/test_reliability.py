@@ -1,6 +1,8 @@
 """Reliability engine (the package evaluation/metrics/reliability/): hand-counted cases,
 properties, and the bootstrap / Tukey p-values against straightforward loops."""
 
+import dataclasses
+import io
 import itertools
 import math
 import statistics
@@ -27,7 +29,12 @@ from evaluation.metrics.reliability.comparisons import (
 from evaluation.metrics.reliability.figures import metric_reliability, reliability_report
 from evaluation.metrics.reliability.pairs import run_pairs
 from evaluation.metrics.reliability.samples import Samples, draw_bootstrap, draw_samples
-from evaluation.metrics.reliability.samples_csv import samples_from_csv, samples_to_csv
+from evaluation.metrics.reliability.samples_csv import (
+    read_samples,
+    samples_from_csv,
+    samples_to_csv,
+    samples_to_npz,
+)
 from evaluation.metrics.reliability.stability import stability
 from evaluation.metrics.reliability.swaps import difference_bin, swap_rates
 from evaluation.metrics.reliability.tables import TABLES, curves_csv, pairs_csv, summary_csv
@@ -155,8 +162,9 @@ def t_by_hand(mean, sd, n):
 def reference_asl(X, boot):
     """Sakai 2006 Figure 1, one pair and one bootstrap sample at a time, in plain Python
     (statistics and math): z the pair's differences, w = z - mean(z) (zero within
-    1e-12), ASL = #{b : |t(w*_b)| >= |t(z)|} / B, a mean (observed or bootstrap) within
-    1e-12 of zero being zero."""
+    1e-12), ASL = (#{b : |t(w*_b)| >= |t(z)|} + 1) / (B + 1) (Phipson and Smyth 2010:
+    the observed arrangement counts), a mean (observed or bootstrap) within 1e-12 of
+    zero being zero."""
     n = X.shape[1]
     rows = X.tolist()
     out = []
@@ -172,7 +180,7 @@ def reference_asl(X, boot):
             mean = 0.0 if abs(mean) <= 1e-12 else mean
             t = t_by_hand(mean, statistics.stdev(ws), n)
             count += abs(t) >= abs(t_obs) * (1 - 1e-9)
-        out.append(count / len(boot))
+        out.append((count + 1) / (len(boot) + 1))
     return np.array(out)
 
 
@@ -180,7 +188,8 @@ def reference_tukey(X, runs, trials, seed):
     """The randomised Tukey HSD in plain Python with the engine's permutations taken as
     given (``draw_permutations``, the runs by name): each trial deals every question's
     scores to the runs as its permutation says, and the p-value of a pair counts the
-    trials whose spread of run means reaches the pair's difference.  Checks on the way
+    trials whose spread of run means reaches the pair's difference, plus one for the
+    observed arrangement, over trials + 1.  Checks on the way
     that a trial permutes each question's scores among themselves only."""
     names = sorted(runs)
     rows = [X[list(runs).index(name)].tolist() for name in names]  # the runs by name
@@ -204,7 +213,7 @@ def reference_tukey(X, runs, trials, seed):
     for x, y in itertools.combinations(range(len(mean)), 2):
         d = abs(mean[x] - mean[y])
         d = 0.0 if d <= 1e-12 else d
-        p.append(sum(s >= d * (1 - 1e-9) - 1e-12 for s in spreads) / trials)
+        p.append((sum(s >= d * (1 - 1e-9) - 1e-12 for s in spreads) + 1) / (trials + 1))
     return np.array(p)
 
 
@@ -227,7 +236,7 @@ def test_bootstrap_asl_extremes():
     boot = draw_samples(list("abcdef"), trials=200, seed=1).bootstrap
     asl = bootstrap_asl(X, boot).asl
     assert asl[0] == 1.0
-    assert asl[1] == 0.0
+    assert asl[1] == 1 / 201  # never 0: the observed arrangement counts
 
 
 def test_a_difference_zero_but_for_rounding_is_never_significant():
@@ -387,7 +396,7 @@ def test_samples_file_keeps_the_tukey_trials():
     two = reliability_report({("ap", "g"): X}, runs, back)
     assert pairs_csv(one) == pairs_csv(two)
     assert read_csv(pairs_csv(two))[0]["tukey_trials"] == "9"
-    assert all(round(p * 9, 9) == round(p * 9) for p in two.results["ap", "g"].p_tukey)
+    assert all(round(p * 10, 9) == round(p * 10) for p in two.results["ap", "g"].p_tukey)
     # a file written before tukey_trials was kept: B permutations
     older = samples_from_csv(text.replace("# tukey_trials=9\n", ""))
     assert older.tukey_trials == 30
@@ -589,3 +598,84 @@ def test_tukey_hsd_is_the_same_whatever_the_order_of_the_runs():
         got = tukey_hsd(X[order], [names[i] for i in order], trials=200, seed=3)
         for k, (i, j) in enumerate(zip(x.tolist(), y.tolist(), strict=True)):
             assert got[k] == by_pair[frozenset((names[order[i]], names[order[j]]))]
+
+
+# -- Sakai's difference required for significance ----------------------------------------------
+def reference_difference(X, boot, alpha):
+    """Sakai 2006 (Figure 4) one pair at a time in plain Python: per pair, the bootstrap
+    samples w*_b sorted by |t(w*_b)| descending (ties by the lower b), the one at position
+    floor(B alpha) gives |mean(w*_b)|; the figure is the largest over the pairs whose ASL
+    (``reference_asl``) is below alpha, NaN when none is."""
+    n = X.shape[1]
+    rows = X.tolist()
+    asl = reference_asl(X, boot)
+    k = math.floor(len(boot) * alpha + 1e-9)
+    found = []
+    for p, (x, y) in enumerate(itertools.combinations(range(len(rows)), 2)):
+        z = [a - b for a, b in zip(rows[x], rows[y], strict=True)]
+        zbar = statistics.fmean(z)
+        w = [0.0 if abs(v - zbar) <= 1e-12 else v - zbar for v in z]
+        ts = []
+        for b, sample in enumerate(boot.tolist()):
+            ws = [w[q] for q in sample]
+            mean = statistics.fmean(ws)
+            mean = 0.0 if abs(mean) <= 1e-12 else mean
+            ts.append((-abs(t_by_hand(mean, statistics.stdev(ws), n)), b, abs(mean)))
+        if asl[p] < alpha and k >= 1:
+            found.append(sorted(ts)[k - 1][2])
+    return max(found) if found else math.nan
+
+
+def test_difference_required_by_hand():
+    """The example of docs/formats.md: z = (.3, .1, .2), w = (.1, -.1, 0), four bootstrap
+    samples with |t(w*)| = 2, 0, .5, 1; none reaches |t(z)| = 3.464, so ASL = 1/5; at
+    alpha = .5 the position is floor(4 x .5) = 2, the second largest |t| is 1 (sample 3,
+    w* = (0, 0, -.1)), whose |mean| is 1/30."""
+    X = np.array([[0.5, 0.3, 0.4], [0.2, 0.2, 0.2]])
+    boot = np.array([[0, 0, 2], [0, 1, 2], [1, 1, 0], [2, 2, 1]])
+    d = bootstrap_asl(X, boot, alpha=0.5)
+    assert d.asl.tolist() == [0.2]
+    assert d.difference[0] == pytest.approx(1 / 30)
+    assert d.required_difference == pytest.approx(1 / 30)
+    assert reference_difference(X, boot, 0.5) == pytest.approx(1 / 30)
+    # at alpha = .05 the position floor(4 x .05) = 0 is no sample: no figure
+    assert math.isnan(bootstrap_asl(X, boot).required_difference)
+
+
+def test_difference_required_matches_the_loop():
+    rng = np.random.default_rng(5)
+    X = rng.random((5, 12)) + np.arange(5)[:, None] * 0.08
+    boot = draw_samples([f"q{i}" for i in range(12)], trials=200, seed=4).bootstrap
+    d = bootstrap_asl(X, boot, chunk=3)
+    assert (d.asl < 0.05).any() and not (d.asl < 0.05).all()
+    assert d.required_difference == pytest.approx(reference_difference(X, boot, 0.05), abs=1e-15)
+
+
+def test_difference_required_is_in_the_summary_and_follows_the_run_order():
+    rng = np.random.default_rng(6)
+    X = rng.random((4, 10)) + np.arange(4)[:, None] * 0.1
+    s = draw_samples([f"q{i}" for i in range(10)], trials=100, seed=1)
+    one = reliability_report({("ap", "g"): X}, ["a", "b", "c", "d"], s)
+    two = reliability_report({("ap", "g"): X[::-1]}, ["d", "c", "b", "a"], s)
+    want = bootstrap_asl(X, s.bootstrap).required_difference
+    assert one.summary()[0]["bootstrap_difference"] == want
+    assert two.summary()[0]["bootstrap_difference"] == want
+
+
+def test_npz_samples_round_trip_exactly():
+    """The compact samples file reads back to the same samples (ids with control and
+    non-ASCII characters, a seed or none), and so to the same figures."""
+    questions = ["q\x00", "q,1", "é", "=2", *[f"q{i}" for i in range(6)]]
+    s = draw_samples(questions, trials=25, seed=8, tukey_trials=6)
+    for samples in (dataclasses.replace(s, seed=None), s):  # back: s read back
+        buf = io.BytesIO()
+        samples_to_npz(samples, buf)
+        back = read_samples(buf.getvalue())
+        assert back.questions == samples.questions and back.seed == samples.seed
+        assert (back.subset_size, back.tukey_seed, back.tukey_trials) == (5, 8, 6)
+        for k in ("stability", "swap", "bootstrap"):
+            assert np.array_equal(getattr(back, k), getattr(samples, k))
+    X = np.random.default_rng(1).random((3, 10))
+    one = reliability_report({("ap", "g"): X}, ["a", "b", "c"], s)
+    two = reliability_report({("ap", "g"): X}, ["a", "b", "c"], back)
+    assert all(t(one) == t(two) for t in TABLES.values())

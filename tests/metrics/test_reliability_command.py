@@ -135,7 +135,7 @@ def test_tukey_trials_are_their_own(tmp_path):
     preamble, header, rows = read_csv(out)
     assert preamble["tukey_trials"] == "7" and preamble["trials"] == "30"
     p_tukey = [float(r[header.index("p_tukey")]) for r in rows]
-    assert all(abs(p * 7 - round(p * 7)) < 1e-4 for p in p_tukey)  # multiples of 1/7
+    assert all(abs(p * 8 - round(p * 8)) < 1e-4 for p in p_tukey)  # (count + 1) / 8
 
 
 @pytest.mark.slow
@@ -237,7 +237,7 @@ def test_the_samples_file_keeps_the_tukey_trials(tmp_path):
     preamble, header, rows = read_csv(out)
     assert preamble["tukey_trials"] == "11"
     p_tukey = [float(r[header.index("p_tukey")]) for r in rows]
-    assert all(abs(p * 11 - round(p * 11)) < 1e-4 for p in p_tukey)
+    assert all(abs(p * 12 - round(p * 12)) < 1e-4 for p in p_tukey)
 
 
 @pytest.mark.parametrize(
@@ -264,3 +264,43 @@ def test_samples_in_refuses_the_sampling_options(tmp_path, extra, named):
     with contextlib.redirect_stderr(err):
         code = main(["--qrels", str(qrels), *map(str, runs), "--samples-in", str(samples), *extra])
     assert code == 2 and named in err.getvalue()
+
+
+def test_full_precision_tables(tmp_path):
+    """Every table writes 6 significant digits, every digit with ``--precision full``
+    (``repr``, the preamble saying ``precision=full``); the same figures."""
+    qrels, runs = write_files(tmp_path)
+    for table in TABLES:
+        args = ("--qrels", qrels, *runs, "--trials", 40, "--table", table)
+        short, full = read_csv(run(*args)[0]), read_csv(run(*args, "--precision", "full")[0])
+        assert "precision" not in short[0] and full[0]["precision"] == "full"
+        assert len(short[2]) == len(full[2])
+        for a, b in zip(short[2], full[2], strict=True):
+            for x, y in zip(a, b, strict=True):
+                if x != y:  # a float: the same to 6 significant digits, more digits in full
+                    assert float(x) == float(f"{float(y):.6g}") and len(y) > len(x)
+        assert short[2] != full[2]
+
+
+def test_compact_samples_file_gives_the_same_figures(tmp_path):
+    """``--samples-out x.npz`` writes the compressed numpy archive: much smaller than the
+    CSV, and read back with ``--samples-in`` it gives the very same tables."""
+    qrels, runs = write_files(tmp_path)
+    npz, csv = tmp_path / "s.npz", tmp_path / "s.csv"
+    args = ("--qrels", qrels, *runs, "--table", "pairs", "--tukey-trials", 9)
+    first, _ = run(*args, "--trials", 60, "--seed", 4, "--samples-out", npz)
+    run(*args, "--trials", 60, "--seed", 4, "--samples-out", csv)
+    assert npz.read_bytes().startswith(b"PK") and npz.stat().st_size < csv.stat().st_size / 3
+    assert run(*args, "--samples-in", npz)[0] == first
+    assert run(*args, "--samples-in", csv)[0] == first
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"PK\x03\x04 not a zip")
+    with pytest.raises(CommandError, match="not a samples file"):
+        run(*args, "--samples-in", bad)
+
+
+def test_no_samples_file_unless_asked(tmp_path):
+    qrels, runs = write_files(tmp_path)
+    before = set(tmp_path.iterdir())
+    run("--qrels", qrels, *runs, "--trials", 20)
+    assert set(tmp_path.iterdir()) == before

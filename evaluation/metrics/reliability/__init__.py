@@ -18,9 +18,13 @@ per-question scores:
   every pair and trial, of max(M(x,Q_i), M(y,Q_i)) (the better run's mean over Q_i: the
   threshold relative to the metric's typical value, the paper's Tables 2-3);
 - **discriminative power** by the paired bootstrap (Sakai 2006): the achieved
-  significance level (ASL) per run pair, the ASL curve, the share of pairs with ASL < 0.05;
+  significance level (ASL) per run pair, the ASL curve, the share of pairs with ASL < 0.05,
+  and Sakai's estimate of the difference required for significance at 0.05 (the largest,
+  over the significant pairs, |mean(w*_b)| of the bootstrap sample at the threshold);
 - Kendall's tau between rankings, 95% confidence intervals of every run's mean (t and
   bootstrap percentile), paired t-tests with Holm's correction, the randomised Tukey HSD.
+  Resampling p-values (the ASL, the Tukey HSD) are (count + 1) / (T + 1), never 0
+  (Phipson and Smyth 2010; ``bootstrap.tail_p``).
 
 Sampling is separate from counting: ``draw_samples`` makes every subset and bootstrap
 sample from a seeded generator; ``samples_to_csv``/``samples_from_csv`` write and read

@@ -1,5 +1,7 @@
 """Discriminative power by the paired bootstrap (Sakai 2006): the achieved significance
-level (ASL) of every run pair, the ASL curve and the share of pairs significant at 5%."""
+level (ASL) of every run pair, the ASL curve, the share of pairs significant at 5% and
+the estimated difference required for significance at 5% (Sakai 2006, section 4 and
+Figure 4)."""
 
 from __future__ import annotations
 
@@ -27,13 +29,43 @@ def t_statistic(mean, sd, n: int):
     return t
 
 
+def tail_p(count, trials: int):
+    """A resampling p-value from its tail count: (count + 1) / (trials + 1) (Phipson and
+    Smyth 2010): the observed arrangement is one of the arrangements, so the p-value is
+    never 0 and at least 1 / (trials + 1)."""
+    return (np.asarray(count, dtype=float) + 1) / (trials + 1)
+
+
+def threshold_position(trials: int, alpha: float = ALPHA) -> int:
+    """Sakai's B alpha, the 1-based position in the |t*| sorted descending whose bootstrap
+    sample gives a pair's difference required for significance (0: B too small)."""
+    return int(np.floor(trials * alpha + 1e-9))
+
+
 @dataclass(frozen=True, eq=False)
 class Discrimination:
     """ASL per run pair (``run_pairs`` order), the share of pairs with ASL < alpha and
-    the ASL curve (ASLs sorted ascending, the paper's Figure of ASL by run pair)."""
+    the ASL curve (ASLs sorted ascending, the paper's Figure of ASL by run pair);
+    ``difference`` per pair is |mean(w*_b)| of the bootstrap sample b whose |t(w*_b)| is
+    the B alpha-th largest (NaN when B alpha < 1), Sakai's difference required for
+    significance (``required_difference``, the largest over the significant pairs)."""
 
     asl: np.ndarray
     alpha: float = ALPHA
+    difference: np.ndarray | None = None
+
+    @property
+    def required_difference(self) -> float:
+        """Sakai 2006 (Figure 4): the largest ``difference`` over the pairs with ASL <
+        alpha, the estimated difference between two runs' means required for
+        significance at alpha with this many questions; NaN when no pair is
+        significant."""
+        if self.difference is None:
+            return float("nan")
+        significant = self.asl < self.alpha
+        d = self.difference[significant]
+        d = d[~np.isnan(d)]
+        return float(d.max()) if len(d) else float("nan")
 
     @property
     def curve(self) -> np.ndarray:
@@ -53,9 +85,12 @@ def bootstrap_asl(
     indicator: np.ndarray | None = None,
 ) -> Discrimination:
     """Paired bootstrap test per run pair (Sakai 2006, Figure 1): z = per-question
-    differences, w = z - mean(z); ASL = #{b : |t(w*_b)| >= |t(z)|} / B with w*_b the
-    bootstrap sample b of w (the same question draws for every pair); a mean, observed
-    or bootstrap, within TOL of zero is zero (so a zero difference has ASL 1)."""
+    differences, w = z - mean(z); ASL = (#{b : |t(w*_b)| >= |t(z)|} + 1) / (B + 1) with
+    w*_b the bootstrap sample b of w (the same question draws for every pair; the + 1s
+    as ``tail_p``); a mean, observed or bootstrap, within TOL of zero is zero (so a zero
+    difference has ASL 1).  Per pair also Sakai's difference at alpha: |mean(w*_b)| of
+    the sample b at position ``threshold_position(B, alpha)`` of the |t(w*_b)| sorted
+    descending (ties of |t| by the lower b)."""
     X = np.asarray(X, dtype=float)
     n = X.shape[1]
     # resampling counts, trials x questions; rows sum to n
@@ -63,6 +98,9 @@ def bootstrap_asl(
     R = X @ K.T  # resampled sums of each run: the pairs' sums are differences of these
     x, y = run_pairs(len(X))
     asl = np.empty(len(x))
+    difference = np.full(len(x), np.nan)
+    B = len(K)
+    k = threshold_position(B, alpha)
     for s in chunks(len(x), chunk):
         z = X[x[s]] - X[y[s]]
         zbar = z.mean(axis=1, keepdims=True)
@@ -75,5 +113,9 @@ def bootstrap_asl(
         mean = zero_small(total / n)
         var = np.maximum((w * w) @ K.T - n * mean * mean, 0.0) / (n - 1)
         t = t_statistic(mean, np.sqrt(var), n)
-        asl[s] = (np.abs(t) >= np.abs(t_obs)[:, None] * (1 - 1e-9)).mean(axis=1)
-    return Discrimination(asl, alpha)
+        count = (np.abs(t) >= np.abs(t_obs)[:, None] * (1 - 1e-9)).sum(axis=1)
+        asl[s] = tail_p(count, B)
+        if k:
+            at = np.argsort(-np.abs(t), axis=1, kind="stable")[:, k - 1]
+            difference[s] = np.abs(np.take_along_axis(mean, at[:, None], axis=1)[:, 0])
+    return Discrimination(asl, alpha, difference)

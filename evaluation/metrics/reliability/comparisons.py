@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .bootstrap import t_statistic
+from .bootstrap import t_statistic, tail_p
 from .pairs import TOL, run_order, run_pairs, zero_small
 from .samples import count_matrix
 
@@ -113,8 +113,9 @@ def tukey_hsd(
     X: np.ndarray, runs: Sequence[str], *, trials: int = 1000, seed: int = 0
 ) -> np.ndarray:
     """Randomised Tukey HSD p-value per run pair (Carterette 2012; Sakai 2014): in each
-    trial every question's scores are permuted across the runs; p(x, y) = #{trials whose
-    largest difference of run means >= |mean(x) - mean(y)|} / trials.  The permutations
+    trial every question's scores are permuted across the runs; p(x, y) = (#{trials whose
+    largest difference of run means >= |mean(x) - mean(y)|} + 1) / (trials + 1), the
+    observed arrangement counted as one of the arrangements (``tail_p``: never 0).  The permutations
     act on the runs in the order of their names ``runs`` (``run_order``), so the p-value
     of two named runs does not depend on the order of the rows of X; pairs in
     ``run_pairs`` order of X's rows.  The permutations are ``draw_permutations``' (from
@@ -133,7 +134,7 @@ def tukey_hsd(
     d = np.abs(zero_small(mean[x] - mean[y]))
     spread = np.sort(spread)
     # the count of spreads >= d (with the same slack as the bootstrap)
-    return (trials - np.searchsorted(spread, d * (1 - 1e-9) - TOL, side="left")) / trials
+    return tail_p(trials - np.searchsorted(spread, d * (1 - 1e-9) - TOL, side="left"), trials)
 
 
 def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:

@@ -104,7 +104,11 @@ def _in_order(r: MetricReliability, order: np.ndarray) -> MetricReliability:
             st.eq[k],
         ),
         r.swaps,
-        Discrimination(r.discrimination.asl[k], r.discrimination.alpha),
+        Discrimination(
+            r.discrimination.asl[k],
+            r.discrimination.alpha,
+            None if r.discrimination.difference is None else r.discrimination.difference[k],
+        ),
         Intervals(
             iv.mean[pos],
             iv.t_low[pos],
@@ -140,6 +144,7 @@ class Report:
                     "metric": metric,
                     "gains": gains,
                     "swap_threshold": r.swaps.threshold,
+                    "bootstrap_difference": r.discrimination.required_difference,
                     "swap_relative": r.swaps.relative,
                     "swap_share": r.swaps.share,
                     "significant_share": r.discrimination.share_significant,

@@ -1,11 +1,23 @@
 """The reliability report as CSV tables (summary, curves, pairs, runs), each with a
-preamble naming its configuration and samples."""
+preamble naming its configuration and samples.  Floats have 6 significant digits, or with
+``precision="full"`` every digit (``repr``, as ``qa-score --precision full`` and the
+pages' ``precision=full`` downloads write them; the preamble then says
+``precision=full``)."""
 
 from __future__ import annotations
 
 from ..csvio import write_csv
 from .figures import Report
 from .pairs import run_pairs
+
+READABLE_FLOAT_FORMAT = ".6g"  # significant digits: ASLs and p-values span decades
+
+
+def _write(report: Report, table: str, header, rows, precision: str) -> str:
+    """The table's CSV: its preamble, then the rows with floats as ``precision`` says."""
+    full = precision == "full"
+    preamble = _preamble(report, table) | ({"precision": "full"} if full else {})
+    return write_csv(header, rows, preamble, float_format=None if full else READABLE_FLOAT_FORMAT)
 
 
 def _preamble(report: Report, table: str) -> dict[str, object]:
@@ -27,6 +39,7 @@ SUMMARY_COLUMNS = (
     "metric",
     "gains",
     "swap_threshold",
+    "bootstrap_difference",
     "swap_relative",
     "swap_share",
     "significant_share",
@@ -35,12 +48,13 @@ SUMMARY_COLUMNS = (
 )
 
 
-def summary_csv(report: Report) -> str:
+def summary_csv(report: Report, *, precision: str = "readable") -> str:
+    """One row per (metric, gains): ``Report.summary``'s figures."""
     rows = [[row[k] for k in SUMMARY_COLUMNS] for row in report.summary()]
-    return write_csv(SUMMARY_COLUMNS, rows, _preamble(report, "summary"), float_format=".6g")
+    return _write(report, "summary", SUMMARY_COLUMNS, rows, precision)
 
 
-def curves_csv(report: Report) -> str:
+def curves_csv(report: Report, *, precision: str = "readable") -> str:
     """``metric,gains,curve,x,y,z``: the stability curve (x = f, y = minority rate, z =
     proportion of ties), the swap curve (x = bin lower edge, y = swap rate, z = number of
     comparisons in the bin) and the ASL curve (x = pair rank, y = ASL)."""
@@ -54,15 +68,10 @@ def curves_csv(report: Report) -> str:
             rows.append([metric, gains, "swap", float(e), float(rate), int(cnt)])
         for i, a in enumerate(r.discrimination.curve):
             rows.append([metric, gains, "asl", i + 1, float(a), None])
-    return write_csv(
-        ["metric", "gains", "curve", "x", "y", "z"],
-        rows,
-        _preamble(report, "curves"),
-        float_format=".6g",
-    )
+    return _write(report, "curves", ["metric", "gains", "curve", "x", "y", "z"], rows, precision)
 
 
-def pairs_csv(report: Report) -> str:
+def pairs_csv(report: Report, *, precision: str = "readable") -> str:
     """Per (metric, gains) and run pair: the difference of means, the bootstrap ASL, the
     paired t p-value, Holm's adjusted p-value and the randomised Tukey HSD p-value."""
     x, y = run_pairs(len(report.runs))
@@ -83,15 +92,16 @@ def pairs_csv(report: Report) -> str:
                     float(r.p_tukey[k]),
                 ]
             )
-    return write_csv(
+    return _write(
+        report,
+        "pairs",
         ["metric", "gains", "run_x", "run_y", "difference", "asl", "p_t", "p_holm", "p_tukey"],
         rows,
-        _preamble(report, "pairs"),
-        float_format=".6g",
+        precision,
     )
 
 
-def runs_csv(report: Report) -> str:
+def runs_csv(report: Report, *, precision: str = "readable") -> str:
     """Per (metric, gains) and run: the mean and its 95% t and bootstrap intervals."""
     rows: list[list] = []
     for (metric, gains), r in report.results.items():
@@ -109,11 +119,12 @@ def runs_csv(report: Report) -> str:
                     float(iv.boot_high[i]),
                 ]
             )
-    return write_csv(
+    return _write(
+        report,
+        "runs",
         ["metric", "gains", "run", "mean", "t_low", "t_high", "boot_low", "boot_high"],
         rows,
-        _preamble(report, "runs"),
-        float_format=".6g",
+        precision,
     )
 
 
