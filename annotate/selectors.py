@@ -578,12 +578,15 @@ def question_list_queryset(
     assessor: str = "",
     unjudged: str = "",
     search: str = "",
+    reader: AnyUser | None = None,
 ) -> QuerySet[Question]:
     """Questions of ``collection`` for the question list, with their counts and last
-    change, filtered by status, assessor (user id or ``none``), has-unjudged and a search
-    in qid and text."""
+    change (not a change in a layer ``reader`` is blind to: ``JudgingLayerQuerySet.
+    blind_to``), filtered by status, assessor (user id or ``none``), has-unjudged and a
+    search in qid and text."""
     last = (
         JudgmentEvent.objects.filter(question=OuterRef("pk"))
+        .exclude(layer__in=JudgingLayer.objects.blind_to(reader).values("pk"))
         .order_by()
         .values("question")
         .annotate(m=Max("created_at"))
@@ -667,11 +670,13 @@ def collection_dashboard(
     now: datetime | None = None,
     stuck_after: timedelta = timedelta(hours=24),
     limit: int = 50,
+    reader: AnyUser | None = None,
 ) -> Dashboard:
     """What an organizer needs to steer a campaign, in a fixed number of queries: progress,
     per assessor the questions and strings judged today and in all with the median time
-    from a question's first judgment to its "done", the questions stuck in progress, and
-    the questions that pooling reopened."""
+    from a question's first judgment to its "done", the questions stuck in progress (by
+    their last change, not one in a layer ``reader`` is blind to), and the questions that
+    pooling reopened."""
     now = now or timezone.now()
     since = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
     overview = collection_overview(collection)
@@ -731,7 +736,13 @@ def collection_dashboard(
         people.append(row)
     last_change = (
         Question.objects.filter(collection=collection, status=QuestionStatus.IN_PROGRESS)
-        .annotate(last=Max("events__created_at"))
+        .annotate(
+            last=Max(
+                "events__created_at",
+                filter=Q(events__layer__isnull=True)
+                | ~Q(events__layer__in=JudgingLayer.objects.blind_to(reader).values("pk")),
+            )
+        )
         .filter(Q(last__lt=now - stuck_after) | Q(last__isnull=True))
     )
     stuck = list(last_change.order_by("last", "qid").values("pk", "qid", "last")[:limit])
