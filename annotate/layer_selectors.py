@@ -383,7 +383,7 @@ def layer_workspace(layer: JudgingLayer) -> dict:
     ):
         group, level_id = mine.get(pk, (None, None))
         s = WorkspaceString(pk, text, key, group, level_id, pk in mine, variants)
-        s.freq = freq.get(key, 0)
+        s.freq = freq.get(pk, 0)
         if group is not None and level_id in by_level:
             syn = groups.get(group) or groups.setdefault(group, LayerSynset(group))
             s.level_obj = lv = by_level[level_id]
