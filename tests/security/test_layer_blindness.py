@@ -638,9 +638,12 @@ def test_dashboard_stuck_questions_ignore_the_layers_the_organizer_is_blind_to(o
     """Q1 in progress, the organizer's last change 2 days ago, zebedee's (open layer) now:
     stuck as far as the organizer may know, whatever zebedee does."""
     w = org_judges
-    Question.objects.filter(pk=w["q1"].pk).update(status=QuestionStatus.IN_PROGRESS)
+    two_days_ago = timezone.now() - timedelta(days=2)
+    Question.objects.filter(pk=w["q1"].pk).update(
+        status=QuestionStatus.IN_PROGRESS, updated_at=two_days_ago
+    )
     JudgmentEvent.objects.filter(question=w["q1"]).exclude(layer=w["his"]).update(
-        created_at=timezone.now() - timedelta(days=2)
+        created_at=two_days_ago
     )
     stuck = collection_dashboard(w["c"], reader=w["org"]).stuck
     assert [q["qid"] for q in stuck] == ["Q1"]
