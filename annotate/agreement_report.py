@@ -44,7 +44,9 @@ from .models import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from django.db.models import QuerySet
+
+    from .edits import AnyUser
 
 
 # -- the agreement page -----------------------------------------------------------------------
@@ -94,13 +96,15 @@ class AgreementReport:
 
 
 def _layer_table(
-    collection: Collection,
+    collection: Collection, hidden: QuerySet
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The collection's layer judgments as arrays (layer id, string id, group or -1,
-    value) -- one query, no model instances."""
+    value), but those of the ``hidden`` layers -- one query, no model instances."""
     values = level_values(collection.pk)
     rows = list(
-        LayerJudgment.objects.filter(layer__question__collection=collection).values_list(
+        LayerJudgment.objects.filter(layer__question__collection=collection)
+        .exclude(layer__in=hidden)
+        .values_list(
             "layer_id", "string_id", Coalesce("group", Value(-1)), Coalesce("level_id", Value(0))
         )
     )
@@ -132,19 +136,21 @@ class _Grid:
     n: np.ndarray  # position x unit -> size of the string's synset in its whole layer
 
 
-def _layers_of(collection: Collection) -> list[tuple]:
-    """The collection's layers (id, question id, assessor name, open), each question's by
-    assessor name: pooled pairs put the same assessor first whichever layer was created
-    first (a layers CSV round trip recreates them in name order), as the per-pair rows do."""
+def _layers_of(collection: Collection, hidden: QuerySet) -> list[tuple]:
+    """The collection's layers (id, question id, assessor name, open) but the ``hidden``
+    ones, each question's by assessor name: pooled pairs put the same assessor first
+    whichever layer was created first (a layers CSV round trip recreates them in name
+    order), as the per-pair rows do."""
     return list(
         JudgingLayer.objects.filter(question__collection=collection)
+        .exclude(pk__in=hidden)
         .order_by("question_id", "assessor__username")
         .annotate(open=ExpressionWrapper(Q(done_at__isnull=True), output_field=BooleanField()))
         .values_list("pk", "question_id", "assessor__username", "open")
     )
 
 
-def _grid(collection: Collection, layers: list[tuple]) -> tuple[_Grid, Counter]:
+def _grid(collection: Collection, layers: list[tuple], hidden: QuerySet) -> tuple[_Grid, Counter]:
     """The grid of the complete questions' judgments (``_Grid``), and how many strings each
     layer (of a complete question or not) judged."""
     by_q: dict[int, list[tuple]] = {}
@@ -160,7 +166,7 @@ def _grid(collection: Collection, layers: list[tuple]) -> tuple[_Grid, Counter]:
     complete = {q: ls for q, ls in by_q.items() if q in done}
     order = sorted(complete)
     qindex = {q: i for i, q in enumerate(order)}
-    L_, S_, G_, V_ = _layer_table(collection)
+    L_, S_, G_, V_ = _layer_table(collection, hidden)
     judged = Counter(L_.tolist())
     # position of each layer in its question (-1: question not complete), question index
     top = int(max([r[0] for r in layers], default=0)) + 1
@@ -299,9 +305,10 @@ def _question_figures(grid: _Grid) -> dict[int, QuestionFigures]:
 
 
 def _throughput(
-    collection: Collection, layers: list[tuple], judged: Counter
+    collection: Collection, layers: list[tuple], judged: Counter, hidden: QuerySet
 ) -> list[ThroughputRow]:
-    """Per assessor: layers and strings judged, median time from first edit to done."""
+    """Per assessor: layers and strings judged, median time from first edit to done (but
+    the ``hidden`` layers)."""
     through: dict[str, ThroughputRow] = {}
     for pk, _, name, open_ in layers:
         t_ = through.setdefault(name, ThroughputRow(name, 0, 0, 0, None))
@@ -309,27 +316,34 @@ def _throughput(
         t_.strings += judged[pk]
         t_.done += not open_
     spans: dict[str, list[float]] = {}
-    for name, span in JudgingLayer.objects.filter(
-        question__collection=collection, seconds__isnull=False
-    ).values_list("assessor__username", "seconds"):
+    for name, span in (
+        JudgingLayer.objects.filter(question__collection=collection, seconds__isnull=False)
+        .exclude(pk__in=hidden)
+        .values_list("assessor__username", "seconds")
+    ):
         spans.setdefault(name, []).append(span)
     for name, ts in spans.items():
         through[name].median_seconds = statistics.median(ts)
     return sorted(through.values(), key=lambda t: t.assessor)
 
 
-def collection_agreement(collection: Collection) -> AgreementReport:
+def collection_agreement(
+    collection: Collection, *, reader: AnyUser | None = None
+) -> AgreementReport:
     """Agreement of the collection's layers (DESIGN.md section 9), per assessor pair,
-    pooled, and per question; per-assessor throughput.  A fixed number of queries; the
-    figures are computed on arrays (questions with two layers in one vectorized pass,
-    others one by one)."""
+    pooled, and per question; per-assessor throughput -- of the layers ``reader`` may see:
+    none of those they are blind to (``JudgingLayerQuerySet.blind_to``), so no count
+    moves as another assessor judges a question ``reader`` judges in a layer.  A fixed
+    number of queries; the figures are computed on arrays (questions with two layers in
+    one vectorized pass, others one by one)."""
+    hidden = JudgingLayer.objects.blind_to(reader).values("pk")
     values = level_values(collection.pk)
     levels = dict(Level.objects.filter(collection=collection).values_list("pk", "code"))
     level_names = ["incorrect"] + [
         levels[pk] for pk, _ in sorted(values.items(), key=lambda kv: kv[1])
     ]
-    layers = _layers_of(collection)
-    grid, judged = _grid(collection, layers)
+    layers = _layers_of(collection, hidden)
+    grid, judged = _grid(collection, layers, hidden)
     info = {
         pk: (qid, n)
         for pk, qid, n in Question.objects.filter(collection=collection, layers__isnull=False)
@@ -362,7 +376,7 @@ def collection_agreement(collection: Collection) -> AgreementReport:
         a_ord,
         pairs,
         rows,
-        _throughput(collection, layers, judged),
+        _throughput(collection, layers, judged, hidden),
         level_names,
         overall_questions,
     )

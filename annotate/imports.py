@@ -41,6 +41,7 @@ from .models import (
     AnswerString,
     AnswerSynset,
     Collection,
+    JudgingLayer,
     JudgmentEvent,
     Level,
     PendingImport,
@@ -754,10 +755,12 @@ def export_questions(collection: Collection) -> str:
     )
 
 
-def export_events(collection: Collection) -> str:
-    """The audit trail: every JudgmentEvent of the collection, oldest first."""
+def export_events(collection: Collection, *, reader: AnyUser | None = None) -> str:
+    """The audit trail: every JudgmentEvent of the collection, oldest first, but those of
+    the layers ``reader`` is blind to (``JudgingLayerQuerySet.blind_to``)."""
     events = (
         JudgmentEvent.objects.filter(collection=collection)
+        .exclude(layer__in=JudgingLayer.objects.blind_to(reader).values("pk"))
         .select_related("user", "question")
         .order_by("id")
     )

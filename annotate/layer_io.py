@@ -48,11 +48,13 @@ if TYPE_CHECKING:
 HEADER = ["question_id", "synset_id", "answer", "level", "assessor", "done"]
 
 
-def export_layers(collection: Collection) -> str:
-    """Every layer judgment of ``collection`` (one query), in a stable order: by question,
-    assessor name, synset number (incorrect last), answer."""
+def export_layers(collection: Collection, *, reader: AnyUser | None = None) -> str:
+    """Every layer judgment of ``collection`` (one query) but those of the layers
+    ``reader`` is blind to (``JudgingLayerQuerySet.blind_to``), in a stable order: by
+    question, assessor name, synset number (incorrect last), answer."""
     rows = (
         LayerJudgment.objects.filter(layer__question__collection=collection)
+        .exclude(layer__in=JudgingLayer.objects.blind_to(reader).values("pk"))
         .order_by(
             "layer__question_id",
             "layer__assessor__username",

@@ -120,15 +120,15 @@ def adjudicator_questions(user: AnyUser) -> list[Question]:
 
 def can_adjudicate(user: AnyUser, question: Question, role: str | None) -> bool:
     """Organizers adjudicate every question; a named adjudicator the questions they were
-    named for -- but, when they judge it in a layer too, not before every layer of it is
-    done (blindness: the adjudication page shows gold and every layer)."""
-    if role == Role.ORGANIZER:
-        return True
-    named = LayerRequest.objects.filter(question=question, adjudicator_id=user.pk).exists()
-    if not named:
-        return False
+    named for -- but, when they judge it in a layer too (an organizer as well), not before
+    every layer of it is done (blindness: the adjudication page shows gold and every
+    layer, and while one is open how many still are)."""
+    if role != Role.ORGANIZER:
+        named = LayerRequest.objects.filter(question=question, adjudicator_id=user.pk).exists()
+        if not named:
+            return False
     # one who judges the question in a layer too is blind until every layer is done
-    # (``JudgingLayer.objects.readable_by``), not only theirs
+    # (``JudgingLayer.objects.blind_to``), not only theirs
     judges_it = JudgingLayer.objects.filter(question=question, assessor_id=user.pk).exists()
     return (
         not judges_it

@@ -55,7 +55,7 @@ QUESTIONS_PER_PAGE = 200
 def collection_agreement(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
-    report = agreement_report.collection_agreement(collection)
+    report = agreement_report.collection_agreement(collection, reader=request.user)
     judges = (
         Membership.objects.filter(collection=collection, role__in=JUDGE_ROLES)
         .select_related("user")
@@ -160,7 +160,7 @@ def collection_layers_request(request: HtmxHttpRequest, slug: str) -> HttpRespon
 def collection_layers_csv(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
-    return csv_download(export_layers(collection), f"{slug}-layers.csv")
+    return csv_download(export_layers(collection, reader=request.user), f"{slug}-layers.csv")
 
 
 @require_POST

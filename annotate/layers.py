@@ -179,6 +179,16 @@ def layers_request(
     questions = sorted(
         (q for q in questions if q.collection_id == collection.pk), key=lambda q: q.pk
     )
+    # the questions' rows first, as the judging writes lock them, in id order (two requests
+    # sharing questions never deadlock): a second request for them waits until the first
+    # committed and then reads its layers, as if it came after (red team: two requests at
+    # once with different assessors gave every question 2k layers)
+    list(
+        Question.objects.select_for_update(no_key=True)
+        .filter(pk__in=[q.pk for q in questions])
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     if adjudicator is not None:
         _check_adjudicator_blind(adjudicator, questions)
     questions, existing, result = _to_layer(questions, assessors, k)

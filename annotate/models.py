@@ -507,15 +507,36 @@ class LayerRequest(models.Model):
         return f"{self.question.qid} x{self.k}"
 
 
+def _blind(user) -> Q:
+    """A layer of someone else on a question ``user`` judges in a layer, not every layer of
+    it done yet: hidden from ``user`` whatever their role (``blind_to``)."""
+    own = JudgingLayer.objects.filter(question=OuterRef("question"), assessor=user)
+    any_open = JudgingLayer.objects.filter(question=OuterRef("question"), done_at__isnull=True)
+    return Exists(own) & Exists(any_open) & ~Q(assessor=user)
+
+
 class JudgingLayerQuerySet(models.QuerySet):
+    def blind_to(self, user) -> JudgingLayerQuerySet:
+        """The layers hidden from ``user`` whatever their role, an organizer's included
+        (DESIGN.md section 9: blindness is a property of the person in the question): the
+        others of a question they judge in a layer, until every layer of it is done (their
+        own done is not enough: they may reopen it).  Every reader of layers, their
+        judgments, events and counts leaves these out (``readable_by`` and the readers an
+        organizer uses: the layers and events CSVs, the Agreement page).  None (a command
+        an administrator runs) is blind to nothing."""
+        if user is None or user.pk is None:
+            return self.none()
+        return self.filter(_blind(user))
+
     def readable_by(self, user, *, organizer: bool = False) -> JudgingLayerQuerySet:
         """The layers ``user`` may read: their own; the others of a question they judge in
         a layer only once *every* layer of it is done (blindness: their own layer done is
         not enough, the others may still be judging); a named adjudicator with no layer of
         the question, likewise once every layer is done (before, the assessors still
-        judge); an organizer (``organizer``: the caller knows the role), everything."""
+        judge); an organizer (``organizer``: the caller knows the role), everything but
+        the layers they are blind to (``blind_to``)."""
         if organizer:
-            return self.all()
+            return self.exclude(pk__in=JudgingLayer.objects.blind_to(user).values("pk"))
         own = JudgingLayer.objects.filter(question=OuterRef("question"), assessor=user)
         any_open = JudgingLayer.objects.filter(question=OuterRef("question"), done_at__isnull=True)
         return self.filter(

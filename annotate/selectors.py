@@ -575,13 +575,15 @@ def next_question(
     return Question.objects.select_related("collection").get(pk=pick)
 
 
-def question_last_change() -> Greatest:
+def question_last_change(reader: AnyUser | None = None) -> Greatest:
     """A question's last change, as an annotation: its latest audit event or, when later,
     the last write of its own row (``updated_at``).  An import writes one event for the
     whole file, none per question, and stamps the questions it creates or changes: a
-    question just imported changed then, not "never"."""
+    question just imported changed then, not "never".  Never an event of a layer
+    ``reader`` is blind to (``JudgingLayerQuerySet.blind_to``)."""
     latest_event = (
         JudgmentEvent.objects.filter(question=OuterRef("pk"))
+        .exclude(layer__in=JudgingLayer.objects.blind_to(reader).values("pk"))
         .order_by()
         .values("question")
         .annotate(m=Max("created_at"))
@@ -597,14 +599,16 @@ def question_list_queryset(
     assessor: str = "",
     unjudged: str = "",
     search: str = "",
+    reader: AnyUser | None = None,
 ) -> QuerySet[Question]:
     """Questions of ``collection`` for the question list, with their counts and last
-    change, filtered by status, assessor (user id or ``none``), has-unjudged and a search
-    in qid and text."""
+    change (``question_last_change``: not a change in a layer ``reader`` is blind to),
+    filtered by status, assessor (user id or ``none``), has-unjudged and a search in qid
+    and text."""
     qs = (
         Question.objects.filter(collection=collection)
         .with_counts()
-        .annotate(last_change=question_last_change())
+        .annotate(last_change=question_last_change(reader))
         .order_by("id")
     )
     if status:
@@ -679,11 +683,13 @@ def collection_dashboard(
     now: datetime | None = None,
     stuck_after: timedelta = timedelta(hours=24),
     limit: int = 50,
+    reader: AnyUser | None = None,
 ) -> Dashboard:
     """What an organizer needs to steer a campaign, in a fixed number of queries: progress,
     per assessor the questions and strings judged today and in all with the median time
-    from a question's first judgment to its "done", the questions stuck in progress, and
-    the questions that pooling reopened."""
+    from a question's first judgment to its "done", the questions stuck in progress (by
+    their last change, not one in a layer ``reader`` is blind to), and the questions that
+    pooling reopened."""
     now = now or timezone.now()
     since = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
     overview = collection_overview(collection)
@@ -751,7 +757,7 @@ def collection_dashboard(
         people.append(row)
     last_change = (
         Question.objects.filter(collection=collection, status=QuestionStatus.IN_PROGRESS)
-        .annotate(last=question_last_change())
+        .annotate(last=question_last_change(reader))
         .filter(last__lt=now - stuck_after)
     )
     stuck = list(last_change.order_by("last", "qid").values("pk", "qid", "last")[:limit])

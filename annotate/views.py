@@ -299,6 +299,7 @@ def question_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         assessor=f.get("assessor", ""),
         unjudged="" if blind else f.get("unjudged", ""),
         search=f.get("q", "").strip(),
+        reader=request.user,
     )
     if not blind:
         qs = qs.with_layer_state()  # where a question judged in layers stands
@@ -584,6 +585,8 @@ def collection_export(request: HtmxHttpRequest, slug: str, what: str) -> HttpRes
     require_role(request, collection, Role.ORGANIZER)
     if what not in EXPORTS:
         raise Http404("unknown export")
+    if what == "events":  # not the events of the layers the organizer is blind to
+        return csv_download(export_events(collection, reader=request.user), f"{slug}-events.csv")
     return csv_download(EXPORTS[what](collection), f"{slug}-{what}.csv")
 
 
@@ -596,5 +599,5 @@ def collection_dashboard_page(request: HtmxHttpRequest, slug: str) -> HttpRespon
     return render_page(
         request,
         "annotate/dashboard.html",
-        {"collection": collection, "board": collection_dashboard(collection)},
+        {"collection": collection, "board": collection_dashboard(collection, reader=request.user)},
     )

@@ -2,12 +2,23 @@
 other layers or of who else judges it until their layer is done (DESIGN.md section 9) --
 on every page, not only the judging workspace."""
 
-import pytest
-from django.urls import reverse
+import csv
+import io
+import re
+from datetime import timedelta
 
-from annotate import layer_selectors, layer_state, layers
-from annotate.models import JudgingLayer, LayerRequest
-from tests.factories import add_member, make_collection, make_question, make_user
+import pytest
+from django.db.models import F
+from django.urls import get_resolver, reverse
+from django.utils import timezone
+
+from annotate import agreement_report, layer_selectors, layer_state, layers
+from annotate.models import JudgingLayer, JudgmentEvent, LayerRequest, Question, QuestionStatus
+from annotate.selectors import collection_dashboard
+from api.services import api_token_create
+from evaluation.reliability_views import DOWNLOADS
+from tests.factories import add_member, make_collection, make_question, make_run, make_user
+from tests.test_login_required import walk
 
 pytestmark = pytest.mark.django_db
 
@@ -418,3 +429,222 @@ def test_a_layers_csv_never_gives_the_adjudicator_a_layer(named):
         "l.csv:3: xav is the named adjudicator of Q1, so cannot judge it in a layer"
     ]
     assert not JudgingLayer.objects.filter(assessor=named["x"]).exists()
+
+
+# -- an organizer who judges a question in a layer is blind on it too (red team round 3) -----
+@pytest.fixture
+def org_judges(client):
+    """The organizer judges Q1 in a layer (open) beside zebedee, who judged Marlowe in a
+    synset of his; Q2 is judged in layers by ann and zebedee, none of them the organizer's.
+    The organizer holds an API token, and a participant's run answered both questions."""
+
+    c = make_collection(slug="oblind")
+    org, a, b, p = (make_user(username=n) for n in ("org", "ann", "zebedee", "pat"))
+    add_member(collection=c, user=org, role="organizer")
+    add_member(collection=c, user=a, role="assessor")
+    add_member(collection=c, user=b, role="assessor")
+    add_member(collection=c, user=p, role="participant")
+    q1 = make_question(
+        collection=c,
+        qid="Q1",
+        text="Who wrote Hamlet?",
+        unjudged=["Shakespeare", "Marlowe", "Bacon"],
+    )
+    q2 = make_question(
+        collection=c, qid="Q2", text="Capital of France?", unjudged=["Paris", "Lyon"]
+    )
+    layers.layers_request(collection=c, questions=[q1], assessors=[org, b], by=org)
+    layers.layers_request(collection=c, questions=[q2], assessors=[a, b], by=org)
+    run = make_run(
+        collection=c, owner=p, name="run-p", answers={"Q1": ["Shakespeare"], "Q2": ["Paris"]}
+    )
+    s1 = {s.text: s.pk for s in q1.strings.all()}
+    s2 = {s.text: s.pk for s in q2.strings.all()}
+    mine = JudgingLayer.objects.get(question=q1, assessor=org)
+    his = JudgingLayer.objects.get(question=q1, assessor=b)
+    layers.layer_judge(layer=mine, string=s1["Shakespeare"], new_group=True, level="S", by=org)
+    layers.layer_judge(layer=his, string=s1["Marlowe"], new_group=True, level="A", by=b)
+    layers.layer_judge(
+        layer=JudgingLayer.objects.get(question=q2, assessor=b),
+        string=s2["Paris"],
+        new_group=True,
+        level="S",
+        by=b,
+    )
+    token = api_token_create(user=org, name="sweep")
+    client.force_login(org)
+    return {
+        "c": c,
+        "q1": q1,
+        "q2": q2,
+        "org": org,
+        "a": a,
+        "b": b,
+        "run": run,
+        "s1": s1,
+        "s2": s2,
+        "mine": mine,
+        "his": his,
+        "token": token,
+    }
+
+
+def _csv(client, url: str) -> list[dict]:
+
+    r = client.get(url)
+    assert r.status_code == 200, url
+    return list(csv.DictReader(io.StringIO(r.content.decode())))
+
+
+def test_organizer_with_an_open_layer_gets_no_other_layer_of_it_in_the_csvs(client, org_judges):
+    w = org_judges
+    layers_csv = _csv(client, reverse("annotate:collection-layers-csv", args=["oblind"]))
+    seen = {(r["question_id"], r["assessor"], r["answer"]) for r in layers_csv}
+    assert ("Q1", "org", "Shakespeare") in seen  # their own layer
+    assert not any(q == "Q1" and who == "zebedee" for q, who, _ in seen)
+    assert ("Q2", "zebedee", "Paris") in seen  # a question they judge in no layer: all of it
+    events = _csv(client, reverse("annotate:collection-export", args=["oblind", "events"]))
+    assert not any(e["user"] == "zebedee" and e["question_id"] == "Q1" for e in events)
+    assert any(e["user"] == "zebedee" and e["question_id"] == "Q2" for e in events)
+    assert any(e["user"] == "org" and e["question_id"] == "Q1" for e in events)
+    # once every layer of Q1 is done, nothing is hidden any more
+    for layer, user in ((w["his"], w["b"]), (w["mine"], w["org"])):
+        _finish(layer, user, w["s1"])
+    layers_csv = _csv(client, reverse("annotate:collection-layers-csv", args=["oblind"]))
+    assert ("Q1", "zebedee", "Marlowe") in {
+        (r["question_id"], r["assessor"], r["answer"]) for r in layers_csv
+    }
+    events = _csv(client, reverse("annotate:collection-export", args=["oblind", "events"]))
+    assert any(e["user"] == "zebedee" and e["question_id"] == "Q1" for e in events)
+
+
+def test_organizer_with_a_done_layer_stays_blind_while_another_is_open(client, org_judges):
+    """As an assessor: their own layer done is not enough (they may reopen it)."""
+    w = org_judges
+    _finish(w["mine"], w["org"], w["s1"])
+    layers_csv = _csv(client, reverse("annotate:collection-layers-csv", args=["oblind"]))
+    assert not any(r["question_id"] == "Q1" and r["assessor"] == "zebedee" for r in layers_csv)
+
+
+def test_agreement_counts_do_not_move_as_the_other_assessor_judges(client, org_judges):
+
+    w = org_judges
+    url = reverse("annotate:collection-agreement", args=["oblind"])
+    before = _shown(client.get(url))
+    zeb = {
+        t.assessor: t
+        for t in agreement_report.collection_agreement(w["c"], reader=w["org"]).throughput
+    }["zebedee"]
+    assert (zeb.layers, zeb.strings) == (1, 1)  # his layer of Q2, not that of Q1
+    for s in ("Shakespeare", "Bacon"):
+        layers.layer_judge(layer=w["his"], string=w["s1"][s], by=w["b"])
+    assert _shown(client.get(url)) == before
+
+
+def _sweep_urls(w: dict) -> list[tuple[str, dict]]:
+    """Every GET of every URL pattern an organizer may ask for (pages, CSV downloads, the
+    REST API with their token), on both questions, with and without htmx."""
+
+    values = {
+        "slug": ["oblind"],
+        "pk": [str(w["q1"].pk), str(w["q2"].pk)],
+        "run_id": [str(w["run"].pk)],
+        "what": ["judgments", "questions", "events"],
+        "kind": list(DOWNLOADS),
+        "token_id": [str(w["token"].token.pk)],
+    }
+    skipped = ("admin:", "login", "logout", "set-password", "password", "favicon")
+    out: list[tuple[str, dict]] = []
+    for name, route in walk(get_resolver().url_patterns):
+        if route.startswith("^") or "(?P" in route or name.startswith(skipped) or "<path:" in route:
+            continue
+        urls = ["/" + route]
+        for param in re.findall(r"<(?:\w+:)?(\w+)>", route):
+            if param not in values:
+                urls = []
+                break
+            urls = [
+                re.sub(rf"<(?:\w+:)?{param}>", v, u, count=1) for u in urls for v in values[param]
+            ]
+        for url in urls:
+            if name.startswith("api:"):
+                out.append((url, {"Authorization": f"Bearer {w['token'].secret}"}))
+            else:
+                out += [(url, {}), (url, {"HX-Request": "true"})]
+    return out
+
+
+def _seen(client, w: dict) -> dict[str, str]:
+    """What the organizer gets from every URL (``_sweep_urls``), as ``_shown``."""
+    seen = {}
+    for url, headers in _sweep_urls(w):
+        seen[f"{url} {sorted(headers)}"] = _shown(client.get(url, headers=headers))
+    return seen
+
+
+def _shown(r) -> str:
+    """A response's status, redirect and body, its CSRF tokens (new on every page) aside."""
+
+    body = re.sub(
+        r'(csrfmiddlewaretoken" value=|"X-CSRFToken": )"[^"]*"',
+        r"\1",
+        r.content.decode(errors="replace"),
+    )
+    return f"{r.status_code} {r.get('Location', '')}\n{body}"
+
+
+def test_organizer_with_an_open_layer_sees_nothing_move_as_the_other_layer_is_judged(
+    client, org_judges
+):
+    """The sweep: every page, download and API endpoint, as the organizer who judges Q1 in
+    a layer.  zebedee then judges the rest of Q1 in his layer, changes a level and marks
+    it done: nothing the organizer can read changes (no judgment, no string's synset, no
+    count, no time of a change).  Then he judges in Q2, where the organizer has no layer:
+    that shows."""
+    w = org_judges
+    before = _seen(client, w)
+    assert len(before) > 80
+    assert any("Marlowe" in body for body in before.values())  # the strings are shown...
+    his, b, s1 = w["his"], w["b"], w["s1"]
+    layers.layer_judge(layer=his, string=s1["Shakespeare"], group=1, level="S", by=b)
+    layers.layer_judge(layer=his, string=s1["Bacon"], by=b)
+    layers.layer_set_level(layer=his, string=s1["Marlowe"], level="B", by=b)
+    layers.layer_mark_done(layer=his, by=b)
+    # a day later: a "last change" read from his events would show on any page
+    JudgmentEvent.objects.filter(layer=his).update(created_at=F("created_at") + timedelta(days=1))
+    after = _seen(client, w)
+    changed = [k for k in before if before[k] != after[k]]
+    assert not changed, "\n".join(changed)
+    layers.layer_judge(
+        layer=JudgingLayer.objects.get(question=w["q2"], assessor=b), string=w["s2"]["Lyon"], by=b
+    )
+    last = _seen(client, w)
+    changed = {k.split()[0] for k in after if after[k] != last[k]}
+    assert reverse("annotate:collection-layers-csv", args=["oblind"]) in changed
+
+
+def test_last_change_on_the_question_list_is_never_the_other_layers(client, w):
+    """ann's question list: Q1's last change is not zebedee's, whose layer is open."""
+    q = w["q"]
+    JudgmentEvent.objects.filter(layer__assessor=w["b"]).update(
+        created_at=timezone.now() + timedelta(days=3)
+    )
+    html = client.get(reverse("annotate:question-list", args=["blind"])).content.decode()
+    later = timezone.localtime(timezone.now() + timedelta(days=3)).strftime("%Y-%m-%d")
+    assert later not in _row(html, q.qid)
+
+
+def test_dashboard_stuck_questions_ignore_the_layers_the_organizer_is_blind_to(org_judges):
+    """Q1 in progress, the organizer's last change 2 days ago, zebedee's (open layer) now:
+    stuck as far as the organizer may know, whatever zebedee does."""
+    w = org_judges
+    two_days_ago = timezone.now() - timedelta(days=2)
+    Question.objects.filter(pk=w["q1"].pk).update(
+        status=QuestionStatus.IN_PROGRESS, updated_at=two_days_ago
+    )
+    JudgmentEvent.objects.filter(question=w["q1"]).exclude(layer=w["his"]).update(
+        created_at=two_days_ago
+    )
+    stuck = collection_dashboard(w["c"], reader=w["org"]).stuck
+    assert [q["qid"] for q in stuck] == ["Q1"]
+    assert collection_dashboard(w["c"]).stuck == []  # zebedee changed it just now
