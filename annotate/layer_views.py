@@ -8,8 +8,6 @@ layer; an assessor sees only their own layer of a question until they marked it 
 
 from __future__ import annotations
 
-import copy
-
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
@@ -32,8 +30,8 @@ from . import (
     layer_selectors,
     layers,
     operations,
-    presence,
 )
+from .judge_page import judge_page
 from .layer_io import export_layers, layers_import
 from .models import (
     JUDGE_ROLES,
@@ -45,7 +43,7 @@ from .models import (
     Role,
 )
 from .permissions import require_role
-from .selectors import consistent_read, next_question, question_list_queryset, queue_position
+from .selectors import next_question, question_list_queryset
 
 # -- organizer: agreement, requests, CSV --------------------------------------------------------
 QUESTIONS_PER_PAGE = 200
@@ -311,40 +309,10 @@ def _layer_context(
     notice: str = "",
     kind: str = "warning",
 ) -> dict:
-    """The judging workspace's context (``views._workspace_context``'s keys) for the
-    assessor's layer: the layer's synsets and version, its own history, no gold."""
-    question = layer.question
-    with consistent_read():  # the page's version is that of what it shows
-        layer.refresh_from_db(fields=["version", "started_at", "done_at"])
-        ws = layer_selectors.layer_workspace(layer)
-    # the page's question shows the layer's version and progress; it is never saved
-    shown = copy.copy(question)
-    shown.version, shown.status, shown.notes = (
-        layer.version,
-        layer_selectors.layer_status(layer),
-        "",
-    )
-    presence.seen_on_question(question.pk, request.user.get_username())  # recorded, not shown
-    return {
-        "question": shown,
-        "collection": question.collection,
-        "role": role,
-        "may_write": True,
-        "notice": notice,
-        "notice_kind": kind,
-        "is_done": layer.done,
-        "claimable": False,
-        "history": layer_selectors.layer_history(layer),
-        "edit_string": None,
-        "queue_position": queue_position(request.user, question),
-        "others_here": [],  # blind: not even who else judges the question
-        "act_url": reverse("annotate:question-layer-act", args=[question.pk]),
-        "layer": layer,
-        "layer_compare": layer_selectors.layer_others(layer),
-        "can_adjudicate": layer.done
-        and layer_selectors.can_adjudicate(request.user, question, role),
-        **ws,
-    }
+    """The judging workspace's context for the assessor's layer (``judge_page``, as gold's)."""
+    return judge_page(
+        request, layer.question, role, may_write=True, notice=notice, notice_kind=kind, layer=layer
+    ).context()
 
 
 def layer_workspace_page(request: HtmxHttpRequest, layer: JudgingLayer, role: str) -> HttpResponse:

@@ -220,7 +220,7 @@ class WorkspaceString:
         return self.pk
 
 
-def question_workspace(question: Question) -> dict[str, Any]:
+def question_workspace(question: Question) -> Workspace:
     """Everything the judging workspace shows for ``question``, in a fixed number of
     queries whatever its size: synsets with their strings (each with its level) and best
     level, the pool of unjudged candidates most frequent first (frequency = number of runs
@@ -248,18 +248,101 @@ def run_frequencies(question: Question) -> dict[str, int]:
     )
 
 
-def _workspace(question: Question) -> dict[str, Any]:
-    levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
+@dataclass(slots=True)
+class Workspace:
+    """What the judging workspace shows of one question, gold or an assessor's layer
+    alike: the collection's levels, the synsets (``AnswerSynset`` or ``LayerSynset``, each
+    with ``members``, ``best`` and ``best_rank``), the unjudged candidates most frequent
+    first and the strings judged incorrect."""
+
+    levels: list[Level]
+    synsets: list[Any]
+    candidates: list[WorkspaceString]
+    incorrect: list[WorkspaceString]
+
+    @property
+    def n_strings(self) -> int:
+        judged = sum(len(s.members) for s in self.synsets)
+        return judged + len(self.candidates) + len(self.incorrect)
+
+    @property
+    def page_synsets(self) -> str:
+        """The synsets' numbers in the order shown: every write names a synset by its
+        number on the page."""
+        return " ".join(str(s.pk) for s in self.synsets)
+
+
+def workspace_build(
+    question: Question,
+    *,
+    levels: list[Level],
+    synsets: list[Any],
+    strings: Iterable[WorkspaceString],
+) -> Workspace:
+    """The workspace of ``question`` from what differs between gold and a layer: the
+    ``synsets`` shown (keyed by ``pk``, the number a string's ``synset_id`` names) and the
+    ``strings`` with their judgments.  A string judged into a synset (or with a level) that
+    is not among them is shown as a candidate, whose token makes any edit of it refused as
+    stale.  Suggestions come from these synsets and incorrect strings only (for a layer,
+    never gold's).  One query (the run frequencies)."""
     by_level = {lv.pk: lv for lv in levels}
     rank = {lv.pk: i for i, lv in enumerate(levels, start=1)}
-    synsets = list(AnswerSynset.objects.filter(question=question).order_by("ordinal"))
     by_synset = {s.pk: s for s in synsets}
-    for s in synsets:
-        s.members, s.best, s.best_rank = [], None, None
-        # the synset id of the file it was imported from, shown unless it is the ordinal
-        s.shown_label = s.label if s.label != str(s.ordinal) else ""
+    for syn in synsets:
+        syn.members, syn.best, syn.best_rank = [], None, None
     freq = run_frequencies(question)
     candidates, incorrect = [], []
+    for s in strings:
+        s.freq = freq.get(s.key, 0)
+        syn = by_synset.get(s.synset_id) if s.synset_id is not None else None
+        if s.synset_id is not None and (syn is None or s.level_id not in by_level):
+            # only possible inside a caller's READ COMMITTED transaction
+            s.synset_id, s.level_id, s.judged = None, None, False
+        if syn is not None and s.synset_id is not None:
+            s.level_obj = lv = by_level[s.level_id]
+            s.level_rank = rank[s.level_id]
+            syn.members.append(s)
+            if syn.best is None or lv.order < syn.best.order:
+                syn.best, syn.best_rank = lv, s.level_rank
+        elif s.judged:
+            incorrect.append(s)
+        else:
+            candidates.append(s)
+        s.token = state_token(s.synset_id, s.level_id, s.judged)
+    candidates.sort(key=lambda s: (-s.freq, s.pk))
+    _suggest(candidates, synsets, incorrect, question.collection.matching_mode)
+    return Workspace(levels=levels, synsets=synsets, candidates=candidates, incorrect=incorrect)
+
+
+def _suggest(
+    candidates: list[WorkspaceString],
+    synsets: list[Any],
+    incorrect: list[WorkspaceString],
+    mode: str,
+) -> None:
+    """Give each candidate the synset its text suggests, if likely right (annotate/suggest.py:
+    a suggestion only)."""
+    suggester = Suggester(
+        {syn: [t for s in syn.members for t in (s.text, *s.variants)] for syn in synsets},
+        incorrect=[t for s in incorrect for t in (s.text, *s.variants)],
+        mode=mode,
+    )
+    for c, hit in zip(candidates, suggester.suggest_many(c.text for c in candidates), strict=True):
+        if hit is not None:
+            c.suggestion, c.suggestion_score = hit.synset, hit.score
+            c.suggestion_reason = hit.reason
+
+
+def collection_levels(question: Question) -> list[Level]:
+    """The levels of ``question``'s collection, best first (one query)."""
+    return list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
+
+
+def _workspace(question: Question) -> Workspace:
+    synsets = list(AnswerSynset.objects.filter(question=question).order_by("ordinal"))
+    for s in synsets:
+        # the synset id of the file it was imported from, shown unless it is the ordinal
+        s.shown_label = s.label if s.label != str(s.ordinal) else ""
     # plain rows, not model instances: a question may hold 1,000 strings (and whether a
     # string was judged, not when: a datetime costs a conversion a row)
     judged = ExpressionWrapper(Q(judged_at__isnull=False), output_field=BooleanField())
@@ -271,49 +354,12 @@ def _workspace(question: Question) -> dict[str, Any]:
         .annotate(judged=judged, variants_text=Cast("variants", TextField()))
         .values_list("id", "text", "key", "synset_id", "level_id", "judged", "variants_text")
     )
-    strings = [
+    strings = (
         WorkspaceString(*row[:6], json.loads(row[6]) if row[6] != "[]" else ()) for row in rows
-    ]
-    for s in strings:
-        s.freq = freq.get(s.key, 0)
-        syn = by_synset.get(s.synset_id) if s.synset_id is not None else None
-        if s.synset_id is not None and (syn is None or s.level_id not in by_level):
-            # judged into a synset (or with a level) this read did not see: only possible
-            # inside a caller's READ COMMITTED transaction; shown as a candidate, whose page
-            # token ("u") makes any edit of it refused as stale
-            s.synset_id, s.level_id, s.judged = None, None, False
-        if syn is not None and s.synset_id is not None:
-            s.level_obj = lv = by_level[s.level_id]
-            s.level_rank = rank[s.level_id]
-            syn.members.append(s)
-            if syn.best is None or lv.order < syn.best.order:
-                syn.best = lv
-                syn.best_rank = s.level_rank
-        elif s.judged:
-            incorrect.append(s)
-        else:
-            candidates.append(s)
-        s.token = state_token(s.synset_id, s.level_id, s.judged)
-    candidates.sort(key=lambda s: (-s.freq, s.pk))
-    suggester = Suggester(
-        {syn: [t for s in syn.members for t in (s.text, *s.variants)] for syn in synsets},
-        incorrect=[t for s in incorrect for t in (s.text, *s.variants)],
-        mode=question.collection.matching_mode,
     )
-    for c, hit in zip(candidates, suggester.suggest_many(c.text for c in candidates), strict=True):
-        if hit is not None:
-            c.suggestion, c.suggestion_score, c.suggestion_reason = (
-                hit.synset,
-                hit.score,
-                hit.reason,
-            )
-    return {
-        "levels": levels,
-        "synsets": synsets,
-        "candidates": candidates,
-        "incorrect": incorrect,
-        "n_strings": sum(len(s.members) for s in synsets) + len(candidates) + len(incorrect),
-    }
+    return workspace_build(
+        question, levels=collection_levels(question), synsets=synsets, strings=strings
+    )
 
 
 def synset_labels(collection: Collection, qids: Iterable[str]) -> dict[tuple[str, str], str]:

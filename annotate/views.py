@@ -31,7 +31,6 @@ from . import (
     matching,
     operations,
     organizing,
-    presence,
 )
 from .imports import (
     ImportPlan,
@@ -44,6 +43,7 @@ from .imports import (
     pending_import_confirm,
     pending_import_create,
 )
+from .judge_page import judge_page
 from .models import JUDGE_ROLES, Collection, JudgmentEvent, Question, QuestionStatus, Role
 from .permissions import can_create_collection, gold_closed, judge_access, require_role
 from .selectors import (
@@ -58,15 +58,10 @@ from .selectors import (
     next_question,
     organizer_next_steps,
     question_by_pk,
-    question_history,
-    question_is_unassigned,
     question_list_queryset,
-    question_workspace,
     questions_by_ids,
-    queue_position,
     unassigned_open_count,
     users_by_ids,
-    workspace_edit_string,
 )
 
 
@@ -127,30 +122,9 @@ def _workspace_context(
     notice: str = "",
     notice_kind: str = "warning",
 ) -> dict[str, Any]:
-    ws = question_workspace(question)
-    # the synsets in the order shown: every write names a synset by its number on this page
-    ws["page_synsets"] = " ".join(str(s.pk) for s in ws["synsets"])
-    edit_string = (
-        workspace_edit_string(question, request.GET.get("edit", ""))
-        if may_write and request.method == "GET"
-        else None
-    )
-    return {
-        "question": question,
-        "collection": question.collection,
-        "role": role,
-        "may_write": may_write,
-        "notice": notice,
-        "notice_kind": notice_kind,
-        "is_done": question.status == QuestionStatus.DONE,
-        "claimable": may_write and role != Role.ORGANIZER and question_is_unassigned(question),
-        "history": question_history(question),
-        "edit_string": edit_string,
-        "queue_position": queue_position(request.user, question),
-        "others_here": presence.seen_on_question(question.pk, request.user.get_username()),
-        "act_url": reverse("annotate:question-act", args=[question.pk]),
-        **ws,
-    }
+    return judge_page(
+        request, question, role, may_write=may_write, notice=notice, notice_kind=notice_kind
+    ).context()
 
 
 GOLD_CLOSED = (
