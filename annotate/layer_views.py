@@ -26,7 +26,6 @@ from . import (
     adjudication,
     agreement_report,
     edits,
-    judging,
     layer_selectors,
     layers,
     operations,
@@ -215,68 +214,23 @@ def question_adjudicate(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 
 @require_POST
 def question_adjudicate_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Apply one operation of the adjudication page's forms to gold
+    (``operations.ADJUDICATION_OPERATIONS``) and go back to the page, at the string acted on."""
     question = _adjudicable(request, pk)
     p = request.POST
-    op, by, version = p.get("op", ""), request.user, p.get("version") or None
+    version = p.get("version") or None
     anchor = f"#s{p['string']}" if p.get("string", "").isdigit() else ""
     try:
         with transaction.atomic():
             adjudication.adjudication_lock(question=question, version=version)
-            _adjudicate(question, p, op, by, version)
-    except (KeyError, ValueError):
+            operations.apply_adjudication(request, question, version)
+    except operations.Incomplete:
         messages.error(request, "That request was incomplete; nothing was changed.")
     except edits.Conflict as e:
         messages.error(request, str(e))
     return redirect_to(
         request, reverse("annotate:question-adjudicate", args=[question.pk]) + anchor
     )
-
-
-def _adjudicate(question: Question, p, op: str, by, version: str | None) -> None:
-    """One operation of the adjudication page's forms on gold (Conflict when refused)."""
-    if op == "take":
-        adjudication.adjudicate_take(
-            question=question,
-            layer=int(p["layer"]),
-            by=by,
-            strings=[int(p["string"])],
-            version=version,
-        )
-    elif op == "take_synset":
-        adjudication.adjudicate_take(
-            question=question,
-            layer=int(p["layer"]),
-            by=by,
-            group=int(p["group"]),
-            version=version,
-        )
-    elif op == "level":
-        judging.string_set_level(
-            question=question, string=int(p["string"]), level=p["level"], by=by, version=version
-        )
-    elif op == "incorrect":
-        judging.string_judge(question=question, string=int(p["string"]), by=by, version=version)
-    elif op == "merge":
-        ids = request_ids(p.getlist("synsets"))
-        judging.synset_merge(question=question, synsets=ids, by=by, version=version)
-    elif op == "place":
-        # a string no layer judged (pooled after they were done) into a gold synset
-        synset = p.get("synset", "")
-        adjudication.adjudicate_place(
-            question=question,
-            string=int(p["string"]),
-            by=by,
-            synset=None if synset == "new" else int(synset),
-            new_synset=synset == "new",
-            level=p.get("level") or None,
-            version=version,
-        )
-    elif op == "undo":
-        judging.question_undo(question=question, by=by, any_user=True)
-    elif op == "agree":
-        adjudication.question_layers_to_gold(question=question, by=by)
-    else:
-        raise edits.Conflict(f"Unknown operation {op!r}.")
 
 
 # -- an assessor's own layer, judged in the usual workspace --------------------------------------
