@@ -452,46 +452,63 @@ _UNDONE_WORDS = {
 }
 
 
+def _merge_sentence(who: str, ev: dict[str, Any]) -> str:
+    merged = ev.get("merged") or []
+    if not merged:
+        return f"{who} merged synsets"
+    numbers = ", ".join(str(m) for m in merged)
+    plural = "s" if len(merged) > 1 else ""
+    return f"{who} merged synset{plural} {numbers} into synset {ev.get('into')}"
+
+
+def _split_sentence(who: str, ev: dict[str, Any]) -> str:
+    strings = ", ".join(_quoted(t) for t in ev.get("texts") or []) or "strings"
+    return f"{who} split {strings} out into synset {ev.get('into')}"
+
+
+def _undo_sentence(who: str, ev: dict[str, Any]) -> str:
+    return f"{who} undid {_UNDONE_WORDS.get(ev.get('undone_action') or '', 'the last change')}"
+
+
+def _reopen_sentence(who: str, ev: dict[str, Any]) -> str:
+    # never the event's free-text reason: it names the pooled run, and run names never
+    # reach assessors
+    why = _REOPEN_WORDS.get(ev.get("source") or "", "new unjudged strings arrived")
+    return f"the question was reopened ({why})"
+
+
+def _layer_remove_sentence(who: str, ev: dict[str, Any]) -> str:
+    n = ev.get("judgments") or "0"
+    return (
+        f"{who} removed the layer {ev.get('assessor') or 'an assessor'} had not marked "
+        f"done ({n} judgment{'' if str(n) == '1' else 's'}): they no longer judge in this "
+        "collection"
+    )
+
+
+# actions whose sentence is not one of _HISTORY_WORDS' patterns
+_SENTENCES = {
+    "synset_merge": _merge_sentence,
+    "synset_split": _split_sentence,
+    "undo": _undo_sentence,
+    "question_reopen": _reopen_sentence,
+    "layer_remove": _layer_remove_sentence,
+}
+
+
 def history_sentence(ev: dict[str, Any]) -> str:
     """One history line in words, e.g. ``assessor1 put “Kawabata” in synset 2 (level A)``,
     from the event's action and the details its JSON holds (plain text: the template
     escapes it).  An action this does not know is named by its code."""
     who = ev.get("user_name") or "system"
     action = ev.get("action") or ""
+    if action in _SENTENCES:
+        return _SENTENCES[action](who, ev)
     text = _quoted(ev["text"]) if ev.get("text") else "a string"
-    level = ev.get("level")
-    ordinal = ev.get("ordinal")
-    if action == "synset_merge":
-        merged = ev.get("merged") or []
-        what = (
-            f"merged synset{'s' if len(merged) > 1 else ''} "
-            f"{', '.join(str(m) for m in merged)} into synset {ev.get('into')}"
-            if merged
-            else "merged synsets"
-        )
-        return f"{who} {what}"
-    if action == "synset_split":
-        texts = ev.get("texts") or []
-        strings = ", ".join(_quoted(t) for t in texts) or "strings"
-        return f"{who} split {strings} out into synset {ev.get('into')}"
-    if action == "undo":
-        undone = _UNDONE_WORDS.get(ev.get("undone_action") or "", "the last change")
-        return f"{who} undid {undone}"
-    if action == "question_reopen":
-        # never the event's free-text reason: it names the pooled run, and run names never
-        # reach assessors
-        why = _REOPEN_WORDS.get(ev.get("source") or "", "new unjudged strings arrived")
-        return f"the question was reopened ({why})"
-    if action == "layer_remove":
-        n = ev.get("judgments") or "0"
-        return (
-            f"{who} removed the layer {ev.get('assessor') or 'an assessor'} had not marked "
-            f"done ({n} judgment{'' if str(n) == '1' else 's'}): they no longer judge in this "
-            "collection"
-        )
     words = _HISTORY_WORDS.get(action)
     if words is None:
         return f"{who}: {action.replace('_', ' ')}" + (f" {text}" if ev.get("text") else "")
+    level, ordinal = ev.get("level"), ev.get("ordinal")
     return (
         who
         + " "
