@@ -49,7 +49,7 @@ def check_invariants(q):
 
 
 def test_add_new_incorrect_level_and_undo_each(setup):
-    _, q, user = setup
+    c, q, user = setup
     syn1 = q.synsets.get(ordinal=1)
     start = state(q)
     version = c.judgment_version
