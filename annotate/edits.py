@@ -38,6 +38,7 @@ from .models import (
     QuestionStatus,
     string_token,
 )
+from .spellings import string_keys_sync
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -312,6 +313,19 @@ class Edit:
             collection_judgments_changed(collection_id=q.collection_id)
         if self.target is not None:
             self.detail["ordinal"] = self.target.ordinal
+        # the strings created, or whose spellings changed, get the keys of their spellings
+        spelled = [
+            s
+            for pk, s in self.strings.items()
+            if pk not in self.deleted
+            and (
+                self.before_strings[pk] is None
+                or (self.before_strings[pk]["text"], self.before_strings[pk]["variants"])
+                != (s.text, list(s.variants))
+            )
+        ]
+        if spelled:
+            string_keys_sync(strings=spelled, mode=q.collection.matching_mode)
         after = self._question_snap()
         before = dict(self.before, strings={str(k): v for k, v in self.before_strings.items()})
         after["strings"] = {

@@ -342,12 +342,16 @@ class Source(models.TextChoices):
 class AnswerString(models.Model):
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="strings")
     text = models.TextField()
-    key = models.TextField(help_text="matching key under the collection's matching mode")
+    key = models.TextField(
+        help_text="matching key of ``text`` under the collection's matching mode (the keys of "
+        "every spelling are in SpellingKey)"
+    )
     variants = models.JSONField(
         default=list,
         blank=True,
-        help_text="other spellings seen with the same key (DESIGN.md section 4): nothing "
-        "typed or imported is lost",
+        help_text="other spellings of the string, folded into it because they had its key "
+        "under the mode of the time (DESIGN.md section 4): nothing typed or imported is lost, "
+        "and they match under every later mode (SpellingKey)",
     )
     synset = models.ForeignKey(
         AnswerSynset, null=True, blank=True, on_delete=models.RESTRICT, related_name="strings"
@@ -382,6 +386,28 @@ class AnswerString(models.Model):
         if self.synset_id is not None:
             return "correct"
         return "incorrect" if self.judged_at is not None else "unjudged"
+
+
+class SpellingKey(models.Model):
+    """A matching key of a string under its collection's current matching mode: one row per
+    distinct key of its spellings (its text and its variants), so a run answer equal to any
+    spelling matches the string under every mode, also after a switch keys the spellings
+    apart ("Richard Nixon." folded into "Richard Nixon" under normalized matching, then
+    exact).  Two strings of a question never share a key; a string's spellings may.
+    Derived data: written only by ``annotate.spellings.string_keys_sync``."""
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="spelling_keys")
+    string = models.ForeignKey(AnswerString, on_delete=models.CASCADE, related_name="spelling_keys")
+    key = models.TextField()
+
+    class Meta:
+        ordering = ["question", "string", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["question", "key"], name="spelling_key_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
 
 
 def state_token(synset_id: int | None, level_id: int | None, judged: bool) -> str:

@@ -28,7 +28,6 @@ from . import (
     judging,
     layer_selectors,
     layer_views,
-    matching,
     operations,
     organizing,
 )
@@ -367,8 +366,6 @@ def _collection_form_page(request: HtmxHttpRequest, collection: Collection | Non
                 saved = organizing.collection_save(
                     collection=form.save(commit=False), levels=levels.rows(), by=request.user
                 )
-            except matching.MatchingModeConflict as e:
-                form.add_error("matching_mode", str(e))
             except edits.Conflict as e:
                 levels._non_form_errors = levels.error_class([str(e)])
             else:

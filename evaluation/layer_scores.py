@@ -94,20 +94,33 @@ def layer_judgments(
     rows: dict[str, list[tuple]] = {GOLD: []}
     for pos in range(1, k + 1):
         rows[f"layer {pos}"] = []
-    for layer_id, qid, group, text, level in (
+    # a judgment holds for every spelling of its string (its text and variants), as in the
+    # collection's scores (``services.collection_judgments``)
+    for layer_id, qid, group, text, level, variants in (
         LayerJudgment.objects.filter(layer__in=list(position))
         .order_by("layer__question_id", "string_id")
-        .values_list("layer_id", "layer__question__qid", "group", "string__text", "level__code")
-    ):
-        rows[f"layer {position[layer_id]}"].append(
-            (qid, str(group) if group is not None else None, text, level)
+        .values_list(
+            "layer_id",
+            "layer__question__qid",
+            "group",
+            "string__text",
+            "level__code",
+            "string__variants",
         )
-    for qid, ordinal, text, level in (
+    ):
+        rows[f"layer {position[layer_id]}"] += [
+            (qid, str(group) if group is not None else None, spelling, level)
+            for spelling in (text, *variants)
+        ]
+    for qid, ordinal, text, level, variants in (
         AnswerString.objects.filter(question_id__in=list(layers), judged_at__isnull=False)
         .order_by("question_id", "id")
-        .values_list("question__qid", "synset__ordinal", "text", "level__code")
+        .values_list("question__qid", "synset__ordinal", "text", "level__code", "variants")
     ):
-        rows[GOLD].append((qid, str(ordinal) if ordinal is not None else None, text, level))
+        rows[GOLD] += [
+            (qid, str(ordinal) if ordinal is not None else None, spelling, level)
+            for spelling in (text, *variants)
+        ]
     order = list(
         collection.questions.filter(pk__in=list(layers))
         .order_by("id")
