@@ -15,14 +15,13 @@ from config.htmx import HtmxHttpRequest
 from . import layer_selectors, presence
 from .models import AnswerString, Collection, JudgingLayer, Question, QuestionStatus, Role
 from .selectors import (
-    Workspace,
     consistent_read,
     question_history,
     question_is_unassigned,
-    question_workspace,
     queue_position,
     workspace_edit_string,
 )
+from .workspace_selectors import Workspace, question_workspace
 
 
 @dataclass(slots=True)

@@ -44,7 +44,7 @@ from .models import (
     QuestionStatus,
     Role,
 )
-from .selectors import Workspace, WorkspaceString, collection_levels, workspace_build
+from .workspace_selectors import Workspace, WorkspaceString, collection_levels, workspace_build
 
 if TYPE_CHECKING:
     from .edits import AnyUser
@@ -359,7 +359,7 @@ def layer_status(layer: JudgingLayer) -> str:
 
 def layer_workspace(layer: JudgingLayer) -> Workspace:
     """What the usual judging workspace shows for the assessor's ``layer`` of a question
-    (``selectors.workspace_build``, as for gold): the layer's synsets with their strings
+    (``workspace_selectors.workspace_build``, as for gold): the layer's synsets with their strings
     and best level, the strings not judged in the layer as candidates (most frequent in the
     runs first, with suggestions from the layer's own synsets), the ones judged incorrect
     in it.  Nothing of gold or of the other layers (blindness, DESIGN.md section 9).  A

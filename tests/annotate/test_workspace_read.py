@@ -14,7 +14,7 @@ from django.db import connection, transaction
 
 from annotate import judging
 from annotate.models import AnswerString, Question
-from annotate.selectors import question_workspace
+from annotate.workspace_selectors import question_workspace
 from tests.factories import make_collection, make_question, make_user
 
 pytestmark = [
