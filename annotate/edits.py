@@ -285,47 +285,17 @@ class Edit:
         return state == LayerState.COMPLETE
 
     def finish(self, *, judgments: bool = True) -> JudgmentEvent:
+        """End the operation: empty synsets go and the others are renumbered 1..R, the
+        question's status and versions follow (``judgments``: it changed gold), the strings
+        whose spellings changed get their keys, and one event records before and after."""
         q = self.question
-        used = set(
-            AnswerString.objects.filter(question=q, synset__isnull=False)
-            .values_list("synset_id", flat=True)
-            .distinct()
-        )
-        empty = [s for s in self.synsets if s.pk not in used]
-        if empty:
-            AnswerSynset.objects.filter(pk__in=[s.pk for s in empty]).delete()
-            self.synsets = [s for s in self.synsets if s.pk in used]
-        _renumber(self.synsets)
-        if judgments and self.action != "undo" and q.status == QuestionStatus.TODO:
-            q.status = QuestionStatus.IN_PROGRESS
-        if judgments and q.status != QuestionStatus.DONE and self._adjudicated():
-            # a question judged in layers is done when its gold is: nobody marks it done
-            q.status = QuestionStatus.DONE
-        q.version += 1
-        q.save(update_fields=["version", "status", "notes", "updated_at"])
-        if q.status == QuestionStatus.DONE and questions_reopen(
-            question_ids=[q.pk], by=self.by, reason=self.action, record=False
-        ):
-            # a string came (back) unjudged: this event records the reopening
-            q.status = QuestionStatus.IN_PROGRESS
-            self.detail["reopened"] = True
+        self._drop_empty_synsets()
+        self._settle_status(judgments=judgments)
         if judgments:
             collection_judgments_changed(collection_id=q.collection_id)
         if self.target is not None:
             self.detail["ordinal"] = self.target.ordinal
-        # the strings created, or whose spellings changed, get the keys of their spellings
-        spelled = [
-            s
-            for pk, s in self.strings.items()
-            if pk not in self.deleted
-            and (
-                self.before_strings[pk] is None
-                or (self.before_strings[pk]["text"], self.before_strings[pk]["variants"])
-                != (s.text, list(s.variants))
-            )
-        ]
-        if spelled:
-            string_keys_sync(strings=spelled, mode=q.collection.matching_mode)
+        self._sync_spelling_keys()
         after = self._question_snap()
         before = dict(self.before, strings={str(k): v for k, v in self.before_strings.items()})
         after["strings"] = {
@@ -339,6 +309,52 @@ class Edit:
             before=before,
             after=dict(after, **self.detail),
         )
+
+    def _drop_empty_synsets(self) -> None:
+        used = set(
+            AnswerString.objects.filter(question=self.question, synset__isnull=False)
+            .values_list("synset_id", flat=True)
+            .distinct()
+        )
+        empty = [s for s in self.synsets if s.pk not in used]
+        if empty:
+            AnswerSynset.objects.filter(pk__in=[s.pk for s in empty]).delete()
+            self.synsets = [s for s in self.synsets if s.pk in used]
+        _renumber(self.synsets)
+
+    def _settle_status(self, *, judgments: bool) -> None:
+        """A judged question is in progress, one judged in layers done when its gold is,
+        a done one with a string (back) unjudged reopened; the version goes up."""
+        q = self.question
+        if judgments and self.action != "undo" and q.status == QuestionStatus.TODO:
+            q.status = QuestionStatus.IN_PROGRESS
+        if judgments and q.status != QuestionStatus.DONE and self._adjudicated():
+            # a question judged in layers is done when its gold is: nobody marks it done
+            q.status = QuestionStatus.DONE
+        q.version += 1
+        q.save(update_fields=["version", "status", "notes", "updated_at"])
+        if q.status == QuestionStatus.DONE and questions_reopen(
+            question_ids=[q.pk], by=self.by, reason=self.action, record=False
+        ):
+            # a string came (back) unjudged: this event records the reopening
+            q.status = QuestionStatus.IN_PROGRESS
+            self.detail["reopened"] = True
+
+    def _sync_spelling_keys(self) -> None:
+        """The strings created, or whose spellings changed, get the keys of their spellings."""
+
+        def respelled(pk: int, s: AnswerString) -> bool:
+            before = self.before_strings[pk]
+            return before is None or (before["text"], before["variants"]) != (
+                s.text,
+                list(s.variants),
+            )
+
+        spelled = [
+            s for pk, s in self.strings.items() if pk not in self.deleted and respelled(pk, s)
+        ]
+        if spelled:
+            string_keys_sync(strings=spelled, mode=self.question.collection.matching_mode)
 
 
 def _renumber(synsets: Sequence[AnswerSynset]) -> None:

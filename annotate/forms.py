@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.forms import formset_factory
 
-from config.ids import request_id
+from config.ids import request_id, request_ids
 from config.uploads import check_upload_size
 from evaluation.metrics.gains import MAX_GAIN, check_gain
 
@@ -138,6 +138,22 @@ class MemberInviteForm(forms.Form):
         return name
 
 
+class MemberChangeForm(forms.Form):
+    """A member's new role (the members table's ``action=role``) or their removal
+    (``action=remove``, no role).  The role is checked by ``organizing.membership_set``,
+    whose refusal names it."""
+
+    user = forms.CharField()
+    role = forms.CharField(required=False)
+
+    def clean_user(self):
+        pk = request_id(self.cleaned_data["user"])
+        user = get_user_model().objects.filter(pk=pk).first() if pk is not None else None
+        if user is None:
+            raise forms.ValidationError("No such user.")
+        return user
+
+
 class ImportForm(forms.Form):
     kind = forms.ChoiceField(choices=list(KINDS.items()))
     file = forms.FileField()
@@ -257,3 +273,58 @@ class LevelOnlyForm(JudgeForm, WithLevel):
 
 class NotesForm(JudgeForm):
     notes = forms.CharField(required=False, strip=False)
+
+
+# -- the adjudication page's operations (the table is annotate.operations.ADJUDICATION_OPERATIONS)
+class AdjudicateForm(forms.Form):
+    """An operation of the adjudication page with nothing to name (undo, agree); gold's
+    version the page showed is read by the view, which locks the question with it first."""
+
+
+class AdjudicateStringForm(AdjudicateForm):
+    string = forms.IntegerField()
+
+
+class AdjudicateTakeForm(AdjudicateStringForm):
+    """Take one layer's judgment of ``string``."""
+
+    layer = forms.IntegerField()
+
+
+class AdjudicateTakeSynsetForm(AdjudicateForm):
+    """Take one layer's synset ``group`` whole."""
+
+    layer = forms.IntegerField()
+    group = forms.IntegerField()
+
+
+class AdjudicateLevelForm(AdjudicateStringForm):
+    level = forms.CharField()  # a level code, checked by the service
+
+
+class AdjudicateMergeForm(AdjudicateForm):
+    synsets = forms.Field(required=False, widget=forms.MultipleHiddenInput)
+
+    def clean_synsets(self) -> list[int]:
+        # what is not an id is left out; the service refuses fewer than two synsets
+        return request_ids(self.cleaned_data["synsets"] or ())
+
+
+class AdjudicatePlaceForm(AdjudicateStringForm):
+    """A string no layer judged (pooled after they were done) into the gold synset
+    ``synset`` (its id) or ``new``, at ``level`` (none: the service decides)."""
+
+    synset = forms.CharField()
+    level = forms.CharField(required=False)
+
+    def clean_synset(self) -> int | None:
+        synset = self.cleaned_data["synset"]
+        if synset == "new":
+            return None
+        try:
+            return int(synset)
+        except ValueError:
+            raise forms.ValidationError("Choose a synset or a new one.") from None
+
+    def clean_level(self) -> str | None:
+        return self.cleaned_data["level"] or None

@@ -286,6 +286,11 @@ def _csv_header(data: bytes | str) -> tuple[list[str], int]:
 def _plan_judgments(
     collection: Collection, data: bytes, filename: str, by: AnyUser | None
 ) -> ImportPlan:
+    """The plan of a judgments file: its rows folded by matching key, then checked against
+    the strings the collection holds.  Still one function (radon E): it was left whole while
+    the spelling keys and the empty-answer rule landed in it (issue 23, parts 5 and 6); its
+    steps (fold the rows, refuse unnamed strings judged in layers, count, write) are the
+    next split."""
     plan = ImportPlan("judgments", filename)
     header, line = _csv_header(data)
     if "assessor" in header and "done" in header:

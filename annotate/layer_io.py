@@ -123,168 +123,23 @@ _GROUP = re.compile(r"[1-9][0-9]{0,8}", re.ASCII)
 
 def layers_plan(*, collection: Collection, data: bytes, filename: str) -> LayersPlan:
     """Check the whole layers file against ``collection`` without writing (a few queries):
-    every error with its line number, or the plan ``layers_write`` carries out."""
+    every error with its line number, or the plan ``layers_write`` carries out.  In steps,
+    each stopping at its errors: read the file, check each row, then the layers as a whole
+    (named adjudicators, questions whose gold was derived, done layers that leave strings
+    unjudged)."""
     plan = LayersPlan(filename)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        # the line of the first byte that is not UTF-8 (the decoder says where it is)
-        line = bytes(e.object[: e.start]).count(b"\n") + 1
-        plan.issues.append(
-            Issue(
-                filename,
-                line,
-                f"not UTF-8 text: byte 0x{e.object[e.start]:02x} (save the file as UTF-8)",
-            )
-        )
+    records = _read_records(plan, data)
+    if records is None:
         return plan
-    plan.issues = nul_issues(text, filename)
-    if plan.issues:
-        return plan
-    try:
-        records = read_records(text)
-    except CsvFormatError as e:
-        plan.issues.append(Issue(filename, e.line, str(e)))
-        return plan
-    questions = dict(Question.objects.filter(collection=collection).values_list("qid", "pk"))
-    levels = plan.levels = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
-    judges = dict(
-        Membership.objects.filter(collection=collection, role__in=JUDGE_ROLES).values_list(
-            "user__username", "user_id"
-        )
-    )
-    mode = collection.matching_mode
-    planned: dict[tuple[int, int], dict[str, tuple]] = defaultdict(dict)
-    done, texts = plan.done, plan.texts
-    done_line: dict[tuple[int, int], int] = {}  # the first line of each layer
-    for line, r in enumerate(records, start=2):
-        missing = [c for c in HEADER[:5] if c not in r]
-        if missing:
-            plan.issues.append(Issue(filename, 1, f"missing column(s) {', '.join(missing)}"))
-            break
-        qid, syn, answer, level, who = (r[c].strip() for c in HEADER[:5])
-        if qid not in questions:
-            plan.issues.append(Issue(filename, line, f"unknown question {qid!r}"))
-            continue
-        if who not in judges:
-            plan.issues.append(
-                Issue(filename, line, f"{who!r} is not an assessor of this collection")
-            )
-            continue
-        if bool(syn) != bool(level) or (level and level not in levels):
-            plan.issues.append(
-                Issue(
-                    filename,
-                    line,
-                    f"level {level!r} with synset_id "
-                    f"{syn!r}: a known level with a synset, or neither",
-                )
-            )
-            continue
-        if syn and not _GROUP.fullmatch(syn):
-            # ASCII digits only ("²".isdigit() is true but int() refuses it), within the
-            # column; 0 would be written back as "no synset" (incorrect) by export_layers
-            plan.issues.append(
-                Issue(filename, line, f"a layer's synset_id is a number from 1 to {_MAX_GROUP}")
-            )
-            continue
-        key = normalize_answer(answer, mode)
-        if not key:
-            plan.issues.append(Issue(filename, line, empty_key_message(qid, answer, mode)))
-            continue
-        q, u = questions[qid], judges[who]
-        if key in planned[q, u] and planned[q, u][key][:2] != (syn, level):
-            plan.issues.append(
-                Issue(filename, line, f"{answer!r} is judged twice by {who} in different ways")
-            )
-            continue
-        raw_done = r.get("done", "").strip()
-        is_done = _DONE.get(raw_done.lower())
-        if is_done is None:
-            plan.issues.append(
-                Issue(
-                    filename,
-                    line,
-                    f"done {raw_done!r}: 1, true or yes for a layer marked done; 0, false, "
-                    "no or empty for one still open",
-                )
-            )
-            continue
-        if (q, u) in done_line and done[q, u] != is_done:
-            plan.issues.append(
-                Issue(
-                    filename,
-                    line,
-                    f"{who}'s layer of {qid} is marked {'done' if is_done else 'not done'} "
-                    f"here but {'done' if done[q, u] else 'not done'} on line "
-                    f"{done_line[q, u]}: one value of done for all rows of a layer",
-                )
-            )
-            continue
-        done[q, u] = is_done
-        done_line.setdefault((q, u), line)
-        planned[q, u][key] = (syn, level, line)
-        texts.setdefault((q, key), answer)
-        plan.names[q], plan.users[u] = qid, who
-    if plan.issues:
-        return plan
-    # a question's named adjudicator judges none of its layers (blindness: the adjudication
-    # page shows them all), as ``layers_request`` refuses
-    adjudicators = dict(
-        LayerRequest.objects.filter(
-            question_id__in={q for q, _ in planned}, adjudicator__isnull=False
-        ).values_list("question_id", "adjudicator_id")
-    )
-    for (q, u), rows in planned.items():
-        if adjudicators.get(q) == u:
-            plan.issues.append(
-                Issue(
-                    filename,
-                    min(ln for _, _, ln in rows.values()),
-                    f"{plan.users[u]} is the named adjudicator of {plan.names[q]}, so cannot "
-                    "judge it in a layer",
-                )
-            )
-    if plan.issues:
-        return plan
-    # layers gold was derived from stay as they are (``sealed_questions``): replacing one
-    # would leave gold with the old agreement
-    first_line: dict[int, int] = {}
-    for (q, _), rows in planned.items():
-        line = min(ln for _, _, ln in rows.values())
-        first_line[q] = min(first_line.get(q, line), line)
-    for q in sorted(sealed_questions(list(first_line)), key=first_line.__getitem__):
-        plan.issues.append(
-            Issue(
-                filename,
-                first_line[q],
-                f"question {plan.names[q]!r}: gold was already derived from its layers "
-                "(every layer done); its layers can no longer be replaced",
-            )
-        )
+    planned = _plan_rows(plan, collection, records)
+    for check in (_refuse_adjudicators, _refuse_sealed):
+        if plan.issues:
+            return plan
+        check(plan, planned)
     if plan.issues:
         return plan
     plan.planned = dict(planned)
-    owners, named, keys_of = _strings_named(planned, texts)
-    plan.issues += _judged_apart(planned, texts, named, plan.users, filename)
-    if plan.issues:
-        plan.planned = {}
-        return plan
-    plan.new_strings = [k for k in texts if k not in owners]
-    # a layer marked done judges every string of its question (as ``layer_mark_done`` asks)
-    for (q, u), rows in planned.items():
-        left = keys_of[q] - {named(q, k) for k in rows} if done.get((q, u)) else set()
-        if left:
-            example = min(left)
-            plan.issues.append(
-                Issue(
-                    filename,
-                    min(line for _, _, line in rows.values()),
-                    f"{plan.users[u]}'s layer of {plan.names[q]} is marked done but leaves "
-                    f"{len(left)} string(s) of the question unjudged (e.g. a string with "
-                    f"the key {example!r}): judge them all, or leave done empty",
-                )
-            )
+    _refuse_unjudged_done(plan, planned)
     if plan.issues:
         plan.planned = {}
         return plan
@@ -295,6 +150,195 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
     )
     plan.replaced = [k for k in planned if k in have]
     return plan
+
+
+# (question, assessor) -> answer key -> (synset_id, level code, line)
+Planned = dict[tuple[int, int], dict[str, tuple]]
+
+
+def _read_records(plan: LayersPlan, data: bytes) -> list[dict[str, str]] | None:
+    """The file's rows, or None with the issues that it is no UTF-8 text, holds a NUL byte
+    or is no CSV."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        # the line of the first byte that is not UTF-8 (the decoder says where it is)
+        line = bytes(e.object[: e.start]).count(b"\n") + 1
+        plan.issues.append(
+            Issue(
+                plan.filename,
+                line,
+                f"not UTF-8 text: byte 0x{e.object[e.start]:02x} (save the file as UTF-8)",
+            )
+        )
+        return None
+    plan.issues = nul_issues(text, plan.filename)
+    if plan.issues:
+        return None
+    try:
+        return list(read_records(text))
+    except CsvFormatError as e:
+        plan.issues.append(Issue(plan.filename, e.line, str(e)))
+    return None
+
+
+def _plan_rows(plan: LayersPlan, collection: Collection, records: list[dict[str, str]]) -> Planned:
+    """Each row checked on its own and against the rows before it (the same string judged
+    twice, one value of done a layer), planned when it passes."""
+    filename = plan.filename
+    questions = dict(Question.objects.filter(collection=collection).values_list("qid", "pk"))
+    levels = plan.levels = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
+    judges = dict(
+        Membership.objects.filter(collection=collection, role__in=JUDGE_ROLES).values_list(
+            "user__username", "user_id"
+        )
+    )
+    mode = collection.matching_mode
+    planned: Planned = defaultdict(dict)
+    done, texts = plan.done, plan.texts
+    done_line: dict[tuple[int, int], int] = {}  # the first line of each layer
+    for line, r in enumerate(records, start=2):
+        missing = [c for c in HEADER[:5] if c not in r]
+        if missing:
+            plan.issues.append(Issue(filename, 1, f"missing column(s) {', '.join(missing)}"))
+            break
+        qid, syn, answer, level, who = (r[c].strip() for c in HEADER[:5])
+        refusal = _row_refusal(qid, syn, level, who, questions, judges, levels)
+        key = normalize_answer(answer, mode) if refusal is None else ""
+        if refusal is None and not key:
+            refusal = empty_key_message(qid, answer, mode)
+        if refusal is None:
+            q, u = questions[qid], judges[who]
+            raw_done = r.get("done", "").strip()
+            is_done = _DONE.get(raw_done.lower())
+            refusal = _layer_refusal(
+                planned[q, u], key, (syn, level), answer, who, raw_done, is_done
+            )
+        if refusal is None and (q, u) in done_line and done[q, u] != is_done:
+            refusal = (
+                f"{who}'s layer of {qid} is marked {'done' if is_done else 'not done'} "
+                f"here but {'done' if done[q, u] else 'not done'} on line "
+                f"{done_line[q, u]}: one value of done for all rows of a layer"
+            )
+        if refusal is not None:
+            plan.issues.append(Issue(filename, line, refusal))
+            continue
+        done[q, u] = is_done
+        done_line.setdefault((q, u), line)
+        planned[q, u][key] = (syn, level, line)
+        texts.setdefault((q, key), answer)
+        plan.names[q], plan.users[u] = qid, who
+    return planned
+
+
+def _row_refusal(
+    qid: str,
+    syn: str,
+    level: str,
+    who: str,
+    questions: dict[str, int],
+    judges: dict[str, int],
+    levels: dict[str, Level],
+) -> str | None:
+    """Why a row cannot be read on its own (its question, assessor, synset and level), or
+    None."""
+    if qid not in questions:
+        return f"unknown question {qid!r}"
+    if who not in judges:
+        return f"{who!r} is not an assessor of this collection"
+    if bool(syn) != bool(level) or (level and level not in levels):
+        return f"level {level!r} with synset_id {syn!r}: a known level with a synset, or neither"
+    if syn and not _GROUP.fullmatch(syn):
+        # ASCII digits only ("²".isdigit() is true but int() refuses it), within the
+        # column; 0 would be written back as "no synset" (incorrect) by export_layers
+        return f"a layer's synset_id is a number from 1 to {_MAX_GROUP}"
+    return None
+
+
+def _layer_refusal(
+    rows: dict[str, tuple],
+    key: str,
+    judged: tuple[str, str],
+    answer: str,
+    who: str,
+    raw_done: str,
+    is_done: bool | None,
+) -> str | None:
+    """Why a row does not fit its layer's rows so far (the same string judged otherwise)
+    or has no readable done, or None."""
+    if key in rows and rows[key][:2] != judged:
+        return f"{answer!r} is judged twice by {who} in different ways"
+    if is_done is None:
+        return (
+            f"done {raw_done!r}: 1, true or yes for a layer marked done; 0, false, "
+            "no or empty for one still open"
+        )
+    return None
+
+
+def _first_line(rows: dict[str, tuple]) -> int:
+    return min(line for _, _, line in rows.values())
+
+
+def _refuse_adjudicators(plan: LayersPlan, planned: Planned) -> None:
+    """A question's named adjudicator judges none of its layers (blindness: the
+    adjudication page shows them all), as ``layers_request`` refuses."""
+    adjudicators = dict(
+        LayerRequest.objects.filter(
+            question_id__in={q for q, _ in planned}, adjudicator__isnull=False
+        ).values_list("question_id", "adjudicator_id")
+    )
+    for (q, u), rows in planned.items():
+        if adjudicators.get(q) == u:
+            plan.issues.append(
+                Issue(
+                    plan.filename,
+                    _first_line(rows),
+                    f"{plan.users[u]} is the named adjudicator of {plan.names[q]}, so cannot "
+                    "judge it in a layer",
+                )
+            )
+
+
+def _refuse_sealed(plan: LayersPlan, planned: Planned) -> None:
+    """Layers gold was derived from stay as they are (``sealed_questions``): replacing one
+    would leave gold with the old agreement."""
+    first_line: dict[int, int] = {}
+    for (q, _), rows in planned.items():
+        line = _first_line(rows)
+        first_line[q] = min(first_line.get(q, line), line)
+    for q in sorted(sealed_questions(list(first_line)), key=first_line.__getitem__):
+        plan.issues.append(
+            Issue(
+                plan.filename,
+                first_line[q],
+                f"question {plan.names[q]!r}: gold was already derived from its layers "
+                "(every layer done); its layers can no longer be replaced",
+            )
+        )
+
+
+def _refuse_unjudged_done(plan: LayersPlan, planned: Planned) -> None:
+    """Two spellings of one string judged apart in a layer (``_judged_apart``); then the
+    strings the file adds (``plan.new_strings``), and a layer marked done judges every
+    string of its question, as ``layer_mark_done`` asks."""
+    owners, named, keys_of = _strings_named(planned, plan.texts)
+    plan.issues += _judged_apart(planned, plan.texts, named, plan.users, plan.filename)
+    if plan.issues:
+        return
+    plan.new_strings = [k for k in plan.texts if k not in owners]
+    for (q, u), rows in planned.items():
+        left = keys_of[q] - {named(q, k) for k in rows} if plan.done.get((q, u)) else set()
+        if left:
+            plan.issues.append(
+                Issue(
+                    plan.filename,
+                    _first_line(rows),
+                    f"{plan.users[u]}'s layer of {plan.names[q]} is marked done but leaves "
+                    f"{len(left)} string(s) of the question unjudged (e.g. a string with "
+                    f"the key {min(left)!r}): judge them all, or leave done empty",
+                )
+            )
 
 
 def _strings_named(planned: dict, texts: dict) -> tuple[dict, Callable[[int, str], str], dict]:

@@ -43,10 +43,8 @@ from .models import (
     QuestionQuerySet,
     QuestionStatus,
     Role,
-    state_token,
 )
-from .selectors import WorkspaceString, run_frequencies
-from .suggest import Suggester
+from .workspace_selectors import Workspace, WorkspaceString, collection_levels, workspace_build
 
 if TYPE_CHECKING:
     from .edits import AnyUser
@@ -359,74 +357,31 @@ def layer_status(layer: JudgingLayer) -> str:
     return QuestionStatus.IN_PROGRESS if layer.started_at else QuestionStatus.TODO
 
 
-def layer_workspace(layer: JudgingLayer) -> dict:
-    """What the usual judging workspace shows for the assessor's ``layer`` of a question,
-    in the keys and shapes of ``selectors.question_workspace``: the layer's synsets with
-    their strings and best level, the strings not judged in the layer as candidates (most
-    frequent in the runs first, with suggestions from the layer's own synsets), the ones
-    judged incorrect in it.  Nothing of gold or of the other layers (blindness, DESIGN.md
-    section 9).  A fixed number of queries."""
+def layer_workspace(layer: JudgingLayer) -> Workspace:
+    """What the usual judging workspace shows for the assessor's ``layer`` of a question
+    (``workspace_selectors.workspace_build``, as for gold): the layer's synsets with their strings
+    and best level, the strings not judged in the layer as candidates (most frequent in the
+    runs first, with suggestions from the layer's own synsets), the ones judged incorrect
+    in it.  Nothing of gold or of the other layers (blindness, DESIGN.md section 9).  A
+    fixed number of queries."""
     question = layer.question
-    levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
-    by_level = {lv.pk: lv for lv in levels}
-    rank = {lv.pk: i for i, lv in enumerate(levels, start=1)}
+    levels = collection_levels(question)
     mine = {
         s: (g, lv) for s, g, lv in layer.judgments.values_list("string_id", "group", "level_id")
     }
-    freq = run_frequencies(question)
-    groups: dict[int, LayerSynset] = {}
-    candidates, incorrect = [], []
-    for pk, text, key, variants in (
-        AnswerString.objects.filter(question_id=question.pk)
+    # a layer's synsets are its groups that hold a string (numbered as the layer numbers them)
+    groups = sorted({g for g, _ in mine.values() if g is not None})
+    strings = (
+        WorkspaceString(
+            pk, text, key, *mine.get(pk, (None, None)), judged=pk in mine, variants=variants
+        )
+        for pk, text, key, variants in AnswerString.objects.filter(question_id=question.pk)
         .order_by("id")
         .values_list("id", "text", "key", "variants")
-    ):
-        group, level_id = mine.get(pk, (None, None))
-        s = WorkspaceString(pk, text, key, group, level_id, pk in mine, variants)
-        s.freq = freq.get(pk, 0)
-        if group is not None and level_id in by_level:
-            syn = groups.get(group) or groups.setdefault(group, LayerSynset(group))
-            s.level_obj = lv = by_level[level_id]
-            s.level_rank = rank[level_id]
-            syn.members.append(s)
-            if syn.best is None or lv.order < syn.best.order:
-                syn.best, syn.best_rank = lv, s.level_rank
-        elif pk in mine:
-            s.synset_id = s.level_id = None
-            incorrect.append(s)
-        else:
-            candidates.append(s)
-        s.token = state_token(s.synset_id, s.level_id, s.judged)
-    synsets = [groups[g] for g in sorted(groups)]
-    candidates.sort(key=lambda s: (-s.freq, s.pk))
-    _suggest(candidates, synsets, incorrect, question.collection.matching_mode)
-    return {
-        "levels": levels,
-        "synsets": synsets,
-        "candidates": candidates,
-        "incorrect": incorrect,
-        "n_strings": sum(len(s.members) for s in synsets) + len(candidates) + len(incorrect),
-        "page_synsets": " ".join(str(s.pk) for s in synsets),
-    }
-
-
-def _suggest(
-    candidates: list[WorkspaceString],
-    synsets: list[LayerSynset],
-    incorrect: list[WorkspaceString],
-    mode: str,
-) -> None:
-    """Give each candidate the synset of the layer its text suggests (if any): from the
-    layer's own synsets and strings judged incorrect, never gold's."""
-    suggester = Suggester(
-        {syn: [t for s in syn.members for t in (s.text, *s.variants)] for syn in synsets},
-        incorrect=[t for s in incorrect for t in (s.text, *s.variants)],
-        mode=mode,
     )
-    for c, hit in zip(candidates, suggester.suggest_many(c.text for c in candidates), strict=True):
-        if hit is not None:
-            c.suggestion, c.suggestion_score = hit.synset, hit.score
-            c.suggestion_reason = hit.reason
+    return workspace_build(
+        question, levels=levels, synsets=[LayerSynset(g) for g in groups], strings=strings
+    )
 
 
 # action -> what happened in the layer, after the user's name ({text}: the string, quoted)

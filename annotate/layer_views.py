@@ -8,8 +8,6 @@ layer; an assessor sees only their own layer of a question until they marked it 
 
 from __future__ import annotations
 
-import copy
-
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
@@ -28,12 +26,11 @@ from . import (
     adjudication,
     agreement_report,
     edits,
-    judging,
     layer_selectors,
     layers,
     operations,
-    presence,
 )
+from .judge_page import judge_page
 from .layer_io import export_layers, layers_import
 from .models import (
     JUDGE_ROLES,
@@ -45,7 +42,7 @@ from .models import (
     Role,
 )
 from .permissions import require_role
-from .selectors import consistent_read, next_question, question_list_queryset, queue_position
+from .selectors import next_question, question_list_queryset
 
 # -- organizer: agreement, requests, CSV --------------------------------------------------------
 QUESTIONS_PER_PAGE = 200
@@ -217,68 +214,23 @@ def question_adjudicate(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 
 @require_POST
 def question_adjudicate_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Apply one operation of the adjudication page's forms to gold
+    (``operations.ADJUDICATION_OPERATIONS``) and go back to the page, at the string acted on."""
     question = _adjudicable(request, pk)
     p = request.POST
-    op, by, version = p.get("op", ""), request.user, p.get("version") or None
+    version = p.get("version") or None
     anchor = f"#s{p['string']}" if p.get("string", "").isdigit() else ""
     try:
         with transaction.atomic():
             adjudication.adjudication_lock(question=question, version=version)
-            _adjudicate(question, p, op, by, version)
-    except (KeyError, ValueError):
+            operations.apply_adjudication(request, question, version)
+    except operations.Incomplete:
         messages.error(request, "That request was incomplete; nothing was changed.")
     except edits.Conflict as e:
         messages.error(request, str(e))
     return redirect_to(
         request, reverse("annotate:question-adjudicate", args=[question.pk]) + anchor
     )
-
-
-def _adjudicate(question: Question, p, op: str, by, version: str | None) -> None:
-    """One operation of the adjudication page's forms on gold (Conflict when refused)."""
-    if op == "take":
-        adjudication.adjudicate_take(
-            question=question,
-            layer=int(p["layer"]),
-            by=by,
-            strings=[int(p["string"])],
-            version=version,
-        )
-    elif op == "take_synset":
-        adjudication.adjudicate_take(
-            question=question,
-            layer=int(p["layer"]),
-            by=by,
-            group=int(p["group"]),
-            version=version,
-        )
-    elif op == "level":
-        judging.string_set_level(
-            question=question, string=int(p["string"]), level=p["level"], by=by, version=version
-        )
-    elif op == "incorrect":
-        judging.string_judge(question=question, string=int(p["string"]), by=by, version=version)
-    elif op == "merge":
-        ids = request_ids(p.getlist("synsets"))
-        judging.synset_merge(question=question, synsets=ids, by=by, version=version)
-    elif op == "place":
-        # a string no layer judged (pooled after they were done) into a gold synset
-        synset = p.get("synset", "")
-        adjudication.adjudicate_place(
-            question=question,
-            string=int(p["string"]),
-            by=by,
-            synset=None if synset == "new" else int(synset),
-            new_synset=synset == "new",
-            level=p.get("level") or None,
-            version=version,
-        )
-    elif op == "undo":
-        judging.question_undo(question=question, by=by, any_user=True)
-    elif op == "agree":
-        adjudication.question_layers_to_gold(question=question, by=by)
-    else:
-        raise edits.Conflict(f"Unknown operation {op!r}.")
 
 
 # -- an assessor's own layer, judged in the usual workspace --------------------------------------
@@ -311,40 +263,10 @@ def _layer_context(
     notice: str = "",
     kind: str = "warning",
 ) -> dict:
-    """The judging workspace's context (``views._workspace_context``'s keys) for the
-    assessor's layer: the layer's synsets and version, its own history, no gold."""
-    question = layer.question
-    with consistent_read():  # the page's version is that of what it shows
-        layer.refresh_from_db(fields=["version", "started_at", "done_at"])
-        ws = layer_selectors.layer_workspace(layer)
-    # the page's question shows the layer's version and progress; it is never saved
-    shown = copy.copy(question)
-    shown.version, shown.status, shown.notes = (
-        layer.version,
-        layer_selectors.layer_status(layer),
-        "",
-    )
-    presence.seen_on_question(question.pk, request.user.get_username())  # recorded, not shown
-    return {
-        "question": shown,
-        "collection": question.collection,
-        "role": role,
-        "may_write": True,
-        "notice": notice,
-        "notice_kind": kind,
-        "is_done": layer.done,
-        "claimable": False,
-        "history": layer_selectors.layer_history(layer),
-        "edit_string": None,
-        "queue_position": queue_position(request.user, question),
-        "others_here": [],  # blind: not even who else judges the question
-        "act_url": reverse("annotate:question-layer-act", args=[question.pk]),
-        "layer": layer,
-        "layer_compare": layer_selectors.layer_others(layer),
-        "can_adjudicate": layer.done
-        and layer_selectors.can_adjudicate(request.user, question, role),
-        **ws,
-    }
+    """The judging workspace's context for the assessor's layer (``judge_page``, as gold's)."""
+    return judge_page(
+        request, layer.question, role, may_write=True, notice=notice, notice_kind=kind, layer=layer
+    ).context()
 
 
 def layer_workspace_page(request: HtmxHttpRequest, layer: JudgingLayer, role: str) -> HttpResponse:

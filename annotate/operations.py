@@ -1,7 +1,8 @@
 """The judging workspace's operations (DESIGN.md section 4): each posted ``op`` with its
 form and the write it calls, on gold (``OPERATIONS``) and on an assessor's layer
 (``LAYER_OPERATIONS``, the same keys and forms), and the one function that validates and
-applies them for both workspaces' views."""
+applies them for both workspaces' views; the adjudication page's operations
+(``ADJUDICATION_OPERATIONS``, DESIGN.md section 9) by the same mechanism."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 from config.htmx import HtmxHttpRequest
 
-from . import forms, judging, layers
+from . import adjudication, forms, judging, layers
 from .edits import Conflict
 from .models import JudgingLayer, JudgmentEvent, Question, QuestionStatus, Role
 
@@ -187,3 +188,67 @@ LAYER_OPERATIONS: dict[str, tuple[type[forms.JudgeForm], Callable[..., JudgmentE
 def apply_to_layer(request: HtmxHttpRequest, layer: JudgingLayer) -> JudgmentEvent:
     """The workspace's operation on the user's layer, validated and applied as on gold."""
     return apply_operation(request, LAYER_OPERATIONS, {"layer": layer, "by": request.user})
+
+
+# operation -> (its form, the write called with the form's data ``d`` and ``c``: the question,
+# the acting user and gold's version the adjudication page showed)
+ADJUDICATION_OPERATIONS: dict[str, tuple[type[forms.AdjudicateForm], Callable[..., Any]]] = {
+    "take": (
+        forms.AdjudicateTakeForm,
+        lambda d, c: adjudication.adjudicate_take(layer=d["layer"], strings=[d["string"]], **c),
+    ),
+    "take_synset": (
+        forms.AdjudicateTakeSynsetForm,
+        lambda d, c: adjudication.adjudicate_take(layer=d["layer"], group=d["group"], **c),
+    ),
+    "level": (
+        forms.AdjudicateLevelForm,
+        lambda d, c: judging.string_set_level(string=d["string"], level=d["level"], **c),
+    ),
+    "incorrect": (
+        forms.AdjudicateStringForm,
+        lambda d, c: judging.string_judge(string=d["string"], **c),
+    ),
+    "merge": (
+        forms.AdjudicateMergeForm,
+        lambda d, c: judging.synset_merge(synsets=d["synsets"], **c),
+    ),
+    "place": (
+        forms.AdjudicatePlaceForm,
+        lambda d, c: adjudication.adjudicate_place(
+            string=d["string"],
+            synset=d["synset"],
+            new_synset=d["synset"] is None,
+            level=d["level"],
+            **c,
+        ),
+    ),
+    "undo": (
+        forms.AdjudicateForm,
+        lambda d, c: judging.question_undo(question=c["question"], by=c["by"], any_user=True),
+    ),
+    "agree": (
+        forms.AdjudicateForm,
+        lambda d, c: adjudication.question_layers_to_gold(question=c["question"], by=c["by"]),
+    ),
+}
+
+
+class Incomplete(Exception):
+    """The adjudication page's request lacks what its operation needs (nothing written)."""
+
+
+def apply_adjudication(
+    request: HtmxHttpRequest, question: Question, version: str | None
+) -> JudgmentEvent | None:
+    """Validate the operation posted by the adjudication page with its form in
+    ``ADJUDICATION_OPERATIONS`` and apply it to gold: Conflict for an unknown operation or
+    a refusal, Incomplete for a request its form refuses."""
+    op = request.POST.get("op", "")
+    if op not in ADJUDICATION_OPERATIONS:
+        raise Conflict(f"Unknown operation {op!r}.")
+    form_class, call = ADJUDICATION_OPERATIONS[op]
+    form = form_class(request.POST)
+    if not form.is_valid():
+        raise Incomplete(form.errors.as_text())
+    return call(form.cleaned_data, {"question": question, "by": request.user, "version": version})

@@ -3,7 +3,6 @@ queries."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,11 +24,10 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
-    TextField,
     When,
 )
 from django.db.models.fields.json import KT
-from django.db.models.functions import Cast, Coalesce, Greatest
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from config.ids import request_id
@@ -43,18 +41,14 @@ from .models import (
     JudgingLayer,
     JudgmentEvent,
     LayerJudgment,
-    Level,
     Membership,
     Question,
     QuestionStatus,
     Role,
     Source,
-    SpellingKey,
     is_site_staff,
     percent_done,
-    state_token,
 )
-from .suggest import Suggester
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -178,148 +172,6 @@ def consistent_read() -> Iterator[None]:
         yield
 
 
-class WorkspaceString:
-    """One answer string as the judging workspace shows it: its row (with its other
-    spellings, ``variants``), run frequency, level (``level_obj``, ``level_rank``),
-    suggested synset (``suggestion``, ``suggestion_score``, ``suggestion_reason``) and
-    ``token`` (``string_token``: the state the page sends back)."""
-
-    __slots__ = (
-        "freq",
-        "judged",
-        "key",
-        "level_id",
-        "level_obj",
-        "level_rank",
-        "pk",
-        "suggestion",
-        "suggestion_reason",
-        "suggestion_score",
-        "synset_id",
-        "text",
-        "token",
-        "variants",
-    )
-
-    def __init__(
-        self,
-        pk: int,
-        text: str,
-        key: str,
-        synset_id: int | None,
-        level_id: int | None,
-        judged: bool,
-        variants: Sequence[str] = (),
-    ) -> None:
-        self.pk, self.text, self.key, self.variants = pk, text, key, variants or ()
-        self.synset_id, self.level_id, self.judged = synset_id, level_id, judged
-        self.freq, self.level_obj, self.level_rank = 0, None, None
-        self.suggestion, self.suggestion_score, self.suggestion_reason = None, None, ""
-
-    @property
-    def id(self) -> int:
-        return self.pk
-
-
-def question_workspace(question: Question) -> dict[str, Any]:
-    """Everything the judging workspace shows for ``question``, in a fixed number of
-    queries whatever its size: synsets with their strings (each with its level) and best
-    level, the pool of unjudged candidates most frequent first (frequency = number of runs
-    that returned the key; run names are not read), a suggested synset per candidate when
-    likely right (``suggestion``, ``suggestion_score`` and, in words, ``suggestion_reason``:
-    the rules of annotate/suggest.py -- a suggestion only) and the incorrect strings.  The
-    question's version, status and notes are read again with them, in one consistent read,
-    so the page's version is that of what it shows."""
-    with consistent_read():
-        question.refresh_from_db(fields=["version", "status", "notes"])
-        return _workspace(question)
-
-
-def run_frequencies(question: Question) -> dict[int, int]:
-    """How many runs returned each string of ``question`` (string id -> runs), in any of its
-    spellings (``SpellingKey``: a run answering "Richard Nixon." counts for "Richard Nixon"
-    holding that spelling, under every mode).  One query."""
-    # the runs' answers through the reverse relation (the evaluation app's RunAnswer):
-    # annotate does not import evaluation; without its default ordering, whose joins (run,
-    # question and their collections) stayed in the grouped query
-    holder = SpellingKey.objects.filter(question=OuterRef("question"), key=OuterRef("key"))
-    return dict(
-        question.run_answers.order_by()
-        .annotate(string=Subquery(holder.values("string_id")[:1]))
-        .filter(string__isnull=False)
-        .values_list("string")
-        .annotate(n=Count("run_id", distinct=True))
-    )
-
-
-def _workspace(question: Question) -> dict[str, Any]:
-    levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
-    by_level = {lv.pk: lv for lv in levels}
-    rank = {lv.pk: i for i, lv in enumerate(levels, start=1)}
-    synsets = list(AnswerSynset.objects.filter(question=question).order_by("ordinal"))
-    by_synset = {s.pk: s for s in synsets}
-    for s in synsets:
-        s.members, s.best, s.best_rank = [], None, None
-        # the synset id of the file it was imported from, shown unless it is the ordinal
-        s.shown_label = s.label if s.label != str(s.ordinal) else ""
-    freq = run_frequencies(question)
-    candidates, incorrect = [], []
-    # plain rows, not model instances: a question may hold 1,000 strings (and whether a
-    # string was judged, not when: a datetime costs a conversion a row)
-    judged = ExpressionWrapper(Q(judged_at__isnull=False), output_field=BooleanField())
-    # the other spellings as the database's JSON text: most strings have none, and decoding
-    # "[]" for each of them cost as much as the rest of the row
-    rows = (
-        AnswerString.objects.filter(question=question)
-        .order_by("id")
-        .annotate(judged=judged, variants_text=Cast("variants", TextField()))
-        .values_list("id", "text", "key", "synset_id", "level_id", "judged", "variants_text")
-    )
-    strings = [
-        WorkspaceString(*row[:6], json.loads(row[6]) if row[6] != "[]" else ()) for row in rows
-    ]
-    for s in strings:
-        s.freq = freq.get(s.pk, 0)
-        syn = by_synset.get(s.synset_id) if s.synset_id is not None else None
-        if s.synset_id is not None and (syn is None or s.level_id not in by_level):
-            # judged into a synset (or with a level) this read did not see: only possible
-            # inside a caller's READ COMMITTED transaction; shown as a candidate, whose page
-            # token ("u") makes any edit of it refused as stale
-            s.synset_id, s.level_id, s.judged = None, None, False
-        if syn is not None and s.synset_id is not None:
-            s.level_obj = lv = by_level[s.level_id]
-            s.level_rank = rank[s.level_id]
-            syn.members.append(s)
-            if syn.best is None or lv.order < syn.best.order:
-                syn.best = lv
-                syn.best_rank = s.level_rank
-        elif s.judged:
-            incorrect.append(s)
-        else:
-            candidates.append(s)
-        s.token = state_token(s.synset_id, s.level_id, s.judged)
-    candidates.sort(key=lambda s: (-s.freq, s.pk))
-    suggester = Suggester(
-        {syn: [t for s in syn.members for t in (s.text, *s.variants)] for syn in synsets},
-        incorrect=[t for s in incorrect for t in (s.text, *s.variants)],
-        mode=question.collection.matching_mode,
-    )
-    for c, hit in zip(candidates, suggester.suggest_many(c.text for c in candidates), strict=True):
-        if hit is not None:
-            c.suggestion, c.suggestion_score, c.suggestion_reason = (
-                hit.synset,
-                hit.score,
-                hit.reason,
-            )
-    return {
-        "levels": levels,
-        "synsets": synsets,
-        "candidates": candidates,
-        "incorrect": incorrect,
-        "n_strings": sum(len(s.members) for s in synsets) + len(candidates) + len(incorrect),
-    }
-
-
 def synset_labels(collection: Collection, qids: Iterable[str]) -> dict[tuple[str, str], str]:
     """(question id, synset ordinal as text) -> the synset's label (its id in the judgments
     file it was imported from), for the labelled synsets of ``qids`` (one query)."""
@@ -410,46 +262,63 @@ _UNDONE_WORDS = {
 }
 
 
+def _merge_sentence(who: str, ev: dict[str, Any]) -> str:
+    merged = ev.get("merged") or []
+    if not merged:
+        return f"{who} merged synsets"
+    numbers = ", ".join(str(m) for m in merged)
+    plural = "s" if len(merged) > 1 else ""
+    return f"{who} merged synset{plural} {numbers} into synset {ev.get('into')}"
+
+
+def _split_sentence(who: str, ev: dict[str, Any]) -> str:
+    strings = ", ".join(_quoted(t) for t in ev.get("texts") or []) or "strings"
+    return f"{who} split {strings} out into synset {ev.get('into')}"
+
+
+def _undo_sentence(who: str, ev: dict[str, Any]) -> str:
+    return f"{who} undid {_UNDONE_WORDS.get(ev.get('undone_action') or '', 'the last change')}"
+
+
+def _reopen_sentence(who: str, ev: dict[str, Any]) -> str:
+    # never the event's free-text reason: it names the pooled run, and run names never
+    # reach assessors
+    why = _REOPEN_WORDS.get(ev.get("source") or "", "new unjudged strings arrived")
+    return f"the question was reopened ({why})"
+
+
+def _layer_remove_sentence(who: str, ev: dict[str, Any]) -> str:
+    n = ev.get("judgments") or "0"
+    return (
+        f"{who} removed the layer {ev.get('assessor') or 'an assessor'} had not marked "
+        f"done ({n} judgment{'' if str(n) == '1' else 's'}): they no longer judge in this "
+        "collection"
+    )
+
+
+# actions whose sentence is not one of _HISTORY_WORDS' patterns
+_SENTENCES = {
+    "synset_merge": _merge_sentence,
+    "synset_split": _split_sentence,
+    "undo": _undo_sentence,
+    "question_reopen": _reopen_sentence,
+    "layer_remove": _layer_remove_sentence,
+}
+
+
 def history_sentence(ev: dict[str, Any]) -> str:
     """One history line in words, e.g. ``assessor1 put “Kawabata” in synset 2 (level A)``,
     from the event's action and the details its JSON holds (plain text: the template
     escapes it).  An action this does not know is named by its code."""
     who = ev.get("user_name") or "system"
     action = ev.get("action") or ""
+    if action in _SENTENCES:
+        return _SENTENCES[action](who, ev)
     text = _quoted(ev["text"]) if ev.get("text") else "a string"
-    level = ev.get("level")
-    ordinal = ev.get("ordinal")
-    if action == "synset_merge":
-        merged = ev.get("merged") or []
-        what = (
-            f"merged synset{'s' if len(merged) > 1 else ''} "
-            f"{', '.join(str(m) for m in merged)} into synset {ev.get('into')}"
-            if merged
-            else "merged synsets"
-        )
-        return f"{who} {what}"
-    if action == "synset_split":
-        texts = ev.get("texts") or []
-        strings = ", ".join(_quoted(t) for t in texts) or "strings"
-        return f"{who} split {strings} out into synset {ev.get('into')}"
-    if action == "undo":
-        undone = _UNDONE_WORDS.get(ev.get("undone_action") or "", "the last change")
-        return f"{who} undid {undone}"
-    if action == "question_reopen":
-        # never the event's free-text reason: it names the pooled run, and run names never
-        # reach assessors
-        why = _REOPEN_WORDS.get(ev.get("source") or "", "new unjudged strings arrived")
-        return f"the question was reopened ({why})"
-    if action == "layer_remove":
-        n = ev.get("judgments") or "0"
-        return (
-            f"{who} removed the layer {ev.get('assessor') or 'an assessor'} had not marked "
-            f"done ({n} judgment{'' if str(n) == '1' else 's'}): they no longer judge in this "
-            "collection"
-        )
     words = _HISTORY_WORDS.get(action)
     if words is None:
         return f"{who}: {action.replace('_', ' ')}" + (f" {text}" if ev.get("text") else "")
+    level, ordinal = ev.get("level"), ev.get("ordinal")
     return (
         who
         + " "

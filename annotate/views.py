@@ -5,11 +5,11 @@ its fragment through ``render_page``."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import transaction
@@ -30,7 +30,6 @@ from . import (
     layer_views,
     operations,
     organizing,
-    presence,
 )
 from .imports import (
     ImportPlan,
@@ -43,6 +42,7 @@ from .imports import (
     pending_import_confirm,
     pending_import_create,
 )
+from .judge_page import judge_page
 from .models import JUDGE_ROLES, Collection, JudgmentEvent, Question, QuestionStatus, Role
 from .permissions import can_create_collection, gold_closed, judge_access, require_role
 from .selectors import (
@@ -57,15 +57,10 @@ from .selectors import (
     next_question,
     organizer_next_steps,
     question_by_pk,
-    question_history,
-    question_is_unassigned,
     question_list_queryset,
-    question_workspace,
     questions_by_ids,
-    queue_position,
     unassigned_open_count,
     users_by_ids,
-    workspace_edit_string,
 )
 
 
@@ -126,30 +121,9 @@ def _workspace_context(
     notice: str = "",
     notice_kind: str = "warning",
 ) -> dict[str, Any]:
-    ws = question_workspace(question)
-    # the synsets in the order shown: every write names a synset by its number on this page
-    ws["page_synsets"] = " ".join(str(s.pk) for s in ws["synsets"])
-    edit_string = (
-        workspace_edit_string(question, request.GET.get("edit", ""))
-        if may_write and request.method == "GET"
-        else None
-    )
-    return {
-        "question": question,
-        "collection": question.collection,
-        "role": role,
-        "may_write": may_write,
-        "notice": notice,
-        "notice_kind": notice_kind,
-        "is_done": question.status == QuestionStatus.DONE,
-        "claimable": may_write and role != Role.ORGANIZER and question_is_unassigned(question),
-        "history": question_history(question),
-        "edit_string": edit_string,
-        "queue_position": queue_position(request.user, question),
-        "others_here": presence.seen_on_question(question.pk, request.user.get_username()),
-        "act_url": reverse("annotate:question-act", args=[question.pk]),
-        **ws,
-    }
+    return judge_page(
+        request, question, role, may_write=may_write, notice=notice, notice_kind=notice_kind
+    ).context()
 
 
 GOLD_CLOSED = (
@@ -427,73 +401,116 @@ def collection_edit(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     return _collection_form_page(request, collection)
 
 
+@dataclass
+class _MembersOutcome:
+    """What one action of the members page shows: its two forms (bound when refused, so
+    the errors stand beside the fields), a refusal or a notice, an invitation's link."""
+
+    form: forms.MemberAddForm = field(default_factory=forms.MemberAddForm)
+    invite: forms.MemberInviteForm = field(default_factory=forms.MemberInviteForm)
+    error: str = ""
+    notice: str = ""
+    link: str = ""
+
+    @property
+    def stays(self) -> bool:
+        """A plain form's POST answers with the page itself (not a redirect) to show a
+        refused form's errors beside its fields, or the link."""
+        return self.form.is_bound or self.invite.is_bound or bool(self.link)
+
+
+def _member_add(request: HtmxHttpRequest, collection: Collection) -> _MembersOutcome:
+    """``action=add``: an existing user joins the collection with a role."""
+    form = forms.MemberAddForm(request.POST)
+    if not form.is_valid():
+        return _MembersOutcome(form=form)
+    role = form.cleaned_data["role"]
+    try:
+        organizing.membership_set(collection=collection, user=form.user, role=role, by=request.user)
+    except edits.Conflict as e:
+        form.add_error("role", str(e))
+        return _MembersOutcome(form=form)
+    return _MembersOutcome(
+        notice=f"{form.user.get_username()} is now a member: {Role(role).label}."
+    )
+
+
+def _member_invite(request: HtmxHttpRequest, collection: Collection) -> _MembersOutcome:
+    """``action=invite``: the account of someone new, who sets its password on a one-time
+    link."""
+    invite = forms.MemberInviteForm(request.POST)
+    if not invite.is_valid():
+        return _MembersOutcome(invite=invite)
+    d = invite.cleaned_data
+    try:
+        made = organizing.member_invite(
+            collection=collection,
+            username=d["username"],
+            email=d["email"],
+            role=d["role"],
+            by=request.user,
+        )
+    except edits.Conflict as e:
+        invite.add_error("username", str(e))
+        return _MembersOutcome(invite=invite)
+    return _MembersOutcome(
+        notice=(
+            f"Account {made.user.get_username()} created ({Role(d['role']).label}). Send them "
+            "this link to choose their password; it works once."
+        ),
+        link=request.build_absolute_uri(reverse("set-password", args=[made.uidb64, made.token])),
+    )
+
+
+def _member_change(request: HtmxHttpRequest, collection: Collection) -> _MembersOutcome:
+    """``action=role`` (a member's new role) or ``action=remove``; an unknown user is a 404."""
+    change = forms.MemberChangeForm(request.POST)
+    if not change.is_valid():
+        raise Http404("No such user.")
+    user = change.cleaned_data["user"]
+    role = None if request.POST.get("action") == "remove" else change.cleaned_data["role"]
+    try:
+        organizing.membership_set(collection=collection, user=user, role=role, by=request.user)
+    except edits.Conflict as e:
+        return _MembersOutcome(error=str(e))
+    name = user.get_username()
+    return _MembersOutcome(
+        notice=f"{name} removed from the collection."
+        if role is None
+        else f"{name} is now {Role(role).label.lower()}."
+    )
+
+
+# action -> its form's handler; any other action (none, say) changes a role, as "role" does
+_MEMBER_ACTIONS = {
+    "add": _member_add,
+    "invite": _member_invite,
+    "role": _member_change,
+    "remove": _member_change,
+}
+
+
 @require_http_methods(["GET", "POST"])
 def collection_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Members and their roles: add by username, change a role, remove, or create the
-    account of someone new (who sets its password on a one-time link)."""
+    account of someone new (who sets its password on a one-time link); one form and one
+    handler per action (``_MEMBER_ACTIONS``)."""
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
-    form, invite = forms.MemberAddForm(), forms.MemberInviteForm()
-    error, notice, link = "", "", ""
+    done = _MembersOutcome()
     if request.method == "POST":
-        action = request.POST.get("action")
-        if action == "add":
-            form = forms.MemberAddForm(request.POST)
-            if form.is_valid():
-                role = form.cleaned_data["role"]
-                try:
-                    organizing.membership_set(
-                        collection=collection, user=form.user, role=role, by=request.user
-                    )
-                except edits.Conflict as e:
-                    form.add_error("role", str(e))
-                else:
-                    notice = f"{form.user.get_username()} is now a member: {Role(role).label}."
-                    form = forms.MemberAddForm()
-        elif action == "invite":
-            invite = forms.MemberInviteForm(request.POST)
-            if invite.is_valid():
-                d = invite.cleaned_data
-                try:
-                    made = organizing.member_invite(
-                        collection=collection,
-                        username=d["username"],
-                        email=d["email"],
-                        role=d["role"],
-                        by=request.user,
-                    )
-                except edits.Conflict as e:
-                    invite.add_error("username", str(e))
-                else:
-                    notice = (
-                        f"Account {made.user.get_username()} created "
-                        f"({Role(d['role']).label}). Send them this link to choose "
-                        "their password; it works once."
-                    )
-                    link = request.build_absolute_uri(
-                        reverse("set-password", args=[made.uidb64, made.token])
-                    )
-                    invite = forms.MemberInviteForm()
-        else:
-            user = get_object_or_404(get_user_model(), pk=request_id(request.POST.get("user")))
-            role = None if action == "remove" else request.POST.get("role")
-            try:
-                organizing.membership_set(
-                    collection=collection, user=user, role=role, by=request.user
-                )
-            except edits.Conflict as e:
-                error = str(e)
-            else:
-                notice = (
-                    f"{user.get_username()} removed from the collection."
-                    if role is None
-                    else f"{user.get_username()} is now {Role(role).label.lower()}."
-                )
-        if not request.htmx and not form.is_bound and not invite.is_bound and not link:
-            if error:
-                messages.error(request, error)
-            elif notice:
-                messages.success(request, notice)
+        act = _MEMBER_ACTIONS.get(request.POST.get("action", ""), _member_change)
+        done = act(request, collection)
+        if (
+            not request.htmx
+            and not done.form.is_bound
+            and not done.invite.is_bound
+            and not done.link
+        ):
+            if done.error:
+                messages.error(request, done.error)
+            elif done.notice:
+                messages.success(request, done.notice)
             return redirect_to(request, "annotate:collection-members", slug)
     return render_page(
         request,
@@ -501,12 +518,12 @@ def collection_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         {
             "collection": collection,
             "members": collection_members_list(collection),
-            "form": form,
-            "invite": invite,
+            "form": done.form,
+            "invite": done.invite,
             "roles": forms.MEMBER_ROLE_CHOICES,
-            "error": error,
-            "notice": notice,
-            "link": link,
+            "error": done.error,
+            "notice": done.notice,
+            "link": done.link,
         },
         partial="members",
     )

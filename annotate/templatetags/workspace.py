@@ -26,7 +26,7 @@ from django.template.backends.utils import csrf_input
 from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from ..selectors import WorkspaceString
+from ..workspace_selectors import WorkspaceString
 
 register = template.Library()
 

@@ -3,7 +3,6 @@
 import pytest
 from django.urls import reverse
 
-from annotate.edits import Conflict
 from annotate.models import JudgmentEvent, Membership
 from annotate.organizing import member_invite
 from tests.factories import add_member, make_collection, make_user
@@ -35,15 +34,6 @@ def test_invited_member_sets_a_password_once_and_logs_in(client):
     # the link is spent
     page = client.get(link, follow=True).content.decode()
     assert "This link cannot be used" in page
-
-
-def test_a_taken_username_is_refused_and_nothing_is_written():
-    c = make_collection(slug="inv2")
-    org = make_user(username="inv2-org")
-    make_user(username="Taken")
-    with pytest.raises(Conflict, match="taken"):
-        member_invite(collection=c, username="taken", role="participant", by=org)
-    assert not Membership.objects.filter(collection=c).exists()
 
 
 def test_members_page_defaults_to_participant_says_what_it_did_and_invites(client):

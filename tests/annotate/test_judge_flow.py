@@ -194,18 +194,6 @@ def test_unassigned_question_is_offered_to_every_assessor_and_claimed_by_the_fir
     assert lyon.state == "incorrect"
 
 
-def test_claim_refused_when_another_assessor_took_the_question():
-    from annotate import edits, judging
-
-    c = make_collection()
-    q = make_question(collection=c)
-    a1, a2 = make_user(), make_user()
-    assert judging.question_claim(question=q, by=a1) is True
-    assert judging.question_claim(question=q, by=a1) is False
-    with pytest.raises(edits.Conflict, match="Another assessor took"):
-        judging.question_claim(question=q, by=a2)
-
-
 def test_next_question_skips_questions_with_nothing_to_judge(client, world):
     """A question with no strings at all is never offered; one fully judged but not done
     still is (it waits for its "done"), a done one never."""

@@ -263,3 +263,18 @@ def test_layer_workspace_query_budget(client, w, django_assert_max_num_queries):
     with django_assert_max_num_queries(20):
         html = page(client, q)
     assert "×1" in html  # run frequency, as in gold
+
+
+def test_gold_and_layer_workspaces_carry_the_same_keys(w, client):
+    """Both judging pages are built by one builder (annotate/judge_page.py): the template
+    gets the same keys whether it shows gold or the assessor's layer, htmx or not."""
+    q, gold_q = w["q"], make_question(collection=w["c"], qid="Q2", unjudged=["Paris"])
+    for headers in ({}, HX):
+        layer_page = client.get(reverse("annotate:question-judge", args=[q.pk]), headers=headers)
+        gold_page = client.get(
+            reverse("annotate:question-judge", args=[gold_q.pk]), headers=headers
+        )
+        assert layer_page.status_code == gold_page.status_code == 200
+        assert layer_page.context_data["layer"] is not None
+        assert gold_page.context_data["layer"] is None
+        assert layer_page.context_data.keys() == gold_page.context_data.keys()

@@ -1,9 +1,10 @@
-"""Independent layers, agreement to gold, adjudication and undo (annotate/layers.py,
-annotate/adjudication.py)."""
+"""Independent layers (annotate/layers.py): requests, blind layer writes and their undo,
+the layers CSV and the agreement figures; gold from layers is tested in
+test_adjudication.py."""
 
 import pytest
 
-from annotate import adjudication, agreement_report, layer_selectors, layers
+from annotate import agreement_report, layer_selectors, layers
 from annotate.edits import Conflict
 from annotate.judging import question_undo, string_judge
 from annotate.models import (
@@ -12,8 +13,8 @@ from annotate.models import (
     JudgmentEvent,
     LayerJudgment,
     LayerRequest,
-    QuestionStatus,
 )
+from tests.annotate.layer_study import both_done, gold, judge, layer_study
 from tests.factories import add_member, make_collection, make_question, make_user
 
 pytestmark = pytest.mark.django_db
@@ -21,30 +22,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def study():
-    c = make_collection()
-    org, a, b = make_user(), make_user(), make_user()
-    add_member(collection=c, user=org, role="organizer")
-    add_member(collection=c, user=a, role="assessor")
-    add_member(collection=c, user=b, role="assessor")
-    q = make_question(
-        collection=c, qid="Q1", unjudged=["Lennon", "John Lennon", "McCartney", "Ringo", "Yoko"]
-    )
-    layers.layers_request(collection=c, questions=[q], assessors=[a, b], by=org)
-    la, lb = (JudgingLayer.objects.get(question=q, assessor=u) for u in (a, b))
-    ids = {s.text: s.pk for s in q.strings.all()}
-    return c, q, org, a, b, la, lb, ids
-
-
-def judge(layer, user, ids, plan):
-    """``plan``: list of (text, group or None, level code)."""
-    for text, group, level in plan:
-        have = set(LayerJudgment.objects.filter(layer=layer).values_list("group", flat=True))
-        if group is None:
-            layers.layer_judge(layer=layer, string=ids[text], by=user)
-        elif group in have:
-            layers.layer_judge(layer=layer, string=ids[text], group=group, level=level, by=user)
-        else:
-            layers.layer_judge(layer=layer, string=ids[text], new_group=True, level=level, by=user)
+    return layer_study()
 
 
 def test_request_assigns_k_assessors_and_keeps_single_questions_alone():
@@ -166,82 +144,6 @@ def test_layer_merge_and_renumber(study):
     assert rows == {"Lennon": 1, "Ringo": 1, "McCartney": 2}
 
 
-PLAN_A = [
-    ("Lennon", 1, "S"),
-    ("John Lennon", 1, "S"),
-    ("McCartney", 2, "S"),
-    ("Ringo", 3, "A"),
-    ("Yoko", None, None),
-]
-PLAN_B = [
-    ("Lennon", 1, "S"),
-    ("John Lennon", 1, "S"),
-    ("McCartney", 2, "A"),
-    ("Ringo", None, None),
-    ("Yoko", None, None),
-]
-
-
-def both_done(study):
-    _c, _q, _org, a, b, la, lb, ids = study
-    judge(la, a, ids, PLAN_A)
-    judge(lb, b, ids, PLAN_B)
-    layers.layer_mark_done(layer=la, by=a)
-    layers.layer_mark_done(layer=lb, by=b)
-
-
-def gold(q):
-    return {
-        s.text: (
-            s.synset.ordinal if s.synset else None,
-            s.level.code if s.level else None,
-            s.judged_at is not None,
-        )
-        for s in q.strings.select_related("synset", "level")
-    }
-
-
-def test_agreement_goes_to_gold_and_the_rest_to_adjudication(study):
-    c, q, _org, _a, _b, _la, _lb, _ids = study
-    assert list(layer_selectors.adjudication_queue(c)) == []
-    both_done(study)
-    g = gold(q)
-    assert g["Lennon"] == (1, "S", True) and g["John Lennon"] == (1, "S", True)
-    assert g["Yoko"] == (None, None, True)
-    assert g["McCartney"][2] is False and g["Ringo"][2] is False
-    assert list(layer_selectors.adjudication_queue(c)) == [q]
-    q.refresh_from_db()
-    assert q.status != QuestionStatus.DONE
-    event = JudgmentEvent.objects.filter(action="layers_agree").get()
-    assert event.after["agreed"] == 3 and event.after["disagreed"] == 2
-    c.refresh_from_db()
-    assert c.judgment_version > 0
-
-
-def test_adjudicate_take_string_and_synset_then_undo(study):
-    c, q, org, _a, _b, la, lb, ids = study
-    both_done(study)
-    adjudication.adjudicate_take(question=q, layer=lb, strings=[ids["Ringo"]], by=org)
-    assert gold(q)["Ringo"] == (None, None, True)
-    adjudication.adjudicate_take(question=q, layer=la, group=2, by=org)
-    assert gold(q)["McCartney"] == (2, "S", True)
-    q.refresh_from_db()
-    assert list(layer_selectors.adjudication_queue(c)) == []
-    question_undo(question=q, by=org)
-    assert gold(q)["McCartney"][2] is False
-    question_undo(question=q, by=org)
-    assert gold(q)["Ringo"][2] is False
-    # take the left layer's view of a string of an agreed synset: it joins that synset
-    adjudication.adjudicate_take(question=q, layer=la, strings=[ids["Ringo"]], by=org)
-    assert gold(q)["Ringo"] == (2, "A", True)
-    actions = list(
-        JudgmentEvent.objects.filter(question=q, layer__isnull=True).values_list(
-            "action", flat=True
-        )
-    )
-    assert actions.count("adjudicate_take") == 3 and "layers_agree" in actions
-
-
 def test_gold_operations_still_work_while_layers_exist(study):
     _c, q, org, a, _b, la, _lb, ids = study
     judge(la, a, ids, [("Lennon", 1, "S")])
@@ -250,23 +152,6 @@ def test_gold_operations_still_work_while_layers_exist(study):
     assert gold(q)["Yoko"][2] is False
     with pytest.raises(Conflict):
         question_undo(question=q, by=org)
-
-
-def test_layers_to_gold_requires_every_layer_done(study):
-    _c, q, org, _a, _b, _la, _lb, _ids = study
-    with pytest.raises(Conflict):
-        adjudication.question_layers_to_gold(question=q, by=org)
-
-
-def test_full_agreement_marks_the_question_done(study):
-    _c, q, _org, a, b, la, lb, ids = study
-    judge(la, a, ids, PLAN_A)
-    judge(lb, b, ids, PLAN_A)
-    layers.layer_mark_done(layer=la, by=a)
-    layers.layer_mark_done(layer=lb, by=b)
-    q.refresh_from_db()
-    assert q.status == QuestionStatus.DONE
-    assert gold(q)["Ringo"] == (3, "A", True)
 
 
 def test_layers_csv_round_trip(study):
@@ -441,37 +326,6 @@ def test_every_public_function_of_the_layer_modules_is_typed(module):
     assert untyped == []
 
 
-# -- adjudication waits for every layer (red team 13) ---------------------------------------
-def test_adjudication_waits_for_every_layer(study):
-    """The organizer took ann's open layer for Lennon; ann then judged it incorrect, as bob
-    did: gold kept Lennon correct and the question was done, for the agreement step leaves
-    strings gold judged alone.  Now nothing is adjudicated before every layer is done."""
-    _c, q, org, a, b, la, lb, ids = study
-    judge(la, a, ids, [("Lennon", 1, "S")])
-    with pytest.raises(Conflict, match="Waiting for 2 layers"):
-        adjudication.adjudicate_take(question=q, layer=la, strings=[ids["Lennon"]], by=org)
-    with pytest.raises(Conflict, match="Waiting for 2 layers"):
-        adjudication.adjudication_lock(question=q, version=None)
-    with pytest.raises(Conflict, match="Waiting for 2 layers"):
-        adjudication.adjudicate_place(question=q, string=ids["Lennon"], new_synset=True, by=org)
-    assert not AnswerString.objects.filter(question=q, judged_at__isnull=False).exists()
-    view = layer_selectors.adjudication_view(q)
-    assert view["waiting"] == 2 and view["n_layers"] == 2
-    assert view["layers"] == [] and view["rows"] == [] and view["layer_synsets"] == []
-    # ann changes her mind; both layers judge every string incorrect
-    judge(la, a, ids, [(t, None, None) for t in ids])
-    layers.layer_mark_done(layer=la, by=a)
-    with pytest.raises(Conflict, match="Waiting for 1 layer:"):
-        adjudication.adjudicate_take(question=q, layer=la, strings=[ids["Lennon"]], by=org)
-    judge(lb, b, ids, [(t, None, None) for t in ids])
-    layers.layer_mark_done(layer=lb, by=b)
-    assert all(v == (None, None, True) for v in gold(q).values())
-    q.refresh_from_db()
-    assert q.status == QuestionStatus.DONE
-    assert layer_selectors.adjudication_view(q)["waiting"] == 0
-    adjudication.adjudication_lock(question=q, version=None)  # no longer refused
-
-
 # -- one rule of "judged alike" (red team 13) ------------------------------------------------
 def test_judged_alike_on_the_agreement_page_is_what_went_to_gold(study):
     """ann judged s1 and s2 in one synset and marked her layer done; s3 was pooled; bob put
@@ -568,35 +422,47 @@ def test_agreement_figures_survive_a_layers_csv_round_trip():
     assert o1.kappa == pytest.approx(0.0)
 
 
-# -- a string no layer judged, placed in gold by the adjudicator (red team 13) --------------
-def test_a_string_pooled_after_gold_was_derived_is_placed_in_gold(study):
-    from annotate.judging import strings_add_unjudged
+# -- direct tests of the layer writes the views call -----------------------------------------
+def _mine(layer) -> dict[str, tuple]:
+    return {
+        j.string.text: (j.group, j.level.code if j.level else None)
+        for j in LayerJudgment.objects.filter(layer=layer).select_related("string", "level")
+    }
 
-    _c, q, org, _a, _b, la, _lb, ids = study
-    both_done(study)
-    strings_add_unjudged(rows=[(q.pk, "lennon j", "Lennon J.")], source="pool", reason="test")
-    new = AnswerString.objects.get(question=q, text="Lennon J.")
-    assert adjudication.unjudged_by_layers(q) == {new.pk}
-    row = next(r for r in layer_selectors.adjudication_view(q)["rows"] if r["string"].pk == new.pk)
-    assert row["unlayered"] and row["differs"]
-    # neither take (no layer judged it) nor set level (not in a gold synset) could place it
+
+def test_layer_token_is_the_state_the_page_sends_back(study):
+    _c, _q, _org, a, _b, la, _lb, ids = study
+    assert layers.layer_token(None) == "u"
+    judge(la, a, ids, [("Lennon", 1, "S"), ("Yoko", None, None)])
+    lennon = LayerJudgment.objects.get(layer=la, string_id=ids["Lennon"])
+    yoko = LayerJudgment.objects.get(layer=la, string_id=ids["Yoko"])
+    assert layers.layer_token(lennon) == f"1/{lennon.level_id}"
+    assert layers.layer_token(yoko) == "x"
+    # a page's token that no longer holds refuses the write
     with pytest.raises(Conflict):
-        adjudication.adjudicate_take(question=q, layer=la, strings=[new.pk], by=org)
-    # a string a layer judged is taken from the layer, not placed
-    with pytest.raises(Conflict, match="take it from that layer"):
-        adjudication.adjudicate_place(question=q, string=ids["Ringo"], new_synset=True, by=org)
-    with pytest.raises(Conflict, match="Choose a gold synset"):
-        adjudication.adjudicate_place(question=q, string=new.pk, by=org)
-    lennon = AnswerString.objects.get(pk=ids["Lennon"]).synset
-    event = adjudication.adjudicate_place(
-        question=q, string=new.pk, synset=lennon.pk, level="A", by=org
+        layers.layer_unjudge(layer=la, string=ids["Lennon"], by=a, expect="u")
+
+
+def test_layer_unjudge_returns_a_string_to_the_candidates_and_undo_brings_it_back(study):
+    _c, _q, _org, a, _b, la, _lb, ids = study
+    judge(la, a, ids, [("Lennon", 1, "S"), ("John Lennon", 1, "S")])
+    lennon = LayerJudgment.objects.get(layer=la, string_id=ids["Lennon"])
+    event = layers.layer_unjudge(
+        layer=la, string=ids["Lennon"], by=a, expect=layers.layer_token(lennon)
     )
-    new.refresh_from_db()
-    assert new.synset_id == lennon.pk and new.level.code == "A" and new.judged_at
-    assert event.action == "string_add" and event.user == org
-    question_undo(question=q, by=org, any_user=True)
-    new.refresh_from_db()
-    assert new.synset_id is None and new.judged_at is None
-    adjudication.adjudicate_place(question=q, string=new.pk, new_synset=True, level="B", by=org)
-    new.refresh_from_db()
-    assert new.synset_id not in (None, lennon.pk) and new.level.code == "B"
+    assert event.action == "layer_unjudge" and event.layer == la
+    assert _mine(la) == {"John Lennon": (1, "S")}
+    layers.layer_undo(layer=la, by=a)
+    assert _mine(la) == {"Lennon": (1, "S"), "John Lennon": (1, "S")}
+
+
+def test_layer_split_moves_strings_into_a_new_synset_keeping_levels(study):
+    _c, _q, _org, a, _b, la, _lb, ids = study
+    judge(la, a, ids, [("Lennon", 1, "S"), ("John Lennon", 1, "S"), ("Ringo", 1, "A")])
+    judge(la, a, ids, [("Yoko", None, None)])
+    layers.layer_split(layer=la, strings=[ids["Ringo"]], by=a)
+    mine = _mine(la)
+    assert mine["Lennon"] == mine["John Lennon"] == (1, "S")
+    assert mine["Ringo"][1] == "A" and mine["Ringo"][0] not in (None, 1)
+    with pytest.raises(Conflict, match="Only strings in a synset"):
+        layers.layer_split(layer=la, strings=[ids["Yoko"]], by=a)

@@ -147,7 +147,7 @@ def test_precision_on_the_generated_set():
 
 @pytest.mark.django_db
 def test_the_workspace_exposes_suggestion_and_reason():
-    from annotate.selectors import question_workspace
+    from annotate.workspace_selectors import question_workspace
     from tests.factories import make_collection, make_question
 
     q = make_question(
@@ -159,7 +159,7 @@ def test_the_workspace_exposes_suggestion_and_reason():
     ws = question_workspace(q)
     got = {
         c.text: (c.suggestion and c.suggestion.ordinal, c.suggestion_score, c.suggestion_reason)
-        for c in ws["candidates"]
+        for c in ws.candidates
     }
     assert got == {
         "the epidermis": (1, 99, "differs only in articles: 'the epidermis' ~ 'epidermis'"),

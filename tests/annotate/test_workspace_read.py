@@ -14,7 +14,7 @@ from django.db import connection, transaction
 
 from annotate import judging
 from annotate.models import AnswerString, Question
-from annotate.selectors import question_workspace
+from annotate.workspace_selectors import question_workspace
 from tests.factories import make_collection, make_question, make_user
 
 pytestmark = [
@@ -70,12 +70,12 @@ def test_a_new_synset_committed_between_the_queries_is_not_half_seen(world):
         ws = question_workspace(q)
     assert fired
     # the state before the write, whole: one synset, Lyon still a candidate, its version
-    assert [len(s.members) for s in ws["synsets"]] == [1]
-    assert sorted(c.text for c in ws["candidates"]) == ["Lyon", "Nice"]
+    assert [len(s.members) for s in ws.synsets] == [1]
+    assert sorted(c.text for c in ws.candidates) == ["Lyon", "Nice"]
     assert q.version == v
     # the next read sees the write, whole
     ws = question_workspace(q)
-    assert [len(s.members) for s in ws["synsets"]] == [1, 1] and q.version == v + 1
+    assert [len(s.members) for s in ws.synsets] == [1, 1] and q.version == v + 1
 
 
 def test_inside_a_read_committed_transaction_a_half_seen_write_does_not_break_the_page(world):
@@ -91,5 +91,5 @@ def test_inside_a_read_committed_transaction_a_half_seen_write_does_not_break_th
     assert fired
     # Nice's new synset was not read: Nice is shown as a candidate, so that an edit made
     # from this page is refused as stale (its token "u" no longer matches)
-    assert [len(s.members) for s in ws["synsets"]] == [1]
-    assert sorted(c.text for c in ws["candidates"]) == ["Lyon", "Nice"]
+    assert [len(s.members) for s in ws.synsets] == [1]
+    assert sorted(c.text for c in ws.candidates) == ["Lyon", "Nice"]

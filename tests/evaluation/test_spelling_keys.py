@@ -12,7 +12,7 @@ import pytest
 from annotate.imports import collection_import, export_judgments
 from annotate.judging import string_judge
 from annotate.models import AnswerString, Membership, Role
-from annotate.selectors import question_workspace
+from annotate.workspace_selectors import question_workspace
 from evaluation.analysis.score_config import ScoreConfig
 from evaluation.metrics.cli import build_parser, score
 from evaluation.models import Run
@@ -86,7 +86,7 @@ def test_a_folded_spelling_is_still_credited_after_switching_to_exact(how):
     assert AnswerString.objects.filter(question=q).count() == 1
     # the judging workspace counts the runs that answered it in either spelling
     workspace = question_workspace(q)
-    (string,) = [s for syn in workspace["synsets"] for s in syn.members]
+    (string,) = [s for syn in workspace.synsets for s in syn.members]
     assert string.freq == Run.objects.filter(collection=c).count()
 
 

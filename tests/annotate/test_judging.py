@@ -1,5 +1,6 @@
-"""Judging operations: each writes one event, keeps ordinals 1..R, a string in at most one
-synset, and can be undone."""
+"""The writes of gold (annotate/judging.py): each judging operation writes one event, keeps
+ordinals 1..R, a string in at most one synset, and can be undone; strings come unjudged
+folded by key; the first change claims an unassigned question."""
 
 import pytest
 
@@ -164,3 +165,59 @@ def test_stale_edits_applied_only_when_still_meaningful(setup):
         judging.question_undo(question=q, by=user)
     judging.question_undo(question=q, by=user, any_user=True)  # an organizer may
     assert Question.objects.get(pk=q.pk).synsets.count() == 2
+
+
+def test_claim_refused_when_another_assessor_took_the_question():
+    c = make_collection()
+    q = make_question(collection=c)
+    a1, a2 = make_user(), make_user()
+    assert judging.question_claim(question=q, by=a1) is True
+    assert judging.question_claim(question=q, by=a1) is False
+    with pytest.raises(Conflict, match="Another assessor took"):
+        judging.question_claim(question=q, by=a2)
+
+
+def test_spellings_fold_by_key_first_seen_first_and_skip_known_ones():
+    rows = [(1, "paris", "Paris"), (1, "paris", " paris "), (1, "paris", "Paris"), (2, "", "x")]
+    rows += [(1, "lyon", "Lyon"), (2, "paris", "PARIS")]
+    assert judging.spellings_fold(rows) == {
+        (1, "paris"): ["Paris", "paris"],
+        (1, "lyon"): ["Lyon"],
+        (2, "paris"): ["PARIS"],
+    }
+    assert judging.spellings_fold(rows, known={(1, "paris"): ["Paris", "paris"]}) == {
+        (1, "lyon"): ["Lyon"],
+        (2, "paris"): ["PARIS"],
+    }
+
+
+def test_strings_add_unjudged_folds_spellings_and_reopens_a_done_question(setup):
+    _, q, user = setup
+    Question.objects.filter(pk=q.pk).update(status="done")
+    done = judging.strings_add_unjudged(
+        rows=[
+            (q.pk, "toulouse", "Toulouse"),
+            (q.pk, "toulouse", "TOULOUSE"),
+            (q.pk, "nice", "NICE"),
+        ],
+        source="pool",
+        by=user,
+        reason="test",
+    )
+    assert (done.added, done.spellings, done.questions) == (1, 2, [q.pk])
+    toulouse = s_(q, "Toulouse")
+    assert toulouse.variants == ["TOULOUSE"] and toulouse.judged_at is None
+    assert s_(q, "Nice").variants == ["NICE"]
+    assert Question.objects.get(pk=q.pk).status == "in_progress"
+
+
+def test_string_unjudge_sends_a_judged_string_back_to_the_candidates(setup):
+    _, q, user = setup
+    lyon = s_(q, "Lyon")
+    judging.string_unjudge(question=q, string=lyon.pk, by=user)
+    lyon.refresh_from_db()
+    assert lyon.state == "unjudged" and lyon.synset is None and lyon.level is None
+    check_invariants(q)
+    assert [o for o in state(q)[0]] == [1]  # its synset, left empty, went
+    judging.question_undo(question=q, by=user)
+    assert s_(q, "Lyon").level.code == "A"
