@@ -227,7 +227,7 @@ class LoginAttempt:
                 counter.add(SLOT - 1, if_missing=SLOT)
                 continue
             value = counter.add(-1)
-            if counter is self.counters["pair"] and value:
+            if counter is self.counters["pair"] and (value or 0) >= SLOT:
                 counter.add(-(value // SLOT) * SLOT)
         self.held = []
 

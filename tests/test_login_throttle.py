@@ -221,3 +221,21 @@ def test_refused_attempts_count_nothing(client):
         assert attempt(client, "kim", "wrong", addr="10.0.9.1").status_code == 429
     make_user(username="lee", password="right-horse-battery")
     assert attempt(client, "lee", "right-horse-battery", addr="10.0.9.1").status_code == 302
+
+
+def test_a_success_clears_its_own_failures_only(client):
+    """The owner's typos at their address are forgotten once they log in there; a
+    guesser's at another address are not."""
+    from django.core.cache import cache
+
+    cache.clear()
+    make_user(username="max", password="right-horse-battery")
+    for _ in range(MAX_FAILURES - 1):
+        assert refused(attempt(client, "max", "typo", addr="10.0.10.1"))
+        assert refused(attempt(client, "max", "guess", addr="10.0.10.2"))
+    assert attempt(client, "max", "right-horse-battery", addr="10.0.10.1").status_code == 302
+    client.logout()
+    for _ in range(MAX_FAILURES - 1):
+        assert refused(attempt(client, "max", "typo", addr="10.0.10.1"))
+    assert refused(attempt(client, "max", "guess", addr="10.0.10.2"))
+    assert attempt(client, "max", "guess", addr="10.0.10.2").status_code == 429
