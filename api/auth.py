@@ -13,8 +13,11 @@ count, and both answered with 429 and Retry-After (seconds to the window's end):
   more tokens give no more requests;
 - failed authentications (no token, a malformed, unknown or revoked one) per client
   address (``config.auth.client_address``): past ``MAX_AUTH_FAILURES`` in
-  ``AUTH_FAILURE_WINDOW`` seconds, every request from that address is answered 429 before
-  any token is looked up, until the window ends.
+  ``AUTH_FAILURE_WINDOW`` seconds, every request from that address *without a valid
+  token* is answered 429 until the window ends.  A valid token is always accepted (a
+  script retrying a revoked token must not lock out every other client behind the same
+  address), so a request carrying a well-formed token is still looked up (one indexed
+  query); one without a token, or with a malformed one, is refused without a query.
 """
 
 from __future__ import annotations
@@ -66,17 +69,21 @@ def _window(seconds: int) -> tuple[int, int]:
 
 class TokenAuth(HttpBearer):
     """Authenticates ``Authorization: Bearer qas_...``; answers 401 otherwise, and 429
-    (AuthFailuresThrottled) to an address past MAX_AUTH_FAILURES failures."""
+    (AuthFailuresThrottled) to a request without a valid token from an address past
+    MAX_AUTH_FAILURES failures."""
 
     def __call__(self, request: HttpRequest) -> ApiToken | None:
+        found = super().__call__(request)  # None without a bearer token
+        if found is not None:
+            return found
         start, wait = _window(AUTH_FAILURE_WINDOW)
         key = f"api-auth-fail:ip:{client_address(request)}:{start}"
-        if (cache.get(key) or 0) >= MAX_AUTH_FAILURES:
+        # past the limit a failure is not counted any more (the answer is 429 anyway)
+        if (cache.get(key) or 0) >= MAX_AUTH_FAILURES or count_attempt(
+            key, AUTH_FAILURE_WINDOW
+        ) > MAX_AUTH_FAILURES:
             raise AuthFailuresThrottled(wait)
-        found = super().__call__(request)  # None without a bearer token
-        if found is None and count_attempt(key) > MAX_AUTH_FAILURES:
-            raise AuthFailuresThrottled(wait)
-        return found
+        return None
 
     def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
         if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
