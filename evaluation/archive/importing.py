@@ -8,7 +8,9 @@ nothing is written."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -153,21 +155,27 @@ def _write(plan: ImportPlan, *, slug: str, name: str | None) -> Collection:
         ]
         layer_of = _import_layers(archive, q_of, users, level_of, ids.get("string", {}))
         _events(collection, plan, sides, q_of, users, layer_of)
-        RunAnswer.objects.bulk_create(
-            (
-                RunAnswer(
-                    run=run_of[a["run"]],
-                    question=q_of[a["question_id"]],
-                    rank=int(a["rank"]),
-                    text=a["answer"],
-                    key=a["key"],
-                    score=float(a["score"]) if a["score"] else None,
-                )
-                for a in plan.answers
-            ),
-            batch_size=5000,
-        )
+        for batch in _batches(
+            RunAnswer(
+                run=run_of[a["run"]],
+                question=q_of[a["question_id"]],
+                rank=int(a["rank"]),
+                text=a["answer"],
+                key=a["key"],
+                score=float(a["score"]) if a["score"] else None,
+            )
+            for a in plan.answers
+        ):
+            RunAnswer.objects.bulk_create(batch)
     return collection
+
+
+def _batches(objs: Iterable, size: int = 5000) -> Iterator[list]:
+    """``objs`` in lists of ``size``: bulk_create makes a list of all it is given, so the
+    largest tables go to it a batch at a time (the import's memory budget)."""
+    it = iter(objs)
+    while batch := list(islice(it, size)):
+        yield batch
 
 
 def _users(usernames: set[str]) -> dict:
@@ -434,17 +442,15 @@ def _import_layers(
         )
     LayerRequest.objects.bulk_create(requests.values())
     JudgingLayer.objects.bulk_create(layer_of.values())
-    LayerJudgment.objects.bulk_create(
-        (
-            LayerJudgment(
-                layer=layer_of[j["question_id"], j["assessor"]],
-                string_id=string_ids[int(j["string_id"])],
-                group=int(j["synset_id"]) if j["synset_id"] else None,
-                level=level_of[j["level"]] if j["synset_id"] else None,
-                judged_at=parse_when(j["judged_at"]),
-            )
-            for _, j in archive.layer_judgments
-        ),
-        batch_size=5000,
-    )
+    for batch in _batches(
+        LayerJudgment(
+            layer=layer_of[j["question_id"], j["assessor"]],
+            string_id=string_ids[int(j["string_id"])],
+            group=int(j["synset_id"]) if j["synset_id"] else None,
+            level=level_of[j["level"]] if j["synset_id"] else None,
+            judged_at=parse_when(j["judged_at"]),
+        )
+        for _, j in archive.layer_judgments
+    ):
+        LayerJudgment.objects.bulk_create(batch)
     return layer_of
