@@ -7,7 +7,9 @@ small zip whose members unpack to nearly ``ARCHIVE_MAX_MB`` (the red team's case
 
 Builds each archive under $TMPDIR (a valid version 4 manifest, one question, one run, and
 ``run_answers.csv`` holding ``--mb`` MB of rows: ``repeated``, one row over and over, the
-red team's bomb, refused for its repeated ranks; ``distinct``, rows with distinct ranks),
+red team's bomb, refused for its repeated ranks; ``distinct``, rows with distinct ranks;
+or the largest tables the budget admits: ``strings``, 990,000 strings of one question
+(``--mb`` 70 or more), ``events``, 60 MB of small events (``--mb`` 60 or more)),
 migrates a throw-away SQLite database and runs the command under ``/usr/bin/time -v``,
 printing the compressed size, the unpacked size, peak RSS, wall time, the exit status and
 the command's last line of output.
@@ -70,6 +72,9 @@ HEADERS = {
 }
 
 
+_ANSWERS = ("repeated", "distinct")
+
+
 def _answers(mb: int, kind: str):
     """Chunks of run_answers.csv text, ``mb`` MB in all."""
     yield "run,question_id,rank,answer,key,score\n"
@@ -83,6 +88,41 @@ def _answers(mb: int, kind: str):
                 f"R1,Q1,{r},answer {r},answer {r},\n" for r in range(rank + 1, rank + 10_001)
             )
             rank += 10_000
+        total += len(chunk)
+        yield chunk
+
+
+def _strings(rows: int):
+    """Chunks of strings.csv: ``rows`` unjudged strings of one question."""
+    yield HEADERS["strings.csv"]
+    for start in range(1, rows + 1, 10_000):
+        yield "".join(
+            f"{i},Q1,,answer {i},,answer {i},,flat,,,2026-11-23T10:00:00+00:00\n"
+            for i in range(start, min(start + 10_000, rows + 1))
+        )
+
+
+def _events(mb: int):
+    """Chunks of events.jsonl, ``mb`` MB of small events."""
+    total, i, target = 0, 0, mb * 1024 * 1024
+    while total < target:
+        chunk = "".join(
+            json.dumps(
+                {
+                    "id": n,
+                    "question_id": "Q1",
+                    "user": "org",
+                    "action": "note",
+                    "before": {},
+                    "after": {},
+                    "created_at": "2026-11-23T10:00:00+00:00",
+                    "layer": None,
+                }
+            )
+            + "\n"
+            for n in range(i + 1, i + 10_001)
+        )
+        i += 10_000
         total += len(chunk)
         yield chunk
 
@@ -101,16 +141,23 @@ def build(path: Path, *, mb: int, kind: str) -> int:
             "layers.csv": HEADERS["layers.csv"],
             "layer_judgments.csv": HEADERS["layer_judgments.csv"],
         }
+        streams = {"run_answers.csv": _answers(mb if kind in _ANSWERS else 0, kind)}
         if kind == "nested":
             members["events.jsonl"] = "[" * 100_000 + "]" * 100_000 + "\n"
+        elif kind == "strings":
+            streams["strings.csv"] = _strings(min(mb * 1024 * 1024 // 70, 990_000))
+        elif kind == "events":
+            streams["events.jsonl"] = _events(min(mb, 60))
         for name, text in members.items():
-            z.writestr(name, text)
-            unpacked += len(text.encode())
-        with z.open("run_answers.csv", "w") as f:
-            for chunk in _answers(0 if kind == "nested" else mb, kind):
-                body = chunk.encode()
-                f.write(body)
-                unpacked += len(body)
+            if name not in streams:
+                z.writestr(name, text)
+                unpacked += len(text.encode())
+        for name, chunks in streams.items():
+            with z.open(name, "w") as f:
+                for chunk in chunks:
+                    body = chunk.encode()
+                    f.write(body)
+                    unpacked += len(body)
     return unpacked
 
 
@@ -145,7 +192,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=480, help="MB of run answers (default 480)")
     parser.add_argument(
-        "--kinds", default="repeated,distinct,nested", help="comma list of archives to try"
+        "--kinds",
+        default="repeated,distinct,nested,strings,events",
+        help="comma list of archives to try",
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
