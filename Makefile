@@ -1,5 +1,5 @@
 # The README's commands.  `make demo` sets everything up and serves the app; `make test`
-# runs the whole suite (SQLite; set DATABASE_URL for PostgreSQL).
+# runs the whole suite on every core (SQLite; set DATABASE_URL for PostgreSQL).
 # the interpreter that creates .venv: python3.11 where installed, else python3 (>= 3.11)
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || echo python3)
 VENV := .venv
@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test test-noaccel check-accel install lint fuzz bench migrate serve clean
+.PHONY: demo test test-quick test-noaccel check-accel install lint fuzz bench migrate serve clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -34,8 +34,15 @@ demo: install migrate
 	@echo ""
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
+# on every core (pytest-xdist, -n auto): each worker has its own test database; the tests
+# of one xdist_group (the fault tests) run on one worker, one after another
 test: install
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n auto --dist loadgroup
+
+# a quick check while working: the suite without the tests marked slow (browser tests,
+# subprocesses, large generated inputs); make test and CI run them all
+test-quick: install
+	$(VENV)/bin/pytest -n auto --dist loadgroup -m "not slow"
 
 # fail unless the optional C accelerator was built (CI needs both reader paths tested)
 check-accel: install
@@ -45,7 +52,7 @@ check-accel: install
 
 # the scorer's tests and the parser fuzz tests with the C accelerator switched off
 test-noaccel: install
-	QASYNSET_NO_ACCEL=1 $(VENV)/bin/pytest -q -p no:cacheprovider tests/metrics \
+	QASYNSET_NO_ACCEL=1 $(VENV)/bin/pytest -q -p no:cacheprovider -n auto tests/metrics \
 	  tests/fuzz/test_parsers_fuzz.py
 
 lint: install

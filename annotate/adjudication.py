@@ -25,7 +25,7 @@ from evaluation.metrics.agreement import (
 from .edits import Conflict, Edit
 from .judging import string_judge
 from .layer_selectors import layer_marks, level_values
-from .layer_state import open_layers
+from .layer_state import LAYERS_DONE, open_layers, question_layer_state
 from .models import (
     AnswerString,
     AnswerSynset,
@@ -33,12 +33,20 @@ from .models import (
     JudgmentEvent,
     LayerJudgment,
     LayerRequest,
+    LayerState,
     Question,
     QuestionStatus,
 )
 
 if TYPE_CHECKING:
     from .edits import AnyUser, LevelRef
+
+
+SHORT_OF_LAYERS = (
+    "This question has fewer layers than its request asked for (an assessor left with "
+    "theirs open): it waits for a new layer, which asking for layers again tops up; "
+    "nothing was changed."
+)
 
 
 # -- agreement to gold ------------------------------------------------------------------------
@@ -54,9 +62,12 @@ def question_layers_to_gold(
     (undone by ``question_undo``); None when nothing was written."""
     op = Edit(question=question, by=by, version=None, action="layers_agree")
     q = op.question
-    layers = list(JudgingLayer.objects.filter(question=q))
-    if not layers or any(not la.done for la in layers):
+    state = question_layer_state(q)
+    if state == LayerState.SHORT:
+        raise Conflict(SHORT_OF_LAYERS)
+    if state not in LAYERS_DONE:
         raise Conflict("Every layer of this question must be done first.")
+    layers = list(JudgingLayer.objects.filter(question=q))
     values = level_values(q.collection_id)
     by_level = {v: pk for pk, v in values.items()}
     marks = layer_marks(layers, values)
@@ -73,16 +84,8 @@ def question_layers_to_gold(
         if not first[pk].correct:
             op.place(s, None, None)
         else:
-            key = mates[pk]
-            target = gold_of.get(key)
-            if target is None:
-                held = Counter(
-                    strings[m].synset_id
-                    for m in key
-                    if m in strings and strings[m].synset_id is not None
-                )
-                target = op.synset(held.most_common(1)[0][0]) if held else op.new_synset()
-                gold_of[key] = target
+            target = gold_of.get(mates[pk]) or _agreed_target(op, mates[pk], strings)
+            gold_of[mates[pk]] = target
             op.place(s, target, op.level(by_level[first[pk].value]))
         written += 1
     LayerRequest.objects.filter(question=q).update(gold_at=op.now)
@@ -93,6 +96,15 @@ def question_layers_to_gold(
         q.status = QuestionStatus.DONE
     op.detail = {"agreed": written, "disagreed": len(left)}
     return op.finish()
+
+
+def _agreed_target(op: Edit, mates: frozenset, strings: dict[int, AnswerString]) -> AnswerSynset:
+    """The gold synset of an agreed synset (its strings ``mates``): the one that already
+    holds most of them, or a new one."""
+    held = Counter(
+        strings[m].synset_id for m in mates if m in strings and strings[m].synset_id is not None
+    )
+    return op.synset(held.most_common(1)[0][0]) if held else op.new_synset()
 
 
 def _gold_target(
@@ -123,7 +135,7 @@ def adjudicate_take(
     is judged incorrect.  Refused while a layer of the question is open.  Undone by
     ``question_undo``."""
     op = Edit(question=question, by=by, version=version, action="adjudicate_take")
-    _refuse_while_open(op.question)
+    _refuse_until_layers_done(op.question)
     lay = JudgingLayer.objects.filter(pk=getattr(layer, "pk", layer), question=op.question).first()
     if lay is None:
         raise Conflict("That layer is not a layer of this question.")
@@ -182,7 +194,7 @@ def adjudicate_place(
     does -- audited and undone by ``question_undo`` like it.  Refused while a layer is
     open, and for a string a layer judged (take it from the layer)."""
     pk = question.pk if isinstance(question, Question) else question
-    _refuse_while_open(pk)
+    _refuse_until_layers_done(pk)
     s = AnswerString.objects.filter(pk=int(string), question_id=pk).first()
     if s is None:
         raise Conflict("That answer string no longer exists.")
@@ -201,21 +213,26 @@ def adjudicate_place(
     )
 
 
-def _refuse_while_open(question: Question | int) -> None:
-    """Adjudication waits for every layer: gold written before then would never be
-    checked against the layers (``question_layers_to_gold`` leaves judged strings alone),
-    and the page would show a layer its assessor is still judging."""
-    n = open_layers(question)
-    if n:
+def _refuse_until_layers_done(question: Question | int) -> None:
+    """Adjudication waits for every layer of the request's k (``LayerState``): gold written
+    before then would never be checked against the layers (``question_layers_to_gold``
+    leaves judged strings alone), the page would show a layer its assessor is still
+    judging, and one assessor's layer alone (when another left with theirs open) is no
+    independent judgment: the question waits for a new layer."""
+    state = question_layer_state(question)
+    if state == LayerState.OPEN:
+        n = open_layers(question)
         raise Conflict(
             f"Waiting for {n} layer{'s' if n != 1 else ''}: this question is adjudicated "
             "once every layer of it is done; nothing was changed."
         )
+    if state == LayerState.SHORT:
+        raise Conflict(SHORT_OF_LAYERS)
 
 
 def adjudication_lock(*, question: Question | int, version: int | str | None) -> None:
     """Lock ``question``'s row for an adjudication (inside the caller's transaction) and
-    refuse it while a layer of the question is open (``_refuse_while_open``) or when
+    refuse it until its k layers are done (``_refuse_until_layers_done``) or when
     ``version`` -- the question's version the adjudication page showed -- is no longer
     the question's: another adjudicator (or a judge of gold) changed it since, and the
     page's choice may overwrite theirs.  No version: not checked (as the judging
@@ -226,7 +243,7 @@ def adjudication_lock(*, question: Question | int, version: int | str | None) ->
         .values_list("version", flat=True)
         .get(pk=pk)
     )
-    _refuse_while_open(pk)
+    _refuse_until_layers_done(pk)
     if version is None:
         return
     try:

@@ -33,6 +33,7 @@ from evaluation.metrics.agreement import (
 )
 
 from .layer_selectors import level_values
+from .layer_state import LAYERS_DONE
 from .models import (
     Collection,
     JudgingLayer,
@@ -80,7 +81,7 @@ class AgreementReport:
     """Everything the agreement page shows (``collection_agreement``)."""
 
     requested: int  # questions with a layer request
-    complete: int  # of which every layer is done
+    complete: int  # of which every one of the k layers is done (``LayerState``)
     overall: PairAgreement | None  # every pair of layers of every complete question
     alpha_nominal: float  # all layers as coders (any k)
     alpha_ordinal: float
@@ -145,11 +146,18 @@ def _layers_of(collection: Collection) -> list[tuple]:
 
 def _grid(collection: Collection, layers: list[tuple]) -> tuple[_Grid, Counter]:
     """The grid of the complete questions' judgments (``_Grid``), and how many strings each
-    layer (complete or not) judged."""
+    layer (of a complete question or not) judged."""
     by_q: dict[int, list[tuple]] = {}
     for row in layers:
         by_q.setdefault(row[1], []).append(row)
-    complete = {q: ls for q, ls in by_q.items() if not any(r[3] for r in ls)}
+    # complete: every one of the request's k layers done (``LayerState``); a question
+    # short of its k (an assessor left) waits for a new layer and is no agreement yet
+    done = set(
+        Question.objects.filter(collection=collection)
+        .in_layer_state(*LAYERS_DONE)
+        .values_list("pk", flat=True)
+    )
+    complete = {q: ls for q, ls in by_q.items() if q in done}
     order = sorted(complete)
     qindex = {q: i for i, q in enumerate(order)}
     L_, S_, G_, V_ = _layer_table(collection)

@@ -31,11 +31,14 @@ from .models import (
     AnswerSynset,
     Collection,
     JudgmentEvent,
+    LayerRequest,
+    LayerState,
     Level,
     Question,
     QuestionStatus,
     string_token,
 )
+from .spellings import string_keys_sync
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -147,7 +150,7 @@ class Edit:
         # serializes edits of one question without blocking foreign-key checks
         self.question = (
             Question.objects.select_for_update(of=("self",), no_key=True)
-            .select_related("collection")
+            .select_related("collection", "layer_request")
             .get(pk=pk)
         )
         self.stale = version is not None and int(version) != self.question.version
@@ -264,6 +267,23 @@ class Edit:
         s.judged_by = self.by if judged else None
         s.save(update_fields=["synset", "level", "judged_at", "judged_by"])
 
+    def _adjudicated(self) -> bool:
+        """Whether the question is judged in layers and this edit left it complete
+        (``LayerState.COMPLETE``: its k layers done, every string judged in gold): by the
+        agreement step, an adjudication or an organizer's judgment in gold.  A query only
+        for a question judged in layers."""
+        try:
+            self.question.layer_request  # noqa: B018 (read with the question: no query)
+        except LayerRequest.DoesNotExist:
+            return False
+        state = (
+            Question.objects.filter(pk=self.question.pk)
+            .with_layer_state()
+            .values_list("layer_state", flat=True)
+            .get()
+        )
+        return state == LayerState.COMPLETE
+
     def finish(self, *, judgments: bool = True) -> JudgmentEvent:
         q = self.question
         used = set(
@@ -278,6 +298,9 @@ class Edit:
         _renumber(self.synsets)
         if judgments and self.action != "undo" and q.status == QuestionStatus.TODO:
             q.status = QuestionStatus.IN_PROGRESS
+        if judgments and q.status != QuestionStatus.DONE and self._adjudicated():
+            # a question judged in layers is done when its gold is: nobody marks it done
+            q.status = QuestionStatus.DONE
         q.version += 1
         q.save(update_fields=["version", "status", "notes", "updated_at"])
         if q.status == QuestionStatus.DONE and questions_reopen(
@@ -290,6 +313,19 @@ class Edit:
             collection_judgments_changed(collection_id=q.collection_id)
         if self.target is not None:
             self.detail["ordinal"] = self.target.ordinal
+        # the strings created, or whose spellings changed, get the keys of their spellings
+        spelled = [
+            s
+            for pk, s in self.strings.items()
+            if pk not in self.deleted
+            and (
+                self.before_strings[pk] is None
+                or (self.before_strings[pk]["text"], self.before_strings[pk]["variants"])
+                != (s.text, list(s.variants))
+            )
+        ]
+        if spelled:
+            string_keys_sync(strings=spelled, mode=q.collection.matching_mode)
         after = self._question_snap()
         before = dict(self.before, strings={str(k): v for k, v in self.before_strings.items()})
         after["strings"] = {

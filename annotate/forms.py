@@ -40,6 +40,15 @@ class CollectionForm(forms.ModelForm):
             "leaderboard_published",
         ]
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is not None:
+            # changing it re-keys the runs' answers too: the evaluation app's Matching mode
+            # page does it (``collection_matching_mode_change``), not this form
+            field = self.fields["matching_mode"]
+            field.disabled = True
+            field.help_text = "change it on the collection's Matching mode page"
+
 
 class LevelForm(forms.Form):
     code = forms.CharField(max_length=8)

@@ -27,7 +27,12 @@ from django.utils import timezone
 from evaluation.metrics import InputError, Issue
 from evaluation.metrics.csvio import write_csv
 from evaluation.metrics.errors import merge_issues
-from evaluation.metrics.parsers import flat_answer_rows, judgment_rows, question_rows
+from evaluation.metrics.parsers import (
+    empty_key_message,
+    flat_answer_rows,
+    judgment_rows,
+    question_rows,
+)
 
 from . import judging
 from .edits import collection_judgments_changed
@@ -45,6 +50,7 @@ from .models import (
 )
 from .normalize import normalize_answer
 from .selectors import attach_assessors
+from .spellings import key_owners, spellings_of, spellings_settle, string_keys_sync, strings_claim
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -150,9 +156,10 @@ def _plan_questions(collection: Collection, data: bytes, filename: str) -> Impor
         Question.objects.bulk_create(
             Question(collection=collection, qid=q, text=t) for q, t in create
         )
+        now = timezone.now()
         for q, t in update:
             Question.objects.filter(collection=collection, qid=q).update(
-                text=t, version=F("version") + 1
+                text=t, version=F("version") + 1, updated_at=now
             )
 
     plan._write = write
@@ -175,18 +182,18 @@ def _plan_flat(
             continue
         key = normalize_answer(answer, mode)
         if not key:
-            plan.issues.append(
-                Issue(filename, r.line, f"answer {answer!r} is empty once normalized")
-            )
+            plan.issues.append(Issue(filename, r.line, empty_key_message(qid, answer, mode)))
         else:
             good.append((questions[qid], key, answer))
     # spellings with one key are one string, as in a judgments file; a new spelling of a
     # string already there is kept as its variant
-    known = {}
-    for q, key, text, variants in AnswerString.objects.filter(
-        question__collection=collection
-    ).values_list("question_id", "key", "text", "variants"):
-        known[(q, key)] = [text, *variants]
+    spellings = {
+        s.pk: spellings_of(s)
+        for s in AnswerString.objects.filter(question__collection=collection).only(
+            "pk", "text", "variants"
+        )
+    }
+    known = {k: spellings[pk] for k, pk in key_owners(question_ids=questions.values()).items()}
     folded = judging.spellings_fold(good, known)
     new = [k for k in folded if k not in known]
     qid_of = {pk: qid for qid, pk in questions.items()}
@@ -231,9 +238,11 @@ def _plan_flat(
     }
 
     def write():
-        judging.strings_add_unjudged(
+        added = judging.strings_add_unjudged(
             rows=good, source=Source.FLAT, by=by, reason=f"flat answer list {filename}"
         )
+        # the import is the last change of the questions it brings strings to
+        Question.objects.filter(pk__in=added.questions).update(updated_at=timezone.now())
 
     plan._write = write
     return plan
@@ -311,9 +320,7 @@ def _plan_judgments(
         q = questions[qid]
         key = normalize_answer(answer, mode)
         if not key:
-            plan.issues.append(
-                Issue(filename, r.line, f"answer {answer!r} is empty once normalized")
-            )
+            plan.issues.append(Issue(filename, r.line, empty_key_message(qid, answer, mode)))
             continue
         kept = strings.get((q, key))
         if kept is None:
@@ -348,17 +355,22 @@ def _plan_judgments(
     # the layers' judgments of it stay); a judged one it does not name is removed -- unless
     # assessors judged it in their layers (DESIGN.md section 9): deleting it would delete
     # their judgments, so such a file is refused
-    existing = {
-        (s.question_id, s.key): s
-        for s in AnswerString.objects.filter(question_id__in=touched)
+    # a row names the string holding its key by any spelling (``strings_claim``): a spelling
+    # keyed apart by a switch of matching mode is still its string's
+    current = list(
+        AnswerString.objects.filter(question_id__in=touched)
         .annotate(n_layers=Count("layer_judgments"))
         .only("pk", "question_id", "key", "text", "variants", "judged_at", "source")
-    }
+    )
+    existing = strings_claim(strings, current, key_owners(question_ids=touched))
+    claimed = {s.pk for s in existing.values()}
+    unnamed = [s for s in current if s.pk not in claimed]
     first_line: dict[int, int] = {}
     for (q, _key), f in strings.items():
         first_line[q] = min(first_line.get(q, f.lines[0]), f.lines[0])
-    for (q, key), s in existing.items():
-        if (q, key) not in strings and s.judged_at is not None and s.n_layers:
+    for s in unnamed:
+        q = s.question_id
+        if s.judged_at is not None and s.n_layers:
             plan.issues.append(
                 Issue(
                     filename,
@@ -372,11 +384,11 @@ def _plan_judgments(
                 )
             )
     plan.issues = merge_issues(filename, parse_issues, plan.issues)
-    left_over = {
-        q for (q, k), s in existing.items() if s.judged_at is None and (q, k) not in strings
-    }
+    left_over = {s.question_id for s in unnamed if s.judged_at is None}
     plan.fully_judged = [q for q in touched if q not in left_over]
-    plan.lists = [_replaced_list(touched, strings, qids=qid_of)]
+    plan.lists = [
+        _replaced_list(touched, {s.pk: strings[k] for k, s in existing.items()}, qids=qid_of)
+    ]
     plan.counts = {
         "questions with judgments": len(touched),
         "synsets to create": sum(len(s) for s in synsets.values()),
@@ -384,7 +396,7 @@ def _plan_judgments(
         "incorrect strings": sum(len(v) for v in incorrect.values()),
         "spellings folded into another string": sum(len(f.lines) - 1 for f in plan.folds),
         "questions whose judgments are replaced": len(
-            {q for (q, _), s in existing.items() if s.judged_at is not None}
+            {s.question_id for s in current if s.judged_at is not None}
         ),
         "questions fully judged by the file": len(plan.fully_judged),
     }
@@ -396,9 +408,9 @@ def _plan_judgments(
         # place (its old spellings stay as variants), a judged one it does not name goes
         # (the plan refused the file if assessors judged it in a layer), an unjudged one it
         # does not name stays unjudged; the questions' synsets are made anew from the file
-        doomed = [s.pk for k, s in existing.items() if k not in strings and s.judged_at is not None]
+        doomed = [s.pk for s in unnamed if s.judged_at is not None]
         AnswerString.objects.filter(pk__in=doomed).delete()
-        kept = [s for k, s in existing.items() if k in strings]
+        kept = list(existing.values())
         AnswerString.objects.filter(pk__in=[s.pk for s in kept]).update(synset=None, level=None)
         AnswerSynset.objects.filter(question_id__in=touched).delete()
 
@@ -409,7 +421,7 @@ def _plan_judgments(
             variants = list(dict.fromkeys(v for v in (*f.spellings, *old) if v != f.text))
             if s is None:
                 s = AnswerString(question_id=q, key=key, source=Source.IMPORT)
-            s.text, s.variants = f.text, variants
+            s.text, s.key, s.variants = f.text, key, variants
             s.synset, s.level = synset, levels[f.level] if synset else None
             s.judged_by, s.judged_at = judge, now
             return s
@@ -423,13 +435,19 @@ def _plan_judgments(
         AnswerSynset.objects.bulk_create(new_synsets, batch_size=2000)
         rows = [string(syn.question_id, k, syn) for syn, keys in members for k in keys]
         rows += [string(q, k) for q, keys in incorrect.items() for k in keys]
+        # an old spelling that the file makes a string of its own goes to that string
+        spellings_settle(rows, mode)
+        # a string taken over by a spelling's key gets the key of its new text, which its
+        # old spellings held: no other string of the question has it
         AnswerString.objects.bulk_update(
             [s for s in rows if s.pk is not None],
-            ["text", "variants", "synset", "level", "judged_by", "judged_at"],
+            ["text", "key", "variants", "synset", "level", "judged_by", "judged_at"],
             batch_size=2000,
         )
         AnswerString.objects.bulk_create([s for s in rows if s.pk is None], batch_size=2000)
-        Question.objects.filter(pk__in=touched).update(version=F("version") + 1)
+        string_keys_sync(strings=rows, mode=mode)
+        # ``updated_at`` too: the import is each question's last change (the dashboard's)
+        Question.objects.filter(pk__in=touched).update(version=F("version") + 1, updated_at=now)
         Question.objects.filter(pk__in=touched, status=QuestionStatus.TODO).update(
             status=QuestionStatus.IN_PROGRESS
         )
@@ -441,11 +459,12 @@ def _plan_judgments(
 
 def _replaced_list(
     touched: list[int],
-    strings: dict[tuple[int, str], Fold],
+    named: dict[int, Fold],
     qids: dict[int, str],
 ) -> PreviewList:
     """The strings already judged in the questions a judgments file touches whose judgment
-    the import changes or removes, and the unjudged strings it judges."""
+    the import changes or removes, and the unjudged strings it judges (``named``: string
+    id -> the file's rows that name it)."""
     labels = {
         pk: label or str(ordinal)
         for pk, label, ordinal in AnswerSynset.objects.filter(question_id__in=touched).values_list(
@@ -464,7 +483,7 @@ def _replaced_list(
             now = "judged incorrect"
         else:
             now = _judgment(labels.get(s.synset_id, "?"), s.level.code if s.level else "?")
-        f = strings.get((s.question_id, s.key))
+        f = named.get(s.pk)
         after = (
             _judgment(f.synset, f.level)
             if f

@@ -17,7 +17,7 @@ from django.db.models import (
     F,
 )
 
-from evaluation.metrics.normalize import NIL
+from evaluation.metrics.normalize import NIL, normalize_many
 
 from .edits import (
     Conflict,
@@ -35,8 +35,10 @@ from .models import (
     Question,
     QuestionStatus,
     Source,
+    SpellingKey,
 )
 from .normalize import normalize_answer
+from .spellings import key_owners, spellings_of, string_keys_sync
 
 if TYPE_CHECKING:
     from .edits import AnyUser, LevelRef
@@ -47,8 +49,8 @@ def spellings_fold(
 ) -> dict[tuple[int, str], list[str]]:
     """Spellings with one matching key are one string (DESIGN.md section 4): ``rows`` of
     (question id, key, spelling) -> (question id, key) -> the spellings not yet in
-    ``known`` (a string's text and variants), first seen first, each once.  The judgments
-    import folds its rows the same way."""
+    ``known`` (the spellings of the string holding that key: its text and variants), first
+    seen first, each once.  The judgments import folds its rows the same way."""
     known = known or {}
     out: dict[tuple[int, str], list[str]] = {}
     for q, key, text in rows:
@@ -78,9 +80,11 @@ def strings_add_unjudged(
     """Add unjudged strings from ``rows`` of (question id, key, spelling): pooled run
     answers, a flat answer list.  Spellings with one key fold into one string (the first
     its text, the others its variants); a spelling of a string the question already has
-    joins that string's variants (nothing is lost, nothing is judged again).  The
-    questions are locked first, so a question cannot be marked done under the new strings;
-    a done question that gains a string is reopened (``questions_reopen``)."""
+    joins that string's variants (nothing is lost, nothing is judged again): the string
+    holding its key, by the key of any of its spellings (``key_owners``), so a spelling
+    folded under an earlier matching mode is not pooled again.  The questions are locked
+    first, so a question cannot be marked done under the new strings; a done question that
+    gains a string is reopened (``questions_reopen``)."""
     rows = [(q, key, text) for q, key, text in rows if key]
     qids = sorted({q for q, _, _ in rows})
     result = StringsAdded()
@@ -92,13 +96,14 @@ def strings_add_unjudged(
         .order_by("pk")
         .values_list("pk", flat=True)
     )
-    existing = {
-        (s.question_id, s.key): s
+    by_pk = {
+        s.pk: s
         for s in AnswerString.objects.filter(question_id__in=qids).only(
             "pk", "question_id", "key", "text", "variants"
         )
     }
-    known = {k: [s.text, *s.variants] for k, s in existing.items()}
+    existing = {k: by_pk[pk] for k, pk in key_owners(question_ids=qids).items()}
+    known = {k: spellings_of(s) for k, s in existing.items()}
     new, grown = [], []
     for (q, key), spellings in spellings_fold(rows, known).items():
         s = existing.get((q, key))
@@ -113,8 +118,15 @@ def strings_add_unjudged(
             s.variants = [*s.variants, *spellings]
             grown.append(s)
             result.spellings += len(spellings)
-    AnswerString.objects.bulk_create(new, ignore_conflicts=True, batch_size=2000)
+    AnswerString.objects.bulk_create(new, batch_size=2000)
     AnswerString.objects.bulk_update(grown, ["variants"], batch_size=2000)
+    modes = dict(
+        Question.objects.filter(pk__in=qids).values_list("pk", "collection__matching_mode")
+    )
+    for mode in set(modes.values()):
+        string_keys_sync(
+            strings=[s for s in (*new, *grown) if modes[s.question_id] == mode], mode=mode
+        )
     result.added = len(new)
     result.questions = sorted({s.question_id for s in new})
     if result.questions:
@@ -216,7 +228,11 @@ def string_unjudge(
 def _key_free(op: Edit, key: str, *, except_pk: int | None = None) -> None:
     if not key:
         raise Conflict("An answer string cannot be empty (after normalization).")
-    clash = AnswerString.objects.filter(question=op.question, key=key).exclude(pk=except_pk).first()
+    clash = (
+        AnswerString.objects.filter(spelling_keys__question=op.question, spelling_keys__key=key)
+        .exclude(pk=except_pk)
+        .first()
+    )
     if clash is not None:
         raise Conflict(
             f"“{clash.text}” already has the same matching key; edit that string instead."
@@ -383,7 +399,12 @@ def question_mark_nil(
     key = normalize_answer(NIL, op.question.collection.matching_mode)
     lv = op.level(level)
     strings = list(AnswerString.objects.filter(question=op.question))
-    nil = next((s for s in strings if s.key == key), None)
+    holder = set(
+        SpellingKey.objects.filter(question=op.question, key=key).values_list(
+            "string_id", flat=True
+        )
+    )
+    nil = next((s for s in strings if s.pk in holder), None)
     for s in strings:
         op.touch(s)
     if nil is None:
@@ -551,14 +572,25 @@ def _undo_checked(op: Edit, event: JudgmentEvent) -> tuple[dict, list, dict]:
         before.get("notes"), str
     ):
         raise Conflict(UNREADABLE)
-    # keys: a restored string must not take the key of a string added since (by pooling)
-    keys = [snap["key"] for snap in restored]
-    others = AnswerString.objects.filter(question=op.question, key__in=keys).exclude(pk__in=ids)
-    if len(set(keys)) != len(keys) or others.exists():
+    # keys: a restored string must not take a key of a string added since (by pooling), by
+    # its text or by one of its variants
+    mode = op.question.collection.matching_mode
+    keys = [set(_snap_keys(snap, mode)) for snap in restored]
+    every = [k for ks in keys for k in ks]
+    others = SpellingKey.objects.filter(question=op.question, key__in=every).exclude(
+        string_id__in=ids
+    )
+    if len(set(every)) != len(every) or others.exists():
         raise Conflict(
             "An answer string of that action has been added again since; it cannot be undone."
         )
     return snaps, synsets, current
+
+
+def _snap_keys(snap: dict, mode: str) -> list[str]:
+    """The distinct non-empty keys of the spellings of a string snapshot under ``mode``."""
+    keys = normalize_many([snap["text"], *snap.get("variants", [])], mode)
+    return [k for k in dict.fromkeys(keys) if k]
 
 
 def _undo_synsets(op: Edit, synsets: list) -> None:
@@ -604,11 +636,15 @@ def _undo_strings(op: Edit, snaps: dict, current: dict) -> None:
         else:
             op.touch(s)
             # spellings an edit dropped come back; spellings added since stay if they match
+            # one of the restored spellings (a spelling keyed apart by a switch of matching
+            # mode stays a spelling of its string)
             mode = op.question.collection.matching_mode
+            keys = set(_snap_keys(snap, mode))
             s.variants = [
                 v
                 for v in dict.fromkeys([*snap.get("variants", []), *s.variants])
-                if v != snap["text"] and normalize_answer(v, mode) == snap["key"]
+                if v != snap["text"]
+                and (v in snap.get("variants", []) or normalize_answer(v, mode) in keys)
             ]
         s.text, s.key, s.source = snap["text"], snap["key"], snap["source"]
         s.synset_id, s.level_id = snap.get("synset"), snap.get("level")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ from django.utils import timezone
 
 from evaluation.metrics.csvio import CsvFormatError, read_records, write_csv
 from evaluation.metrics.errors import Issue
+from evaluation.metrics.parsers import empty_key_message, nul_issues
 
 from .adjudication import question_layers_to_gold
 from .layer_state import layers_complete, sealed_questions
@@ -38,6 +40,7 @@ from .models import (
     Source,
 )
 from .normalize import normalize_answer
+from .spellings import key_owners, string_keys_sync
 
 if TYPE_CHECKING:
     from .edits import AnyUser
@@ -121,10 +124,7 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
     every error with its line number, or the plan ``layers_write`` carries out."""
     plan = LayersPlan(filename)
     try:
-        records = read_records(data)
-    except CsvFormatError as e:
-        plan.issues.append(Issue(filename, e.line, str(e)))
-        return plan
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         # the line of the first byte that is not UTF-8 (the decoder says where it is)
         line = bytes(e.object[: e.start]).count(b"\n") + 1
@@ -135,6 +135,14 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
                 f"not UTF-8 text: byte 0x{e.object[e.start]:02x} (save the file as UTF-8)",
             )
         )
+        return plan
+    plan.issues = nul_issues(text, filename)
+    if plan.issues:
+        return plan
+    try:
+        records = read_records(text)
+    except CsvFormatError as e:
+        plan.issues.append(Issue(filename, e.line, str(e)))
         return plan
     questions = dict(Question.objects.filter(collection=collection).values_list("qid", "pk"))
     levels = plan.levels = {lv.code: lv for lv in Level.objects.filter(collection=collection)}
@@ -180,7 +188,7 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
             continue
         key = normalize_answer(answer, mode)
         if not key:
-            plan.issues.append(Issue(filename, line, f"answer {answer!r} is empty"))
+            plan.issues.append(Issue(filename, line, empty_key_message(qid, answer, mode)))
             continue
         q, u = questions[qid], judges[who]
         if key in planned[q, u] and planned[q, u][key][:2] != (syn, level):
@@ -255,18 +263,15 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
     if plan.issues:
         return plan
     plan.planned = dict(planned)
-    existing = set(
-        AnswerString.objects.filter(question_id__in={q for q, _ in planned}).values_list(
-            "question_id", "key"
-        )
-    )
-    plan.new_strings = [k for k in texts if k not in existing]
+    owners, named, keys_of = _strings_named(planned, texts)
+    plan.issues += _judged_apart(planned, texts, named, plan.users, filename)
+    if plan.issues:
+        plan.planned = {}
+        return plan
+    plan.new_strings = [k for k in texts if k not in owners]
     # a layer marked done judges every string of its question (as ``layer_mark_done`` asks)
-    keys_of: dict[int, set[str]] = defaultdict(set)
-    for q, key in [*existing, *texts]:
-        keys_of[q].add(key)
     for (q, u), rows in planned.items():
-        left = keys_of[q] - set(rows) if done.get((q, u)) else set()
+        left = keys_of[q] - {named(q, k) for k in rows} if done.get((q, u)) else set()
         if left:
             example = min(left)
             plan.issues.append(
@@ -290,6 +295,54 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
     return plan
 
 
+def _strings_named(planned: dict, texts: dict) -> tuple[dict, Callable[[int, str], str], dict]:
+    """The strings the rows of ``planned`` name: a row names the string holding its key by
+    any of its spellings (a spelling keyed apart by a switch of matching mode is still its
+    string's).  Returns the key owners (``key_owners``), ``named`` (question id, key) -> the
+    key of the named string's text (the row's own key for a new string), and per question
+    the strings it will have, by that key."""
+    questions = {q for q, _ in planned}
+    existing = list(
+        AnswerString.objects.filter(question_id__in=questions).values_list(
+            "pk", "question_id", "key"
+        )
+    )
+    text_key = {pk: key for pk, _, key in existing}
+    owners = key_owners(question_ids=questions)
+
+    def named(q: int, key: str) -> str:
+        return text_key[owners[q, key]] if (q, key) in owners else key
+
+    keys_of: dict[int, set[str]] = defaultdict(set)
+    for _, q, key in existing:
+        keys_of[q].add(key)
+    for q, key in texts:
+        keys_of[q].add(named(q, key))
+    return owners, named, keys_of
+
+
+def _judged_apart(
+    planned: dict, texts: dict, named: Callable[[int, str], str], users: dict, filename: str
+) -> list[Issue]:
+    """Two rows of one layer naming one string by two of its spellings with different
+    judgments: one string has one judgment in a layer."""
+    issues = []
+    for (q, u), rows in planned.items():
+        seen: dict[str, tuple[str, tuple]] = {}
+        for key, row in sorted(rows.items(), key=lambda kv: kv[1][2]):
+            first = seen.setdefault(named(q, key), (key, row))
+            if first[1][:2] != row[:2]:
+                issues.append(
+                    Issue(
+                        filename,
+                        row[2],
+                        f"{texts[q, key]!r} and {texts[q, first[0]]!r} (line {first[1][2]}) "
+                        f"are spellings of one string, judged by {users[u]} in different ways",
+                    )
+                )
+    return issues
+
+
 def layers_write(plan: LayersPlan, *, by: AnyUser | None = None) -> LayersImported:
     """Carry out a checked ``plan`` (inside the caller's transaction): replace the layers it
     names (question x assessor) with its rows; strings the question lacks are added
@@ -297,18 +350,18 @@ def layers_write(plan: LayersPlan, *, by: AnyUser | None = None) -> LayersImport
     step (``question_layers_to_gold``), as when its last layer is marked done on the page."""
     result = LayersImported()
     planned, levels = plan.planned, plan.levels
-    existing = {
-        (s.question_id, s.key): s.pk
-        for s in AnswerString.objects.filter(question_id__in={q for q, _ in planned}).only(
-            "pk", "question_id", "key"
-        )
-    }
+    existing = key_owners(question_ids={q for q, _ in planned})
     new = [
         AnswerString(question_id=q, text=t, key=k, source=Source.IMPORT)
         for (q, k), t in plan.texts.items()
         if (q, k) not in existing
     ]
     AnswerString.objects.bulk_create(new)
+    if new:
+        mode = Question.objects.filter(pk=new[0].question_id).values_list(
+            "collection__matching_mode", flat=True
+        )
+        string_keys_sync(strings=new, mode=mode.get())
     result.strings_added = len(new)
     existing.update({(s.question_id, s.key): s.pk for s in new})
     now = timezone.now()
@@ -318,18 +371,22 @@ def layers_write(plan: LayersPlan, *, by: AnyUser | None = None) -> LayersImport
         k_of[q] += 1
     for q, k in k_of.items():
         LayerRequest.objects.get_or_create(question_id=q, defaults={"k": k})
+    # the import is the last change of its questions (the dashboard's)
+    Question.objects.filter(pk__in=k_of).update(updated_at=now)
     for (q, u), rows in planned.items():
         layer, _ = JudgingLayer.objects.get_or_create(question_id=q, assessor=users[u])
         layer.judgments.all().delete()
+        # two spellings of one string judged alike (the plan refused them judged apart)
+        marks = {existing[q, key]: (syn, level) for key, (syn, level, _) in rows.items()}
         LayerJudgment.objects.bulk_create(
             LayerJudgment(
                 layer=layer,
-                string_id=existing[q, key],
+                string_id=pk,
                 group=int(syn) if syn else None,
                 level=levels[level] if syn else None,
                 judged_at=now,
             )
-            for key, (syn, level, _) in rows.items()
+            for pk, (syn, level) in marks.items()
         )
         layer.done_at = now if plan.done.get((q, u)) else None
         layer.started_at = layer.started_at or now
@@ -337,7 +394,7 @@ def layers_write(plan: LayersPlan, *, by: AnyUser | None = None) -> LayersImport
         layer.save(update_fields=["done_at", "started_at", "version"])
         Question.assessors.through.objects.get_or_create(question_id=q, user_id=u)
         result.layers += 1
-        result.judgments += len(rows)
+        result.judgments += len(marks)
     # as when the last layer is marked done on the page: the strings every layer agrees on
     # go to gold, the rest wait for adjudication
     for q in k_of:

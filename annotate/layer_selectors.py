@@ -27,7 +27,7 @@ from evaluation.metrics.agreement import (
     judged_alike,
 )
 
-from .layer_state import layer_sealed
+from .layer_state import layer_sealed, question_layer_state
 from .models import (
     JUDGE_ROLES,
     AnswerString,
@@ -36,7 +36,9 @@ from .models import (
     JudgmentEvent,
     LayerJudgment,
     LayerRequest,
+    LayerState,
     Level,
+    Membership,
     Question,
     QuestionQuerySet,
     QuestionStatus,
@@ -79,30 +81,26 @@ def layer_for(*, question: Question | int, user: AnyUser) -> JudgingLayer | None
 
 # -- reads for the pages ----------------------------------------------------------------------
 def adjudication_queue(collection: Collection) -> QuestionQuerySet:
-    """Questions of ``collection`` whose layers are all done and whose gold still has
-    unjudged strings (the disagreements), by id."""
-    return (
-        Question.objects.filter(collection=collection, layer_request__isnull=False)
-        .annotate(
-            open_layers=Count("layers", filter=Q(layers__done_at__isnull=True), distinct=True),
-            unjudged=Count("strings", filter=Q(strings__judged_at__isnull=True), distinct=True),
-        )
-        .filter(open_layers=0, unjudged__gt=0)
-        .order_by("id")
-    )
+    """Questions of ``collection`` waiting for adjudication (``LayerState.WAITING``: their
+    k layers are done and gold still has unjudged strings, the disagreements), by id."""
+    return Question.objects.filter(collection=collection).awaiting_adjudication().order_by("id")
 
 
 def adjudicator_questions(user: AnyUser) -> list[Question]:
-    """The questions waiting for ``user``'s adjudication (``awaiting_adjudication``) as the
-    adjudicator their layer request names, in collections where they still judge; with
-    their collection, the strings left to resolve (``n_unjudged``) and the layers'
-    assessors (``layer_assessors``), by collection then id.  Two queries."""
+    """The questions waiting for ``user``'s adjudication (``awaiting_adjudication``): in the
+    collections they organize, every one (as their Agreement pages count them); elsewhere,
+    those whose layer request names them the adjudicator, in collections where they still
+    judge.  With their collection, the strings left to resolve (``n_unjudged``) and the
+    layers' assessors (``layer_assessors``), by collection then id.  Two queries."""
+    member = Membership.objects.filter(collection=OuterRef("collection_id"), user_id=user.pk)
     questions = list(
         Question.objects.awaiting_adjudication()
         .filter(
-            layer_request__adjudicator=user,
-            collection__memberships__user=user,
-            collection__memberships__role__in=JUDGE_ROLES,
+            Exists(member.filter(role=Role.ORGANIZER))
+            | (
+                Q(layer_request__adjudicator_id=user.pk)
+                & Exists(member.filter(role__in=JUDGE_ROLES))
+            )
         )
         .with_counts()
         .select_related("collection")
@@ -165,9 +163,11 @@ def _cell(j: tuple | None, codes: dict[int, str]) -> CellMark:
 def adjudication_view(question: Question) -> dict:
     """What the adjudication page shows: the layers side by side (one column each), the
     gold judgment of every string, which strings differ, the layers' synsets (to take one
-    whole) and gold's synsets (to merge or to place a string no layer judged in).  Five
-    queries.  While a layer is open, only how many (``waiting``): nothing of the layers,
-    to anyone (blindness), and nothing to adjudicate yet (``_refuse_while_open``)."""
+    whole) and gold's synsets (to merge or to place a string no layer judged in), and the
+    question's ``state`` (``LayerState``).  Six queries.  While a layer is open, only how
+    many (``waiting``): nothing of the layers, to anyone (blindness), and nothing to
+    adjudicate yet; nor while the question is short of its k layers (it waits for a new
+    one): ``adjudication._refuse_until_layers_done``."""
     levels = list(Level.objects.filter(collection_id=question.collection_id).order_by("order"))
     lays = list(
         JudgingLayer.objects.filter(question=question)
@@ -175,8 +175,10 @@ def adjudication_view(question: Question) -> dict:
         .order_by("assessor__username")
     )
     waiting = sum(not la.done for la in lays)
-    if waiting:
+    state = question_layer_state(question)
+    if state in (LayerState.OPEN, LayerState.SHORT):
         return {
+            "state": state,
             "question": question,
             "collection": question.collection,
             "levels": levels,
@@ -200,6 +202,7 @@ def adjudication_view(question: Question) -> dict:
     rows = _adjudication_rows(strings, lays, rows_by_layer, levels)
     layer_synsets, gold_synsets = _synsets_shown(strings, lays, rows_by_layer)
     return {
+        "state": state,
         "question": question,
         "collection": question.collection,
         "levels": levels,
@@ -380,7 +383,7 @@ def layer_workspace(layer: JudgingLayer) -> dict:
     ):
         group, level_id = mine.get(pk, (None, None))
         s = WorkspaceString(pk, text, key, group, level_id, pk in mine, variants)
-        s.freq = freq.get(key, 0)
+        s.freq = freq.get(pk, 0)
         if group is not None and level_id in by_level:
             syn = groups.get(group) or groups.setdefault(group, LayerSynset(group))
             s.level_obj = lv = by_level[level_id]
@@ -493,6 +496,14 @@ def my_layers(questions: Sequence[Question], user: AnyUser) -> None:
         q.status = layer_status(la)
         q.n_synsets = la.groups
         q.n_unjudged = max(getattr(q, "n_strings", 0) - la.n, 0)
+
+
+def label_layer_states(questions: Sequence[Question]) -> None:
+    """Set ``q.layer_state_label`` on each of ``questions`` (read ``with_layer_state``) for
+    the organizer's question list: where a question judged in layers stands (waiting for
+    adjudication, adjudicated...); empty for the others.  No query."""
+    for q in questions:
+        q.layer_state_label = LayerState(q.layer_state).label if q.layer_state else ""
 
 
 def filter_as_seen_by(

@@ -1,40 +1,37 @@
-"""Where a question judged in independent layers stands (DESIGN.md section 9): its layers
-complete, sealed, still open.  Reads, shared by the layer writes, adjudication and the
-pages.
+"""Where a question judged in independent layers stands (DESIGN.md section 9), for one
+question or a few: its ``LayerState`` (defined once, ``QuestionQuerySet.with_layer_state``,
+and aware of the request's k), whether its layers are complete or sealed.  Reads, shared
+by the layer writes, adjudication and the pages.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from django.db.models import (
-    Count,
-    Exists,
-    F,
-    OuterRef,
-    Q,
-    Subquery,
-)
+from django.db.models import Q
 
-from .models import (
-    JudgingLayer,
-    LayerRequest,
-    Question,
-)
+from .models import JudgingLayer, LayerState, Question
 
-if TYPE_CHECKING:
-    pass
+# every one of the request's k layers (or more) is done: the agreement step has run, or runs
+LAYERS_DONE = (LayerState.WAITING, LayerState.COMPLETE)
+
+
+def question_layer_state(question: Question | int) -> str:
+    """The ``LayerState`` of ``question`` (one query)."""
+    pk = question.pk if isinstance(question, Question) else question
+    return (
+        Question.objects.filter(pk=pk)
+        .with_layer_state()
+        .values_list("layer_state", flat=True)
+        .get()
+    )
 
 
 def layers_complete(question_id: int) -> bool:
     """Whether the question's layers are all done and at least as many as its request's k
     (fewer, after an assessor left with their layer open, wait for another layer): then
-    the agreement step (``question_layers_to_gold``) runs.  Two queries."""
-    layers = JudgingLayer.objects.filter(question_id=question_id)
-    wanted = LayerRequest.objects.filter(question_id=question_id).values_list("k", flat=True)
-    k = wanted.first() or 1
-    return layers.count() >= k and not layers.filter(done_at__isnull=True).exists()
+    the agreement step (``question_layers_to_gold``) runs.  One query."""
+    return question_layer_state(question_id) in LAYERS_DONE
 
 
 def sealed_questions(questions: Sequence[Question | int]) -> set[int]:
@@ -47,15 +44,10 @@ def sealed_questions(questions: Sequence[Question | int]) -> set[int]:
     ids = [q.pk if isinstance(q, Question) else int(q) for q in questions]
     if not ids:
         return set()
-    layer = JudgingLayer.objects.filter(question=OuterRef("pk"))
-    n_layers = layer.values("question").annotate(n=Count("pk")).values("n")
     return set(
         Question.objects.filter(pk__in=ids)
-        .annotate(n_layers=Subquery(n_layers))
-        .filter(
-            Q(layer_request__gold_at__isnull=False)
-            | (Q(n_layers__gte=F("layer_request__k")) & ~Exists(layer.filter(done_at__isnull=True)))
-        )
+        .with_layer_state()
+        .filter(Q(layer_request__gold_at__isnull=False) | Q(layer_state__in=LAYERS_DONE))
         .values_list("pk", flat=True)
     )
 

@@ -195,8 +195,9 @@ def _adjudicable(request: HtmxHttpRequest, pk: int) -> Question:
 
 @require_GET
 def adjudication_queue(request: HtmxHttpRequest) -> HttpResponse:
-    """The questions waiting for the user's adjudication, as the adjudicator named by
-    their layer request (an organizer finds every question on the agreement page)."""
+    """The questions waiting for the user's adjudication: every one of the collections
+    they organize (as their Agreement pages count them), and those whose layer request
+    names them the adjudicator."""
     return render_page(
         request,
         "annotate/adjudication_queue.html",

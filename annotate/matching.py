@@ -1,6 +1,6 @@
-"""A collection's matching mode changed: its strings re-keyed and the spellings that
-become one string folded (DESIGN.md section 4).  The run answers follow in the evaluation
-app, through the ``matching_mode_changed`` signal.
+"""A collection's matching mode changed: its strings re-keyed and the strings whose
+spellings now share a key folded (DESIGN.md section 4).  The run answers follow in the
+evaluation app, whose ``collection_matching_mode_change`` calls this.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .models import (
     JudgmentEvent,
     LayerJudgment,
 )
-from .signals import matching_mode_changed
+from .spellings import string_keys_sync
 
 if TYPE_CHECKING:
     from .edits import AnyUser
@@ -128,21 +128,57 @@ def _layer_folds(
     return conflicts, moved, dropped
 
 
+def _sharing(rows: Sequence[tuple], keys: Sequence[str], mode: str) -> dict:
+    """The strings of ``rows`` (pk, question id, qid, text, key, variants, ...; first created
+    first) that share a key under ``mode`` by any of their spellings, grouped (transitively:
+    "a" sharing a key with "b", and "b" with "c", are one group): (question id, the key of
+    the group's first string) -> row indices, first created first, in order of their first
+    string.  A string whose text would have an empty key is left out (a conflict of its
+    own)."""
+    spelled = [(i, v) for i, r in enumerate(rows) if keys[i] for v in r[5]]
+    parent = list(range(len(rows)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = i = parent[parent[i]]
+        return i
+
+    holder: dict[tuple[int, str], int] = {}
+    pairs = [(i, k) for i, k in enumerate(keys) if k]
+    variant_keys = normalize_many([v for _, v in spelled], mode)
+    pairs += zip([i for i, _ in spelled], variant_keys, strict=True)
+    for i, key in pairs:
+        if not key:
+            continue
+        a, b = root(i), root(holder.setdefault((rows[i][1], key), i))
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    groups: dict[tuple[int, str], list[int]] = {}
+    for i, r in enumerate(rows):
+        if keys[i]:
+            top = root(i)
+            groups.setdefault((r[1], keys[top]), []).append(i)
+    return groups
+
+
 @transaction.atomic
 def collection_set_matching_mode(*, collection: Collection, mode: str, by: AnyUser | None) -> int:
-    """Change ``collection``'s matching mode to ``mode`` and re-key its strings with the
-    engine's key function (DESIGN.md section 4).  Strings of a question that get one key
-    fold into the first created when their judgments agree (same synset and level, or both
-    judged incorrect, or both unjudged): its text stays, the others' texts and variants
-    join its variants, so nothing typed or imported is lost.  When they disagree ("Radcliffe
-    Line" incorrect, "The Radcliffe Line" correct, under ``squad``) nothing is written and
-    MatchingModeConflict lists every such group, and every string whose key would be empty
-    ("A" or "The" under ``squad``: it would match nothing, and ``string_add`` refuses such a
-    string), to edit or delete first.  The assessors' layer judgments of folded
+    """Change ``collection``'s matching mode to ``mode`` and re-key every spelling of its
+    strings (text and variants, ``string_keys_sync``) with the engine's key function
+    (DESIGN.md section 4).  Spellings of one string that now key apart stay its spellings
+    and match it still ("Richard Nixon." folded into "Richard Nixon" under normalized
+    matching, after a switch to exact).  Strings of a question whose spellings now share a
+    key fold into the first created when their judgments agree (same synset and level, or
+    both judged incorrect, or both unjudged): its text stays, the others' texts and
+    variants join its variants, so nothing typed or imported is lost.  When they disagree
+    ("Radcliffe Line" incorrect, "The Radcliffe Line" correct, under ``squad``) nothing is
+    written and MatchingModeConflict lists every such group, and every string whose key
+    would be empty ("A" or "The" under ``squad``: it would match nothing, and ``string_add``
+    refuses such a string), to edit or delete first.  The assessors' layer judgments of folded
     strings go to the kept string in their layer (an identical one there drops the
     duplicate, a different one is a conflict too), so no layer loses a judgment.  Returns
-    the number of strings folded.  Run answers are keyed by the evaluation app, which
-    re-keys them after this."""
+    the number of strings folded.  Run answers are keyed by the evaluation app, whose
+    ``collection_matching_mode_change`` re-keys them in the same transaction."""
     if mode not in MATCH_MODES:
         raise Conflict(f"Unknown matching mode {mode!r}.")
     given, collection = collection, Collection.objects.select_for_update().get(pk=collection.pk)
@@ -167,6 +203,7 @@ def collection_set_matching_mode(*, collection: Collection, mode: str, by: AnyUs
         )
     )
     keys = normalize_many([r[3] for r in rows], mode)
+    groups = _sharing(rows, keys, mode)
     # a string whose key would be empty ("A" under squad) would match nothing, and
     # string_add refuses it: a conflict to resolve first (edit or delete it)
     conflicts = [
@@ -174,10 +211,6 @@ def collection_set_matching_mode(*, collection: Collection, mode: str, by: AnyUs
         for i, r in enumerate(rows)
         if not keys[i]
     ]
-    groups: dict[tuple[int, str], list[int]] = {}
-    for i, r in enumerate(rows):
-        if keys[i]:
-            groups.setdefault((r[1], keys[i]), []).append(i)
     folded, keepers = [], {}
     for (_, key), members in groups.items():
         if len(members) < 2:
@@ -240,6 +273,14 @@ def collection_set_matching_mode(*, collection: Collection, mode: str, by: AnyUs
         ["variants"],
         batch_size=2000,
     )
+    string_keys_sync(
+        strings=(
+            AnswerString(pk=r[0], question_id=r[1], text=r[3], variants=keepers.get(r[0], r[5]))
+            for r in rows
+            if r[0] not in gone
+        ),
+        mode=mode,
+    )
     collection.matching_mode = given.matching_mode = mode
     collection.save(update_fields=["matching_mode"])
     user = by if by is not None and by.is_authenticated else None
@@ -257,6 +298,4 @@ def collection_set_matching_mode(*, collection: Collection, mode: str, by: AnyUs
         },
     )
     collection_judgments_changed(collection_id=collection.pk)
-    # the run answers (evaluation's) follow in the same transaction
-    matching_mode_changed.send(sender=Collection, collection=collection, mode=mode)
     return len(folded)

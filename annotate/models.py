@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Case, Count, Exists, OuterRef, Q, Subquery, Value, When
+from django.db.models import Case, Count, Exists, F, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
 
 from evaluation.metrics.data import DEFAULT_LEVELS as DEFAULT_LEVEL_CODES
@@ -65,6 +65,18 @@ class QuestionStatus(models.TextChoices):
     TODO = "todo", "To do"
     IN_PROGRESS = "in_progress", "In progress"
     DONE = "done", "Done"
+
+
+class LayerState(models.TextChoices):
+    """Where a question judged in independent layers stands (DESIGN.md section 9), the one
+    definition every page, queue and write asks (``QuestionQuerySet.with_layer_state``).
+    ``k`` is its request's: fewer layers than that are no independent judgment yet."""
+
+    NONE = "", "Not judged in layers"
+    OPEN = "open", "Layers being judged"  # a layer is not done yet
+    SHORT = "short", "Waiting for a new layer"  # all done, fewer than k (an assessor left)
+    WAITING = "waiting", "Waiting for adjudication"  # k done, gold has unjudged strings
+    COMPLETE = "complete", "Adjudicated"  # k done, gold has judged every string
 
 
 class MatchingMode(models.TextChoices):
@@ -233,18 +245,36 @@ class QuestionQuerySet(models.QuerySet):
         )
         return self.exclude(Exists(done))
 
-    def awaiting_adjudication(self) -> QuestionQuerySet:
-        """Questions with a layer request whose layers are all done and whose gold still
-        has unjudged strings: the disagreements wait for an adjudicator."""
-        open_layer = JudgingLayer.objects.filter(question=OuterRef("pk"), done_at__isnull=True)
+    def with_layer_state(self) -> QuestionQuerySet:
+        """Each question with ``layer_state`` (a ``LayerState``): none without a layer
+        request; open while a layer is not done; short when every layer is done but they
+        are fewer than the request's k (an assessor left with theirs open: it waits for a
+        new layer, ``layers_request`` tops it up); waiting when k layers or more are done
+        and gold still has unjudged strings (the disagreements); complete when gold has
+        judged every string.  Subqueries, no join that multiplies rows."""
+        layers = JudgingLayer.objects.filter(question=OuterRef("pk"))
+        n_layers = layers.order_by().values("question").annotate(n=Count("pk")).values("n")
         unjudged = AnswerString.objects.filter(question=OuterRef("pk"), judged_at__isnull=True)
-        layer = JudgingLayer.objects.filter(question=OuterRef("pk"))
-        return (
-            self.filter(layer_request__isnull=False)
-            .filter(Exists(layer))
-            .exclude(Exists(open_layer))
-            .filter(Exists(unjudged))
+        return self.annotate(
+            layer_count=Coalesce(Subquery(n_layers, output_field=models.IntegerField()), 0),
+            layer_state=Case(
+                When(layer_request__isnull=True, then=Value(LayerState.NONE)),
+                When(Exists(layers.filter(done_at__isnull=True)), then=Value(LayerState.OPEN)),
+                When(layer_count__lt=F("layer_request__k"), then=Value(LayerState.SHORT)),
+                When(Exists(unjudged), then=Value(LayerState.WAITING)),
+                default=Value(LayerState.COMPLETE),
+                output_field=models.CharField(),
+            ),
         )
+
+    def in_layer_state(self, *states: str) -> QuestionQuerySet:
+        """The questions in one of ``states`` (``with_layer_state``)."""
+        return self.with_layer_state().filter(layer_state__in=states)
+
+    def awaiting_adjudication(self) -> QuestionQuerySet:
+        """Questions whose k layers are all done and whose gold still has unjudged strings:
+        the disagreements wait for an adjudicator (``LayerState.WAITING``)."""
+        return self.in_layer_state(LayerState.WAITING)
 
     def for_queue(self) -> QuestionQuerySet:
         """With their collection, by collection; in progress, then to do, then done."""
@@ -312,12 +342,16 @@ class Source(models.TextChoices):
 class AnswerString(models.Model):
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="strings")
     text = models.TextField()
-    key = models.TextField(help_text="matching key under the collection's matching mode")
+    key = models.TextField(
+        help_text="matching key of ``text`` under the collection's matching mode (the keys of "
+        "every spelling are in SpellingKey)"
+    )
     variants = models.JSONField(
         default=list,
         blank=True,
-        help_text="other spellings seen with the same key (DESIGN.md section 4): nothing "
-        "typed or imported is lost",
+        help_text="other spellings of the string, folded into it because they had its key "
+        "under the mode of the time (DESIGN.md section 4): nothing typed or imported is lost, "
+        "and they match under every later mode (SpellingKey)",
     )
     synset = models.ForeignKey(
         AnswerSynset, null=True, blank=True, on_delete=models.RESTRICT, related_name="strings"
@@ -352,6 +386,28 @@ class AnswerString(models.Model):
         if self.synset_id is not None:
             return "correct"
         return "incorrect" if self.judged_at is not None else "unjudged"
+
+
+class SpellingKey(models.Model):
+    """A matching key of a string under its collection's current matching mode: one row per
+    distinct key of its spellings (its text and its variants), so a run answer equal to any
+    spelling matches the string under every mode, also after a switch keys the spellings
+    apart ("Richard Nixon." folded into "Richard Nixon" under normalized matching, then
+    exact).  Two strings of a question never share a key; a string's spellings may.
+    Derived data: written only by ``annotate.spellings.string_keys_sync``."""
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="spelling_keys")
+    string = models.ForeignKey(AnswerString, on_delete=models.CASCADE, related_name="spelling_keys")
+    key = models.TextField()
+
+    class Meta:
+        ordering = ["question", "string", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["question", "key"], name="spelling_key_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
 
 
 def state_token(synset_id: int | None, level_id: int | None, judged: bool) -> str:

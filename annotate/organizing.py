@@ -25,7 +25,6 @@ from evaluation.metrics.gains import check_gain
 from .adjudication import question_layers_to_gold
 from .edits import Conflict, collection_judgments_changed
 from .layer_state import layers_complete
-from .matching import collection_set_matching_mode
 from .models import (
     DEFAULT_LEVELS,
     JUDGE_ROLES,
@@ -145,10 +144,9 @@ def collection_save(
     """Create or update ``collection`` (an unsaved or changed instance) and set its levels
     (code, label, gain and optional examples; highest first).  A new collection gets S/A/B
     3/2/1 unless levels are given, and its creator becomes an organizer.  A level still used
-    by a string cannot be removed (Conflict).  A changed matching mode re-keys the
-    collection's strings and run answers first (``collection_set_matching_mode``;
-    MatchingModeConflict, nothing written, when strings that would become one are judged
-    differently)."""
+    by a string cannot be removed (Conflict).  The matching mode of an existing collection
+    is not changed here (Conflict): it re-keys the runs' answers too, so the evaluation
+    app's ``collection_matching_mode_change`` changes it."""
     created = collection.pk is None
     if not created:
         old_mode = (
@@ -157,8 +155,10 @@ def collection_save(
             .get()
         )
         if old_mode != collection.matching_mode:
-            new_mode, collection.matching_mode = collection.matching_mode, old_mode
-            collection_set_matching_mode(collection=collection, mode=new_mode, by=by)
+            raise Conflict(
+                "The matching mode is changed on the collection's Matching mode page, which "
+                "re-keys its strings and its runs' answers together."
+            )
     collection.save()
     if created and not levels:
         levels = DEFAULT_LEVELS

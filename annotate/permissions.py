@@ -89,8 +89,9 @@ def can_create_collection(user) -> bool:
 def navigation_for(user) -> dict[str, bool]:
     """Which main-menu entries ``user`` can use, from their roles in all collections (one
     query): "My queue" for assessors and organizers, "Runs" for participants and organizers,
-    "New collection" for those who may create one, "To adjudicate" for a named adjudicator
-    with questions waiting (``awaiting_adjudication``)."""
+    "New collection" for those who may create one, "To adjudicate" for an organizer or a
+    named adjudicator with questions waiting for them (``awaiting_adjudication``, as
+    ``layer_selectors.adjudicator_questions`` lists them)."""
     if is_site_staff(user):
         return {
             "queue": True,
@@ -99,21 +100,28 @@ def navigation_for(user) -> dict[str, bool]:
             "admin": bool(user.is_staff),
             "adjudicate": False,  # staff find every question on the agreement pages
         }
-    # the roles, and whether questions wait for the user as their named adjudicator (in a
-    # collection where they judge), in the one query
+    # the roles, and whether questions wait for adjudication in the collection (for an
+    # organizer) or for the user as their named adjudicator (in a collection where they
+    # judge), in the one query
     waiting = Question.objects.awaiting_adjudication().filter(
-        collection_id=OuterRef("collection_id"), layer_request__adjudicator=user
+        collection_id=OuterRef("collection_id")
     )
     rows = set(
         Membership.objects.filter(user=user)
-        .annotate(waiting=Exists(waiting))
-        .values_list("role", "waiting")
+        .annotate(
+            waiting=Exists(waiting),
+            named=Exists(waiting.filter(layer_request__adjudicator=user)),
+        )
+        .values_list("role", "waiting", "named")
         .distinct()
     )
-    roles = {role for role, _ in rows}
+    roles = {role for role, _, _ in rows}
     organizer = Role.ORGANIZER in roles
     return {
-        "adjudicate": any(w and role != Role.PARTICIPANT for role, w in rows),
+        "adjudicate": any(
+            (w and role == Role.ORGANIZER) or (named and role != Role.PARTICIPANT)
+            for role, w, named in rows
+        ),
         "queue": organizer or Role.ASSESSOR in roles,
         "runs": organizer or Role.PARTICIPANT in roles,
         "create": organizer or user.has_perm("annotate.add_collection"),

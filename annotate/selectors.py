@@ -29,7 +29,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.fields.json import KT
-from django.db.models.functions import Cast
+from django.db.models.functions import Cast, Coalesce, Greatest
 from django.utils import timezone
 
 from config.ids import request_id
@@ -49,6 +49,7 @@ from .models import (
     QuestionStatus,
     Role,
     Source,
+    SpellingKey,
     is_site_staff,
     percent_done,
     state_token,
@@ -234,16 +235,19 @@ def question_workspace(question: Question) -> dict[str, Any]:
         return _workspace(question)
 
 
-def run_frequencies(question: Question) -> dict[str, int]:
-    """How many runs returned each matching key of ``question`` (an empty key matches no
-    string, so it is left out).  One query."""
+def run_frequencies(question: Question) -> dict[int, int]:
+    """How many runs returned each string of ``question`` (string id -> runs), in any of its
+    spellings (``SpellingKey``: a run answering "Richard Nixon." counts for "Richard Nixon"
+    holding that spelling, under every mode).  One query."""
     # the runs' answers through the reverse relation (the evaluation app's RunAnswer):
     # annotate does not import evaluation; without its default ordering, whose joins (run,
     # question and their collections) stayed in the grouped query
+    holder = SpellingKey.objects.filter(question=OuterRef("question"), key=OuterRef("key"))
     return dict(
         question.run_answers.order_by()
-        .exclude(key="")
-        .values_list("key")
+        .annotate(string=Subquery(holder.values("string_id")[:1]))
+        .filter(string__isnull=False)
+        .values_list("string")
         .annotate(n=Count("run_id", distinct=True))
     )
 
@@ -275,7 +279,7 @@ def _workspace(question: Question) -> dict[str, Any]:
         WorkspaceString(*row[:6], json.loads(row[6]) if row[6] != "[]" else ()) for row in rows
     ]
     for s in strings:
-        s.freq = freq.get(s.key, 0)
+        s.freq = freq.get(s.pk, 0)
         syn = by_synset.get(s.synset_id) if s.synset_id is not None else None
         if s.synset_id is not None and (syn is None or s.level_id not in by_level):
             # judged into a synset (or with a level) this read did not see: only possible
@@ -571,6 +575,21 @@ def next_question(
     return Question.objects.select_related("collection").get(pk=pick)
 
 
+def question_last_change() -> Greatest:
+    """A question's last change, as an annotation: its latest audit event or, when later,
+    the last write of its own row (``updated_at``).  An import writes one event for the
+    whole file, none per question, and stamps the questions it creates or changes: a
+    question just imported changed then, not "never"."""
+    latest_event = (
+        JudgmentEvent.objects.filter(question=OuterRef("pk"))
+        .order_by()
+        .values("question")
+        .annotate(m=Max("created_at"))
+        .values("m")
+    )
+    return Greatest(Coalesce(Subquery(latest_event), F("updated_at")), F("updated_at"))
+
+
 def question_list_queryset(
     collection: Collection,
     *,
@@ -582,17 +601,10 @@ def question_list_queryset(
     """Questions of ``collection`` for the question list, with their counts and last
     change, filtered by status, assessor (user id or ``none``), has-unjudged and a search
     in qid and text."""
-    last = (
-        JudgmentEvent.objects.filter(question=OuterRef("pk"))
-        .order_by()
-        .values("question")
-        .annotate(m=Max("created_at"))
-        .values("m")
-    )
     qs = (
         Question.objects.filter(collection=collection)
         .with_counts()
-        .annotate(last_change=Subquery(last))
+        .annotate(last_change=question_last_change())
         .order_by("id")
     )
     if status:
@@ -676,13 +688,21 @@ def collection_dashboard(
     since = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
     overview = collection_overview(collection)
     events = JudgmentEvent.objects.filter(collection=collection, user__isnull=False)
+    # a judgment that was undone is no judgment: not a string judged, today or ever
+    undone = set(
+        JudgmentEvent.objects.filter(collection=collection, action="undo").values_list(
+            "after__undoes", flat=True
+        )
+    )
     rows = list(
         events.filter(Q(action__in=STRING_JUDGING_ACTIONS) | Q(action="question_done"))
         .order_by("id")
-        .values_list("user_id", "question_id", "action", "created_at")
+        .values_list("pk", "user_id", "question_id", "action", "created_at")
     )
     activity: dict[int, dict] = {}
-    for user_id, question_id, action, at in rows:
+    for pk, user_id, question_id, action, at in rows:
+        if pk in undone:
+            continue
         a = activity.setdefault(
             user_id,
             {
@@ -731,8 +751,8 @@ def collection_dashboard(
         people.append(row)
     last_change = (
         Question.objects.filter(collection=collection, status=QuestionStatus.IN_PROGRESS)
-        .annotate(last=Max("events__created_at"))
-        .filter(Q(last__lt=now - stuck_after) | Q(last__isnull=True))
+        .annotate(last=question_last_change())
+        .filter(last__lt=now - stuck_after)
     )
     stuck = list(last_change.order_by("last", "qid").values("pk", "qid", "last")[:limit])
     attach = {q["pk"]: q for q in stuck}

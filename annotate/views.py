@@ -28,7 +28,6 @@ from . import (
     judging,
     layer_selectors,
     layer_views,
-    matching,
     operations,
     organizing,
     presence,
@@ -301,6 +300,8 @@ def question_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         unjudged="" if blind else f.get("unjudged", ""),
         search=f.get("q", "").strip(),
     )
+    if not blind:
+        qs = qs.with_layer_state()  # where a question judged in layers stands
     if blind:
         # status and unjudged of a question judged in the user's layer are the layer's
         qs = layer_selectors.filter_as_seen_by(
@@ -313,6 +314,8 @@ def question_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     page = Paginator(qs, 50).get_page(f.get("page"))
     questions = list(page.object_list)
     attach_assessors(questions)
+    if not blind:
+        layer_selectors.label_layer_states(questions)
     if blind:
         # a question judged in the user's layer shows the layer's status and counts, and
         # the user alone as its assessor: nothing of gold or of the other layers
@@ -389,8 +392,6 @@ def _collection_form_page(request: HtmxHttpRequest, collection: Collection | Non
                 saved = organizing.collection_save(
                     collection=form.save(commit=False), levels=levels.rows(), by=request.user
                 )
-            except matching.MatchingModeConflict as e:
-                form.add_error("matching_mode", str(e))
             except edits.Conflict as e:
                 levels._non_form_errors = levels.error_class([str(e)])
             else:

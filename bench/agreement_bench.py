@@ -44,6 +44,7 @@ def build(n_questions: int, seed: int = 1):
         LayerRequest,
         Question,
     )
+    from annotate.spellings import string_keys_sync
     from tests.factories import add_member, make_collection, make_user
 
     rng = random.Random(seed)
@@ -61,6 +62,7 @@ def build(n_questions: int, seed: int = 1):
         for q in qs
         for j in range(6)
     )
+    string_keys_sync(strings=strings, mode=c.matching_mode)
     LayerRequest.objects.bulk_create(LayerRequest(question=q, k=2) for q in qs)
     now = timezone.now()
     layers = JudgingLayer.objects.bulk_create(

@@ -55,6 +55,7 @@ def big_collection(n: int, owner):
     from django.utils import timezone
 
     from annotate.models import AnswerString, AnswerSynset, Collection, Question
+    from annotate.spellings import string_keys_sync
     from evaluation.models import Run, RunAnswer
     from tests.factories import add_member, make_collection
 
@@ -89,6 +90,7 @@ def big_collection(n: int, owner):
                 )
             )
     AnswerString.objects.bulk_create(strings, batch_size=5000)
+    string_keys_sync(strings=strings, mode=c.matching_mode)
     runs = []
     for name in ("base", "better"):
         run = Run.objects.create(collection=c, owner=owner, name=name)

@@ -262,6 +262,7 @@ def seed(args) -> dict:
         Question,
     )
     from annotate.normalize import normalize_answer
+    from annotate.spellings import string_keys_sync
     from evaluation.models import Run, RunAnswer
 
     rng = random.Random(6)
@@ -328,6 +329,7 @@ def seed(args) -> dict:
     for s in strings:
         s.key = normalize_answer(s.text, c.matching_mode)
     AnswerString.objects.bulk_create(strings, batch_size=5000)
+    string_keys_sync(strings=strings, mode=c.matching_mode)
     run_ids = []
     for n, owner in enumerate(participants[:2] or ["organizer"], start=1):
         run = Run.objects.create(

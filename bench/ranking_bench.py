@@ -36,6 +36,7 @@ def big_collection(nq: int, nruns: int, owner):
     from django.utils import timezone
 
     from annotate.models import AnswerString, AnswerSynset, Question
+    from annotate.spellings import string_keys_sync
     from evaluation.models import Run, RunAnswer
     from tests.factories import add_member, make_collection
 
@@ -54,7 +55,7 @@ def big_collection(nq: int, nruns: int, owner):
     )
     now = timezone.now()
     it = iter(syns)
-    AnswerString.objects.bulk_create(
+    strings = AnswerString.objects.bulk_create(
         (
             AnswerString(
                 question=q,
@@ -69,6 +70,7 @@ def big_collection(nq: int, nruns: int, owner):
         ),
         batch_size=5000,
     )
+    string_keys_sync(strings=strings, mode=c.matching_mode)
     for k in range(nruns):
         run = Run.objects.create(collection=c, owner=owner, name=f"run{k:02d}")
         p = 0.3 + 0.4 * k / max(nruns - 1, 1)

@@ -7,7 +7,7 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS
 
-from annotate.models import Collection
+from annotate.models import Collection, MatchingMode
 from config.uploads import check_upload_size
 from evaluation.analysis.score_config import ScoreConfig, check_config
 from evaluation.analysis.significance import (
@@ -323,3 +323,9 @@ class RunReplaceForm(forms.Form):
 
     def clean_file(self):
         return check_upload_size(self.cleaned_data["file"], settings.RUN_UPLOAD_MAX_MB, "runs")
+
+
+class MatchingModeForm(forms.Form):
+    """The Matching mode page's one field (``matching_views.collection_matching_mode``)."""
+
+    matching_mode = forms.ChoiceField(choices=MatchingMode.choices)

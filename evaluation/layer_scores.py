@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 from django.db.models import Count, Q
 
+from annotate.layer_state import LAYERS_DONE
 from annotate.models import AnswerString, Collection, JudgingLayer, LayerJudgment
 from evaluation.analysis.score_config import ScoreConfig
 from evaluation.metrics import Judgments, Scores, evaluate
@@ -37,7 +38,8 @@ class LayerQuestions:
     """The layered questions of a collection by where they stand: ``scored`` (question
     id -> its layer ids in creation order: every layer done and nothing left unjudged in
     gold), ``waiting`` (every layer done, gold still has unjudged strings: the
-    adjudication queue) and ``open`` (a layer still being judged)."""
+    adjudication queue) and ``open`` (a layer still being judged, or fewer layers than
+    the request's k: waiting for a new one)."""
 
     scored: dict[int, list[int]] = field(default_factory=dict)
     waiting: int = 0
@@ -45,7 +47,7 @@ class LayerQuestions:
 
 
 def layer_questions(collection: Collection) -> LayerQuestions:
-    """Which layered questions of ``collection`` runs are scored on (two queries)."""
+    """Which layered questions of ``collection`` runs are scored on (three queries)."""
     rows: dict[int, list[tuple[int, bool]]] = {}
     for pk, q, done in (
         JudgingLayer.objects.filter(question__collection=collection)
@@ -53,7 +55,13 @@ def layer_questions(collection: Collection) -> LayerQuestions:
         .values_list("pk", "question_id", "done_at")
     ):
         rows.setdefault(q, []).append((pk, done is not None))
-    complete = {q: [pk for pk, _ in rs] for q, rs in rows.items() if all(d for _, d in rs)}
+    # where each stands: one definition, aware of the request's k (``LayerState``)
+    states = dict(
+        collection.questions.filter(pk__in=list(rows))
+        .with_layer_state()
+        .values_list("pk", "layer_state")
+    )
+    complete = {q: [pk for pk, _ in rs] for q, rs in rows.items() if states[q] in LAYERS_DONE}
     # per complete question: its strings and how many gold has not judged (a question with
     # no string has nothing to score)
     left = dict(
@@ -86,20 +94,33 @@ def layer_judgments(
     rows: dict[str, list[tuple]] = {GOLD: []}
     for pos in range(1, k + 1):
         rows[f"layer {pos}"] = []
-    for layer_id, qid, group, text, level in (
+    # a judgment holds for every spelling of its string (its text and variants), as in the
+    # collection's scores (``services.collection_judgments``)
+    for layer_id, qid, group, text, level, variants in (
         LayerJudgment.objects.filter(layer__in=list(position))
         .order_by("layer__question_id", "string_id")
-        .values_list("layer_id", "layer__question__qid", "group", "string__text", "level__code")
-    ):
-        rows[f"layer {position[layer_id]}"].append(
-            (qid, str(group) if group is not None else None, text, level)
+        .values_list(
+            "layer_id",
+            "layer__question__qid",
+            "group",
+            "string__text",
+            "level__code",
+            "string__variants",
         )
-    for qid, ordinal, text, level in (
+    ):
+        rows[f"layer {position[layer_id]}"] += [
+            (qid, str(group) if group is not None else None, spelling, level)
+            for spelling in (text, *variants)
+        ]
+    for qid, ordinal, text, level, variants in (
         AnswerString.objects.filter(question_id__in=list(layers), judged_at__isnull=False)
         .order_by("question_id", "id")
-        .values_list("question__qid", "synset__ordinal", "text", "level__code")
+        .values_list("question__qid", "synset__ordinal", "text", "level__code", "variants")
     ):
-        rows[GOLD].append((qid, str(ordinal) if ordinal is not None else None, text, level))
+        rows[GOLD] += [
+            (qid, str(ordinal) if ordinal is not None else None, spelling, level)
+            for spelling in (text, *variants)
+        ]
     order = list(
         collection.questions.filter(pk__in=list(layers))
         .order_by("id")
@@ -140,7 +161,7 @@ class LayerScores:
     comparisons: list[LayerComparison]
     n_questions: int  # scored: every layer done, gold adjudicated
     n_waiting: int = 0  # left out: every layer done, gold waits for adjudication
-    n_open: int = 0  # left out: a layer is still being judged
+    n_open: int = 0  # left out: a layer is still being judged, or fewer than k
 
     def rows(self) -> list[list]:
         """CSV rows ``judgments,run,question_id,<metrics>`` with mean rows ``all``."""

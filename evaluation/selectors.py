@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet
 
-from annotate.models import AnswerString, Collection, JudgmentEvent, Question
+from annotate.models import Collection, JudgmentEvent, Question, SpellingKey
 from annotate.selectors import synset_labels
 from evaluation.metrics import Scores
 
@@ -139,11 +139,12 @@ def run_answer_stats(runs: Sequence[Run]) -> dict[int, dict[str, int]]:
     return {r["run_id"]: r for r in rows}
 
 
-def _judged_string() -> QuerySet[AnswerString]:
-    """The judged string a run answer matches (an empty key matches nothing)."""
-    return AnswerString.objects.filter(
-        question=OuterRef("question"), key=OuterRef("key"), judged_at__isnull=False
-    ).exclude(key="")
+def _judged_string() -> QuerySet[SpellingKey]:
+    """The key of a judged string that a run answer matches, by any of the string's
+    spellings (an empty key is never stored: it matches nothing)."""
+    return SpellingKey.objects.filter(
+        question=OuterRef("question"), key=OuterRef("key"), string__judged_at__isnull=False
+    )
 
 
 def unjudged_counts(runs: Sequence[Run]) -> dict[int, int]:
@@ -162,9 +163,7 @@ def unjudged_answers(run: Run) -> list[dict[str, Any]]:
     is in the assessors' pool already (``pooled``: a string of its question has its key)
     or could be sent there (``poolable``: not pooled, best rank within the collection's
     L', a key that is not empty), in question order (one query)."""
-    strings = AnswerString.objects.filter(
-        question=OuterRef("question"), key=OuterRef("key")
-    ).exclude(key="")
+    strings = SpellingKey.objects.filter(question=OuterRef("question"), key=OuterRef("key"))
     rows = (
         RunAnswer.objects.filter(run=run)
         .filter(~Exists(_judged_string()))

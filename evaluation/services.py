@@ -85,13 +85,22 @@ def judgment_stamp(collection: Collection) -> tuple[object, ...]:
 
 def collection_judgments(collection: Collection) -> Judgments:
     """The collection's judged strings as engine Judgments (unjudged strings left out;
-    a question counts as judged when at least one of its strings is judged)."""
+    a question counts as judged when at least one of its strings is judged): one row per
+    spelling, the text then the variants, with the string's judgment -- the rows its
+    judgments export holds, so the collection scores as ``qa-score`` scores its export.
+    The engine keys them under the collection's mode as ``SpellingKey`` does, so a variant
+    keyed apart by a switch of mode still matches (DESIGN.md section 4); spellings of one
+    string that share a key fold there."""
     levels = list(collection.levels.order_by("order").values_list("code", "gain"))
-    rows = list(
-        AnswerString.objects.filter(question__collection=collection, judged_at__isnull=False)
+    rows = [
+        (qid, ordinal, spelling, level)
+        for qid, ordinal, text, level, variants in AnswerString.objects.filter(
+            question__collection=collection, judged_at__isnull=False
+        )
         .order_by("question_id", "id")
-        .values_list("question__qid", "synset__ordinal", "text", "level__code")
-    )
+        .values_list("question__qid", "synset__ordinal", "text", "level__code", "variants")
+        for spelling in (text, *variants)
+    ]
     order = [
         qid
         for qid in Question.objects.filter(collection=collection)
@@ -596,18 +605,19 @@ def run_pool(*, run: Run, by: AbstractBaseUser | None = None) -> int:
 def collection_matching_mode_change(
     *, collection: Collection, mode: str, by: AbstractBaseUser | None
 ) -> int:
-    """Change ``collection``'s matching mode (DESIGN.md section 4): annotate's
-    ``collection_set_matching_mode`` re-keys its strings and folds agreeing spellings
-    (MatchingModeConflict, nothing written, when spellings that become one string are
-    judged differently), and its signal re-keys every run answer (``run_answers_rekey``).
+    """Change ``collection``'s matching mode (DESIGN.md section 4), the one way to change
+    it: annotate's ``collection_set_matching_mode`` re-keys every spelling of its strings
+    and folds strings that now share a key (MatchingModeConflict, nothing written, when
+    they are judged differently), then every run answer is re-keyed, in one transaction.
     Returns the number of strings folded."""
-    return matching.collection_set_matching_mode(collection=collection, mode=mode, by=by)
+    folded = matching.collection_set_matching_mode(collection=collection, mode=mode, by=by)
+    run_answers_rekey(collection=collection, mode=mode)
+    return folded
 
 
-def run_answers_rekey(*, collection: Collection, mode: str, **_: object) -> int:
+def run_answers_rekey(*, collection: Collection, mode: str) -> int:
     """Re-key every run answer of ``collection`` under matching ``mode`` with the engine's
-    key function (receiver of annotate's ``matching_mode_changed``).  Returns how many
-    changed."""
+    key function.  Returns how many changed."""
     answers = list(
         RunAnswer.objects.filter(run__collection=collection).values_list("pk", "text", "key")
     )

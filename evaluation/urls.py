@@ -1,6 +1,13 @@
 from django.urls import path
 
-from . import compare_views, layer_score_views, ranking_views, reliability_views, run_views
+from . import (
+    compare_views,
+    layer_score_views,
+    matching_views,
+    ranking_views,
+    reliability_views,
+    run_views,
+)
 
 app_name = "evaluation"
 
@@ -26,6 +33,11 @@ urlpatterns = [
         name="run-replace",
     ),
     path("collections/<slug:slug>/runs/<int:run_id>/pool/", run_views.run_pool, name="run-pool"),
+    path(
+        "collections/<slug:slug>/matching-mode/",
+        matching_views.collection_matching_mode,
+        name="collection-matching-mode",
+    ),
     path("collections/<slug:slug>/compare/", compare_views.compare, name="compare"),
     path("collections/<slug:slug>/compare.csv", compare_views.compare_csv, name="compare-csv"),
     path("collections/<slug:slug>/ranking/", ranking_views.ranking, name="ranking"),

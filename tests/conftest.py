@@ -7,6 +7,20 @@ import pytest
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
+def pytest_collection_modifyitems(config, items):
+    """The browser tests, the fault tests (a server in a subprocess) and the fuzz tests
+    (thousands of generated files) are ``slow``; the fault tests run on one worker under
+    pytest-xdist, one after another: each starts gunicorn after a collectstatic into the
+    one STATIC_ROOT, and some cut their database off or hold its locks, which a test beside
+    them would feel."""
+    for item in items:
+        path = item.path.as_posix()
+        if any(f"/tests/{folder}/" in path for folder in ("browser", "faults", "fuzz")):
+            item.add_marker(pytest.mark.slow)
+        if "/tests/faults/" in path:
+            item.add_marker(pytest.mark.xdist_group("faults"))
+
+
 @pytest.fixture
 def demo(db):
     """The demo collection (load_demo)."""

@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 
 from annotate.models import AnswerString, AnswerSynset, Collection, Level, Membership, Question
 from annotate.normalize import normalize_answer
+from annotate.spellings import string_keys_sync
 from evaluation.models import Run, RunAnswer
 
 _seq = itertools.count(1)
@@ -75,6 +76,7 @@ def make_question(
         AnswerString.objects.create(
             question=q, text=text_, key=normalize_answer(text_, mode), source="pool"
         )
+    string_keys_sync(strings=AnswerString.objects.filter(question=q), mode=mode)
     return q
 
 
@@ -136,4 +138,5 @@ def make_big_question(
         for i in range(n_unjudged)
     ]
     AnswerString.objects.bulk_create(strings)
+    string_keys_sync(strings=strings, mode=collection.matching_mode)
     return q

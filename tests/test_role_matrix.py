@@ -74,6 +74,11 @@ EXPECTED: dict[str, dict[str, str]] = {
         "GET": "login 403 403 403 403 ok ok",
         "POST": "login 403 403 403 403 write write",
     },
+    # changing it re-keys strings and run answers: the evaluation app's page
+    "evaluation:collection-matching-mode": {
+        "GET": "login 403 403 403 403 ok ok",
+        "POST": "login 403 403 403 403 write write",
+    },
     "annotate:collection-members": {
         "GET": "login 403 403 403 403 ok ok",
         "POST": "login 403 403 403 403 write write",
@@ -324,6 +329,7 @@ PAGE_TEXT: dict[str, tuple[str, ...]] = {
     "set-password-done": ("<h1>Your password is set</h1>",),
     "annotate:collection-create": ("<h1>New collection</h1>",),
     "annotate:collection-edit": ("<h1>Edit {c}</h1>",),
+    "evaluation:collection-matching-mode": ("<h1>Matching mode</h1>",),
     "annotate:collection-members": ("<h1>Members</h1>", "assessor1"),
     "annotate:collection-import": ("<h1>Import and export</h1>",),
     "annotate:collection-export": ("question_id,synset_id,answer,level", "{secret}"),
@@ -786,6 +792,7 @@ def assessor_urls(w: dict) -> list[str]:
     return urls
 
 
+@pytest.mark.slow
 def test_run_names_never_reach_an_assessor(world):
     """Not in any page an assessor can open, before or after the runs are pooled (the
     pool orders candidates by how many runs returned them, never naming the runs)."""

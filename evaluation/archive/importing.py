@@ -29,6 +29,7 @@ from annotate.models import (
     Membership,
     Question,
 )
+from annotate.spellings import string_keys_sync
 from config.text import CONTROL_CHARACTERS
 from evaluation.metrics import InputError, Issue
 from evaluation.models import Run, RunAnswer
@@ -142,6 +143,7 @@ def _write(plan: ImportPlan, *, slug: str, name: str | None) -> Collection:
         q_of = _questions(collection, plan, users)
         s_objs = _synsets(plan, q_of)
         objs = _strings(plan, q_of, s_objs, level_of, users)
+        string_keys_sync(strings=objs, mode=collection.matching_mode)
         run_of = _runs(collection, plan, users)
         ids = _ids(collection, plan, objs, s_objs, level_of, users, run_of)
         sides = [

@@ -21,6 +21,8 @@ from evaluation.metrics import Issue
 from evaluation.metrics.csvio import CsvFormatError, read_csv_lines
 from evaluation.metrics.errors import MAX_ISSUES
 from evaluation.metrics.gains import check_gain
+from evaluation.metrics.normalize import normalize_many
+from evaluation.metrics.parsers import empty_key_message
 from evaluation.models import RunFormat
 from evaluation.services import run_name_problem
 
@@ -539,16 +541,47 @@ class Archive:
     def _check_strings(self) -> None:
         self.string_of: dict[int, str] = {}  # archive string id -> question id
         keys: set[tuple[str, str]] = set()
+        c = self.manifest.get("collection")  # a dict once the manifest passed its checks
+        mode = c.get("matching_mode") if isinstance(c, dict) else None
         for n, s in self.strings:
             add = partial(self.add, "strings.csv", n)
             self._check_judgment(s, add)
             if not s["key"]:
-                add("empty key")
+                add(empty_key_message(s["question_id"], s["answer"], mode))
             elif (s["question_id"], s["key"]) in keys:
                 add(f"key {s['key']!r} appears twice in question {s['question_id']!r}")
             keys.add((s["question_id"], s["key"]))
             if self.version >= 2:
                 self._check_string_id(s, add)
+        self._check_spelling_keys()
+
+    def _check_spelling_keys(self) -> None:
+        """Two strings of a question never share a key by any of their spellings (their
+        text and variants, under the collection's matching mode: ``SpellingKey``)."""
+        mode = self.manifest["collection"].get("matching_mode")
+        if mode not in MatchingMode.values:
+            return  # reported with the manifest
+        spellings = []
+        for n, s in self.strings:
+            try:
+                variants = json.loads(s.get("variants") or "[]")
+            except ValueError:
+                continue  # reported above
+            if _is_text_list(variants):
+                spellings += [(n, s["question_id"], s["answer"], True)]
+                spellings += [(n, s["question_id"], text, False) for text in variants]
+        holder: dict[tuple[str, str], tuple[int, bool]] = {}
+        keys = normalize_many([text for _, _, text, _ in spellings], mode)
+        for (n, qid, text, own), key in zip(spellings, keys, strict=True):
+            first, first_own = holder.setdefault((qid, key), (n, own)) if key else (n, own)
+            # two texts with one key: "appears twice", above
+            if first != n and not (own and first_own):
+                self.add(
+                    "strings.csv",
+                    n,
+                    f"{text!r} has the key {key!r} of a spelling of the string on line {first} "
+                    f"(question {qid!r}): two strings never share a key",
+                )
 
     def _check_judgment(self, s: dict, add) -> None:
         """A row of strings.csv: its question, synset, level, source, judge and times."""

@@ -19,7 +19,7 @@ import io
 import math
 import operator
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import repeat
@@ -30,6 +30,7 @@ from .arrays import Index, factorize
 from .csvio import restore
 from .data import DEFAULT_LEVELS, ID_MATCH, Judgments, Ranking
 from .errors import InputError, Issue, IssueList, merge_issues
+from .normalize import normalize_many
 from .sniff import _INT, _LINE_END, _POS_INT, Data, _is_number, _lines, detect_run_format
 
 MAX_LINE = 65536  # characters; longer lines are refused
@@ -61,9 +62,23 @@ def decode(data: Data, file: str) -> str:
     return text
 
 
+# A NUL byte is refused wherever it stands: no database text column can store one (PostgreSQL
+# refuses it), so every file the product imports is checked for it line by line.
+NUL_BYTE = "contains a NUL byte"
+
+
+def nul_issues(text: str, file: str) -> list[Issue]:
+    """The lines of ``text`` that hold a NUL byte, each an issue ``NUL_BYTE``; lines are
+    counted as every reader counts them.  The rule of every import: the parsers' line
+    reader applies it to each line, and a reader of its own (the layers CSV) to its text."""
+    if "\x00" not in text:
+        return []
+    return [Issue(file, n, NUL_BYTE) for n, line in _lines(text) if "\x00" in line]
+
+
 def _line_ok(issues: IssueList, n: int, line: str) -> bool:
     if "\x00" in line:
-        issues.add(n, "contains a NUL byte")
+        issues.add(n, NUL_BYTE)
         return False
     if len(line) > MAX_LINE:
         issues.add(n, f"line is {len(line)} characters long (at most {MAX_LINE})")
@@ -349,6 +364,35 @@ def _plain_judgments(
     return qids, syns, answers, levels_of
 
 
+def empty_key_message(qid: str, answer: str, match: str) -> str:
+    """The one refusal of an answer whose matching key is empty ("..." under
+    ``normalized``, "the" under ``squad``), by every reader of judged answers -- this
+    parser, the web imports, a collection archive: an empty key matches nothing (DESIGN.md
+    section 4), so such a judgment would never credit an answer.  Runs accept such answers
+    (they match nothing)."""
+    return (
+        f"question {qid!r}: answer {answer!r} has an empty matching key under {match} "
+        "matching (an empty key matches nothing): leave it out"
+    )
+
+
+def _empty_keys(
+    file: str, match: str, qids: list[str], answers: list[str], lines: Sequence[int]
+) -> list[Issue]:
+    """``empty_key_message`` for each row whose answer keys to ""; called when a built
+    Judgments holds an empty key (rare), so the keys are computed again only then."""
+    keys = normalize_many(answers, match)
+    return [
+        Issue(file, line, empty_key_message(qid, answer, match))
+        for qid, answer, key, line in zip(qids, answers, keys, lines, strict=True)
+        if not key
+    ]
+
+
+def _has_empty_key(judgments: Judgments) -> bool:
+    return judgments.match != ID_MATCH and bool((judgments.str_key == "").any())
+
+
 def parse_judgments_csv(
     data: Data,
     *,
@@ -357,12 +401,21 @@ def parse_judgments_csv(
     gains: tuple[float, ...] | None = None,
     match: str = "normalized",
 ) -> Judgments:
-    """Judgments CSV -> Judgments (a string in two synsets of a question is an error)."""
+    """Judgments CSV -> Judgments.  A string in two synsets of a question, and an answer
+    whose matching key is empty (``empty_key_message``), are errors."""
     text, _ = _decoded(data, filename)
     plain = _plain_judgments(text, levels) if text is not None else None
+    issues: list[Issue] = []
     if plain is not None:  # the common file: every row good, no quotes
         qids, syns, answers, levels_of = plain
-        return Judgments.build(
+        lines: Sequence[int] = range(2, len(qids) + 2)
+    else:
+        rows, issues = judgment_rows(data, filename=filename, levels=levels)
+        qids, answers = [r.question_id for r in rows], [r.answer for r in rows]
+        syns, levels_of = [r.synset_id for r in rows], [r.level for r in rows]
+        lines = [r.line for r in rows]
+    try:  # the good rows' cross-row checks, reported with the rows' own errors
+        judgments = Judgments.build(
             qids=qids,
             synsets=[s or None for s in syns],
             texts=answers,
@@ -371,25 +424,14 @@ def parse_judgments_csv(
             gains=gains,
             match=match,
             nil_rule=True,
-            lines=range(2, len(qids) + 2),
-            file=filename,
-        )
-    rows, issues = judgment_rows(data, filename=filename, levels=levels)
-    try:  # the good rows' cross-row checks, reported with the rows' own errors
-        judgments = Judgments.build(
-            qids=[r.question_id for r in rows],
-            synsets=[r.synset_id or None for r in rows],
-            texts=[r.answer for r in rows],
-            levels_of=[r.level or None for r in rows],
-            levels=levels,
-            gains=gains,
-            match=match,
-            nil_rule=True,
-            lines=[r.line for r in rows],
+            lines=lines,
             file=filename,
         )
     except InputError as e:
-        raise InputError(merge_issues(filename, issues, e.issues)) from None
+        empty = _empty_keys(filename, match, qids, answers, lines)
+        raise InputError(merge_issues(filename, issues, e.issues, empty)) from None
+    if _has_empty_key(judgments):
+        issues = merge_issues(filename, issues, _empty_keys(filename, match, qids, answers, lines))
     if issues:
         raise InputError(issues)
     return judgments
@@ -733,6 +775,7 @@ def _qa_ranking(
 
 __all__ = [
     "MAX_RANK",
+    "NUL_BYTE",
     "AnswerRow",
     "InputError",
     "JudgmentRow",
@@ -740,8 +783,10 @@ __all__ = [
     "RunRow",
     "decode",
     "detect_run_format",
+    "empty_key_message",
     "flat_answer_rows",
     "judgment_rows",
+    "nul_issues",
     "parse_flat_answers",
     "parse_judgments_csv",
     "parse_qa_run",

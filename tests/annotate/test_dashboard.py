@@ -8,8 +8,11 @@ import pytest
 from django.utils import timezone
 
 from annotate import judging
+from annotate.imports import collection_import
 from annotate.models import AnswerString, JudgmentEvent, Question
 from annotate.selectors import collection_dashboard, collection_overview, organizer_next_steps
+from evaluation.archive.exporting import collection_export
+from evaluation.archive.importing import collection_import as archive_import
 from evaluation.services import run_pool
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 
@@ -63,7 +66,9 @@ def test_stuck_questions_and_questions_reopened_by_pooling(world):
     now = timezone.now()
     s = AnswerString.objects.filter(question=q1).first()
     judging.string_judge(question=q1.pk, string=s.pk, by=a1, new_synset=True)
+    # the judgment 30 hours ago: its event, and the question's own write with it
     JudgmentEvent.objects.filter(question=q1).update(created_at=now - timedelta(hours=30))
+    Question.objects.filter(pk=q1.pk).update(updated_at=now - timedelta(hours=30))
     assert Question.objects.get(pk=q1.pk).status == "in_progress"
     board = collection_dashboard(c, now=now)
     assert [q["qid"] for q in board.stuck] == ["D-1"]
@@ -112,3 +117,125 @@ def test_a_new_collection_guides_its_organizer(client):
     Question.objects.get(qid="F-1").assessors.add(a)
     assert organizer_next_steps(c, collection_overview(c)) == []
     assert "Next steps" not in client.get("/collections/fresh/").content.decode()
+
+
+# -- an import is a change; an undone judgment is no judgment --------------------------------
+def test_questions_a_judgments_import_put_in_progress_are_not_stuck_at_once(world):
+    """They used to be listed as stuck for 24 hours or more with "last change: never": the
+    import writes no event per question, and the last change read the events only."""
+    c, org, *_ = world
+    collection_import(
+        collection=c,
+        kind="questions",
+        data=b"question_id,question\nN-1,New?\nN-2,Newer?\n",
+        filename="q.csv",
+        by=org,
+    )
+    collection_import(
+        collection=c,
+        kind="judgments",
+        data=b"question_id,synset_id,answer,level\nN-1,1,Yes,S\nN-2,,No,\n",
+        filename="j.csv",
+        by=org,
+    )
+    now = timezone.now()
+    assert set(Question.objects.filter(qid__startswith="N-").values_list("status", flat=True)) == {
+        "in_progress"
+    }
+    assert collection_dashboard(c, now=now).stuck == []
+    later = collection_dashboard(c, now=now + timedelta(hours=25)).stuck
+    assert [q["qid"] for q in later] == ["N-1", "N-2"]
+    assert all(now - timedelta(minutes=5) < q["last"] <= now for q in later)
+
+
+def test_a_judgments_import_is_a_change_of_a_question_judged_long_ago(world):
+    c, org, a1, _a2, q1, _q2 = world
+    now = timezone.now()
+    s = AnswerString.objects.filter(question=q1).first()
+    judging.string_judge(question=q1.pk, string=s.pk, by=a1, new_synset=True)
+    JudgmentEvent.objects.filter(question=q1).update(created_at=now - timedelta(hours=30))
+    Question.objects.filter(pk=q1.pk).update(updated_at=now - timedelta(hours=30))
+    assert [q["qid"] for q in collection_dashboard(c, now=now).stuck] == ["D-1"]
+    collection_import(
+        collection=c,
+        kind="judgments",
+        data=b"question_id,synset_id,answer,level\nD-1,1,Kawabata,S\n",
+        filename="j.csv",
+        by=org,
+    )
+    assert collection_dashboard(c).stuck == []
+
+
+def test_a_layers_import_is_a_change(world):
+    c, org, _a1, _a2, q1, _q2 = world
+    now = timezone.now()
+    Question.objects.filter(pk=q1.pk).update(
+        status="in_progress", updated_at=now - timedelta(hours=30)
+    )
+    assert [q["qid"] for q in collection_dashboard(c, now=now).stuck] == ["D-1"]
+    collection_import(
+        collection=c,
+        kind="layers",
+        data=b"question_id,synset_id,answer,level,assessor,done\nD-1,1,Kawabata,S,d-a1,\n",
+        filename="l.csv",
+        by=org,
+    )
+    assert collection_dashboard(c).stuck == []
+
+
+def test_a_restored_archive_is_a_change(world):
+    c, _org, a1, _a2, q1, _q2 = world
+    s = AnswerString.objects.filter(question=q1).first()
+    judging.string_judge(question=q1.pk, string=s.pk, by=a1, new_synset=True)
+    JudgmentEvent.objects.filter(question=q1).update(created_at=timezone.now() - timedelta(days=10))
+    copy = archive_import(data=collection_export(collection=c), slug="dash-copy")
+    assert Question.objects.get(collection=copy, qid="D-1").status == "in_progress"
+    assert collection_dashboard(copy).stuck == []
+
+
+def test_the_question_list_shows_the_import_as_the_last_change(world, client):
+    c, org, *_ = world
+    collection_import(
+        collection=c,
+        kind="questions",
+        data=b"question_id,question\nN-1,New?\n",
+        filename="q.csv",
+        by=org,
+    )
+    client.force_login(org)
+    page = client.get(f"/collections/{c.slug}/questions/", {"q": "N-1"}).content.decode()
+    today = timezone.localtime().strftime("%Y-%m-%d")
+    assert f'<td class="small">{today}' in page
+
+
+def test_an_undone_judgment_is_not_a_string_judged_today(world):
+    c, _org, a1, _a2, q1, q2 = world
+    s1, s2 = AnswerString.objects.filter(question=q1).order_by("id")[:2]
+    judging.string_judge(question=q1.pk, string=s1.pk, by=a1, new_synset=True)
+    judging.question_undo(question=q1.pk, by=a1)
+    one = {a.username: a for a in collection_dashboard(c).assessors}["d-a1"]
+    assert (one.strings_today, one.strings_total) == (0, 0)
+    assert (one.questions_today, one.questions_total) == (0, 0)
+    judging.string_judge(question=q1.pk, string=s2.pk, by=a1, new_synset=True)
+    (p,) = AnswerString.objects.filter(question=q2)
+    judging.string_judge(question=q2.pk, string=p.pk, by=a1, new_synset=True)
+    one = {a.username: a for a in collection_dashboard(c).assessors}["d-a1"]
+    assert (one.strings_today, one.strings_total) == (2, 2)
+    assert (one.questions_today, one.questions_total) == (2, 2)
+
+
+def test_a_flat_answer_list_is_a_change_of_the_questions_it_brings_strings_to(world):
+    c, org, _a1, _a2, q1, q2 = world
+    now = timezone.now()
+    Question.objects.filter(pk__in=[q1.pk, q2.pk]).update(
+        status="in_progress", updated_at=now - timedelta(hours=30)
+    )
+    assert [q["qid"] for q in collection_dashboard(c, now=now).stuck] == ["D-1", "D-2"]
+    collection_import(
+        collection=c,
+        kind="flat",
+        data=b"question_id,answer\nD-1,Tanizaki\nD-2,paris\n",  # D-2: a string it has
+        filename="a.csv",
+        by=org,
+    )
+    assert [q["qid"] for q in collection_dashboard(c).stuck] == ["D-2"]

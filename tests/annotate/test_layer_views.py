@@ -227,11 +227,15 @@ def test_a_named_adjudicator_finds_their_questions(client):
     page = client.get(reverse("annotate:question-adjudicate", args=[q1.pk])).content.decode()
     assert "1 string left to resolve" in page and queue in page
     assert reverse("annotate:collection-agreement", args=[c.slug]) not in page
-    # the assessors and the organizer were not named: no entry for them
-    for user in (a, org):
-        client.force_login(user)
-        assert "To adjudicate" not in _menu(client)
-        assert QID.format("Q1") not in client.get(queue).content.decode()
+    # the assessors were not named: no entry for them
+    client.force_login(a)
+    assert "To adjudicate" not in _menu(client)
+    assert QID.format("Q1") not in client.get(queue).content.decode()
+    # an organizer adjudicates every question of their collection: theirs too (issue 23)
+    client.force_login(org)
+    assert "To adjudicate" in _menu(client)
+    page = client.get(queue).content.decode()
+    assert QID.format("Q1") in page and "1 question waiting" in page
     # once resolved, the question leaves the adjudicator's list and the menu entry goes
     client.force_login(adj)
     layer_b = JudgingLayer.objects.get(question=q1, assessor=b)

@@ -108,49 +108,6 @@ def test_run_answers_are_rekeyed_with_the_strings():
     assert AnswerString.objects.get(question=q).key == "radcliffe line"
 
 
-def test_the_edit_page_changes_the_mode_through_the_rekey_or_names_the_conflicts(client):
-    from annotate.models import Collection
-    from evaluation.models import RunAnswer
-    from tests.factories import add_member, make_run
-
-    c = make_collection(slug="mm")
-    org = make_user(username="mm-org")
-    add_member(collection=c, user=org, role="organizer")
-    q = make_question(
-        collection=c,
-        qid="border",
-        synsets=[[("The Radcliffe Line", "S")]],
-        incorrect=["Radcliffe Line"],
-    )
-    make_run(collection=c, owner=org, name="r", answers={"border": ["the Radcliffe line"]})
-    client.force_login(org)
-    form = {
-        "name": c.name,
-        "slug": "mm",
-        "matching_mode": "squad",
-        "max_output_size": 5,
-        "levels-TOTAL_FORMS": "3",
-        "levels-INITIAL_FORMS": "0",
-        **{
-            f"levels-{i}-{f}": v
-            for i, (code, gain) in enumerate([("S", 3), ("A", 2), ("B", 1)])
-            for f, v in (("code", code), ("label", code), ("gain", gain))
-        },
-    }
-    r = client.post("/collections/mm/edit/", form)
-    assert r.status_code == 200  # refused: the two spellings are judged differently
-    page = r.content.decode()
-    assert "judge them alike first" in page and "Radcliffe Line" in page
-    assert Collection.objects.get(pk=c.pk).matching_mode == "normalized"
-    # judged alike, the change goes through and re-keys strings and run answers
-    AnswerString.objects.filter(question=q, text="Radcliffe Line").delete()
-    r = client.post("/collections/mm/edit/", form)
-    assert r.status_code == 302, r.content.decode()[:2000]
-    assert Collection.objects.get(pk=c.pk).matching_mode == "squad"
-    assert AnswerString.objects.get(question=q).key == "radcliffe line"
-    assert RunAnswer.objects.get(question=q).key == "radcliffe line"
-
-
 def _layers(c, q, *assessors):
     from annotate import layers
     from annotate.models import JudgingLayer

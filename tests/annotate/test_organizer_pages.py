@@ -62,6 +62,11 @@ def test_edit_levels_refuses_none_and_used_levels(client):
         ("S", 5),
         ("B", 1),
     ]
+    # the mode is changed on its own page (it re-keys run answers too): the edit page left it
+    c.refresh_from_db()
+    assert (c.matching_mode, c.max_output_size) == ("normalized", 3)
+    r = client.post("/collections/e/matching-mode/", {"matching_mode": "exact"})
+    assert r.status_code == 302
     c.refresh_from_db()
     assert (c.matching_mode, c.max_output_size) == ("exact", 3)
     assessor = make_user()

@@ -313,7 +313,7 @@ def test_undo_refuses_to_recreate_a_string_whose_key_came_back(demo):
     s = q.strings.order_by("id").first()
     judging.string_delete(question=q, string=s.pk, by=organizer)
     # pooling (an event of no question) brings the same key back
-    AnswerString.objects.create(question=q, text=s.text, key=s.key, source="pool")
+    judging.strings_add_unjudged(rows=[(q.pk, s.key, s.text)], source="pool", reason="pooled")
     with pytest.raises(edits.Conflict, match="added again"):
         judging.question_undo(question=q, by=organizer)
 

@@ -32,6 +32,7 @@ def _login(client, username):
     client.force_login(get_user_model().objects.get(username=username))
 
 
+@pytest.mark.slow
 # -- statistics ---------------------------------------------------------------------------
 def test_wilcoxon_equals_scipy_with_ties_zeros_and_any_size():
     rng = np.random.default_rng(3)

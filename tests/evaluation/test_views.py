@@ -385,6 +385,7 @@ def test_csv_exports_neutralise_formulas(client):
     assert "\n@" not in text and ",=" not in text
 
 
+@pytest.mark.slow
 def test_run_page_query_count_is_bounded(client, django_assert_max_num_queries):
     c = make_collection(slug="big")
     qs = Question.objects.bulk_create(

@@ -1,5 +1,5 @@
-"""A run import killed mid-way (kill -9 while it writes its answers) leaves no partial run;
-the same file then imports completely."""
+"""A run import killed mid-way (kill -9 while it writes its answers, after its first batch
+of answers is written) leaves no partial run; the same file then imports completely."""
 
 import os
 import signal
@@ -21,20 +21,20 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 
-N_QUESTIONS, L = 8000, 5  # 40,000 answers: several bulk INSERTs of 5,000
+N_QUESTIONS, L = 3000, 5  # 15,000 answers: three bulk INSERTs of 5,000
 
 
-def writing_backend(dbname: str) -> int | None:
-    """The backend pid that is inserting run answers into ``dbname``, if any."""
+def writing_backend(dbname: str) -> tuple[int, object] | None:
+    """The backend pid that is inserting run answers into ``dbname`` and when its INSERT
+    started, if any."""
     with connection.cursor() as cur:
         cur.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND state = 'active' "
-            "AND query LIKE 'INSERT INTO \"evaluation_runanswer\"%%' "
+            "SELECT pid, query_start FROM pg_stat_activity WHERE datname = %s "
+            "AND state = 'active' AND query LIKE 'INSERT INTO \"evaluation_runanswer\"%%' "
             "AND pid <> pg_backend_pid()",
             [dbname],
         )
-        row = cur.fetchone()
-    return row[0] if row else None
+        return cur.fetchone()
 
 
 def backend_alive(pid: int) -> bool:
@@ -71,11 +71,18 @@ def test_import_run_killed_while_writing_leaves_no_partial_run(tmp_path):
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env=app_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
-    backend, deadline = None, time.monotonic() + 40
+    # kill it in a later INSERT than its first (a new query_start): one batch of answers is
+    # then written in its transaction, and must go with it
+    first = backend = None
+    deadline = time.monotonic() + 40
     while backend is None and proc.poll() is None and time.monotonic() < deadline:
-        backend = writing_backend(dbname)
-        time.sleep(0.005)
-    assert backend is not None, "never saw the import writing: " + (
+        seen = writing_backend(dbname)
+        if seen is not None and first is None:
+            first = seen
+        elif seen is not None and seen != first:
+            backend = seen[0]
+        time.sleep(0.002)
+    assert backend is not None, "never saw the import write a second batch: " + (
         proc.communicate()[0].decode()[-500:] if proc.poll() is not None else "timeout"
     )
     os.kill(proc.pid, signal.SIGKILL)

@@ -91,6 +91,7 @@ def test_accelerator_used_without_the_switch(switch):
     }
 
 
+@pytest.mark.slow
 def test_manage_score_prints_the_same_both_ways(tmp_path):
     """The C reader and the Python line readers give the same scores, TREC and QA."""
     judgments = tmp_path / "judgments.csv"

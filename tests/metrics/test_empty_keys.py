@@ -7,7 +7,7 @@ CI runs this file with and without QASYNSET_NO_ACCEL."""
 
 import pytest
 
-from evaluation.metrics import evaluate, fast
+from evaluation.metrics import InputError, Judgments, evaluate, fast
 from evaluation.metrics.normalize import normalize_answer
 from evaluation.metrics.parsers import parse_judgments_csv, parse_qa_run
 
@@ -47,8 +47,14 @@ RUN = "Q1\t1\t?!\nQ1\t2\tpaul\nQ2\t1\tthe\nQ2\t2\t\u3002\n".encode()
 @pytest.mark.parametrize("match", ["normalized", "squad"])
 def test_files_read_by_the_fast_reader_match_the_same(match):
     """qa-score's path: the run read by the C reader (when built) and matched in C under
-    ``normalized``; the Python readers and matcher otherwise.  Same scores either way."""
-    j = parse_judgments_csv(JUDGED, match=match)
+    ``normalized``; the Python readers and matcher otherwise.  Same scores either way.
+    A judgments file refuses a judged answer whose key is empty
+    (tests/test_empty_key_judgments.py): judgments built in memory may still hold one."""
+    with pytest.raises(InputError, match="empty matching key"):
+        parse_judgments_csv(JUDGED, match=match)
+    j = Judgments.from_rows(
+        [("Q1", "1", "...", "S"), ("Q1", "2", "Paul", "S"), ("Q2", "1", "A", "S")], match=match
+    )
     read = fast.read_inputs(qrels=None, judgments=j, runs=[("r.tsv", RUN)])
     runs = read[1] if read is not None else [parse_qa_run(RUN, filename="r.tsv")]
     if fast.available():

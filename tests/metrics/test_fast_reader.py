@@ -249,6 +249,7 @@ item_texts = st.lists(
 )
 
 
+@pytest.mark.slow
 @needs_c
 @settings(max_examples=300, deadline=None)
 @given(item_texts)
@@ -387,6 +388,7 @@ def qa_run(draw) -> bytes:
     return "".join(line + end for line in lines).encode()
 
 
+@pytest.mark.slow
 @needs_c
 @settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 200)), deadline=None)
 @given(

@@ -2,6 +2,7 @@
 
 import unicodedata
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,6 +27,7 @@ def reference(text: str) -> str:
     return key[a:b]
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=12))
 def test_ascii_fast_path_equals_definition(text):
@@ -107,6 +109,7 @@ def squad_v11_ascii(s: str) -> str:
     return " ".join(re.sub(r"\b(a|an|the)\b", " ", s).split())
 
 
+@pytest.mark.slow
 @settings(max_examples=2000, deadline=None)
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=16))
 def test_squad_ascii_is_the_squad_script(text):

@@ -1,6 +1,7 @@
 """Properties from the papers, checked on random QA judgments and runs."""
 
 import numpy as np
+import pytest
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
@@ -36,6 +37,7 @@ def run_scores(rows, ranking, **kw):
     return evaluate(j, [Ranking.from_lists("r", {"q": ranking})], ALL, **kw).per_question["r"]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(
     qa_case(),
@@ -58,6 +60,7 @@ def synsets_of(rows) -> dict[str, list[tuple[int, str]]]:
     return synsets
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(qa_case(two_string_synset=True), st.data())
 def test_a_duplicate_never_raises_a_score(case, data):
@@ -97,6 +100,7 @@ def test_nil_below_rank_1_earns_nothing(case, position):
         assert with_nil.loc["q", metric] <= without.loc["q", metric] + 1e-12
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(qa_case(), st.sampled_from(["3:2:1", "10:5:1", "1:1:1"]), st.integers(0, 3))
 def test_q_measure_is_1_iff_ideal_output(case, gains, extra_wrong):
@@ -166,6 +170,7 @@ def is_ideal(rows, ranking) -> bool:
     return [GAIN[lv] for _, lv in top] == ideal
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(near_ideal_case())
 def test_q_measure_is_1_exactly_for_an_ideal_output(case):

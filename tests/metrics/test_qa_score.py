@@ -16,6 +16,8 @@ from evaluation.metrics.report import FORMATS
 
 from .test_score_command import JUDGMENTS, NOAF
 
+# qa-score and manage.py score in subprocesses
+pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 QRELS = "1 0 a 1\n1 0 b 0\n2 0 c 2\n2 0 d 3\n"
 TREC_RUN = "1 Q0 b 1 2.0 mine\n1 Q0 a 2 1.0 mine\n2 Q0 c 1 1.0 mine\n2 Q0 d 2 0.5 mine\n"
@@ -91,13 +93,14 @@ def test_the_same_output_as_manage_py_score(files, extra):
     assert a.stderr == b.stderr
 
 
-def test_the_same_output_on_qrels(files):
+# one test per case (not a loop): pytest-xdist spreads them over the workers
+@pytest.mark.parametrize("fmt", sorted(FORMAT_NAMES))
+def test_the_same_output_on_qrels(files, fmt):
     _, _, _, q, t = files
-    for fmt in FORMAT_NAMES:
-        a = qa_score("--qrels", q, t, "--format", fmt, "--metrics", "ap,ndcg,rr")
-        b = manage_score("--qrels", q, t, "--format", fmt, "--metrics", "ap,ndcg,rr")
-        assert a.returncode == b.returncode == 0
-        assert a.stdout == b.stdout
+    a = qa_score("--qrels", q, t, "--format", fmt, "--metrics", "ap,ndcg,rr")
+    b = manage_score("--qrels", q, t, "--format", fmt, "--metrics", "ap,ndcg,rr")
+    assert a.returncode == b.returncode == 0
+    assert a.stdout == b.stdout
 
 
 def test_errors_alike(files, tmp_path):
@@ -116,24 +119,32 @@ def test_errors_alike(files, tmp_path):
     assert listed == [line for line in b.stderr.splitlines() if line.startswith(str(bad))]
     assert "2 error(s) in the input; nothing was scored" in a.stderr
     assert "2 error(s) in the input; nothing was scored" in b.stderr
-    for args in (
-        ["--metrics", "nope"],
-        ["--beta", "-1"],
-        ["--levels", "S,S"],
-        ["--rbp-p", "1"],
-        ["--gains", "S=4,A=2,B=1,C=0"],  # the judgments' levels are S, A, B
-    ):
-        a = qa_score("--judgments", j, r1, *args)
-        b = manage_score("--judgments", j, r1, *args)
-        assert a.returncode == b.returncode == 2, (args, a.stderr, b.stderr)
-        # one message: "qa-score: error: ..." and "CommandError: ..."
-        assert a.stderr.splitlines()[-1].split("error: ", 1)[1] in b.stderr, args
-    assert "names level(s) C that the judgments do not have (their levels: S, A, B)" in a.stderr
     assert qa_score("--judgments", j, r1, "--metrics", "rbp", "--rbp-p", "0.995").returncode == 0
     a = qa_score("--judgments", tmp_path / "missing.csv", r1)
     assert a.returncode == 2 and "cannot read" in a.stderr
     a = qa_score(r1)  # neither --judgments nor --qrels: argparse's usage error
     assert a.returncode == 2 and "one of the arguments --judgments --qrels is required" in a.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--metrics", "nope"],
+        ["--beta", "-1"],
+        ["--levels", "S,S"],
+        ["--rbp-p", "1"],
+        ["--gains", "S=4,A=2,B=1,C=0"],  # the judgments' levels are S, A, B
+    ],
+)
+def test_option_errors_alike(files, args):
+    j, r1, *_ = files
+    a = qa_score("--judgments", j, r1, *args)
+    b = manage_score("--judgments", j, r1, *args)
+    assert a.returncode == b.returncode == 2, (args, a.stderr, b.stderr)
+    # one message: "qa-score: error: ..." and "CommandError: ..."
+    assert a.stderr.splitlines()[-1].split("error: ", 1)[1] in b.stderr, args
+    if args[0] == "--gains":
+        assert "names level(s) C that the judgments do not have (their levels: S, A, B)" in a.stderr
 
 
 def test_no_django_no_pandas(files):

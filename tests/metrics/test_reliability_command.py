@@ -138,6 +138,7 @@ def test_tukey_trials_are_their_own(tmp_path):
     assert all(abs(p * 7 - round(p * 7)) < 1e-4 for p in p_tukey)  # multiples of 1/7
 
 
+@pytest.mark.slow
 def test_qa_reliability_is_the_same_command_without_django(tmp_path):
     """The console script gives the manage.py command's bytes and never imports Django."""
     import subprocess

@@ -22,6 +22,7 @@ from annotate.models import (
     Source,
 )
 from annotate.normalize import normalize_answer
+from annotate.spellings import string_keys_sync
 from evaluation import demo
 from evaluation.models import Run, RunAnswer
 
@@ -135,6 +136,7 @@ def load_demo() -> Collection:
             after={"synsets": len(synsets)},
         )
     AnswerString.objects.bulk_create(strings)
+    string_keys_sync(strings=strings, mode=collection.matching_mode)
 
     for name, spec in demo.RUNS.items():
         lines = [
@@ -194,7 +196,7 @@ def load_agreement_demo() -> Collection:
     for qid, text, first, _ in demo.AGREEMENT_QUESTIONS:
         q = Question.objects.create(collection=collection, qid=qid, text=text)
         questions[qid] = q
-        AnswerString.objects.bulk_create(
+        pooled = AnswerString.objects.bulk_create(
             AnswerString(
                 question=q,
                 text=a,
@@ -203,6 +205,7 @@ def load_agreement_demo() -> Collection:
             )
             for a in first
         )
+        string_keys_sync(strings=pooled, mode=collection.matching_mode)
     assessors = [users["assessor1"], users["assessor2"]]
     layers.layers_request(
         collection=collection,
