@@ -8,6 +8,7 @@ nothing is written."""
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
@@ -142,10 +143,9 @@ def _write(plan: ImportPlan, *, slug: str, name: str | None) -> Collection:
         )
         q_of = _questions(collection, plan, users)
         s_objs = _synsets(plan, q_of)
-        objs = _strings(plan, q_of, s_objs, level_of, users)
-        string_keys_sync(strings=objs, mode=collection.matching_mode)
+        string_pks = _strings(plan, q_of, s_objs, level_of, users, collection.matching_mode)
         run_of = _runs(collection, plan, users)
-        ids = _ids(collection, plan, objs, s_objs, level_of, users, run_of)
+        ids = _ids(collection, plan, string_pks, s_objs, level_of, users, run_of)
         sides = [
             (
                 _import_side(e["before"], e["action"], ids, layer=bool(e.get("layer"))),
@@ -244,31 +244,36 @@ def _synsets(plan: ImportPlan, q_of: dict) -> list[AnswerSynset]:
 
 
 def _strings(
-    plan: ImportPlan, q_of: dict, s_objs: list, level_of: dict, users: dict
-) -> list[AnswerString]:
-    """The new strings with their judgments and creation times, in the order of
-    strings.csv."""
+    plan: ImportPlan, q_of: dict, s_objs: list, level_of: dict, users: dict, mode: str
+) -> array:
+    """The database ids of the new strings, in the order of strings.csv, written with their
+    judgments, creation times and spelling keys a batch at a time (the import's memory
+    budget)."""
     syn_of = {(s.question.qid, str(s.ordinal)): s for s in s_objs}
-    objs = AnswerString.objects.bulk_create(
-        AnswerString(
-            question=q_of[s["question_id"]],
-            text=s["answer"],
-            key=s["key"],
-            variants=json.loads(s["variants"]) if s.get("variants") else [],
-            synset=syn_of.get(
-                (s["question_id"], str(int(s["synset_id"]))) if s["synset_id"] else None
-            ),
-            level=level_of.get(s["level"]),
-            source=s["source"],
-            judged_by=users.get(s["judged_by"]),
-            judged_at=parse_when(s["judged_at"]),
+    pks = array("q")
+    for batch in _batches(plan.strings):
+        objs = AnswerString.objects.bulk_create(
+            AnswerString(
+                question=q_of[s["question_id"]],
+                text=s["answer"],
+                key=s["key"],
+                variants=json.loads(s["variants"]) if s.get("variants") else [],
+                synset=syn_of.get(
+                    (s["question_id"], str(int(s["synset_id"]))) if s["synset_id"] else None
+                ),
+                level=level_of.get(s["level"]),
+                source=s["source"],
+                judged_by=users.get(s["judged_by"]),
+                judged_at=parse_when(s["judged_at"]),
+            )
+            for s in batch
         )
-        for s in plan.strings
-    )
-    for obj, s in zip(objs, plan.strings, strict=True):
-        obj.created_at = parse_when(s["created_at"]) or obj.created_at
-    AnswerString.objects.bulk_update(objs, ["created_at"], batch_size=2000)
-    return objs
+        for obj, s in zip(objs, batch, strict=True):
+            obj.created_at = parse_when(s["created_at"]) or obj.created_at
+        AnswerString.objects.bulk_update(objs, ["created_at"], batch_size=2000)
+        string_keys_sync(strings=objs, mode=mode)
+        pks.extend(obj.pk for obj in objs)
+    return pks
 
 
 def _runs(collection: Collection, plan: ImportPlan, users: dict) -> dict:
@@ -292,7 +297,7 @@ def _runs(collection: Collection, plan: ImportPlan, users: dict) -> dict:
 def _ids(
     collection: Collection,
     plan: ImportPlan,
-    objs: list,
+    string_pks: array,
     s_objs: list,
     level_of: dict,
     users: dict,
@@ -307,7 +312,7 @@ def _ids(
         collection, len(archive.dead_strings), len(archive.dead_synsets)
     )
     return {
-        "string": {int(s["id"]): o.pk for s, o in zip(plan.strings, objs, strict=True)}
+        "string": {int(s["id"]): pk for s, pk in zip(plan.strings, string_pks, strict=True)}
         | dict(zip(archive.dead_strings, dead_strings, strict=True)),
         "synset": {int(s["id"]): o.pk for s, o in zip(plan.synsets, s_objs, strict=True)}
         | dict(zip(archive.dead_synsets, dead_synsets, strict=True)),

@@ -12,6 +12,7 @@ import zipfile
 import zlib
 from array import array
 from functools import partial
+from itertools import islice
 
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
@@ -85,6 +86,20 @@ def _is_username(value) -> bool:
 
 def _is_text_list(value) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _variants(text: str | None):
+    """A string's variants as strings.csv writes them (a JSON list of strings, or empty
+    for none); None when the text is not JSON, or nests deeper than a list (refused
+    before it is parsed)."""
+    if not text:
+        return []
+    if json_depth(text, 1) > 1:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _control(value) -> bool:
@@ -561,27 +576,27 @@ class Archive:
         mode = self.manifest["collection"].get("matching_mode")
         if mode not in MatchingMode.values:
             return  # reported with the manifest
-        spellings = []
-        for n, s in self.strings:
-            try:
-                variants = json.loads(s.get("variants") or "[]")
-            except ValueError:
-                continue  # reported above
-            if _is_text_list(variants):
-                spellings += [(n, s["question_id"], s["answer"], True)]
-                spellings += [(n, s["question_id"], text, False) for text in variants]
         holder: dict[tuple[str, str], tuple[int, bool]] = {}
-        keys = normalize_many([text for _, _, text, _ in spellings], mode)
-        for (n, qid, text, own), key in zip(spellings, keys, strict=True):
-            first, first_own = holder.setdefault((qid, key), (n, own)) if key else (n, own)
-            # two texts with one key: "appears twice", above
-            if first != n and not (own and first_own):
-                self.add(
-                    "strings.csv",
-                    n,
-                    f"{text!r} has the key {key!r} of a spelling of the string on line {first} "
-                    f"(question {qid!r}): two strings never share a key",
-                )
+        rows = iter(self.strings)
+        # a batch of rows at a time: their spellings and keys are not all held at once
+        while batch := list(islice(rows, 10_000)):
+            spellings = []
+            for n, s in batch:
+                variants = _variants(s.get("variants"))
+                if _is_text_list(variants):  # reported above otherwise
+                    spellings += [(n, s["question_id"], s["answer"], True)]
+                    spellings += [(n, s["question_id"], text, False) for text in variants]
+            keys = normalize_many([text for _, _, text, _ in spellings], mode)
+            for (n, qid, text, own), key in zip(spellings, keys, strict=True):
+                first, first_own = holder.setdefault((qid, key), (n, own)) if key else (n, own)
+                # two texts with one key: "appears twice", above
+                if first != n and not (own and first_own):
+                    self.add(
+                        "strings.csv",
+                        n,
+                        f"{text!r} has the key {key!r} of a spelling of the string on line "
+                        f"{first} (question {qid!r}): two strings never share a key",
+                    )
 
     def _check_judgment(self, s: dict, add) -> None:
         """A row of strings.csv: its question, synset, level, source, judge and times."""
@@ -610,14 +625,7 @@ class Archive:
             add(f"id {s['id']!r} is not a distinct number >= 1")
         else:
             self.string_of[int(s["id"])] = s["question_id"]
-        text, variants = s["variants"], []
-        if text:
-            # a list of strings: anything nested deeper is refused before it is parsed
-            try:
-                variants = json.loads(text) if json_depth(text, 1) <= 1 else None
-            except ValueError:
-                variants = None
-        if not _is_text_list(variants):
+        if not _is_text_list(_variants(s["variants"])):
             add(f"variants {s['variants']!r} is not a JSON list of strings")
 
     def _check_runs(self) -> None:
