@@ -146,17 +146,8 @@ def _write(plan: ImportPlan, *, slug: str, name: str | None) -> Collection:
         string_pks = _strings(plan, q_of, s_objs, level_of, users, collection.matching_mode)
         run_of = _runs(collection, plan, users)
         ids = _ids(collection, plan, string_pks, s_objs, level_of, users, run_of)
-        sides = [
-            (
-                _import_side(e["before"], e["action"], ids, layer=bool(e.get("layer"))),
-                _import_side(e["after"], e["action"], ids, layer=bool(e.get("layer"))),
-            )
-            if plan.has_ids
-            else (_strip_ids(e["before"], e["action"]), _strip_ids(e["after"], e["action"]))
-            for e in plan.events
-        ]
         layer_of = _import_layers(archive, q_of, users, level_of, ids.get("string", {}))
-        _events(collection, plan, sides, q_of, users, layer_of)
+        _events(collection, plan, ids, q_of, users, layer_of)
         for batch in _batches(
             RunAnswer(
                 run=run_of[a["run"]],
@@ -323,31 +314,44 @@ def _ids(
 
 
 def _events(
-    collection: Collection, plan: ImportPlan, sides: list, q_of: dict, users: dict, layer_of: dict
+    collection: Collection, plan: ImportPlan, ids: dict, q_of: dict, users: dict, layer_of: dict
 ) -> None:
-    """The audit trail, with its times, and each ``undoes`` named by its new id."""
-    events = plan.events
-    e_objs = JudgmentEvent.objects.bulk_create(
-        JudgmentEvent(
-            collection=collection,
-            question=q_of.get(e["question_id"]),
-            user=users.get(e["user"]) if e["user"] else None,
-            action=e["action"],
-            before=before,
-            after=after,
-            layer=layer_of.get((e["question_id"], e.get("layer"))),
+    """The audit trail, with its times, its snapshots naming the new ids (``ids``; version
+    1: without ids) and each ``undoes`` named by its new id; written a batch at a time (an
+    event undoes an earlier one, whose id is known by then)."""
+    event_of: dict[int, int] = {}
+    for batch in _batches(plan.events):
+        sides = [
+            (
+                _import_side(e["before"], e["action"], ids, layer=bool(e.get("layer"))),
+                _import_side(e["after"], e["action"], ids, layer=bool(e.get("layer"))),
+            )
+            if plan.has_ids
+            else (_strip_ids(e["before"], e["action"]), _strip_ids(e["after"], e["action"]))
+            for e in batch
+        ]
+        e_objs = JudgmentEvent.objects.bulk_create(
+            JudgmentEvent(
+                collection=collection,
+                question=q_of.get(e["question_id"]),
+                user=users.get(e["user"]) if e["user"] else None,
+                action=e["action"],
+                before=before,
+                after=after,
+                layer=layer_of.get((e["question_id"], e.get("layer"))),
+            )
+            for e, (before, after) in zip(batch, sides, strict=True)
         )
-        for e, (before, after) in zip(events, sides, strict=True)
-    )
-    event_of = (
-        {e["id"]: obj.pk for e, obj in zip(events, e_objs, strict=True)} if plan.has_ids else {}
-    )
-    for obj, e in zip(e_objs, events, strict=True):
-        obj.created_at = parse_when(e["created_at"]) or obj.created_at
-        for side in (obj.before, obj.after):
-            if side.get("undoes") is not None:
-                side["undoes"] = event_of[side["undoes"]]
-    JudgmentEvent.objects.bulk_update(e_objs, ["created_at", "before", "after"], batch_size=2000)
+        if plan.has_ids:
+            event_of.update((e["id"], obj.pk) for e, obj in zip(batch, e_objs, strict=True))
+        for obj, e in zip(e_objs, batch, strict=True):
+            obj.created_at = parse_when(e["created_at"]) or obj.created_at
+            for side in (obj.before, obj.after):
+                if side.get("undoes") is not None:
+                    side["undoes"] = event_of[side["undoes"]]
+        JudgmentEvent.objects.bulk_update(
+            e_objs, ["created_at", "before", "after"], batch_size=2000
+        )
 
 
 def _strip_ids(side: dict, action: str) -> dict:
