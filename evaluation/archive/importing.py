@@ -36,7 +36,7 @@ from evaluation.metrics import InputError, Issue
 from evaluation.models import Run, RunAnswer
 
 from .format import COLLECTION_FIELDS, RUN_EVENTS, parse_when
-from .validation import Archive
+from .validation import Archive, Row
 
 
 @dataclass(frozen=True)
@@ -45,12 +45,12 @@ class ImportPlan:
     which of them judge (an assignment is kept only for a member who judges)."""
 
     archive: Archive
-    questions: list[dict]
-    synsets: list[dict]
-    strings: list[dict]
+    questions: list[Row]
+    synsets: list[Row]
+    strings: list[Row]
     events: list[dict]
     runs: list[dict]
-    answers: list[dict]
+    answers: list[Row]
     usernames: set[str]
     judges: set[str]
 
