@@ -8,8 +8,8 @@ small zip whose members unpack to nearly ``ARCHIVE_MAX_MB`` (the red team's case
 Builds each archive under $TMPDIR (a valid version 4 manifest, one question, one run, and
 ``run_answers.csv`` holding ``--mb`` MB of rows: ``repeated``, one row over and over, the
 red team's bomb, refused for its repeated ranks; ``distinct``, rows with distinct ranks;
-or the largest tables the budget admits: ``strings``, 990,000 strings of one question
-(``--mb`` 70 or more), ``events``, 60 MB of small events (``--mb`` 60 or more)),
+or the largest tables the default budget admits: ``strings``, 490,000 strings of one
+question (``--mb`` 35 or more), ``events``, 30 MB of small events (``--mb`` 30 or more)),
 migrates a throw-away SQLite database and runs the command under ``/usr/bin/time -v``,
 printing the compressed size, the unpacked size, peak RSS, wall time, the exit status and
 the command's last line of output.
@@ -145,9 +145,9 @@ def build(path: Path, *, mb: int, kind: str) -> int:
         if kind == "nested":
             members["events.jsonl"] = "[" * 100_000 + "]" * 100_000 + "\n"
         elif kind == "strings":
-            streams["strings.csv"] = _strings(min(mb * 1024 * 1024 // 70, 990_000))
+            streams["strings.csv"] = _strings(min(mb * 1024 * 1024 // 70, 490_000))
         elif kind == "events":
-            streams["events.jsonl"] = _events(min(mb, 60))
+            streams["events.jsonl"] = _events(min(mb, 30))
         for name, text in members.items():
             if name not in streams:
                 z.writestr(name, text)
