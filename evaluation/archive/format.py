@@ -6,6 +6,7 @@ assessors' independent layers (``layers.csv``, ``layer_judgments.csv``; DESIGN.m
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from django.conf import settings
@@ -110,9 +111,50 @@ RUN_EVENTS = ("pool_run", "withdraw_run", "replace_run")
 NUL = "\x00"
 
 
+# The JSON members whose values are read whole (events.jsonl a line at a time).
+JSON_MEMBERS = ("manifest.json", "runs.json", "events.jsonl")
+# The deepest nesting of the format: an event's before -> strings -> a string ->
+# variants (4 levels below the event object), the manifest's levels -> a level (3).  A
+# deeper value is refused before it is parsed, so that no member reaches the recursion
+# limit of the JSON parser.
+MAX_JSON_DEPTH = 8
+# a string (to its end, or to the text's end when unterminated: never scanned twice) or a
+# bracket
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]++|\\.)*+(?:"|\\?\Z)|[\[\]{}]', re.DOTALL)
+
+
 def max_bytes() -> int:
     """The most an archive may hold once unpacked (all members together)."""
     return settings.ARCHIVE_MAX_MB * 1024 * 1024
+
+
+def max_rows() -> int:
+    """The most rows an archive may hold: CSV rows and events together (its memory
+    budget: an import holds the checked rows until it writes them)."""
+    return settings.ARCHIVE_MAX_ROWS
+
+
+def max_json_bytes() -> int:
+    """The most the JSON members may hold once unpacked, together (a parsed JSON value
+    takes several times its text in memory)."""
+    return settings.ARCHIVE_JSON_MAX_MB * 1024 * 1024
+
+
+def json_depth(text: str, limit: int = MAX_JSON_DEPTH) -> int:
+    """How deep the arrays and objects of a JSON text nest, counted up to ``limit + 1``
+    (without recursion: a text too deep for the JSON parser is measured as easily)."""
+    depth = deepest = 0
+    for m in _JSON_TOKEN.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    break
+        elif c in "]}":
+            depth -= 1
+    return deepest
 
 
 def read_member_csv(text: str) -> tuple[list[str], list[dict]]:

@@ -8,7 +8,10 @@ nothing is written."""
 from __future__ import annotations
 
 import json
+from array import array
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -33,7 +36,7 @@ from evaluation.metrics import InputError, Issue
 from evaluation.models import Run, RunAnswer
 
 from .format import COLLECTION_FIELDS, RUN_EVENTS, parse_when
-from .validation import Archive
+from .validation import Archive, Row
 
 
 @dataclass(frozen=True)
@@ -42,12 +45,12 @@ class ImportPlan:
     which of them judge (an assignment is kept only for a member who judges)."""
 
     archive: Archive
-    questions: list[dict]
-    synsets: list[dict]
-    strings: list[dict]
+    questions: list[Row]
+    synsets: list[Row]
+    strings: list[Row]
     events: list[dict]
     runs: list[dict]
-    answers: list[dict]
+    answers: list[Row]
     usernames: set[str]
     judges: set[str]
 
@@ -140,36 +143,32 @@ def _write(plan: ImportPlan, *, slug: str, name: str | None) -> Collection:
         )
         q_of = _questions(collection, plan, users)
         s_objs = _synsets(plan, q_of)
-        objs = _strings(plan, q_of, s_objs, level_of, users)
-        string_keys_sync(strings=objs, mode=collection.matching_mode)
+        string_pks = _strings(plan, q_of, s_objs, level_of, users, collection.matching_mode)
         run_of = _runs(collection, plan, users)
-        ids = _ids(collection, plan, objs, s_objs, level_of, users, run_of)
-        sides = [
-            (
-                _import_side(e["before"], e["action"], ids, layer=bool(e.get("layer"))),
-                _import_side(e["after"], e["action"], ids, layer=bool(e.get("layer"))),
-            )
-            if plan.has_ids
-            else (_strip_ids(e["before"], e["action"]), _strip_ids(e["after"], e["action"]))
-            for e in plan.events
-        ]
+        ids = _ids(collection, plan, string_pks, s_objs, level_of, users, run_of)
         layer_of = _import_layers(archive, q_of, users, level_of, ids.get("string", {}))
-        _events(collection, plan, sides, q_of, users, layer_of)
-        RunAnswer.objects.bulk_create(
-            (
-                RunAnswer(
-                    run=run_of[a["run"]],
-                    question=q_of[a["question_id"]],
-                    rank=int(a["rank"]),
-                    text=a["answer"],
-                    key=a["key"],
-                    score=float(a["score"]) if a["score"] else None,
-                )
-                for a in plan.answers
-            ),
-            batch_size=5000,
-        )
+        _events(collection, plan, ids, q_of, users, layer_of)
+        for batch in _batches(
+            RunAnswer(
+                run=run_of[a["run"]],
+                question=q_of[a["question_id"]],
+                rank=int(a["rank"]),
+                text=a["answer"],
+                key=a["key"],
+                score=float(a["score"]) if a["score"] else None,
+            )
+            for a in plan.answers
+        ):
+            RunAnswer.objects.bulk_create(batch)
     return collection
+
+
+def _batches(objs: Iterable, size: int = 5000) -> Iterator[list]:
+    """``objs`` in lists of ``size``: bulk_create makes a list of all it is given, so the
+    largest tables go to it a batch at a time (the import's memory budget)."""
+    it = iter(objs)
+    while batch := list(islice(it, size)):
+        yield batch
 
 
 def _users(usernames: set[str]) -> dict:
@@ -236,31 +235,36 @@ def _synsets(plan: ImportPlan, q_of: dict) -> list[AnswerSynset]:
 
 
 def _strings(
-    plan: ImportPlan, q_of: dict, s_objs: list, level_of: dict, users: dict
-) -> list[AnswerString]:
-    """The new strings with their judgments and creation times, in the order of
-    strings.csv."""
+    plan: ImportPlan, q_of: dict, s_objs: list, level_of: dict, users: dict, mode: str
+) -> array:
+    """The database ids of the new strings, in the order of strings.csv, written with their
+    judgments, creation times and spelling keys a batch at a time (the import's memory
+    budget)."""
     syn_of = {(s.question.qid, str(s.ordinal)): s for s in s_objs}
-    objs = AnswerString.objects.bulk_create(
-        AnswerString(
-            question=q_of[s["question_id"]],
-            text=s["answer"],
-            key=s["key"],
-            variants=json.loads(s["variants"]) if s.get("variants") else [],
-            synset=syn_of.get(
-                (s["question_id"], str(int(s["synset_id"]))) if s["synset_id"] else None
-            ),
-            level=level_of.get(s["level"]),
-            source=s["source"],
-            judged_by=users.get(s["judged_by"]),
-            judged_at=parse_when(s["judged_at"]),
+    pks = array("q")
+    for batch in _batches(plan.strings):
+        objs = AnswerString.objects.bulk_create(
+            AnswerString(
+                question=q_of[s["question_id"]],
+                text=s["answer"],
+                key=s["key"],
+                variants=json.loads(s["variants"]) if s.get("variants") else [],
+                synset=syn_of.get(
+                    (s["question_id"], str(int(s["synset_id"]))) if s["synset_id"] else None
+                ),
+                level=level_of.get(s["level"]),
+                source=s["source"],
+                judged_by=users.get(s["judged_by"]),
+                judged_at=parse_when(s["judged_at"]),
+            )
+            for s in batch
         )
-        for s in plan.strings
-    )
-    for obj, s in zip(objs, plan.strings, strict=True):
-        obj.created_at = parse_when(s["created_at"]) or obj.created_at
-    AnswerString.objects.bulk_update(objs, ["created_at"], batch_size=2000)
-    return objs
+        for obj, s in zip(objs, batch, strict=True):
+            obj.created_at = parse_when(s["created_at"]) or obj.created_at
+        AnswerString.objects.bulk_update(objs, ["created_at"], batch_size=2000)
+        string_keys_sync(strings=objs, mode=mode)
+        pks.extend(obj.pk for obj in objs)
+    return pks
 
 
 def _runs(collection: Collection, plan: ImportPlan, users: dict) -> dict:
@@ -284,7 +288,7 @@ def _runs(collection: Collection, plan: ImportPlan, users: dict) -> dict:
 def _ids(
     collection: Collection,
     plan: ImportPlan,
-    objs: list,
+    string_pks: array,
     s_objs: list,
     level_of: dict,
     users: dict,
@@ -299,7 +303,7 @@ def _ids(
         collection, len(archive.dead_strings), len(archive.dead_synsets)
     )
     return {
-        "string": {int(s["id"]): o.pk for s, o in zip(plan.strings, objs, strict=True)}
+        "string": {int(s["id"]): pk for s, pk in zip(plan.strings, string_pks, strict=True)}
         | dict(zip(archive.dead_strings, dead_strings, strict=True)),
         "synset": {int(s["id"]): o.pk for s, o in zip(plan.synsets, s_objs, strict=True)}
         | dict(zip(archive.dead_synsets, dead_synsets, strict=True)),
@@ -310,31 +314,44 @@ def _ids(
 
 
 def _events(
-    collection: Collection, plan: ImportPlan, sides: list, q_of: dict, users: dict, layer_of: dict
+    collection: Collection, plan: ImportPlan, ids: dict, q_of: dict, users: dict, layer_of: dict
 ) -> None:
-    """The audit trail, with its times, and each ``undoes`` named by its new id."""
-    events = plan.events
-    e_objs = JudgmentEvent.objects.bulk_create(
-        JudgmentEvent(
-            collection=collection,
-            question=q_of.get(e["question_id"]),
-            user=users.get(e["user"]) if e["user"] else None,
-            action=e["action"],
-            before=before,
-            after=after,
-            layer=layer_of.get((e["question_id"], e.get("layer"))),
+    """The audit trail, with its times, its snapshots naming the new ids (``ids``; version
+    1: without ids) and each ``undoes`` named by its new id; written a batch at a time (an
+    event undoes an earlier one, whose id is known by then)."""
+    event_of: dict[int, int] = {}
+    for batch in _batches(plan.events):
+        sides = [
+            (
+                _import_side(e["before"], e["action"], ids, layer=bool(e.get("layer"))),
+                _import_side(e["after"], e["action"], ids, layer=bool(e.get("layer"))),
+            )
+            if plan.has_ids
+            else (_strip_ids(e["before"], e["action"]), _strip_ids(e["after"], e["action"]))
+            for e in batch
+        ]
+        e_objs = JudgmentEvent.objects.bulk_create(
+            JudgmentEvent(
+                collection=collection,
+                question=q_of.get(e["question_id"]),
+                user=users.get(e["user"]) if e["user"] else None,
+                action=e["action"],
+                before=before,
+                after=after,
+                layer=layer_of.get((e["question_id"], e.get("layer"))),
+            )
+            for e, (before, after) in zip(batch, sides, strict=True)
         )
-        for e, (before, after) in zip(events, sides, strict=True)
-    )
-    event_of = (
-        {e["id"]: obj.pk for e, obj in zip(events, e_objs, strict=True)} if plan.has_ids else {}
-    )
-    for obj, e in zip(e_objs, events, strict=True):
-        obj.created_at = parse_when(e["created_at"]) or obj.created_at
-        for side in (obj.before, obj.after):
-            if side.get("undoes") is not None:
-                side["undoes"] = event_of[side["undoes"]]
-    JudgmentEvent.objects.bulk_update(e_objs, ["created_at", "before", "after"], batch_size=2000)
+        if plan.has_ids:
+            event_of.update((e["id"], obj.pk) for e, obj in zip(batch, e_objs, strict=True))
+        for obj, e in zip(e_objs, batch, strict=True):
+            obj.created_at = parse_when(e["created_at"]) or obj.created_at
+            for side in (obj.before, obj.after):
+                if side.get("undoes") is not None:
+                    side["undoes"] = event_of[side["undoes"]]
+        JudgmentEvent.objects.bulk_update(
+            e_objs, ["created_at", "before", "after"], batch_size=2000
+        )
 
 
 def _strip_ids(side: dict, action: str) -> dict:
@@ -436,17 +453,15 @@ def _import_layers(
         )
     LayerRequest.objects.bulk_create(requests.values())
     JudgingLayer.objects.bulk_create(layer_of.values())
-    LayerJudgment.objects.bulk_create(
-        (
-            LayerJudgment(
-                layer=layer_of[j["question_id"], j["assessor"]],
-                string_id=string_ids[int(j["string_id"])],
-                group=int(j["synset_id"]) if j["synset_id"] else None,
-                level=level_of[j["level"]] if j["synset_id"] else None,
-                judged_at=parse_when(j["judged_at"]),
-            )
-            for _, j in archive.layer_judgments
-        ),
-        batch_size=5000,
-    )
+    for batch in _batches(
+        LayerJudgment(
+            layer=layer_of[j["question_id"], j["assessor"]],
+            string_id=string_ids[int(j["string_id"])],
+            group=int(j["synset_id"]) if j["synset_id"] else None,
+            level=level_of[j["level"]] if j["synset_id"] else None,
+            judged_at=parse_when(j["judged_at"]),
+        )
+        for _, j in archive.layer_judgments
+    ):
+        LayerJudgment.objects.bulk_create(batch)
     return layer_of

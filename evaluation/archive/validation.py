@@ -4,18 +4,22 @@ and line."""
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 import re
 import zipfile
 import zlib
+from array import array
 from functools import partial
+from itertools import islice
 
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 
 from annotate.models import JUDGE_ROLES, MatchingMode, QuestionStatus, Role, Source
 from evaluation.metrics import Issue
+from evaluation.metrics.csvio import CsvFormatError, read_csv_lines
 from evaluation.metrics.errors import MAX_ISSUES
 from evaluation.metrics.gains import check_gain
 from evaluation.metrics.normalize import normalize_many
@@ -26,14 +30,18 @@ from evaluation.services import run_name_problem
 from .format import (
     COLUMNS,
     FORMAT,
+    JSON_MEMBERS,
     LAYER_MEMBERS,
+    MAX_JSON_DEPTH,
     MEMBERS,
     NUL,
     READS,
     RUN_EVENTS,
+    json_depth,
     max_bytes,
+    max_json_bytes,
+    max_rows,
     parse_when,
-    read_member_csv,
 )
 
 _INT_MAX = 2**31 - 1
@@ -80,6 +88,20 @@ def _is_text_list(value) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
+def _variants(text: str | None):
+    """A string's variants as strings.csv writes them (a JSON list of strings, or empty
+    for none); None when the text is not JSON, or nests deeper than a list (refused
+    before it is parsed)."""
+    if not text:
+        return []
+    if json_depth(text, 1) > 1:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
 def _control(value) -> bool:
     """True when a JSON value holds a NUL anywhere (keys too)."""
     if isinstance(value, str):
@@ -104,14 +126,110 @@ _COLLECTION_CHECKS = {
 _RUN_KEYS = {"name", "owner", "description", "uploaded_at", "source_name", "sha256", "format"}
 
 
+_TOO_DEEP = f"JSON nested more than {MAX_JSON_DEPTH} deep; the format needs no more"
+_UNREADABLE = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    NotImplementedError,
+    RuntimeError,
+    EOFError,
+    OSError,
+    ValueError,
+    zlib.error,
+)
+
+
+def _column_index(header: list[str]) -> dict[str, int]:
+    return {column: i for i, column in enumerate(header)}
+
+
+class _OverBudget(Exception):
+    """More rows than the archive's memory budget admits (``max_rows``)."""
+
+
+class Row(tuple):
+    """A CSV row of an archive, read by column name (``row["key"]``) yet as small as a
+    tuple: an import holds every row until it writes them."""
+
+    __slots__ = ()
+    columns: dict[str, int] = {}
+
+    def __getitem__(self, name):
+        return tuple.__getitem__(self, self.columns[name])
+
+    def get(self, name, default=None):
+        i = self.columns.get(name)
+        return default if i is None else tuple.__getitem__(self, i)
+
+
+class Table:
+    """The rows of a CSV member with their line numbers; iterating gives (line, row)."""
+
+    def __init__(self):
+        self.lines = array("L")
+        self.rows: list[Row] = []
+
+    def __iter__(self):
+        return zip(self.lines, self.rows, strict=True)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def append(self, line: int, row: Row) -> None:
+        self.lines.append(line)
+        self.rows.append(row)
+
+
+# columns whose values repeat from row to row: each distinct value is held once
+_SHARED = frozenset(
+    {
+        "question_id",
+        "run",
+        "rank",
+        "score",
+        "synset_id",
+        "level",
+        "source",
+        "judged_by",
+        "status",
+        "assessors",
+        "assessor",
+        "adjudicator",
+        "k",
+        "version",
+    }
+)
+_CHUNK = 1 << 20
+
+
 class Archive:
     """An archive read and checked whole; ``issues`` lists every problem found, with its
-    member and line."""
+    member and line.  Members are read as streams, a row at a time, and the rows kept are
+    bounded (``max_rows``, ``max_json_bytes``): memory stays within a budget whatever
+    the archive's size."""
 
     def __init__(self, data: bytes, filename: str):
         self.filename = filename
         self.issues: list[Issue] = []
-        self.texts = self._unpack(data)
+        self.rows_read = 0
+        self._shared: dict[str, str] = {}
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as z:
+                self._zip = z
+                self._read()
+        except _OverBudget:
+            pass
+        except _UNREADABLE as e:
+            self.add(None, None, f"unreadable archive: {e}")
+        finally:
+            self._zip = None
+            self._shared = {}
+
+    def _read(self) -> None:
+        names = self._member_names(self._zip)
+        if self.issues:
+            return
+        self.sizes = self._measure(names)
         if self.issues:
             return
         self.manifest = self._json("manifest.json")
@@ -135,9 +253,9 @@ class Archive:
         self.answers = self._table("run_answers.csv")
         self.runs = self._json("runs.json")
         self.events = self._jsonl("events.jsonl")
-        self.layers, self.layer_judgments = [], []
+        self.layers, self.layer_judgments = Table(), Table()
         if self.version >= 3:
-            missing = [name for name in LAYER_MEMBERS if name not in self.texts]
+            missing = [name for name in LAYER_MEMBERS if name not in self.sizes]
             for name in missing:
                 self.add(None, None, f"member {name!r} is missing")
             if missing:
@@ -159,24 +277,6 @@ class Archive:
             self.issues.append(Issue(where, line, message))
 
     # reading
-    def _unpack(self, data: bytes) -> dict[str, str]:
-        try:
-            z = zipfile.ZipFile(io.BytesIO(data))
-            names = self._member_names(z)
-            return {} if self.issues else self._texts(z, names)
-        except (
-            zipfile.BadZipFile,
-            zipfile.LargeZipFile,
-            NotImplementedError,
-            RuntimeError,
-            EOFError,
-            OSError,
-            ValueError,
-            zlib.error,
-        ) as e:
-            self.add(None, None, f"unreadable archive: {e}")
-        return {}
-
     def _member_names(self, z: zipfile.ZipFile) -> list[str]:
         """The names of the archive's members, a problem added for each one unexpected,
         repeated or missing."""
@@ -195,30 +295,72 @@ class Archive:
                 self.add(None, None, f"member {name!r} is missing")
         return names
 
-    def _texts(self, z: zipfile.ZipFile, names: list[str]) -> dict[str, str]:
-        """The members' texts, read up to the size limit all together."""
-        limit, total, texts = max_bytes(), 0, {}
+    def _measure(self, names: list[str]) -> dict[str, int]:
+        """Each member's size once unpacked, read a chunk at a time up to the size limit
+        all together (the sizes a zip declares may lie), and checked to be UTF-8 text;
+        the JSON members together within their budget."""
+        limit, total, sizes = max_bytes(), 0, {}
         for name in MEMBERS + tuple(n for n in LAYER_MEMBERS if n in names):
-            # the sizes a zip declares may lie: read at most what is left of the limit
-            with z.open(name) as f:
-                body = f.read(limit - total + 1)
-            total += len(body)
-            if total > limit:
-                self.add(
-                    None,
-                    None,
-                    f"larger than {limit // 1048576} MB once unpacked (ARCHIVE_MAX_MB)",
-                )
-                return {}
-            try:
-                texts[name] = body.decode("utf-8")
-            except UnicodeDecodeError as e:
-                self.add(name, None, f"not UTF-8 text ({e.reason} at byte {e.start})")
-        return texts
+            decoder, size, text = codecs.getincrementaldecoder("utf-8")(), 0, True
+            with self._zip.open(name) as f:
+                while chunk := f.read(min(_CHUNK, limit - total + 1)):
+                    total += len(chunk)
+                    if total > limit:
+                        self.add(
+                            None,
+                            None,
+                            f"larger than {limit // 1048576} MB once unpacked (ARCHIVE_MAX_MB)",
+                        )
+                        return {}
+                    text = text and self._decoded(name, decoder, chunk, size)
+                    size += len(chunk)
+            if text:
+                self._decoded(name, decoder, b"", size, final=True)
+            sizes[name] = size
+        json_limit = max_json_bytes()
+        if sum(sizes[name] for name in JSON_MEMBERS) > json_limit:
+            self.add(
+                None,
+                None,
+                f"{', '.join(JSON_MEMBERS)} together larger than {json_limit // 1048576} MB "
+                "once unpacked (ARCHIVE_JSON_MAX_MB)",
+            )
+        return sizes
+
+    def _decoded(self, name: str, decoder, chunk: bytes, offset: int, final=False) -> bool:
+        """Whether ``chunk`` (read at byte ``offset`` of the member) is UTF-8 text, the
+        member's problem added when it is not (at the byte counted from the member's
+        start)."""
+        pending = len(decoder.getstate()[0])  # the bytes of a character cut by the chunk
+        try:
+            decoder.decode(chunk, final)
+        except UnicodeDecodeError as e:
+            at = offset - pending + e.start
+            self.add(name, None, f"not UTF-8 text ({e.reason} at byte {at})")
+            return False
+        return True
+
+    def _open(self, name: str) -> io.TextIOWrapper:
+        """A member as text read a line at a time (lines end at LF only, as written)."""
+        return io.TextIOWrapper(self._zip.open(name), encoding="utf-8", newline="\n")
+
+    def _count_row(self, name: str, line: int) -> None:
+        self.rows_read += 1
+        if self.rows_read > (limit := max_rows()):
+            self.add(
+                name,
+                line,
+                f"more than {limit} rows, CSV rows and events together (ARCHIVE_MAX_ROWS)",
+            )
+            raise _OverBudget
 
     def _json(self, name: str):
+        text = self._zip.read(name).decode("utf-8")
+        if json_depth(text) > MAX_JSON_DEPTH:
+            self.add(name, None, _TOO_DEEP)
+            return None
         try:
-            value = json.loads(self.texts[name], parse_constant=self._no_constant)
+            value = json.loads(text, parse_constant=self._no_constant)
         except ValueError as e:
             self.add(name, getattr(e, "lineno", None), f"not JSON: {e}")
             return None
@@ -231,42 +373,76 @@ class Archive:
         raise ValueError(f"{name} is not a number here")
 
     def _jsonl(self, name: str) -> list[tuple[int, dict]]:
-        rows = []
-        for n, line in enumerate(self.texts[name].splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line, parse_constant=self._no_constant)
-            except ValueError as e:
-                self.add(name, n, f"not JSON: {e}")
-                continue
-            if not isinstance(value, dict):
-                self.add(name, n, "not a JSON object")
-            elif _control(value):
-                self.add(name, n, "holds a NUL byte")
-            else:
-                rows.append((n, value))
+        rows, n = [], 0
+        with self._open(name) as f:
+            for text in f:
+                # numbered as str.splitlines numbers the lines of the whole text
+                for line in text.splitlines():
+                    n += 1
+                    if not line.strip():
+                        continue
+                    self._count_row(name, n)
+                    if value := self._jsonl_value(name, n, line):
+                        rows.append((n, value))
         return rows
 
-    def _table(self, name: str) -> list[tuple[int, dict]]:
+    def _jsonl_value(self, name: str, n: int, line: str) -> dict | None:
+        """The JSON object on line ``n``; None, with its problem added, when it is not
+        one."""
+        if json_depth(line) > MAX_JSON_DEPTH:
+            self.add(name, n, _TOO_DEEP)
+            return None
         try:
-            header, rows = read_member_csv(self.texts[name])
+            value = json.loads(line, parse_constant=self._no_constant)
         except ValueError as e:
+            self.add(name, n, f"not JSON: {e}")
+            return None
+        if not isinstance(value, dict):
+            self.add(name, n, "not a JSON object")
+        elif _control(value):
+            self.add(name, n, "holds a NUL byte")
+        else:
+            return value
+        return None
+
+    def _table(self, name: str) -> Table:
+        """The rows of a CSV member, read one at a time; an empty table when the member is
+        not CSV (its problems found on the way replaced by that one) or has other
+        columns."""
+        mark, want = len(self.issues), COLUMNS[self.version][name]
+        try:
+            with self._open(name) as f:
+                _, header, records = read_csv_lines(f)
+                if sorted(header) != sorted(want):
+                    for _ in records:  # a member that is not CSV says so first
+                        pass
+                    self.add(name, 1, f"columns {','.join(header)}; expected {','.join(want)}")
+                    return Table()
+                return self._rows(name, header, records)
+        except CsvFormatError as e:
+            del self.issues[mark:]
             self.add(name, None, f"not CSV: {e}")
-            return []
-        want = COLUMNS[self.version][name]
-        if sorted(header) != sorted(want):
-            self.add(name, 1, f"columns {','.join(header)}; expected {','.join(want)}")
-            return []
-        out = []
-        for n, row in enumerate(rows, start=2):
-            if None in row or None in row.values():
-                self.add(name, n, f"{len(want)} fields expected")
-            elif any(NUL in v for v in row.values()):
+            return Table()
+
+    def _rows(self, name: str, header: list[str], records) -> Table:
+        row_type = type("Row", (Row,), {"__slots__": (), "columns": _column_index(header)})
+        shared = [column in _SHARED for column in header]
+        table, width, pool = Table(), len(header), self._shared
+        for n, record in enumerate(records, start=2):
+            self._count_row(name, n)
+            if len(record) != width:
+                self.add(name, n, f"{width} fields expected")
+            elif any(NUL in v for v in record):
                 self.add(name, n, "holds a NUL byte")
             else:
-                out.append((n, row))
-        return out
+                table.append(
+                    n,
+                    row_type(
+                        pool.setdefault(v, v) if keep else v
+                        for v, keep in zip(record, shared, strict=True)
+                    ),
+                )
+        return table
 
     # checking the manifest
     def _check_manifest(self) -> None:
@@ -400,27 +576,27 @@ class Archive:
         mode = self.manifest["collection"].get("matching_mode")
         if mode not in MatchingMode.values:
             return  # reported with the manifest
-        spellings = []
-        for n, s in self.strings:
-            try:
-                variants = json.loads(s.get("variants") or "[]")
-            except ValueError:
-                continue  # reported above
-            if _is_text_list(variants):
-                spellings += [(n, s["question_id"], s["answer"], True)]
-                spellings += [(n, s["question_id"], text, False) for text in variants]
         holder: dict[tuple[str, str], tuple[int, bool]] = {}
-        keys = normalize_many([text for _, _, text, _ in spellings], mode)
-        for (n, qid, text, own), key in zip(spellings, keys, strict=True):
-            first, first_own = holder.setdefault((qid, key), (n, own)) if key else (n, own)
-            # two texts with one key: "appears twice", above
-            if first != n and not (own and first_own):
-                self.add(
-                    "strings.csv",
-                    n,
-                    f"{text!r} has the key {key!r} of a spelling of the string on line {first} "
-                    f"(question {qid!r}): two strings never share a key",
-                )
+        rows = iter(self.strings)
+        # a batch of rows at a time: their spellings and keys are not all held at once
+        while batch := list(islice(rows, 10_000)):
+            spellings = []
+            for n, s in batch:
+                variants = _variants(s.get("variants"))
+                if _is_text_list(variants):  # reported above otherwise
+                    spellings += [(n, s["question_id"], s["answer"], True)]
+                    spellings += [(n, s["question_id"], text, False) for text in variants]
+            keys = normalize_many([text for _, _, text, _ in spellings], mode)
+            for (n, qid, text, own), key in zip(spellings, keys, strict=True):
+                first, first_own = holder.setdefault((qid, key), (n, own)) if key else (n, own)
+                # two texts with one key: "appears twice", above
+                if first != n and not (own and first_own):
+                    self.add(
+                        "strings.csv",
+                        n,
+                        f"{text!r} has the key {key!r} of a spelling of the string on line "
+                        f"{first} (question {qid!r}): two strings never share a key",
+                    )
 
     def _check_judgment(self, s: dict, add) -> None:
         """A row of strings.csv: its question, synset, level, source, judge and times."""
@@ -449,11 +625,7 @@ class Archive:
             add(f"id {s['id']!r} is not a distinct number >= 1")
         else:
             self.string_of[int(s["id"])] = s["question_id"]
-        try:
-            variants = json.loads(s["variants"]) if s["variants"] else []
-        except ValueError:
-            variants = None
-        if not _is_text_list(variants):
+        if not _is_text_list(_variants(s["variants"])):
             add(f"variants {s['variants']!r} is not a JSON list of strings")
 
     def _check_runs(self) -> None:

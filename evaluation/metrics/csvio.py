@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 import numbers
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 FORMULA_CHARS = "=+-@\t\r"
 # text that a spreadsheet would run: quotes, then a formula character
@@ -159,6 +160,46 @@ def read_csv(text: str | bytes) -> tuple[dict[str, str], list[str], list[list[st
     if not records:
         raise CsvFormatError("no header", line)
     return preamble, records[0], records[1:]
+
+
+def read_csv_lines(
+    lines: Iterable[str],
+) -> tuple[dict[str, str], list[str], Iterator[list[str]]]:
+    """``read_csv`` over the lines of a text (a file opened with ``newline="\\n"``), its
+    rows read as they are iterated, so that a large file is never held whole: (preamble,
+    header, rows).  Raises CsvFormatError for malformed CSV, here for the preamble and the
+    header, while iterating for a row."""
+    it = iter(lines)
+    preamble: dict[str, str] = {}
+    line, first = 1, None
+    for text in it:
+        if line == 1:
+            text = text.removeprefix("\ufeff")
+        if not (text.startswith("#") or text in ("\n", "\r\n")):
+            first = text
+            break
+        raw = text.removesuffix("\n").removesuffix("\r")
+        if raw:
+            key, eq, value = raw[1:].lstrip(" ").partition("=")
+            if not eq or not _KEY.fullmatch(key):
+                raise CsvFormatError(f"expected a '# key=value' line, found {raw[:40]!r}", line)
+            preamble[key] = _PREAMBLE_IN.sub(lambda m: chr(int(m.group(1), 16)), value)
+        line += 1
+    reader = csv.reader(it if first is None else itertools.chain((first,), it), strict=True)
+
+    def records() -> Iterator[list[str]]:
+        try:
+            for record in reader:
+                if record:
+                    yield [c[1:] if c[:1] == "'" and _ESCAPED.match(c) else c for c in record]
+        except csv.Error as e:
+            raise CsvFormatError(f"malformed CSV: {e}", line - 1 + reader.line_num) from e
+
+    rows = records()
+    header = next(rows, None)
+    if header is None:
+        raise CsvFormatError("no header", line)
+    return preamble, header, rows
 
 
 def read_records(text: str | bytes) -> list[dict[str, str]]:

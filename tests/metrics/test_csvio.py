@@ -15,6 +15,7 @@ from evaluation.metrics.csvio import (
     CsvFormatError,
     neutralise,
     read_csv,
+    read_csv_lines,
     read_records,
     restore,
     write_csv,
@@ -165,3 +166,24 @@ def test_the_parsers_read_back_what_the_writer_wrote():
     slow = read_judgment_rows(data)
     assert [r.answer for r in slow] == [r[2] for r in rows]
     assert list(parse_judgments_csv(data).str_text) == [r[2] for r in rows]
+
+
+def _read_either(reader, text):
+    try:
+        return reader(text)
+    except CsvFormatError as e:
+        return ("refused", str(e), e.line)
+
+
+def _read_lines(text):
+    preamble, header, rows = read_csv_lines(io.StringIO(text, newline="\n"))
+    return preamble, header, list(rows)
+
+
+@settings(max_examples=400)
+@given(st.lists(st.sampled_from(["a", ",", '"', "\n", "\r", "\r\n", "#", "'=", "\ufeff", "x=1"])))
+def test_reading_line_by_line_reads_as_read_csv(parts):
+    """The streaming reader (collection archives) reads every text, and refuses every
+    malformed one at the same line, as read_csv does."""
+    text = "".join(parts)
+    assert _read_either(_read_lines, text) == _read_either(read_csv, text)
