@@ -65,6 +65,19 @@ class PageSynset:
     pk: int | None = None
 
 
+def questions_lock(question_ids: Iterable[int]) -> None:
+    """Lock the questions' rows (``no_key``: their strings and layers may still point at
+    them) in id order, so two writes sharing questions never deadlock: the layer writes
+    take it before they read the layers the questions have, and a second write on the same
+    questions waits until the first committed, then reads its layers."""
+    list(
+        Question.objects.select_for_update(no_key=True)
+        .filter(pk__in=list(question_ids))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
 def collection_judgments_changed(*, collection_id: int) -> None:
     """Bump the collection's judgment version: cached scores of older versions go stale."""
     Collection.objects.filter(pk=collection_id).update(

@@ -25,6 +25,7 @@ from evaluation.metrics.errors import Issue
 from evaluation.metrics.parsers import empty_key_message, nul_issues
 
 from .adjudication import question_layers_to_gold
+from .edits import questions_lock
 from .layer_state import layers_complete, sealed_questions
 from .models import (
     JUDGE_ROLES,
@@ -396,6 +397,10 @@ def layers_write(plan: LayersPlan, *, by: AnyUser | None = None) -> LayersImport
     step (``question_layers_to_gold``), as when its last layer is marked done on the page."""
     result = LayersImported()
     planned, levels = plan.planned, plan.levels
+    # the questions' rows first, as ``layers_request`` locks them: a request for layers on
+    # these questions at the same time waits until this import committed and then counts
+    # its layers (it would not see them and give each question k layers more)
+    questions_lock(q for q, _ in planned)
     existing = key_owners(question_ids={q for q, _ in planned})
     new = [
         AnswerString(question_id=q, text=t, key=k, source=Source.IMPORT)

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .adjudication import question_layers_to_gold
-from .edits import Conflict
+from .edits import Conflict, questions_lock
 from .layer_state import layer_sealed, layers_complete, sealed_questions
 from .models import (
     JUDGE_ROLES,
@@ -183,12 +183,7 @@ def layers_request(
     # sharing questions never deadlock): a second request for them waits until the first
     # committed and then reads its layers, as if it came after (red team: two requests at
     # once with different assessors gave every question 2k layers)
-    list(
-        Question.objects.select_for_update(no_key=True)
-        .filter(pk__in=[q.pk for q in questions])
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
+    questions_lock(q.pk for q in questions)
     if adjudicator is not None:
         _check_adjudicator_blind(adjudicator, questions)
     questions, existing, result = _to_layer(questions, assessors, k)

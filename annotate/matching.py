@@ -161,6 +161,98 @@ def _sharing(rows: Sequence[tuple], keys: Sequence[str], mode: str) -> dict:
     return groups
 
 
+def _fold_plan(
+    rows: Sequence[tuple], keys: Sequence[str], groups: dict
+) -> tuple[list, list[int], dict[int, list[str]]]:
+    """The strings ``collection_set_matching_mode`` folds: returns the conflicts (strings
+    whose key would be empty, groups sharing a key whose judgments disagree), the pks folded
+    away and, per kept string, its variants after the fold."""
+    # a string whose key would be empty ("A" under squad) would match nothing, and
+    # string_add refuses it: a conflict to resolve first (edit or delete it)
+    conflicts = [
+        RekeyConflict(r[2], "", ((r[3], _judgment_label(r[7], r[8], r[9] is not None)),))
+        for i, r in enumerate(rows)
+        if not keys[i]
+    ]
+    folded, keepers = [], {}
+    for (_, key), members in groups.items():
+        if len(members) < 2:
+            continue
+        judgments = {(rows[i][6], rows[i][8], rows[i][9] is not None) for i in members}
+        if len(judgments) > 1:
+            conflicts.append(
+                RekeyConflict(
+                    rows[members[0]][2],
+                    key,
+                    tuple(
+                        (
+                            rows[i][3],
+                            _judgment_label(rows[i][7], rows[i][8], rows[i][9] is not None),
+                        )
+                        for i in members
+                    ),
+                )
+            )
+            continue
+        first = rows[members[0]]
+        spellings = [s for i in members for s in (rows[i][3], *rows[i][5])]
+        keepers[first[0]] = [s for s in dict.fromkeys(spellings) if s != first[3]]
+        folded += [rows[i][0] for i in members[1:]]
+    return conflicts, folded, keepers
+
+
+def _rekey_write(
+    rows: Sequence[tuple],
+    keys: Sequence[str],
+    folded: list[int],
+    keepers: dict[int, list[str]],
+    moved: dict[int, int],
+    mode: str,
+) -> int:
+    """Write a planned re-key: move the folded strings' layer judgments, delete the folded
+    strings, store the new keys and variants and sync the spelling keys.  Returns the number
+    of strings whose key changed."""
+    gone = set(folded)
+    if folded:
+        # moved before the folded strings go: their deletion cascades to the duplicates
+        LayerJudgment.objects.bulk_update(
+            [LayerJudgment(pk=pk, string_id=kept) for pk, kept in moved.items()],
+            ["string"],
+            batch_size=2000,
+        )
+        # an open layer page of these questions is stale now: its strings changed
+        JudgingLayer.objects.filter(question_id__in={r[1] for r in rows if r[0] in gone}).update(
+            version=F("version") + 1
+        )
+    AnswerString.objects.filter(pk__in=folded).delete()
+    changed = [
+        AnswerString(pk=r[0], key=keys[i])
+        for i, r in enumerate(rows)
+        if r[0] not in gone and keys[i] != r[4]
+    ]
+    # two steps: a key may move to a string whose own key moves away (unique per question)
+    AnswerString.objects.bulk_update(
+        [AnswerString(pk=s.pk, key=f"\u0001rekey {s.pk}") for s in changed],
+        ["key"],
+        batch_size=2000,
+    )
+    AnswerString.objects.bulk_update(changed, ["key"], batch_size=2000)
+    AnswerString.objects.bulk_update(
+        [AnswerString(pk=pk, variants=v) for pk, v in keepers.items()],
+        ["variants"],
+        batch_size=2000,
+    )
+    string_keys_sync(
+        strings=(
+            AnswerString(pk=r[0], question_id=r[1], text=r[3], variants=keepers.get(r[0], r[5]))
+            for r in rows
+            if r[0] not in gone
+        ),
+        mode=mode,
+    )
+    return len(changed)
+
+
 @transaction.atomic
 def collection_set_matching_mode(*, collection: Collection, mode: str, by: AnyUser | None) -> int:
     """Change ``collection``'s matching mode to ``mode`` and re-key every spelling of its
@@ -204,37 +296,7 @@ def collection_set_matching_mode(*, collection: Collection, mode: str, by: AnyUs
     )
     keys = normalize_many([r[3] for r in rows], mode)
     groups = _sharing(rows, keys, mode)
-    # a string whose key would be empty ("A" under squad) would match nothing, and
-    # string_add refuses it: a conflict to resolve first (edit or delete it)
-    conflicts = [
-        RekeyConflict(r[2], "", ((r[3], _judgment_label(r[7], r[8], r[9] is not None)),))
-        for i, r in enumerate(rows)
-        if not keys[i]
-    ]
-    folded, keepers = [], {}
-    for (_, key), members in groups.items():
-        if len(members) < 2:
-            continue
-        judgments = {(rows[i][6], rows[i][8], rows[i][9] is not None) for i in members}
-        if len(judgments) > 1:
-            conflicts.append(
-                RekeyConflict(
-                    rows[members[0]][2],
-                    key,
-                    tuple(
-                        (
-                            rows[i][3],
-                            _judgment_label(rows[i][7], rows[i][8], rows[i][9] is not None),
-                        )
-                        for i in members
-                    ),
-                )
-            )
-            continue
-        first = rows[members[0]]
-        spellings = [s for i in members for s in (rows[i][3], *rows[i][5])]
-        keepers[first[0]] = [s for s in dict.fromkeys(spellings) if s != first[3]]
-        folded += [rows[i][0] for i in members[1:]]
+    conflicts, folded, keepers = _fold_plan(rows, keys, groups)
     layer_conflicts, moved, dropped = _layer_folds(
         (rows[members[0]][2], key, [(rows[i][0], rows[i][3]) for i in members])
         for (_, key), members in groups.items()
@@ -243,44 +305,7 @@ def collection_set_matching_mode(*, collection: Collection, mode: str, by: AnyUs
     conflicts += layer_conflicts
     if conflicts:
         raise MatchingModeConflict(mode, conflicts)
-    gone = set(folded)
-    if folded:
-        # moved before the folded strings go: their deletion cascades to the duplicates
-        LayerJudgment.objects.bulk_update(
-            [LayerJudgment(pk=pk, string_id=kept) for pk, kept in moved.items()],
-            ["string"],
-            batch_size=2000,
-        )
-        # an open layer page of these questions is stale now: its strings changed
-        JudgingLayer.objects.filter(question_id__in={r[1] for r in rows if r[0] in gone}).update(
-            version=F("version") + 1
-        )
-    AnswerString.objects.filter(pk__in=folded).delete()
-    changed = [
-        AnswerString(pk=r[0], key=keys[i])
-        for i, r in enumerate(rows)
-        if r[0] not in gone and keys[i] != r[4]
-    ]
-    # two steps: a key may move to a string whose own key moves away (unique per question)
-    AnswerString.objects.bulk_update(
-        [AnswerString(pk=s.pk, key=f"\u0001rekey {s.pk}") for s in changed],
-        ["key"],
-        batch_size=2000,
-    )
-    AnswerString.objects.bulk_update(changed, ["key"], batch_size=2000)
-    AnswerString.objects.bulk_update(
-        [AnswerString(pk=pk, variants=v) for pk, v in keepers.items()],
-        ["variants"],
-        batch_size=2000,
-    )
-    string_keys_sync(
-        strings=(
-            AnswerString(pk=r[0], question_id=r[1], text=r[3], variants=keepers.get(r[0], r[5]))
-            for r in rows
-            if r[0] not in gone
-        ),
-        mode=mode,
-    )
+    rekeyed = _rekey_write(rows, keys, folded, keepers, moved, mode)
     collection.matching_mode = given.matching_mode = mode
     collection.save(update_fields=["matching_mode"])
     user = by if by is not None and by.is_authenticated else None
@@ -292,7 +317,7 @@ def collection_set_matching_mode(*, collection: Collection, mode: str, by: AnyUs
         after={
             "matching_mode": mode,
             "folded": len(folded),
-            "rekeyed": len(changed),
+            "rekeyed": rekeyed,
             "layer_judgments_moved": len(moved),
             "layer_judgments_dropped": dropped,
         },

@@ -78,18 +78,9 @@ def layer_questions(collection: Collection) -> LayerQuestions:
     )
 
 
-def layer_judgments(
-    collection: Collection, questions: LayerQuestions | None = None
-) -> dict[str, Judgments]:
-    """``gold`` and ``layer 1`` .. ``layer k`` as engine Judgments, every one over the same
-    questions: ``questions.scored`` (``layer_questions``), and the layer positions all of
-    them have.  Three queries (five without ``questions``)."""
-    if questions is None:
-        questions = layer_questions(collection)
-    layers = questions.scored
-    levels = list(collection.levels.order_by("order").values_list("code", "gain"))
-    codes, gains = [c for c, _ in levels] or ["S"], [g for _, g in levels] or [1.0]
-    k = min((len(ids) for ids in layers.values()), default=0)
+def _judgment_rows(layers: dict[int, list[int]], k: int) -> dict[str, list[tuple]]:
+    """Rows ``(qid, group, spelling, level)`` of ``gold`` and of ``layer 1`` .. ``layer k``
+    over the questions of ``layers`` (question pk: its layer pks, in order)."""
     position = {pk: i for ids in layers.values() for i, pk in enumerate(ids[:k], start=1)}
     rows: dict[str, list[tuple]] = {GOLD: []}
     for pos in range(1, k + 1):
@@ -121,6 +112,22 @@ def layer_judgments(
             (qid, str(ordinal) if ordinal is not None else None, spelling, level)
             for spelling in (text, *variants)
         ]
+    return rows
+
+
+def layer_judgments(
+    collection: Collection, questions: LayerQuestions | None = None
+) -> dict[str, Judgments]:
+    """``gold`` and ``layer 1`` .. ``layer k`` as engine Judgments, every one over the same
+    questions: ``questions.scored`` (``layer_questions``), and the layer positions all of
+    them have.  Three queries (five without ``questions``)."""
+    if questions is None:
+        questions = layer_questions(collection)
+    layers = questions.scored
+    levels = list(collection.levels.order_by("order").values_list("code", "gain"))
+    codes, gains = [c for c, _ in levels] or ["S"], [g for _, g in levels] or [1.0]
+    k = min((len(ids) for ids in layers.values()), default=0)
+    rows = _judgment_rows(layers, k)
     order = list(
         collection.questions.filter(pk__in=list(layers))
         .order_by("id")

@@ -178,6 +178,10 @@ class Judgments:
         Rows whose answers have one matching key in a question are spellings of one string:
         with the same judgment they fold into the first row; raises InputError, with
         ``lines`` when given, if a level is unknown or if such rows disagree.
+
+        (Radon D: one pass of array steps over the rows, each using the arrays of the steps
+        before it, kept whole because every score builds its judgments here: split, the
+        steps would hand a dozen arrays along and the per-row loops would gain calls.)
         """
         if match not in MATCH_MODES and match != ID_MATCH:
             raise ValueError(f"unknown matching mode {match!r}")

@@ -95,7 +95,10 @@ def _csv_rows(
     a NUL or too long is reported and read as if blank, so the other lines are checked.
     Each value has the product's formula escape undone (``csvio.restore``: a cell of single
     quotes then a formula character loses one quote), so the product's exports read back
-    unchanged."""
+    unchanged.  (Radon E: the header and row checks stay inline in the one loop over the
+    reader, because every row of every questions, answers, judgments and run file passes
+    through it, and a helper call per record would cost on the large run files that
+    bench/qa_score_bench.py reads.)"""
     lines = _LINE_END.split(text)
     bad = [n for n, line in enumerate(lines, start=1) if not _line_ok(issues, n, line)]
     if bad:
@@ -326,7 +329,10 @@ def _plain_judgments(
     the plain form most files have -- a header on line 1, then one good row per line, no
     quotes, no cell that starts with a quote (a formula escape), no blank lines -- read
     with whole-text and whole-column operations; None for any other file
-    (``judgment_rows`` reads it and explains its problems).  Rows are on lines 2, 3, ..."""
+    (``judgment_rows`` reads it and explains its problems).  Rows are on lines 2, 3, ...
+    (Radon D: a chain of early refusals, each one test over the whole text or a whole
+    column, kept whole because it is the fast path of every judgments file: split, each step
+    would only hand the same text, cells and columns to the next.)"""
     if '"' in text or "\r" in text or "\x00" in text:
         return None
     if text.startswith("'") or ",'" in text or "\n'" in text:  # a cell to ``restore``

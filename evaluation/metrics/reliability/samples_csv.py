@@ -228,11 +228,9 @@ def samples_to_npz(samples: Samples, file: BinaryIO) -> None:
     )
 
 
-def read_samples(data: bytes) -> Samples:
-    """A samples file of either form: the compressed numpy archive ``samples_to_npz``
-    writes (a zip) or the CSV ``samples_to_csv`` writes; CsvFormatError otherwise."""
-    if not data.startswith(ZIP_MAGIC):
-        return samples_from_csv(data)
+def _npz_arrays(data: bytes) -> dict[str, np.ndarray]:
+    """The arrays of a samples archive ``samples_to_npz`` wrote; CsvFormatError when it is
+    no such archive."""
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
@@ -240,14 +238,19 @@ def read_samples(data: bytes) -> Samples:
         raise CsvFormatError(f"not a samples file: {e}") from e
     if bytes(arrays.get("format", b"")).decode("utf-8", "replace") != SAMPLES_NPZ_FORMAT:
         raise CsvFormatError(f"not a samples file (expected format {SAMPLES_NPZ_FORMAT})")
-    try:
-        questions = json.loads(bytes(arrays["questions"]).decode("utf-8"))
-        seed, c, tukey_seed, tukey_trials = (int(v) for v in arrays["head"])
-        stability, swap, boot = (
-            arrays[k].astype(np.int64) for k in ("stability", "swap", "bootstrap")
-        )
-    except (KeyError, ValueError, TypeError) as e:
-        raise CsvFormatError(f"malformed samples archive ({e})") from e
+    return arrays
+
+
+def _check_fit(
+    questions: list,
+    c: int,
+    stability: np.ndarray,
+    swap: np.ndarray,
+    boot: np.ndarray,
+    tukey_trials: int,
+) -> None:
+    """CsvFormatError unless a samples archive's arrays fit its questions and subset size
+    ``c`` and no subset repeats a question."""
     n, B = len(questions), len(stability)
     if (
         not all(isinstance(q, str) for q in questions)
@@ -266,6 +269,23 @@ def read_samples(data: bytes) -> Samples:
             "a subset repeats a question (subsets are drawn without "
             "replacement, the two swap subsets are disjoint)"
         )
+
+
+def read_samples(data: bytes) -> Samples:
+    """A samples file of either form: the compressed numpy archive ``samples_to_npz``
+    writes (a zip) or the CSV ``samples_to_csv`` writes; CsvFormatError otherwise."""
+    if not data.startswith(ZIP_MAGIC):
+        return samples_from_csv(data)
+    arrays = _npz_arrays(data)
+    try:
+        questions = json.loads(bytes(arrays["questions"]).decode("utf-8"))
+        seed, c, tukey_seed, tukey_trials = (int(v) for v in arrays["head"])
+        stability, swap, boot = (
+            arrays[k].astype(np.int64) for k in ("stability", "swap", "bootstrap")
+        )
+    except (KeyError, ValueError, TypeError) as e:
+        raise CsvFormatError(f"malformed samples archive ({e})") from e
+    _check_fit(questions, c, stability, swap, boot, tukey_trials)
     return Samples(
         tuple(questions),
         c,
