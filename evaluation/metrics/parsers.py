@@ -62,12 +62,13 @@ def decode(data: Data, file: str) -> str:
     return text
 
 
-# A control character is refused wherever it stands: NUL because no database text column can
-# store one (PostgreSQL refuses it), the others because the forms refuse them
+# A control character is refused wherever it stands: NUL because no database text column
+# can store one (PostgreSQL refuses it), the others because the forms refuse them
 # (config.text.CONTROL_CHARACTERS, the same set: config may not import the engine, and
-# tests/test_control_characters.py checks the two agree), so that nothing a file brings in
-# is text the organizer could not type, edit or delete.  Every file the product imports is
-# checked line by line.  Tab, newline and carriage return are text (or separators).
+# tests/test_control_characters_in_files.py checks the two agree), so that nothing a file
+# brings in is text the organizer could not type, edit or delete.  Every file the product
+# imports is checked line by line.  Tab, newline and carriage return are text (or
+# separators).
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 NUL_BYTE = "contains a NUL byte"
 
