@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from evaluation.metrics.csvio import CsvFormatError, read_records, write_csv
 from evaluation.metrics.errors import Issue
-from evaluation.metrics.parsers import empty_key_message, nul_issues
+from evaluation.metrics.parsers import control_issues, empty_key_message
 
 from .adjudication import question_layers_to_gold
 from .edits import questions_lock
@@ -173,7 +173,7 @@ def _read_records(plan: LayersPlan, data: bytes) -> list[dict[str, str]] | None:
             )
         )
         return None
-    plan.issues = nul_issues(text, plan.filename)
+    plan.issues = control_issues(text, plan.filename)
     if plan.issues:
         return None
     try:

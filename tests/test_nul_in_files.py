@@ -1,7 +1,7 @@
 """A NUL byte inside an imported file: no database text column can hold one (PostgreSQL
 refuses it with a DataError, a 500), so every import kind -- questions, flat answers,
 judgments, layers, runs and archives -- refuses the file with the parsers' one rule
-(``evaluation.metrics.parsers.nul_issues``): an error naming the file and the line, and
+(``evaluation.metrics.parsers.control_issues``): an error naming the file and the line, and
 nothing written.  Every way in: the import page's preview and its confirmation, the layers
 upload of the agreement page, the command, the services.
 

@@ -105,12 +105,6 @@ COLUMNS[4] = COLUMNS[3]  # version 4 changes the manifest only (levels' examples
 # withdrawn run is not in the archive, so its events keep only its name)
 RUN_EVENTS = ("pool_run", "withdraw_run", "replace_run")
 
-# The data of an archive may hold every character the collection's own files could bring in
-# (a run answer with a form feed, say), so that any collection can be restored; only NUL,
-# which no database text column can store, is refused.
-NUL = "\x00"
-
-
 # The JSON members whose values are read whole (events.jsonl a line at a time).
 JSON_MEMBERS = ("manifest.json", "runs.json", "events.jsonl")
 # The deepest nesting of the format: an event's before -> strings -> a string ->

@@ -23,7 +23,7 @@ from evaluation.metrics.csvio import CsvFormatError, read_csv_lines
 from evaluation.metrics.errors import MAX_ISSUES
 from evaluation.metrics.gains import check_gain
 from evaluation.metrics.normalize import normalize_many
-from evaluation.metrics.parsers import empty_key_message
+from evaluation.metrics.parsers import CONTROL_CHARACTERS, empty_key_message
 from evaluation.models import RunFormat
 from evaluation.services import run_name_problem
 
@@ -34,7 +34,6 @@ from .format import (
     LAYER_MEMBERS,
     MAX_JSON_DEPTH,
     MEMBERS,
-    NUL,
     READS,
     RUN_EVENTS,
     json_depth,
@@ -102,15 +101,31 @@ def _variants(text: str | None):
         return None
 
 
-def _control(value) -> bool:
-    """True when a JSON value holds a NUL anywhere (keys too)."""
+def _control_text(text: str) -> str | None:
+    """Why ``text`` is refused for the first control character it holds (the files' and
+    forms' one rule, ``CONTROL_CHARACTERS``); None when it holds none."""
+    found = CONTROL_CHARACTERS.search(text)
+    if found is None:
+        return None
+    if found.group() == "\x00":
+        return "holds a NUL byte"
+    return (
+        f"holds the control character U+{ord(found.group()):04X}; only tab, newline and "
+        "carriage return are allowed in text"
+    )
+
+
+def _control(value) -> str | None:
+    """Why a JSON value is refused for a control character anywhere in it (keys too);
+    None when it holds none."""
     if isinstance(value, str):
-        return NUL in value
+        return _control_text(value)
     if isinstance(value, dict):
-        return any(_control(k) or _control(v) for k, v in value.items())
+        items = (x for kv in value.items() for x in kv)
+        return next((m for x in items if (m := _control(x))), None)
     if isinstance(value, list):
-        return any(_control(v) for v in value)
-    return False
+        return next((m for v in value if (m := _control(v))), None)
+    return None
 
 
 _COLLECTION_CHECKS = {
@@ -364,8 +379,8 @@ class Archive:
         except ValueError as e:
             self.add(name, getattr(e, "lineno", None), f"not JSON: {e}")
             return None
-        if _control(value):
-            self.add(name, None, "holds a NUL byte")
+        if problem := _control(value):
+            self.add(name, None, problem)
         return value
 
     @staticmethod
@@ -399,8 +414,8 @@ class Archive:
             return None
         if not isinstance(value, dict):
             self.add(name, n, "not a JSON object")
-        elif _control(value):
-            self.add(name, n, "holds a NUL byte")
+        elif problem := _control(value):
+            self.add(name, n, problem)
         else:
             return value
         return None
@@ -432,8 +447,8 @@ class Archive:
             self._count_row(name, n)
             if len(record) != width:
                 self.add(name, n, f"{width} fields expected")
-            elif any(NUL in v for v in record):
-                self.add(name, n, "holds a NUL byte")
+            elif problem := next((m for v in record if (m := _control_text(v))), None):
+                self.add(name, n, problem)
             else:
                 table.append(
                     n,

@@ -62,23 +62,47 @@ def decode(data: Data, file: str) -> str:
     return text
 
 
-# A NUL byte is refused wherever it stands: no database text column can store one (PostgreSQL
-# refuses it), so every file the product imports is checked for it line by line.
+# A control character is refused wherever it stands: NUL because no database text column
+# can store one (PostgreSQL refuses it), the others because the forms refuse them
+# (config.text.CONTROL_CHARACTERS, the same set: config may not import the engine, and
+# tests/test_control_characters_in_files.py checks the two agree), so that nothing a file
+# brings in is text the organizer could not type, edit or delete.  Every file the product
+# imports is checked line by line.  Tab, newline and carriage return are text (or
+# separators).
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 NUL_BYTE = "contains a NUL byte"
 
 
-def nul_issues(text: str, file: str) -> list[Issue]:
-    """The lines of ``text`` that hold a NUL byte, each an issue ``NUL_BYTE``; lines are
-    counted as every reader counts them.  The rule of every import: the parsers' line
+def control_message(line: str) -> str | None:
+    """Why ``line`` is refused for the first control character it holds; None when it
+    holds none."""
+    found = CONTROL_CHARACTERS.search(line)
+    if found is None:
+        return None
+    if found.group() == "\x00":
+        return NUL_BYTE
+    return (
+        f"contains the control character U+{ord(found.group()):04X}; only tab, newline and "
+        "carriage return are allowed in text"
+    )
+
+
+def control_issues(text: str, file: str) -> list[Issue]:
+    """The lines of ``text`` that hold a control character, each an issue naming it; lines
+    are counted as every reader counts them.  The rule of every import: the parsers' line
     reader applies it to each line, and a reader of its own (the layers CSV) to its text."""
-    if "\x00" not in text:
+    if not CONTROL_CHARACTERS.search(text):
         return []
-    return [Issue(file, n, NUL_BYTE) for n, line in _lines(text) if "\x00" in line]
+    return [
+        Issue(file, n, message)
+        for n, line in _lines(text)
+        if (message := control_message(line)) is not None
+    ]
 
 
 def _line_ok(issues: IssueList, n: int, line: str) -> bool:
-    if "\x00" in line:
-        issues.add(n, NUL_BYTE)
+    if (message := control_message(line)) is not None:
+        issues.add(n, message)
         return False
     if len(line) > MAX_LINE:
         issues.add(n, f"line is {len(line)} characters long (at most {MAX_LINE})")
@@ -333,7 +357,7 @@ def _plain_judgments(
     (Radon D: a chain of early refusals, each one test over the whole text or a whole
     column, kept whole because it is the fast path of every judgments file: split, each step
     would only hand the same text, cells and columns to the next.)"""
-    if '"' in text or "\r" in text or "\x00" in text:
+    if '"' in text or "\r" in text or CONTROL_CHARACTERS.search(text):
         return None
     if text.startswith("'") or ",'" in text or "\n'" in text:  # a cell to ``restore``
         return None
@@ -780,6 +804,7 @@ def _qa_ranking(
 
 
 __all__ = [
+    "CONTROL_CHARACTERS",
     "MAX_RANK",
     "NUL_BYTE",
     "AnswerRow",
@@ -787,12 +812,13 @@ __all__ = [
     "JudgmentRow",
     "QuestionRow",
     "RunRow",
+    "control_issues",
+    "control_message",
     "decode",
     "detect_run_format",
     "empty_key_message",
     "flat_answer_rows",
     "judgment_rows",
-    "nul_issues",
     "parse_flat_answers",
     "parse_judgments_csv",
     "parse_qa_run",

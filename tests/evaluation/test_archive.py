@@ -5,6 +5,7 @@ refused with every problem named and writes nothing; version 1 archives are stil
 
 import io
 import json
+import re
 import zipfile
 
 import pytest
@@ -143,23 +144,26 @@ def test_round_trip_gives_identical_judgments_and_scores(demo, tmp_path):
         assert again.read(member) == first.read(member), member
 
 
-def test_a_run_answer_with_control_characters_restores(demo):
-    """Whatever a run file could bring in (a form feed, a vertical tab, DEL) an archive
-    carries back: one odd run answer never makes a collection unrestorable."""
+def test_a_run_answer_with_control_characters_is_refused(demo):
+    """A form feed, a vertical tab or DEL, which the forms refuse, a run file cannot bring
+    in either (issue 27): the file is refused naming the line and the character, and an
+    archive carrying one is refused naming the member and the line."""
     organizer = get_user_model().objects.get(username="organizer")
-    odd = "Obuchi\x0cKeizo\x0b\x7f"
-    run = services.run_import(
-        collection=demo,
-        owner=organizer,
-        name="odd",
-        data=f"QAC1-1021\t1\t{odd}\n".encode(),
-        filename="odd.tsv",
-    )
-    services.run_pool(run=run, by=organizer)
-    assert AnswerString.objects.filter(question__collection=demo, text=odd).exists()
-    copy = collection_import(data=collection_export(collection=demo), slug="odd-copy")
-    assert AnswerString.objects.filter(question__collection=copy, text=odd).exists()
-    assert RunAnswer.objects.filter(run__collection=copy, text=odd).exists()
+    for odd, code in (("Obuchi\x0cKeizo", "U+000C"), ("Keizo\x0b", "U+000B"), ("K\x7f", "U+007F")):
+        with pytest.raises(
+            InputError, match=re.escape(f"odd.tsv:2: contains the control character {code}")
+        ):
+            services.run_import(
+                collection=demo,
+                owner=organizer,
+                name="odd",
+                data=f"QAC1-1021\t1\tgood\nQAC1-1021\t2\t{odd}\n".encode(),
+                filename="odd.tsv",
+            )
+    assert not Run.objects.filter(collection=demo, name="odd").exists()
+    assert not AnswerString.objects.filter(
+        question__collection=demo, text__contains="Keizo"
+    ).exists()
 
 
 def test_bad_archives_write_nothing(demo, tmp_path):
@@ -456,6 +460,14 @@ BAD = {
     "NUL in a question": (
         dict(questions_csv=lambda t: t.replace("Who", "W\x00ho", 1)),
         "questions.csv:2: holds a NUL byte",
+    ),
+    "ESC in a question": (
+        dict(questions_csv=lambda t: t.replace("Who", "W\x1bho", 1)),
+        "questions.csv:2: holds the control character U+001B",
+    ),
+    "DEL escaped in an event": (
+        dict(events_jsonl=lambda t: t.replace('"demo_load"', '"demo\\u007fload"', 1)),
+        "events.jsonl:1: holds the control character U+007F",
     ),
     "NUL escaped in an event": (
         dict(events_jsonl=lambda t: t.replace('"demo_load"', '"demo\\u0000load"', 1)),
