@@ -36,7 +36,8 @@ from evaluation.metrics import InputError, Issue
 from evaluation.models import Run, RunAnswer
 
 from .format import COLLECTION_FIELDS, RUN_EVENTS, parse_when
-from .validation import Archive, Row
+from .validation import Archive
+from .values import Row
 
 
 @dataclass(frozen=True)
