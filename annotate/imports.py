@@ -28,11 +28,11 @@ from evaluation.metrics import InputError, Issue
 from evaluation.metrics.csvio import write_csv
 from evaluation.metrics.errors import merge_issues
 from evaluation.metrics.parsers import (
-    empty_key_message,
     flat_answer_rows,
     judgment_rows,
     question_rows,
 )
+from evaluation.metrics.text_rules import empty_key_message
 
 from . import judging
 from .edits import collection_judgments_changed

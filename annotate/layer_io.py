@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from evaluation.metrics.csvio import CsvFormatError, read_records, write_csv
 from evaluation.metrics.errors import Issue
-from evaluation.metrics.parsers import control_issues, empty_key_message
+from evaluation.metrics.text_rules import control_issues, empty_key_message
 
 from .adjudication import question_layers_to_gold
 from .edits import questions_lock

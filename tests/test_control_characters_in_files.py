@@ -14,7 +14,7 @@ from annotate.models import AnswerString, Question
 from config.text import CONTROL_CHARACTERS as FORM_RULE
 from evaluation import services
 from evaluation.metrics import InputError
-from evaluation.metrics.parsers import CONTROL_CHARACTERS
+from evaluation.metrics.text_rules import CONTROL_CHARACTERS
 from evaluation.models import Run
 from tests.factories import add_member, make_collection, make_question, make_user
 

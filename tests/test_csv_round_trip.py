@@ -30,7 +30,7 @@ pytestmark = pytest.mark.django_db
 SPECIAL = ["\r", "\n", "\r\n", '"', "'", ",", ";", "#", "=", "+", "-", "@", "\t", "%", " "]
 PREFIX = ["", "=", "+", "-", "@", "'", "''", "'=", "''+", "\r", "\t", "\n"]
 # every character but those files and forms refuse (C0 controls but tab, newline and
-# carriage return, and DEL: evaluation.metrics.parsers.CONTROL_CHARACTERS)
+# carriage return, and DEL: evaluation.metrics.text_rules.CONTROL_CHARACTERS)
 char = st.characters(
     blacklist_categories=("Cs",),
     blacklist_characters="".join(chr(i) for i in [*range(9), 11, 12, *range(14, 32), 127]),

@@ -1,7 +1,7 @@
 """A NUL byte inside an imported file: no database text column can hold one (PostgreSQL
 refuses it with a DataError, a 500), so every import kind -- questions, flat answers,
 judgments, layers, runs and archives -- refuses the file with the parsers' one rule
-(``evaluation.metrics.parsers.control_issues``): an error naming the file and the line, and
+(``evaluation.metrics.text_rules.control_issues``): an error naming the file and the line, and
 nothing written.  Every way in: the import page's preview and its confirmation, the layers
 upload of the agreement page, the command, the services.
 
@@ -24,7 +24,7 @@ from annotate.models import AnswerString, JudgingLayer, Question
 from evaluation.archive.exporting import collection_export
 from evaluation.archive.importing import collection_import as archive_import
 from evaluation.metrics import InputError
-from evaluation.metrics.parsers import NUL_BYTE
+from evaluation.metrics.text_rules import NUL_BYTE
 from evaluation.models import Run
 from evaluation.services import run_import
 from tests.factories import add_member, make_collection, make_question, make_user

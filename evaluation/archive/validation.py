@@ -17,7 +17,7 @@ from evaluation.metrics.csvio import CsvFormatError, read_csv_lines
 from evaluation.metrics.errors import MAX_ISSUES
 from evaluation.metrics.gains import check_gain
 from evaluation.metrics.normalize import normalize_many
-from evaluation.metrics.parsers import empty_key_message
+from evaluation.metrics.text_rules import empty_key_message
 from evaluation.models import RunFormat
 from evaluation.services import run_name_problem
 

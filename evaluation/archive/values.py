@@ -13,7 +13,7 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 
 from annotate.models import MatchingMode
-from evaluation.metrics.parsers import CONTROL_CHARACTERS
+from evaluation.metrics.text_rules import CONTROL_CHARACTERS
 
 from .format import (
     MAX_JSON_DEPTH,
