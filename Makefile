@@ -23,7 +23,8 @@ migrate: install
 	$(PY) manage.py migrate --noinput -v0
 	$(PY) manage.py createcachetable
 
-# the demo runs with DEBUG on (settings default to production: DEBUG off)
+# the demo runs with DEBUG on (settings default to production: DEBUG off) and one job worker
+# (the database queue) beside Django's server; Ctrl+C stops both
 demo: export DJANGO_DEBUG := 1
 demo: install migrate
 	$(PY) manage.py load_demo
@@ -31,8 +32,11 @@ demo: install migrate
 	@echo "  QA synsets demo: http://$(HOST):$(PORT)/"
 	@echo "  log in as organizer / demo-organizer, assessor1 / demo-assessor1,"
 	@echo "  assessor2 / demo-assessor2, participant / demo-participant, admin / demo-admin"
+	@echo "  background jobs (uploads, imports, reports) run in a worker started beside it"
 	@echo ""
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	@$(PY) manage.py jobs_worker -v0 & worker=$$!; \
+	  trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
+	  $(PY) manage.py runserver $(HOST):$(PORT)
 
 # on every core (pytest-xdist, -n auto): each worker has its own test database; the tests
 # of one xdist_group (the fault tests) run on one worker, one after another

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -61,6 +62,13 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "ninja",  # its vendored Swagger UI static files (the docs page loads nothing from a CDN)
+    # Django's task framework (the django-tasks backport of django.tasks) and its queues:
+    # the database queue (django_tasks_db, the default) and the Redis queue (django_rq)
+    "django_tasks",
+    "django_tasks_db",
+    "django_rq",
+    "django_tasks_rq",
+    "jobs",
     "annotate",
     "evaluation",
     "api",
@@ -197,6 +205,29 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": 200},
     },
 }
+
+# Background jobs (jobs/, DESIGN.md section 8) run on Django's task framework.  JOBS_QUEUE
+# picks the queue: "database" (the default: the database is the queue, no extra service;
+# run `manage.py jobs_worker` beside the server), "redis" (RQ on REDIS_URL, workers on as
+# many machines as needed, each `manage.py jobs_worker`) or "immediate" (no worker: a job
+# runs inside the request that starts it, as the tests do).  A running job writes a
+# heartbeat every second; one silent for JOBS_STALE_AFTER seconds (its worker killed on
+# another machine) is failed; a dead worker on the same machine fails its job at once.
+JOBS_QUEUE = os.environ.get("JOBS_QUEUE", "database")
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+JOBS_STALE_AFTER = int(os.environ.get("JOBS_STALE_AFTER", "120"))
+_TASK_BACKENDS = {
+    "database": "django_tasks_db.DatabaseBackend",
+    "redis": "django_tasks_rq.RQBackend",
+    "immediate": "django_tasks.backends.immediate.ImmediateBackend",
+}
+if JOBS_QUEUE not in _TASK_BACKENDS:
+    raise ImproperlyConfigured(
+        f"JOBS_QUEUE={JOBS_QUEUE!r}: expected one of {', '.join(_TASK_BACKENDS)}"
+    )
+TASKS = {"default": {"BACKEND": _TASK_BACKENDS[JOBS_QUEUE], "QUEUES": ["default"]}}
+# RQ's queues (used when JOBS_QUEUE=redis); a job may run as long as it needs
+RQ_QUEUES = {"default": {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 6 * 3600}}
 
 # Uploads: runs up to RUN_UPLOAD_MAX_MB, imports up to IMPORT_MAX_MB.  A request body
 # larger than the largest of them (plus 1 MB for the other form fields) is refused with 413

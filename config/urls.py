@@ -47,6 +47,7 @@ urlpatterns = [
     ),
     path("admin/", admin.site.urls),
     path("favicon.ico", favicon, name="favicon"),
+    path("jobs/", include("jobs.urls")),
     path("api/", include("api.urls")),
     path("account/", include("api.account_urls")),
     path("", include("annotate.urls")),

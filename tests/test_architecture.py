@@ -37,7 +37,7 @@ def test_import_contracts_are_kept():
 @pytest.fixture
 def tree(tmp_path):
     """A copy of the apps, the settings package and the contracts, to break on purpose."""
-    for package in ("annotate", "evaluation", "api", "config"):
+    for package in ("annotate", "evaluation", "api", "config", "jobs"):
         shutil.copytree(
             ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__")
         )
@@ -235,3 +235,10 @@ def test_every_service_and_selector_signature_is_typed(name):
         if sig.return_annotation is inspect.Signature.empty:
             missing.append(f"{n} -> ?")
     assert missing == []
+
+
+def test_jobs_may_not_import_an_app(tree):
+    (tree / "jobs" / "odd.py").write_text("from annotate import models\n")
+    result = lint(tree)
+    assert result.returncode == 1
+    assert "jobs is not allowed to import annotate" in result.stdout

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-APPS = ("annotate", "evaluation", "api", "config")
+APPS = ("annotate", "evaluation", "api", "config", "jobs")
 MODULES = sorted(
     p for app in APPS for p in (ROOT / app).rglob("*.py") if "migrations" not in p.parts
 )

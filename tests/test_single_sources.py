@@ -115,7 +115,7 @@ def test_the_judging_roles_are_written_once():
     assert not JUDGE_PAIR.search("for r in (Role.PARTICIPANT, Role.ASSESSOR, Role.ORGANIZER)")
     assert set(JUDGE_ROLES) == {Role.ORGANIZER, Role.ASSESSOR}
     spelled = []
-    for app in ("annotate", "evaluation", "api", "config"):
+    for app in ("annotate", "evaluation", "api", "config", "jobs"):
         for path in (ROOT / app).rglob("*.py"):
             name = path.relative_to(ROOT).as_posix()
             if "migrations" in path.parts:
@@ -144,7 +144,7 @@ def test_templates_compare_no_role_or_status_literal():
 
 def test_csv_downloads_are_built_by_one_function():
     built = []
-    for app in ("annotate", "evaluation", "api", "config"):
+    for app in ("annotate", "evaluation", "api", "config", "jobs"):
         for path in (ROOT / app).rglob("*.py"):
             name = path.relative_to(ROOT).as_posix()
             if "text/csv" in path.read_text(encoding="utf-8"):

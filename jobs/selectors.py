@@ -1,0 +1,41 @@
+"""Reads of jobs: whose job one may see, one's recent jobs, and the estimate shown beside a
+running job's bar."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db.models import QuerySet
+from django.http import Http404
+from django.utils import timezone
+
+from .models import Job, JobStatus
+
+
+def jobs_visible(user: AbstractBaseUser) -> QuerySet[Job]:
+    """The jobs ``user`` may see: the ones they started (a superuser sees all)."""
+    jobs = Job.objects.select_related("user", "collection").defer("input")
+    return jobs if user.is_superuser else jobs.filter(user=user)
+
+
+def visible_job(user: AbstractBaseUser, job_id: int) -> Job:
+    job = jobs_visible(user).filter(pk=job_id).first()
+    if job is None:
+        raise Http404("No such job.")
+    return job
+
+
+def recent_jobs(user: AbstractBaseUser, limit: int = 50) -> list[Job]:
+    return list(jobs_visible(user).order_by("-created_at", "-id")[:limit])
+
+
+def job_estimate(job: Job) -> timedelta | None:
+    """Time left at the current phase's pace (None when it cannot be told yet)."""
+    if job.status != JobStatus.RUNNING or not job.total or not job.done or not job.phase_started_at:
+        return None
+    elapsed = (timezone.now() - job.phase_started_at).total_seconds()
+    if elapsed <= 0:
+        return None
+    left = elapsed * (job.total - job.done) / job.done
+    return timedelta(seconds=round(max(0.0, left)))
