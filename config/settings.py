@@ -62,12 +62,10 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "ninja",  # its vendored Swagger UI static files (the docs page loads nothing from a CDN)
-    # Django's task framework (the django-tasks backport of django.tasks) and its queues:
-    # the database queue (django_tasks_db, the default) and the Redis queue (django_rq)
+    # Django's task framework (the django-tasks backport of django.tasks) and its database
+    # queue (django_tasks_db, the default); the Redis queue's apps are added below
     "django_tasks",
     "django_tasks_db",
-    "django_rq",
-    "django_tasks_rq",
     "jobs",
     "annotate",
     "evaluation",
@@ -226,8 +224,11 @@ if JOBS_QUEUE not in _TASK_BACKENDS:
         f"JOBS_QUEUE={JOBS_QUEUE!r}: expected one of {', '.join(_TASK_BACKENDS)}"
     )
 TASKS = {"default": {"BACKEND": _TASK_BACKENDS[JOBS_QUEUE], "QUEUES": ["default"]}}
-# RQ's queues (used when JOBS_QUEUE=redis); a job may run as long as it needs
+# RQ's queues (used when JOBS_QUEUE=redis); a job may run as long as it needs.  django_rq
+# gives the rqworker command and an RQ dashboard in the admin
 RQ_QUEUES = {"default": {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 6 * 3600}}
+if JOBS_QUEUE == "redis":
+    INSTALLED_APPS += ["django_rq", "django_tasks_rq"]
 
 # Uploads: runs up to RUN_UPLOAD_MAX_MB, imports up to IMPORT_MAX_MB.  A request body
 # larger than the largest of them (plus 1 MB for the other form fields) is refused with 413

@@ -97,3 +97,21 @@ class JobLock(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+class JobOutput(models.Model):
+    """A file a job made (an archive, a large CSV): kept in the database, so any web server
+    can hand it to the job's owner, wherever the worker that wrote it ran."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="outputs")
+    name = models.CharField(max_length=255)
+    content_type = models.CharField(max_length=100, default="application/octet-stream")
+    size = models.BigIntegerField(default=0)
+    data = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.name

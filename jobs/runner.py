@@ -24,7 +24,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 from django_tasks import task
 
-from .models import Job, JobStatus
+from .models import Job, JobOutput, JobStatus
 from .progress import JobCancelled, Progress, Reporter, Snapshot
 
 logger = logging.getLogger(__name__)
@@ -58,6 +58,13 @@ class JobContext:
     @property
     def input(self) -> bytes:
         return bytes(self.job.input or b"")
+
+    def save_output(self, name: str, data: bytes, content_type: str) -> JobOutput:
+        """Keep a file the job made for its owner to download from the job's page (the
+        result's ``url`` may point at ``jobs:job-output``)."""
+        return JobOutput.objects.create(
+            job=self.job, name=name, content_type=content_type, size=len(data), data=data
+        )
 
 
 def worker_name() -> str:

@@ -9,4 +9,5 @@ urlpatterns = [
     path("<int:job_id>/", views.job_detail, name="job-detail"),
     path("<int:job_id>/status/", views.job_status, name="job-status"),
     path("<int:job_id>/cancel/", views.job_cancel, name="job-cancel"),
+    path("<int:job_id>/files/<int:output_id>/", views.job_output, name="job-output"),
 ]

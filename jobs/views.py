@@ -6,18 +6,23 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST
 
 from config.htmx import HtmxHttpRequest
 
 from . import selectors, services
-from .models import Job
+from .models import Job, JobOutput
 
 
 def panel_context(job: Job) -> dict[str, object]:
-    return {"job": job, "estimate": selectors.job_estimate(job)}
+    return {
+        "job": job,
+        "estimate": selectors.job_estimate(job),
+        "outputs": list(job.outputs.defer("data")) if not job.active else [],
+    }
 
 
 def job_started(request: HtmxHttpRequest, job: Job) -> HttpResponse:
@@ -49,6 +54,16 @@ def job_status(request: HttpRequest, job_id: int) -> HttpResponse:
     services.jobs_reap()
     job = selectors.visible_job(request.user, job_id)
     return TemplateResponse(request, "jobs/_panel.html", panel_context(job))
+
+
+@require_GET
+def job_output(request: HttpRequest, job_id: int, output_id: int) -> HttpResponse:
+    """A file the job made, as a download (its owner only)."""
+    job = selectors.visible_job(request.user, job_id)
+    output = get_object_or_404(JobOutput, pk=output_id, job=job)
+    response = HttpResponse(bytes(output.data), content_type=output.content_type)
+    response["Content-Disposition"] = content_disposition_header(True, output.name)
+    return response
 
 
 @require_POST

@@ -35,6 +35,7 @@ from annotate.models import (
 from api.models import ApiToken
 from api.services import api_token_create
 from evaluation.models import Run, RunAnswer
+from jobs.models import Job, JobOutput, JobStatus
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 from tests.test_login_required import walk
 
@@ -289,6 +290,7 @@ EXPECTED: dict[str, dict[str, str]] = {
 # (add, change, delete, password) re-renders a form or a confirmation, writing nothing.
 ADMIN_MODELS = (
     "auth_group",
+    "jobs_job",
     "auth_user",
     "annotate_collection",
     "annotate_membership",
@@ -307,6 +309,15 @@ STAFF_ONLY = {
 }
 EXPECTED.update({f"admin:{m}_{r}": STAFF_ONLY for m in ADMIN_MODELS for r in ADMIN_MODEL_ROUTES})
 EXPECTED["admin:auth_user_password_change"] = STAFF_ONLY
+# jobs are read-only in the admin (they are made by starting one); staff may delete them
+EXPECTED["admin:jobs_job_add"] = {
+    "GET": "login login login login login login 403",
+    "POST": "login login login login login login 403",
+}
+EXPECTED["admin:jobs_job_change"] = {
+    "GET": "login login login login login login ok",
+    "POST": "login login login login login login 403",
+}
 # the audit trail is read-only, even for staff
 EXPECTED["admin:annotate_judgmentevent_change"] = {
     "GET": "login login login login login login ok",
@@ -317,6 +328,28 @@ EXPECTED["admin:annotate_judgmentevent_delete"] = {
     "POST": "login login login login login login 403",
 }
 
+# a job is its owner's (here the participant's) and the staff's, whoever else asks
+OWNER_ONLY = {
+    "GET": "login 404 404 ok 404 404 ok",
+    "POST": "login 405 405 405 405 405 405",
+}
+EXPECTED.update(
+    {
+        "jobs:job-list": {
+            "GET": "login ok ok ok ok ok ok",
+            "POST": "login 405 405 405 405 405 405",
+        },
+        "jobs:job-detail": OWNER_ONLY,
+        "jobs:job-status": OWNER_ONLY,
+        "jobs:job-output": OWNER_ONLY,
+        # the job has ended: cancel changes nothing
+        "jobs:job-cancel": {
+            "GET": "login 405 405 405 405 405 405",
+            "POST": "login 404 404 ok 404 404 ok",
+        },
+    }
+)
+
 SKIPPED = {"login", "admin:login"}  # the login pages themselves (public)
 
 # What a page that answers 200 to a GET must show, whoever asks: its heading (or a CSV's
@@ -324,6 +357,10 @@ SKIPPED = {"login", "admin:login"}  # the login pages themselves (public)
 # is the collection's name, ``{q}`` the question's id, ``{run}`` the run's name.  Admin
 # pages need the admin's title.
 PAGE_TEXT: dict[str, tuple[str, ...]] = {
+    "jobs:job-list": ("<h1>Jobs</h1>",),
+    "jobs:job-detail": ("<h1>Job</h1>", "Report of run-secret-af"),
+    "jobs:job-status": ("Report of run-secret-af",),
+    "jobs:job-output": ("a,b",),
     "annotate:collection-list": ("<h1>Collections</h1>",),
     "set-password": ("<h1>This link cannot be used</h1>",),
     "set-password-done": ("<h1>Your password is set</h1>",),
@@ -458,6 +495,18 @@ def world(demo):
     )
     Group.objects.create(name="judges")
     token = api_token_create(user=users["participant"], name="role-matrix").token
+    job = Job.objects.create(
+        kind="test",
+        label="Report of run-secret-af",
+        func="tests.jobs.sample_jobs.make_file",
+        user=users["participant"],
+        collection=demo,
+        status=JobStatus.SUCCEEDED,
+        message="Report ready.",
+    )
+    output = JobOutput.objects.create(
+        job=job, name="report.csv", content_type="text/csv", size=9, data=b"a,b\n=1,2\n"
+    )
 
     elsewhere = make_collection(slug="elsewhere", open_for_submissions=True)
     outsiders = {
@@ -479,6 +528,8 @@ def world(demo):
         "elsewhere_question": eq,
         "elsewhere_run": erun,
         "token": token,
+        "job": job,
+        "output": output,
     }
 
 
@@ -499,6 +550,7 @@ def admin_object(model_key: str, w: dict) -> str:
         "annotate_judgmentevent": JudgmentEvent.objects.first(),
         "evaluation_run": w["run"],
         "evaluation_runanswer": w["run"].answers.first(),
+        "jobs_job": w["job"],
     }
     return str(objects[model_key].pk)
 
@@ -521,6 +573,8 @@ def url_for(key: str, route: str, w: dict) -> str:
         "pk": str(w["question"].pk),
         "run_id": str(w["run"].pk),
         "token_id": str(w["token"].pk),
+        "job_id": str(w["job"].pk),
+        "output_id": str(w["output"].pk),
         "uidb64": "MQ",
         "token": "no-such-token",
     }

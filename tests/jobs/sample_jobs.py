@@ -41,3 +41,8 @@ def crash(ctx: JobContext) -> dict:
 
 def echo_input(ctx: JobContext) -> dict:
     return {"message": f"{len(ctx.input)} bytes", "size": len(ctx.input)}
+
+
+def make_file(ctx: JobContext) -> dict:
+    output = ctx.save_output("report.csv", b"a,b\n=1,2\n", "text/csv")
+    return {"message": "Report ready.", "output": output.pk}

@@ -222,3 +222,17 @@ def test_a_running_jobs_panel_polls_and_offers_cancel(client):
     client.post(reverse("jobs:job-cancel", args=[job.pk]))
     job.refresh_from_db()
     assert job.cancel_requested
+
+
+def test_a_jobs_file_is_downloaded_by_its_owner_only(client):
+    owner, other = make_user(username="owner"), make_user(username="other")
+    job = _start(owner, None, func="make_file")
+    url = reverse("jobs:job-output", args=[job.pk, job.result["output"]])
+    client.force_login(other)
+    assert client.get(url).status_code == 404
+    client.force_login(owner)
+    response = client.get(url)
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == 'attachment; filename="report.csv"'
+    assert response.content == b"a,b\n=1,2\n"
+    assert url in client.get(reverse("jobs:job-detail", args=[job.pk])).content.decode()
