@@ -600,7 +600,10 @@ def collection_import(
     """Validate the whole file, then write it (all or nothing); raise ImportRefused with
     every error when the file is bad.  With ``mark_done``, the questions a judgments file
     leaves with no unjudged string are marked done.  Returns the plan that was carried out."""
-    Collection.objects.select_for_update().filter(pk=collection.pk).first()
+    # no_key: imports of a collection wait for each other, but not the rows that refer to
+    # it (their foreign key checks take a key share lock: a layers request committing its
+    # event would wait for this import, which waits for the request's questions: deadlock)
+    Collection.objects.select_for_update(no_key=True).filter(pk=collection.pk).first()
     plan = import_plan(collection=collection, kind=kind, data=data, filename=filename, by=by)
     if not plan.ok:
         raise ImportRefused(plan.issues)

@@ -106,6 +106,8 @@ class LayersPlan:
     replaced: list[tuple[int, int]] = field(default_factory=list)  # layers that exist already
     names: dict[int, str] = field(default_factory=dict)  # question id -> qid
     users: dict[int, str] = field(default_factory=dict)  # user id -> username
+    # the k of the request the import makes for a question that has none: its layers
+    k_new: dict[int, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -126,14 +128,20 @@ def layers_plan(*, collection: Collection, data: bytes, filename: str) -> Layers
     """Check the whole layers file against ``collection`` without writing (a few queries):
     every error with its line number, or the plan ``layers_write`` carries out.  In steps,
     each stopping at its errors: read the file, check each row, then the layers as a whole
-    (named adjudicators, questions whose gold was derived, done layers that leave strings
-    unjudged)."""
+    (named adjudicators, questions whose gold was derived, no more layers than a question's
+    k, done layers that leave strings unjudged).  Planned inside the transaction that
+    writes it (``layers_import``, the import page's confirmation), it locks its questions
+    before it reads their layers, as ``layers_request`` does: a request for layers on them
+    at the same time waits for the import or is waited for, and the one that comes second
+    sees the other's layers (and is refused when they would pass k)."""
     plan = LayersPlan(filename)
     records = _read_records(plan, data)
     if records is None:
         return plan
     planned = _plan_rows(plan, collection, records)
-    for check in (_refuse_adjudicators, _refuse_sealed):
+    if not plan.issues and transaction.get_connection().in_atomic_block:
+        questions_lock(q for q, _ in planned)
+    for check in (_refuse_adjudicators, _refuse_sealed, _refuse_over_k):
         if plan.issues:
             return plan
         check(plan, planned)
@@ -319,6 +327,53 @@ def _refuse_sealed(plan: LayersPlan, planned: Planned) -> None:
         )
 
 
+def _refuse_over_k(plan: LayersPlan, planned: Planned) -> None:
+    """A question has at most k layers, as ``layers_request`` gives it: the k of its
+    request, or (without one) as many as the file and the layers it has name, which is the
+    k of the request the import then makes.  A layer the file replaces is no new one."""
+    questions = {q for q, _ in planned}
+    ks = dict(
+        LayerRequest.objects.filter(question_id__in=questions).values_list("question_id", "k")
+    )
+    have: dict[int, set[int]] = defaultdict(set)
+    for q, u in JudgingLayer.objects.filter(question_id__in=questions).values_list(
+        "question_id", "assessor_id"
+    ):
+        have[q].add(u)
+    first: dict[int, int] = {}  # question -> its first line in the file
+    new: dict[int, list[tuple[int, int]]] = defaultdict(list)  # question -> (line, user)
+    for (q, u), rows in planned.items():
+        line = _first_line(rows)
+        first[q] = min(first.get(q, line), line)
+        if u not in have[q]:
+            new[q].append((line, u))
+    names = dict(
+        get_user_model()
+        .objects.filter(pk__in={u for us in have.values() for u in us})
+        .values_list("pk", "username")
+    )
+    for q in sorted(first, key=first.__getitem__):
+        k = ks.get(q)
+        if k is None:
+            plan.k_new[q] = len(have[q]) + len(new[q])
+            continue
+        over = sorted(new[q])[max(k - len(have[q]), 0) :]
+        if not over:
+            continue
+        line, u = over[0]
+        them = f" (by {', '.join(sorted(names[a] for a in have[q]))})" if have[q] else ""
+        plan.issues.append(
+            Issue(
+                plan.filename,
+                line,
+                f"question {plan.names[q]!r} asks for k = {k} independent layers and has "
+                f"{len(have[q])}{them}: a layer by {plan.users[u]} would be one too many; "
+                "request more layers for it first (a larger k), or name only the assessors "
+                "it has",
+            )
+        )
+
+
 def _refuse_unjudged_done(plan: LayersPlan, planned: Planned) -> None:
     """Two spellings of one string judged apart in a layer (``_judged_apart``); then the
     strings the file adds (``plan.new_strings``), and a layer marked done judges every
@@ -421,7 +476,7 @@ def layers_write(plan: LayersPlan, *, by: AnyUser | None = None) -> LayersImport
     for q, _ in planned:
         k_of[q] += 1
     for q, k in k_of.items():
-        LayerRequest.objects.get_or_create(question_id=q, defaults={"k": k})
+        LayerRequest.objects.get_or_create(question_id=q, defaults={"k": plan.k_new.get(q, k)})
     # the import is the last change of its questions (the dashboard's)
     Question.objects.filter(pk__in=k_of).update(updated_at=now)
     for (q, u), rows in planned.items():

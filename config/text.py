@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 
-# Tab, newline and carriage return are text (a textarea sends CRLF); every other C0 control
-# character and DEL is not (and PostgreSQL cannot store NUL at all).  Refused in form fields
-# (config.middleware); files and archives refuse the same set, defined again in the engine
-# (evaluation.metrics.text_rules.CONTROL_CHARACTERS: config may not import an app, the engine
-# no Django), and tests/test_control_characters_in_files.py checks the two agree.
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# The one rule of what text may hold (evaluation.metrics.text_rules.CONTROL_CHARACTERS, where
+# it is defined and explained), re-stated here because config may not import an app (nor
+# the engine Django): every Unicode control character but tab, newline and carriage return
+# (a textarea sends CRLF) -- C0, DEL and C1, U+0085 included -- the line and paragraph
+# separators U+2028 and U+2029, and U+FEFF (a byte-order mark, which only a file may start
+# with).  Refused in every form field, query parameter and field name
+# (config.middleware.ControlCharacterMiddleware); tests/security/test_one_text_rule.py checks
+# that the two sets are the same, code point by code point.
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff]")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import codecs
 import io
 import json
+import re
 import zipfile
 from functools import partial
 from itertools import islice
@@ -55,6 +56,9 @@ from .values import (
     _OverBudget,
     _variants,
 )
+
+# a line ends at LF, CRLF or CR (``evaluation.metrics.sniff``, every reader's count)
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 class Archive:
@@ -231,14 +235,18 @@ class Archive:
         rows, n = [], 0
         with self._open(name) as f:
             for text in f:
-                # numbered as str.splitlines numbers the lines of the whole text
-                for line in text.splitlines():
+                # a line ends at LF, CRLF or CR, as every reader counts lines (str.splitlines
+                # would end one at U+2028, U+0085 and the like too: refused characters,
+                # named on their line before the blank line check, as they strip away)
+                lines = _LINE_END.split(text)
+                for line in lines[:-1] if lines[-1] == "" else lines:
                     n += 1
-                    if not line.strip():
-                        continue
-                    self._count_row(name, n)
-                    if value := self._jsonl_value(name, n, line):
-                        rows.append((n, value))
+                    if problem := _control_text(line):
+                        self.add(name, n, problem)
+                    elif line.strip():
+                        self._count_row(name, n)
+                        if value := self._jsonl_value(name, n, line):
+                            rows.append((n, value))
         return rows
 
     def _jsonl_value(self, name: str, n: int, line: str) -> dict | None:

@@ -13,7 +13,7 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 
 from annotate.models import MatchingMode
-from evaluation.metrics.text_rules import CONTROL_CHARACTERS
+from evaluation.metrics.text_rules import CONTROL_CHARACTERS, refused_character
 
 from .format import (
     MAX_JSON_DEPTH,
@@ -80,17 +80,13 @@ def _variants(text: str | None):
 
 
 def _control_text(text: str) -> str | None:
-    """Why ``text`` is refused for the first control character it holds (the files' and
-    forms' one rule, ``CONTROL_CHARACTERS``); None when it holds none."""
+    """Why ``text`` is refused for the first refused character it holds (the one rule of
+    files, forms and the API, ``CONTROL_CHARACTERS``, named by ``refused_character``); None
+    when it holds none."""
     found = CONTROL_CHARACTERS.search(text)
     if found is None:
         return None
-    if found.group() == "\x00":
-        return "holds a NUL byte"
-    return (
-        f"holds the control character U+{ord(found.group()):04X}; only tab, newline and "
-        "carriage return are allowed in text"
-    )
+    return f"holds {refused_character(found.group())}"
 
 
 def _control(value) -> str | None:

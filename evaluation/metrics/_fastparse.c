@@ -19,9 +19,10 @@
  * then docno descending (trec_eval's order), QA runs by rank.  qid_ids/item_ids are int32
  * buffers, values float64 (qrels grade, run score; NaN when a QA run has none).
  *
- * It accepts only a strict subset of what the Python parsers accept (UTF-8, plain ASCII
- * separators, plain decimal numbers, no duplicates); for anything else a file's entry is
- * None and the caller uses the Python parser, which also produces the error messages.
+ * It accepts only a strict subset of what the Python parsers accept (UTF-8 without the
+ * characters the one text rule refuses -- refused_at --, plain ASCII separators, plain
+ * decimal numbers, no duplicates); for anything else a file's entry is None and the caller
+ * uses the Python parser, which also produces the error messages.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -234,16 +235,24 @@ static int utf8_valid(const unsigned char *s, Py_ssize_t n) {
     return 1;
 }
 
-/* byte classes: 0 plain, 1 blank (space, tab), 2 odd whitespace or NUL (Python would split
- * or refuse there: the Python parser takes the file), 3 lead byte of a possible Unicode
- * space (checked by odd_unicode_space) */
+/* byte classes: 0 plain, 1 blank (space, tab), 2 a control character (NUL, a lone CR, odd
+ * whitespace, DEL: Python would split, end a line or refuse there: the Python parser takes
+ * the file), 3 lead byte of a possible Unicode space (odd_unicode_space) or of a character
+ * the text rule refuses (refused_at) */
 static unsigned char CLS[256];
 
+/* the bytes a QA run's field reader stops at (a tab aside): 1 a control character or a CR
+ * (steps aside), 2 a lead byte of a character the text rule may refuse (refused_at) */
+static unsigned char QA_STOP[256];
+
 static void init_classes(void) {
+    for (int c = 0; c < 0x20; c++) QA_STOP[c] = 1;
+    QA_STOP[0x7f] = 1;
+    QA_STOP[0xc2] = 2; QA_STOP[0xe2] = 2; QA_STOP[0xef] = 2;
+    for (int c = 0; c < 0x20; c++) CLS[c] = 2;
+    CLS[0x7f] = 2;
     CLS[' '] = 1; CLS['\t'] = 1;
-    CLS[0] = 2; CLS[0x0b] = 2; CLS[0x0c] = 2; CLS['\r'] = 2;
-    for (int c = 0x1c; c <= 0x1f; c++) CLS[c] = 2;
-    CLS[0xc2] = 3; CLS[0xe1] = 3; CLS[0xe2] = 3; CLS[0xe3] = 3;
+    CLS[0xc2] = 3; CLS[0xe1] = 3; CLS[0xe2] = 3; CLS[0xe3] = 3; CLS[0xef] = 3;
 }
 
 /* 8 bytes at p are all in [lo, 0x7f] (lo <= 0x80): nothing to look at there */
@@ -255,11 +264,54 @@ static inline int plain8(const unsigned char *p, unsigned lo) {
     return !((((w - ONES * lo) & ~w) | w) & HIGHS);
 }
 
-/* no byte of the 8 at p is below 0x20 (a tab, NUL or CR); UTF-8 text passes whole */
-static inline int no_control8(const unsigned char *p) {
+/* 0x80 in each byte of w that equals v, 0 in the others (exact: no borrow crosses bytes) */
+#define LOWS 0x7f7f7f7f7f7f7f7fULL
+static inline uint64_t bytes_equal8(uint64_t w, unsigned v) {
+    uint64_t t = w ^ (ONES * v);
+    return ~(((t & LOWS) + LOWS) | t | LOWS);
+}
+
+/* nothing to look at in the 8 bytes at p: no byte below 0x20 (a tab, NUL, CR or another
+ * control character), no DEL, and nothing that may start a character the text rule
+ * refuses: no 0xc2 (C1 controls), no 0xe2 0x80 (U+2028, U+2029), no 0xef 0xbb (U+FEFF),
+ * and no 0xe2 or 0xef last (its next byte is in the next 8).  Other UTF-8 text passes
+ * whole: full-width forms (0xef 0xbc, 0xef 0xbd), most symbols (0xe2 0x89: U+2260) and the
+ * kana and kanji of Japanese answers.  (Big-endian machines look at each 0xe2 and 0xef.) */
+static inline int plain_text8(const unsigned char *p) {
     uint64_t w;
     memcpy(&w, p, 8);
-    return !((w - ONES * 0x20) & ~w & HIGHS);
+    if (((w - ONES * 0x20) & ~w & HIGHS) || p[7] == 0xef || p[7] == 0xe2) return 0;
+    uint64_t odd = bytes_equal8(w, 0x7f) | bytes_equal8(w, 0xc2);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    odd |= (bytes_equal8(w, 0xef) << 8) & bytes_equal8(w, 0xbb);  /* 0xef, then 0xbb */
+    odd |= (bytes_equal8(w, 0xe2) << 8) & bytes_equal8(w, 0x80);  /* 0xe2, then 0x80 */
+#else
+    odd |= bytes_equal8(w, 0xef) | bytes_equal8(w, 0xe2);
+#endif
+    return !odd;
+}
+
+/* The one text rule (evaluation/metrics/text_rules.py, CONTROL_CHARACTERS): the character
+ * at p is refused -- every control character but tab, LF and CR (C0, DEL, C1: U+0080 to
+ * U+009F), U+2028, U+2029, and U+FEFF (the byte-order mark opening a file is skipped by
+ * filetok_init).  The Python line reader refuses the line, naming it: the C reader steps
+ * aside for it.  (A lone CR is no character of a line here: callers step aside for it.) */
+static inline int refused_at(const unsigned char *p, Py_ssize_t left) {
+    unsigned char c = p[0];
+    if (c < 0x20) return c != '\t' && c != '\n' && c != '\r';
+    if (c == 0x7f) return 1;
+    if (c == 0xc2) return left > 1 && p[1] >= 0x80 && p[1] <= 0x9f;
+    if (left < 3) return 0;
+    if (c == 0xe2) return p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9);
+    if (c == 0xef) return p[1] == 0xbb && p[2] == 0xbf;
+    return 0;
+}
+
+/* a character the text rule refuses, or a CR, among the n bytes at p */
+static int any_refused(const unsigned char *p, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (p[i] == '\r' || refused_at(p + i, n - i)) return 1;
+    return 0;
 }
 
 /* U+0085, U+00A0, U+1680, U+2000-200A, U+2028, U+2029, U+202F, U+205F, U+3000 at p */
@@ -462,16 +514,16 @@ static int tokenize_line(FileTok *st, const char *line, Py_ssize_t len, Span *f,
         if (j == len) return 2;                          /* blank */
         Py_ssize_t check = 0;                        /* bytes below it are plain */
         for (j = 0; j <= len; j++) {
-            if (j >= check && j + 8 <= len) {            /* 8 bytes without a tab? */
-                if (no_control8(ul + j)) { j += 7; continue; }
+            if (j >= check && j + 8 <= len) {            /* 8 plain bytes (no tab)? */
+                if (plain_text8(ul + j)) { j += 7; continue; }
                 check = j + 8;
             }
             if (j == len || ul[j] == '\t') {
                 if (nf == MAXF) return 0;
                 f[nf].p = line + start; f[nf].n = j - start; nf++;
                 start = j + 1;
-            } else if (ul[j] == 0 || ul[j] == '\r') {
-                return 0;                                /* NUL; a lone CR ends a line */
+            } else if (QA_STOP[ul[j]] == 1 || (QA_STOP[ul[j]] && refused_at(ul + j, len - j))) {
+                return 0;                    /* a lone CR ends a line; a refused character */
             }
         }
         if (nf < 3 || nf > 4) return 0;
@@ -491,10 +543,12 @@ static int tokenize_line(FileTok *st, const char *line, Py_ssize_t len, Span *f,
                 unsigned char c = CLS[ul[j]];
                 if (!c) continue;
                 if (c == 1) break;
-                if (c == 2 || odd_unicode_space(ul + j, len - j)) return 0;
+                if (c == 2 || odd_unicode_space(ul + j, len - j) || refused_at(ul + j, len - j))
+                    return 0;
             }
             if (nf == 0 && line[s] == '#') {             /* comment line */
-                if (memchr(line + s, 0, (size_t)(len - s))) return 0;  /* NUL: refused */
+                /* refused there too (and a lone CR starts a line that may be a row) */
+                if (any_refused(ul + s, len - s)) return 0;
                 break;
             }
             if (nf < MAXF) { f[nf].p = line + s; f[nf].n = j - s; }
