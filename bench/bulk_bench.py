@@ -26,7 +26,7 @@ this process's CPU time, and the database server's CPU time when it is a local P
 (the backend process's utime + stime from /proc), with the number of statements.
 
 ``--profile OP`` (a prefix of the operation names printed) writes a cProfile of those
-operations to ``bench/profiles/OP.prof`` and prints their 25 slowest statements.  The
+operations to ``$TMPDIR/bulk_bench_profiles/`` and prints their 25 slowest statements.  The
 database is the configured one (``DATABASE_URL``; a throw-away SQLite file under $TMPDIR
 when unset): the bench migrates it and replaces its own collections (slugs ``bulk-m``,
 ``bulk-nq``), nothing else.
@@ -191,7 +191,7 @@ class Bench:
         if not quiet:
             self.show(self.rows[-1])
         if profiler:
-            out = ROOT / "bench" / "profiles"
+            out = Path(tempfile.gettempdir()) / "bulk_bench_profiles"
             out.mkdir(exist_ok=True)
             path = out / f"{name.replace(' ', '_').replace('/', '_')}.prof"
             profiler.dump_stats(path)

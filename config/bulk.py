@@ -30,8 +30,6 @@ from django.db import connection, models, transaction
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-# rows per statement where SQLite takes parameters (its bound is 32,766)
-SQLITE_BATCH = 500
 # internal types whose Python values both drivers take as they are
 _PLAIN = {
     "AutoField",
@@ -240,14 +238,14 @@ def update_rows(model: type[models.Model], fields: Sequence[str], rows: Iterable
 
 def delete_rows(model: type[models.Model], field: str, values: Iterable[Any]) -> int:
     """``DELETE`` the rows of ``model`` whose ``field`` is one of ``values`` (no cascade
-    runs: for tables nothing else refers to, or with ``ON DELETE`` left to the caller).
-    Returns the number of rows deleted."""
+    runs: for tables nothing else refers to, or with ``ON DELETE`` left to the caller), in
+    one statement whatever their number.  Returns the number of rows deleted."""
     values = list(values)
     if not values:
         return 0
-    column = _qn(_field(model, field).column)
+    f = _field(model, field)
+    column = _qn(f.column)
     table = _qn(model._meta.db_table)
-    n = 0
     with transaction.atomic(), connection.cursor() as cur:
         if connection.vendor == "postgresql":
             ints = all(isinstance(v, int) for v in values)
@@ -256,10 +254,6 @@ def delete_rows(model: type[models.Model], field: str, values: Iterable[Any]) ->
                 [_int_array(values) if ints else values],
             )
             return cur.rowcount
-        for i in range(0, len(values), SQLITE_BATCH):
-            part = values[i : i + SQLITE_BATCH]
-            cur.execute(
-                f"DELETE FROM {table} WHERE {column} IN ({', '.join(['%s'] * len(part))})", part
-            )
-            n += cur.rowcount
-    return n
+        with temp_rows([("v", _sql_type(f))], ((v,) for v in values), index=["v"]) as tmp:
+            cur.execute(f"DELETE FROM {table} WHERE {column} IN (SELECT v FROM {tmp})")
+            return cur.rowcount
