@@ -21,12 +21,14 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from django.db import transaction
-from django.db.models import Count, F
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q
 from django.utils import timezone
 
+from config.bulk import delete_rows, ids_in, insert_rows, update_rows
 from evaluation.metrics import InputError, Issue
 from evaluation.metrics.csvio import write_csv
 from evaluation.metrics.errors import merge_issues
+from evaluation.metrics.normalize import normalize_many
 from evaluation.metrics.parsers import (
     flat_answer_rows,
     judgment_rows,
@@ -43,6 +45,7 @@ from .models import (
     Collection,
     JudgingLayer,
     JudgmentEvent,
+    LayerJudgment,
     Level,
     PendingImport,
     Question,
@@ -51,7 +54,13 @@ from .models import (
 )
 from .normalize import normalize_answer
 from .selectors import attach_assessors
-from .spellings import key_owners, spellings_of, spellings_settle, string_keys_sync, strings_claim
+from .spellings import (
+    key_owners,
+    spelling_keys_write,
+    spellings_of,
+    spellings_settle,
+    strings_claim,
+)
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -263,6 +272,19 @@ class Fold:
     spellings: list[str] = field(default_factory=list)  # the other spellings, first seen first
 
 
+@dataclass(eq=False, slots=True)
+class _String:
+    """A string the judgments import writes (a row of AnswerString, without the ORM)."""
+
+    pk: int | None
+    question_id: int
+    key: str
+    text: str
+    variants: list[str]
+    synset_id: int | None
+    level_id: int | None
+
+
 def _judgment(synset: str, level: str) -> str:
     return f"synset {synset}, level {level}" if synset else "judged incorrect"
 
@@ -313,7 +335,8 @@ def _plan_judgments(
     # (question, key) -> the rows naming that string: a real study's file spells one answer
     # several ways; rows that agree fold into one string, rows that disagree are refused
     strings: dict[tuple[int, str], Fold] = {}
-    for r in rows:
+    keys = normalize_many([r.answer for r in rows], mode)  # in one pass: the C keyer's
+    for r, key in zip(rows, keys, strict=True):
         qid, syn, answer = r.question_id, r.synset_id, r.answer
         if qid not in questions:
             plan.issues.append(Issue(filename, r.line, f"unknown question {qid!r}"))
@@ -324,7 +347,6 @@ def _plan_judgments(
             )
             continue
         q = questions[qid]
-        key = normalize_answer(answer, mode)
         if not key:
             plan.issues.append(Issue(filename, r.line, empty_key_message(qid, answer, mode)))
             continue
@@ -363,11 +385,7 @@ def _plan_judgments(
     # their judgments, so such a file is refused
     # a row names the string holding its key by any spelling (``strings_claim``): a spelling
     # keyed apart by a switch of matching mode is still its string's
-    current = list(
-        AnswerString.objects.filter(question_id__in=touched)
-        .annotate(n_layers=Count("layer_judgments"))
-        .only("pk", "question_id", "key", "text", "variants", "judged_at", "source")
-    )
+    current = _current_strings(touched)
     existing = strings_claim(strings, current, key_owners(question_ids=touched))
     claimed = {s.pk for s in existing.values()}
     unnamed = [s for s in current if s.pk not in claimed]
@@ -376,7 +394,7 @@ def _plan_judgments(
         first_line[q] = min(first_line.get(q, f.lines[0]), f.lines[0])
     for s in unnamed:
         q = s.question_id
-        if s.judged_at is not None and s.n_layers:
+        if s.judged and s.n_layers:
             plan.issues.append(
                 Issue(
                     filename,
@@ -390,10 +408,10 @@ def _plan_judgments(
                 )
             )
     plan.issues = merge_issues(filename, parse_issues, plan.issues)
-    left_over = {s.question_id for s in unnamed if s.judged_at is None}
+    left_over = {s.question_id for s in unnamed if not s.judged}
     plan.fully_judged = [q for q in touched if q not in left_over]
     plan.lists = [
-        _replaced_list(touched, {s.pk: strings[k] for k, s in existing.items()}, qids=qid_of)
+        _replaced_list(current, {s.pk: strings[k] for k, s in existing.items()}, qids=qid_of)
     ]
     plan.counts = {
         "questions with judgments": len(touched),
@@ -401,9 +419,7 @@ def _plan_judgments(
         "correct strings": sum(len(m) for s in synsets.values() for m in s.values()),
         "incorrect strings": sum(len(v) for v in incorrect.values()),
         "spellings folded into another string": sum(len(f.lines) - 1 for f in plan.folds),
-        "questions whose judgments are replaced": len(
-            {s.question_id for s in current if s.judged_at is not None}
-        ),
+        "questions whose judgments are replaced": len({s.question_id for s in current if s.judged}),
         "questions fully judged by the file": len(plan.fully_judged),
     }
 
@@ -414,47 +430,88 @@ def _plan_judgments(
         # place (its old spellings stay as variants), a judged one it does not name goes
         # (the plan refused the file if assessors judged it in a layer), an unjudged one it
         # does not name stays unjudged; the questions' synsets are made anew from the file
-        doomed = [s.pk for s in unnamed if s.judged_at is not None]
+        doomed = [s.pk for s in unnamed if s.judged]
         AnswerString.objects.filter(pk__in=doomed).delete()
-        kept = list(existing.values())
-        AnswerString.objects.filter(pk__in=[s.pk for s in kept]).update(synset=None, level=None)
-        AnswerSynset.objects.filter(question_id__in=touched).delete()
+        # the strings the file names are rewritten below with their new synsets, the judged
+        # ones it does not name are gone: no string keeps one of these synsets at the commit
+        # (foreign keys are checked there), so one set-based delete, without the ORM's
+        # RESTRICT check
+        delete_rows(AnswerSynset, "question_id", touched)
 
         def string(q, key, synset=None):
             f = strings[(q, key)]
             s = existing.get((q, key))
             old = (s.text, *s.variants) if s is not None else ()
             variants = list(dict.fromkeys(v for v in (*f.spellings, *old) if v != f.text))
-            if s is None:
-                s = AnswerString(question_id=q, key=key, source=Source.IMPORT)
-            s.text, s.key, s.variants = f.text, key, variants
-            s.synset, s.level = synset, levels[f.level] if synset else None
-            s.judged_by, s.judged_at = judge, now
-            return s
+            level = levels[f.level].pk if synset else None
+            return _String(s.pk if s else None, q, key, f.text, variants, synset, level)
 
-        new_synsets, members = [], []
+        synset_rows, members = [], []
         for q in touched:
             for ordinal, (label, keys) in enumerate(synsets[q].items(), start=1):
-                syn = AnswerSynset(question_id=q, ordinal=ordinal, label=label)
-                new_synsets.append(syn)
-                members.append((syn, keys))
-        AnswerSynset.objects.bulk_create(new_synsets, batch_size=2000)
-        rows = [string(syn.question_id, k, syn) for syn, keys in members for k in keys]
+                synset_rows.append((q, ordinal, label))
+                members.append((q, keys))
+        synset_ids = insert_rows(
+            AnswerSynset, ["question_id", "ordinal", "label"], synset_rows, ids=True
+        )
+        rows = [
+            string(q, k, syn)
+            for syn, (q, keys) in zip(synset_ids, members, strict=True)
+            for k in keys
+        ]
         rows += [string(q, k) for q, keys in incorrect.items() for k in keys]
         # an old spelling that the file makes a string of its own goes to that string
         spellings_settle(rows, mode)
         # a string taken over by a spelling's key gets the key of its new text, which its
         # old spellings held: no other string of the question has it
-        AnswerString.objects.bulk_update(
-            [s for s in rows if s.pk is not None],
-            ["text", "key", "variants", "synset", "level", "judged_by", "judged_at"],
-            batch_size=2000,
+        judge_id = judge.pk if judge is not None else None
+        update_rows(
+            AnswerString,
+            ["text", "key", "variants", "synset_id", "level_id", "judged_by_id", "judged_at"],
+            (
+                (s.pk, s.text, s.key, s.variants, s.synset_id, s.level_id, judge_id, now)
+                for s in rows
+                if s.pk is not None
+            ),
         )
-        AnswerString.objects.bulk_create([s for s in rows if s.pk is None], batch_size=2000)
-        string_keys_sync(strings=rows, mode=mode)
+        new = [s for s in rows if s.pk is None]
+        new_ids = insert_rows(
+            AnswerString,
+            [
+                "question_id",
+                "text",
+                "key",
+                "variants",
+                "source",
+                "synset_id",
+                "level_id",
+                "judged_by_id",
+                "judged_at",
+            ],
+            (
+                (
+                    s.question_id,
+                    s.text,
+                    s.key,
+                    s.variants,
+                    Source.IMPORT,
+                    s.synset_id,
+                    s.level_id,
+                    judge_id,
+                    now,
+                )
+                for s in new
+            ),
+            ids=True,
+        )
+        for s, pk in zip(new, new_ids, strict=True):
+            s.pk = pk
+        spelling_keys_write(rows=((s.pk, s.question_id, spellings_of(s)) for s in rows), mode=mode)
         # ``updated_at`` too: the import is each question's last change (the dashboard's)
-        Question.objects.filter(pk__in=touched).update(version=F("version") + 1, updated_at=now)
-        Question.objects.filter(pk__in=touched, status=QuestionStatus.TODO).update(
+        Question.objects.filter(pk__in=ids_in(touched)).update(
+            version=F("version") + 1, updated_at=now
+        )
+        Question.objects.filter(pk__in=ids_in(touched), status=QuestionStatus.TODO).update(
             status=QuestionStatus.IN_PROGRESS
         )
         collection_judgments_changed(collection_id=collection.pk)
@@ -463,43 +520,80 @@ def _plan_judgments(
     return plan
 
 
-def _replaced_list(
-    touched: list[int],
-    named: dict[int, Fold],
-    qids: dict[int, str],
-) -> PreviewList:
-    """The strings already judged in the questions a judgments file touches whose judgment
-    the import changes or removes, and the unjudged strings it judges (``named``: string
-    id -> the file's rows that name it)."""
+@dataclass(eq=False, slots=True)
+class _Current:
+    """A string of a question a judgments file touches, as the import plan reads it."""
+
+    pk: int
+    question_id: int
+    key: str
+    text: str
+    variants: list[str]
+    judged: bool
+    synset_id: int | None
+    synset: str  # its synset as the preview names it (label, else ordinal)
+    level: str | None  # level code
+    n_layers: int  # judgments of it in assessors' layers
+
+
+def _current_strings(touched: list[int]) -> list[_Current]:
+    """The strings of the questions ``touched``, by question then id, as plain rows (the
+    plan reads tens of thousands of them: no model instances, no time stamps parsed)."""
+    ids = ids_in(touched)
+    layered = dict(
+        LayerJudgment.objects.filter(string__question_id__in=ids)
+        .values("string_id")
+        .annotate(n=Count("id"))
+        .values_list("string_id", "n")
+    )
     labels = {
         pk: label or str(ordinal)
-        for pk, label, ordinal in AnswerSynset.objects.filter(question_id__in=touched).values_list(
+        for pk, label, ordinal in AnswerSynset.objects.filter(question_id__in=ids).values_list(
             "pk", "label", "ordinal"
         )
     }
-    rows = []
-    for s in (
-        AnswerString.objects.filter(question_id__in=touched)
-        .select_related("level")
+    rows = (
+        AnswerString.objects.filter(question_id__in=ids)
+        .annotate(judged=ExpressionWrapper(Q(judged_at__isnull=False), BooleanField()))
         .order_by("question_id", "id")
-    ):
-        if s.judged_at is None:
+        .values_list(
+            "pk", "question_id", "key", "text", "variants", "judged", "synset_id", "level__code"
+        )
+    )
+    return [
+        _Current(pk, q, key, text, variants, judged, synset, labels.get(synset, "?"), level, n)
+        for pk, q, key, text, variants, judged, synset, level in rows
+        for n in (layered.get(pk, 0),)
+    ]
+
+
+def _replaced_list(
+    current: list[_Current],
+    named: dict[int, Fold],
+    qids: dict[int, str],
+) -> PreviewList:
+    """The strings already judged in the questions a judgments file touches (``current``)
+    whose judgment the import changes or removes, and the unjudged strings it judges
+    (``named``: string id -> the file's rows that name it)."""
+    rows = []
+    for s in current:
+        if not s.judged:
             now = "unjudged"
         elif s.synset_id is None:
             now = "judged incorrect"
         else:
-            now = _judgment(labels.get(s.synset_id, "?"), s.level.code if s.level else "?")
+            now = _judgment(s.synset, s.level or "?")
         f = named.get(s.pk)
         after = (
             _judgment(f.synset, f.level)
             if f
             else (
                 "unjudged strings not in the file stay unjudged"
-                if s.judged_at is None
+                if not s.judged
                 else "removed (not in the file)"
             )
         )
-        if f is None and s.judged_at is None:
+        if f is None and not s.judged:
             continue
         if now != after:
             rows.append((qids[s.question_id], s.text, now, after))
@@ -609,7 +703,7 @@ def collection_import(
         raise ImportRefused(plan.issues)
     plan._write()
     if mark_done and kind == "judgments":
-        Question.objects.filter(pk__in=plan.fully_judged).update(status=QuestionStatus.DONE)
+        Question.objects.filter(pk__in=ids_in(plan.fully_judged)).update(status=QuestionStatus.DONE)
         plan.counts["questions marked done"] = len(plan.fully_judged)
     JudgmentEvent.objects.create(
         collection=collection,

@@ -6,17 +6,16 @@ transaction, one ``JudgmentEvent``, a stale page refused.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import (
-    F,
-)
 
+from config.bulk import ids_in, insert_rows, update_rows
 from evaluation.metrics.normalize import NIL, normalize_many
 
 from .edits import (
@@ -38,7 +37,7 @@ from .models import (
     SpellingKey,
 )
 from .normalize import normalize_answer
-from .spellings import key_owners, spellings_of, string_keys_sync
+from .spellings import key_owners, spelling_keys_write, spellings_of
 
 if TYPE_CHECKING:
     from .edits import AnyUser, LevelRef
@@ -85,56 +84,112 @@ def strings_add_unjudged(
     folded under an earlier matching mode is not pooled again.  The questions are locked
     first, so a question cannot be marked done under the new strings; a done question that
     gains a string is reopened (``questions_reopen``)."""
-    rows = [(q, key, text) for q, key, text in rows if key]
-    qids = sorted({q for q, _, _ in rows})
-    result = StringsAdded()
+    return strings_add_unjudged_batches(batches=[(rows, reason)], source=source, by=by)[0]
+
+
+@dataclass(eq=False, slots=True)
+class _Pooled:
+    """A string pooling adds or grows (a row of AnswerString, without the ORM)."""
+
+    pk: int | None
+    question_id: int
+    text: str
+    key: str
+    variants: list[str]
+
+
+@transaction.atomic
+def strings_add_unjudged_batches(
+    *,
+    batches: Sequence[tuple[Iterable[tuple[int, str, str]], str]],
+    source: str,
+    by: AnyUser | None = None,
+    after_batch: Callable[[int, StringsAdded], None] | None = None,
+) -> list[StringsAdded]:
+    """``strings_add_unjudged`` of each of ``batches`` ((rows, reason): the answers of one
+    run each), with the result of calling it once per batch, one batch after the other --
+    each batch sees the strings the batches before it added -- but in one pass: the
+    strings of all batches are read once and written at once.  Then, batch by batch, the
+    done questions a batch gives a string are reopened with its reason, and
+    ``after_batch(i, added)`` runs (the caller's event for batch ``i``), so the audit trail
+    reads as if the batches had been added one by one.  Returns each batch's
+    ``StringsAdded``."""
+    batches = [([(q, k, t) for q, k, t in rows if k], reason) for rows, reason in batches]
+    results = [StringsAdded() for _ in batches]
+    qids = sorted({q for rows, _ in batches for q, _, _ in rows})
     if not qids:
-        return result
-    list(
+        for i, result in enumerate(results):
+            if after_batch is not None:
+                after_batch(i, result)
+        return results
+    locked = dict(
         Question.objects.select_for_update(no_key=True)
-        .filter(pk__in=qids)
+        .filter(pk__in=ids_in(qids))
         .order_by("pk")
-        .values_list("pk", flat=True)
+        .values_list("pk", "status")
     )
-    by_pk = {
-        s.pk: s
-        for s in AnswerString.objects.filter(question_id__in=qids).only(
-            "pk", "question_id", "key", "text", "variants"
-        )
+    existing = {
+        pk: _Pooled(pk, q, text, key, variants)
+        for pk, q, text, key, variants in AnswerString.objects.filter(
+            question_id__in=ids_in(qids)
+        ).values_list("pk", "question_id", "text", "key", "variants")
     }
-    existing = {k: by_pk[pk] for k, pk in key_owners(question_ids=qids).items()}
-    known = {k: spellings_of(s) for k, s in existing.items()}
-    new, grown = [], []
-    for (q, key), spellings in spellings_fold(rows, known).items():
-        s = existing.get((q, key))
-        if s is None:
-            new.append(
-                AnswerString(
-                    question_id=q, text=spellings[0], key=key, source=source, variants=spellings[1:]
-                )
-            )
-            result.spellings += len(spellings) - 1
-        else:
-            s.variants = [*s.variants, *spellings]
-            grown.append(s)
-            result.spellings += len(spellings)
-    AnswerString.objects.bulk_create(new, batch_size=2000)
-    AnswerString.objects.bulk_update(grown, ["variants"], batch_size=2000)
-    modes = dict(
-        Question.objects.filter(pk__in=qids).values_list("pk", "collection__matching_mode")
+    owner = {k: existing[pk] for k, pk in key_owners(question_ids=qids).items()}
+    new: list[_Pooled] = []
+    grown: dict[int, _Pooled] = {}
+    for (rows, _), result in zip(batches, results, strict=True):
+        known = {k: spellings_of(owner[k]) for k in {(q, key) for q, key, _ in rows} if k in owner}
+        questions = set()
+        for (q, key), spellings in spellings_fold(rows, known).items():
+            s = owner.get((q, key))
+            if s is None:
+                owner[(q, key)] = s = _Pooled(None, q, spellings[0], key, spellings[1:])
+                new.append(s)
+                questions.add(q)
+                result.added += 1
+                result.spellings += len(spellings) - 1
+            else:
+                s.variants = [*s.variants, *spellings]
+                if s.pk is not None:
+                    grown[s.pk] = s
+                result.spellings += len(spellings)
+        result.questions = sorted(questions)
+    ids = insert_rows(
+        AnswerString,
+        ["question_id", "text", "key", "source", "variants"],
+        ((s.question_id, s.text, s.key, source, s.variants) for s in new),
+        ids=True,
     )
-    for mode in set(modes.values()):
-        string_keys_sync(
-            strings=[s for s in (*new, *grown) if modes[s.question_id] == mode], mode=mode
+    for s, pk in zip(new, ids, strict=True):
+        s.pk = pk
+    update_rows(AnswerString, ["variants"], ((s.pk, s.variants) for s in grown.values()))
+    synced = [*new, *grown.values()]
+    modes = dict(
+        Question.objects.filter(pk__in=ids_in(qids)).values_list("pk", "collection__matching_mode")
+    )
+    for mode in sorted({modes[s.question_id] for s in synced}):
+        spelling_keys_write(
+            rows=(
+                (s.pk, s.question_id, spellings_of(s))
+                for s in synced
+                if modes[s.question_id] == mode
+            ),
+            mode=mode,
         )
-    result.added = len(new)
-    result.questions = sorted({s.question_id for s in new})
-    if result.questions:
-        Question.objects.filter(pk__in=result.questions).update(version=F("version") + 1)
-        result.reopened = questions_reopen(
-            question_ids=result.questions, by=by, reason=reason, source=source
-        )
-    return result
+    # one version more for each batch that gave the question a string
+    gained = Counter(q for result in results for q in result.questions)
+    versions = Question.objects.filter(pk__in=ids_in(gained)).values_list("pk", "version")
+    update_rows(Question, ["version"], ((q, v + gained[q]) for q, v in versions))
+    done = {q for q, status in locked.items() if status == QuestionStatus.DONE}
+    for i, ((_, reason), result) in enumerate(zip(batches, results, strict=True)):
+        if reopen := [q for q in result.questions if q in done]:
+            result.reopened = questions_reopen(
+                question_ids=reopen, by=by, reason=reason, source=source
+            )
+            done.difference_update(result.reopened)
+        if after_batch is not None:
+            after_batch(i, result)
+    return results
 
 
 def _judgment_snap(snap: dict) -> dict:

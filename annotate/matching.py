@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.db import transaction
-from django.db.models import (
-    F,
-)
+from django.db.models import F
 
+from config.bulk import update_rows
 from evaluation.metrics.normalize import MATCH_MODES, normalize_many
 
 from .edits import Conflict, collection_judgments_changed
@@ -24,7 +23,7 @@ from .models import (
     JudgmentEvent,
     LayerJudgment,
 )
-from .spellings import string_keys_sync
+from .spellings import spelling_keys_write
 
 if TYPE_CHECKING:
     from .edits import AnyUser
@@ -215,36 +214,21 @@ def _rekey_write(
     gone = set(folded)
     if folded:
         # moved before the folded strings go: their deletion cascades to the duplicates
-        LayerJudgment.objects.bulk_update(
-            [LayerJudgment(pk=pk, string_id=kept) for pk, kept in moved.items()],
-            ["string"],
-            batch_size=2000,
-        )
+        update_rows(LayerJudgment, ["string_id"], moved.items())
         # an open layer page of these questions is stale now: its strings changed
         JudgingLayer.objects.filter(question_id__in={r[1] for r in rows if r[0] in gone}).update(
             version=F("version") + 1
         )
     AnswerString.objects.filter(pk__in=folded).delete()
-    changed = [
-        AnswerString(pk=r[0], key=keys[i])
-        for i, r in enumerate(rows)
-        if r[0] not in gone and keys[i] != r[4]
-    ]
-    # two steps: a key may move to a string whose own key moves away (unique per question)
-    AnswerString.objects.bulk_update(
-        [AnswerString(pk=s.pk, key=f"\u0001rekey {s.pk}") for s in changed],
-        ["key"],
-        batch_size=2000,
-    )
-    AnswerString.objects.bulk_update(changed, ["key"], batch_size=2000)
-    AnswerString.objects.bulk_update(
-        [AnswerString(pk=pk, variants=v) for pk, v in keepers.items()],
-        ["variants"],
-        batch_size=2000,
-    )
-    string_keys_sync(
-        strings=(
-            AnswerString(pk=r[0], question_id=r[1], text=r[3], variants=keepers.get(r[0], r[5]))
+    changed = [(r[0], keys[i]) for i, r in enumerate(rows) if r[0] not in gone and keys[i] != r[4]]
+    # two steps: a key may move to a string whose own key moves away (unique per question,
+    # checked row by row)
+    update_rows(AnswerString, ["key"], ((pk, f"\u0001rekey {pk}") for pk, _ in changed))
+    update_rows(AnswerString, ["key"], changed)
+    update_rows(AnswerString, ["variants"], keepers.items())
+    spelling_keys_write(
+        rows=(
+            (r[0], r[1], list(dict.fromkeys((r[3], *keepers.get(r[0], r[5])))))
             for r in rows
             if r[0] not in gone
         ),

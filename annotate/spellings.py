@@ -19,6 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from django.db import connection
+
+from config.bulk import delete_rows, ids_in, insert_rows
 from evaluation.metrics.normalize import normalize_many
 
 from .models import AnswerString, Collection, SpellingKey
@@ -40,30 +43,40 @@ def string_keys_sync(*, strings: Iterable[AnswerString], mode: str) -> int:
     the caller has made sure no other string of the question holds one of these keys
     (``key_owners``): the unique constraint refuses it otherwise.  Returns the number of
     keys written."""
-    strings = [s for s in strings if s.pk is not None]
-    pks = [s.pk for s in strings]
-    for i in range(0, len(pks), BATCH):
-        SpellingKey.objects.filter(string_id__in=pks[i : i + BATCH]).delete()
-    spellings = [(s, sp) for s in strings for sp in spellings_of(s)]
-    keys = normalize_many([sp for _, sp in spellings], mode)
-    rows: dict[tuple[int, str], SpellingKey] = {}
-    for (s, _), key in zip(spellings, keys, strict=True):
-        if key and (s.pk, key) not in rows:
-            rows[(s.pk, key)] = SpellingKey(question_id=s.question_id, string_id=s.pk, key=key)
-    SpellingKey.objects.bulk_create(rows.values(), batch_size=BATCH)
-    return len(rows)
+    return spelling_keys_write(
+        rows=((s.pk, s.question_id, spellings_of(s)) for s in strings if s.pk is not None),
+        mode=mode,
+    )
+
+
+def spelling_keys_write(*, rows: Iterable[tuple[int, int, Sequence[str]]], mode: str) -> int:
+    """``string_keys_sync`` of strings given as (pk, question id, spellings: the text
+    first) tuples, for the writers of many strings at once (a matching-mode change, an
+    import): one set-based delete of their keys and one bulk insert of the new ones."""
+    rows = list(rows)
+    delete_rows(SpellingKey, "string_id", [pk for pk, _, _ in rows])
+    spellings = [(pk, q, sp) for pk, q, spelled in rows for sp in spelled]
+    keys = normalize_many([sp for _, _, sp in spellings], mode)
+    new: dict[tuple[int, str], tuple[int, int, str]] = {}
+    for (pk, q, _), key in zip(spellings, keys, strict=True):
+        if key and (pk, key) not in new:
+            new[(pk, key)] = (q, pk, key)
+    insert_rows(SpellingKey, ["question_id", "string_id", "key"], new.values())
+    return len(new)
 
 
 def key_owners(*, question_ids: Iterable[int]) -> dict[tuple[int, str], int]:
     """(question id, key) -> the id of the string of that question holding the key, for
     every key of ``question_ids``' strings."""
     ids = sorted(set(question_ids))
+    # one query on PostgreSQL (the ids as one array), batches under SQLite's bound
+    step = max(len(ids), 1) if connection.vendor == "postgresql" else BATCH
     out: dict[tuple[int, str], int] = {}
-    for i in range(0, len(ids), BATCH):
+    for i in range(0, len(ids), step):
         out.update(
             ((q, key), pk)
             for q, key, pk in SpellingKey.objects.filter(
-                question_id__in=ids[i : i + BATCH]
+                question_id__in=ids_in(ids[i : i + step])
             ).values_list("question_id", "key", "string_id")
         )
     return out

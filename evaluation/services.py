@@ -20,12 +20,13 @@ import pandas as pd
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import caches
 from django.core.exceptions import PermissionDenied
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
 from annotate import edits, judging, matching
 from annotate.models import AnswerString, Collection, JudgmentEvent, Question, Source
+from config.bulk import Progress, insert_rows, temp_rows
 from evaluation.analysis.score_config import ScoreConfig
 from evaluation.analysis.significance import (
     MeanIntervals,
@@ -430,25 +431,19 @@ def _run_checked(
 
 def _store_answers(run: Run, ranking: Ranking, qids: Mapping[str, int]) -> None:
     """Write the answers of ``ranking`` as the run's RunAnswers (keys in the collection's
-    matching mode)."""
+    matching mode): one COPY on PostgreSQL (``config.bulk.insert_rows``)."""
     keys = normalize_many(ranking.text.tolist(), run.collection.matching_mode)
     rank = _positions(ranking.qid)
-    scores = ranking.score if ranking.score is not None else [None] * len(ranking)
-    RunAnswer.objects.bulk_create(
+    scores = ranking.score.tolist() if ranking.score is not None else [None] * len(ranking)
+    insert_rows(
+        RunAnswer,
+        ["run_id", "question_id", "rank", "text", "key", "score"],
         (
-            RunAnswer(
-                run=run,
-                question_id=qids[q],
-                rank=int(r),
-                text=t,
-                key=k,
-                score=None if s is None or s != s else float(s),
-            )
+            (run.pk, qids[q], r, t, k, None if s is None or s != s else float(s))
             for q, r, t, k, s in zip(
                 ranking.qid.tolist(), rank, ranking.text.tolist(), keys, scores, strict=True
             )
         ),
-        batch_size=5000,
     )
 
 
@@ -564,7 +559,9 @@ def _positions(qid: np.ndarray) -> list[int]:
 
 
 @transaction.atomic
-def run_pool(*, run: Run, by: AbstractBaseUser | None = None) -> int:
+def run_pool(
+    *, run: Run, by: AbstractBaseUser | None = None, progress: Progress | None = None
+) -> int:
     """Send the run's answers that nobody has judged to the assessors' pool: every distinct
     normalized answer of ``run`` (ranks up to the collection's L') that is not yet a string
     of its question is added unjudged (source ``pool``), through the annotation app's
@@ -573,32 +570,97 @@ def run_pool(*, run: Run, by: AbstractBaseUser | None = None) -> int:
     (PermissionDenied)."""
     if run.withdrawn_at is not None:
         raise PermissionDenied("This run has been withdrawn; its answers are not pooled.")
-    collection = run.collection
-    rows = list(
-        RunAnswer.objects.filter(run=run, rank__lte=collection.max_output_size)
-        .order_by("question_id", "rank")
-        .values_list("question_id", "key", "text")
+    return _runs_pool(collection=run.collection, runs=[run], by=by, progress=progress)
+
+
+@transaction.atomic
+def runs_pool(
+    *, collection: Collection, by: AbstractBaseUser | None = None, progress: Progress | None = None
+) -> int:
+    """Pool every run of ``collection`` that is not withdrawn, in name order: the strings,
+    events and reopened questions of ``run_pool`` called on each run in turn (each run
+    sees the strings the runs before it added), in one transaction and one pass over the
+    answers.  Returns the number of strings added."""
+    runs = list(Run.objects.active().filter(collection=collection).order_by("name", "pk"))
+    return _runs_pool(collection=collection, runs=runs, by=by, progress=progress)
+
+
+# pooling orders a run's answers by (run, rank) as one number: run position x this + rank
+_RANKS = 100_000
+
+
+def _runs_pool(
+    *,
+    collection: Collection,
+    runs: Sequence[Run],
+    by: AbstractBaseUser | None,
+    progress: Progress | None,
+) -> int:
+    """Pool ``runs`` (of ``collection``) one after the other: each distinct (question, key,
+    spelling) of their answers up to L' is read once, from the first run (in ``runs``
+    order) and rank that has it -- a later row of the same spelling adds nothing -- so the
+    batches ``strings_add_unjudged_batches`` takes are each run's answers as ``run_pool``
+    of that run would read them, less the spellings an earlier run already gave."""
+    limit = collection.max_output_size
+    qn = connection.ops.quote_name
+    with (
+        temp_rows(
+            [("run_id", "bigint"), ("ord", "bigint")],
+            [(r.pk, i) for i, r in enumerate(runs)],
+            index=["run_id"],
+        ) as t,
+        connection.cursor() as cur,
+    ):
+        if connection.vendor == "postgresql":
+            # the grouping's hash table in memory rather than in batches on disk
+            cur.execute("SET LOCAL work_mem = '64MB'")
+        cur.execute(
+            f'SELECT a."question_id", a."key", a."text", MIN({t}."ord" * {_RANKS} + a."rank") '
+            f"FROM {qn(RunAnswer._meta.db_table)} a "
+            f'JOIN {t} ON {t}."run_id" = a."run_id" '
+            f"WHERE a.{qn('rank')} <= %s AND a.{qn('key')} <> '' "
+            f'GROUP BY a."question_id", a."key", a."text"',
+            [limit],
+        )
+        rows = cur.fetchall()
+    if progress is not None:
+        progress(0, len(runs), "runs")
+    rows.sort(key=lambda r: (r[3] // _RANKS, r[0], r[3] % _RANKS))
+    batches: list[list[tuple[int, str, str]]] = [[] for _ in runs]
+    for q, key, text, first in rows:
+        batches[first // _RANKS].append((q, key, text))
+
+    def pooled(i: int, done: judging.StringsAdded) -> None:
+        run = runs[i]
+        if done.questions:
+            edits.collection_judgments_changed(collection_id=collection.pk)
+        JudgmentEvent.objects.create(
+            collection=collection,
+            question=None,
+            user=by,
+            action="pool_run",
+            after={
+                "run": run.pk,
+                "run_name": run.name,
+                "added": done.added,
+                "questions": len(done.questions),
+                "spellings": done.spellings,
+                "reopened": len(done.reopened),
+            },
+        )
+        if progress is not None:
+            progress(i + 1, len(runs), "runs")
+
+    added = judging.strings_add_unjudged_batches(
+        batches=[
+            (rows, f"answers of run {run.name} pooled")
+            for rows, run in zip(batches, runs, strict=True)
+        ],
+        source=Source.POOL,
+        by=by,
+        after_batch=pooled,
     )
-    done = judging.strings_add_unjudged(
-        rows=rows, source=Source.POOL, by=by, reason=f"answers of run {run.name} pooled"
-    )
-    if done.questions:
-        edits.collection_judgments_changed(collection_id=collection.pk)
-    JudgmentEvent.objects.create(
-        collection=collection,
-        question=None,
-        user=by,
-        action="pool_run",
-        after={
-            "run": run.pk,
-            "run_name": run.name,
-            "added": done.added,
-            "questions": len(done.questions),
-            "spellings": done.spellings,
-            "reopened": len(done.reopened),
-        },
-    )
-    return done.added
+    return sum(a.added for a in added)
 
 
 @transaction.atomic
@@ -615,15 +677,28 @@ def collection_matching_mode_change(
     return folded
 
 
-def run_answers_rekey(*, collection: Collection, mode: str) -> int:
+def run_answers_rekey(
+    *, collection: Collection, mode: str, progress: Progress | None = None
+) -> int:
     """Re-key every run answer of ``collection`` under matching ``mode`` with the engine's
-    key function.  Returns how many changed."""
-    answers = list(
-        RunAnswer.objects.filter(run__collection=collection).values_list("pk", "text", "key")
-    )
-    keys = normalize_many([text for _, text, _ in answers], mode)
-    changed = [
-        RunAnswer(pk=pk, key=k) for (pk, _, old), k in zip(answers, keys, strict=True) if k != old
-    ]
-    RunAnswer.objects.bulk_update(changed, ["key"], batch_size=5000)
-    return len(changed)
+    key function: each distinct answer text keyed once, in Python, and the keys written by
+    one ``UPDATE ... FROM`` a temporary table of (text, key), in the caller's transaction.
+    Returns how many answers changed."""
+    answers = RunAnswer.objects.filter(run__collection=collection)
+    texts = list(answers.order_by().values_list("text", flat=True).distinct())
+    keys = normalize_many(texts, mode)
+    if progress is not None:
+        progress(len(texts), len(texts), "answer texts keyed")
+    qn = connection.ops.quote_name
+    table, runs = qn(RunAnswer._meta.db_table), qn(Run._meta.db_table)
+    with transaction.atomic():
+        rows = zip(texts, keys, strict=True)
+        with temp_rows([("text", "text"), ("key", "text")], rows, index=["text"]) as t:
+            with connection.cursor() as cur:
+                cur.execute(
+                    f'UPDATE {table} SET "key" = {t}."key" FROM {t} '
+                    f'WHERE {table}."text" = {t}."text" AND {table}."key" <> {t}."key" '
+                    f'AND {table}."run_id" IN (SELECT "id" FROM {runs} WHERE "collection_id" = %s)',
+                    [collection.pk],
+                )
+                return cur.rowcount
