@@ -102,3 +102,68 @@ class RunAnswer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run} {self.question_id} #{self.rank}"
+
+
+# -- scores kept in the database (issue 24) -------------------------------------------------
+class ScoreBasis(models.Model):
+    """The judgments a collection's stored scores were computed from
+    (``evaluation.score_store``): the collection's judgment version, what every question's
+    score depends on besides its own judgments (``signature``: the matching mode and the
+    levels' codes, gains and order), the version of each question then (``stamps``: int64
+    pairs of question id and ``Question.version``, by id; a question judged since has
+    another version, so only its scores are computed again) and the judged questions
+    (``axis``: int64 question ids in id order, the order of every stored score array;
+    ``qids``: their question ids).  Derived data: written only by ``score_store``."""
+
+    collection = models.ForeignKey(
+        "annotate.Collection", on_delete=models.CASCADE, related_name="+"
+    )
+    judgment_version = models.PositiveIntegerField()
+    signature = models.CharField(max_length=64)
+    stamps = models.BinaryField()
+    axis = models.BinaryField()
+    qids = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection", "judgment_version"], name="score_basis_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.collection_id} v{self.judgment_version}"
+
+
+class RunScores(models.Model):
+    """One run's per-question scores under one configuration (``config``: a digest of
+    ``ScoreConfig.key()``) against a ``ScoreBasis``, with its answers' counts: ``values``
+    float64 (metric, judged question of the basis), and per question the run answers
+    (``answered``: int64 question ids by id; ``lengths``, ``unjudged``: int16 answers and
+    answers no assessor has judged), with their totals.  ``answers_sha256`` is the run's
+    digest when computed: a replaced file makes the row stale.  Derived data: written only
+    by ``evaluation.score_store``."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    basis = models.ForeignKey(ScoreBasis, on_delete=models.CASCADE, related_name="scores")
+    config = models.CharField(max_length=64)
+    answers_sha256 = models.CharField(max_length=64, blank=True)
+    values = models.BinaryField()
+    answered = models.BinaryField()
+    lengths = models.BinaryField()
+    unjudged = models.BinaryField()
+    answers = models.PositiveIntegerField()
+    questions = models.PositiveIntegerField()
+    unjudged_answers = models.PositiveIntegerField()
+    unknown = models.PositiveIntegerField()
+    computed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "basis", "config"], name="run_scores_unique"),
+        ]
+        indexes = [models.Index(fields=["run", "config"])]
+
+    def __str__(self) -> str:
+        return f"{self.run_id} @ {self.basis_id} {self.config[:8]}"

@@ -21,7 +21,7 @@ from config.htmx import redirect_to, render_page
 from evaluation import selectors, services
 from evaluation.analysis.score_config import ScoreConfig
 from evaluation.analysis.significance import MeanIntervals, TestConfig, score_intervals
-from evaluation.metrics import InputError, Scores
+from evaluation.metrics import InputError
 
 from .access import (
     may_submit,
@@ -45,6 +45,7 @@ from .score_pages import (
     score_forms,
     score_preamble,
 )
+from .score_store import StoredScores
 
 
 # -- runs page ----------------------------------------------------------------------------
@@ -56,14 +57,12 @@ def my_runs(request: HttpRequest) -> HttpResponse:
 
 def _run_rows(
     request: HttpRequest, collection: Collection, config: ScoreConfig, tests: TestConfig
-) -> tuple[list[dict[str, Any]], Scores | None, MeanIntervals | None]:
+) -> tuple[list[dict[str, Any]], StoredScores | None, MeanIntervals | None]:
     """The runs page's rows (by name): each run, its means with their 95% intervals, the
     questions it answered and its unjudged answers; the scores and the intervals."""
     runs = list(selectors.visible_runs(user=request.user, collection=collection))
     scores = services.score_runs(collection, runs, config) if runs else None
     intervals = score_intervals(scores, tests) if scores else None
-    stats = selectors.run_answer_stats(runs)
-    unjudged = selectors.unjudged_counts(runs)
     means = scores.means() if scores else pd.DataFrame()
     rows = [
         {
@@ -75,8 +74,8 @@ def _run_rows(
             if intervals
             else [],
             "bounds": interval_cells(intervals, r.name, config.metrics),
-            "questions": stats.get(r.pk, {}).get("questions", 0),
-            "unjudged": unjudged.get(r.pk, 0),
+            "questions": scores.counts[r.name].questions if scores else 0,
+            "unjudged": scores.counts[r.name].unjudged if scores else 0,
         }
         for r in runs
     ]
@@ -110,7 +109,7 @@ def run_list(request: HttpRequest, slug: str) -> HttpResponse:
             "interval_note": interval_note(intervals),
             "rows": rows,
             "sort": sort,
-            "judged_questions": scores.marked.judgments.nq if scores else 0,
+            "judged_questions": len(scores.questions) if scores else 0,
             "can_upload": may_submit(request.user, collection),
             "can_compare": len(runs) >= 2,
             "withdrawn": selectors.withdrawn_runs(collection) if role == Role.ORGANIZER else [],

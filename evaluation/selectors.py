@@ -11,11 +11,11 @@ from typing import Any
 import pandas as pd
 from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet
 
-from annotate.models import Collection, JudgmentEvent, Question, SpellingKey
+from annotate.models import AnswerSynset, Collection, JudgmentEvent, Question, SpellingKey
 from annotate.selectors import synset_labels
-from evaluation.metrics import Scores
 
 from .models import Run, RunAnswer
+from .score_store import StoredScores
 
 
 def level_gains(collection: Collection) -> list[tuple[str, float]]:
@@ -69,35 +69,29 @@ def question_texts(collection: Collection) -> dict[str, str]:
     return dict(Question.objects.filter(collection=collection).values_list("qid", "text"))
 
 
-def answers_per_question(run: Run) -> dict[str, int]:
-    """Question id -> number of answers the run returned for it (L)."""
+def synsets_of(question_ids: Sequence[int]) -> dict[int, int]:
+    """Question id (pk) -> number of answer synsets (R), for the questions that have one."""
     return dict(
-        run.answers.values("question__qid")
+        AnswerSynset.objects.filter(question_id__in=list(question_ids))
+        .values("question_id")
+        .order_by()
         .annotate(n=Count("id"))
-        .values_list("question__qid", "n")
+        .values_list("question_id", "n")
     )
 
 
-def synsets_per_question(collection: Collection) -> dict[str, int]:
-    """Question id -> number of answer synsets (R)."""
-    return dict(
-        Question.objects.filter(collection=collection).with_counts().values_list("qid", "n_synsets")
-    )
-
-
-def question_table(collection: Collection, scores: Scores, run: Run) -> pd.DataFrame:
+def question_table(collection: Collection, scores: StoredScores, run: Run) -> pd.DataFrame:
     """Per question ``run`` is scored on in ``scores``: L (the run's answers to it), R (its
     synsets) and each metric, as the run page, its CSV and the API show them."""
     table = scores.per_question[run.name].copy()
-    lengths = answers_per_question(run)
-    synsets = synsets_per_question(collection)
-    table.insert(0, "R", [synsets.get(q, 0) for q in table.index])
-    table.insert(0, "L", [lengths.get(q, 0) for q in table.index])
+    synsets = synsets_of(scores.question_ids.tolist())
+    table.insert(0, "R", [synsets.get(q, 0) for q in scores.question_ids.tolist()])
+    table.insert(0, "L", scores.lengths[run.name].tolist())
     return table
 
 
 def marks_by_question(
-    scores: Scores, run_name: str, qids: Iterable[str], *, collection: Collection
+    scores: StoredScores, run_name: str, qids: Iterable[str], *, collection: Collection
 ) -> dict[str, list[dict[str, Any]]]:
     """Per question of ``qids``: the run's marked answers, each with its rank, the synset's
     number and, for an imported synset, its id in the file (``label``)."""
@@ -105,15 +99,15 @@ def marks_by_question(
 
 
 def marks_of_runs(
-    scores: Scores, run_names: Sequence[str], qids: Iterable[str], *, collection: Collection
+    scores: StoredScores, run_names: Sequence[str], qids: Iterable[str], *, collection: Collection
 ) -> dict[str, dict[str, list[dict[str, Any]]]]:
-    """``marks_by_question`` of several runs at once: run name -> question id -> marks."""
+    """``marks_by_question`` of several runs at once: run name -> question id -> marks
+    (marked again on those questions alone: ``StoredScores.marks``)."""
     qids = list(qids)
     out: dict[str, dict[str, list[dict[str, Any]]]] = {name: {} for name in run_names}
     if not qids:
         return out
-    f = scores.marked.frame()
-    f = f[f["run"].isin(list(run_names)) & f["question_id"].isin(qids)]
+    f = scores.marks(list(run_names), qids)
     labels = synset_labels(collection, qids) if len(f) else {}
     for r in f.itertuples():
         out[r.run].setdefault(r.question_id, []).append(
@@ -130,7 +124,8 @@ def marks_of_runs(
 
 
 def run_answer_stats(runs: Sequence[Run]) -> dict[int, dict[str, int]]:
-    """Per run id: questions answered and answers in total (one query)."""
+    """Per run id: questions answered and answers in total (one query over every answer
+    of the runs: the pages read ``StoredScores.counts`` instead)."""
     rows = (
         RunAnswer.objects.filter(run__in=runs)
         .values("run_id")
@@ -148,7 +143,8 @@ def _judged_string() -> QuerySet[SpellingKey]:
 
 
 def unjudged_counts(runs: Sequence[Run]) -> dict[int, int]:
-    """Per run id: answers whose string no assessor has judged (one query)."""
+    """Per run id: answers whose string no assessor has judged (one query over every
+    answer of the runs: the pages read ``StoredScores.counts``, which count the same)."""
     rows = (
         RunAnswer.objects.filter(run__in=runs)
         .filter(~Exists(_judged_string()))

@@ -48,7 +48,6 @@ from evaluation.metrics import (
     Judgments,
     Ranking,
     Scores,
-    evaluate,
 )
 from evaluation.metrics.errors import merge_issues
 from evaluation.metrics.normalize import normalize_many
@@ -60,13 +59,18 @@ from evaluation.metrics.parsers import (
     run_rows,
 )
 
+from . import score_store
 from .access import require_may_change, require_may_submit
 from .models import Run, RunAnswer
 
 
 # -- reads --------------------------------------------------------------------------------
 def judgment_stamp(collection: Collection) -> tuple[object, ...]:
-    """Changes whenever a judgment of the collection changes (the cache key of scores)."""
+    """Changes whenever a judgment of the collection changes (the reliability report's
+    cache key): its judgment version, which every write of a judgment bumps
+    (tests/evaluation/test_score_store.py checks each writer), and counts over its
+    strings, which also catch a write made around the writers (the admin, a shell); 25 ms
+    at size M.  The stored scores (``score_store``) go by the versions alone."""
     agg = AnswerString.objects.filter(question__collection=collection).aggregate(
         n=Count("id"), judged=Count("judged_at"), correct=Count("synset"), last=Max("judged_at")
     )
@@ -85,89 +89,23 @@ def judgment_stamp(collection: Collection) -> tuple[object, ...]:
 
 
 def collection_judgments(collection: Collection) -> Judgments:
-    """The collection's judged strings as engine Judgments (unjudged strings left out;
-    a question counts as judged when at least one of its strings is judged): one row per
-    spelling, the text then the variants, with the string's judgment -- the rows its
-    judgments export holds, so the collection scores as ``qa-score`` scores its export.
-    The engine keys them under the collection's mode as ``SpellingKey`` does, so a variant
-    keyed apart by a switch of mode still matches (DESIGN.md section 4); spellings of one
-    string that share a key fold there."""
-    levels = list(collection.levels.order_by("order").values_list("code", "gain"))
-    rows = [
-        (qid, ordinal, spelling, level)
-        for qid, ordinal, text, level, variants in AnswerString.objects.filter(
-            question__collection=collection, judged_at__isnull=False
-        )
-        .order_by("question_id", "id")
-        .values_list("question__qid", "synset__ordinal", "text", "level__code", "variants")
-        for spelling in (text, *variants)
-    ]
-    order = [
-        qid
-        for qid in Question.objects.filter(collection=collection)
-        .order_by("id")
-        .values_list("qid", flat=True)
-    ]
-    judged = {r[0] for r in rows}
-    return Judgments.build(
-        qids=[r[0] for r in rows],
-        synsets=[str(r[1]) if r[1] is not None else None for r in rows],
-        texts=[r[2] for r in rows],
-        levels_of=[r[3] for r in rows],
-        levels=[code for code, _ in levels] or ["S"],
-        gains=[g for _, g in levels] or [1.0],
-        match=collection.matching_mode,
-        nil_rule=True,
-        question_order=[q for q in order if q in judged],
-        file=f"collection {collection.slug}",
-    )
+    """The collection's judged strings as engine Judgments (``score_store.judgments_read``:
+    unjudged strings left out, one row per spelling, keyed under the collection's mode)."""
+    return score_store.judgments_read(collection)[0]
 
 
 def run_ranking(run: Run) -> Ranking:
     """The run's answers as an engine Ranking (question by question, rank order)."""
-    rows = list(
-        RunAnswer.objects.filter(run=run)
-        .order_by("question_id", "rank")
-        .values_list("question__qid", "text")
-    )
-    return Ranking(
-        run.name,
-        np.asarray([r[0] for r in rows], dtype=object),
-        np.asarray([r[1] for r in rows], dtype=object),
-    )
+    return score_store.run_ranking(run)
 
 
-def score_runs(collection: Collection, runs: Sequence[Run], config: ScoreConfig) -> Scores:
-    """Scores of ``runs`` under ``config`` for the current judgments (cached per judgment
-    version, runs and configuration)."""
-    runs = list(runs)
-    key = (
-        "scores:"
-        + hashlib.sha256(
-            repr(
-                (
-                    collection.pk,
-                    judgment_stamp(collection),
-                    [(r.pk, r.sha256) for r in runs],
-                    config.key(),
-                )
-            ).encode()
-        ).hexdigest()
-    )
-    cache = caches["scores"]
-    scores = cache.get(key)
-    if scores is None:
-        judgments = collection_judgments(collection)
-        scores = evaluate(
-            judgments,
-            [run_ranking(r) for r in runs],
-            config.metrics,
-            gains=config.profile(),
-            beta=config.beta,
-            rbp_p=config.rbp_p,
-        )
-        cache.set(key, scores, 600)
-    return scores
+def score_runs(
+    collection: Collection, runs: Sequence[Run], config: ScoreConfig
+) -> score_store.StoredScores:
+    """Scores of ``runs`` under ``config`` for the current judgments, kept in the database
+    per run, judgment version and configuration (``evaluation.score_store``): the engine's
+    ``Scores`` figures, with each run's answer counts."""
+    return score_store.run_scores(collection=collection, runs=runs, config=config)
 
 
 @dataclass(frozen=True)

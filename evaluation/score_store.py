@@ -1,0 +1,684 @@
+"""Scores kept in the database per run, judgments and configuration (issue 24; DESIGN.md
+section 8), so that the runs, run, compare and ranking pages read them instead of reading
+every run answer again and scoring on each view.
+
+A run's scores on a question depend on the run's answers to it (``Run.sha256`` names
+them), the question's judgments, the collection's matching mode and levels, and the
+configuration.  A ``RunScores`` row holds one run's per-question scores and answer counts
+under one configuration against a ``ScoreBasis``: the collection's judgment version then,
+and the version of each of its questions.  Every write of a judgment bumps the
+collection's judgment version and the version of each question it changed
+(``annotate.edits``, ``annotate.imports``; tests/evaluation/test_score_store.py checks
+every writer), so once the collection's version has moved on, the questions whose version
+changed are the only ones whose scores may have changed -- unless the matching mode or the
+levels changed (the basis's ``signature``): then every question.  A view
+
+- reads the stored rows of its runs and configuration (one query, no run answer);
+- scores again only the questions changed since (their judgments and the runs' answers to
+  them) and patches them in; once that is more than ``MAX_DELTA_ANSWERS`` answers, or a
+  run has no row yet (a new or replaced run, a configuration not asked for before), the
+  rows are written again at the current version, patched (so adding a run scores that run
+  only);
+- scores every answer only of the runs without a row, and of every run after a change of
+  matching mode or levels (``FULL_CHUNK_ANSWERS`` answers at a time).
+
+The figures are the engine's to the last bit: a question's scores depend on its own
+judgments and answers alone, so the scores of a subset of the questions are the scores of
+the whole on them (the tests compare with one ``evaluate`` of everything).  Rows are
+stored only when the collection's judgment version and the runs' digests are the same
+after the reads as before them (a judgment write bumps the version in its own
+transaction): scores are never stored under a version they were not computed from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Exists, Max, OuterRef
+
+from annotate.models import AnswerString, Collection, Level, Question, SpellingKey
+from evaluation.analysis.score_config import ScoreConfig
+from evaluation.metrics import Judgments, Ranking, evaluate
+
+from .models import Run, RunAnswer, RunScores, ScoreBasis
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# answers a view re-reads to patch stored scores with the questions judged since, before
+# it writes the patched rows at the current version instead
+MAX_DELTA_ANSWERS = 20_000
+# answers scored at once when a run is scored in full (peak memory, not speed)
+FULL_CHUNK_ANSWERS = 250_000
+# configurations kept per collection (each one row per run); the least recently computed go
+MAX_CONFIGS = 16
+ATTEMPTS = 3  # a judgment written during a view: read again, then score without storing
+
+
+def config_digest(config: ScoreConfig) -> str:
+    """The ``RunScores.config`` of ``config``."""
+    return hashlib.sha256(config.key().encode()).hexdigest()
+
+
+# -- what the collection is now ---------------------------------------------------------------
+@dataclass(frozen=True)
+class _Now:
+    version: int
+    mode: str
+    levels: tuple[tuple[str, float], ...]  # (code, gain), highest first
+    signature: str
+
+
+def _now(collection: Collection) -> _Now:
+    version, mode = (
+        Collection.objects.filter(pk=collection.pk)
+        .values_list("judgment_version", "matching_mode")
+        .get()
+    )
+    levels = tuple(
+        Level.objects.filter(collection_id=collection.pk)
+        .order_by("order")
+        .values_list("code", "gain")
+    )
+    signature = hashlib.sha256(repr((mode, levels)).encode()).hexdigest()
+    return _Now(version, mode, levels, signature)
+
+
+@dataclass(frozen=True)
+class _Stamps:
+    """Every question of the collection: id, version, question id (by id)."""
+
+    pks: np.ndarray
+    versions: np.ndarray
+    qid_of: dict[int, str]
+
+    def packed(self) -> bytes:
+        return np.stack([self.pks, self.versions]).astype(np.int64).tobytes()
+
+    def changed_since(self, basis: ScoreBasis) -> np.ndarray:
+        """Ids of the questions whose version is not the basis's (or that are new, or
+        gone)."""
+        old = np.frombuffer(bytes(basis.stamps), dtype=np.int64).reshape(2, -1)
+        now = np.stack([self.pks, self.versions]).astype(np.int64)
+        old_pairs = set(zip(old[0].tolist(), old[1].tolist(), strict=True))
+        now_pairs = set(zip(now[0].tolist(), now[1].tolist(), strict=True))
+        return np.asarray(sorted({q for q, _ in old_pairs ^ now_pairs}), dtype=np.int64)
+
+
+def _stamps(collection: Collection) -> _Stamps:
+    rows = list(
+        Question.objects.filter(collection_id=collection.pk)
+        .order_by("pk")
+        .values_list("pk", "version", "qid")
+    )
+    return _Stamps(
+        np.asarray([r[0] for r in rows], dtype=np.int64),
+        np.asarray([r[1] for r in rows], dtype=np.int64),
+        {r[0]: r[2] for r in rows},
+    )
+
+
+# -- reading judgments and answers ----------------------------------------------------------
+def judgments_read(
+    collection: Collection, *, question_ids: Iterable[int] | None = None, now: _Now | None = None
+) -> tuple[Judgments, np.ndarray]:
+    """The collection's judged strings (of ``question_ids`` only, when given) as engine
+    Judgments, and the ids of the judged questions in its order (question id order).
+    Unjudged strings are left out; a question counts as judged when at least one of its
+    strings is judged; one row per spelling, the text then the variants, with the
+    string's judgment -- the rows its judgments export holds, so the collection scores as
+    ``qa-score`` scores its export.  The engine keys them under the collection's mode as
+    ``SpellingKey`` does, so a variant keyed apart by a switch of mode still matches
+    (DESIGN.md section 4); spellings of one string that share a key fold there."""
+    now = now or _now(collection)
+    strings = AnswerString.objects.filter(judged_at__isnull=False)
+    if question_ids is None:
+        strings = strings.filter(question__collection_id=collection.pk)
+    else:
+        strings = strings.filter(question_id__in=list(question_ids))
+    rows = []
+    pk_of: dict[str, int] = {}
+    for pk, qid, ordinal, text, level, variants in strings.order_by(
+        "question_id", "id"
+    ).values_list(
+        "question_id", "question__qid", "synset__ordinal", "text", "level__code", "variants"
+    ):
+        pk_of[qid] = pk
+        for spelling in (text, *variants):
+            rows.append((qid, ordinal, spelling, level))
+    order = list(pk_of)  # question id order: the rows are
+    judgments = Judgments.build(
+        qids=[r[0] for r in rows],
+        synsets=[str(r[1]) if r[1] is not None else None for r in rows],
+        texts=[r[2] for r in rows],
+        levels_of=[r[3] for r in rows],
+        levels=[code for code, _ in now.levels] or ["S"],
+        gains=[g for _, g in now.levels] or [1.0],
+        match=now.mode,
+        nil_rule=True,
+        question_order=order,
+        file=f"collection {collection.slug}",
+    )
+    return judgments, np.asarray([pk_of[q] for q in order], dtype=np.int64)
+
+
+def _judged_keys(
+    collection: Collection, question_ids: Iterable[int] | None
+) -> set[tuple[int, str]]:
+    """(question id, key) of every spelling of a judged string (``SpellingKey``)."""
+    keys = SpellingKey.objects.filter(string__judged_at__isnull=False)
+    if question_ids is None:
+        keys = keys.filter(question__collection_id=collection.pk)
+    else:
+        keys = keys.filter(question_id__in=list(question_ids))
+    return set(keys.values_list("question_id", "key"))
+
+
+def _answers(run_ids: Sequence[int], question_ids: Iterable[int] | None = None) -> list[tuple]:
+    """(run id, question id, text, key) of the runs' answers (of ``question_ids`` only,
+    when given), by run, question and rank."""
+    rows = RunAnswer.objects.filter(run_id__in=list(run_ids))
+    if question_ids is not None:
+        rows = rows.filter(question_id__in=list(question_ids))
+    return list(
+        rows.order_by("run_id", "question_id", "rank").values_list(
+            "run_id", "question_id", "text", "key"
+        )
+    )
+
+
+def run_ranking(run: Run) -> Ranking:
+    """The run's answers as an engine Ranking (question by question, rank order)."""
+    rows = list(
+        RunAnswer.objects.filter(run=run)
+        .order_by("question_id", "rank")
+        .values_list("question__qid", "text")
+    )
+    return Ranking(
+        run.name,
+        np.asarray([r[0] for r in rows], dtype=object),
+        np.asarray([r[1] for r in rows], dtype=object),
+    )
+
+
+# -- one run's stored figures ---------------------------------------------------------------
+@dataclass
+class _RunFigures:
+    """One run's scores on the judged questions ``axis`` (values: metric x question) and
+    its answers per question answered (ids, answers, unjudged answers)."""
+
+    axis: np.ndarray
+    values: np.ndarray
+    answered: np.ndarray
+    lengths: np.ndarray
+    unjudged: np.ndarray
+
+    @property
+    def unknown(self) -> int:
+        return int(self.lengths[~np.isin(self.answered, self.axis)].sum())
+
+    @classmethod
+    def of_row(cls, row: dict[str, Any], axis: np.ndarray, metrics: int) -> _RunFigures:
+        return cls(
+            axis,
+            np.frombuffer(bytes(row["values"]), dtype=np.float64).reshape(metrics, len(axis)),
+            np.frombuffer(bytes(row["answered"]), dtype=np.int64),
+            np.frombuffer(bytes(row["lengths"]), dtype=np.int16).astype(np.int64),
+            np.frombuffer(bytes(row["unjudged"]), dtype=np.int16).astype(np.int64),
+        )
+
+    def patched(self, part: _RunFigures, changed: np.ndarray) -> _RunFigures:
+        """These figures with the questions ``changed`` replaced by ``part``'s (scored on
+        ``changed`` alone)."""
+        keep = ~np.isin(self.axis, changed)
+        axis = np.concatenate([self.axis[keep], part.axis])
+        order = np.argsort(axis, kind="stable")
+        values = np.concatenate([self.values[:, keep], part.values], axis=1)[:, order]
+        keep_a = ~np.isin(self.answered, changed)
+        answered = np.concatenate([self.answered[keep_a], part.answered])
+        order_a = np.argsort(answered, kind="stable")
+        return _RunFigures(
+            axis[order],
+            values,
+            answered[order_a],
+            np.concatenate([self.lengths[keep_a], part.lengths])[order_a],
+            np.concatenate([self.unjudged[keep_a], part.unjudged])[order_a],
+        )
+
+
+def _score(
+    judgments: Judgments,
+    axis: np.ndarray,
+    runs: Sequence[Run],
+    config: ScoreConfig,
+    answers: list[tuple],
+    judged_keys: set[tuple[int, str]],
+    qid_of: dict[int, str],
+) -> dict[int, _RunFigures]:
+    """Score ``runs`` on ``answers`` (theirs, by run, question and rank) against
+    ``judgments`` (whose judged questions are ``axis``)."""
+    by_run: dict[int, list[tuple]] = {r.pk: [] for r in runs}
+    for row in answers:
+        by_run[row[0]].append(row)
+    rankings, tallies = [], []
+    for run in runs:
+        rows = by_run[run.pk]
+        q = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+        rankings.append(
+            Ranking(
+                run.name,
+                np.asarray([qid_of[r[1]] for r in rows], dtype=object),
+                np.asarray([r[2] for r in rows], dtype=object),
+            )
+        )
+        answered, index, lengths = np.unique(q, return_inverse=True, return_counts=True)
+        unj = np.fromiter(
+            ((r[1], r[3]) not in judged_keys for r in rows), dtype=bool, count=len(rows)
+        )
+        unjudged = np.bincount(index[unj], minlength=len(answered))
+        tallies.append((answered, lengths, unjudged))
+    scores = evaluate(
+        judgments,
+        rankings,
+        config.metrics,
+        gains=config.profile(),
+        beta=config.beta,
+        rbp_p=config.rbp_p,
+    )
+    return {
+        run.pk: _RunFigures(axis, scores.values[i], a, ln.astype(np.int64), u.astype(np.int64))
+        for i, (run, (a, ln, u)) in enumerate(zip(runs, tallies, strict=True))
+    }
+
+
+def _score_full(
+    collection: Collection, now: _Now, runs: Sequence[Run], config: ScoreConfig, qid_of: dict
+) -> tuple[dict[int, _RunFigures], np.ndarray]:
+    """Every answer of ``runs`` scored, a chunk of runs at a time; and the judged
+    questions' ids."""
+    judgments, axis = judgments_read(collection, now=now)
+    keys = _judged_keys(collection, None)
+    # a run holds at most L' answers a question: that many runs at a time
+    most = max(len(qid_of), 1) * max(collection.max_output_size, 1)
+    per = max(1, FULL_CHUNK_ANSWERS // most)
+    out: dict[int, _RunFigures] = {}
+    for i in range(0, len(runs), per):
+        chunk = runs[i : i + per]
+        answers = _answers([r.pk for r in chunk])
+        out.update(_score(judgments, axis, chunk, config, answers, keys, qid_of))
+    return out, axis
+
+
+def _score_part(
+    collection: Collection,
+    now: _Now,
+    runs: Sequence[Run],
+    config: ScoreConfig,
+    changed: np.ndarray,
+    qid_of: dict,
+) -> dict[int, _RunFigures]:
+    """``runs`` scored on the questions ``changed`` alone."""
+    ids = changed.tolist()
+    judgments, axis = judgments_read(collection, question_ids=ids, now=now)
+    keys = _judged_keys(collection, ids)
+    answers = _answers([r.pk for r in runs], ids)
+    return _score(judgments, axis, runs, config, answers, keys, qid_of)
+
+
+# -- the scores a page reads ------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunCounts:
+    """A run's answers: in all, questions answered, answers no assessor has judged (their
+    string has no judged spelling: ``SpellingKey``), answers to questions nobody judged
+    (not scored)."""
+
+    answers: int
+    questions: int
+    unjudged: int
+    unknown: int
+
+
+@dataclass(frozen=True, eq=False)
+class StoredScores:
+    """The scores of ``runs`` under one configuration, as the engine's ``Scores`` gives
+    them (``values[run, metric, question]`` over the judged questions ``questions``,
+    ``per_question``, ``means``, ``unknown``), with each run's answer counts
+    (``counts``, ``lengths``) and the marks of a few questions on demand (``marks``)."""
+
+    metrics: tuple[str, ...]
+    runs: tuple[str, ...]
+    unknown: dict[str, int]
+    values: np.ndarray
+    questions: np.ndarray
+    counts: dict[str, RunCounts]
+    lengths: dict[str, np.ndarray]  # answers per judged question (``questions``)
+    unjudged_answers: dict[str, np.ndarray]  # of them, answers no assessor has judged
+    collection: Collection
+    run_objects: tuple[Run, ...]
+    config: ScoreConfig
+    question_ids: np.ndarray = field(repr=False)  # ids of ``questions``
+    now: _Now = field(repr=False)  # the judgments' version, mode and levels
+
+    def mean_values(self) -> np.ndarray:
+        """Mean of each metric per run over the judged questions: (run, metric)."""
+        nr, nm, nq = self.values.shape
+        return self.values.mean(axis=2) if nq else np.zeros((nr, nm))
+
+    def unjudged(self) -> np.ndarray:
+        """The number of each run's answers to each judged question that no assessor
+        judged: (run, question), as the engine's ``Scores.unjudged``."""
+        if not self.runs:
+            return np.zeros((0, len(self.questions)), dtype=np.int64)
+        return np.stack([self.unjudged_answers[r] for r in self.runs])
+
+    @cached_property
+    def per_question(self) -> dict[str, pd.DataFrame]:
+        import pandas as pd  # the pages that ask for DataFrames: not at start-up
+
+        index = pd.Index(self.questions, name=None)
+        return {
+            run: pd.DataFrame(self.values[i].T, index=index, columns=list(self.metrics))
+            for i, run in enumerate(self.runs)
+        }
+
+    def means(self) -> pd.DataFrame:
+        """Mean of each metric per run over the judged questions (rows: runs)."""
+        import pandas as pd  # as in per_question
+
+        return pd.DataFrame(
+            self.mean_values(), index=pd.Index(self.runs, dtype=object), columns=list(self.metrics)
+        )
+
+    def marks(self, run_names: Sequence[str], qids: Sequence[str]) -> pd.DataFrame:
+        """The marked answers of ``run_names`` on the questions ``qids`` (the engine's
+        ``Marked.frame()`` rows of those questions): scored again on those questions
+        alone, which marks them as the whole does."""
+        by_name = {r.name: r for r in self.run_objects}
+        runs = [by_name[n] for n in run_names if n in by_name]
+        pks = dict(zip(self.questions.tolist(), self.question_ids.tolist(), strict=True))
+        ids = [pks[q] for q in qids if q in pks]
+        judgments, _ = judgments_read(self.collection, question_ids=ids, now=self.now)
+        answers = _answers([r.pk for r in runs], ids)
+        qid_of = {pk: q for q, pk in pks.items()}
+        rankings = []
+        for run in runs:
+            rows = [a for a in answers if a[0] == run.pk]
+            rankings.append(
+                Ranking(
+                    run.name,
+                    np.asarray([qid_of[a[1]] for a in rows], dtype=object),
+                    np.asarray([a[2] for a in rows], dtype=object),
+                )
+            )
+        return evaluate(judgments, rankings, self.config.metrics[:1]).marked.frame()
+
+
+def run_scores(*, collection: Collection, runs: Sequence[Run], config: ScoreConfig) -> StoredScores:
+    """The scores of ``runs`` under ``config`` for the current judgments: read from the
+    stored rows, patched with the questions judged since, computed and stored where
+    missing (see the module's docstring)."""
+    runs = list(runs)
+    for _ in range(ATTEMPTS):
+        scores = _attempt(collection, runs, config, store=True)
+        if scores is not None:
+            return scores
+    # judgments written all along: scores of what was read, stored nowhere
+    scores = _attempt(collection, runs, config, store=False, full=True)
+    assert scores is not None
+    return scores
+
+
+def _attempt(
+    collection: Collection,
+    runs: list[Run],
+    config: ScoreConfig,
+    *,
+    store: bool,
+    full: bool = False,
+) -> StoredScores | None:
+    """One try of ``run_scores``; None when the judgments changed under it."""
+    now = _now(collection)
+    digest = config_digest(config)
+    nm = len(config.metrics)
+    rows = [] if full else _rows(runs, digest)
+    bases = _bases({r["basis_id"] for r in rows})
+    current = {}  # run pk -> figures at the current version
+    stale: dict[int, list[tuple[Run, _RunFigures]]] = {}  # basis id -> runs, figures
+    missing: list[Run] = []
+    by_run = {r["run_id"]: r for r in rows}
+    for run in runs:
+        row = by_run.get(run.pk)
+        basis = bases.get(row["basis_id"]) if row else None
+        if row is None or basis is None or basis.signature != now.signature:
+            missing.append(run)
+            continue
+        figures = _RunFigures.of_row(row, _axis(basis), nm)
+        if basis.judgment_version == now.version:
+            current[run.pk] = figures
+        else:
+            stale.setdefault(basis.pk, []).append((run, figures))
+    stamps = _stamps(collection) if (stale or missing or not current) else None
+    qid_of = stamps.qid_of if stamps else {}
+    # the questions judged since each basis, and how many answers scoring them reads
+    changes = {b: stamps.changed_since(bases[b]) for b in stale} if stamps else {}
+    delta = sum(
+        int(f.lengths[np.isin(f.answered, changes[b])].sum())
+        for b, pairs in stale.items()
+        for _, f in pairs
+    )
+    write = bool(missing) or delta > MAX_DELTA_ANSWERS
+    computed: dict[int, _RunFigures] = {}
+    axes = set()
+    if missing or not runs:
+        figures, axis = _score_full(collection, now, missing, config, qid_of)
+        computed.update(figures)
+        axes.add(tuple(axis.tolist()))
+    for b, pairs in stale.items():
+        part = _score_part(collection, now, [r for r, _ in pairs], config, changes[b], qid_of)
+        for run, figures in pairs:
+            computed[run.pk] = figures.patched(part[run.pk], changes[b])
+    results = {**current, **computed}
+    axes |= {tuple(f.axis.tolist()) for f in results.values()}
+    if len(axes) != 1:
+        return None  # read across a judgment: again
+    axis = np.asarray(next(iter(axes)), dtype=np.int64)
+    if store and write:
+        if not _unchanged(collection, now, runs):
+            return None
+        _store(collection, now, stamps, axis, digest, runs, computed, new_config=not rows)
+    qids = _qids(axis, qid_of, bases)
+    return _scores(collection, runs, config, axis, qids, results, now)
+
+
+def _rows(runs: Sequence[Run], digest: str) -> list[dict[str, Any]]:
+    """The newest stored row of each run under the configuration ``digest`` whose answers
+    are the run's current ones."""
+    sha = {r.pk: r.sha256 for r in runs}
+    rows = (
+        RunScores.objects.filter(run_id__in=list(sha), config=digest)
+        .order_by("run_id", "-basis__judgment_version")
+        .values(
+            "run_id",
+            "basis_id",
+            "answers_sha256",
+            "values",
+            "answered",
+            "lengths",
+            "unjudged",
+        )
+    )
+    out: dict[int, dict[str, Any]] = {}
+    for row in rows:
+        if row["run_id"] not in out and row["answers_sha256"] == sha[row["run_id"]]:
+            out[row["run_id"]] = row
+    return list(out.values())
+
+
+def _bases(ids: set[int]) -> dict[int, ScoreBasis]:
+    if not ids:
+        return {}
+    return {b.pk: b for b in ScoreBasis.objects.filter(pk__in=ids)}
+
+
+def _axis(basis: ScoreBasis) -> np.ndarray:
+    return np.frombuffer(bytes(basis.axis), dtype=np.int64)
+
+
+def _qids(axis: np.ndarray, qid_of: dict[int, str], bases: dict[int, ScoreBasis]) -> list[str]:
+    if qid_of:
+        return [qid_of[q] for q in axis.tolist()]
+    for basis in bases.values():
+        if np.array_equal(_axis(basis), axis):
+            return list(basis.qids)
+    # (not reached: without stamps every run is at a basis of the current version)
+    return list(
+        dict(Question.objects.filter(pk__in=axis.tolist()).values_list("pk", "qid"))[q]
+        for q in axis.tolist()
+    )
+
+
+def _unchanged(collection: Collection, now: _Now, runs: Sequence[Run]) -> bool:
+    """Whether the judgments and the runs' answers are still those read (a change of mode
+    or levels bumps the judgment version too)."""
+    if not runs:
+        version = Collection.objects.filter(pk=collection.pk).values_list("judgment_version")
+        return version.get()[0] == now.version
+    rows = Run.objects.filter(pk__in=[r.pk for r in runs]).values_list(
+        "pk", "sha256", "collection__judgment_version"
+    )
+    sha = {pk: digest for pk, digest, version in rows if version == now.version}
+    return all(sha.get(r.pk) == r.sha256 for r in runs)
+
+
+def _store(
+    collection: Collection,
+    now: _Now,
+    stamps: _Stamps | None,
+    axis: np.ndarray,
+    digest: str,
+    runs: Sequence[Run],
+    computed: dict[int, _RunFigures],
+    *,
+    new_config: bool,
+) -> None:
+    """Write the basis of the current version (if new) and the rows ``computed``, and drop
+    what they replace."""
+    if stamps is None:
+        return
+    with transaction.atomic():
+        # two views may store the same basis at once: the same content, kept once
+        ScoreBasis.objects.bulk_create(
+            [
+                ScoreBasis(
+                    collection_id=collection.pk,
+                    judgment_version=now.version,
+                    signature=now.signature,
+                    stamps=stamps.packed(),
+                    axis=axis.astype(np.int64).tobytes(),
+                    qids=[stamps.qid_of[q] for q in axis.tolist()],
+                )
+            ],
+            ignore_conflicts=True,
+        )
+        basis = ScoreBasis.objects.only("pk").get(
+            collection_id=collection.pk, judgment_version=now.version
+        )
+        sha = {r.pk: r.sha256 for r in runs}
+        RunScores.objects.bulk_create(
+            [
+                RunScores(
+                    run_id=pk,
+                    basis=basis,
+                    config=digest,
+                    answers_sha256=sha[pk],
+                    values=np.ascontiguousarray(f.values, dtype=np.float64).tobytes(),
+                    answered=f.answered.astype(np.int64).tobytes(),
+                    lengths=f.lengths.astype(np.int16).tobytes(),
+                    unjudged=f.unjudged.astype(np.int16).tobytes(),
+                    answers=int(f.lengths.sum()),
+                    questions=len(f.answered),
+                    unjudged_answers=int(f.unjudged.sum()),
+                    unknown=f.unknown,
+                )
+                for pk, f in computed.items()
+            ],
+            ignore_conflicts=True,
+        )
+        RunScores.objects.filter(run_id__in=list(computed), config=digest).exclude(
+            basis=basis
+        ).delete()
+        _prune(collection, keep=basis, configs=new_config)
+
+
+def _prune(collection: Collection, *, keep: ScoreBasis, configs: bool) -> None:
+    """Drop the bases no row reads any more and, after a configuration new to the
+    collection (``configs``), those computed longest ago past ``MAX_CONFIGS``."""
+    ScoreBasis.objects.filter(collection_id=collection.pk).exclude(pk=keep.pk).exclude(
+        Exists(RunScores.objects.filter(basis=OuterRef("pk")))
+    ).delete()
+    if not configs:
+        return
+    configs = list(
+        RunScores.objects.filter(basis__collection_id=collection.pk)
+        .values("config")
+        .annotate(last=Max("computed_at"))
+        .order_by("-last")
+        .values_list("config", flat=True)
+    )
+    if len(configs) > MAX_CONFIGS:
+        RunScores.objects.filter(
+            basis__collection_id=collection.pk, config__in=configs[MAX_CONFIGS:]
+        ).delete()
+
+
+def _scores(
+    collection: Collection,
+    runs: Sequence[Run],
+    config: ScoreConfig,
+    axis: np.ndarray,
+    qids: list[str],
+    results: dict[int, _RunFigures],
+    now: _Now,
+) -> StoredScores:
+    nm, nq = len(config.metrics), len(axis)
+    values = np.zeros((len(runs), nm, nq))
+    counts, lengths, unjudged, unknown = {}, {}, {}, {}
+    for i, run in enumerate(runs):
+        f = results[run.pk]
+        values[i] = f.values
+        counts[run.name] = RunCounts(
+            answers=int(f.lengths.sum()),
+            questions=len(f.answered),
+            unjudged=int(f.unjudged.sum()),
+            unknown=f.unknown,
+        )
+        unknown[run.name] = f.unknown
+        per, unj = np.zeros(nq, dtype=np.int64), np.zeros(nq, dtype=np.int64)
+        if nq:
+            pos = np.searchsorted(axis, f.answered)
+            hit = (pos < nq) & (axis[np.minimum(pos, nq - 1)] == f.answered)
+            per[pos[hit]] = f.lengths[hit]
+            unj[pos[hit]] = f.unjudged[hit]
+        lengths[run.name] = per
+        unjudged[run.name] = unj
+    return StoredScores(
+        metrics=tuple(config.metrics),
+        runs=tuple(r.name for r in runs),
+        unknown=unknown,
+        values=values,
+        questions=np.asarray(qids, dtype=object),
+        counts=counts,
+        lengths=lengths,
+        unjudged_answers=unjudged,
+        collection=collection,
+        run_objects=tuple(runs),
+        config=config,
+        question_ids=axis,
+        now=now,
+    )
