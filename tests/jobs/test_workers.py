@@ -116,15 +116,25 @@ def delete_redis_keys(client, patterns: list[str]) -> None:
             client.delete(*keys)
 
 
+def forget_queue(client, name: str, task_ids: set[str]) -> None:
+    """Delete what RQ keeps of queue ``name``: the queue and its registries, its jobs and
+    their results, its workers (a stopped one's stay for a minute, a killed one's for
+    minutes)."""
+    delete_redis_keys(client, [f"rq:*{name}*", *(f"rq:*{task_id}*" for task_id in task_ids)])
+    client.srem("rq:queues", f"rq:queue:{name}")
+    for key in list(client.scan_iter(match="rq:worker:*", count=1000)):
+        if client.type(key) == b"hash" and client.hget(key, "queues") == name.encode():
+            client.delete(key)
+            client.srem("rq:workers", key)
+
+
 @pytest.fixture(scope="module")
 def workers(tmp_path_factory) -> Iterator[Workers]:
     w = Workers(tmp_path_factory.mktemp("workers"))
     yield w
     w.stop_all()
     if "redis" in w.procs:
-        client = redis_client()
-        name = w.env("redis")["JOBS_QUEUE_NAME"]
-        delete_redis_keys(client, [f"rq:*{name}*", *(f"rq:*{task_id}*" for task_id in w.task_ids)])
+        forget_queue(redis_client(), queue_name(), w.task_ids)
 
 
 @dataclass
