@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DatabaseError, close_old_connections, connection
 from django.db.models.functions import Now
@@ -152,11 +151,11 @@ def _call(job: Job, progress: Progress) -> dict[str, Any]:
         return {"status": JobStatus.FAILED, "message": e.message, "errors": e.errors}
     except Exception as e:
         logger.exception("job %s (%s) failed", job.pk, job.kind)
-        if type(e).__name__ == "JobTimeoutException":  # RQ's, at JOBS_TIMEOUT
+        if type(e).__name__ == "JobTimeoutException":  # RQ's, at the queue's JOBS_TIMEOUT
             return {
                 "status": JobStatus.FAILED,
-                "message": f"The job ran longer than the queue allows "
-                f"({settings.JOBS_TIMEOUT} s) and was stopped; nothing was written.",
+                "message": f"The job ran longer than the queue allows and was stopped ({e}); "
+                "nothing was written.",
             }
         return {
             "status": JobStatus.FAILED,

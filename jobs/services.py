@@ -68,7 +68,8 @@ def job_start(
         if collection_id is not None and conflict != Conflict.NONE:
             lock, _ = JobLock.objects.get_or_create(key=f"collection:{collection_id}")
             JobLock.objects.select_for_update().get(pk=lock.pk)
-            jobs_reap()
+            # not the queue: a Redis that does not answer must not hold the lock
+            jobs_reap(queue=False)
             holder = _conflicting(collection_id, conflict).order_by("created_at").first()
             if holder is not None:
                 who = holder.user.get_username() if holder.user else "somebody"
@@ -135,14 +136,14 @@ def job_cancel(job: Job) -> Job:
     return job
 
 
-def jobs_reap() -> int:
+def jobs_reap(*, queue: bool = True) -> int:
     """Fail the jobs that will never end by themselves; return how many.
 
     A running job whose worker is gone: its process is dead (where its pid tells: the same
     host, container and boot, see ``jobs.workers``), or its heartbeat is older than
     ``JOBS_STALE_AFTER`` seconds (anywhere else; the database's clock on both sides).  Its
-    transaction died with the worker, so nothing of it was written.  And a queued job its
-    queue will never run (``_lost_in_queue``)."""
+    transaction died with the worker, so nothing of it was written.  And, unless ``queue``
+    is false, a queued job its queue will never run (``_lost_in_queue``)."""
     stale_before = Now() - timedelta(seconds=settings.JOBS_STALE_AFTER)
     running = (
         Job.objects.filter(status=JobStatus.RUNNING)
@@ -171,7 +172,7 @@ def jobs_reap() -> int:
             "finished; its transaction was rolled back, so nothing was written. Start it "
             "again.",
         )
-    lost = _lost_in_queue()
+    lost = _lost_in_queue() if queue else []
     if lost:
         failed += Job.objects.filter(pk__in=lost, status=JobStatus.QUEUED).update(
             status=JobStatus.FAILED,

@@ -91,3 +91,15 @@ def timed_out(ctx: JobContext) -> dict:
     from rq.timeouts import JobTimeoutException
 
     raise JobTimeoutException("Task exceeded maximum timeout value (21600 seconds)")
+
+
+def database_timeouts(ctx: JobContext) -> dict:
+    """The PostgreSQL timeouts the job's connection runs with."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('statement_timeout'), current_setting('lock_timeout')"
+        )
+        statement, lock = cursor.fetchone()
+    return {"message": "Read.", "statement_timeout": statement, "lock_timeout": lock}

@@ -66,7 +66,10 @@ def test_a_worker_stopped_under_a_job_fails_it_saying_so_and_stops():
 def test_rqs_timeout_is_named():
     ended = run_job(_job(f"{SAMPLE}.timed_out").pk)
     assert ended.status == JobStatus.FAILED
-    assert "longer than the queue allows (21600 s)" in ended.message
+    assert ended.message == (
+        "The job ran longer than the queue allows and was stopped (Task exceeded maximum "
+        "timeout value (21600 seconds)); nothing was written."
+    )
 
 
 def test_the_final_write_is_tried_again_when_the_database_fails(monkeypatch):

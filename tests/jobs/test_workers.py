@@ -388,3 +388,28 @@ def test_a_second_sigterm_fails_the_running_job_nothing_written(queue, owner, cl
     else:
         # RQ kills its work horse (SIGKILL): the reaper tells
         assert "stopped (killed or crashed)" in stopped.message
+
+
+def test_a_workers_database_timeouts_are_a_jobs(queue, owner):
+    queue.worker()
+    job = job_start(kind="test", label="Timeouts", func=f"{SAMPLE}.database_timeouts", user=owner)
+    queue.workers.task_ids.add(job.task_id)
+    done = ended(queue, job, timeout=STARTUP + 30)
+    assert done.status == JobStatus.SUCCEEDED, done.message
+    # JOBS_DB_STATEMENT_TIMEOUT_MS and JOBS_DB_LOCK_TIMEOUT_MS, not the web's 20 s and 5 s
+    assert (done.result["statement_timeout"], done.result["lock_timeout"]) == ("1h", "1min")
+
+
+@pytest.mark.parametrize("queue", ["redis"], indirect=True)  # the database queue has none
+def test_rqs_timeout_fails_the_job_nothing_written(queue, owner, settings):
+    # the queue that queues it gives the job its timeout (JOBS_TIMEOUT)
+    for config in settings.RQ_QUEUES.values():
+        config["DEFAULT_TIMEOUT"] = 3
+    queue.worker()
+    collection = make_collection(name="Before")
+    job = start(queue, owner, collection, steps=40, sleep=0.5)
+    stopped = ended(queue, job, timeout=STARTUP + 30)
+    assert stopped.status == JobStatus.FAILED
+    assert stopped.message.startswith("The job ran longer than the queue allows and was stopped")
+    assert "nothing was written" in stopped.message
+    assert name_once_unlocked(collection) == "Before"
