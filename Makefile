@@ -24,7 +24,9 @@ migrate: install
 	$(PY) manage.py createcachetable
 
 # the demo runs with DEBUG on (settings default to production: DEBUG off) and one job worker
-# (the database queue) beside Django's server; Ctrl+C stops both
+# (the database queue) beside Django's server; Ctrl+C stops both: the terminal's SIGINT and
+# the trap's SIGTERM make two signals, so a job running then is failed at once, nothing
+# written (a worker given one SIGTERM finishes its job first)
 demo: export DJANGO_DEBUG := 1
 demo: install migrate
 	$(PY) manage.py load_demo

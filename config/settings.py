@@ -9,7 +9,9 @@ DJANGO_CONN_MAX_AGE (0), RUN_UPLOAD_MAX_MB (50), IMPORT_MAX_MB (50), ARCHIVE_MAX
 ARCHIVE_MAX_ROWS (500000), ARCHIVE_JSON_MAX_MB (32),
 DJANGO_CLIENT_IP_HEADER (unset), DJANGO_DB_STATEMENT_TIMEOUT_MS (20000),
 DJANGO_DB_LOCK_TIMEOUT_MS (5000), DJANGO_UPLOAD_TEMP_DIR (var/uploads), API_RATE (120/min:
-requests per API user and window; units s, min, h, day).
+requests per API user and window; units s, min, h, day); background jobs: JOBS_QUEUE
+(database; redis; immediate), REDIS_URL, JOBS_QUEUE_NAME (default), JOBS_STALE_AFTER (120 s),
+JOBS_TIMEOUT (21600 s), JOBS_DB_STATEMENT_TIMEOUT_MS (3600000), JOBS_DB_LOCK_TIMEOUT_MS (60000).
 """
 
 import os
@@ -213,7 +215,14 @@ CACHES = {
 # another machine) is failed; a dead worker on the same machine fails its job at once.
 JOBS_QUEUE = os.environ.get("JOBS_QUEUE", "database")
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+# the queue's name: two deployments (or test runs) sharing one Redis database each use
+# their own
+JOBS_QUEUE_NAME = os.environ.get("JOBS_QUEUE_NAME", "default")
 JOBS_STALE_AFTER = int(os.environ.get("JOBS_STALE_AFTER", "120"))
+# A job is long by nature: in a worker, a PostgreSQL statement may run for up to an hour
+# and a lock be waited for up to a minute (the web's 20 s and 5 s would cut a large import)
+JOBS_DB_STATEMENT_TIMEOUT_MS = int(os.environ.get("JOBS_DB_STATEMENT_TIMEOUT_MS", "3600000"))
+JOBS_DB_LOCK_TIMEOUT_MS = int(os.environ.get("JOBS_DB_LOCK_TIMEOUT_MS", "60000"))
 _TASK_BACKENDS = {
     "database": "django_tasks_db.DatabaseBackend",
     "redis": "django_tasks_rq.RQBackend",
@@ -223,10 +232,13 @@ if JOBS_QUEUE not in _TASK_BACKENDS:
     raise ImproperlyConfigured(
         f"JOBS_QUEUE={JOBS_QUEUE!r}: expected one of {', '.join(_TASK_BACKENDS)}"
     )
-TASKS = {"default": {"BACKEND": _TASK_BACKENDS[JOBS_QUEUE], "QUEUES": ["default"]}}
-# RQ's queues (used when JOBS_QUEUE=redis); a job may run as long as it needs.  django_rq
-# gives the rqworker command and an RQ dashboard in the admin
-RQ_QUEUES = {"default": {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 6 * 3600}}
+_JOB_QUEUES = sorted({"default", JOBS_QUEUE_NAME})
+TASKS = {"default": {"BACKEND": _TASK_BACKENDS[JOBS_QUEUE], "QUEUES": _JOB_QUEUES}}
+# RQ's queues (used when JOBS_QUEUE=redis); a job may run for up to JOBS_TIMEOUT seconds (6
+# hours), then RQ stops it (it fails, nothing written).  django_rq gives the rqworker
+# command and an RQ dashboard in the admin
+JOBS_TIMEOUT = int(os.environ.get("JOBS_TIMEOUT", str(6 * 3600)))
+RQ_QUEUES = {q: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": JOBS_TIMEOUT} for q in _JOB_QUEUES}
 if JOBS_QUEUE == "redis":
     INSTALLED_APPS += ["django_rq", "django_tasks_rq"]
 

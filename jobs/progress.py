@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db import DatabaseError, connection
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from .models import Job, JobStatus
@@ -122,16 +123,24 @@ class Reporter(threading.Thread):
                 except DatabaseError:
                     self.progress.touch()
                     # SQLite holds one writer at a time: the job's own transaction may hold
-                    # it; the next tick tries again
+                    # it; or the database restarted: the next tick tries again, on a new
+                    # connection
                     logger.debug("job %s: progress not written this time", self.job_id)
+                    connection.close()
         finally:
             connection.close()
 
     _last_phase: str | None = None
 
     def _report(self) -> None:
+        # the cancel flag first: a read, which never waits for the job's own transaction
+        # (SQLite's one writer included)
+        if Job.objects.filter(pk=self.job_id, cancel_requested=True).exists():
+            self.progress.cancelled.set()
         now = timezone.now()
-        fields: dict[str, object] = {"heartbeat_at": now}
+        # the database's clock: the reaper compares it with its own, whatever the clocks
+        # of the machines running workers and web servers say
+        fields: dict[str, object] = {"heartbeat_at": Now()}
         snap = self.progress.take()
         if snap is not None:
             fields.update(phase=snap.phase, done=snap.done, total=snap.total, unit=snap.unit)
@@ -139,8 +148,6 @@ class Reporter(threading.Thread):
                 fields["phase_started_at"] = now
                 self._last_phase = snap.phase
         Job.objects.filter(pk=self.job_id, status=JobStatus.RUNNING).update(**fields)
-        if Job.objects.filter(pk=self.job_id, cancel_requested=True).exists():
-            self.progress.cancelled.set()
 
     def stop(self) -> None:
         self._halt.set()

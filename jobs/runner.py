@@ -12,20 +12,23 @@ needs (file, line, message: what the inline path shows).  ``JobCancelled`` (rais
 
 from __future__ import annotations
 
+import json
 import logging
-import os
-import socket
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import close_old_connections
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import DatabaseError, close_old_connections, connection
+from django.db.models.functions import Now
 from django.utils import timezone
 from django.utils.module_loading import import_string
 from django_tasks import task
 
 from .models import Job, JobOutput, JobStatus
 from .progress import JobCancelled, Progress, Reporter, Snapshot
+from .workers import worker_name
 
 logger = logging.getLogger(__name__)
 
@@ -37,10 +40,12 @@ class JobFailed(Exception):
     def __init__(self, message: str, errors: Iterable[Mapping[str, Any]] = ()) -> None:
         super().__init__(message)
         self.message = message
-        self.errors = [
-            {"file": e.get("file"), "line": e.get("line"), "message": str(e.get("message", ""))}
-            for e in errors
-        ]
+        self.errors = _jsonable(
+            [
+                {"file": e.get("file"), "line": e.get("line"), "message": str(e.get("message", ""))}
+                for e in errors
+            ]
+        )
 
 
 @dataclass
@@ -67,10 +72,6 @@ class JobContext:
         )
 
 
-def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
 @task()
 def execute(job_id: int) -> str:
     """The task a worker runs: the job, with a reporter thread writing its progress."""
@@ -94,7 +95,8 @@ def run_job(
     claimed = Job.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(
         status=JobStatus.RUNNING,
         started_at=now,
-        heartbeat_at=now,
+        # the database's clock, as the reporter's heartbeats and the reaper's check
+        heartbeat_at=Now(),
         phase_started_at=now,
         worker=worker_name(),
     )
@@ -105,45 +107,119 @@ def run_job(
     reporter = Reporter(job.pk, progress) if in_worker else None
     if reporter:
         reporter.start()
-    outcome: dict[str, Any]
+    try:
+        try:
+            outcome = _call(job, progress)
+        except BaseException:
+            # the worker is being stopped (SystemExit from a second SIGTERM or Ctrl+C): the
+            # job's transaction was rolled back on the way out; say so before leaving
+            _record_end(job.pk, progress, {"status": JobStatus.FAILED, "message": STOPPED}, 2)
+            raise
+        # written while the reporter still beats: the row says "running" no longer than
+        # the database takes to answer
+        _record_end(job.pk, progress, outcome)
+    finally:
+        if reporter:
+            reporter.stop()
+    job.refresh_from_db()
+    return job
+
+
+STOPPED = (
+    "The process running this job was stopped (its worker shut down) before the job "
+    "finished; its transaction was rolled back, so nothing was written. Start it again."
+)
+
+
+def _call(job: Job, progress: Progress) -> dict[str, Any]:
+    """Call the job's function; return how it ended (the fields of its row to write)."""
     try:
         func = import_string(job.func)
+    except ImportError:
+        logger.exception("job %s: its function %s does not import", job.pk, job.func)
+        return {
+            "status": JobStatus.FAILED,
+            "message": f"This version of the app has no job function {job.func!r} (it was "
+            "renamed or removed since the job was queued); nothing was written. Start it "
+            "again.",
+        }
+    try:
         result = func(JobContext(job, progress))
     except JobCancelled:
-        outcome = {"status": JobStatus.CANCELLED, "message": "Cancelled: nothing was written."}
+        return {"status": JobStatus.CANCELLED, "message": "Cancelled: nothing was written."}
     except JobFailed as e:
-        outcome = {"status": JobStatus.FAILED, "message": e.message, "errors": e.errors}
-    except Exception:
+        return {"status": JobStatus.FAILED, "message": e.message, "errors": e.errors}
+    except Exception as e:
         logger.exception("job %s (%s) failed", job.pk, job.kind)
-        outcome = {
+        if type(e).__name__ == "JobTimeoutException":  # RQ's, at the queue's JOBS_TIMEOUT
+            return {
+                "status": JobStatus.FAILED,
+                "message": f"The job ran longer than the queue allows and was stopped ({e}); "
+                "nothing was written.",
+            }
+        return {
             "status": JobStatus.FAILED,
             "message": "The job stopped on an internal error; nothing was written. "
             "The error is in the worker's log.",
         }
-    else:
-        result = dict(result or {})
-        outcome = {
-            "status": JobStatus.SUCCEEDED,
-            "message": str(result.get("message", "Done.")),
-            "result": result,
-        }
-    finally:
-        if reporter:
-            reporter.stop()
+    # the function returned: its writes are committed, whatever it returned
+    if not isinstance(result, Mapping):
+        result = {"message": str(result)} if result else {}
+    result = _jsonable(dict(result))
+    return {
+        "status": JobStatus.SUCCEEDED,
+        "message": str(result.get("message", "Done.")),
+        "result": result,
+    }
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` as a JSON column can store it (numpy numbers as numbers; dates, decimals
+    and anything else as text): a result or an error that cannot be stored must not leave
+    an ended job looking unfinished."""
+    return json.loads(json.dumps(value, default=_json_default))
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):  # a numpy scalar
+        return value.item()
+    try:
+        return DjangoJSONEncoder().default(value)
+    except TypeError:
+        return str(value)
+
+
+# how often, and how long, the final write of a job's row is tried (the database may be
+# restarting: the job's writes are committed or rolled back, and its row must say which)
+END_TRIES = 8
+
+
+def _record_end(
+    job_id: int, progress: Progress, outcome: dict[str, Any], tries: int = END_TRIES
+) -> None:
+    """Write how the job ended on its row, unconditionally: a job the reaper failed
+    meanwhile (its heartbeat came late) did run, and how it really ended wins."""
     snap = progress.peek()
     fields = {
         "phase": snap.phase,
-        "done": snap.done,
+        "done": snap.total
+        if outcome["status"] == JobStatus.SUCCEEDED and snap.total
+        else snap.done,
         "total": snap.total,
         "unit": snap.unit,
         "finished_at": timezone.now(),
         "input": None,
         **outcome,
     }
-    if outcome["status"] == JobStatus.SUCCEEDED and snap.total:
-        fields["done"] = snap.total
-    # unconditional: a job the reaper failed meanwhile (its heartbeat came late) did run,
-    # and how it really ended wins
-    Job.objects.filter(pk=job.pk).update(**fields)
-    job.refresh_from_db()
-    return job
+    for attempt in range(tries):
+        try:
+            # a connection the job's failure broke is replaced, not reused
+            connection.close_if_unusable_or_obsolete()
+            Job.objects.filter(pk=job_id).update(**fields)
+            return
+        except DatabaseError:
+            logger.warning("job %s: its end not written (try %d)", job_id, attempt + 1)
+            connection.close()
+            if attempt + 1 < tries:
+                time.sleep(min(2**attempt, 15))
+    logger.error("job %s ended %s but its row could not say so", job_id, outcome["status"])

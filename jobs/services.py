@@ -9,21 +9,27 @@ saying which job holds the collection (``JobRefused``).
 
 from __future__ import annotations
 
-import os
-import socket
+import logging
+import time
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import BooleanField, Case, Q, When
+from django.db.models.functions import Now
 from django.utils import timezone
 from django_tasks import task_backends
 from django_tasks.backends.immediate import ImmediateBackend
+from django_tasks.base import TaskResultStatus
+from django_tasks.exceptions import TaskResultDoesNotExist
 
 from .models import ACTIVE, Conflict, Job, JobLock, JobStatus
 from .runner import execute, run_job
+from .workers import worker_alive
+
+logger = logging.getLogger(__name__)
 
 
 class JobRefused(Exception):
@@ -62,7 +68,8 @@ def job_start(
         if collection_id is not None and conflict != Conflict.NONE:
             lock, _ = JobLock.objects.get_or_create(key=f"collection:{collection_id}")
             JobLock.objects.select_for_update().get(pk=lock.pk)
-            jobs_reap()
+            # not the queue: a Redis that does not answer must not hold the lock
+            jobs_reap(queue=False)
             holder = _conflicting(collection_id, conflict).order_by("created_at").first()
             if holder is not None:
                 who = holder.user.get_username() if holder.user else "somebody"
@@ -88,13 +95,30 @@ def job_start(
         )
     if inline or queue_is_immediate():
         return run_job(job.pk) or job
-    # the worker must find the job's row: queue it once the row is committed
+    # the worker must find the job's row: queue it once the row is committed (at once,
+    # unless the caller is inside a transaction of its own)
     transaction.on_commit(lambda: _enqueue(job.pk))
+    if not transaction.get_connection().in_atomic_block:
+        job.refresh_from_db(fields=["status", "message", "finished_at", "task_id"])
     return job
 
 
 def _enqueue(job_id: int) -> None:
-    result = execute.enqueue(job_id)
+    """Queue the job for a worker; a queue that does not answer (Redis down) fails the job
+    with a message instead of leaving it waiting for ever."""
+    try:
+        result = execute.using(queue_name=settings.JOBS_QUEUE_NAME).enqueue(job_id)
+    except Exception:
+        logger.exception("job %s could not be queued", job_id)
+        Job.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(
+            status=JobStatus.FAILED,
+            finished_at=timezone.now(),
+            input=None,
+            message="The job could not be queued (the queue did not answer); nothing was "
+            "written. Try again in a moment; if it keeps failing, tell the site's "
+            "administrators (is the worker's queue, Redis, running?).",
+        )
+        return
     Job.objects.filter(pk=job_id).update(task_id=str(result.id)[:64])
 
 
@@ -112,39 +136,98 @@ def job_cancel(job: Job) -> Job:
     return job
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def jobs_reap(*, queue: bool = True) -> int:
+    """Fail the jobs that will never end by themselves; return how many.
 
-
-def jobs_reap() -> int:
-    """Fail the running jobs whose worker is gone: its process is dead (same host), or its
-    heartbeat is older than ``JOBS_STALE_AFTER`` seconds (another host).  Their transaction
-    died with the worker, so nothing of theirs was written."""
-    now = timezone.now()
-    stale_before = now - timedelta(seconds=settings.JOBS_STALE_AFTER)
-    host = socket.gethostname()
-    dead = []
-    for pk, worker, heartbeat in Job.objects.filter(status=JobStatus.RUNNING).values_list(
-        "pk", "worker", "heartbeat_at"
-    ):
-        name, _, pid = worker.rpartition(":")
-        if name == host and pid.isdigit():
-            if not _pid_alive(int(pid)):
-                dead.append(pk)
-        elif heartbeat is None or heartbeat < stale_before:
-            dead.append(pk)
-    if not dead:
-        return 0
-    return Job.objects.filter(Q(pk__in=dead), status=JobStatus.RUNNING).update(
-        status=JobStatus.FAILED,
-        finished_at=now,
-        input=None,
-        message="The worker running this job stopped (killed or crashed) before it "
-        "finished; its transaction was rolled back, so nothing was written. Start it again.",
+    A running job whose worker is gone: its process is dead (where its pid tells: the same
+    host, container and boot, see ``jobs.workers``), or its heartbeat is older than
+    ``JOBS_STALE_AFTER`` seconds (anywhere else; the database's clock on both sides).  Its
+    transaction died with the worker, so nothing of it was written.  And, unless ``queue``
+    is false, a queued job its queue will never run (``_lost_in_queue``)."""
+    stale_before = Now() - timedelta(seconds=settings.JOBS_STALE_AFTER)
+    running = (
+        Job.objects.filter(status=JobStatus.RUNNING)
+        .annotate(
+            silent=Case(
+                When(Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=stale_before), then=True),
+                default=False,
+                output_field=BooleanField(),
+            )
+        )
+        .values_list("pk", "worker", "silent")
     )
+    dead = []
+    for pk, worker, silent in running:
+        alive = worker_alive(worker)
+        if alive is False or (alive is None and silent):
+            dead.append(pk)
+    now = timezone.now()
+    failed = 0
+    if dead:
+        failed += Job.objects.filter(pk__in=dead, status=JobStatus.RUNNING).update(
+            status=JobStatus.FAILED,
+            finished_at=now,
+            input=None,
+            message="The worker running this job stopped (killed or crashed) before it "
+            "finished; its transaction was rolled back, so nothing was written. Start it "
+            "again.",
+        )
+    lost = _lost_in_queue() if queue else []
+    if lost:
+        failed += Job.objects.filter(pk__in=lost, status=JobStatus.QUEUED).update(
+            status=JobStatus.FAILED,
+            finished_at=now,
+            input=None,
+            message="The queue lost this job before a worker started it (the worker that "
+            "took it stopped, or the queue was emptied); nothing was written. Start it again.",
+        )
+    return failed
+
+
+# a queued job is looked for in its queue once it has waited QUEUE_CHECK_AFTER seconds, at
+# most every QUEUE_CHECK_EVERY seconds per process (the job pages reap as they poll)
+QUEUE_CHECK_AFTER = 60
+QUEUE_CHECK_EVERY = 15
+QUEUE_CHECK_MAX = 20
+_queue_checked_at = -float("inf")
+
+
+def _lost_in_queue() -> list[int]:
+    """The queued jobs their queue will never run: never queued (the process that started
+    it died first), gone from the queue (Redis emptied, or restarted without its data), or
+    taken by a worker that died before it started the job (its task ended, or has run for
+    ``QUEUE_CHECK_AFTER`` seconds, while the job still waits)."""
+    global _queue_checked_at
+    if queue_is_immediate() or time.monotonic() - _queue_checked_at < QUEUE_CHECK_EVERY:
+        return []
+    _queue_checked_at = time.monotonic()
+    backend = task_backends["default"]
+    if not backend.supports_get_result:
+        return []
+    before = timezone.now() - timedelta(seconds=QUEUE_CHECK_AFTER)
+    waiting = (
+        Job.objects.filter(status=JobStatus.QUEUED, created_at__lt=before)
+        .order_by("created_at")
+        .values_list("pk", "task_id")[:QUEUE_CHECK_MAX]
+    )
+    lost = []
+    for pk, task_id in waiting:
+        if not task_id:
+            lost.append(pk)
+            continue
+        try:
+            task = backend.get_result(task_id)
+        except TaskResultDoesNotExist:
+            lost.append(pk)
+            continue
+        except Exception:
+            # the queue does not answer: it cannot tell now
+            logger.warning("jobs: the queue did not answer about task %s", task_id, exc_info=True)
+            break
+        ended = task.status in (TaskResultStatus.SUCCESSFUL, TaskResultStatus.FAILED)
+        taken_long_ago = task.status == TaskResultStatus.RUNNING and (
+            task.started_at is None or task.started_at < before
+        )
+        if ended or taken_long_ago:
+            lost.append(pk)
+    return lost

@@ -46,3 +46,60 @@ def echo_input(ctx: JobContext) -> dict:
 def make_file(ctx: JobContext) -> dict:
     output = ctx.save_output("report.csv", b"a,b\n=1,2\n", "text/csv")
     return {"message": "Report ready.", "output": output.pk}
+
+
+def read_then_rename(ctx: JobContext) -> dict:
+    """Reports a reading phase outside any transaction (its progress reaches the row on
+    SQLite too), then renames in one transaction as ``rename`` does."""
+    steps = int(ctx.params.get("read_steps", 3))
+    ctx.progress.phase("Reading", total=steps, unit="lines")
+    for i in range(steps):
+        time.sleep(float(ctx.params.get("read_sleep", 0)))
+        ctx.progress(i + 1)
+    return rename(ctx)
+
+
+def odd_result(ctx: JobContext) -> dict:
+    """Returns values JSON cannot hold as they are (a numpy integer, a Decimal, a date)."""
+    import datetime
+    from decimal import Decimal
+
+    import numpy as np
+
+    return {
+        "message": "Odd.",
+        "count": np.int64(3),
+        "mean": Decimal("0.5"),
+        "on": datetime.date(2026, 1, 2),
+    }
+
+
+def refuse_with_numpy_lines(ctx: JobContext) -> dict:
+    import numpy as np
+
+    raise JobFailed("Bad file.", [{"file": "a.tsv", "line": np.int64(7), "message": "bad"}])
+
+
+def stopped(ctx: JobContext) -> dict:
+    """Writes, then is stopped as a worker is by a second SIGTERM (SystemExit)."""
+    with transaction.atomic():
+        Collection.objects.filter(pk=ctx.job.collection_id).update(name="half-way")
+        raise SystemExit(1)
+
+
+def timed_out(ctx: JobContext) -> dict:
+    from rq.timeouts import JobTimeoutException
+
+    raise JobTimeoutException("Task exceeded maximum timeout value (21600 seconds)")
+
+
+def database_timeouts(ctx: JobContext) -> dict:
+    """The PostgreSQL timeouts the job's connection runs with."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('statement_timeout'), current_setting('lock_timeout')"
+        )
+        statement, lock = cursor.fetchone()
+    return {"message": "Read.", "statement_timeout": statement, "lock_timeout": lock}

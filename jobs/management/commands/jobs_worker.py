@@ -8,8 +8,23 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
+from django.db.backends.signals import connection_created
 
 from jobs.services import jobs_reap
+
+
+def job_timeouts(sender, connection, **kwargs) -> None:
+    """A worker's PostgreSQL connections wait longer than the web's: a job's statement may
+    run for JOBS_DB_STATEMENT_TIMEOUT_MS (an hour), a lock be waited for
+    JOBS_DB_LOCK_TIMEOUT_MS (a minute); the web's 20 s and 5 s would cut a large import."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('statement_timeout', %s, false), "
+            "set_config('lock_timeout', %s, false)",
+            [str(settings.JOBS_DB_STATEMENT_TIMEOUT_MS), str(settings.JOBS_DB_LOCK_TIMEOUT_MS)],
+        )
 
 
 class Command(BaseCommand):
@@ -30,19 +45,20 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, batch: bool, max_jobs: int | None, verbosity: int, **options):
+        connection_created.connect(job_timeouts)
         failed = jobs_reap()
         if failed and verbosity:
             self.stderr.write(f"{failed} job(s) whose worker had stopped marked failed.")
-        queue = settings.JOBS_QUEUE
+        queue, name = settings.JOBS_QUEUE, settings.JOBS_QUEUE_NAME
         if queue == "database":
-            argv = ["--queue-name", "default", "--no-reload", "--no-startup-delay"]
+            argv = ["--queue-name", name, "--no-reload", "--no-startup-delay"]
             if batch:
                 argv.append("--batch")
             if max_jobs is not None:
                 argv += ["--max-tasks", str(max_jobs)]
             call_command("db_worker", *argv, verbosity=verbosity)
         elif queue == "redis":
-            argv = ["default", "--job-class", "django_tasks_rq.Job"]
+            argv = [name, "--job-class", "django_tasks_rq.Job"]
             if batch:
                 argv.append("--burst")
             if max_jobs is not None:
