@@ -54,6 +54,8 @@ from .selectors import attach_assessors
 from .spellings import key_owners, spellings_of, spellings_settle, string_keys_sync, strings_claim
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from django.contrib.auth.models import AbstractBaseUser
 
     from .edits import AnyUser
@@ -596,14 +598,23 @@ def collection_import(
     filename: str,
     by: AnyUser | None = None,
     mark_done: bool = False,
+    progress: Callable[[int, int | None, str], None] | None = None,
 ) -> ImportPlan:
     """Validate the whole file, then write it (all or nothing); raise ImportRefused with
     every error when the file is bad.  With ``mark_done``, the questions a judgments file
-    leaves with no unjudged string are marked done.  Returns the plan that was carried out."""
+    leaves with no unjudged string are marked done.  ``progress(done, total, unit)`` hears
+    the lines read, then the write starting (a background job's bar).  Returns the plan
+    that was carried out."""
     Collection.objects.select_for_update().filter(pk=collection.pk).first()
+    lines = max(data.count(b"\n"), data.count(b"\r")) + (not data.endswith((b"\n", b"\r")))
+    if progress is not None:
+        progress(0, lines, "lines")
     plan = import_plan(collection=collection, kind=kind, data=data, filename=filename, by=by)
     if not plan.ok:
         raise ImportRefused(plan.issues)
+    if progress is not None:
+        progress(lines, lines, "lines")
+        progress(0, None, "questions")
     plan._write()
     if mark_done and kind == "judgments":
         Question.objects.filter(pk__in=plan.fully_judged).update(status=QuestionStatus.DONE)
@@ -648,7 +659,12 @@ def pending_import_create(
 
 
 def pending_import_confirm(
-    *, token: str, collection: Collection, user: AbstractBaseUser, mark_done: bool = False
+    *,
+    token: str,
+    collection: Collection,
+    user: AbstractBaseUser,
+    mark_done: bool = False,
+    progress: Callable[[int, int | None, str], None] | None = None,
 ) -> tuple[PendingImport, ImportPlan]:
     """Import the file previewed under ``token`` (validated again, all or nothing) and
     consume the token in the same transaction, so it cannot be confirmed twice.  Raises
@@ -687,6 +703,7 @@ def pending_import_confirm(
                     filename=pending.filename,
                     by=user,
                     mark_done=mark_done,
+                    progress=progress,
                 )
             except ImportRefused as e:
                 refused = e  # the token stays consumed: the preview no longer holds
