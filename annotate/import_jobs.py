@@ -111,7 +111,8 @@ def _done(ctx: JobContext, collection: Collection, plan: ImportPlan, filename: s
         "url": reverse("annotate:collection-detail", args=[collection.slug]),
         "link": "Open the collection",
         "kind": plan.kind,
-        "counts": plan.counts,
+        # pairs: a JSON object's keys lose their order in PostgreSQL's jsonb
+        "counts": list(plan.counts.items()),
     }
 
 
@@ -142,7 +143,8 @@ def run_import(ctx: JobContext) -> dict:
             )
             if not plan.ok:
                 raise ImportRefused(plan.issues)
-            return {"message": f"Checked {filename}: nothing written.", "counts": plan.counts}
+            counts = list(plan.counts.items())
+            return {"message": f"Checked {filename}: nothing written.", "counts": counts}
         else:
             plan = collection_import(
                 collection=collection,

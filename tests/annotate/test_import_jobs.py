@@ -191,7 +191,16 @@ def test_the_command_runs_the_same_job_and_prints_its_progress(tmp_path, org):
     p.write_bytes(JUDGMENTS)
     out, err = io.StringIO(), io.StringIO()
     call_command("import_judgments", "jobs", str(p), stdout=out, stderr=err)
-    assert "questions with judgments: 2" in out.getvalue() and "imported" in out.getvalue()
+    assert out.getvalue().splitlines() == [
+        "questions with judgments: 2",
+        "synsets to create: 2",
+        "correct strings: 2",
+        "incorrect strings: 1",
+        "spellings folded into another string: 0",
+        "questions whose judgments are replaced: 0",
+        "questions fully judged by the file: 1",
+        "imported",
+    ]
     assert err.getvalue().splitlines() == [
         "Reading j.csv: 0 of 4 lines",
         "Reading j.csv: 4 of 4 lines",

@@ -62,7 +62,7 @@ class Command(BaseCommand):
             raise CommandError(
                 f"nothing imported, {len(issues)} error(s):\n" + "\n".join(map(str, issues))
             )
-        for name, n in job.result["counts"].items():
+        for name, n in job.result["counts"]:
             self.stdout.write(f"{name}: {n}")
         self.stdout.write(
             self.style.SUCCESS("validated (dry run)" if opts["dry_run"] else "imported")
