@@ -201,18 +201,27 @@ def layers_request(
         )
     result.questions, result.qids = len(questions), [q.qid for q in questions]
     through = Question.assessors.through
-    links, layers = [], []
+    links, layers, requests = [], [], []
     for i, q in enumerate(questions):
         if progress is not None and i % PROGRESS_EVERY == 0:
             progress(i, len(questions), "questions")
         have = existing.get(q.pk, set())
         turn = [assessors[(i * k + j) % len(assessors)] for j in range(len(assessors))]
         chosen = [u for u in turn if u.pk not in have][: k - len(have)]
-        LayerRequest.objects.update_or_create(
-            question=q, defaults={"k": k, "adjudicator": adjudicator, "requested_by": _user(by)}
+        requests.append(
+            LayerRequest(question=q, k=k, adjudicator=adjudicator, requested_by=_user(by))
         )
         links += [through(question_id=q.pk, user_id=u.pk) for u in chosen]
         layers += [JudgingLayer(question=q, assessor=u) for u in chosen]
+    # one statement, not two queries a question: a question's earlier request (a layer
+    # request topped up) takes the new k, adjudicator and requester
+    LayerRequest.objects.bulk_create(
+        requests,
+        update_conflicts=True,
+        unique_fields=["question"],
+        update_fields=["k", "adjudicator", "requested_by"],
+        batch_size=2000,
+    )
     through.objects.bulk_create(links, ignore_conflicts=True)
     before = JudgingLayer.objects.filter(question__in=questions).count()
     JudgingLayer.objects.bulk_create(layers, ignore_conflicts=True)
