@@ -63,6 +63,8 @@ from .spellings import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from django.contrib.auth.models import AbstractBaseUser
 
     from .edits import AnyUser
@@ -690,17 +692,26 @@ def collection_import(
     filename: str,
     by: AnyUser | None = None,
     mark_done: bool = False,
+    progress: Callable[[int, int | None, str], None] | None = None,
 ) -> ImportPlan:
     """Validate the whole file, then write it (all or nothing); raise ImportRefused with
     every error when the file is bad.  With ``mark_done``, the questions a judgments file
-    leaves with no unjudged string are marked done.  Returns the plan that was carried out."""
+    leaves with no unjudged string are marked done.  ``progress(done, total, unit)`` hears
+    the lines read, then the write starting (a background job's bar).  Returns the plan
+    that was carried out."""
     # no_key: imports of a collection wait for each other, but not the rows that refer to
     # it (their foreign key checks take a key share lock: a layers request committing its
     # event would wait for this import, which waits for the request's questions: deadlock)
     Collection.objects.select_for_update(no_key=True).filter(pk=collection.pk).first()
+    lines = max(data.count(b"\n"), data.count(b"\r")) + (not data.endswith((b"\n", b"\r")))
+    if progress is not None:
+        progress(0, lines, "lines")
     plan = import_plan(collection=collection, kind=kind, data=data, filename=filename, by=by)
     if not plan.ok:
         raise ImportRefused(plan.issues)
+    if progress is not None:
+        progress(lines, lines, "lines")
+        progress(0, None, "questions")
     plan._write()
     if mark_done and kind == "judgments":
         Question.objects.filter(pk__in=ids_in(plan.fully_judged)).update(status=QuestionStatus.DONE)
@@ -745,7 +756,12 @@ def pending_import_create(
 
 
 def pending_import_confirm(
-    *, token: str, collection: Collection, user: AbstractBaseUser, mark_done: bool = False
+    *,
+    token: str,
+    collection: Collection,
+    user: AbstractBaseUser,
+    mark_done: bool = False,
+    progress: Callable[[int, int | None, str], None] | None = None,
 ) -> tuple[PendingImport, ImportPlan]:
     """Import the file previewed under ``token`` (validated again, all or nothing) and
     consume the token in the same transaction, so it cannot be confirmed twice.  Raises
@@ -784,6 +800,7 @@ def pending_import_confirm(
                     filename=pending.filename,
                     by=user,
                     mark_done=mark_done,
+                    progress=progress,
                 )
             except ImportRefused as e:
                 refused = e  # the token stays consumed: the preview no longer holds

@@ -9,7 +9,6 @@ layer; an assessor sees only their own layer of a question until they marked it 
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import transaction
@@ -21,17 +20,21 @@ from django.views.decorators.http import require_GET, require_POST
 from config.downloads import csv_download
 from config.htmx import HtmxHttpRequest, redirect_to, render_page
 from config.ids import request_id, request_ids
+from jobs.models import JobStatus
+from jobs.services import JobRefused
+from jobs.views import job_started
 
 from . import (
     adjudication,
     agreement_report,
     edits,
+    import_jobs,
+    layer_jobs,
     layer_selectors,
-    layers,
     operations,
 )
 from .judge_page import judge_page
-from .layer_io import export_layers, layers_import
+from .layer_io import export_layers
 from .models import (
     JUDGE_ROLES,
     Collection,
@@ -42,7 +45,7 @@ from .models import (
     Role,
 )
 from .permissions import require_role
-from .selectors import next_question, question_list_queryset
+from .selectors import next_question
 
 # -- organizer: agreement, requests, CSV --------------------------------------------------------
 QUESTIONS_PER_PAGE = 200
@@ -85,71 +88,47 @@ def collection_agreement(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def collection_layers_request(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Ask for k independent judgments of the questions matching the question list's
     filters (status, assessor, unjudged, a search in qid and text): all of them, or a
-    seeded random sample of n."""
+    seeded random sample of n.  A job (``layer_jobs``): made at once over a few hundred
+    questions, else on a worker while the page shows its bar."""
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
     p = request.POST
-    users = get_user_model().objects
-    assessors = list(users.filter(pk__in=request_ids(p.getlist("assessors"))).order_by("username"))
-    adjudicator_id = request_id(p.get("adjudicator", ""))
-    adjudicator = users.filter(pk=adjudicator_id).first() if adjudicator_id is not None else None
     # the question list's filters (``f_`` as on its bulk assignment), then all or a sample
     status = p.get("f_status", p.get("status", ""))
-    questions = question_list_queryset(
-        collection,
-        status=status if status in QuestionStatus.values else "",
-        assessor=p.get("f_assessor", ""),
-        unjudged=p.get("f_unjudged", ""),
-        search=p.get("f_q", "").strip(),
-    ).only("pk", "qid", "collection_id")
     try:
-        k = int(p.get("k") or 2)
-        sample = (
-            int(p["sample"])
-            if p.get("scope", "sample") == "sample" and p.get("sample", "").strip()
-            else None
-        )
-        questions = list(questions)
-        if not questions:
-            raise edits.Conflict("No question matches the filters; nothing was requested.")
-        seed = int(p.get("seed") or 0)
-        done = layers.layers_request(
-            collection=collection,
-            questions=questions,
-            assessors=assessors,
-            by=request.user,
-            k=k,
-            sample=sample,
-            seed=seed,
-            adjudicator=adjudicator,
+        params = {
+            "assessors": request_ids(p.getlist("assessors")),
+            "adjudicator": request_id(p.get("adjudicator", "")),
+            "filters": {
+                "status": status if status in QuestionStatus.values else "",
+                "assessor": p.get("f_assessor", ""),
+                "unjudged": p.get("f_unjudged", ""),
+                "search": p.get("f_q", "").strip(),
+            },
+            "k": int(p.get("k") or 2),
+            "sample": (
+                int(p["sample"])
+                if p.get("scope", "sample") == "sample" and p.get("sample", "").strip()
+                else None
+            ),
+            "seed": int(p.get("seed") or 0),
+        }
+        job = layer_jobs.layers_request_start(
+            collection=collection, user=request.user, params=params
         )
     except ValueError:
         messages.error(request, "k, the sample size and the seed are whole numbers.")
-    except edits.Conflict as e:
-        messages.error(request, str(e))
+    except JobRefused as e:
+        messages.error(request, f"No layer was requested: {e}")
     else:
-        messages.success(
-            request,
-            f"{done.layers} layers requested on {done.questions} "
-            f"question{'s' if done.questions != 1 else ''}.",
-        )
-        if done.layered:
-            n = len(done.layered)
-            messages.warning(
-                request,
-                f"{n} question{'s' if n != 1 else ''} left out: "
-                f"{'they have' if n != 1 else 'it has'} layers already, which stay as they "
-                f"are (more would make more than k): {', '.join(done.layered[:20])}"
-                f"{', ...' if n > 20 else ''}.",
-            )
-        if done.refused:
-            n = len(done.refused)
-            messages.warning(
-                request,
-                f"{n} question{'s' if n != 1 else ''} left out: gold was already derived "
-                f"from {'their' if n != 1 else 'its'} layers, which more layers would not "
-                f"change: {', '.join(done.refused[:20])}{', ...' if n > 20 else ''}.",
-            )
+        if job.active:
+            return job_started(request, job)
+        if job.status != JobStatus.SUCCEEDED:
+            messages.error(request, job.message)
+        else:
+            messages.success(request, job.result["success"])
+            for warning in job.result["warnings"]:
+                messages.warning(request, warning)
     return redirect_to(request, "annotate:collection-agreement", slug)
 
 
@@ -162,22 +141,30 @@ def collection_layers_csv(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 def collection_layers_import(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """Import a layers CSV as a job (``import_jobs``): a small file at once, a larger one on
+    a worker while the page shows its bar; every error of the file, or what it wrote."""
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
     upload = request.FILES.get("file")
     if upload is None:
         messages.error(request, "Choose a layers CSV file.")
         return redirect_to(request, "annotate:collection-agreement", slug)
-    result = layers_import(
-        collection=collection, data=upload.read(), filename=upload.name, by=request.user
-    )
-    if result.issues:
-        for issue in result.issues[:20]:
+    try:
+        job = import_jobs.layers_import_start(
+            collection=collection, user=request.user, data=upload.read(), filename=upload.name
+        )
+    except JobRefused as e:
+        messages.error(request, f"Nothing imported: {e}")
+        return redirect_to(request, "annotate:collection-agreement", slug)
+    if job.active:
+        return job_started(request, job)
+    if job.status == JobStatus.SUCCEEDED:
+        messages.success(request, job.message)
+    elif job.errors:
+        for issue in import_jobs.issues_of(job)[:20]:
             messages.error(request, str(issue))
     else:
-        messages.success(
-            request, f"Imported {result.judgments} judgments in {result.layers} layers."
-        )
+        messages.error(request, job.message)
     return redirect_to(request, "annotate:collection-agreement", slug)
 
 

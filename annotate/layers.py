@@ -10,7 +10,7 @@ them.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -45,6 +45,10 @@ def _user(by: AnyUser | None) -> AbstractBaseUser | None:
 
 
 # -- requests ---------------------------------------------------------------------------------
+# a layer request reports its progress every this many questions
+PROGRESS_EVERY = 100
+
+
 @dataclass
 class LayersRequested:
     questions: int = 0
@@ -162,6 +166,7 @@ def layers_request(
     sample: int | None = None,
     seed: int = 0,
     adjudicator: AbstractBaseUser | None = None,
+    progress: Callable[[int, int | None, str], None] | None = None,
 ) -> LayersRequested:
     """Ask for ``k`` independent judgments of ``questions`` (all of them, or a seeded
     random ``sample`` of that many, for an agreement study): each question gets ``k`` of
@@ -173,7 +178,8 @@ def layers_request(
     who have no layer on it.  Conflict when none is left.  ``adjudicator`` (an assessor or
     organizer) resolves disagreements besides the organizers; never one of the question's
     assessors (blindness: the adjudication page shows every layer), so Conflict when they
-    are among ``assessors`` or judge one of ``questions`` in a layer already."""
+    are among ``assessors`` or judge one of ``questions`` in a layer already.
+    ``progress(done, total, unit)`` hears the questions given their layers (a job's bar)."""
     assessors = list(assessors)
     _check_people(collection, assessors, adjudicator, k)
     questions = sorted(
@@ -195,20 +201,33 @@ def layers_request(
         )
     result.questions, result.qids = len(questions), [q.qid for q in questions]
     through = Question.assessors.through
-    links, layers = [], []
+    links, layers, requests = [], [], []
     for i, q in enumerate(questions):
+        if progress is not None and i % PROGRESS_EVERY == 0:
+            progress(i, len(questions), "questions")
         have = existing.get(q.pk, set())
         turn = [assessors[(i * k + j) % len(assessors)] for j in range(len(assessors))]
         chosen = [u for u in turn if u.pk not in have][: k - len(have)]
-        LayerRequest.objects.update_or_create(
-            question=q, defaults={"k": k, "adjudicator": adjudicator, "requested_by": _user(by)}
+        requests.append(
+            LayerRequest(question=q, k=k, adjudicator=adjudicator, requested_by=_user(by))
         )
         links += [through(question_id=q.pk, user_id=u.pk) for u in chosen]
         layers += [JudgingLayer(question=q, assessor=u) for u in chosen]
+    # one statement, not two queries a question: a question's earlier request (a layer
+    # request topped up) takes the new k, adjudicator and requester
+    LayerRequest.objects.bulk_create(
+        requests,
+        update_conflicts=True,
+        unique_fields=["question"],
+        update_fields=["k", "adjudicator", "requested_by"],
+        batch_size=2000,
+    )
     through.objects.bulk_create(links, ignore_conflicts=True)
     before = JudgingLayer.objects.filter(question__in=questions).count()
     JudgingLayer.objects.bulk_create(layers, ignore_conflicts=True)
     result.layers = JudgingLayer.objects.filter(question__in=questions).count() - before
+    if progress is not None:
+        progress(len(questions), len(questions), "questions")
     JudgmentEvent.objects.create(
         collection=collection,
         user=_user(by),

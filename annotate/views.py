@@ -21,10 +21,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from config.downloads import csv_download
 from config.htmx import HtmxHttpRequest, redirect_to, render_page
 from config.ids import request_id, request_ids
+from jobs.models import JobStatus
+from jobs.services import JobRefused
+from jobs.views import job_started
 
 from . import (
     edits,
     forms,
+    import_jobs,
     judging,
     layer_selectors,
     layer_views,
@@ -33,13 +37,10 @@ from . import (
 )
 from .imports import (
     ImportPlan,
-    ImportRefused,
-    PendingImportRefused,
     export_events,
     export_judgments,
     export_questions,
     import_plan,
-    pending_import_confirm,
     pending_import_create,
 )
 from .judge_page import judge_page
@@ -566,30 +567,42 @@ def collection_import_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 def collection_import_confirm(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    """Write the previewed file (validated again, all or nothing); if it no longer passes,
-    the import page lists every error, as the preview does."""
+    """Write the previewed file (validated again, all or nothing) as a job: a small file
+    at once, a large one on a worker while the page shows its bar (``import_jobs``).  If the
+    file no longer passes, the import page lists every error, as the preview does; while a
+    job that excludes imports (a matching-mode change) runs, nothing is written and the
+    page says so."""
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
+    token, mark_done = request.POST.get("token", ""), request.POST.get("mark_done") == "1"
     try:
-        pending, plan = pending_import_confirm(
-            token=request.POST.get("token", ""),
-            collection=collection,
-            user=request.user,
-            mark_done=request.POST.get("mark_done") == "1",
+        job = import_jobs.import_confirm_start(
+            collection=collection, user=request.user, token=token, mark_done=mark_done
         )
-    except PendingImportRefused as e:
-        messages.error(request, str(e))
+    except JobRefused as e:
+        context = {"collection": collection, "form": forms.ImportForm(), "plan": None}
+        context |= {"token": token, "mark_done": mark_done, "refused": str(e)}
+        return render_page(request, "annotate/collection_import.html", context, partial="preview")
+    if job.active:
+        return job_started(request, job)
+    if job.status == JobStatus.SUCCEEDED:
+        messages.success(request, job.message)
+        return redirect_to(request, "annotate:collection-detail", slug)
+    if not job.errors:  # the preview is no longer pending (or the job stopped)
+        messages.error(request, job.message)
         return redirect_to(request, "annotate:collection-import", slug)
-    except ImportRefused as e:
-        plan = ImportPlan("", e.issues[0].file if e.issues else "", issues=e.issues)
-        return render_page(
-            request,
-            "annotate/collection_import.html",
-            {"collection": collection, "form": forms.ImportForm(), "plan": plan, "token": None},
-        )
-    summary = ", ".join(f"{k}: {v}" for k, v in plan.counts.items())
-    messages.success(request, f"Imported {pending.filename} ({summary}).")
-    return redirect_to(request, "annotate:collection-detail", slug)
+    issues = import_jobs.issues_of(job)
+    return render_page(
+        request,
+        "annotate/collection_import.html",
+        {
+            "collection": collection,
+            "form": forms.ImportForm(),
+            "plan": ImportPlan("", issues[0].file, issues=issues),
+            "token": None,
+        },
+        partial="preview",
+    )
 
 
 EXPORTS = {"judgments": export_judgments, "questions": export_questions, "events": export_events}

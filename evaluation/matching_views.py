@@ -1,6 +1,7 @@
 """A collection's Matching mode page (DESIGN.md section 4).  Here, in the evaluation app,
 because a change re-keys the annotation app's strings and the runs' answers together, in one
-transaction (``services.collection_matching_mode_change``).  Organizers only."""
+transaction (``services.collection_matching_mode_change``), run as a job that has the
+collection to itself (``matching_jobs``).  Organizers only."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_http_methods
 
-from annotate.matching import MatchingModeConflict
 from annotate.models import Collection, Role
 from annotate.permissions import require_role
 from config.htmx import HtmxHttpRequest, redirect_to, render_page
+from jobs.models import JobStatus
+from jobs.services import JobRefused
+from jobs.views import job_started
 
-from . import services
+from . import matching_jobs
 from .forms import MatchingModeForm
 
 
@@ -22,7 +25,7 @@ from .forms import MatchingModeForm
 def collection_matching_mode(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Change the collection's matching mode: every spelling of its strings and every run
     answer is re-keyed; strings that would become one but are judged differently refuse it,
-    listed next to the field."""
+    listed next to the field.  Refused while another job runs on the collection."""
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
     form = MatchingModeForm(
@@ -30,22 +33,22 @@ def collection_matching_mode(request: HtmxHttpRequest, slug: str) -> HttpRespons
         initial={"matching_mode": collection.matching_mode},
     )
     if form.is_valid():
-        mode = form.cleaned_data["matching_mode"]
         try:
-            folded = services.collection_matching_mode_change(
-                collection=collection, mode=mode, by=request.user
+            job = matching_jobs.mode_change_start(
+                collection=collection, user=request.user, mode=form.cleaned_data["matching_mode"]
             )
-        except MatchingModeConflict as e:
-            form.add_error("matching_mode", str(e))
+        except JobRefused as e:
+            form.add_error(None, f"The matching mode was not changed: {e}")
         else:
-            messages.success(
-                request,
-                f"Matching mode: {collection.get_matching_mode_display()}"
-                + (f"; {folded} string(s) folded into others." if folded else "."),
-            )
-            return redirect_to(request, "annotate:collection-detail", collection.slug)
+            if job.active:
+                return job_started(request, job)
+            if job.status == JobStatus.SUCCEEDED:
+                messages.success(request, job.message)
+                return redirect_to(request, "annotate:collection-detail", collection.slug)
+            form.add_error("matching_mode", job.message)
     return render_page(
         request,
         "evaluation/collection_matching_mode.html",
         {"collection": collection, "form": form},
+        partial="mode-form",
     )

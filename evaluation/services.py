@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -603,15 +603,24 @@ def _runs_pool(
 
 @transaction.atomic
 def collection_matching_mode_change(
-    *, collection: Collection, mode: str, by: AbstractBaseUser | None
+    *,
+    collection: Collection,
+    mode: str,
+    by: AbstractBaseUser | None,
+    progress: Callable[[int, int | None, str], None] | None = None,
 ) -> int:
     """Change ``collection``'s matching mode (DESIGN.md section 4), the one way to change
     it: annotate's ``collection_set_matching_mode`` re-keys every spelling of its strings
     and folds strings that now share a key (MatchingModeConflict, nothing written, when
     they are judged differently), then every run answer is re-keyed, in one transaction.
+    ``progress(done, total, unit)`` hears each of the two steps done (a job's bar).
     Returns the number of strings folded."""
     folded = matching.collection_set_matching_mode(collection=collection, mode=mode, by=by)
+    if progress is not None:
+        progress(1, 2, "steps")
     run_answers_rekey(collection=collection, mode=mode)
+    if progress is not None:
+        progress(2, 2, "steps")
     return folded
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -26,6 +27,7 @@ from django_tasks.base import TaskResultStatus
 from django_tasks.exceptions import TaskResultDoesNotExist
 
 from .models import ACTIVE, Conflict, Job, JobLock, JobStatus
+from .progress import Snapshot
 from .runner import execute, run_job
 from .workers import worker_alive
 
@@ -61,9 +63,11 @@ def job_start(
     input: bytes | None = None,
     input_name: str = "",
     inline: bool = False,
+    listener: Callable[[Snapshot], None] | None = None,
 ) -> Job:
-    """Record a job and queue it (or run it now: ``inline``, or an immediate backend).
-    Raises ``JobRefused`` when a conflicting job is active on the collection."""
+    """Record a job and queue it (or run it now: ``inline``, or an immediate backend;
+    ``listener`` then hears its progress, as a command's progress bar does).  Raises
+    ``JobRefused`` when a conflicting job is active on the collection."""
     with transaction.atomic():
         if collection_id is not None and conflict != Conflict.NONE:
             lock, _ = JobLock.objects.get_or_create(key=f"collection:{collection_id}")
@@ -94,7 +98,7 @@ def job_start(
             input_name=input_name[:255],
         )
     if inline or queue_is_immediate():
-        return run_job(job.pk) or job
+        return run_job(job.pk, listener=listener) or job
     # the worker must find the job's row: queue it once the row is committed (at once,
     # unless the caller is inside a transaction of its own)
     transaction.on_commit(lambda: _enqueue(job.pk))

@@ -1,5 +1,6 @@
-"""``manage.py import_judgments SLUG FILE [--kind judgments|questions|flat] [--dry-run]
-[--mark-done]``."""
+"""``manage.py import_judgments SLUG FILE [--kind judgments|questions|flat|layers]
+[--dry-run] [--mark-done]``: the import page's job (``annotate.import_jobs.run_import``)
+run here, with its progress on stderr (a bar on a terminal, plain lines otherwise)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,18 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.imports import KINDS, ImportRefused, collection_import, import_plan
+from annotate.import_jobs import import_file_start, issues_of
+from annotate.imports import KINDS
 from annotate.models import Collection
+from jobs.models import JobStatus
+from jobs.services import JobRefused
+from jobs.terminal import terminal_progress
 
 
 class Command(BaseCommand):
     help = (
-        "Import a judgments CSV (or questions CSV / flat answer list) into a collection; "
-        "all or nothing."
+        "Import a judgments CSV (or questions CSV / flat answer list / layers CSV) into a "
+        "collection; all or nothing."
     )
 
     def add_arguments(self, parser):
@@ -36,26 +41,28 @@ class Command(BaseCommand):
         path = Path(opts["file"])
         data = path.read_bytes()
         try:
-            if opts["dry_run"]:
-                plan = import_plan(
-                    collection=collection, kind=opts["kind"], data=data, filename=path.name
-                )
-                if not plan.ok:
-                    raise ImportRefused(plan.issues)
-            else:
-                plan = collection_import(
+            with terminal_progress(self.stderr) as listener:
+                job = import_file_start(
                     collection=collection,
+                    user=None,
                     kind=opts["kind"],
                     data=data,
                     filename=path.name,
                     mark_done=opts["mark_done"],
+                    dry_run=opts["dry_run"],
+                    inline=True,
+                    listener=listener,
                 )
-        except ImportRefused as e:
+        except JobRefused as e:
+            raise CommandError(f"nothing imported: {e}") from None
+        if job.status != JobStatus.SUCCEEDED:
+            if not job.errors:
+                raise CommandError(job.message)
+            issues = issues_of(job)
             raise CommandError(
-                f"nothing imported, {len(e.issues)} error(s):\n"
-                + "\n".join(str(i) for i in e.issues)
-            ) from None
-        for name, n in plan.counts.items():
+                f"nothing imported, {len(issues)} error(s):\n" + "\n".join(map(str, issues))
+            )
+        for name, n in job.result["counts"]:
             self.stdout.write(f"{name}: {n}")
         self.stdout.write(
             self.style.SUCCESS("validated (dry run)" if opts["dry_run"] else "imported")
