@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,6 +61,10 @@ from evaluation.metrics.parsers import (
 
 from .access import require_may_change, require_may_submit
 from .models import Run, RunAnswer
+
+# ``progress(done, total, unit)``: how a long write tells its job how far it has come (a
+# job's ``ctx.progress``; it raises to cancel, which rolls the write back)
+ProgressFn = Callable[[int, int | None, str | None], None]
 
 
 # -- reads --------------------------------------------------------------------------------
@@ -324,6 +328,7 @@ def run_import(
     filename: str,
     description: str = "",
     fmt: str | None = None,
+    progress: ProgressFn | None = None,
 ) -> Run:
     """Parse, check and store a run, all or nothing.  Raises InputError listing every
     problem at once, sorted by line: a name already used in the collection, the file's own
@@ -333,7 +338,8 @@ def run_import(
     refused with the check's issue too, not a database error.  The owner submits the run:
     PermissionDenied, before anything is read, unless they may (``access.may_submit``:
     organizers always, participants while the collection is open for submissions), from
-    the upload page, the API and ``manage.py import_run`` alike."""
+    the upload page, the API and ``manage.py import_run`` alike.  ``progress`` hears the
+    lines read, then the answers stored."""
     require_may_submit(owner, collection)
     issues: list[Issue] = []
     name = name.strip()
@@ -355,6 +361,7 @@ def run_import(
         name=name or "run",
         fmt=fmt,
         issues=issues,
+        progress=progress,
     )
     try:
         with transaction.atomic():
@@ -367,7 +374,7 @@ def run_import(
                 sha256=hashlib.sha256(data).hexdigest(),
                 format=fmt,
             )
-            _store_answers(run, ranking, qids)
+            _store_answers(run, ranking, qids, progress)
     except IntegrityError:
         # the name was free when checked, and another upload took it since (two uploads
         # of one name at once): the same refusal as the check's
@@ -390,6 +397,7 @@ def _run_checked(
     name: str,
     fmt: str | None,
     issues: Sequence[Issue] = (),
+    progress: ProgressFn | None = None,
 ) -> tuple[Ranking, str, dict[str, int]]:
     """Parse ``data`` as a run of ``collection`` and check it against the collection; raise
     InputError listing ``issues`` and every problem of the file, by line.  Returns the
@@ -419,7 +427,7 @@ def _run_checked(
             )
         )
     # read once, line by line: the rows, and every error of the file with its line number
-    rows, parse_issues = run_rows(data, filename=filename, fmt=fmt)
+    rows, parse_issues = run_rows(data, filename=filename, fmt=fmt, progress=progress)
     row_issues = run_row_issues(rows, qids, limit, filename)
     if parse_issues or row_issues:
         raise InputError(merge_issues(filename, list(issues), parse_issues, row_issues))
@@ -428,9 +436,13 @@ def _run_checked(
     return rows_ranking(rows, fmt=fmt, filename=filename, name=name), fmt, qids
 
 
-def _store_answers(run: Run, ranking: Ranking, qids: Mapping[str, int]) -> None:
+def _store_answers(
+    run: Run, ranking: Ranking, qids: Mapping[str, int], progress: ProgressFn | None = None
+) -> None:
     """Write the answers of ``ranking`` as the run's RunAnswers (keys in the collection's
     matching mode)."""
+    if progress is not None:
+        progress(0, len(ranking), "answers")
     keys = normalize_many(ranking.text.tolist(), run.collection.matching_mode)
     rank = _positions(ranking.qid)
     scores = ranking.score if ranking.score is not None else [None] * len(ranking)
@@ -450,6 +462,8 @@ def _store_answers(run: Run, ranking: Ranking, qids: Mapping[str, int]) -> None:
         ),
         batch_size=5000,
     )
+    if progress is not None:
+        progress(len(ranking), len(ranking), "answers")
 
 
 def _run_record(run: Run, answers: int) -> dict[str, object]:
@@ -489,7 +503,13 @@ def run_withdraw(*, run: Run, by: AbstractBaseUser) -> Run:
 
 
 def run_replace(
-    *, run: Run, data: bytes, filename: str, by: AbstractBaseUser, fmt: str | None = None
+    *,
+    run: Run,
+    data: bytes,
+    filename: str,
+    by: AbstractBaseUser,
+    fmt: str | None = None,
+    progress: ProgressFn | None = None,
 ) -> Run:
     """Replace the answers of ``run`` by the file ``data``, all or nothing: the file goes
     through the checks of an upload (``run_import``) and on any problem InputError lists
@@ -499,7 +519,12 @@ def run_replace(
     run = Run.objects.select_related("collection", "owner").get(pk=run.pk)
     require_may_change(run, by)
     ranking, fmt, qids = _run_checked(
-        collection=run.collection, data=data, filename=filename, name=run.name, fmt=fmt
+        collection=run.collection,
+        data=data,
+        filename=filename,
+        name=run.name,
+        fmt=fmt,
+        progress=progress,
     )
     with transaction.atomic():
         run = Run.objects.select_for_update().select_related("collection", "owner").get(pk=run.pk)
@@ -510,7 +535,7 @@ def run_replace(
         run.sha256 = hashlib.sha256(data).hexdigest()
         run.format = fmt
         run.save(update_fields=["source_name", "sha256", "format"])
-        _store_answers(run, ranking, qids)
+        _store_answers(run, ranking, qids, progress)
         JudgmentEvent.objects.create(
             collection=run.collection,
             question=None,
@@ -564,7 +589,9 @@ def _positions(qid: np.ndarray) -> list[int]:
 
 
 @transaction.atomic
-def run_pool(*, run: Run, by: AbstractBaseUser | None = None) -> int:
+def run_pool(
+    *, run: Run, by: AbstractBaseUser | None = None, progress: ProgressFn | None = None
+) -> int:
     """Send the run's answers that nobody has judged to the assessors' pool: every distinct
     normalized answer of ``run`` (ranks up to the collection's L') that is not yet a string
     of its question is added unjudged (source ``pool``), through the annotation app's
@@ -579,9 +606,14 @@ def run_pool(*, run: Run, by: AbstractBaseUser | None = None) -> int:
         .order_by("question_id", "rank")
         .values_list("question_id", "key", "text")
     )
+    questions = len({q for q, _, _ in rows})
+    if progress is not None:
+        progress(0, questions, "questions")
     done = judging.strings_add_unjudged(
         rows=rows, source=Source.POOL, by=by, reason=f"answers of run {run.name} pooled"
     )
+    if progress is not None:
+        progress(questions, questions, "questions")
     if done.questions:
         edits.collection_judgments_changed(collection_id=collection.pk)
     JudgmentEvent.objects.create(

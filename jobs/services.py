@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -23,6 +24,7 @@ from django_tasks import task_backends
 from django_tasks.backends.immediate import ImmediateBackend
 
 from .models import ACTIVE, Conflict, Job, JobLock, JobStatus
+from .progress import Snapshot
 from .runner import execute, run_job
 
 
@@ -55,8 +57,10 @@ def job_start(
     input: bytes | None = None,
     input_name: str = "",
     inline: bool = False,
+    listener: Callable[[Snapshot], None] | None = None,
 ) -> Job:
-    """Record a job and queue it (or run it now: ``inline``, or an immediate backend).
+    """Record a job and queue it (or run it now: ``inline``, or an immediate backend;
+    ``listener`` then hears its progress, as a terminal's bar: ``jobs.terminal``).
     Raises ``JobRefused`` when a conflicting job is active on the collection."""
     with transaction.atomic():
         if collection_id is not None and conflict != Conflict.NONE:
@@ -87,7 +91,7 @@ def job_start(
             input_name=input_name[:255],
         )
     if inline or queue_is_immediate():
-        return run_job(job.pk) or job
+        return run_job(job.pk, listener=listener) or job
     # the worker must find the job's row: queue it once the row is committed
     transaction.on_commit(lambda: _enqueue(job.pk))
     return job
