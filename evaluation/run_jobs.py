@@ -52,10 +52,11 @@ class _Steps:
     """A service's ``progress(done, total, unit)`` as the job's phases: each new unit
     starts the phase ``labels[unit]`` (the file's lines, then the answers stored)."""
 
-    def __init__(self, progress: Progress, labels: dict[str, str]) -> None:
+    def __init__(self, progress: Progress, labels: dict[str, str], unit: str) -> None:
+        """``unit``: the one of the phase the job has started already."""
         self.progress = progress
         self.labels = labels
-        self.unit: str | None = None
+        self.unit = unit
 
     def __call__(self, done: int, total: int | None = None, unit: str | None = None) -> None:
         if unit is not None and unit != self.unit:
@@ -89,7 +90,7 @@ def _scored(ctx: JobContext, collection: Collection, run: Run) -> dict[str, floa
     scores are computed, and cached, before anyone opens the page).  The run is stored by
     now: a cancel or a scoring failure here leaves it stored and the job succeeded."""
     try:
-        ctx.progress.phase("Scoring the run", total=1, unit="runs")
+        ctx.progress.phase("Scoring the run", total=1, unit="run")
         config = ScoreConfigForm.read(None, collection).config
         means = services.score_runs(collection, [run], config).means().loc[run.name]
         ctx.progress(1)
@@ -158,7 +159,7 @@ def run_upload(ctx: JobContext) -> dict:
             filename=ctx.job.input_name,
             description=params.get("description", ""),
             fmt=params.get("format") or None,
-            progress=_Steps(ctx.progress, UPLOAD_STEPS),
+            progress=_Steps(ctx.progress, UPLOAD_STEPS, "lines"),
         )
     except PermissionDenied as e:
         raise JobFailed(str(e)) from None
@@ -214,7 +215,7 @@ def run_replace(ctx: JobContext) -> dict:
             filename=ctx.job.input_name,
             by=_user(ctx),
             fmt=ctx.params.get("format") or None,
-            progress=_Steps(ctx.progress, UPLOAD_STEPS),
+            progress=_Steps(ctx.progress, UPLOAD_STEPS, "lines"),
         )
     except PermissionDenied as e:
         raise JobFailed(str(e)) from None
@@ -270,7 +271,9 @@ def run_pool(ctx: JobContext) -> dict:
     user = _organizer(ctx, run.collection)
     ctx.progress.phase(POOL_STEPS["questions"], unit="questions")
     try:
-        added = services.run_pool(run=run, by=user, progress=_Steps(ctx.progress, POOL_STEPS))
+        added = services.run_pool(
+            run=run, by=user, progress=_Steps(ctx.progress, POOL_STEPS, "questions")
+        )
     except PermissionDenied as e:
         raise JobFailed(str(e)) from None
     return {

@@ -1,7 +1,7 @@
 """A job's progress on a terminal, for the management commands that run a job inline
 (``job_start(..., inline=True, listener=bar)``): a ``rich`` progress bar per phase (counts,
-time left) when the stream is a terminal; otherwise one plain line as each phase starts, so
-a log or a pipe gets no control codes."""
+time left) when the stream is a terminal; otherwise one plain line as each phase ends, with
+its counts, so a log or a pipe gets no control codes."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ class TerminalProgress:
         self._phase: str | None = None
         self._bar: Any = None
         self._task: Any = None
+        self._last: Snapshot | None = None
 
     def __enter__(self) -> TerminalProgress:
         if self.tty:
@@ -53,7 +54,7 @@ class TerminalProgress:
                 TextColumn("{task.fields[unit]}"),
                 TimeElapsedColumn(),
                 TimeRemainingColumn(),
-                console=Console(file=self.bar_stream),
+                console=Console(file=self.bar_stream, force_terminal=True),
             )
             self._bar.start()
         return self
@@ -62,20 +63,32 @@ class TerminalProgress:
         if self._bar is not None:
             self._bar.stop()
             self._bar = None
+        self._line(self._last)
+        self._last = None
+
+    def _line(self, snap: Snapshot | None) -> None:
+        """The plain line of a phase that ended: what it did, with its counts."""
+        if snap is None or self.tty or self.quiet or self.line_stream is None:
+            return
+        counts = (
+            f"{snap.done:,} {snap.unit}"
+            if snap.total is None or snap.done == snap.total
+            else f"{snap.done:,} of {snap.total:,} {snap.unit}"
+        )
+        self.line_stream.write(f"{snap.phase or 'Working'}: {counts}".rstrip(": "))
 
     def __call__(self, snap: Snapshot) -> None:
         if self.quiet:
             return
         if snap.phase != self._phase:
             self._phase = snap.phase
+            self._line(self._last)
             if self._bar is not None:
                 if self._task is not None:
                     self._bar.stop_task(self._task)
                 self._task = self._bar.add_task(
                     snap.phase or "Working", total=snap.total, unit=snap.unit
                 )
-            elif self.line_stream is not None:
-                size = f" ({snap.total:,} {snap.unit})" if snap.total else ""
-                self.line_stream.write(f"{snap.phase or 'Working'}{size}…")
+        self._last = snap
         if self._bar is not None and self._task is not None:
             self._bar.update(self._task, completed=snap.done, total=snap.total, unit=snap.unit)

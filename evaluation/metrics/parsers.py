@@ -665,19 +665,22 @@ def trec_order(qcode: np.ndarray, score: np.ndarray, docno: np.ndarray) -> np.nd
 
 def _reporting(items, text: str, progress: ProgressFn | None):
     """``items`` (pairs whose first is a line number of ``text``), with ``progress`` told
-    every PROGRESS_LINES lines how many of the text's lines were read."""
+    every PROGRESS_LINES lines how many of the text's lines were read (and at the end)."""
     if progress is None:
         yield from items
         return
-    total = len(_LINE_END.findall(text)) + 1
+    ends = len(_LINE_END.findall(text))
+    total = ends if text.endswith(("\n", "\r")) else ends + 1
     progress(0, total, "lines")
-    mark = PROGRESS_LINES
+    mark, told = PROGRESS_LINES, 0
     for item in items:
         if item[0] >= mark:
-            progress(item[0], total, "lines")
+            told = min(item[0], total)
+            progress(told, total, "lines")
             mark = item[0] + PROGRESS_LINES
         yield item
-    progress(total, total, "lines")
+    if told != total:
+        progress(total, total, "lines")
 
 
 def _trec_rows(text: str, issues: IssueList, progress: ProgressFn | None = None) -> list[RunRow]:

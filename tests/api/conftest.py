@@ -80,7 +80,7 @@ def world(demo):
         phase="Scoring the run",
         done=1,
         total=1,
-        unit="runs",
+        unit="run",
         message="Run 'AF' uploaded: 40 answers.",
         result={"message": "Run 'AF' uploaded: 40 answers.", "run_id": af.pk, "answers": 40},
     )
