@@ -3,9 +3,10 @@
 Every endpoint authenticates with a personal token (``api.auth``) and then applies the role
 rules of the pages through the same functions: ``require_role`` for collection roles,
 ``evaluation.access`` for scores and runs (``score_access``, ``visible_run``,
-``require_may_submit``), ``ScoreConfigForm`` for score parameters, ``services.run_import``
-for uploads, ``services.run_withdraw`` for withdrawals, ``services.score_runs`` for
-scores.  A refusal is 403 with a message that names nothing of
+``require_may_submit``), ``ScoreConfigForm`` for score parameters, the upload job
+``evaluation.run_jobs.run_upload`` for uploads (answered 202 with the job, which
+``GET /api/jobs/{id}`` follows), ``services.run_withdraw`` for withdrawals,
+``services.score_runs`` for scores.  A refusal is 403 with a message that names nothing of
 the collection, a missing object 404.
 """
 
@@ -28,14 +29,17 @@ from annotate.permissions import require_role
 from annotate.selectors import attach_assessors, question_list_queryset
 from config.downloads import csv_download
 from config.errors import RETRY_AFTER_SECONDS, is_database_unavailable
-from evaluation import services
+from evaluation import run_jobs, services
 from evaluation.access import require_may_submit, score_access, visible_run
 from evaluation.analysis.score_config import COMPARE_METRICS, ScoreConfig
 from evaluation.forms import RunUploadForm, ScoreConfigForm, form_problem_list, form_problems
-from evaluation.metrics import DEFAULT_METRICS, InputError
+from evaluation.metrics import DEFAULT_METRICS
 from evaluation.metrics.csvio import read_records
 from evaluation.models import Run
 from evaluation.selectors import question_table, visible_runs
+from jobs.models import Job
+from jobs.selectors import visible_job
+from jobs.services import JobRefused, jobs_reap
 
 from . import schemas
 from .auth import AuthFailuresThrottled, TokenAuth, UserRateThrottle, docs_access
@@ -63,6 +67,9 @@ ERRORS = {
     422: schemas.ErrorOut,
     429: schemas.ErrorOut,
 }
+# what an upload's 202 and GET /api/jobs/{id} show of a job's result (its page's link and
+# the ids it names are for the pages)
+JOB_RESULT_HIDDEN = ("url", "link", "run_id", "run_name")
 READABLE_DIGITS = 6  # as the CSV downloads (float_format ".6f")
 # never rounded to decimals (4.5e-8 is not 0): 6 significant digits, or every digit
 P_VALUES = ("sign_p", "wilcoxon_p", "t_p", "randomization_p")
@@ -162,6 +169,36 @@ def _run_out(run: Run) -> dict:
         "source_name": run.source_name,
         "sha256": run.sha256,
         "uploaded_at": run.uploaded_at,
+    }
+
+
+def _job_out(job: Job) -> dict:
+    """A job as the API shows it: where to follow it, how far it came, how it ended (every
+    error with its file and line), and its result: for a run's upload or replacement,
+    ``run`` (as ``GET .../runs/{id}`` gives it) once it succeeded."""
+    result = None
+    if job.result is not None:
+        result = {k: v for k, v in job.result.items() if k not in JOB_RESULT_HIDDEN}
+        run_id = job.result.get("run_id")
+        if run_id is not None and job.kind in ("run-upload", "run-replace"):
+            run = Run.objects.select_related("owner").filter(pk=run_id).first()
+            result["run"] = _run_out(run) if run is not None else None
+    return {
+        "job": f"/api/jobs/{job.pk}",
+        "id": job.pk,
+        "kind": job.kind,
+        "label": job.label,
+        "status": job.status,
+        "phase": job.phase,
+        "done": job.done,
+        "total": job.total,
+        "unit": job.unit,
+        "message": job.message,
+        "errors": job.errors,
+        "result": result,
+        "created_at": job.created_at,
+        "started_at": job.started_at,
+        "finished_at": job.finished_at,
     }
 
 
@@ -285,7 +322,7 @@ def run_list(request: HttpRequest, slug: str):
     "/collections/{slug}/runs",
     url_name="run-upload",
     tags=["runs"],
-    response={201: schemas.RunOut, 400: schemas.UploadErrorOut, **ERRORS},
+    response={202: schemas.JobOut, 400: schemas.UploadErrorOut, 409: schemas.ErrorOut, **ERRORS},
     # name and file are required and format one of three (the schema says so), but the
     # upload form checks them, not ninja: a missing or bad one is a refused upload (400
     # with its errors, as the page lists them), not ninja's 422 list
@@ -305,14 +342,20 @@ def run_list(request: HttpRequest, slug: str):
 def run_upload(
     request: HttpRequest,
     slug: str,
+    response: HttpResponse,
     name: Form[str] = "",
     file: File[UploadedFile] = None,
     description: Form[str] = "",
     format: Form[str] = "",
 ):
-    """Upload a run (multipart), all or nothing, with the checks of the upload page: on any
-    problem nothing is stored and the answer is 400 with every problem and its line (a
-    missing ``name`` or ``file`` too)."""
+    """Upload a run (multipart), all or nothing, with the checks of the upload page.  A
+    missing or bad form field (``name``, ``file``, ``format``, a file over the size limit)
+    is refused at once: 400 with its errors.  Otherwise the upload is a job, and the answer
+    is always 202 with the job (``Location``: ``GET /api/jobs/{id}``): a small file has
+    usually been read already (``status`` ``succeeded``, the run in ``result.run``; or
+    ``failed`` with every problem of the file and its line in ``errors``: nothing is
+    stored), a large one is ``queued`` or ``running``: follow ``job`` until it ends.  409
+    when another job holds the collection (a matching-mode change)."""
     collection, _ = score_access(request, slug)
     require_may_submit(request.user, collection)
     form = RunUploadForm(request.POST, request.FILES)
@@ -323,19 +366,21 @@ def run_upload(
             for m in form_problem_list(form)
         ]
         return Status(400, {"detail": "The run was not stored.", "errors": errors})
+    upload = form.cleaned_data["file"]
     try:
-        run = form.save(collection=collection, owner=request.user)
-    except InputError as e:
-        return Status(
-            400,
-            {
-                "detail": f"The run was not stored: {len(e.issues)} problem(s).",
-                "errors": [
-                    {"file": i.file, "line": i.line, "message": i.message} for i in e.issues
-                ],
-            },
+        job = run_jobs.run_upload_start(
+            collection=collection,
+            user=request.user,
+            name=form.cleaned_data["name"],
+            data=upload.read(),
+            filename=upload.name,
+            description=form.cleaned_data["description"],
+            fmt=form.cleaned_data["format"] or None,
         )
-    return Status(201, _run_out(run))
+    except JobRefused as e:
+        return Status(409, {"detail": str(e)})
+    response["Location"] = f"/api/jobs/{job.pk}"
+    return Status(202, _job_out(job))
 
 
 @api.get(
@@ -368,6 +413,21 @@ def run_withdraw(request: HttpRequest, slug: str, run_id: int):
         "withdrawn_at": run.withdrawn_at,
         "withdrawn_by": request.user.get_username(),
     }
+
+
+@api.get(
+    "/jobs/{job_id}",
+    response={200: schemas.JobOut, **ERRORS},
+    url_name="job-detail",
+    tags=["jobs"],
+)
+def job_detail(request: HttpRequest, job_id: int):
+    """A job you started (a run's upload): its status (``queued``, ``running``,
+    ``succeeded``, ``failed``, ``cancelled``), its phase and progress (``done`` of ``total``
+    ``unit``), its message, every error of its file with its line, and its result (an
+    upload's ``run``).  Another user's job is 404."""
+    jobs_reap()
+    return _job_out(visible_job(request.user, job_id))
 
 
 @api.get(

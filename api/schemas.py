@@ -45,6 +45,41 @@ class UploadErrorOut(Schema):
     errors: list[IssueOut]
 
 
+class JobIssueOut(Schema):
+    """One error of a failed job: the file and line it is about (null for a problem of the
+    whole file or of no file), as the upload page lists it."""
+
+    file: str | None
+    line: int | None
+    message: str
+
+
+class JobOut(Schema):
+    """A background job (an upload): ``job`` is where to follow it.  ``status``: queued,
+    running, succeeded, failed or cancelled; while it runs, ``phase`` and ``done`` of
+    ``total`` ``unit`` say how far it has come (``total`` null when not known yet); once it
+    ended, ``message`` says how, ``errors`` lists every problem of its file with its line
+    (failed), ``result`` what it made (succeeded; an upload's ``run``, as ``GET
+    /api/collections/{slug}/runs/{id}`` gives it, and its ``answers`` and default
+    ``means``)."""
+
+    job: str
+    id: int
+    kind: str
+    label: str
+    status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    phase: str
+    done: int
+    total: int | None
+    unit: str
+    message: str
+    errors: list[JobIssueOut]
+    result: dict | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
 class MeOut(Schema):
     username: str
     staff: bool

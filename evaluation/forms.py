@@ -19,8 +19,7 @@ from evaluation.analysis.significance import (
 )
 from evaluation.metrics import BASE_METRICS, DEFAULT_METRICS, parse_gains, parse_metrics
 from evaluation.metrics.gains import DEFAULT_BETA, DEFAULT_RBP_P, check_parameters
-from evaluation.models import Run
-from evaluation.services import run_import, run_name_problem
+from evaluation.services import run_name_problem
 
 METRIC_LABELS = {
     "q_measure": "Q-measure",
@@ -273,6 +272,10 @@ class TestConfigForm(forms.Form):
 
 
 class RunUploadForm(forms.Form):
+    """A run's upload: its name, description, format and file, checked before anything is
+    read (the name's characters, the file's size); the upload job reads the file
+    (``evaluation.run_jobs.run_upload_start``, for the upload page and the API alike)."""
+
     name = forms.CharField(max_length=100, help_text="the run tag, unique in the collection")
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     format = forms.ChoiceField(
@@ -295,21 +298,6 @@ class RunUploadForm(forms.Form):
 
     def clean_file(self):
         return check_upload_size(self.cleaned_data["file"], settings.RUN_UPLOAD_MAX_MB, "runs")
-
-    def save(self, *, collection: Collection, owner: Any) -> Run:
-        """Store the run of this valid form as ``owner``'s (``services.run_import``, for
-        the upload page and the API alike): InputError lists every problem of the file,
-        PermissionDenied when the owner may not submit."""
-        upload = self.cleaned_data["file"]
-        return run_import(
-            collection=collection,
-            owner=owner,
-            name=self.cleaned_data["name"],
-            data=upload.read(),
-            filename=upload.name,
-            description=self.cleaned_data["description"],
-            fmt=self.cleaned_data["format"] or None,
-        )
 
 
 class RunReplaceForm(forms.Form):

@@ -1,6 +1,9 @@
 """The runs pages: the runs of a collection with their means (and CSV), one run's
 questions with its marked answers (and CSV), and a run's upload, replacement, withdrawal
-and pooling.  Who may do what: ``evaluation.access``; writes: ``evaluation.services``."""
+and pooling (one run, or every run of the collection).  Who may do what:
+``evaluation.access``; writes: ``evaluation.services``, the long ones as background jobs
+(``evaluation.run_jobs``: a small one ends in the request, a large one's page shows its
+progress)."""
 
 from __future__ import annotations
 
@@ -17,11 +20,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate.models import Collection, Role
 from annotate.permissions import require_role
-from config.htmx import redirect_to, render_page
-from evaluation import selectors, services
+from config.htmx import HtmxHttpRequest, redirect_to, render_page
+from evaluation import run_jobs, selectors, services
 from evaluation.analysis.score_config import ScoreConfig
 from evaluation.analysis.significance import MeanIntervals, TestConfig, score_intervals
-from evaluation.metrics import InputError
+from jobs.models import Job, JobStatus
+from jobs.services import JobRefused
+from jobs.views import job_started
 
 from .access import (
     may_submit,
@@ -153,21 +158,43 @@ def run_list_csv(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
+def _job_issues(job: Job) -> list[dict[str, object]]:
+    """A failed job's errors as the upload and replace forms list them (every problem with
+    its line); a failure without a list (a refusal, an internal error) as its message."""
+    return job.errors or [{"file": job.input_name, "line": None, "message": job.message}]
+
+
 @require_http_methods(["GET", "POST"])
-def run_upload(request: HttpRequest, slug: str) -> HttpResponse:
+def run_upload(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """The upload form; a valid one starts the upload job (``run_jobs.run_upload``): a
+    small file is stored at once (then the run's page, or the form with every problem of
+    the file), a large one shows the job's progress in place of the form."""
     collection, _ = score_access(request, slug)
     require_may_submit(request.user, collection)
-    issues = []
+    issues: list[dict[str, object]] = []
     posted = request.method == "POST"
     form = RunUploadForm(request.POST, request.FILES) if posted else RunUploadForm()
     if posted and form.is_valid():
+        upload = form.cleaned_data["file"]
         try:
-            run = form.save(collection=collection, owner=request.user)
-        except InputError as e:
-            issues = e.issues
+            job = run_jobs.run_upload_start(
+                collection=collection,
+                user=request.user,
+                name=form.cleaned_data["name"],
+                data=upload.read(),
+                filename=upload.name,
+                description=form.cleaned_data["description"],
+                fmt=form.cleaned_data["format"] or None,
+            )
+        except JobRefused as e:
+            form.add_error(None, str(e))
         else:
-            messages.success(request, f"Run {run.name!r} uploaded: {run.answers.count()} answers.")
-            return redirect_to(request, "evaluation:run-detail", collection.slug, run.pk)
+            if job.status == JobStatus.SUCCEEDED:
+                messages.success(request, job.message)
+                return redirect_to(request, job.result["url"])
+            if job.active:
+                return job_started(request, job)
+            issues = _job_issues(job)
     return render_page(
         request,
         "evaluation/run_upload.html",
@@ -244,16 +271,44 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     )
 
 
+def _job_ended(request: HtmxHttpRequest, job: Job, fallback: str, *args: object) -> HttpResponse:
+    """Where a page that started ``job`` sends the browser: the job's page while it runs;
+    once it ended, its result's page with its message (or ``fallback`` with its failure)."""
+    if job.active:
+        return job_started(request, job)
+    if job.status == JobStatus.SUCCEEDED:
+        messages.success(request, job.message)
+        return redirect_to(request, job.result.get("url") or fallback, *args)
+    messages.error(request, job.message)
+    return redirect_to(request, fallback, *args)
+
+
 @require_POST
-def run_pool(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+def run_pool(request: HtmxHttpRequest, slug: str, run_id: int) -> HttpResponse:
+    """Send the run's unjudged answers to the assessors' pool (``run_jobs.run_pool``)."""
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request.user, collection, Role.ORGANIZER)
     run = get_object_or_404(Run.objects.active(), collection=collection, pk=run_id)
-    added = services.run_pool(run=run, by=request.user)
-    messages.success(
-        request, f"{added} unjudged answer(s) of {run.name} sent to the assessors' pool."
-    )
-    return redirect_to(request, "evaluation:run-detail", collection.slug, run.pk)
+    try:
+        job = run_jobs.run_pool_start(run=run, user=request.user)
+    except JobRefused as e:
+        messages.error(request, str(e))
+        return redirect_to(request, "evaluation:run-detail", collection.slug, run.pk)
+    return _job_ended(request, job, "evaluation:run-detail", collection.slug, run.pk)
+
+
+@require_POST
+def run_pool_all(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """Send the unjudged answers of every run of the collection to the assessors' pool
+    (``run_jobs.runs_pool_all``; organizers)."""
+    collection = get_object_or_404(Collection, slug=slug)
+    require_role(request.user, collection, Role.ORGANIZER)
+    try:
+        job = run_jobs.runs_pool_all_start(collection=collection, user=request.user)
+    except JobRefused as e:
+        messages.error(request, str(e))
+        return redirect_to(request, "evaluation:run-list", collection.slug)
+    return _job_ended(request, job, "evaluation:run-list", collection.slug)
 
 
 def _changeable_run(request: HttpRequest, slug: str, run_id: int) -> tuple[Collection, Run]:
@@ -280,27 +335,32 @@ def run_withdraw(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
-def run_replace(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
-    """Replace the run's file, all or nothing (the checks of an upload)."""
+def run_replace(request: HtmxHttpRequest, slug: str, run_id: int) -> HttpResponse:
+    """Replace the run's file, all or nothing (the checks of an upload; the job
+    ``run_jobs.run_replace``, at once for a small file)."""
     collection, run = _changeable_run(request, slug, run_id)
-    issues = []
+    issues: list[dict[str, object]] = []
     posted = request.method == "POST"
     form = RunReplaceForm(request.POST, request.FILES) if posted else RunReplaceForm()
     if posted and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            run = services.run_replace(
+            job = run_jobs.run_replace_start(
                 run=run,
+                user=request.user,
                 data=upload.read(),
                 filename=upload.name,
-                by=request.user,
                 fmt=form.cleaned_data["format"] or None,
             )
-        except InputError as e:
-            issues = e.issues
+        except JobRefused as e:
+            form.add_error(None, str(e))
         else:
-            messages.success(request, f"Run {run.name!r} replaced: {run.answers.count()} answers.")
-            return redirect_to(request, "evaluation:run-detail", collection.slug, run.pk)
+            if job.status == JobStatus.SUCCEEDED:
+                messages.success(request, job.message)
+                return redirect_to(request, job.result["url"])
+            if job.active:
+                return job_started(request, job)
+            issues = _job_issues(job)
     return render_page(
         request,
         "evaluation/run_replace.html",

@@ -63,6 +63,9 @@ from . import score_store
 from .access import require_may_change, require_may_submit
 from .models import Run, RunAnswer
 
+# ``progress(done, total, unit)``: how a long write tells its job how far it has come (a
+# job's ``ctx.progress``; it raises to cancel, which rolls the write back)
+
 
 # -- reads --------------------------------------------------------------------------------
 def judgment_stamp(collection: Collection) -> tuple[object, ...]:
@@ -263,6 +266,7 @@ def run_import(
     filename: str,
     description: str = "",
     fmt: str | None = None,
+    progress: Progress | None = None,
 ) -> Run:
     """Parse, check and store a run, all or nothing.  Raises InputError listing every
     problem at once, sorted by line: a name already used in the collection, the file's own
@@ -272,7 +276,8 @@ def run_import(
     refused with the check's issue too, not a database error.  The owner submits the run:
     PermissionDenied, before anything is read, unless they may (``access.may_submit``:
     organizers always, participants while the collection is open for submissions), from
-    the upload page, the API and ``manage.py import_run`` alike."""
+    the upload page, the API and ``manage.py import_run`` alike.  ``progress`` hears the
+    lines read, then the answers stored."""
     require_may_submit(owner, collection)
     issues: list[Issue] = []
     name = name.strip()
@@ -294,6 +299,7 @@ def run_import(
         name=name or "run",
         fmt=fmt,
         issues=issues,
+        progress=progress,
     )
     try:
         with transaction.atomic():
@@ -306,7 +312,7 @@ def run_import(
                 sha256=hashlib.sha256(data).hexdigest(),
                 format=fmt,
             )
-            _store_answers(run, ranking, qids)
+            _store_answers(run, ranking, qids, progress)
     except IntegrityError:
         # the name was free when checked, and another upload took it since (two uploads
         # of one name at once): the same refusal as the check's
@@ -329,6 +335,7 @@ def _run_checked(
     name: str,
     fmt: str | None,
     issues: Sequence[Issue] = (),
+    progress: Progress | None = None,
 ) -> tuple[Ranking, str, dict[str, int]]:
     """Parse ``data`` as a run of ``collection`` and check it against the collection; raise
     InputError listing ``issues`` and every problem of the file, by line.  Returns the
@@ -358,7 +365,7 @@ def _run_checked(
             )
         )
     # read once, line by line: the rows, and every error of the file with its line number
-    rows, parse_issues = run_rows(data, filename=filename, fmt=fmt)
+    rows, parse_issues = run_rows(data, filename=filename, fmt=fmt, progress=progress)
     row_issues = run_row_issues(rows, qids, limit, filename)
     if parse_issues or row_issues:
         raise InputError(merge_issues(filename, list(issues), parse_issues, row_issues))
@@ -367,9 +374,13 @@ def _run_checked(
     return rows_ranking(rows, fmt=fmt, filename=filename, name=name), fmt, qids
 
 
-def _store_answers(run: Run, ranking: Ranking, qids: Mapping[str, int]) -> None:
+def _store_answers(
+    run: Run, ranking: Ranking, qids: Mapping[str, int], progress: Progress | None = None
+) -> None:
     """Write the answers of ``ranking`` as the run's RunAnswers (keys in the collection's
     matching mode): one COPY on PostgreSQL (``config.bulk.insert_rows``)."""
+    if progress is not None:
+        progress(0, len(ranking), "answers")
     keys = normalize_many(ranking.text.tolist(), run.collection.matching_mode)
     rank = _positions(ranking.qid)
     scores = ranking.score.tolist() if ranking.score is not None else [None] * len(ranking)
@@ -383,6 +394,8 @@ def _store_answers(run: Run, ranking: Ranking, qids: Mapping[str, int]) -> None:
             )
         ),
     )
+    if progress is not None:
+        progress(len(ranking), len(ranking), "answers")
 
 
 def _run_record(run: Run, answers: int) -> dict[str, object]:
@@ -422,7 +435,13 @@ def run_withdraw(*, run: Run, by: AbstractBaseUser) -> Run:
 
 
 def run_replace(
-    *, run: Run, data: bytes, filename: str, by: AbstractBaseUser, fmt: str | None = None
+    *,
+    run: Run,
+    data: bytes,
+    filename: str,
+    by: AbstractBaseUser,
+    fmt: str | None = None,
+    progress: Progress | None = None,
 ) -> Run:
     """Replace the answers of ``run`` by the file ``data``, all or nothing: the file goes
     through the checks of an upload (``run_import``) and on any problem InputError lists
@@ -432,7 +451,12 @@ def run_replace(
     run = Run.objects.select_related("collection", "owner").get(pk=run.pk)
     require_may_change(run, by)
     ranking, fmt, qids = _run_checked(
-        collection=run.collection, data=data, filename=filename, name=run.name, fmt=fmt
+        collection=run.collection,
+        data=data,
+        filename=filename,
+        name=run.name,
+        fmt=fmt,
+        progress=progress,
     )
     with transaction.atomic():
         run = Run.objects.select_for_update().select_related("collection", "owner").get(pk=run.pk)
@@ -443,7 +467,7 @@ def run_replace(
         run.sha256 = hashlib.sha256(data).hexdigest()
         run.format = fmt
         run.save(update_fields=["source_name", "sha256", "format"])
-        _store_answers(run, ranking, qids)
+        _store_answers(run, ranking, qids, progress)
         JudgmentEvent.objects.create(
             collection=run.collection,
             question=None,
@@ -508,19 +532,30 @@ def run_pool(
     (PermissionDenied)."""
     if run.withdrawn_at is not None:
         raise PermissionDenied("This run has been withdrawn; its answers are not pooled.")
-    return _runs_pool(collection=run.collection, runs=[run], by=by, progress=progress)
+    return _runs_pool(collection=run.collection, runs=[run], by=by, progress=progress)[0]
 
 
 @transaction.atomic
 def runs_pool(
     *, collection: Collection, by: AbstractBaseUser | None = None, progress: Progress | None = None
 ) -> int:
-    """Pool every run of ``collection`` that is not withdrawn, in name order: the strings,
+    """Pool every run of ``collection`` that is not withdrawn, in upload order: the strings,
     events and reopened questions of ``run_pool`` called on each run in turn (each run
     sees the strings the runs before it added), in one transaction and one pass over the
     answers.  Returns the number of strings added."""
-    runs = list(Run.objects.active().filter(collection=collection).order_by("name", "pk"))
-    return _runs_pool(collection=collection, runs=runs, by=by, progress=progress)
+    return sum(
+        added for _, added in runs_pool_each(collection=collection, by=by, progress=progress)
+    )
+
+
+@transaction.atomic
+def runs_pool_each(
+    *, collection: Collection, by: AbstractBaseUser | None = None, progress: Progress | None = None
+) -> list[tuple[Run, int]]:
+    """``runs_pool``, with each run (in upload order) and the strings it added."""
+    runs = list(Run.objects.active().filter(collection=collection).order_by("pk"))
+    added = _runs_pool(collection=collection, runs=runs, by=by, progress=progress)
+    return list(zip(runs, added, strict=True))
 
 
 # pooling orders a run's answers by (run, rank) as one number: run position x this + rank
@@ -533,7 +568,7 @@ def _runs_pool(
     runs: Sequence[Run],
     by: AbstractBaseUser | None,
     progress: Progress | None,
-) -> int:
+) -> list[int]:
     """Pool ``runs`` (of ``collection``) one after the other: each distinct (question, key,
     spelling) of their answers up to L' is read once, from the first run (in ``runs``
     order) and rank that has it -- a later row of the same spelling adds nothing -- so the
@@ -561,8 +596,6 @@ def _runs_pool(
             [limit],
         )
         rows = cur.fetchall()
-    if progress is not None:
-        progress(0, len(runs), "runs")
     rows.sort(key=lambda r: (r[3] // _RANKS, r[0], r[3] % _RANKS))
     batches: list[list[tuple[int, str, str]]] = [[] for _ in runs]
     for q, key, text, first in rows:
@@ -598,7 +631,7 @@ def _runs_pool(
         by=by,
         after_batch=pooled,
     )
-    return sum(a.added for a in added)
+    return [a.added for a in added]
 
 
 @transaction.atomic

@@ -16,6 +16,7 @@ urlpatterns = [
     path("collections/<slug:slug>/runs/", run_views.run_list, name="run-list"),
     path("collections/<slug:slug>/runs.csv", run_views.run_list_csv, name="run-list-csv"),
     path("collections/<slug:slug>/runs/upload/", run_views.run_upload, name="run-upload"),
+    path("collections/<slug:slug>/runs/pool/", run_views.run_pool_all, name="run-pool-all"),
     path("collections/<slug:slug>/runs/<int:run_id>/", run_views.run_detail, name="run-detail"),
     path(
         "collections/<slug:slug>/runs/<int:run_id>/scores.csv",

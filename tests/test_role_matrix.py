@@ -226,6 +226,11 @@ EXPECTED: dict[str, dict[str, str]] = {
         "GET": "login 405 405 405 405 405 405",
         "POST": "login 403 403 403 403 write write",
     },
+    # every run of the collection to the assessors' pool (a job): organizers only
+    "evaluation:run-pool-all": {
+        "GET": "login 405 405 405 405 405 405",
+        "POST": "login 403 403 403 403 write write",
+    },
     "evaluation:compare": {
         "GET": "login 403 403 ok ok ok ok",
         "POST": "login 405 405 405 405 405 405",

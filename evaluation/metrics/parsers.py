@@ -43,6 +43,10 @@ from .text_rules import (
 MAX_LINE = 65536  # characters; longer lines are refused
 _LINE_END_B = re.compile(rb"\r\n|\r|\n")
 MAX_RANK = 1_000_000_000  # a QA run's ranks are integers from 1 to this
+# a run reader given ``progress`` calls it every this many lines: (lines read, lines, "lines")
+PROGRESS_LINES = 5000
+# ``progress(done, total, unit)``: how a long reader tells its caller how far it has come
+ProgressFn = Callable[[int, int | None, str | None], None]
 
 
 # -- decoding and line iteration ------------------------------------------------------------
@@ -545,11 +549,12 @@ class RunRow:
 
 
 def run_rows(
-    data: Data, *, filename: str = "run", fmt: str | None = None
+    data: Data, *, filename: str = "run", fmt: str | None = None, progress: ProgressFn | None = None
 ) -> tuple[list[RunRow], list[Issue]]:
     """The good rows of a run file in file order, read line by line, and every problem of
     the file (never raises).  The parsers' fast readers accept exactly the files this
-    reader accepts and give the same answers."""
+    reader accepts and give the same answers.  ``progress``, if given, is called with
+    (lines read, lines in the file, "lines") every PROGRESS_LINES lines and at the end."""
     fmt = fmt or detect_run_format(data)
     if fmt not in ("qa", "trec"):
         raise ValueError(f"unknown run format {fmt!r}")
@@ -557,7 +562,7 @@ def run_rows(
     if text is None:
         return [], bad
     issues = IssueList(filename)
-    rows = _trec_rows(text, issues) if fmt == "trec" else _qa_rows(text, issues)
+    rows = _trec_rows(text, issues, progress) if fmt == "trec" else _qa_rows(text, issues, progress)
     if not rows and not issues:
         issues.add(None, "no answers in the run")
     return rows, issues.all()
@@ -658,10 +663,30 @@ def trec_order(qcode: np.ndarray, score: np.ndarray, docno: np.ndarray) -> np.nd
     return order
 
 
-def _trec_rows(text: str, issues: IssueList) -> list[RunRow]:
+def _reporting(items, text: str, progress: ProgressFn | None):
+    """``items`` (pairs whose first is a line number of ``text``), with ``progress`` told
+    every PROGRESS_LINES lines how many of the text's lines were read (and at the end)."""
+    if progress is None:
+        yield from items
+        return
+    ends = len(_LINE_END.findall(text))
+    total = ends if text.endswith(("\n", "\r")) else ends + 1
+    progress(0, total, "lines")
+    mark, told = PROGRESS_LINES, 0
+    for item in items:
+        if item[0] >= mark:
+            told = min(item[0], total)
+            progress(told, total, "lines")
+            mark = item[0] + PROGRESS_LINES
+        yield item
+    if told != total:
+        progress(total, total, "lines")
+
+
+def _trec_rows(text: str, issues: IssueList, progress: ProgressFn | None = None) -> list[RunRow]:
     rows = []
     seen: dict[tuple[str, str], int] = {}
-    for n, fields in _fields(text, issues):
+    for n, fields in _reporting(_fields(text, issues), text, progress):
         if len(fields) < 6:  # like trec_eval, text after the sixth field is ignored
             issues.add(n, f"expected 6 fields 'qid Q0 docno rank score tag', found {len(fields)}")
             continue
@@ -691,18 +716,18 @@ def _csv_header(text: str) -> bool:
     return first.strip().lower().startswith("question_id")
 
 
-def _qa_rows(text: str, issues: IssueList) -> list[RunRow]:
+def _qa_rows(text: str, issues: IssueList, progress: ProgressFn | None = None) -> list[RunRow]:
     rows: list[RunRow] = []
     seen: dict[tuple[str, int], int] = {}
     if _csv_header(text):
         _, records = _csv_rows(text, issues, ("question_id", "rank", "answer"), ("score",))
-        for n, rec in records:
+        for n, rec in _reporting(records, text, progress):
             fields = [rec["question_id"], rec["rank"], rec["answer"]]
             if rec.get("score", "").strip():
                 fields.append(rec["score"])
             _check_qa_fields(issues, n, fields, seen, rows)
         return rows
-    for n, line in _lines(text):
+    for n, line in _reporting(_lines(text), text, progress):
         if not _line_ok(issues, n, line):
             continue
         if not line.strip():

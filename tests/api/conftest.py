@@ -8,6 +8,7 @@ from django.core.cache import caches
 from django.test import Client
 
 from api.services import api_token_create
+from jobs.models import Job, JobStatus
 from tests.factories import add_member, make_collection, make_question, make_run, make_user
 
 # the roles of the API matrix; "anonymous" sends no token
@@ -67,11 +68,28 @@ def world(demo):
     erun = make_run(
         collection=elsewhere, owner=outsider, name="run-elsewhere", answers={"E1": ["yes"]}
     )
+    af = demo.runs.get(name="AF")
+    # the participant's upload of AF, as its job recorded it
+    job = Job.objects.create(
+        kind="run-upload",
+        label="Upload of run 'AF'",
+        func="evaluation.run_jobs.run_upload",
+        user=users["participant"],
+        collection=demo,
+        status=JobStatus.SUCCEEDED,
+        phase="Scoring the run",
+        done=1,
+        total=1,
+        unit="run",
+        message="Run 'AF' uploaded: 40 answers.",
+        result={"message": "Run 'AF' uploaded: 40 answers.", "run_id": af.pk, "answers": 40},
+    )
     return {
         "collection": demo,
         "users": users,
         "tokens": tokens,
-        "af": demo.runs.get(name="AF"),
+        "af": af,
+        "job": job,
         "noaf": demo.runs.get(name="noAF"),
         "other_run": other_run,
         "elsewhere": elsewhere,

@@ -30,7 +30,10 @@ API_EXPECTED: dict[str, tuple[str, str, str]] = {
     "api:collection-detail": ("GET", "/api/collections/{slug}", "401 403 200 200 200 200 200"),
     # the same endpoint serves the upload (POST) and the list (GET)
     "api:run-list": ("GET", "/api/collections/{slug}/runs", "401 403 403 200 200 200 200"),
-    "api:run-upload": ("POST", "/api/collections/{slug}/runs", "401 403 403 201 201 201 201"),
+    # an upload is a job: 202 with it (a small one has ended already)
+    "api:run-upload": ("POST", "/api/collections/{slug}/runs", "401 403 403 202 202 202 202"),
+    # the participant's job: only they (and a superuser, as on the jobs pages) see it
+    "api:job-detail": ("GET", "/api/jobs/{job}", "401 404 404 200 404 404 200"),
     "api:question-list": (
         "GET",
         "/api/collections/{slug}/questions",
@@ -67,6 +70,7 @@ API_TEXT = {
     "api:collection-detail": '"levels"',
     "api:run-list": '"sha256"',
     "api:run-upload": '"name": "matrix-',
+    "api:job-detail": '"status": "succeeded"',
     "api:question-list": '"question_id": "EX1-BEATLES"',
     "api:judgments-export": '"synset_id"',
     "api:run-detail": '"name": "AF"',
@@ -81,7 +85,9 @@ RUN_FILE = b"EX1-BEATLES\t1\tJohn Lennon\nEX2-DVD\t1\tDigital Versatile Disk\n"
 
 
 def url_for(template: str, w: dict) -> str:
-    return template.format(slug=w["collection"].slug, run=w["af"].pk, other=w["noaf"].pk)
+    return template.format(
+        slug=w["collection"].slug, run=w["af"].pk, other=w["noaf"].pk, job=w["job"].pk
+    )
 
 
 def call(w: dict, role: str, method: str, url: str):

@@ -99,8 +99,14 @@ def test_upload_stores_the_run(world, as_role):
         b"EX1-BEATLES\t1\tJohn Lennon\nEX1-BEATLES\t2\tRingo\nEX2-DVD\t1\tDigital Video Disk\n",
         description="from a script",
     )
-    assert response.status_code == 201, response.content
-    run = Run.objects.get(pk=response.json()["id"])
+    assert response.status_code == 202, response.content
+    job = response.json()
+    # a small file is read in the request: the job has ended, the run is in its result
+    assert job["status"] == "succeeded" and job["job"] == f"/api/jobs/{job['id']}"
+    assert response["Location"] == job["job"]
+    assert job["message"] == "Run 'api-run' uploaded: 3 answers."
+    run = Run.objects.get(pk=job["result"]["run"]["id"])
+    assert job["result"]["run"]["name"] == "api-run" and job["result"]["answers"] == 3
     assert run.name == "api-run" and run.owner.username == "participant"
     assert run.description == "from a script" and run.format == "qa"
     assert run.answers.count() == 3
@@ -120,8 +126,8 @@ def test_upload_trec_format(world, as_role):
         filename="r.trec",
         format="trec",
     )
-    assert response.status_code == 201, response.content
-    assert response.json()["format"] == "trec"
+    assert response.status_code == 202, response.content
+    assert response.json()["result"]["run"]["format"] == "trec"
 
 
 BAD_FILE = (
@@ -135,9 +141,10 @@ BAD_FILE = (
 def test_a_bad_file_lists_every_problem_with_its_line_and_stores_nothing(world, as_role):
     before = (Run.objects.count(), RunAnswer.objects.count())
     response = upload(as_role("participant"), "bad-run", BAD_FILE)
-    assert response.status_code == 400
+    assert response.status_code == 202
     body = response.json()
-    assert body["detail"].startswith("The run was not stored")
+    assert body["status"] == "failed" and body["result"] is None
+    assert body["message"].startswith("The run was not stored: 3 problem(s)")
     lines = [(e["line"], e["message"]) for e in body["errors"]]
     assert [line for line, _ in lines] == [2, 3, 9], lines
     assert "'NO-SUCH-QUESTION' is not in this collection" in lines[0][1]
@@ -161,7 +168,7 @@ def test_the_upload_page_and_the_api_give_the_same_errors(world, as_role):
 def test_upload_refusals(world, as_role):
     client = as_role("participant")
     taken = upload(client, "AF", b"EX1-BEATLES\t1\tJohn Lennon\n")
-    assert taken.status_code == 400
+    assert taken.status_code == 202 and taken.json()["status"] == "failed"
     assert "already exists" in taken.json()["errors"][0]["message"]
     control = upload(client, "bad\x07name", b"EX1-BEATLES\t1\tJohn Lennon\n")
     assert control.status_code == 400
@@ -173,8 +180,107 @@ def test_upload_refusals(world, as_role):
     Collection.objects.filter(pk=world["collection"].pk).update(open_for_submissions=False)
     closed = upload(client, "late", b"EX1-BEATLES\t1\tJohn Lennon\n")
     assert closed.status_code == 403
-    assert upload(as_role("organizer"), "late", b"EX1-BEATLES\t1\tJohn Lennon\n").status_code == 201
+    late = upload(as_role("organizer"), "late", b"EX1-BEATLES\t1\tJohn Lennon\n")
+    assert late.status_code == 202 and late.json()["status"] == "succeeded"
     assert not Run.objects.filter(name__in=["empty", "no-file"]).exists()
+
+
+# -- jobs -------------------------------------------------------------------------------
+DATABASE_QUEUE = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+
+
+def test_a_large_upload_is_queued_and_its_job_followed_to_its_run(
+    world, as_role, settings, monkeypatch
+):
+    """A file too large for the request is queued (202, ``queued``); ``GET /api/jobs/{id}``
+    follows it while a worker runs it, and gives the run once it is stored."""
+    from evaluation import run_jobs
+    from jobs.runner import run_job
+
+    settings.TASKS = DATABASE_QUEUE
+    monkeypatch.setattr(run_jobs, "RUN_INLINE_LINES", 1)
+    client = as_role("participant")
+    response = upload(
+        client, "queued-run", b"EX1-BEATLES\t1\tJohn Lennon\nEX2-DVD\t1\tDigital Video Disk\n"
+    )
+    assert response.status_code == 202, response.content
+    queued = response.json()
+    assert queued["status"] == "queued" and queued["result"] is None
+    assert queued["kind"] == "run-upload" and queued["errors"] == []
+    assert not Run.objects.filter(name="queued-run").exists()
+    assert client.get(queued["job"]).json()["status"] == "queued"
+
+    run_job(queued["id"])  # what the worker does
+    done = client.get(queued["job"])
+    assert done.status_code == 200
+    job = done.json()
+    assert (
+        job["status"] == "succeeded" and job["message"] == "Run 'queued-run' uploaded: 2 answers."
+    )
+    assert (job["phase"], job["done"], job["total"], job["unit"]) == (
+        "Scoring the run",
+        1,
+        1,
+        "runs",
+    )
+    run = Run.objects.get(name="queued-run")
+    assert job["result"]["run"]["id"] == run.pk and job["result"]["run"]["owner"] == "participant"
+    assert set(job["result"]["means"]) >= {"q_measure", "rr"}
+    assert "url" not in job["result"]  # the page's link is for the pages
+
+
+def test_a_failed_jobs_errors_keep_their_lines(world, as_role, settings, monkeypatch):
+    from evaluation import run_jobs
+    from jobs.runner import run_job
+
+    settings.TASKS = DATABASE_QUEUE
+    monkeypatch.setattr(run_jobs, "RUN_INLINE_LINES", 1)
+    client = as_role("participant")
+    queued = upload(client, "bad-run", BAD_FILE).json()
+    run_job(queued["id"])
+    job = client.get(queued["job"]).json()
+    assert job["status"] == "failed" and job["result"] is None
+    assert [(e["file"], e["line"]) for e in job["errors"]] == [
+        ("run.tsv", 2),
+        ("run.tsv", 3),
+        ("run.tsv", 9),
+    ]
+    assert not Run.objects.filter(name="bad-run").exists()
+
+
+def test_a_job_is_seen_by_its_owner_only(world, as_role):
+    """Another participant, the collection's organizer and a non-member get the API's 404
+    for a participant's job (its label names the run); no token, 401."""
+    job = upload(as_role("participant"), "mine", b"EX1-BEATLES\t1\tJohn Lennon\n").json()
+    assert as_role("participant").get(job["job"]).status_code == 200
+    for role in ("other", "organizer", "nonmember", "assessor"):
+        response = as_role(role).get(job["job"])
+        assert response.status_code == 404, role
+        assert response.json() == {"detail": "Not found"}
+    assert as_role("anonymous").get(job["job"]).status_code == 401
+    assert as_role("participant").get("/api/jobs/999999").status_code == 404
+
+
+def test_an_upload_beside_a_conflicting_job_is_409(world, as_role):
+    import os
+    import socket
+
+    from jobs.models import Conflict, Job, JobStatus
+
+    Job.objects.create(
+        kind="matching-mode",
+        label="Matching mode change",
+        func="x",
+        user=world["users"]["organizer"],
+        collection=world["collection"],
+        conflict=Conflict.EXCLUSIVE,
+        status=JobStatus.RUNNING,
+        worker=f"{socket.gethostname()}:{os.getpid()}",
+    )
+    response = upload(as_role("participant"), "blocked", b"EX1-BEATLES\t1\tJohn Lennon\n")
+    assert response.status_code == 409
+    assert "Matching mode change" in response.json()["detail"]
+    assert not Run.objects.filter(name="blocked").exists()
 
 
 # -- scores -----------------------------------------------------------------------------
@@ -397,10 +503,14 @@ def test_openapi_schema_names_every_endpoint_and_the_bearer_scheme(world):
         "/api/collections/{slug}/runs/{run_id}/scores",
         "/api/collections/{slug}/compare",
         "/api/collections/{slug}/judgments",
+        "/api/jobs/{job_id}",
     } <= paths
     assert schema["components"]["securitySchemes"]["TokenAuth"]["scheme"] == "bearer"
     upload = schema["paths"]["/api/collections/{slug}/runs"]["post"]
     assert "multipart/form-data" in upload["requestBody"]["content"]
+    assert {"202", "400", "409"} <= set(upload["responses"])
+    job = schema["paths"]["/api/jobs/{job_id}"]["get"]["responses"]["200"]
+    assert job["content"]["application/json"]["schema"]["$ref"].endswith("/JobOut")
 
 
 def test_the_docs_page_loads_nothing_from_elsewhere(world):

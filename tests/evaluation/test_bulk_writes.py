@@ -110,7 +110,7 @@ def test_pooling_every_run_at_once_is_pooling_each_run_in_turn():
     one_by_one, at_once = campaign("seq"), campaign("all")
     added = [
         services.run_pool(run=r)
-        for r in Run.objects.active().filter(collection=one_by_one).order_by("name")
+        for r in Run.objects.active().filter(collection=one_by_one).order_by("pk")
     ]
     calls = []
     total = services.runs_pool(

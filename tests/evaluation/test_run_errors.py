@@ -228,7 +228,7 @@ def test_a_name_taken_between_the_check_and_the_create_is_refused_the_same(coll,
         (None, "a run named 'same' already exists in this collection; choose another name")
     ]
     assert Run.objects.filter(name="same").count() == 1 and not RunAnswer.objects.exists()
-    # through the API: the documented 400, not a 500
+    # through the API: the upload's job failed with the check's error, not a 500
     from api.services import api_token_create
     from tests.api.conftest import ApiClient
 
@@ -238,7 +238,7 @@ def test_a_name_taken_between_the_check_and_the_create_is_refused_the_same(coll,
         f"/api/collections/{coll.slug}/runs",
         {"name": "same", "file": SimpleUploadedFile("r.tsv", b"Q1\t1\tParis\n")},
     )
-    assert r.status_code == 400
+    assert r.status_code == 202 and r.json()["status"] == "failed"
     assert r.json()["errors"] == [
         {
             "file": "r.tsv",
