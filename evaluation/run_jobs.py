@@ -319,7 +319,8 @@ def runs_pool_all(ctx: JobContext) -> dict:
     ]
     added = sum(p["added"] for p in pooled)
     return {
-        "message": f"{added} unjudged answer(s) of {len(pooled)} run(s) sent to the assessors' pool.",
+        "message": f"{added} unjudged answer(s) of {len(pooled)} run(s) sent to the "
+        "assessors' pool.",
         "url": reverse("evaluation:run-list", args=[collection.slug]),
         "link": "Open the runs",
         "added": added,
