@@ -15,8 +15,8 @@ from django.db import models
 from django.db.models import Case, Count, Exists, F, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
 
-from evaluation.metrics.data import DEFAULT_LEVELS as DEFAULT_LEVEL_CODES
-from evaluation.metrics.data import default_gains
+from evaluation.metrics.levels import DEFAULT_LEVELS as DEFAULT_LEVEL_CODES
+from evaluation.metrics.levels import default_gains
 
 
 class LevelRow(NamedTuple):

@@ -12,6 +12,7 @@ the collection, a missing object 404.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from typing import Literal
@@ -19,9 +20,10 @@ from typing import Literal
 from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404
+from django.shortcuts import get_object_or_404, render
 from ninja import File, Form, NinjaAPI, Query, Status, UploadedFile
 from ninja.errors import HttpError
+from ninja.openapi import docs
 
 from annotate.imports import export_judgments
 from annotate.models import Collection, Membership, Role, is_site_staff
@@ -29,7 +31,7 @@ from annotate.permissions import require_role
 from annotate.selectors import attach_assessors, question_list_queryset
 from config.downloads import csv_download
 from config.errors import RETRY_AFTER_SECONDS, is_database_unavailable
-from evaluation import run_jobs, services
+from evaluation import comparing, run_jobs, services
 from evaluation.access import require_may_submit, score_access, visible_run
 from evaluation.analysis.score_config import COMPARE_METRICS, ScoreConfig
 from evaluation.forms import RunUploadForm, ScoreConfigForm, form_problem_list, form_problems
@@ -44,6 +46,22 @@ from jobs.services import JobRefused, jobs_reap
 from . import schemas
 from .auth import AuthFailuresThrottled, TokenAuth, UserRateThrottle, docs_access
 
+
+class Swagger(docs.Swagger):
+    """ninja's Swagger UI page with its vendored files (``config.settings.NINJA_DIR``):
+    ninja is not an installed app (importing it took half a second of every start), and
+    ninja's own page then falls back to its CDN copy."""
+
+    def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: object) -> HttpResponse:
+        self.settings["url"] = self.get_openapi_url(api, kwargs)
+        context = {
+            "swagger_settings": json.dumps(self.settings, indent=1),
+            "api": api,
+            "add_csrf": docs._csrf_needed(api),
+        }
+        return render(request, self.template, context)
+
+
 api = NinjaAPI(
     title="QA synsets API",
     version="1",
@@ -54,6 +72,7 @@ api = NinjaAPI(
     auth=TokenAuth(),
     throttle=[UserRateThrottle()],
     docs_url="/docs",
+    docs=Swagger(),
     openapi_url="/openapi.json",
     docs_decorator=docs_access,
 )
@@ -497,7 +516,7 @@ def compare(
         raise HttpError(422, "choose two different runs")
     config = _config(request, collection, default_metrics=COMPARE_METRICS)
     precision = params.precision
-    result = services.runs_compare(collection=collection, run_a=run_a, run_b=run_b, config=config)
+    result = comparing.runs_compare(collection=collection, run_a=run_a, run_b=run_b, config=config)
     ms = config.metrics
     tests = [
         {

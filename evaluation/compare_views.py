@@ -1,5 +1,5 @@
 """The comparison of two runs question by question (DESIGN.md section 5; the paper's
-Table 2 and Figure 3) and its CSV.  The figures come from ``services.runs_compare``; the
+Table 2 and Figure 3) and its CSV.  The figures come from ``comparing.runs_compare``; the
 view formats them, the template holds the markup."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET
 from annotate.models import Collection
 from config.htmx import render_page
 from config.ids import request_id
-from evaluation import selectors, services
+from evaluation import comparing, selectors
 from evaluation.analysis.plots import difference_plot
 from evaluation.analysis.score_config import COMPARE_METRICS, ScoreConfig
 from evaluation.analysis.stats import format_p, p_text
@@ -58,11 +58,11 @@ def _chosen_runs(
 
 def _compare_runs(
     collection: Collection, a: Run | None, b: Run | None, config: ScoreConfig
-) -> services.Comparison | None:
+) -> comparing.Comparison | None:
     """The comparison of two different runs; None until two different runs are chosen."""
     if a is None or b is None or a == b:
         return None
-    return services.runs_compare(collection=collection, run_a=a, run_b=b, config=config)
+    return comparing.runs_compare(collection=collection, run_a=a, run_b=b, config=config)
 
 
 def _question_link(request: HttpRequest) -> Callable[[str], str]:
@@ -79,7 +79,7 @@ def _question_link(request: HttpRequest) -> Callable[[str], str]:
 
 
 def _compare_context(
-    request: HttpRequest, collection: Collection, c: services.Comparison
+    request: HttpRequest, collection: Collection, c: comparing.Comparison
 ) -> dict[str, Any]:
     """What the comparison part of the page shows (all values formatted here, all markup
     in the template)."""

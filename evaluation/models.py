@@ -109,9 +109,10 @@ class ScoreBasis(models.Model):
     """The judgments a collection's stored scores were computed from
     (``evaluation.score_store``): the collection's judgment version, what every question's
     score depends on besides its own judgments (``signature``: the matching mode and the
-    levels' codes, gains and order), the version of each question then (``stamps``: int64
-    pairs of question id and ``Question.version``, by id; a question judged since has
-    another version, so only its scores are computed again) and the judged questions
+    levels' codes, gains and order), the version of each question then (``stamps``:
+    int64 pairs of question id and ``Question.version``, by id, zlib-compressed; a
+    question judged since has another version, so only its scores are computed again) and
+    the judged questions
     (``axis``: int64 question ids in id order, the order of every stored score array;
     ``qids``: their question ids).  Derived data: written only by ``score_store``."""
 
@@ -139,20 +140,18 @@ class ScoreBasis(models.Model):
 class RunScores(models.Model):
     """One run's per-question scores under one configuration (``config``: a digest of
     ``ScoreConfig.key()``) against a ``ScoreBasis``, with its answers' counts: ``values``
-    float64 (metric, judged question of the basis), and per question the run answers
-    (``answered``: int64 question ids by id; ``lengths``, ``unjudged``: int16 answers and
-    answers no assessor has judged), with their totals.  ``answers_sha256`` is the run's
-    digest when computed: a replaced file makes the row stale.  Derived data: written only
-    by ``evaluation.score_store``."""
+    float64 (metric, judged question of the basis) and ``tallies`` int64 (question ids the
+    run answers, by id; its answers to each; those no assessor has judged), both
+    zlib-compressed, with their totals.  ``answers_sha256`` is the run's digest when
+    computed: a replaced file makes the row stale.  Derived data: written only by
+    ``evaluation.score_store``."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
     basis = models.ForeignKey(ScoreBasis, on_delete=models.CASCADE, related_name="scores")
     config = models.CharField(max_length=64)
     answers_sha256 = models.CharField(max_length=64, blank=True)
     values = models.BinaryField()
-    answered = models.BinaryField()
-    lengths = models.BinaryField()
-    unjudged = models.BinaryField()
+    tallies = models.BinaryField()
     answers = models.PositiveIntegerField()
     questions = models.PositiveIntegerField()
     unjudged_answers = models.PositiveIntegerField()

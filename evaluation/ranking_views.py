@@ -1,6 +1,6 @@
 """The system ranking (each mean with its 95% interval, the all-pairs significance
 matrix, Kendall's tau and Spearman's rho between metrics) and its two CSVs.  The figures
-come from ``services.runs_rank``."""
+come from ``comparing.runs_rank``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET
 
 from annotate.models import Collection
-from evaluation import selectors, services
+from evaluation import comparing, selectors
 from evaluation.analysis.score_config import ScoreConfig
 from evaluation.analysis.significance import PairTests, TestConfig
 from evaluation.analysis.stats import format_p, p_text
@@ -22,21 +22,26 @@ from .access import score_access
 from .exports import csv_precision, csv_response
 from .forms import metric_label
 
+# runs of the all-pairs matrix the ranking page shows (the best-ranked): 100 runs are
+# 10,000 cells, most of a second to render and no table to read; the CSV has every pair
+MATRIX_RUNS = 40
+
 
 def _matrix(pairs: PairTests | None) -> dict[str, Any] | None:
-    """The all-pairs matrix as the ranking page shows it: runs in ranking order, each
-    cell the pair's p-value (``format_p``) and whether it is below 5%."""
+    """The all-pairs matrix as the ranking page shows it: runs in ranking order (the
+    first ``MATRIX_RUNS``), each cell the pair's p-value (``format_p``) and whether it is
+    below 5%; the count of significant pairs is over every pair."""
     if pairs is None:
         return None
     sig = pairs.significant()
-    runs = [{"rank": i + 1, "name": name} for i, name in enumerate(pairs.runs)]
+    runs = [{"rank": i + 1, "name": name} for i, name in enumerate(pairs.runs[:MATRIX_RUNS])]
     rows = [
         {
             **run,
             "mean": pages.fmt(float(pairs.mean[i])),
             "cells": [
                 {"p": "" if i == j else format_p(float(pairs.p[i, j])), "sig": bool(sig[i, j])}
-                for j in range(len(pairs.runs))
+                for j in range(len(runs))
             ],
         }
         for i, run in enumerate(runs)
@@ -49,6 +54,8 @@ def _matrix(pairs: PairTests | None) -> dict[str, Any] | None:
         "rows": rows,
         "problem": pairs.problem,
         "significant": int(np.triu(sig, 1).sum()),
+        "shown": len(runs),
+        "of": len(pairs.runs),
         "detail": (
             f"{c.trials} permutations, seed {c.seed}"
             if c.test == "tukey"
@@ -64,9 +71,9 @@ def _system_ranking(
     config: ScoreConfig,
     tests: TestConfig,
     **parts: bool,
-) -> services.SystemRanking:
+) -> comparing.SystemRanking:
     runs = selectors.visible_runs(user=request.user, collection=collection)
-    return services.runs_rank(
+    return comparing.runs_rank(
         collection=collection, runs=list(runs), config=config, tests=tests, **parts
     )
 
@@ -78,13 +85,15 @@ def ranking(request: HttpRequest, slug: str) -> HttpResponse:
     config, tests = form.config, tests_form.config
     r = _system_ranking(request, collection, config, tests)
     iv = r.intervals
+    # plain dicts: a cell read from a DataFrame costs more than the whole row's lookups
+    means, ranks = r.means.to_dict("index"), r.ranks.to_dict("index")
     table = [
         {
             "run": run,
             "values": [
                 (
-                    r.means.at[run.name, m],
-                    int(r.ranks.at[run.name, m]),
+                    means[run.name][m],
+                    int(ranks[run.name][m]),
                     pages.interval(*iv.bounds(run.name, m)) if iv else "",
                 )
                 for m in r.metrics

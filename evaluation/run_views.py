@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
 from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -52,6 +51,9 @@ from .score_pages import (
 )
 from .score_store import StoredScores
 
+# distinct unjudged answers the run page lists (the counts above the list count them all)
+UNJUDGED_SHOWN = 200
+
 
 # -- runs page ----------------------------------------------------------------------------
 @require_GET
@@ -68,13 +70,13 @@ def _run_rows(
     runs = list(selectors.visible_runs(user=request.user, collection=collection))
     scores = services.score_runs(collection, runs, config) if runs else None
     intervals = score_intervals(scores, tests) if scores else None
-    means = scores.means() if scores else pd.DataFrame()
+    # plain dicts: a cell read from a DataFrame costs more than the whole row's lookups
+    means = scores.means().to_dict("index") if scores else {}
     rows = [
         {
             "run": r,
             "means": [
-                (means.loc[r.name, m], interval(*intervals.bounds(r.name, m)))
-                for m in config.metrics
+                (means[r.name][m], interval(*intervals.bounds(r.name, m))) for m in config.metrics
             ]
             if intervals
             else [],
@@ -242,7 +244,8 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
         for q in page.object_list
     ]
     means = scores.means().loc[run.name]
-    unjudged = selectors.unjudged_answers(run)
+    # a run of a campaign has thousands: the page lists the first ones, and counts them all
+    unjudged = selectors.unjudged_answers(run, limit=UNJUDGED_SHOWN)
     return render_page(
         request,
         "evaluation/run_detail.html",
@@ -260,7 +263,7 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
             "shown": len(table),
             "not_judged": scores.unknown[run.name],
             "unjudged": unjudged,
-            "pool": selectors.pool_counts(unjudged),
+            "pool": selectors.pool_counts(run),
             "is_organizer": role == Role.ORGANIZER,
             "sort": sort,
             "search": search,

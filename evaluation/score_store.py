@@ -33,6 +33,7 @@ transaction): scores are never stored under a version they were not computed fro
 from __future__ import annotations
 
 import hashlib
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -66,6 +67,15 @@ def config_digest(config: ScoreConfig) -> str:
     return hashlib.sha256(config.key().encode()).hexdigest()
 
 
+def _pack(a: np.ndarray) -> bytes:
+    # level 1: a run's scores at size M shrink 3.5 times, in a millisecond
+    return zlib.compress(np.ascontiguousarray(a).tobytes(), 1)
+
+
+def _unpack(data: bytes | memoryview, dtype: type) -> np.ndarray:
+    return np.frombuffer(zlib.decompress(bytes(data)), dtype=dtype)
+
+
 # -- what the collection is now ---------------------------------------------------------------
 @dataclass(frozen=True)
 class _Now:
@@ -92,23 +102,20 @@ def _now(collection: Collection) -> _Now:
 
 @dataclass(frozen=True)
 class _Stamps:
-    """Every question of the collection: id, version, question id (by id)."""
+    """Every question of the collection: id and version (by id), and its question id."""
 
-    pks: np.ndarray
-    versions: np.ndarray
+    pairs: np.ndarray  # int64 (2, questions)
     qid_of: dict[int, str]
-
-    def packed(self) -> bytes:
-        return np.stack([self.pks, self.versions]).astype(np.int64).tobytes()
 
     def changed_since(self, basis: ScoreBasis) -> np.ndarray:
         """Ids of the questions whose version is not the basis's (or that are new, or
         gone)."""
-        old = np.frombuffer(bytes(basis.stamps), dtype=np.int64).reshape(2, -1)
-        now = np.stack([self.pks, self.versions]).astype(np.int64)
-        old_pairs = set(zip(old[0].tolist(), old[1].tolist(), strict=True))
-        now_pairs = set(zip(now[0].tolist(), now[1].tolist(), strict=True))
-        return np.asarray(sorted({q for q, _ in old_pairs ^ now_pairs}), dtype=np.int64)
+        old = _unpack(basis.stamps, np.int64).reshape(2, -1)
+        if np.array_equal(old[0], self.pairs[0]):
+            return self.pairs[0][old[1] != self.pairs[1]]
+        before = set(zip(old[0].tolist(), old[1].tolist(), strict=True))
+        now = set(zip(self.pairs[0].tolist(), self.pairs[1].tolist(), strict=True))
+        return np.asarray(sorted({q for q, _ in before ^ now}), dtype=np.int64)
 
 
 def _stamps(collection: Collection) -> _Stamps:
@@ -117,11 +124,8 @@ def _stamps(collection: Collection) -> _Stamps:
         .order_by("pk")
         .values_list("pk", "version", "qid")
     )
-    return _Stamps(
-        np.asarray([r[0] for r in rows], dtype=np.int64),
-        np.asarray([r[1] for r in rows], dtype=np.int64),
-        {r[0]: r[2] for r in rows},
-    )
+    pairs = np.asarray([(r[0], r[1]) for r in rows], dtype=np.int64).reshape(-1, 2).T
+    return _Stamps(np.ascontiguousarray(pairs), {r[0]: r[2] for r in rows})
 
 
 # -- reading judgments and answers ----------------------------------------------------------
@@ -144,11 +148,10 @@ def judgments_read(
         strings = strings.filter(question_id__in=list(question_ids))
     rows = []
     pk_of: dict[str, int] = {}
+    fields = ("question_id", "question__qid", "synset__ordinal", "text", "level__code", "variants")
     for pk, qid, ordinal, text, level, variants in strings.order_by(
         "question_id", "id"
-    ).values_list(
-        "question_id", "question__qid", "synset__ordinal", "text", "level__code", "variants"
-    ):
+    ).values_list(*fields):
         pk_of[qid] = pk
         for spelling in (text, *variants):
             rows.append((qid, ordinal, spelling, level))
@@ -207,31 +210,87 @@ def run_ranking(run: Run) -> Ranking:
     )
 
 
-# -- one run's stored figures ---------------------------------------------------------------
-@dataclass
+# -- one run's figures ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunCounts:
+    """A run's answers: in all, questions answered, answers no assessor has judged (their
+    string has no judged spelling: ``SpellingKey``), answers to questions nobody judged
+    (not scored)."""
+
+    answers: int
+    questions: int
+    unjudged: int
+    unknown: int
+
+
 class _RunFigures:
-    """One run's scores on the judged questions ``axis`` (values: metric x question) and
-    its answers per question answered (ids, answers, unjudged answers)."""
+    """One run's scores on the judged questions ``axis`` (``values``: metric x question),
+    its ``counts``, and per question it answered the answers and the unjudged answers
+    (``tallies``: question ids by id, answers, unjudged answers; a stored row's are
+    unpacked on first use: the runs page never needs them)."""
 
-    axis: np.ndarray
-    values: np.ndarray
-    answered: np.ndarray
-    lengths: np.ndarray
-    unjudged: np.ndarray
+    def __init__(
+        self,
+        axis: np.ndarray,
+        values: np.ndarray,
+        counts: RunCounts,
+        tallies: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+        packed: bytes | memoryview | None = None,
+    ) -> None:
+        self.axis, self.values, self.counts = axis, values, counts
+        self._tallies, self._packed = tallies, packed
 
-    @property
-    def unknown(self) -> int:
-        return int(self.lengths[~np.isin(self.answered, self.axis)].sum())
+    @classmethod
+    def of_tallies(
+        cls,
+        axis: np.ndarray,
+        values: np.ndarray,
+        answered: np.ndarray,
+        lengths: np.ndarray,
+        unjudged: np.ndarray,
+    ) -> _RunFigures:
+        counts = RunCounts(
+            answers=int(lengths.sum()),
+            questions=len(answered),
+            unjudged=int(unjudged.sum()),
+            unknown=int(lengths[~np.isin(answered, axis)].sum()),
+        )
+        return cls(axis, values, counts, (answered, lengths, unjudged))
 
     @classmethod
     def of_row(cls, row: dict[str, Any], axis: np.ndarray, metrics: int) -> _RunFigures:
-        return cls(
-            axis,
-            np.frombuffer(bytes(row["values"]), dtype=np.float64).reshape(metrics, len(axis)),
-            np.frombuffer(bytes(row["answered"]), dtype=np.int64),
-            np.frombuffer(bytes(row["lengths"]), dtype=np.int16).astype(np.int64),
-            np.frombuffer(bytes(row["unjudged"]), dtype=np.int16).astype(np.int64),
+        values = _unpack(row["values"], np.float64).reshape(metrics, len(axis))
+        counts = RunCounts(
+            row["answers"], row["questions"], row["unjudged_answers"], row["unknown"]
         )
+        return cls(axis, values, counts, packed=row["tallies"])
+
+    @property
+    def tallies(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._tallies is None:
+            t = _unpack(self._packed, np.int64).reshape(3, -1)
+            self._tallies = (t[0], t[1], t[2])
+        return self._tallies
+
+    def packed_tallies(self) -> bytes:
+        return _pack(np.stack(self.tallies).astype(np.int64))
+
+    def answers_to(self, questions: np.ndarray) -> int:
+        """Answers to ``questions`` (the work of scoring them again)."""
+        answered, lengths, _ = self.tallies
+        return int(lengths[np.isin(answered, questions)].sum())
+
+    def on_axis(self) -> tuple[np.ndarray, np.ndarray]:
+        """Answers and unjudged answers per judged question (``axis``)."""
+        answered, lengths, unjudged = self.tallies
+        n = len(self.axis)
+        per, unj = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        if n:
+            pos = np.searchsorted(self.axis, answered)
+            hit = (pos < n) & (self.axis[np.minimum(pos, n - 1)] == answered)
+            per[pos[hit]] = lengths[hit]
+            unj[pos[hit]] = unjudged[hit]
+        return per, unj
 
     def patched(self, part: _RunFigures, changed: np.ndarray) -> _RunFigures:
         """These figures with the questions ``changed`` replaced by ``part``'s (scored on
@@ -240,15 +299,17 @@ class _RunFigures:
         axis = np.concatenate([self.axis[keep], part.axis])
         order = np.argsort(axis, kind="stable")
         values = np.concatenate([self.values[:, keep], part.values], axis=1)[:, order]
-        keep_a = ~np.isin(self.answered, changed)
-        answered = np.concatenate([self.answered[keep_a], part.answered])
+        answered, lengths, unjudged = self.tallies
+        p_answered, p_lengths, p_unjudged = part.tallies
+        keep_a = ~np.isin(answered, changed)
+        answered = np.concatenate([answered[keep_a], p_answered])
         order_a = np.argsort(answered, kind="stable")
-        return _RunFigures(
+        return _RunFigures.of_tallies(
             axis[order],
             values,
             answered[order_a],
-            np.concatenate([self.lengths[keep_a], part.lengths])[order_a],
-            np.concatenate([self.unjudged[keep_a], part.unjudged])[order_a],
+            np.concatenate([lengths[keep_a], p_lengths])[order_a],
+            np.concatenate([unjudged[keep_a], p_unjudged])[order_a],
         )
 
 
@@ -282,7 +343,7 @@ def _score(
             ((r[1], r[3]) not in judged_keys for r in rows), dtype=bool, count=len(rows)
         )
         unjudged = np.bincount(index[unj], minlength=len(answered))
-        tallies.append((answered, lengths, unjudged))
+        tallies.append((answered, lengths.astype(np.int64), unjudged.astype(np.int64)))
     scores = evaluate(
         judgments,
         rankings,
@@ -292,8 +353,8 @@ def _score(
         rbp_p=config.rbp_p,
     )
     return {
-        run.pk: _RunFigures(axis, scores.values[i], a, ln.astype(np.int64), u.astype(np.int64))
-        for i, (run, (a, ln, u)) in enumerate(zip(runs, tallies, strict=True))
+        run.pk: _RunFigures.of_tallies(axis, scores.values[i], *t)
+        for i, (run, t) in enumerate(zip(runs, tallies, strict=True))
     }
 
 
@@ -303,7 +364,7 @@ def _score_full(
     """Every answer of ``runs`` scored, a chunk of runs at a time; and the judged
     questions' ids."""
     judgments, axis = judgments_read(collection, now=now)
-    keys = _judged_keys(collection, None)
+    keys = _judged_keys(collection, None) if runs else set()
     # a run holds at most L' answers a question: that many runs at a time
     most = max(len(qid_of), 1) * max(collection.max_output_size, 1)
     per = max(1, FULL_CHUNK_ANSWERS // most)
@@ -332,38 +393,37 @@ def _score_part(
 
 
 # -- the scores a page reads ------------------------------------------------------------------
-@dataclass(frozen=True)
-class RunCounts:
-    """A run's answers: in all, questions answered, answers no assessor has judged (their
-    string has no judged spelling: ``SpellingKey``), answers to questions nobody judged
-    (not scored)."""
-
-    answers: int
-    questions: int
-    unjudged: int
-    unknown: int
-
-
 @dataclass(frozen=True, eq=False)
 class StoredScores:
-    """The scores of ``runs`` under one configuration, as the engine's ``Scores`` gives
+    """The scores of ``runs`` under one configuration as the engine's ``Scores`` gives
     them (``values[run, metric, question]`` over the judged questions ``questions``,
-    ``per_question``, ``means``, ``unknown``), with each run's answer counts
-    (``counts``, ``lengths``) and the marks of a few questions on demand (``marks``)."""
+    ``per_question``, ``means``, ``unknown``, ``unjudged``), with each run's answer counts
+    (``counts``, ``answers_per_question``) and the marks of a few questions on demand
+    (``marks``)."""
 
     metrics: tuple[str, ...]
     runs: tuple[str, ...]
-    unknown: dict[str, int]
     values: np.ndarray
     questions: np.ndarray
-    counts: dict[str, RunCounts]
-    lengths: dict[str, np.ndarray]  # answers per judged question (``questions``)
-    unjudged_answers: dict[str, np.ndarray]  # of them, answers no assessor has judged
+    question_ids: np.ndarray  # the ids (pks) of ``questions``
     collection: Collection
     run_objects: tuple[Run, ...]
     config: ScoreConfig
-    question_ids: np.ndarray = field(repr=False)  # ids of ``questions``
+    figures: dict[str, _RunFigures] = field(repr=False)
     now: _Now = field(repr=False)  # the judgments' version, mode and levels
+
+    @cached_property
+    def counts(self) -> dict[str, RunCounts]:
+        return {run: self.figures[run].counts for run in self.runs}
+
+    @cached_property
+    def unknown(self) -> dict[str, int]:
+        """Per run, its answers to questions nobody judged (not scored)."""
+        return {run: self.figures[run].counts.unknown for run in self.runs}
+
+    def answers_per_question(self, run: str) -> np.ndarray:
+        """The run's answers to each judged question (L), in ``questions`` order."""
+        return self.figures[run].on_axis()[0]
 
     def mean_values(self) -> np.ndarray:
         """Mean of each metric per run over the judged questions: (run, metric)."""
@@ -375,7 +435,7 @@ class StoredScores:
         judged: (run, question), as the engine's ``Scores.unjudged``."""
         if not self.runs:
             return np.zeros((0, len(self.questions)), dtype=np.int64)
-        return np.stack([self.unjudged_answers[r] for r in self.runs])
+        return np.stack([self.figures[r].on_axis()[1] for r in self.runs])
 
     @cached_property
     def per_question(self) -> dict[str, pd.DataFrame]:
@@ -397,15 +457,15 @@ class StoredScores:
 
     def marks(self, run_names: Sequence[str], qids: Sequence[str]) -> pd.DataFrame:
         """The marked answers of ``run_names`` on the questions ``qids`` (the engine's
-        ``Marked.frame()`` rows of those questions): scored again on those questions
+        ``Marked.frame()`` rows of those questions): marked again on those questions
         alone, which marks them as the whole does."""
         by_name = {r.name: r for r in self.run_objects}
         runs = [by_name[n] for n in run_names if n in by_name]
-        pks = dict(zip(self.questions.tolist(), self.question_ids.tolist(), strict=True))
-        ids = [pks[q] for q in qids if q in pks]
+        pk_of = dict(zip(self.questions.tolist(), self.question_ids.tolist(), strict=True))
+        ids = [pk_of[q] for q in qids if q in pk_of]
         judgments, _ = judgments_read(self.collection, question_ids=ids, now=self.now)
         answers = _answers([r.pk for r in runs], ids)
-        qid_of = {pk: q for q, pk in pks.items()}
+        qid_of = {pk: q for q, pk in pk_of.items()}
         rankings = []
         for run in runs:
             rows = [a for a in answers if a[0] == run.pk]
@@ -428,37 +488,31 @@ def run_scores(*, collection: Collection, runs: Sequence[Run], config: ScoreConf
         scores = _attempt(collection, runs, config, store=True)
         if scores is not None:
             return scores
-    # judgments written all along: scores of what was read, stored nowhere
-    scores = _attempt(collection, runs, config, store=False, full=True)
+    # judgments written all along: every run scored on one read, stored nowhere
+    scores = _attempt(collection, runs, config, store=False)
     assert scores is not None
     return scores
 
 
 def _attempt(
-    collection: Collection,
-    runs: list[Run],
-    config: ScoreConfig,
-    *,
-    store: bool,
-    full: bool = False,
+    collection: Collection, runs: list[Run], config: ScoreConfig, *, store: bool
 ) -> StoredScores | None:
-    """One try of ``run_scores``; None when the judgments changed under it."""
+    """One try of ``run_scores``; None when the judgments changed under it.  Without
+    ``store``, every run is scored in full from one read of the judgments."""
     now = _now(collection)
     digest = config_digest(config)
-    nm = len(config.metrics)
-    rows = [] if full else _rows(runs, digest)
-    bases = _bases({r["basis_id"] for r in rows})
-    current = {}  # run pk -> figures at the current version
-    stale: dict[int, list[tuple[Run, _RunFigures]]] = {}  # basis id -> runs, figures
-    missing: list[Run] = []
-    by_run = {r["run_id"]: r for r in rows}
+    rows = _rows(runs, digest) if store else {}
+    bases = _bases({r["basis_id"] for r in rows.values()})
+    current: dict[int, _RunFigures] = {}  # at the current version
+    stale: dict[int, list[tuple[Run, _RunFigures]]] = {}  # by basis: to patch
+    missing: list[Run] = []  # to score in full
     for run in runs:
-        row = by_run.get(run.pk)
+        row = rows.get(run.pk)
         basis = bases.get(row["basis_id"]) if row else None
-        if row is None or basis is None or basis.signature != now.signature:
+        if basis is None or basis.signature != now.signature:
             missing.append(run)
             continue
-        figures = _RunFigures.of_row(row, _axis(basis), nm)
+        figures = _RunFigures.of_row(row, _axis(basis), len(config.metrics))
         if basis.judgment_version == now.version:
             current[run.pk] = figures
         else:
@@ -466,38 +520,51 @@ def _attempt(
     stamps = _stamps(collection) if (stale or missing or not current) else None
     qid_of = stamps.qid_of if stamps else {}
     # the questions judged since each basis, and how many answers scoring them reads
-    changes = {b: stamps.changed_since(bases[b]) for b in stale} if stamps else {}
-    delta = sum(
-        int(f.lengths[np.isin(f.answered, changes[b])].sum())
-        for b, pairs in stale.items()
-        for _, f in pairs
-    )
-    write = bool(missing) or delta > MAX_DELTA_ANSWERS
+    changes = {b: stamps.changed_since(_basis_stamps(b)) for b in stale} if stamps else {}
+    delta = sum(f.answers_to(changes[b]) for b, pairs in stale.items() for _, f in pairs)
+    write = store and (bool(missing) or delta > MAX_DELTA_ANSWERS)
     computed: dict[int, _RunFigures] = {}
-    axes = set()
+    axes: set[bytes] = set()
     if missing or not runs:
         figures, axis = _score_full(collection, now, missing, config, qid_of)
         computed.update(figures)
-        axes.add(tuple(axis.tolist()))
+        axes.add(axis.tobytes())
     for b, pairs in stale.items():
         part = _score_part(collection, now, [r for r, _ in pairs], config, changes[b], qid_of)
         for run, figures in pairs:
             computed[run.pk] = figures.patched(part[run.pk], changes[b])
     results = {**current, **computed}
-    axes |= {tuple(f.axis.tolist()) for f in results.values()}
+    axes |= {f.axis.tobytes() for f in results.values()}
     if len(axes) != 1:
         return None  # read across a judgment: again
-    axis = np.asarray(next(iter(axes)), dtype=np.int64)
-    if store and write:
+    axis = np.frombuffer(axes.pop(), dtype=np.int64)
+    if write:
         if not _unchanged(collection, now, runs):
             return None
-        _store(collection, now, stamps, axis, digest, runs, computed, new_config=not rows)
-    qids = _qids(axis, qid_of, bases)
-    return _scores(collection, runs, config, axis, qids, results, now)
+        _store(
+            collection, now, stamps, axis, digest, runs, computed, moved=bool(stale), new=not rows
+        )
+    qids = [qid_of[q] for q in axis.tolist()] if stamps else _basis_qids(bases, axis)
+    by_name = {r.name: results[r.pk] for r in runs}
+    values = np.zeros((len(runs), len(config.metrics), len(axis)))
+    for i, run in enumerate(runs):
+        values[i] = results[run.pk].values
+    return StoredScores(
+        metrics=tuple(config.metrics),
+        runs=tuple(r.name for r in runs),
+        values=values,
+        questions=np.asarray(qids, dtype=object),
+        question_ids=axis,
+        collection=collection,
+        run_objects=tuple(runs),
+        config=config,
+        figures=by_name,
+        now=now,
+    )
 
 
-def _rows(runs: Sequence[Run], digest: str) -> list[dict[str, Any]]:
-    """The newest stored row of each run under the configuration ``digest`` whose answers
+def _rows(runs: Sequence[Run], digest: str) -> dict[int, dict[str, Any]]:
+    """Per run, its newest stored row under the configuration ``digest`` if its answers
     are the run's current ones."""
     sha = {r.pk: r.sha256 for r in runs}
     rows = (
@@ -508,39 +575,42 @@ def _rows(runs: Sequence[Run], digest: str) -> list[dict[str, Any]]:
             "basis_id",
             "answers_sha256",
             "values",
-            "answered",
-            "lengths",
-            "unjudged",
+            "tallies",
+            "answers",
+            "questions",
+            "unjudged_answers",
+            "unknown",
         )
     )
     out: dict[int, dict[str, Any]] = {}
     for row in rows:
         if row["run_id"] not in out and row["answers_sha256"] == sha[row["run_id"]]:
             out[row["run_id"]] = row
-    return list(out.values())
+    return out
 
 
 def _bases(ids: set[int]) -> dict[int, ScoreBasis]:
+    """The bases ``ids`` without their stamps (read only to patch: ``_basis_stamps``)."""
     if not ids:
         return {}
-    return {b.pk: b for b in ScoreBasis.objects.filter(pk__in=ids)}
+    return {b.pk: b for b in ScoreBasis.objects.filter(pk__in=ids).defer("stamps")}
+
+
+def _basis_stamps(pk: int) -> ScoreBasis:
+    return ScoreBasis.objects.only("stamps").get(pk=pk)
 
 
 def _axis(basis: ScoreBasis) -> np.ndarray:
     return np.frombuffer(bytes(basis.axis), dtype=np.int64)
 
 
-def _qids(axis: np.ndarray, qid_of: dict[int, str], bases: dict[int, ScoreBasis]) -> list[str]:
-    if qid_of:
-        return [qid_of[q] for q in axis.tolist()]
+def _basis_qids(bases: dict[int, ScoreBasis], axis: np.ndarray) -> list[str]:
+    """The question ids of ``axis``, a basis's (every run was at a basis of the current
+    version: no stamps were read)."""
     for basis in bases.values():
         if np.array_equal(_axis(basis), axis):
             return list(basis.qids)
-    # (not reached: without stamps every run is at a basis of the current version)
-    return list(
-        dict(Question.objects.filter(pk__in=axis.tolist()).values_list("pk", "qid"))[q]
-        for q in axis.tolist()
-    )
+    raise AssertionError("an axis of no basis")  # pragma: no cover
 
 
 def _unchanged(collection: Collection, now: _Now, runs: Sequence[Run]) -> bool:
@@ -565,12 +635,14 @@ def _store(
     runs: Sequence[Run],
     computed: dict[int, _RunFigures],
     *,
-    new_config: bool,
+    moved: bool,
+    new: bool,
 ) -> None:
     """Write the basis of the current version (if new) and the rows ``computed``, and drop
-    what they replace."""
-    if stamps is None:
-        return
+    what they replace: the older rows of those runs and, when rows moved to this version
+    (``moved``), the bases no row reads any more; after a configuration new to these runs
+    (``new``), the configurations computed longest ago past ``MAX_CONFIGS``."""
+    assert stamps is not None  # a run was missing or stale: they were read
     with transaction.atomic():
         # two views may store the same basis at once: the same content, kept once
         ScoreBasis.objects.bulk_create(
@@ -579,7 +651,7 @@ def _store(
                     collection_id=collection.pk,
                     judgment_version=now.version,
                     signature=now.signature,
-                    stamps=stamps.packed(),
+                    stamps=_pack(stamps.pairs),
                     axis=axis.astype(np.int64).tobytes(),
                     qids=[stamps.qid_of[q] for q in axis.tolist()],
                 )
@@ -589,6 +661,11 @@ def _store(
         basis = ScoreBasis.objects.only("pk").get(
             collection_id=collection.pk, judgment_version=now.version
         )
+        # the rows these replace: older, or of this version with other answers (a file
+        # replaced since); not those a view of a later version may have stored meanwhile
+        RunScores.objects.filter(
+            run_id__in=list(computed), config=digest, basis__judgment_version__lte=now.version
+        ).delete()
         sha = {r.pk: r.sha256 for r in runs}
         RunScores.objects.bulk_create(
             [
@@ -597,33 +674,28 @@ def _store(
                     basis=basis,
                     config=digest,
                     answers_sha256=sha[pk],
-                    values=np.ascontiguousarray(f.values, dtype=np.float64).tobytes(),
-                    answered=f.answered.astype(np.int64).tobytes(),
-                    lengths=f.lengths.astype(np.int16).tobytes(),
-                    unjudged=f.unjudged.astype(np.int16).tobytes(),
-                    answers=int(f.lengths.sum()),
-                    questions=len(f.answered),
-                    unjudged_answers=int(f.unjudged.sum()),
-                    unknown=f.unknown,
+                    values=_pack(f.values.astype(np.float64)),
+                    tallies=f.packed_tallies(),
+                    answers=f.counts.answers,
+                    questions=f.counts.questions,
+                    unjudged_answers=f.counts.unjudged,
+                    unknown=f.counts.unknown,
                 )
                 for pk, f in computed.items()
             ],
             ignore_conflicts=True,
         )
-        RunScores.objects.filter(run_id__in=list(computed), config=digest).exclude(
-            basis=basis
-        ).delete()
-        _prune(collection, keep=basis, configs=new_config)
+        if moved:
+            ScoreBasis.objects.filter(
+                collection_id=collection.pk, judgment_version__lt=now.version
+            ).exclude(Exists(RunScores.objects.filter(basis=OuterRef("pk")))).delete()
+        if new:
+            _configs_prune(collection)
 
 
-def _prune(collection: Collection, *, keep: ScoreBasis, configs: bool) -> None:
-    """Drop the bases no row reads any more and, after a configuration new to the
-    collection (``configs``), those computed longest ago past ``MAX_CONFIGS``."""
-    ScoreBasis.objects.filter(collection_id=collection.pk).exclude(pk=keep.pk).exclude(
-        Exists(RunScores.objects.filter(basis=OuterRef("pk")))
-    ).delete()
-    if not configs:
-        return
+def _configs_prune(collection: Collection) -> None:
+    """Drop the configurations computed longest ago past ``MAX_CONFIGS`` (a page's query
+    string chooses them: without a bound, rows would pile up)."""
     configs = list(
         RunScores.objects.filter(basis__collection_id=collection.pk)
         .values("config")
@@ -635,50 +707,3 @@ def _prune(collection: Collection, *, keep: ScoreBasis, configs: bool) -> None:
         RunScores.objects.filter(
             basis__collection_id=collection.pk, config__in=configs[MAX_CONFIGS:]
         ).delete()
-
-
-def _scores(
-    collection: Collection,
-    runs: Sequence[Run],
-    config: ScoreConfig,
-    axis: np.ndarray,
-    qids: list[str],
-    results: dict[int, _RunFigures],
-    now: _Now,
-) -> StoredScores:
-    nm, nq = len(config.metrics), len(axis)
-    values = np.zeros((len(runs), nm, nq))
-    counts, lengths, unjudged, unknown = {}, {}, {}, {}
-    for i, run in enumerate(runs):
-        f = results[run.pk]
-        values[i] = f.values
-        counts[run.name] = RunCounts(
-            answers=int(f.lengths.sum()),
-            questions=len(f.answered),
-            unjudged=int(f.unjudged.sum()),
-            unknown=f.unknown,
-        )
-        unknown[run.name] = f.unknown
-        per, unj = np.zeros(nq, dtype=np.int64), np.zeros(nq, dtype=np.int64)
-        if nq:
-            pos = np.searchsorted(axis, f.answered)
-            hit = (pos < nq) & (axis[np.minimum(pos, nq - 1)] == f.answered)
-            per[pos[hit]] = f.lengths[hit]
-            unj[pos[hit]] = f.unjudged[hit]
-        lengths[run.name] = per
-        unjudged[run.name] = unj
-    return StoredScores(
-        metrics=tuple(config.metrics),
-        runs=tuple(r.name for r in runs),
-        unknown=unknown,
-        values=values,
-        questions=np.asarray(qids, dtype=object),
-        counts=counts,
-        lengths=lengths,
-        unjudged_answers=unjudged,
-        collection=collection,
-        run_objects=tuple(runs),
-        config=config,
-        question_ids=axis,
-        now=now,
-    )

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pandas as pd
+from django.db import connection
 from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet
 
 from annotate.models import AnswerSynset, Collection, JudgmentEvent, Question, SpellingKey
@@ -86,7 +87,7 @@ def question_table(collection: Collection, scores: StoredScores, run: Run) -> pd
     table = scores.per_question[run.name].copy()
     synsets = synsets_of(scores.question_ids.tolist())
     table.insert(0, "R", [synsets.get(q, 0) for q in scores.question_ids.tolist()])
-    table.insert(0, "L", scores.lengths[run.name].tolist())
+    table.insert(0, "L", scores.answers_per_question(run.name).tolist())
     return table
 
 
@@ -154,21 +155,33 @@ def unjudged_counts(runs: Sequence[Run]) -> dict[int, int]:
     return {r["run_id"]: r["n"] for r in rows}
 
 
-def unjudged_answers(run: Run) -> list[dict[str, Any]]:
-    """The run's distinct unjudged answers: question id, answer, best rank, and whether it
-    is in the assessors' pool already (``pooled``: a string of its question has its key)
-    or could be sent there (``poolable``: not pooled, best rank within the collection's
-    L', a key that is not empty), in question order (one query)."""
+def _unjudged_grouped(run: Run) -> QuerySet[RunAnswer]:
+    """The run's distinct unjudged answers (by question and key): best rank, a spelling,
+    and whether a string of the question has the key (in the assessors' pool)."""
     strings = SpellingKey.objects.filter(question=OuterRef("question"), key=OuterRef("key"))
-    rows = (
+    return (
         RunAnswer.objects.filter(run=run)
         .filter(~Exists(_judged_string()))
-        .values("question_id", "question__qid", "key")
+        .values("question_id", "key")
         .annotate(rank=Min("rank"), text=Min("text"))
         .annotate(pooled=Exists(strings))
+    )
+
+
+def unjudged_answers(run: Run, *, limit: int | None = None) -> list[dict[str, Any]]:
+    """The run's distinct unjudged answers (the first ``limit``): question id, answer, best
+    rank, and whether it is in the assessors' pool already (``pooled``: a string of its
+    question has its key) or could be sent there (``poolable``: not pooled, best rank
+    within the collection's L', a key that is not empty), in question order (one
+    query)."""
+    rows = (
+        _unjudged_grouped(run)
+        .values("question_id", "question__qid", "key", "rank", "text", "pooled")
         .order_by("question_id", "rank")
     )
-    limit = run.collection.max_output_size
+    if limit is not None:
+        rows = rows[:limit]
+    most = run.collection.max_output_size
     return [
         {
             "question_id": r["question__qid"],
@@ -177,17 +190,27 @@ def unjudged_answers(run: Run) -> list[dict[str, Any]]:
             "pooled": r["pooled"],
             # an answer with an empty key ("?" under squad matching) matches nothing: it
             # is never pooled
-            "poolable": not r["pooled"] and r["rank"] <= limit and r["key"] != "",
+            "poolable": not r["pooled"] and r["rank"] <= most and r["key"] != "",
             "empty_key": r["key"] == "",
         }
         for r in rows
     ]
 
 
-def pool_counts(unjudged: Sequence[dict[str, Any]]) -> dict[str, int]:
-    """Counts of ``unjudged_answers``: not judged, waiting in the pool, not yet pooled."""
-    return {
-        "unjudged": len(unjudged),
-        "pooled": sum(1 for u in unjudged if u["pooled"]),
-        "to_pool": sum(1 for u in unjudged if u["poolable"]),
-    }
+def pool_counts(run: Run) -> dict[str, int]:
+    """Counts of the run's ``unjudged_answers``: not judged, waiting in the pool, not yet
+    pooled (that could be), counted in the database (one query: a run of a campaign has
+    thousands; the ORM does not aggregate over a grouped query's annotations, hence the
+    query around its SQL)."""
+    sql, params = _unjudged_grouped(run).order_by().query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT COUNT(*),"
+            ' COALESCE(SUM(CASE WHEN g."pooled" THEN 1 ELSE 0 END), 0),'
+            ' COALESCE(SUM(CASE WHEN NOT g."pooled" AND g."rank" <= %s AND g."key" <> %s'
+            " THEN 1 ELSE 0 END), 0)"
+            f" FROM ({sql}) g",
+            [run.collection.max_output_size, "", *params],
+        )
+        unjudged, pooled, to_pool = cursor.fetchone()
+    return {"unjudged": unjudged, "pooled": pooled, "to_pool": to_pool}

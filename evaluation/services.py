@@ -1,11 +1,11 @@
 """The ORM adapter of the scoring engine, and the writes of the evaluation app.
 
 Reads judgments and runs from the database into the engine's plain arrays
-(``evaluation.metrics``), scores them, and caches the result under the collection's
-judgment version, so a page always shows scores of the current judgments; compares and
-ranks runs with the statistics of ``evaluation.analysis``.  The pages' other reads are in
-``evaluation.selectors``, who may do what in ``evaluation.access`` (which the writes here
-enforce).
+(``evaluation.metrics``) and gives the scores of runs, kept in the database per run,
+judgment version and configuration (``evaluation.score_store``), so a page always shows
+scores of the current judgments; runs compared and ranked are in
+``evaluation.comparing``, the pages' other reads in ``evaluation.selectors``, who may do
+what in ``evaluation.access`` (which the writes here enforce).
 """
 
 from __future__ import annotations
@@ -13,12 +13,9 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.core.cache import caches
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Max
@@ -28,26 +25,11 @@ from annotate import edits, judging, matching
 from annotate.models import AnswerString, Collection, JudgmentEvent, Question, Source
 from config.bulk import Progress, insert_rows, temp_rows
 from evaluation.analysis.score_config import ScoreConfig
-from evaluation.analysis.significance import (
-    MeanIntervals,
-    PairTests,
-    TestConfig,
-    pair_tests,
-    score_intervals,
-)
-from evaluation.analysis.stats import (
-    Paired,
-    difference_order,
-    disagreements,
-    paired,
-    rank_correlations,
-)
 from evaluation.metrics import (
     InputError,
     Issue,
     Judgments,
     Ranking,
-    Scores,
 )
 from evaluation.metrics.errors import merge_issues
 from evaluation.metrics.normalize import normalize_many
@@ -109,141 +91,6 @@ def score_runs(
     per run, judgment version and configuration (``evaluation.score_store``): the engine's
     ``Scores`` figures, with each run's answer counts."""
     return score_store.run_scores(collection=collection, runs=runs, config=config)
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Runs A and B compared question by question (DESIGN.md section 5): per-question
-    scores, differences B - A, the paired tests of each metric, the questions ordered by
-    their difference, and where the Q-measure and RR differences disagree."""
-
-    a: Run
-    b: Run
-    metrics: tuple[str, ...]
-    scores: Scores
-    per_question_a: pd.DataFrame
-    per_question_b: pd.DataFrame
-    diffs: pd.DataFrame
-    tests: tuple[Paired, ...]
-    order: tuple[str, ...]
-    q_metric: str
-    rr_metric: str
-    disagree: tuple[str, ...]
-
-    def disagree_largest_first(self) -> list[str]:
-        """``disagree`` ordered as the compare page lists it: by the size of the
-        ``q_metric`` difference, largest first (ties in question order)."""
-        if not self.disagree:
-            return []
-        size = self.diffs.loc[list(self.disagree), self.q_metric].abs()
-        return [str(q) for q in size.sort_values(ascending=False, kind="stable").index]
-
-
-def runs_compare(
-    *, collection: Collection, run_a: Run, run_b: Run, config: ScoreConfig
-) -> Comparison:
-    """Score ``run_a`` and ``run_b`` under ``config`` and compare them (B - A)."""
-    scores = score_runs(collection, [run_a, run_b], config)
-    metrics = tuple(config.metrics)
-    pa = scores.per_question[run_a.name][list(metrics)]
-    pb = scores.per_question[run_b.name][list(metrics)]
-    diffs = pb - pa
-    tests = tuple(paired(m, pa[m], pb[m]) for m in metrics)
-    q_metric = "q_measure" if "q_measure" in metrics else metrics[0]
-    rr_metric = "rr" if "rr" in metrics else metrics[-1]
-    disagree = (
-        tuple(disagreements(diffs[rr_metric], diffs[q_metric])) if q_metric != rr_metric else ()
-    )
-    return Comparison(
-        a=run_a,
-        b=run_b,
-        metrics=metrics,
-        scores=scores,
-        per_question_a=pa,
-        per_question_b=pb,
-        diffs=diffs,
-        tests=tests,
-        order=tuple(difference_order(diffs)),
-        q_metric=q_metric,
-        rr_metric=rr_metric,
-        disagree=disagree,
-    )
-
-
-@dataclass(frozen=True)
-class SystemRanking:
-    """The runs of a collection ranked by their means: ``runs`` by name, ``order`` best
-    first on the first metric (ties keep the name order), ``ranks`` per metric (ties share
-    the better rank), and Kendall's tau / Spearman's rho between the metrics' rankings
-    (None with fewer than one run)."""
-
-    runs: tuple[Run, ...]
-    order: tuple[Run, ...]
-    metrics: tuple[str, ...]
-    means: pd.DataFrame
-    ranks: pd.DataFrame
-    correlations: pd.DataFrame | None
-    intervals: MeanIntervals | None = None
-    pairs: PairTests | None = None
-
-
-def runs_rank(
-    *,
-    collection: Collection,
-    runs: Sequence[Run],
-    config: ScoreConfig,
-    tests: TestConfig | None = None,
-    intervals: bool = True,
-    pairs: bool = True,
-) -> SystemRanking:
-    """Mean scores of ``runs`` under ``config``, the system ranking they give and the
-    agreement between the rankings of the configured metrics; with ``tests``, also the
-    95% interval of every mean (``intervals``) and the all-pairs tests of the first
-    metric in ranking order (``pairs``), as ``tests`` says
-    (``evaluation.analysis.significance``)."""
-    runs = tuple(runs)
-    metrics = tuple(config.metrics)
-    scores = score_runs(collection, runs, config) if runs else None
-    if scores is not None:
-        means = scores.means()[list(metrics)]
-    else:
-        means = pd.DataFrame(columns=list(metrics), dtype=float)
-    ranks = means.rank(ascending=False, method="min")
-    order = tuple(sorted(runs, key=lambda r: -means.at[r.name, metrics[0]]))
-    correlations = rank_correlations(means) if runs else None
-    ivs = tested = None
-    if tests is not None and scores is not None:
-        ivs = score_intervals(scores, tests) if intervals else None
-        if pairs:
-            tested = _pair_tests(scores, metrics[0], [r.name for r in order], tests)
-    return SystemRanking(
-        runs=runs,
-        order=order,
-        metrics=metrics,
-        means=means,
-        ranks=ranks,
-        correlations=correlations,
-        intervals=ivs,
-        pairs=tested,
-    )
-
-
-def _pair_tests(scores: Scores, metric: str, order: Sequence[str], tests: TestConfig) -> PairTests:
-    """``significance.pair_tests``; the randomised Tukey HSD (seconds on 50 runs x 5,000
-    questions) is cached under the scores it was computed from, so the page and its CSV
-    compute it once.  The key hashes the score matrix itself: no query."""
-    if tests.test != "tukey":
-        return pair_tests(scores, metric=metric, order=order, config=tests)
-    X = np.ascontiguousarray(scores.values[:, scores.metrics.index(metric), :])
-    digest = hashlib.sha256(X.tobytes())
-    digest.update(repr((scores.runs, tuple(order), metric, tests)).encode())
-    key = "pairs:" + digest.hexdigest()
-    cache = caches["scores"]
-    tested = cache.get(key)
-    if tested is None:
-        tested = pair_tests(scores, metric=metric, order=order, config=tests)
-        cache.set(key, tested, 600)
-    return tested
 
 
 # -- writes -------------------------------------------------------------------------------

@@ -79,9 +79,14 @@ def test_postgresql_gets_statement_and_lock_timeouts_from_the_environment():
     )
     url = "postgres://u@db.example:5432/qa"
     default = run_manage("shell", "--no-imports", "-c", code, DATABASE_URL=url, DJANGO_DEBUG="1")
-    assert default.stdout.split() == ["-c", "statement_timeout=20000", "-c", "lock_timeout=5000"], (
-        default.stderr
-    )
+    assert default.stdout.split() == [
+        "-c",
+        "statement_timeout=20000",
+        "-c",
+        "lock_timeout=5000",
+        "-c",
+        "jit=off",
+    ], default.stderr
     custom = run_manage(
         "shell",
         "--no-imports",
@@ -92,9 +97,14 @@ def test_postgresql_gets_statement_and_lock_timeouts_from_the_environment():
         DJANGO_DB_STATEMENT_TIMEOUT_MS="9000",
         DJANGO_DB_LOCK_TIMEOUT_MS="1500",
     )
-    assert custom.stdout.split() == ["-c", "statement_timeout=9000", "-c", "lock_timeout=1500"], (
-        custom.stderr
-    )
+    assert custom.stdout.split() == [
+        "-c",
+        "statement_timeout=9000",
+        "-c",
+        "lock_timeout=1500",
+        "-c",
+        "jit=off",
+    ], custom.stderr
 
 
 def test_debug_is_off_unless_asked_for():

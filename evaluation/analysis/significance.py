@@ -7,7 +7,7 @@ bootstrap samples ``draw_bootstrap`` draws: ``draw_samples``' for the same seed 
 they are the reliability page's), paired t-tests with Holm's correction (``paired_t``,
 ``holm``) and the randomised Tukey HSD (``tukey_hsd``, its permutations from
 ``tukey_generator`` of the seed and on the runs by name: the reliability page's for the
-same seed and B).  No Django here: ``services.runs_rank`` and the views call it with
+same seed and B).  No Django here: ``comparing.runs_rank`` and the views call it with
 scores they already have, so it adds no query to a page.
 """
 

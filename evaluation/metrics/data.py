@@ -15,16 +15,10 @@ import numpy as np
 
 from .arrays import Index, factorize, unique
 from .errors import InputError, IssueList
+from .levels import DEFAULT_LEVELS, default_gains
 from .normalize import MATCH_MODES, NIL_KEY, normalize_many
 
-DEFAULT_LEVELS = ("S", "A", "B")
 ID_MATCH = "id"  # TREC qrels: document ids compared as they are
-
-
-def default_gains(levels: Sequence[str]) -> tuple[float, ...]:
-    """Gains n, n-1, ..., 1 for n levels, highest first (3:2:1 for S, A, B)."""
-    n = len(levels)
-    return tuple(float(n - i) for i in range(n))
 
 
 class StringTable:

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from evaluation import services
+from evaluation import comparing
 from evaluation.analysis import score_config
 from evaluation.analysis.stats import format_p, p_text, paired, randomization_p, wilcoxon_p
 from evaluation.models import Run
@@ -97,8 +97,8 @@ pytestmark = pytest.mark.django_db
 def test_compare_service_returns_a_dataclass_sorted_by_difference(demo):
     r = _runs(demo)
     config = score_config.ScoreConfig(metrics=("q_measure", "rr"))
-    c = services.runs_compare(collection=demo, run_a=r["noAF"], run_b=r["AF"], config=config)
-    assert isinstance(c, services.Comparison)
+    c = comparing.runs_compare(collection=demo, run_a=r["noAF"], run_b=r["AF"], config=config)
+    assert isinstance(c, comparing.Comparison)
     assert (c.a, c.b, c.metrics) == (r["noAF"], r["AF"], ("q_measure", "rr"))
     assert list(c.diffs.columns) == ["q_measure", "rr"]
     ordered = c.diffs.loc[list(c.order)]
@@ -112,13 +112,13 @@ def test_compare_service_returns_a_dataclass_sorted_by_difference(demo):
 def test_ranking_service_returns_a_dataclass(demo):
     runs = list(Run.objects.filter(collection=demo).order_by("name"))
     config = score_config.ScoreConfig(metrics=("q_measure", "rr"))
-    ranking = services.runs_rank(collection=demo, runs=runs, config=config)
-    assert isinstance(ranking, services.SystemRanking)
+    ranking = comparing.runs_rank(collection=demo, runs=runs, config=config)
+    assert isinstance(ranking, comparing.SystemRanking)
     assert [r.name for r in ranking.runs] == ["AF", "noAF"]
     assert [r.name for r in ranking.order] == ["AF", "noAF"]  # AF has the higher Q-measure
     assert ranking.ranks.at["AF", "q_measure"] == 1
     assert list(ranking.correlations.columns)[:2] == ["metric_a", "metric_b"]
-    empty = services.runs_rank(collection=demo, runs=[], config=config)
+    empty = comparing.runs_rank(collection=demo, runs=[], config=config)
     assert empty.order == () and empty.correlations is None
 
 

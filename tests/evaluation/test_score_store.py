@@ -190,6 +190,10 @@ def test_a_replaced_run_is_scored_again():
     RunAnswer.objects.filter(run=run, question_id=first.question_id).delete()
     Run.objects.filter(pk=run.pk).update(sha256="another file")
     _assert_same(collection, runs)
+    # stored for the new file, at the same judgment version: the next view reads it
+    assert list(RunScores.objects.filter(run=run).values_list("answers_sha256", flat=True)) == [
+        "another file"
+    ]
 
 
 def test_every_judgment_writer_bumps_the_versions_the_scores_go_by():
