@@ -19,11 +19,12 @@ from .sniff import _lines
 # two equal-looking strings differ).  NUL is in it because no database text column can
 # store one (PostgreSQL refuses it).  The forms' side re-states the set
 # (config.text.CONTROL_CHARACTERS: config may not import an app, the engine no Django), as
-# does the compiled run reader (_fastparse.c, which steps aside for the line reader to
-# refuse); tests/security/test_one_text_rule.py checks all three against the definition
-# above, code point by code point.  So nothing a file brings in is text the organizer could
-# not type, edit or delete.  Every file the product imports is checked line by line.  Tab,
-# newline and carriage return are text (or separators).
+# does the compiled run reader (_fastparse.c: refused_at, which steps aside for the line
+# reader to refuse); tests/security/test_one_text_rule.py checks the two sets against the
+# definition above, code point by code point, and tests/metrics/test_reader_text_rule.py
+# that the C reader leaves every one of them to the line reader.  So nothing a file brings
+# in is text the organizer could not type, edit or delete.  Every file the product imports
+# is checked line by line.  Tab, newline and carriage return are text (or separators).
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
 NUL_BYTE = "contains a NUL byte"
 _ALLOWED = "only tab, newline and carriage return are allowed in text"

@@ -10,6 +10,7 @@ Run on PostgreSQL as well: DATABASE_URL=postgres://postgres@127.0.0.1:5432/qasyn
 .venv/bin/pytest tests/security/test_one_text_rule.py"""
 
 import io
+import re
 import unicodedata
 import zipfile
 
@@ -237,11 +238,19 @@ def test_a_form_field_with_the_character_is_refused(w, client, c):
 @pytest.mark.parametrize("c", CHARACTERS, ids=IDS)
 @pytest.mark.parametrize("op", ["delete", "edit"])
 def test_a_stored_string_with_the_character_can_be_saved_or_deleted(w, client, op, c):
+    """No field of its page holds the stored text but the text the organizer corrects
+    before Save: every other button posts ids and states only."""
     _, org, q = w
     s = AnswerString.objects.create(question=q, text=f"Yo{c}ko", key=f"yo{c}ko")
     client.force_login(org)
     page = client.get(f"/questions/{q.pk}/judge/", {"edit": s.pk})
     assert page.status_code == 200
+    holding = [
+        m.group(1)
+        for m in re.finditer(r'<(?:input|textarea)[^>]*name="([^"]+)"[^>]*>', page.content.decode())
+        if c in m.group()
+    ]
+    assert holding == ["text"]
     action, fields = _form_of(page.content.decode(), op)
     if op == "edit":
         assert fields["text"] == f"Yo{c}ko"
