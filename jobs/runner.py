@@ -24,7 +24,8 @@ from django.db import DatabaseError, close_old_connections, connection
 from django.db.models.functions import Now
 from django.utils import timezone
 from django.utils.module_loading import import_string
-from django_tasks import task
+from django_tasks import task, task_backends
+from django_tasks.backends.immediate import ImmediateBackend
 
 from .models import Job, JobOutput, JobStatus
 from .progress import JobCancelled, Progress, Reporter, Snapshot
@@ -83,6 +84,12 @@ def execute(job_id: int) -> str:
     return job.status if job else "missing"
 
 
+def queue_is_immediate() -> bool:
+    """True where the task backend runs a task at once in the caller (the test settings,
+    or a deployment that chose no worker)."""
+    return isinstance(task_backends["default"], ImmediateBackend)
+
+
 def run_job(
     job_id: int,
     *,
@@ -104,7 +111,10 @@ def run_job(
         return Job.objects.filter(pk=job_id).first()
     job = Job.objects.select_related("user", "collection").get(pk=job_id)
     progress = Progress(listener)
-    reporter = Reporter(job.pk, progress) if in_worker else None
+    # a job run inline (a command's, or a request's) beats and reports too, so that no
+    # web server elsewhere takes it for dead, and its page can follow and cancel it; not
+    # under the immediate backend (the tests: their rows are in the test's transaction)
+    reporter = Reporter(job.pk, progress) if in_worker or not queue_is_immediate() else None
     if reporter:
         reporter.start()
     try:
@@ -212,12 +222,18 @@ def _record_end(
         **outcome,
     }
     for attempt in range(tries):
+        # inside a caller's transaction (an inline job run from one) the connection is
+        # the caller's to keep, and so is an error
+        ours = not connection.in_atomic_block
         try:
-            # a connection the job's failure broke is replaced, not reused
-            connection.close_if_unusable_or_obsolete()
+            if ours:
+                # a connection the job's failure broke is replaced, not reused
+                connection.close_if_unusable_or_obsolete()
             Job.objects.filter(pk=job_id).update(**fields)
             return
         except DatabaseError:
+            if not ours:
+                raise
             logger.warning("job %s: its end not written (try %d)", job_id, attempt + 1)
             connection.close()
             if attempt + 1 < tries:

@@ -22,13 +22,12 @@ from django.db.models import BooleanField, Case, Q, When
 from django.db.models.functions import Now
 from django.utils import timezone
 from django_tasks import task_backends
-from django_tasks.backends.immediate import ImmediateBackend
 from django_tasks.base import TaskResultStatus
 from django_tasks.exceptions import TaskResultDoesNotExist
 
 from .models import ACTIVE, Conflict, Job, JobLock, JobStatus
 from .progress import Snapshot
-from .runner import execute, run_job
+from .runner import execute, queue_is_immediate, run_job
 from .workers import worker_alive
 
 logger = logging.getLogger(__name__)
@@ -43,12 +42,6 @@ def _conflicting(collection_id: int, conflict: str):
     if conflict == Conflict.EXCLUSIVE:
         return active.exclude(conflict=Conflict.NONE)
     return active.filter(conflict=Conflict.EXCLUSIVE)
-
-
-def queue_is_immediate() -> bool:
-    """True where the task backend runs a task at once in the caller (the test settings,
-    or a deployment that chose no worker)."""
-    return isinstance(task_backends["default"], ImmediateBackend)
 
 
 def job_start(

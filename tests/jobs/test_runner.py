@@ -72,6 +72,7 @@ def test_rqs_timeout_is_named():
     )
 
 
+@pytest.mark.django_db(transaction=True)  # a worker's connection, in no transaction
 def test_the_final_write_is_tried_again_when_the_database_fails(monkeypatch):
     collection = make_collection(name="Before")
     job = _job(f"{SAMPLE}.rename", collection=collection, params={"name": "After", "steps": 2})
@@ -110,3 +111,33 @@ def test_a_queue_that_does_not_answer_fails_the_job_at_once(
     assert job.status == JobStatus.FAILED
     assert job.message.startswith("The job could not be queued")
     assert job.finished_at is not None
+
+
+class _Reporter:
+    started: list[int] = []
+
+    def __init__(self, job_id, progress):
+        self.job_id = job_id
+
+    def start(self):
+        _Reporter.started.append(self.job_id)
+
+    def stop(self):
+        pass
+
+
+def test_a_job_run_inline_beats_like_a_workers_but_under_the_immediate_backend(
+    settings, monkeypatch
+):
+    # a command's inline job (hours of it, maybe) must not look dead to a web server on
+    # another machine: it writes its heartbeat as a worker's does
+    monkeypatch.setattr(runner, "Reporter", _Reporter)
+    _Reporter.started = []
+    immediate = run_job(_job(f"{SAMPLE}.echo_input").pk)
+    assert _Reporter.started == []  # the tests' backend: rows in the test's transaction
+    settings.TASKS = {
+        "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}
+    }
+    inline = run_job(_job(f"{SAMPLE}.echo_input").pk)
+    assert _Reporter.started == [inline.pk]
+    assert immediate.status == inline.status == JobStatus.SUCCEEDED
