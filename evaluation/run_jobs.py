@@ -86,9 +86,10 @@ def _run_url(run: Run) -> str:
 
 
 def _scored(ctx: JobContext, collection: Collection, run: Run) -> dict[str, float | None]:
-    """The run's means under the run page's default configuration (its last step: the
-    scores are computed, and cached, before anyone opens the page).  The run is stored by
-    now: a cancel or a scoring failure here leaves it stored and the job succeeded."""
+    """The run's means under the run page's default configuration (the job's last step:
+    the result says how the run scores, and the scores are cached in this process -- the
+    request's when the job ran inline).  The run is stored by now: a cancel or a scoring
+    failure here leaves it stored and the job succeeded."""
     try:
         ctx.progress.phase("Scoring the run", total=1, unit="run")
         config = ScoreConfigForm.read(None, collection).config
@@ -311,8 +312,12 @@ def runs_pool_all(ctx: JobContext) -> dict:
     collection = Collection.objects.get(pk=ctx.job.collection_id)
     user = _organizer(ctx, collection)
     with transaction.atomic():
-        runs = list(Run.objects.active().filter(collection=collection).select_related("collection"))
-        runs.sort(key=lambda r: r.pk)
+        runs = list(
+            Run.objects.active()
+            .filter(collection=collection)
+            .select_related("collection")
+            .order_by("pk")
+        )
         ctx.progress.phase("Pooling the runs", total=len(runs), unit="runs")
         pooled = []
         for i, run in enumerate(runs, start=1):
