@@ -198,6 +198,8 @@ def _job_out(job: Job) -> dict:
     result = None
     if job.result is not None:
         result = {k: v for k, v in job.result.items() if k not in JOB_RESULT_HIDDEN}
+        if isinstance(result.get("means"), dict):  # rounded as every score of the API
+            result["means"] = {m: _number(v, "readable") for m, v in result["means"].items()}
         run_id = job.result.get("run_id")
         if run_id is not None and job.kind in ("run-upload", "run-replace"):
             run = Run.objects.select_related("owner").filter(pk=run_id).first()

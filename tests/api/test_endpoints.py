@@ -221,7 +221,7 @@ def test_a_large_upload_is_queued_and_its_job_followed_to_its_run(
         "Scoring the run",
         1,
         1,
-        "runs",
+        "run",
     )
     run = Run.objects.get(name="queued-run")
     assert job["result"]["run"]["id"] == run.pk and job["result"]["run"]["owner"] == "participant"

@@ -344,3 +344,62 @@ def test_the_terminal_bar_draws_each_phase():
     with TerminalProgress(quiet, quiet, quiet=True) as bar:
         bar(Snapshot("Reading the file", 0, 10, "lines"))
     assert quiet.getvalue() == ""
+
+
+# -- refusals, cancel, the runs page's button ------------------------------------------------
+def test_an_upload_beside_a_conflicting_job_is_refused_on_the_form(world):
+    import os
+    import socket
+
+    from jobs.models import Conflict
+
+    c, owner = world["c"], world["owner"]
+    Job.objects.create(
+        kind="matching-mode",
+        label="Matching mode change",
+        func="x",
+        user=world["organizer"],
+        collection=c,
+        conflict=Conflict.EXCLUSIVE,
+        status=JobStatus.RUNNING,
+        worker=f"{socket.gethostname()}:{os.getpid()}",
+    )
+    html = page_upload(client_for(owner), c, "blocked", GOOD).content.decode()
+    assert 'id="upload-form"' in html and "Matching mode change (started by organizer" in html
+    assert not Run.objects.filter(name="blocked").exists()
+    assert not Job.objects.filter(kind="run-upload").exists()
+
+
+def test_an_upload_cancelled_while_its_file_is_read_stores_nothing(world, settings, monkeypatch):
+    from jobs.progress import Progress
+
+    monkeypatch.setattr(parsers, "PROGRESS_LINES", 1)
+    made: list[Progress] = []
+    original = Progress.__init__
+
+    def init(self, listener=None):
+        original(self, listener)
+        made.append(self)
+
+    monkeypatch.setattr(Progress, "__init__", init)
+
+    def listener(snap: Snapshot) -> None:
+        if snap.phase == "Reading the file" and snap.done == 2:
+            made[-1].cancelled.set()  # as the reporter does when somebody pressed Cancel
+
+    settings.TASKS = DATABASE_QUEUE
+    c, owner = world["c"], world["owner"]
+    job = run_jobs.run_upload_start(
+        collection=c, user=owner, name="cancelled", data=GOOD, filename="r.tsv", inline=False
+    )
+    ended = run_job(job.pk, listener=listener)
+    assert ended.status == JobStatus.CANCELLED and ended.done == 2
+    assert not Run.objects.filter(name="cancelled").exists()
+
+
+def test_the_runs_page_offers_pool_all_to_organizers(world):
+    c = world["c"]
+    make_run(collection=c, owner=world["owner"], name="r", answers={"Q1": ["Nice"]})
+    url = reverse("evaluation:run-list", args=[c.slug])
+    assert 'id="pool-all-form"' in client_for(world["organizer"]).get(url).content.decode()
+    assert 'id="pool-all-form"' not in client_for(world["owner"]).get(url).content.decode()
