@@ -189,7 +189,7 @@ def test_a_run_answering_with_a_variant_spelling_is_credited():
     j = collection_judgments(c)
     assert len(j.str_text) == 4  # one string per key, variants need no rows of their own
     scores = score_runs(c, [run], ScoreConfig())
-    marks = scores.marks(list(scores.runs), ["Q1", "Q2"])
+    marks = scores.marks(["v"], ["Q1", "Q2"])
     assert list(marks["status"]) == ["correct", "correct"]
     assert scores.per_question["v"].loc["Q2", "q_measure"] == 1.0
     assert scores.per_question["v"].loc["Q1", "rr"] == 1.0
