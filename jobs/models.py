@@ -40,13 +40,13 @@ class Job(models.Model):
     collection = models.ForeignKey(
         "annotate.Collection", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
-    conflict = models.CharField(max_length=10, choices=Conflict.choices, default=Conflict.SHARED)
+    conflict = models.CharField(max_length=10, choices=Conflict, default=Conflict.SHARED)
     params = models.JSONField(default=dict, blank=True)
     # the uploaded file the job reads (cleared when the job ends)
     input = models.BinaryField(null=True, blank=True, editable=False)
     input_name = models.CharField(max_length=255, blank=True)
 
-    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    status = models.CharField(max_length=10, choices=JobStatus, default=JobStatus.QUEUED)
     phase = models.CharField(max_length=100, blank=True)
     done = models.BigIntegerField(default=0)
     total = models.BigIntegerField(null=True, blank=True)
