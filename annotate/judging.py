@@ -6,7 +6,7 @@ transaction, one ``JudgmentEvent``, a stale page refused.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -96,6 +96,7 @@ class _Pooled:
     text: str
     key: str
     variants: list[str]
+    spelled: set[str]  # the text and the variants
 
 
 @transaction.atomic
@@ -129,27 +130,35 @@ def strings_add_unjudged_batches(
         .values_list("pk", "status")
     )
     existing = {
-        pk: _Pooled(pk, q, text, key, variants)
+        pk: _Pooled(pk, q, text, key, variants, {text, *variants})
         for pk, q, text, key, variants in AnswerString.objects.filter(
             question_id__in=ids_in(qids)
         ).values_list("pk", "question_id", "text", "key", "variants")
     }
-    owner = {k: existing[pk] for k, pk in key_owners(question_ids=qids).items()}
+    owner: dict[tuple[int, str], _Pooled] = {}
+    held: dict[int, set[str]] = defaultdict(set)  # string id -> its keys
+    for k, pk in key_owners(question_ids=qids).items():
+        owner[k] = existing[pk]
+        held[pk].add(k[1])
     new: list[_Pooled] = []
     grown: dict[int, _Pooled] = {}
     for (rows, _), result in zip(batches, results, strict=True):
-        known = {k: spellings_of(owner[k]) for k in {(q, key) for q, key, _ in rows} if k in owner}
+        # the spellings of the strings holding the batch's keys, as the batch starts (the
+        # batch's own join them after the fold)
+        known = {k: owner[k].spelled for k in {(q, key) for q, key, _ in rows} if k in owner}
         questions = set()
         for (q, key), spellings in spellings_fold(rows, known).items():
             s = owner.get((q, key))
             if s is None:
-                owner[(q, key)] = s = _Pooled(None, q, spellings[0], key, spellings[1:])
+                s = _Pooled(None, q, spellings[0], key, spellings[1:], set(spellings))
+                owner[(q, key)] = s
                 new.append(s)
                 questions.add(q)
                 result.added += 1
                 result.spellings += len(spellings) - 1
             else:
-                s.variants = [*s.variants, *spellings]
+                s.variants.extend(spellings)
+                s.spelled.update(spellings)
                 if s.pk is not None:
                     grown[s.pk] = s
                 result.spellings += len(spellings)
@@ -163,16 +172,30 @@ def strings_add_unjudged_batches(
     for s, pk in zip(new, ids, strict=True):
         s.pk = pk
     update_rows(AnswerString, ["variants"], ((s.pk, s.variants) for s in grown.values()))
-    synced = [*new, *grown.values()]
     modes = dict(
         Question.objects.filter(pk__in=ids_in(qids)).values_list("pk", "collection__matching_mode")
     )
-    for mode in sorted({modes[s.question_id] for s in synced}):
+    for mode in sorted({modes[q] for q in qids}):
+        # a new string has no keys yet; a grown one is written again only when a new
+        # spelling brought a key it does not hold (not when, as a pooled answer's key
+        # is the string's, its keys stay)
         spelling_keys_write(
             rows=(
-                (s.pk, s.question_id, spellings_of(s))
-                for s in synced
-                if modes[s.question_id] == mode
+                (s.pk, s.question_id, spellings_of(s)) for s in new if modes[s.question_id] == mode
+            ),
+            mode=mode,
+            replace=False,
+        )
+        regrown = [s for s in grown.values() if modes[s.question_id] == mode]
+        spelled = [(s.pk, sp) for s in regrown for sp in spellings_of(s)]
+        keys: dict[int, set[str]] = defaultdict(set)
+        new_keys = normalize_many([sp for _, sp in spelled], mode)
+        for (pk, _), key in zip(spelled, new_keys, strict=True):
+            if key:
+                keys[pk].add(key)
+        spelling_keys_write(
+            rows=(
+                (s.pk, s.question_id, spellings_of(s)) for s in regrown if keys[s.pk] != held[s.pk]
             ),
             mode=mode,
         )

@@ -221,9 +221,15 @@ def _rekey_write(
         )
     AnswerString.objects.filter(pk__in=folded).delete()
     changed = [(r[0], keys[i]) for i, r in enumerate(rows) if r[0] not in gone and keys[i] != r[4]]
-    # two steps: a key may move to a string whose own key moves away (unique per question,
-    # checked row by row)
-    update_rows(AnswerString, ["key"], ((pk, f"\u0001rekey {pk}") for pk, _ in changed))
+    # a key may move to a string whose own key moves away (unique per question, checked
+    # row by row): such a string steps aside to a key of its own first
+    taken = {(r[1], keys[i]) for i, r in enumerate(rows) if r[0] not in gone and keys[i] != r[4]}
+    aside = [
+        r[0]
+        for i, r in enumerate(rows)
+        if r[0] not in gone and keys[i] != r[4] and (r[1], r[4]) in taken
+    ]
+    update_rows(AnswerString, ["key"], ((pk, f"\u0001rekey {pk}") for pk in aside))
     update_rows(AnswerString, ["key"], changed)
     update_rows(AnswerString, ["variants"], keepers.items())
     spelling_keys_write(

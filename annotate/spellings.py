@@ -49,12 +49,16 @@ def string_keys_sync(*, strings: Iterable[AnswerString], mode: str) -> int:
     )
 
 
-def spelling_keys_write(*, rows: Iterable[tuple[int, int, Sequence[str]]], mode: str) -> int:
+def spelling_keys_write(
+    *, rows: Iterable[tuple[int, int, Sequence[str]]], mode: str, replace: bool = True
+) -> int:
     """``string_keys_sync`` of strings given as (pk, question id, spellings: the text
     first) tuples, for the writers of many strings at once (a matching-mode change, an
-    import): one set-based delete of their keys and one bulk insert of the new ones."""
+    import): one set-based delete of their keys and one bulk insert of the new ones.
+    ``replace=False`` for strings just created, which hold no key yet: no delete."""
     rows = list(rows)
-    delete_rows(SpellingKey, "string_id", [pk for pk, _, _ in rows])
+    if replace:
+        delete_rows(SpellingKey, "string_id", [pk for pk, _, _ in rows])
     spellings = [(pk, q, sp) for pk, q, spelled in rows for sp in spelled]
     keys = normalize_many([sp for _, _, sp in spellings], mode)
     new: dict[tuple[int, str], tuple[int, int, str]] = {}

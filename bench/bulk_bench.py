@@ -25,11 +25,12 @@ run (``run_pool``), pooling every run (``runs_pool``), and the matching-mode cha
 this process's CPU time, and the database server's CPU time when it is a local PostgreSQL
 (the backend process's utime + stime from /proc), with the number of statements.
 
-``--profile OP`` (a prefix of the operation names printed) writes a cProfile of those
-operations to ``$TMPDIR/bulk_bench_profiles/`` and prints their 25 slowest statements.  The
-database is the configured one (``DATABASE_URL``; a throw-away SQLite file under $TMPDIR
-when unset): the bench migrates it and replaces its own collections (slugs ``bulk-m``,
-``bulk-nq``), nothing else.
+``--reuse`` times only the pooling and the mode changes, on the collections a previous run
+left (its pooling undone first). ``--profile OP`` (a prefix of the operation names
+printed) writes a cProfile of those operations to ``$TMPDIR/bulk_bench_profiles/`` and
+prints their 25 slowest statements. The database is the configured one (``DATABASE_URL``;
+a throw-away SQLite file under $TMPDIR when unset): the bench migrates it and replaces its
+own collections (slugs ``bulk-m``, ``bulk-nq``), nothing else.
 """
 
 from __future__ import annotations
@@ -301,9 +302,29 @@ def pool_and_modes(bench: Bench, c, owner, label: str, runs: list) -> None:
         )
 
 
+def reused(slug: str, owner):
+    """``--reuse``: the collection the last run built, its pooling undone (the pooled strings
+    and their events deleted) and its mode normalized again, to time pooling and the mode
+    change without building it anew; None when there is none."""
+    from annotate.models import AnswerString, Collection, JudgmentEvent
+    from evaluation.services import collection_matching_mode_change
+
+    c = Collection.objects.filter(slug=slug).first()
+    if c is None or not c.runs.exists():
+        return None
+    collection_matching_mode_change(collection=c, mode="normalized", by=owner)
+    AnswerString.objects.filter(question__collection=c, source="pool").delete()
+    JudgmentEvent.objects.filter(collection=c, action__in=["pool_run", "question_reopen"]).delete()
+    print(f"reusing {slug}: {c.runs.count()} runs, pooling undone")
+    return c
+
+
 def case_m(bench: Bench, owner, args) -> None:
     from evaluation.models import Run
 
+    if args.reuse and (c := reused("bulk-m", owner)):
+        runs = list(Run.objects.filter(collection=c).order_by("name"))
+        return pool_and_modes(bench, c, owner, "M", runs)
     rng = np.random.default_rng(args.seed)
     nq, nruns, depth = args.questions, args.runs, args.answers
     t = time.perf_counter()
@@ -327,6 +348,9 @@ def case_m(bench: Bench, owner, args) -> None:
 def case_nq(bench: Bench, owner, args) -> None:
     from evaluation.models import Run
 
+    if args.reuse and (c := reused("bulk-nq", owner)):
+        runs = list(Run.objects.filter(collection=c).order_by("name"))
+        return pool_and_modes(bench, c, owner, "NQ", runs)
     rng = np.random.default_rng(args.seed + 1)
     nq, systems = args.nq, args.systems
     t = time.perf_counter()
@@ -374,6 +398,11 @@ def main() -> None:
     ap.add_argument("--systems", type=int, default=5)
     ap.add_argument("--seed", type=int, default=24)
     ap.add_argument("--profile", metavar="OP", help="cProfile the operations named OP...")
+    ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="pool and change modes on the collections the last run built (pooling undone)",
+    )
     ap.add_argument(
         "--skip", metavar="OP", action="append", default=[], help="skip the operations OP..."
     )

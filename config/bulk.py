@@ -73,7 +73,7 @@ def _converter(field: models.Field) -> Callable[[Any], Any] | None:
         if kind == "JSONField":
             # COPY's text format: the server parses the JSON text into the jsonb column
             encoder = field.encoder
-            return lambda v: None if v is None else json.dumps(v, cls=encoder)
+            return lambda v: None if v is None else "[]" if v == [] else json.dumps(v, cls=encoder)
     memo: dict[Any, Any] = {}
 
     def convert(v: Any) -> Any:
@@ -88,11 +88,19 @@ def _converter(field: models.Field) -> Callable[[Any], Any] | None:
     return convert
 
 
-def _converted(rows: Iterable[Sequence], fields: Sequence[models.Field]) -> Iterator[tuple]:
-    conv = [_converter(f) for f in fields]
-    if not any(conv):
-        return (tuple(r) for r in rows)
-    return (tuple(v if c is None else c(v) for c, v in zip(conv, r, strict=True)) for r in rows)
+def _converted(rows: Iterable[Sequence], fields: Sequence[models.Field]) -> Iterable[Sequence]:
+    """``rows`` with the values of ``fields`` that need it converted for the driver."""
+    conv = [(i, c) for i, f in enumerate(fields) if (c := _converter(f)) is not None]
+    if not conv:
+        return rows
+
+    def converted(row: Sequence) -> list:
+        row = list(row)
+        for i, c in conv:
+            row[i] = c(row[i])
+        return row
+
+    return map(converted, rows)
 
 
 def _int_array(values: Iterable[int]) -> str:
@@ -191,13 +199,13 @@ def temp_rows(
     with transaction.atomic(), connection.cursor() as cur:
         if connection.vendor == "postgresql":
             cur.execute(f"CREATE TEMPORARY TABLE {name} ({defs}) ON COMMIT DROP")
-            n = 0
             with cur.cursor.copy(f"COPY {name} FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
-                    n += 1
-            if n > 1000:  # the planner's row counts for the join (a temp table has none)
-                cur.execute(f"ANALYZE {name}")
+            # the planner's row counts for the join: a temporary table has no statistics
+            # until analyzed, and the guess (thousands of rows) picks a sequential scan of
+            # the table joined to one of a single row
+            cur.execute(f"ANALYZE {name}")
         else:
             cur.execute(f"CREATE TEMPORARY TABLE {name} ({defs})")
             marks = ", ".join(["%s"] * len(columns))

@@ -423,27 +423,24 @@ def _runs_pool(
     of that run would read them, less the spellings an earlier run already gave."""
     limit = collection.max_output_size
     qn = connection.ops.quote_name
-    with (
-        temp_rows(
-            [("run_id", "bigint"), ("ord", "bigint")],
-            [(r.pk, i) for i, r in enumerate(runs)],
-            index=["run_id"],
-        ) as t,
-        connection.cursor() as cur,
-    ):
+    order = " ".join("WHEN %s THEN %s" for _ in runs)
+    with connection.cursor() as cur:
         if connection.vendor == "postgresql":
             # the grouping's hash table in memory rather than in batches on disk
             cur.execute("SET LOCAL work_mem = '64MB'")
+        # ordered as the batches are read: run, then question, then rank
         cur.execute(
-            f'SELECT a."question_id", a."key", a."text", MIN({t}."ord" * {_RANKS} + a."rank") '
+            'SELECT "q", "k", "t", "pos" FROM ('
+            f'SELECT a."question_id" AS "q", a."key" AS "k", a."text" AS "t", '
+            f'MIN((CASE a."run_id" {order} END) * {_RANKS} + a."rank") AS "pos" '
             f"FROM {qn(RunAnswer._meta.db_table)} a "
-            f'JOIN {t} ON {t}."run_id" = a."run_id" '
-            f"WHERE a.{qn('rank')} <= %s AND a.{qn('key')} <> '' "
-            f'GROUP BY a."question_id", a."key", a."text"',
-            [limit],
+            f'WHERE a."run_id" IN ({", ".join(["%s"] * len(runs))}) '
+            f"AND a.{qn('rank')} <= %s AND a.{qn('key')} <> '' "
+            f'GROUP BY a."question_id", a."key", a."text"'
+            f') pooled ORDER BY "pos" / {_RANKS}, "q", "pos" - "pos" / {_RANKS} * {_RANKS}',
+            [v for i, r in enumerate(runs) for v in (r.pk, i)] + [r.pk for r in runs] + [limit],
         )
         rows = cur.fetchall()
-    rows.sort(key=lambda r: (r[3] // _RANKS, r[0], r[3] % _RANKS))
     batches: list[list[tuple[int, str, str]]] = [[] for _ in runs]
     for q, key, text, first in rows:
         batches[first // _RANKS].append((q, key, text))
@@ -519,6 +516,10 @@ def run_answers_rekey(
     qn = connection.ops.quote_name
     table, runs = qn(RunAnswer._meta.db_table), qn(Run._meta.db_table)
     with transaction.atomic():
+        if connection.vendor == "postgresql":
+            # the join's hash table of (text, key) in memory rather than in batches on disk
+            with connection.cursor() as cur:
+                cur.execute("SET LOCAL work_mem = '64MB'")
         rows = zip(texts, keys, strict=True)
         with temp_rows([("text", "text"), ("key", "text")], rows, index=["text"]) as t:
             with connection.cursor() as cur:
