@@ -44,7 +44,10 @@ RUN_INLINE_LINES = 2000
 POOL_INLINE_ANSWERS = 2000
 
 UPLOAD_STEPS = {"lines": "Reading the file", "answers": "Storing the answers"}
-POOL_STEPS = {"questions": "Sending answers to the assessors' pool"}
+POOL_STEPS = {
+    "questions": "Sending answers to the assessors' pool",
+    "runs": "Sending answers to the assessors' pool",
+}
 
 
 class _Steps:
