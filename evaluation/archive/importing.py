@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -33,6 +34,7 @@ from annotate.models import (
     Level,
     Membership,
     Question,
+    Role,
 )
 from annotate.spellings import string_keys_sync
 from config.text import CONTROL_CHARACTERS
@@ -76,15 +78,19 @@ def collection_import(
     name: str | None = None,
     filename: str = "archive.zip",
     progress: Progress | None = None,
+    organizer: AbstractBaseUser | None = None,
 ) -> Collection:
     """Create a new collection ``slug`` from an archive.  Users missing on this server are
-    created without a usable password (an administrator sets one).  Raises InputError
-    (nothing written) for an unreadable, inconsistent or too large archive, or a slug in
-    use, with every problem found (member and line).  ``progress(done, total, unit)``
-    hears how far it has come (rows read, then rows written)."""
+    created without a usable password (an administrator sets one); ``organizer`` (who
+    imported it from the page) becomes an organizer of it.  Raises InputError (nothing
+    written) for an unreadable, inconsistent or too large archive, or a slug in use, with
+    every problem found (member and line).  ``progress(done, total, unit)`` hears how far
+    it has come (members and rows read, then rows written)."""
     progress = progress or _no_progress
     archive = archive_checked(data=data, slug=slug, name=name, filename=filename, progress=progress)
-    return _write(import_plan(archive), slug=slug, name=name, progress=progress)
+    return _write(
+        import_plan(archive), slug=slug, name=name, progress=progress, organizer=organizer
+    )
 
 
 def _no_progress(done: int, total: int | None = None, unit: str | None = None) -> None:
@@ -154,7 +160,14 @@ def import_plan(archive: Archive) -> ImportPlan:
     )
 
 
-def _write(plan: ImportPlan, *, slug: str, name: str | None, progress: Progress) -> Collection:
+def _write(
+    plan: ImportPlan,
+    *,
+    slug: str,
+    name: str | None,
+    progress: Progress,
+    organizer: AbstractBaseUser | None = None,
+) -> Collection:
     """Write the plan as the new collection ``slug``, all in one transaction (the run
     answers checked as they stream in: on a problem there, nothing is written and every
     problem of the member is listed)."""
@@ -176,6 +189,10 @@ def _write(plan: ImportPlan, *, slug: str, name: str | None, progress: Progress)
                 Membership(collection=collection, user=users[u], role=role)
                 for u, role in archive.roles.items()
             )
+            if organizer is not None:
+                Membership.objects.update_or_create(
+                    collection=collection, user=organizer, defaults={"role": Role.ORGANIZER}
+                )
             q_of = _questions(collection, plan, users)
             s_objs = _synsets(plan, q_of)
             mode = collection.matching_mode
