@@ -28,6 +28,7 @@ from jobs.runner import JobContext, JobFailed
 ARCHIVE_TYPE = "application/zip"
 # what the archive's progress units are shown as, one phase each
 PHASES = {
+    "rows": "Writing the archive",
     "members read": "Reading the archive",
     "rows read": "Checking the rows",
     "run answers checked": "Checking the run answers",
@@ -78,7 +79,6 @@ def export_archive(ctx: JobContext) -> dict:
         except PermissionDenied as e:
             raise JobFailed("Only an organizer of the collection may export it.") from e
     buf = io.BytesIO()
-    ctx.progress.phase("Writing the archive", unit="rows")
     rows = collection_export_to(buf, collection=collection, progress=_Phases(ctx))
     data = buf.getvalue()
     output = ctx.save_output(f"{collection.slug}.zip", data, ARCHIVE_TYPE)

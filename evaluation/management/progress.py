@@ -89,7 +89,12 @@ def terminal_progress(stream: Any) -> Iterator[Callable[[Snapshot], None]]:
 
     def plain(snap: Snapshot) -> None:
         now = time.monotonic()
-        if snap.phase != last["phase"] or now - last["at"] >= PLAIN_EVERY:
+        ended = snap.total is not None and snap.done >= snap.total > 0
+        if ended and last.get("ended") == snap.phase:
+            return  # its last line is written
+        if snap.phase != last["phase"] or ended or now - last["at"] >= PLAIN_EVERY:
+            if ended:
+                last["ended"] = snap.phase
             total = f" of {snap.total}" if snap.total is not None else ""
             out.write(f"{snap.phase or 'Working'}: {snap.done}{total} {snap.unit}".rstrip() + "\n")
             out.flush()
