@@ -46,14 +46,24 @@ def _env(database: str) -> dict:
 
 def _ensure_database(database: str) -> None:
     exists = subprocess.run(
-        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-tAc",
-         f"SELECT 1 FROM pg_database WHERE datname = '{database}'"],
-        capture_output=True, text=True, check=True,
+        [
+            "psql",
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-tAc",
+            f"SELECT 1 FROM pg_database WHERE datname = '{database}'",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     if not exists:
         subprocess.run(
             ["psql", "-h", "127.0.0.1", "-U", "postgres", "-c", f'CREATE DATABASE "{database}"'],
-            check=True, capture_output=True,
+            check=True,
+            capture_output=True,
         )
 
 
@@ -106,7 +116,11 @@ def build(size: str, rebuild: bool) -> None:
             Membership(collection=c, user=u, role=role)
             for name, u in users.items()
             for role in [
-                "organizer" if name == "bench-org" else "assessor" if "-a" in name else "participant"
+                "organizer"
+                if name == "bench-org"
+                else "assessor"
+                if "-a" in name
+                else "participant"
             ]
         )
         qs = Question.objects.bulk_create(
@@ -115,7 +129,9 @@ def build(size: str, rebuild: bool) -> None:
         )
         nsyn = rng.integers(1, 4, size=nq)
         syns = AnswerSynset.objects.bulk_create(
-            AnswerSynset(question=q, ordinal=k + 1) for q, m in zip(qs, nsyn) for k in range(m)
+            AnswerSynset(question=q, ordinal=k + 1)
+            for q, m in zip(qs, nsyn, strict=True)
+            for k in range(m)
         )
         syn_of = {}
         for s in syns:
@@ -131,8 +147,13 @@ def build(size: str, rebuild: bool) -> None:
                 text = f"answer {k} to question {i}"
                 if k < n_correct:
                     s = AnswerString(
-                        question=q, text=text, key=text, synset=syn_of[q.pk][k % m],
-                        level=levels[k % 3], judged_at=now, judged_by=users["bench-a1"],
+                        question=q,
+                        text=text,
+                        key=text,
+                        synset=syn_of[q.pk][k % m],
+                        level=levels[k % 3],
+                        judged_at=now,
+                        judged_by=users["bench-a1"],
                     )
                 elif k < n_correct + 5:
                     s = AnswerString(
@@ -154,9 +175,14 @@ def build(size: str, rebuild: bool) -> None:
                     after={
                         "strings": {
                             str(s.pk): {
-                                "text": s.text, "key": s.key, "variants": [], "source": s.source,
-                                "synset": s.synset_id, "level": s.level_id,
-                                "judged_by": users["bench-a1"].pk, "judged_at": now.isoformat(),
+                                "text": s.text,
+                                "key": s.key,
+                                "variants": [],
+                                "source": s.source,
+                                "synset": s.synset_id,
+                                "level": s.level_id,
+                                "judged_by": users["bench-a1"].pk,
+                                "judged_at": now.isoformat(),
                             }
                             for s in strings[i * POOL : i * POOL + 3]
                         },
@@ -169,8 +195,13 @@ def build(size: str, rebuild: bool) -> None:
         )
         participants = [u for n, u in users.items() if n.startswith("bench-p")]
         runs = Run.objects.bulk_create(
-            Run(collection=c, owner=participants[r % len(participants)], name=f"run-{r:03d}",
-                source_name=f"run-{r:03d}.tsv", format="qa")
+            Run(
+                collection=c,
+                owner=participants[r % len(participants)],
+                name=f"run-{r:03d}",
+                source_name=f"run-{r:03d}.tsv",
+                format="qa",
+            )
             for r in range(nruns)
         )
         # the answers by COPY: built a run at a time
@@ -192,8 +223,10 @@ def build(size: str, rebuild: bool) -> None:
                 ) as copy:
                     for row in rows:
                         copy.write_row(row)
-    print(f"built {slug}: {nq} questions x {nruns} runs x {depth} answers, "
-          f"{len(strings)} strings, in {time.perf_counter() - t0:.0f} s")
+    print(
+        f"built {slug}: {nq} questions x {nruns} runs x {depth} answers, "
+        f"{len(strings)} strings, in {time.perf_counter() - t0:.0f} s"
+    )
 
 
 def measure(command: list[str], env: dict) -> dict:
@@ -202,7 +235,10 @@ def measure(command: list[str], env: dict) -> dict:
     start = time.perf_counter()
     proc = subprocess.run(
         ["/usr/bin/time", "-v", PYTHON, "manage.py", *command],
-        cwd=ROOT, env=env, capture_output=True, text=True,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     wall = time.perf_counter() - start
 
@@ -211,7 +247,8 @@ def measure(command: list[str], env: dict) -> dict:
         return float(m.group(1)) if m else float("nan")
 
     out = [
-        line for line in (proc.stdout + proc.stderr).splitlines()
+        line
+        for line in (proc.stdout + proc.stderr).splitlines()
         if line.strip() and not line.startswith("\t")
     ]
     return {
@@ -244,20 +281,30 @@ def main() -> None:
         for k in range(args.repeat):
             e = measure(["export_collection", slug, str(path)], env)
             size = path.stat().st_size / 1048576 if path.exists() else float("nan")
-            print(f"export  wall {e['wall']:6.1f} s  cpu {e['cpu']:6.1f} s  peak RSS "
-                  f"{e['rss']:7.1f} MB  exit {e['status']}  archive {size:.1f} MB")
+            print(
+                f"export  wall {e['wall']:6.1f} s  cpu {e['cpu']:6.1f} s  peak RSS "
+                f"{e['rss']:7.1f} MB  exit {e['status']}  archive {size:.1f} MB"
+            )
             print(f"        {e['last']}")
             copy = f"{slug}-copy-{k}"
             i = measure(["import_collection", str(path), "--slug", copy], env)
-            print(f"import  wall {i['wall']:6.1f} s  cpu {i['cpu']:6.1f} s  peak RSS "
-                  f"{i['rss']:7.1f} MB  exit {i['status']}")
+            print(
+                f"import  wall {i['wall']:6.1f} s  cpu {i['cpu']:6.1f} s  peak RSS "
+                f"{i['rss']:7.1f} MB  exit {i['status']}"
+            )
             print(f"        {i['last']}")
             print(f"export + import wall {e['wall'] + i['wall']:.1f} s")
             subprocess.run(
-                [PYTHON, "-c", "import django; django.setup(); "
-                 "from annotate.models import Collection; "
-                 f"Collection.objects.filter(slug={copy!r}).delete()"],
-                cwd=ROOT, env=env, check=True,
+                [
+                    PYTHON,
+                    "-c",
+                    "import django; django.setup(); "
+                    "from annotate.models import Collection; "
+                    f"Collection.objects.filter(slug={copy!r}).delete()",
+                ],
+                cwd=ROOT,
+                env=env,
+                check=True,
             )
             sys.stdout.flush()
 
