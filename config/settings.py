@@ -6,7 +6,7 @@ postgres://user@host:port/name for PostgreSQL), DJANGO_SECURE_SSL_REDIRECT (defa
 not in debug; set 0 behind a proxy that already redirects), DJANGO_SECURE_COOKIES (default 1
 when not in debug; 0 only for plain-http runs on 127.0.0.1 such as bench/load.py),
 DJANGO_CONN_MAX_AGE (0), RUN_UPLOAD_MAX_MB (50), IMPORT_MAX_MB (50), ARCHIVE_MAX_MB (512),
-ARCHIVE_MAX_ROWS (500000), ARCHIVE_JSON_MAX_MB (32),
+ARCHIVE_MAX_ROWS (500000), ARCHIVE_MAX_ANSWERS (12000000), ARCHIVE_JSON_MAX_MB (32),
 DJANGO_CLIENT_IP_HEADER (unset), DJANGO_DB_STATEMENT_TIMEOUT_MS (20000),
 DJANGO_DB_LOCK_TIMEOUT_MS (5000), DJANGO_UPLOAD_TEMP_DIR (var/uploads), API_RATE (120/min:
 requests per API user and window; units s, min, h, day); background jobs: JOBS_QUEUE
@@ -260,10 +260,13 @@ IMPORT_MAX_MB = int(os.environ.get("IMPORT_MAX_MB", "50"))  # questions/answers/
 # a collection archive (import_collection) once unpacked, all members together
 ARCHIVE_MAX_MB = int(os.environ.get("ARCHIVE_MAX_MB", "512"))
 # its memory budget: the rows an import holds until it writes them (CSV rows and events
-# together) and its JSON members (held parsed), so that no archive under ARCHIVE_MAX_MB
-# takes more than about 600 MB (bench/archive_memory.py: a string held takes some 600
-# bytes, an event some 1,400)
+# together, the run answers aside) and its JSON members (held parsed), so that no archive
+# under ARCHIVE_MAX_MB takes more than about 600 MB (bench/archive_memory.py: a string
+# held takes some 600 bytes, an event some 1,400)
 ARCHIVE_MAX_ROWS = int(os.environ.get("ARCHIVE_MAX_ROWS", "500000"))
+# the run answers are streamed into the database, never held (8 bytes a row are kept to
+# find a rank given twice): 12 million admits size L (5,000 questions x 200 runs x 10)
+ARCHIVE_MAX_ANSWERS = int(os.environ.get("ARCHIVE_MAX_ANSWERS", "12000000"))
 ARCHIVE_JSON_MAX_MB = int(os.environ.get("ARCHIVE_JSON_MAX_MB", "32"))
 MAX_REQUEST_BODY_BYTES = (max(RUN_UPLOAD_MAX_MB, IMPORT_MAX_MB) + 1) * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

@@ -3,25 +3,31 @@ collection's judgments and runs to the engine's ``evaluation.metrics.reliability
 the geometry of the curves the page draws as SVG.
 
 Reads only: the runs are scored by the engine (``services.collection_judgments`` and
-``services.run_ranking``), samples are drawn from the configuration's seed, and a
-computed page is cached per judgment version, runs and configuration."""
+``services.run_ranking``) and samples are drawn from the configuration's seed.  A report
+of a campaign's size takes minutes, so it is computed by a background job
+(``reliability_jobs``), which keeps it for the page: ``reliability_key`` names it (the
+collection, its judgment version, the runs and the configuration) and
+``reliability_dump`` / ``reliability_load`` write and read it (an ``.npz`` file: numpy's
+own format, read without pickle)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import io
+import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version
 
 import numpy as np
-from django.core.cache import caches
 
 from annotate.models import Collection
 from evaluation import services
 from evaluation.metrics import parse_gains, parse_metrics
-from evaluation.metrics.reliability.bootstrap import ALPHA
-from evaluation.metrics.reliability.comparisons import kendall_tau
+from evaluation.metrics.reliability.bootstrap import ALPHA, Discrimination
+from evaluation.metrics.reliability.comparisons import Intervals, kendall_tau
 from evaluation.metrics.reliability.figures import (
     MetricReliability,
     Report,
@@ -31,7 +37,8 @@ from evaluation.metrics.reliability.figures import (
 from evaluation.metrics.reliability.pairs import run_pairs
 from evaluation.metrics.reliability.samples import Samples, draw_samples
 from evaluation.metrics.reliability.samples_csv import iter_samples_csv
-from evaluation.metrics.reliability.swaps import SWAP_LEVEL
+from evaluation.metrics.reliability.stability import Stability
+from evaluation.metrics.reliability.swaps import SWAP_LEVEL, Swaps
 
 from .models import Run
 
@@ -52,9 +59,6 @@ SUMMARY_METRICS = (
 #: the gain profiles of the paper's section 4.5, against the collection's own gains
 GAIN_PROFILES = ("default", "3:2:1", "1:1:1", "10:5:1", "adjusted")
 MAX_TRIALS = 5000
-#: a page over more (questions x trials) than this is not cached: its samples alone are
-#: (2c + c + n) x B question positions (80 MB at 5,000 questions and B = 1,000)
-CACHE_LIMIT = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -102,7 +106,7 @@ class Reliability:
     config: ReliabilityConfig
     runs: tuple[str, ...] = ()
     questions: int = 0
-    samples: Samples | None = None
+    samples: Samples | StoredSamples | None = None
     detail: MetricReliability | None = None
     summary: list[dict] = field(default_factory=list)
     taus: list[dict] = field(default_factory=list)
@@ -125,50 +129,75 @@ def _preamble(collection: Collection, config: ReliabilityConfig) -> dict[str, ob
     }
 
 
-def _inputs(collection: Collection, runs: Sequence[Run]):
-    judgments = services.collection_judgments(collection)
-    return judgments, [services.run_ranking(r) for r in runs]
-
-
 def _samples(questions: Sequence[str], config: ReliabilityConfig) -> Samples:
     return draw_samples(
         questions, trials=config.trials, subset_size=config.subset_size, seed=config.seed
     )
 
 
+def reliability_key(
+    *, collection: Collection, runs: Sequence[Run], config: ReliabilityConfig
+) -> str:
+    """The name of a report: its collection, the state of its judgments, its runs (each
+    file's hash) and its configuration."""
+    return hashlib.sha256(
+        repr(
+            (
+                "reliability:v3",
+                collection.pk,
+                services.judgment_stamp(collection),
+                [(r.pk, r.sha256) for r in runs],
+                config.key(),
+            )
+        ).encode()
+    ).hexdigest()
+
+
 def collection_reliability(
     *, collection: Collection, runs: Sequence[Run], config: ReliabilityConfig
 ) -> Reliability:
-    """The reliability of the collection's metrics over ``runs`` (cached)."""
+    """The report computed now, in this process (``compute_reliability`` without
+    progress): for small inputs and tests; the page reads the stored one."""
+    return compute_reliability(collection=collection, runs=runs, config=config)
+
+
+def reliability_work(*, runs: int, questions: int, config: ReliabilityConfig) -> int:
+    """A measure of a report's work: run pairs x questions x trials (the paired bootstrap,
+    for each metric, dominates)."""
+    return runs * (runs - 1) // 2 * questions * config.trials
+
+
+# what a long computation reports to (a job's progress): done, total, unit
+Progress = Callable[[int, int | None, str | None], None]
+
+
+def _no_progress(done: int, total: int | None = None, unit: str | None = None) -> None:
+    return None
+
+
+def compute_reliability(
+    *,
+    collection: Collection,
+    runs: Sequence[Run],
+    config: ReliabilityConfig,
+    progress: Progress | None = None,
+) -> Reliability:
+    """The reliability of the collection's metrics over ``runs``: every figure of DESIGN.md
+    section 10 for the chosen metric, the summary over ``SUMMARY_METRICS`` and Kendall's
+    tau under each gain profile.  ``progress`` hears the runs read, then the bootstrap
+    samples done (B for each metric), then the gain profiles scored."""
+    progress = progress or _no_progress
     runs = list(runs)
-    key = (
-        "reliability:v2:"  # v2: Discrimination has the difference at alpha
-        + hashlib.sha256(
-            repr(
-                (
-                    collection.pk,
-                    services.judgment_stamp(collection),
-                    [(r.pk, r.sha256) for r in runs],
-                    config.key(),
-                )
-            ).encode()
-        ).hexdigest()
-    )
-    cache = caches["scores"]
-    page = cache.get(key)
-    if page is None:
-        page = _compute(collection, runs, config)
-        if page.questions * config.trials <= CACHE_LIMIT:
-            cache.set(key, page, 600)
-    return page
-
-
-def _compute(collection: Collection, runs: list[Run], config: ReliabilityConfig) -> Reliability:
     if len(runs) < 2:
         return Reliability(
             config, problem="Reliability compares runs: this collection needs at least two runs."
         )
-    judgments, rankings = _inputs(collection, runs)
+    judgments = services.collection_judgments(collection)
+    rankings = []
+    progress(0, len(runs), "runs read")
+    for i, r in enumerate(runs, start=1):
+        rankings.append(services.run_ranking(r))
+        progress(i, len(runs), "runs read")
     questions = [str(q) for q in judgments.questions]
     if len(questions) < 2:
         return Reliability(config, problem="Reliability needs at least two judged questions.")
@@ -182,18 +211,27 @@ def _compute(collection: Collection, runs: list[Run], config: ReliabilityConfig)
     matrices = score_matrices(judgments, rankings, metrics, [profile])
     chosen = (config.metric, profile.label)
     report_config = _preamble(collection, config)
-    detail = reliability_report(
-        {chosen: matrices.pop(chosen)}, names, samples, config=report_config
-    )
-    others = reliability_report(matrices, names, samples, tests=False, config=report_config)
-    report = Report(names, samples, {**detail.results, **others.results}, report_config)
+    total = len(matrices) * config.trials
+    progress(0, total, "bootstrap samples")
+    # a metric at a time, so that the bar moves (each metric's figures stand alone)
+    results: dict[tuple[str, str], MetricReliability] = {}
+    for key in [chosen, *(k for k in matrices if k != chosen)]:
+        one = reliability_report(
+            {key: matrices[key]}, names, samples, tests=key == chosen, config=report_config
+        )
+        results.update(one.results)
+        progress(len(results) * config.trials, total, "bootstrap samples")
+    report = Report(names, samples, results, report_config)
     taus = []
     base = None
-    for gains in GAIN_PROFILES:
+    progress(0, len(GAIN_PROFILES), "gain profiles")
+    for i, gains in enumerate(GAIN_PROFILES, start=1):
         try:
             X = score_matrices(judgments, rankings, [config.metric], [_profile(gains)])
         except ValueError:  # a profile with fewer gains than the collection has levels
             continue
+        finally:
+            progress(i, len(GAIN_PROFILES), "gain profiles")
         means = next(iter(X.values())).mean(axis=1)
         base = means if base is None else base
         taus.append({"gains": gains, "tau": kendall_tau(base, means)})
@@ -202,11 +240,150 @@ def _compute(collection: Collection, runs: list[Run], config: ReliabilityConfig)
         names,
         len(questions),
         samples,
-        detail.results[chosen],
+        results[chosen],
         report.summary(),
         taus,
         report,
     )
+
+
+# -- the stored report --------------------------------------------------------------------
+@dataclass(frozen=True)
+class StoredSamples:
+    """What a stored report keeps of its samples: the figures the page and the tables'
+    preambles name (the samples file draws the positions again from the seed)."""
+
+    questions: tuple[str, ...]
+    subset_size: int
+    trials: int
+    seed: int | None
+    tukey_seed: int
+    tukey_trials: int | None
+
+
+_STORED = {
+    cls.__name__: cls
+    for cls in (
+        ReliabilityConfig,
+        MetricReliability,
+        Stability,
+        Swaps,
+        Discrimination,
+        Intervals,
+        StoredSamples,
+    )
+}
+
+
+def _small(a: np.ndarray) -> np.ndarray:
+    """Counts in the smallest integer type that holds them (the stored report's size)."""
+    if a.dtype.kind not in "iu" or not a.size:
+        return a
+    return a.astype(
+        np.promote_types(np.min_scalar_type(int(a.min())), np.min_scalar_type(int(a.max())))
+    )
+
+
+def _encode(value, arrays: dict[str, np.ndarray]):
+    """``value`` as JSON, its arrays put in ``arrays``."""
+    if isinstance(value, np.ndarray):
+        name = f"a{len(arrays)}"
+        arrays[name] = _small(value)
+        return {"__array__": name}
+    if isinstance(value, np.generic):
+        return value.item()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            "__type__": type(value).__name__,
+            "fields": {
+                f.name: _encode(getattr(value, f.name), arrays) for f in dataclasses.fields(value)
+            },
+        }
+    if isinstance(value, tuple):
+        return {"__tuple__": [_encode(v, arrays) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v, arrays) for v in value]
+    if isinstance(value, dict):
+        return {"__items__": [[_encode(k, arrays), _encode(v, arrays)] for k, v in value.items()]}
+    return value
+
+
+def _decode(value, arrays):
+    if isinstance(value, list):
+        return [_decode(v, arrays) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "__array__" in value:
+        a = arrays[value["__array__"]]
+        return a.astype(np.int64) if a.dtype.kind in "iu" else a
+    if "__tuple__" in value:
+        return tuple(_decode(v, arrays) for v in value["__tuple__"])
+    if "__items__" in value:
+        return {_decode(k, arrays): _decode(v, arrays) for k, v in value["__items__"]}
+    cls = _STORED[value["__type__"]]  # these classes only: a KeyError for any other
+    return cls(**{k: _decode(v, arrays) for k, v in value["fields"].items()})
+
+
+def reliability_dump(page: Reliability) -> bytes:
+    """A computed report as an ``.npz`` file: its arrays, and its structure as JSON in the
+    array ``__report__``."""
+    arrays: dict[str, np.ndarray] = {}
+    s = page.samples
+    stored = (
+        None
+        if s is None
+        else StoredSamples(
+            s.questions, s.subset_size, s.trials, s.seed, s.tukey_seed, s.tukey_trials
+        )
+    )
+    skeleton = {
+        "config": _encode(page.config, arrays),
+        "runs": list(page.runs),
+        "questions": page.questions,
+        "samples": _encode(stored, arrays),
+        "detail": _encode(page.detail, arrays),
+        "summary": _encode(page.summary, arrays),
+        "taus": _encode(page.taus, arrays),
+        "problem": page.problem,
+        "report": None
+        if page.report is None
+        else {
+            "results": _encode(page.report.results, arrays),
+            "config": _encode(page.report.config, arrays),
+        },
+    }
+    text = json.dumps(skeleton, allow_nan=True).encode()
+    buf = io.BytesIO()
+    np.savez_compressed(buf, __report__=np.frombuffer(text, dtype=np.uint8), **arrays)
+    return buf.getvalue()
+
+
+def reliability_load(data: bytes, *, report: bool = True) -> Reliability:
+    """A report ``reliability_dump`` wrote, read without pickle (without the tables'
+    figures of the other metrics unless ``report``: the page shows the chosen metric's)."""
+    with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+        skeleton = json.loads(bytes(arrays["__report__"]).decode())
+        runs = tuple(skeleton["runs"])
+        samples = _decode(skeleton["samples"], arrays)
+        stored = skeleton["report"]
+        return Reliability(
+            _decode(skeleton["config"], arrays),
+            runs,
+            skeleton["questions"],
+            samples,
+            _decode(skeleton["detail"], arrays),
+            _decode(skeleton["summary"], arrays),
+            _decode(skeleton["taus"], arrays),
+            None
+            if stored is None or not report
+            else Report(
+                runs,
+                samples,
+                _decode(stored["results"], arrays),
+                _decode(stored["config"], arrays),
+            ),
+            skeleton["problem"],
+        )
 
 
 def samples_csv(*, collection: Collection, config: ReliabilityConfig) -> Iterator[str]:

@@ -1,26 +1,36 @@
 """The reliability page of a collection (DESIGN.md section 10): curves, the summary of
 metrics sorted by discrimination, intervals and all-pairs tests; and its downloads (the
 four CSV tables and the samples file), one URL per file.  Organizers only: it is
-computed over every run of the collection."""
+computed over every run of the collection.
+
+A report is computed by a background job (``reliability_jobs``) and kept: the page shows
+the one computed for its configuration, the judgments and runs as they stand, or the bar
+of the job computing it (every organizer who asks sees the same job), or a "Compute"
+button; a small report (a few runs, questions and trials) is computed at once by the same
+job function in the request."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from dataclasses import dataclass
 
 from django import forms
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from annotate.models import Collection, Role
 from annotate.permissions import require_role
 from config.downloads import csv_download
-from config.htmx import render_page
-from evaluation import reliability_report
+from config.htmx import redirect_to, render_page
+from evaluation import reliability_jobs, reliability_report
 from evaluation.forms import GAIN_CHOICES, METRIC_CHOICES, metric_label
 from evaluation.metrics.reliability.tables import TABLES
 from evaluation.reliability_report import ReliabilityConfig
+from jobs.models import Conflict, Job, JobStatus
+from jobs.services import JobRefused, job_start
 
 from .exports import csv_precision
 from .models import Run
@@ -82,6 +92,68 @@ def _levels(collection: Collection) -> list[str]:
     return list(collection.levels.order_by("order").values_list("code", flat=True))
 
 
+# a report of at most this much work (run pairs x questions x trials) is computed in the
+# request (well under a second); a larger one waits for "Compute" and a worker
+INLINE_WORK = 2_000_000
+
+
+@dataclass
+class _Report:
+    """What the page knows of the report of its configuration: the report itself, or the
+    job computing it, or neither (and then whether asking computes it at once)."""
+
+    config: ReliabilityConfig
+    runs: list[Run]
+    key: str
+    page: reliability_report.Reliability | None = None
+    job: Job | None = None
+    small: bool = False
+
+
+def _report(
+    request: HttpRequest, collection: Collection, config: ReliabilityConfig, *, tables=False
+) -> _Report:
+    runs = list(Run.objects.visible_to(request.user, collection).order_by("name"))
+    key = reliability_report.reliability_key(collection=collection, runs=runs, config=config)
+    work = reliability_report.reliability_work(
+        runs=len(runs), questions=collection.questions.count(), config=config
+    )
+    r = _Report(config, runs, key, small=work <= INLINE_WORK)
+    if found := reliability_jobs.finished_report(collection, key, report=tables):
+        r.page = found[1]
+    else:
+        r.job = reliability_jobs.active_report(collection, key)
+    if r.page is None and r.job is None and r.small:
+        # small enough for the request: the job function, at once
+        try:
+            job = _start(request, collection, r)
+        except JobRefused:
+            return r  # the page offers to compute it, and then says why it cannot
+        if job.status == JobStatus.SUCCEEDED and (
+            found := reliability_jobs.finished_report(collection, job.result["key"], report=tables)
+        ):
+            r.page = found[1]
+    return r
+
+
+def _start(request: HttpRequest, collection: Collection, r: _Report) -> Job:
+    return job_start(
+        kind=reliability_jobs.KIND,
+        label=f"Reliability of {collection.name} ({metric_label(r.config.metric)}, "
+        f"gains {r.config.gains}, B = {r.config.trials})",
+        func="evaluation.reliability_jobs.compute_report",
+        user=request.user,
+        collection_id=collection.pk,
+        conflict=Conflict.SHARED,
+        params={
+            "key": r.key,
+            "config": dataclasses.asdict(r.config),
+            "runs": [run.pk for run in r.runs],
+        },
+        inline=r.small,
+    )
+
+
 @require_GET
 def collection_reliability(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
@@ -90,11 +162,39 @@ def collection_reliability(request: HttpRequest, slug: str) -> HttpResponse:
         return _moved_download(request, collection)
     form = ReliabilityForm(request.GET or None)
     config, error = form.config(_levels(collection))
-    runs = list(Run.objects.visible_to(request.user, collection).order_by("name"))
-    page = reliability_report.collection_reliability(
-        collection=collection, runs=runs, config=config
+    return _page(
+        request,
+        collection,
+        role,
+        form.shown(config),
+        config,
+        error,
+        _report(request, collection, config),
     )
-    return _page(request, collection, role, form.shown(config), config, error, page)
+
+
+@require_POST
+def collection_reliability_compute(request: HttpRequest, slug: str) -> HttpResponse:
+    """Compute the report of the configuration the form sends, in a job (unless it is
+    computed already, or being computed: then the page shows it), and show the page, which
+    follows the job."""
+    collection = get_object_or_404(Collection, slug=slug)
+    role = require_role(request, collection, Role.ORGANIZER)
+    form = ReliabilityForm(request.POST)
+    config, error = form.config(_levels(collection))
+    if form.errors or error:
+        return _page(request, collection, role, form, config, error, None, status=400)
+    r = _report(request, collection, config)
+    refused = ""
+    if r.page is None and r.job is None:
+        try:
+            _start(request, collection, r)
+        except JobRefused as e:
+            refused = str(e)
+    if refused:
+        return _page(request, collection, role, form, config, refused, r, status=409)
+    target = reverse("evaluation:reliability", args=[collection.slug])
+    return redirect_to(request, f"{target}?{reliability_jobs.config_query(config)}")
 
 
 def _moved_download(request: HttpRequest, collection: Collection) -> HttpResponse:
@@ -136,16 +236,14 @@ def collection_reliability_download(request: HttpRequest, slug: str, kind: str) 
             return csv_download(
                 pieces, f"{collection.slug}-reliability-samples.csv", streaming=True
             )
-    runs = list(Run.objects.visible_to(request.user, collection).order_by("name"))
-    page = reliability_report.collection_reliability(
-        collection=collection, runs=runs, config=config
-    )
-    if kind != "samples" and page.report is not None:
+    r = _report(request, collection, config, tables=True)
+    if kind != "samples" and r.page is not None and r.page.report is not None:
         return csv_download(
-            TABLES[kind](page.report, precision=csv_precision(request)),
+            TABLES[kind](r.page.report, precision=csv_precision(request)),
             f"{collection.slug}-reliability-{kind}.csv",
         )
-    return _page(request, collection, role, form.shown(config), config, error, page)
+    # not computed yet (or it cannot be: the page says why)
+    return _page(request, collection, role, form.shown(config), config, error, r)
 
 
 def _page(
@@ -155,9 +253,14 @@ def _page(
     form: ReliabilityForm,
     config: ReliabilityConfig,
     error: str | None,
-    page: reliability_report.Reliability,
+    r: _Report | None,
+    *,
+    status: int = 200,
 ) -> HttpResponse:
-    """The page (its results alone for htmx) of a computed ``page``."""
+    """The page (its results alone for htmx): the report of ``r``, or the bar of the job
+    computing it, or the button that computes it."""
+    page = r.page if r else None
+    job = r.job if r else None
     return render_page(
         request,
         "evaluation/reliability.html",
@@ -168,15 +271,20 @@ def _page(
             "error": error,
             "config": config,
             "page": page,
+            "job": job,
+            "job_mine": job is not None and job.user_id == request.user.pk,
+            "query": reliability_jobs.config_query(config),
             "metric_label": metric_label(config.metric),
-            "curves": reliability_report.curves(page.detail) if page.detail else [],
+            "curves": reliability_report.curves(page.detail) if page and page.detail else [],
             "summary": [
-                _shown({**row, "label": metric_label(row["metric"])}) for row in page.summary
+                _shown({**row, "label": metric_label(row["metric"])})
+                for row in (page.summary if page else [])
             ],
-            "taus": [_shown(t) for t in page.taus],
-            "runs": reliability_report.run_rows(page),
-            "pairs": [_shown(p) for p in reliability_report.pair_rows(page)],
+            "taus": [_shown(t) for t in (page.taus if page else [])],
+            "runs": reliability_report.run_rows(page) if page else [],
+            "pairs": [_shown(p) for p in reliability_report.pair_rows(page)] if page else [],
             "downloads": DOWNLOADS,
         },
         partial="results",
+        status=status,
     )

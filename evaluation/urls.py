@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import (
+    archive_views,
     compare_views,
     layer_score_views,
     matching_views,
@@ -68,5 +69,24 @@ urlpatterns = [
         "collections/<slug:slug>/layer-scores.csv",
         layer_score_views.collection_layer_scores_csv,
         name="layer-scores-csv",
+    ),
+]
+
+# the collection archive as background jobs (evaluation/archive_views.py)
+urlpatterns += [
+    path(
+        "collections/<slug:slug>/archive/",
+        archive_views.archive_export,
+        name="archive-export",
+    ),
+    path("archives/import/", archive_views.archive_import, name="archive-import"),
+]
+
+# the reliability report computed by a background job (evaluation/reliability_views.py)
+urlpatterns += [
+    path(
+        "collections/<slug:slug>/reliability/compute/",
+        reliability_views.collection_reliability_compute,
+        name="reliability-compute",
     ),
 ]

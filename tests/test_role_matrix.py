@@ -257,6 +257,21 @@ EXPECTED: dict[str, dict[str, str]] = {
         "GET": "login 403 403 403 403 ok ok",
         "POST": "login 405 405 405 405 405 405",
     },
+    # computing a report starts a job (a small one runs in the request)
+    "evaluation:reliability-compute": {
+        "GET": "login 405 405 405 405 405 405",
+        "POST": "login 403 403 403 403 write write",
+    },
+    # the collection's archive, made by a job whose file only its starter downloads
+    "evaluation:archive-export": {
+        "GET": "login 403 403 403 403 ok ok",
+        "POST": "login 403 403 403 403 write write",
+    },
+    # an archive imported as a new collection: whoever may create a collection
+    "evaluation:archive-import": {
+        "GET": "login 403 403 403 403 ok ok",
+        "POST": "login 403 403 403 403 ok ok",
+    },
     # one file of the reliability page (``kind``: a table or the samples file)
     "evaluation:reliability-download": {
         "GET": "login 403 403 403 403 ok ok",
@@ -401,6 +416,8 @@ PAGE_TEXT: dict[str, tuple[str, ...]] = {
     "evaluation:ranking-csv": ("# collection=demo", "# interval=t", "\nrun,"),
     "evaluation:ranking-matrix-csv": ("# collection=demo", "# test=holm", "\nrun,mean,"),
     "evaluation:reliability": ("<h1>Reliability</h1>",),
+    "evaluation:archive-export": ("<h1>Export archive</h1>",),
+    "evaluation:archive-import": ("<h1>Import archive</h1>",),
     "evaluation:reliability-download": ("# table=summary", "\nmetric,gains,swap_threshold"),
     "admin:jsi18n": ("django.gettext",),
 }

@@ -123,9 +123,16 @@ def max_bytes() -> int:
 
 
 def max_rows() -> int:
-    """The most rows an archive may hold: CSV rows and events together (its memory
-    budget: an import holds the checked rows until it writes them)."""
+    """The most rows an archive may hold but its run answers: CSV rows and events
+    together (its memory budget: an import holds these checked rows until it writes
+    them)."""
     return settings.ARCHIVE_MAX_ROWS
+
+
+def max_answers() -> int:
+    """The most rows run_answers.csv may hold (read as a stream, never held: 8 bytes a row
+    are kept, to find a rank given twice)."""
+    return settings.ARCHIVE_MAX_ANSWERS
 
 
 def max_json_bytes() -> int:

@@ -3,18 +3,23 @@ archive is checked whole (``validation.Archive``, then the slug and the name), t
 is planned (the rows to write and the users they name) and everything is written in one
 transaction, with new database ids of the new collection (so that undo works there and no
 id of an archive ever names a row outside the collection it creates).  On any problem
-nothing is written."""
+nothing is written.
+
+The large tables are written set-based (``rows.insert_rows``: COPY on PostgreSQL, with
+ids reserved beforehand where rows name each other), and the run answers, by far the
+largest member, are never held: they are checked row by row as they stream from the
+archive into the database (``answers.answer_rows``); a problem found there rolls the
+transaction back, and the member is read once more to list every problem."""
 
 from __future__ import annotations
 
 import json
-from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import islice
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotate.models import (
@@ -29,15 +34,21 @@ from annotate.models import (
     Level,
     Membership,
     Question,
+    Role,
 )
 from annotate.spellings import string_keys_sync
 from config.text import CONTROL_CHARACTERS
 from evaluation.metrics import InputError, Issue
 from evaluation.models import Run, RunAnswer
 
-from .format import COLLECTION_FIELDS, RUN_EVENTS, parse_when
+from .answers import AnswersProblem, answer_rows
+from .format import COLLECTION_FIELDS, COLUMNS, RUN_EVENTS, parse_when
+from .rows import insert_rows, reserve_ids
 from .validation import Archive
 from .values import Row
+
+# what a long import reports to (a job's progress): done, total (None: not known), unit
+Progress = Callable[[int, int | None, str | None], None]
 
 
 @dataclass(frozen=True)
@@ -51,7 +62,6 @@ class ImportPlan:
     strings: list[Row]
     events: list[dict]
     runs: list[dict]
-    answers: list[Row]
     usernames: set[str]
     judges: set[str]
 
@@ -62,20 +72,43 @@ class ImportPlan:
 
 
 def collection_import(
-    *, data: bytes, slug: str, name: str | None = None, filename: str = "archive.zip"
+    *,
+    data: bytes,
+    slug: str,
+    name: str | None = None,
+    filename: str = "archive.zip",
+    progress: Progress | None = None,
+    organizer: AbstractBaseUser | None = None,
 ) -> Collection:
     """Create a new collection ``slug`` from an archive.  Users missing on this server are
-    created without a usable password (an administrator sets one).  Raises InputError
-    (nothing written) for an unreadable, inconsistent or too large archive, or a slug in
-    use, with every problem found (member and line)."""
-    archive = archive_checked(data=data, slug=slug, name=name, filename=filename)
-    return _write(import_plan(archive), slug=slug, name=name)
+    created without a usable password (an administrator sets one); ``organizer`` (who
+    imported it from the page) becomes an organizer of it.  Raises InputError (nothing
+    written) for an unreadable, inconsistent or too large archive, or a slug in use, with
+    every problem found (member and line).  ``progress(done, total, unit)`` hears how far
+    it has come (members and rows read, then rows written)."""
+    progress = progress or _no_progress
+    archive = archive_checked(data=data, slug=slug, name=name, filename=filename, progress=progress)
+    return _write(
+        import_plan(archive), slug=slug, name=name, progress=progress, organizer=organizer
+    )
 
 
-def archive_checked(*, data: bytes, slug: str, name: str | None, filename: str) -> Archive:
-    """The archive read and checked whole, its slug free and its name allowed; InputError
-    with every problem found otherwise."""
-    archive = Archive(data, filename)
+def _no_progress(done: int, total: int | None = None, unit: str | None = None) -> None:
+    return None
+
+
+def archive_checked(
+    *,
+    data: bytes,
+    slug: str,
+    name: str | None,
+    filename: str,
+    progress: Progress | None = None,
+) -> Archive:
+    """The archive read and checked whole (its run answers as they are written: see the
+    module's doc), its slug free and its name allowed; InputError with every problem found
+    otherwise."""
+    archive = Archive(data, filename, defer_answers=True, progress=progress)
     if archive.issues:
         raise InputError(archive.issues)
     if Collection.objects.filter(slug=slug).exists():
@@ -122,54 +155,83 @@ def import_plan(archive: Archive) -> ImportPlan:
         strings=strings,
         events=events,
         runs=archive.runs,
-        answers=[a for _, a in archive.answers],
         usernames=usernames,
         judges={u for u, role in archive.roles.items() if role in JUDGE_ROLES},
     )
 
 
-def _write(plan: ImportPlan, *, slug: str, name: str | None) -> Collection:
-    """Write the plan as the new collection ``slug``, all in one transaction."""
+def _write(
+    plan: ImportPlan,
+    *,
+    slug: str,
+    name: str | None,
+    progress: Progress,
+    organizer: AbstractBaseUser | None = None,
+) -> Collection:
+    """Write the plan as the new collection ``slug``, all in one transaction (the run
+    answers checked as they stream in: on a problem there, nothing is written and every
+    problem of the member is listed)."""
     archive = plan.archive
-    with transaction.atomic():
-        users = _users(plan.usernames)
-        collection = _collection(archive.manifest["collection"], slug, name)
-        level_of = {
-            lv["code"]: Level.objects.create(collection=collection, **lv)
-            for lv in archive.manifest["levels"]
-        }
-        Membership.objects.bulk_create(
-            Membership(collection=collection, user=users[u], role=role)
-            for u, role in archive.roles.items()
-        )
-        q_of = _questions(collection, plan, users)
-        s_objs = _synsets(plan, q_of)
-        string_pks = _strings(plan, q_of, s_objs, level_of, users, collection.matching_mode)
-        run_of = _runs(collection, plan, users)
-        ids = _ids(collection, plan, string_pks, s_objs, level_of, users, run_of)
-        layer_of = _import_layers(archive, q_of, users, level_of, ids.get("string", {}))
-        _events(collection, plan, ids, q_of, users, layer_of)
-        for batch in _batches(
-            RunAnswer(
-                run=run_of[a["run"]],
-                question=q_of[a["question_id"]],
-                rank=int(a["rank"]),
-                text=a["answer"],
-                key=a["key"],
-                score=float(a["score"]) if a["score"] else None,
+    written = _Written(
+        progress,
+        len(plan.strings) + len(plan.events) + len(archive.layer_judgments) + archive.answer_lines,
+    )
+    step = ""
+    try:
+        with transaction.atomic():
+            users = _users(plan.usernames)
+            collection = _collection(archive.manifest["collection"], slug, name)
+            level_of = {
+                lv["code"]: Level.objects.create(collection=collection, **lv)
+                for lv in archive.manifest["levels"]
+            }
+            Membership.objects.bulk_create(
+                Membership(collection=collection, user=users[u], role=role)
+                for u, role in archive.roles.items()
             )
-            for a in plan.answers
-        ):
-            RunAnswer.objects.bulk_create(batch)
+            if organizer is not None:
+                Membership.objects.update_or_create(
+                    collection=collection, user=organizer, defaults={"role": Role.ORGANIZER}
+                )
+            q_of = _questions(collection, plan, users)
+            s_objs = _synsets(plan, q_of)
+            mode = collection.matching_mode
+            string_pks = _strings(plan, q_of, s_objs, level_of, users, mode, written)
+            run_of = _runs(collection, plan, users)
+            ids = _ids(collection, plan, string_pks, s_objs, level_of, users, run_of)
+            layer_of = _import_layers(
+                archive, q_of, users, level_of, ids.get("string", {}), written
+            )
+            _events(collection, plan, ids, q_of, users, layer_of, written)
+            step = "answers"
+            _answers(plan, q_of, run_of, written)
+    except (AnswersProblem, IntegrityError):
+        if step != "answers":
+            raise
+        # nothing was written; the member read once more lists every problem
+        issues = archive.check_answers()
+        if not issues:
+            raise
+        raise InputError(issues) from None
     return collection
 
 
-def _batches(objs: Iterable, size: int = 5000) -> Iterator[list]:
-    """``objs`` in lists of ``size``: bulk_create makes a list of all it is given, so the
-    largest tables go to it a batch at a time (the import's memory budget)."""
-    it = iter(objs)
-    while batch := list(islice(it, size)):
-        yield batch
+class _Written:
+    """Rows written so far, told to ``progress`` a batch at a time."""
+
+    def __init__(self, progress: Progress, total: int):
+        self.progress, self.total, self.done = progress, total, 0
+        progress(0, total, "rows written")
+
+    def table(self) -> Callable[[int], None]:
+        """The ``written`` callback of one table's ``insert_rows``."""
+        base = self.done
+
+        def written(n: int) -> None:
+            self.done = base + n
+            self.progress(self.done, max(self.total, self.done), "rows written")
+
+        return written
 
 
 def _users(usernames: set[str]) -> dict:
@@ -235,44 +297,80 @@ def _synsets(plan: ImportPlan, q_of: dict) -> list[AnswerSynset]:
     )
 
 
+@dataclass(frozen=True)
+class _Spelled:
+    """A written string as ``string_keys_sync`` reads it (no model instance per row)."""
+
+    pk: int
+    question_id: int
+    text: str
+    variants: list
+
+
 def _strings(
-    plan: ImportPlan, q_of: dict, s_objs: list, level_of: dict, users: dict, mode: str
-) -> array:
-    """The database ids of the new strings, in the order of strings.csv, written with their
-    judgments, creation times and spelling keys a batch at a time (the import's memory
-    budget)."""
-    syn_of = {(s.question.qid, str(s.ordinal)): s for s in s_objs}
-    pks = array("q")
-    for batch in _batches(plan.strings):
-        objs = AnswerString.objects.bulk_create(
-            AnswerString(
-                question=q_of[s["question_id"]],
-                text=s["answer"],
-                key=s["key"],
-                variants=json.loads(s["variants"]) if s.get("variants") else [],
-                synset=syn_of.get(
-                    (s["question_id"], str(int(s["synset_id"]))) if s["synset_id"] else None
-                ),
-                level=level_of.get(s["level"]),
-                source=s["source"],
-                judged_by=users.get(s["judged_by"]),
-                judged_at=parse_when(s["judged_at"]),
+    plan: ImportPlan,
+    q_of: dict,
+    s_objs: list,
+    level_of: dict,
+    users: dict,
+    mode: str,
+    written: _Written,
+) -> list[int]:
+    """The database ids of the new strings, in the order of strings.csv (reserved first),
+    written with their judgments, creation times and spelling keys."""
+    syn_of = {(s.question.qid, str(s.ordinal)): s.pk for s in s_objs}
+    level_pk = {code: lv.pk for code, lv in level_of.items()}
+    user_pk = {u: obj.pk for u, obj in users.items()}
+    pks = reserve_ids(AnswerString, len(plan.strings))
+    now = timezone.now()
+    spelled = []
+
+    def rows():
+        for pk, s in zip(pks, plan.strings, strict=True):
+            variants = json.loads(s["variants"]) if s.get("variants") else []
+            q = q_of[s["question_id"]].pk
+            spelled.append(_Spelled(pk, q, s["answer"], variants))
+            synset = s["synset_id"]
+            yield (
+                pk,
+                q,
+                s["answer"],
+                s["key"],
+                variants,
+                syn_of[(s["question_id"], str(int(synset)))] if synset else None,
+                level_pk.get(s["level"]),
+                s["source"],
+                user_pk.get(s["judged_by"]),
+                parse_when(s["judged_at"]),
+                parse_when(s["created_at"]) or now,
             )
-            for s in batch
-        )
-        for obj, s in zip(objs, batch, strict=True):
-            obj.created_at = parse_when(s["created_at"]) or obj.created_at
-        AnswerString.objects.bulk_update(objs, ["created_at"], batch_size=2000)
-        string_keys_sync(strings=objs, mode=mode)
-        pks.extend(obj.pk for obj in objs)
+
+    insert_rows(
+        AnswerString,
+        [
+            "id",
+            "question",
+            "text",
+            "key",
+            "variants",
+            "synset",
+            "level",
+            "source",
+            "judged_by",
+            "judged_at",
+            "created_at",
+        ],
+        rows(),
+        written=written.table(),
+    )
+    string_keys_sync(strings=spelled, mode=mode)
     return pks
 
 
 def _runs(collection: Collection, plan: ImportPlan, users: dict) -> dict:
     """run name -> the new run, with its upload time."""
-    run_of = {}
-    for r in plan.runs:
-        run = Run.objects.create(
+    runs = Run.objects.bulk_create(
+        Run(
             collection=collection,
             name=r["name"],
             owner=users[r["owner"]],
@@ -281,15 +379,18 @@ def _runs(collection: Collection, plan: ImportPlan, users: dict) -> dict:
             sha256=r["sha256"],
             format=r["format"],
         )
-        Run.objects.filter(pk=run.pk).update(uploaded_at=parse_when(r["uploaded_at"]))
-        run_of[r["name"]] = run
-    return run_of
+        for r in plan.runs
+    )
+    for run, r in zip(runs, plan.runs, strict=True):
+        run.uploaded_at = parse_when(r["uploaded_at"])
+    Run.objects.bulk_update(runs, ["uploaded_at"], batch_size=500)
+    return {run.name: run for run in runs}
 
 
 def _ids(
     collection: Collection,
     plan: ImportPlan,
-    string_pks: array,
+    string_pks: list[int],
     s_objs: list,
     level_of: dict,
     users: dict,
@@ -300,9 +401,10 @@ def _ids(
     if not plan.has_ids:
         return {}
     archive = plan.archive
-    dead_strings, dead_synsets = _reserve_ids(
-        collection, len(archive.dead_strings), len(archive.dead_synsets)
-    )
+    # ids for the strings and synsets the audit trail names that no longer exist (an undo
+    # recreates them under these ids)
+    dead_strings = reserve_ids(AnswerString, len(archive.dead_strings))
+    dead_synsets = reserve_ids(AnswerSynset, len(archive.dead_synsets))
     return {
         "string": {int(s["id"]): pk for s, pk in zip(plan.strings, string_pks, strict=True)}
         | dict(zip(archive.dead_strings, dead_strings, strict=True)),
@@ -315,44 +417,82 @@ def _ids(
 
 
 def _events(
-    collection: Collection, plan: ImportPlan, ids: dict, q_of: dict, users: dict, layer_of: dict
+    collection: Collection,
+    plan: ImportPlan,
+    ids: dict,
+    q_of: dict,
+    users: dict,
+    layer_of: dict,
+    written: _Written,
 ) -> None:
     """The audit trail, with its times, its snapshots naming the new ids (``ids``; version
-    1: without ids) and each ``undoes`` named by its new id; written a batch at a time (an
-    event undoes an earlier one, whose id is known by then)."""
-    event_of: dict[int, int] = {}
-    for batch in _batches(plan.events):
-        sides = [
-            (
-                _import_side(e["before"], e["action"], ids, layer=bool(e.get("layer"))),
-                _import_side(e["after"], e["action"], ids, layer=bool(e.get("layer"))),
+    1: without ids) and each ``undoes`` named by its new id (reserved for every event
+    first)."""
+    pks = reserve_ids(JudgmentEvent, len(plan.events))
+    event_of = {e["id"]: pk for e, pk in zip(plan.events, pks, strict=True)} if plan.has_ids else {}
+    now = timezone.now()
+
+    def rows():
+        for pk, e in zip(pks, plan.events, strict=True):
+            if plan.has_ids:
+                layer = bool(e.get("layer"))
+                before = _import_side(e["before"], e["action"], ids, layer=layer)
+                after = _import_side(e["after"], e["action"], ids, layer=layer)
+                for side in (before, after):
+                    if side.get("undoes") is not None:
+                        side["undoes"] = event_of[side["undoes"]]
+            else:
+                before = _strip_ids(e["before"], e["action"])
+                after = _strip_ids(e["after"], e["action"])
+            q = q_of.get(e["question_id"])
+            user = users.get(e["user"]) if e["user"] else None
+            layer_obj = layer_of.get((e["question_id"], e.get("layer")))
+            yield (
+                pk,
+                collection.pk,
+                q.pk if q else None,
+                user.pk if user else None,
+                layer_obj.pk if layer_obj else None,
+                e["action"],
+                before,
+                after,
+                parse_when(e["created_at"]) or now,
             )
-            if plan.has_ids
-            else (_strip_ids(e["before"], e["action"]), _strip_ids(e["after"], e["action"]))
-            for e in batch
-        ]
-        e_objs = JudgmentEvent.objects.bulk_create(
-            JudgmentEvent(
-                collection=collection,
-                question=q_of.get(e["question_id"]),
-                user=users.get(e["user"]) if e["user"] else None,
-                action=e["action"],
-                before=before,
-                after=after,
-                layer=layer_of.get((e["question_id"], e.get("layer"))),
-            )
-            for e, (before, after) in zip(batch, sides, strict=True)
-        )
-        if plan.has_ids:
-            event_of.update((e["id"], obj.pk) for e, obj in zip(batch, e_objs, strict=True))
-        for obj, e in zip(e_objs, batch, strict=True):
-            obj.created_at = parse_when(e["created_at"]) or obj.created_at
-            for side in (obj.before, obj.after):
-                if side.get("undoes") is not None:
-                    side["undoes"] = event_of[side["undoes"]]
-        JudgmentEvent.objects.bulk_update(
-            e_objs, ["created_at", "before", "after"], batch_size=2000
-        )
+
+    insert_rows(
+        JudgmentEvent,
+        [
+            "id",
+            "collection",
+            "question",
+            "user",
+            "layer",
+            "action",
+            "before",
+            "after",
+            "created_at",
+        ],
+        rows(),
+        written=written.table(),
+    )
+
+
+def _answers(plan: ImportPlan, q_of: dict, run_of: dict, written: _Written) -> None:
+    """The run answers, checked row by row as they stream from the archive into the
+    database (``answer_rows``: ``AnswersProblem`` at the first problem)."""
+    archive = plan.archive
+    insert_rows(
+        RunAnswer,
+        ["run", "question", "rank", "text", "key", "score"],
+        answer_rows(
+            archive.open_member,
+            COLUMNS[archive.version]["run_answers.csv"],
+            archive.answers_scope,
+            [run_of[r["name"]].pk for r in plan.runs],
+            [q_of[q["question_id"]].pk for q in plan.questions],
+        ),
+        written=written.table(),
+    )
 
 
 def _strip_ids(side: dict, action: str) -> dict:
@@ -406,30 +546,8 @@ def _import_side(side: dict, action: str, ids: dict, *, layer: bool = False) -> 
     return side
 
 
-def _reserve_ids(
-    collection: Collection, n_strings: int, n_synsets: int
-) -> tuple[list[int], list[int]]:
-    """Database ids for strings and synsets the audit trail names but that no longer exist
-    (an undo recreates them under these ids): taken from the tables' own sequences by
-    creating placeholder rows under a scratch question, which is then deleted."""
-    if not (n_strings or n_synsets):
-        return [], []
-    scratch = Question.objects.create(
-        collection=collection, qid=f"\u2060reserve {timezone.now()}", text=""
-    )
-    strings = AnswerString.objects.bulk_create(
-        AnswerString(question=scratch, text="", key=f"reserved {i}") for i in range(n_strings)
-    )
-    synsets = AnswerSynset.objects.bulk_create(
-        AnswerSynset(question=scratch, ordinal=i) for i in range(1, n_synsets + 1)
-    )
-    ids = [s.pk for s in strings], [s.pk for s in synsets]
-    scratch.delete()
-    return ids
-
-
 def _import_layers(
-    archive: Archive, q_of: dict, users: dict, level_of: dict, string_ids: dict
+    archive: Archive, q_of: dict, users: dict, level_of: dict, string_ids: dict, written: _Written
 ) -> dict:
     """Create the archive's layer requests, layers and layer judgments; returns
     (question id, assessor) -> layer."""
@@ -454,15 +572,19 @@ def _import_layers(
         )
     LayerRequest.objects.bulk_create(requests.values())
     JudgingLayer.objects.bulk_create(layer_of.values())
-    for batch in _batches(
-        LayerJudgment(
-            layer=layer_of[j["question_id"], j["assessor"]],
-            string_id=string_ids[int(j["string_id"])],
-            group=int(j["synset_id"]) if j["synset_id"] else None,
-            level=level_of[j["level"]] if j["synset_id"] else None,
-            judged_at=parse_when(j["judged_at"]),
-        )
-        for _, j in archive.layer_judgments
-    ):
-        LayerJudgment.objects.bulk_create(batch)
+    insert_rows(
+        LayerJudgment,
+        ["layer", "string", "group", "level", "judged_at"],
+        (
+            (
+                layer_of[j["question_id"], j["assessor"]].pk,
+                string_ids[int(j["string_id"])],
+                int(j["synset_id"]) if j["synset_id"] else None,
+                level_of[j["level"]].pk if j["synset_id"] else None,
+                parse_when(j["judged_at"]),
+            )
+            for _, j in archive.layer_judgments
+        ),
+        written=written.table(),
+    )
     return layer_of

@@ -9,6 +9,7 @@ import io
 import json
 import re
 import zipfile
+from collections.abc import Callable
 from functools import partial
 from itertools import islice
 
@@ -22,6 +23,7 @@ from evaluation.metrics.text_rules import empty_key_message
 from evaluation.models import RunFormat
 from evaluation.services import run_name_problem
 
+from .answers import Scope, check_answers
 from .format import (
     COLUMNS,
     FORMAT,
@@ -60,6 +62,8 @@ from .values import (
 # a line ends at LF, CRLF or CR (``evaluation.metrics.sniff``, every reader's count)
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
+ANSWERS = "run_answers.csv"
+
 
 class Archive:
     """An archive read and checked whole; ``issues`` lists every problem found, with its
@@ -67,10 +71,22 @@ class Archive:
     bounded (``max_rows``, ``max_json_bytes``): memory stays within a budget whatever
     the archive's size."""
 
-    def __init__(self, data: bytes, filename: str):
+    def __init__(
+        self,
+        data: bytes,
+        filename: str,
+        *,
+        defer_answers: bool = False,
+        progress: Callable[[int, int | None, str | None], None] | None = None,
+    ):
+        self.data = data
         self.filename = filename
         self.issues: list[Issue] = []
         self.rows_read = 0
+        self.answer_lines = 0  # run_answers.csv's lines (its rows, but for multi-line cells)
+        self.answers_checked = not defer_answers
+        self._answers_at: int | None = None
+        self._progress = progress or (lambda done, total=None, unit=None: None)
         self._shared: dict[str, str] = {}
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as z:
@@ -83,6 +99,11 @@ class Archive:
         finally:
             self._zip = None
             self._shared = {}
+        if self.issues and not self.answers_checked and self._answers_at is not None:
+            # refused anyway: the run answers' problems join the list, in their place
+            found = self.check_answers()
+            self.issues[self._answers_at : self._answers_at] = found
+            del self.issues[MAX_ISSUES:]
 
     def _read(self) -> None:
         names = self._member_names(self._zip)
@@ -109,7 +130,6 @@ class Archive:
         self.questions = self._table("questions.csv")
         self.synsets = self._table("synsets.csv")
         self.strings = self._table("strings.csv")
-        self.answers = self._table("run_answers.csv")
         self.runs = self._json("runs.json")
         self.events = self._jsonl("events.jsonl")
         self.layers, self.layer_judgments = Table(), Table()
@@ -157,9 +177,12 @@ class Archive:
     def _measure(self, names: list[str]) -> dict[str, int]:
         """Each member's size once unpacked, read a chunk at a time up to the size limit
         all together (the sizes a zip declares may lie), and checked to be UTF-8 text;
-        the JSON members together within their budget."""
+        the JSON members together within their budget.  The lines of run_answers.csv are
+        counted on the way (the total of the import's progress)."""
         limit, total, sizes = max_bytes(), 0, {}
-        for name in MEMBERS + tuple(n for n in LAYER_MEMBERS if n in names):
+        members = MEMBERS + tuple(n for n in LAYER_MEMBERS if n in names)
+        for i, name in enumerate(members):
+            self._progress(i, len(members), "members read")
             decoder, size, text = codecs.getincrementaldecoder("utf-8")(), 0, True
             with self._zip.open(name) as f:
                 while chunk := f.read(min(_CHUNK, limit - total + 1)):
@@ -173,6 +196,8 @@ class Archive:
                         return {}
                     text = text and self._decoded(name, decoder, chunk, size)
                     size += len(chunk)
+                    if name == ANSWERS:
+                        self.answer_lines += chunk.count(b"\n")
             if text:
                 self._decoded(name, decoder, b"", size, final=True)
             sizes[name] = size
@@ -205,6 +230,8 @@ class Archive:
 
     def _count_row(self, name: str, line: int) -> None:
         self.rows_read += 1
+        if not self.rows_read % 10_000:
+            self._progress(self.rows_read, None, "rows read")
         if self.rows_read > (limit := max_rows()):
             self.add(
                 name,
@@ -531,24 +558,41 @@ class Archive:
             )
 
     def _check_answers(self) -> None:
-        seen = set()
-        for n, a in self.answers:
-            add = partial(self.add, "run_answers.csv", n)
-            if a["run"] not in self.run_names:
-                add(f"unknown run {a['run']!r}")
-            if a["question_id"] not in self.qids:
-                add(f"unknown question {a['question_id']!r}")
-            if not _is_int(a["rank"], 1):
-                add(f"rank {a['rank']!r} is not a number >= 1")
-            elif (a["run"], a["question_id"], int(a["rank"])) in seen:
-                add(f"rank {a['rank']} of {a['run']!r} on {a['question_id']!r} appears twice")
-            else:
-                seen.add((a["run"], a["question_id"], int(a["rank"])))
-            if a["score"]:
-                try:
-                    float(a["score"])
-                except ValueError:
-                    add(f"score {a['score']!r} is not a number")
+        """run_answers.csv, read as a stream (``answers.check_answers``); deferred, only
+        its place among the problems is kept (the import checks each row as it writes
+        it, and lists every problem if it finds one)."""
+        if self.answers_checked:
+            for issue in self.check_answers():
+                self.add("run_answers.csv", issue.line, issue.message)
+        else:
+            self._answers_at = len(self.issues)
+
+    @property
+    def answers_scope(self) -> Scope:
+        """The run names and question ids a run answer may name, by their position in
+        runs.json and questions.csv."""
+        return Scope(
+            runs={r.get("name"): i for i, r in enumerate(self.runs) if isinstance(r, dict)},
+            questions={q["question_id"]: i for i, (_, q) in enumerate(self.questions)},
+        )
+
+    def open_member(self, name: str) -> io.TextIOWrapper:
+        """A member as text read a line at a time, once the archive has been read."""
+        z = zipfile.ZipFile(io.BytesIO(self.data))
+        return io.TextIOWrapper(z.open(name), encoding="utf-8", newline="\n")
+
+    def check_answers(self) -> list[Issue]:
+        """Every problem of run_answers.csv (named with this archive's file name)."""
+        self._progress(0, self.answer_lines, "run answers checked")
+        found = check_answers(
+            self.open_member,
+            COLUMNS[self.version][ANSWERS],
+            self.answers_scope,
+            f"{self.filename}:{ANSWERS}",
+            lambda n: self._progress(n, self.answer_lines, "run answers checked"),
+        )
+        self.answers_checked = True
+        return found
 
     def _check_layers(self) -> None:
         self.layer_keys: set[tuple[str, str]] = set()

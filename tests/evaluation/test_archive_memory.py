@@ -111,9 +111,9 @@ def peak_bytes(call) -> int:
 
 def test_a_hostile_archive_is_refused_within_the_budget_not_its_size(demo, settings):
     """The red team's bomb scaled down: 48 MB of one repeated row in a zip of some 100 KB.
-    It is refused once the budget's rows are read, and memory follows the budget (at most
-    500 bytes a row), not the 48 MB the archive unpacks to."""
-    settings.ARCHIVE_MAX_ROWS = 50_000
+    The run answers stream into the database, never held: the second row's repeated rank
+    stops the write, and the member is read again until a thousand problems are listed;
+    memory stays within 25 MB, not the 48 MB the archive unpacks to."""
     line = "AF,EX1-BEATLES,1,the beatles,the beatles,\n"
     data = with_answers(
         collection_export(collection=demo),
@@ -122,11 +122,23 @@ def test_a_hostile_archive_is_refused_within_the_budget_not_its_size(demo, setti
     assert len(data) < 500_000
 
     def refused():
-        with pytest.raises(InputError, match="more than 50000 rows"):
+        with pytest.raises(InputError, match="rank 1 of 'AF' on 'EX1-BEATLES' appears twice"):
             collection_import(data=data, slug="bomb")
 
     peak = peak_bytes(refused)
     assert peak < 50_000 * 500
+    assert not Collection.objects.filter(slug="bomb").exists()
+
+
+def test_more_run_answers_than_their_budget_are_refused(demo, settings):
+    """The run answers have their own budget (ARCHIVE_MAX_ANSWERS): the rows past it are
+    not read."""
+    settings.ARCHIVE_MAX_ANSWERS = 5_000
+    lines = (f"AF,EX1-BEATLES,{r},answer {r},answer {r},\n" for r in range(1, 20_001))
+    data = with_answers(collection_export(collection=demo), lines)
+    with pytest.raises(InputError, match=r"run_answers.csv:5002: more than 5000 run answers"):
+        collection_import(data=data, slug="many")
+    assert not Collection.objects.filter(slug="many").exists()
 
 
 def test_an_archive_within_the_budget_is_imported_within_it(demo, settings):

@@ -1,11 +1,13 @@
-"""``manage.py export_collection SLUG ARCHIVE.zip``: a whole collection to one archive."""
+"""``manage.py export_collection SLUG ARCHIVE.zip``: a whole collection to one archive (the
+job function of the page's "Export archive", run here with a progress bar)."""
 
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Collection
-from evaluation.archive.exporting import collection_export
+from evaluation.management.progress import issue_lines, run_inline
+from jobs.models import JobStatus
 
 
 class Command(BaseCommand):
@@ -20,6 +22,18 @@ class Command(BaseCommand):
             collection = Collection.objects.get(slug=opts["slug"])
         except Collection.DoesNotExist as e:
             raise CommandError(f"no collection {opts['slug']!r}") from e
-        data = collection_export(collection=collection)
+        job = run_inline(
+            kind="archive-export",
+            label=f"Archive of {collection.name}",
+            func="evaluation.archive_jobs.export_archive",
+            stream=self.stderr,
+            collection_id=collection.pk,
+        )
+        if job.status != JobStatus.SUCCEEDED:
+            self.stderr.write(issue_lines(job))
+            raise CommandError(job.message)
+        output = job.outputs.get()
+        data = bytes(output.data)
         Path(opts["archive"]).write_bytes(data)
+        output.delete()  # the file is where the command was asked to put it
         self.stdout.write(self.style.SUCCESS(f"Wrote {opts['archive']} ({len(data)} bytes)."))

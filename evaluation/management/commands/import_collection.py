@@ -1,12 +1,13 @@
 """``manage.py import_collection ARCHIVE.zip --slug NEW``: a collection from an archive
-(all or nothing)."""
+(all or nothing; the job function of the "Import archive" page, run here with a progress
+bar)."""
 
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.archive.importing import collection_import
-from evaluation.metrics import InputError
+from evaluation.management.progress import issue_lines, run_inline
+from jobs.models import JobStatus
 
 
 class Command(BaseCommand):
@@ -23,16 +24,24 @@ class Command(BaseCommand):
             data = path.read_bytes()
         except OSError as e:
             raise CommandError(f"cannot read {path}: {e.strerror}") from e
-        try:
-            c = collection_import(
-                data=data, slug=opts["slug"], name=opts["name"], filename=path.name
-            )
-        except InputError as e:
-            self.stderr.write(e.format(limit=50))
-            raise CommandError("the archive was not imported; nothing was written") from e
+        job = run_inline(
+            kind="archive-import",
+            label=f"Import of {path.name} as {opts['slug']}",
+            func="evaluation.archive_jobs.import_archive",
+            stream=self.stderr,
+            params={"slug": opts["slug"], "name": opts["name"]},
+            input=data,
+            input_name=path.name,
+        )
+        if job.status != JobStatus.SUCCEEDED:
+            if job.errors:
+                self.stderr.write(issue_lines(job))
+                raise CommandError("the archive was not imported; nothing was written")
+            raise CommandError(job.message)
+        result = job.result
         self.stdout.write(
             self.style.SUCCESS(
-                f"Imported collection {c.slug!r}: {c.questions.count()} questions, "
-                f"{c.runs.count()} runs."
+                f"Imported collection {result['slug']!r}: {result['questions']} questions, "
+                f"{result['runs']} runs."
             )
         )
