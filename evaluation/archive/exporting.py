@@ -8,10 +8,11 @@ import json
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, islice
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotate.models import (
@@ -36,7 +37,7 @@ class ArchiveIds:
     """Archive ids of database ids: live rows 1..n in export order, then every id the audit
     trail names that is no longer a row of the collection, numbered as first met."""
 
-    def __init__(self, live: Iterable[int]):
+    def __init__(self, live: Iterable[int]) -> None:
         self.ids = {pk: i for i, pk in enumerate(live, start=1)}
 
     def __call__(self, pk: int | None) -> int | None:
@@ -248,7 +249,7 @@ def _question_rows(collection: Collection) -> Iterator[tuple]:
         yield (*fields, " ".join(sorted(assessors.get(pk, []))))
 
 
-def _synset_rows(synsets, ids: dict) -> Iterator[tuple]:
+def _synset_rows(synsets: Iterable[Any], ids: dict) -> Iterator[tuple]:
     """synsets.csv: each synset with its archive id."""
     for pk, q, o, label, note in (
         synsets.order_by("question_id", "ordinal")
@@ -258,7 +259,7 @@ def _synset_rows(synsets, ids: dict) -> Iterator[tuple]:
         yield (ids["synset"](pk), q, o, label, note)
 
 
-def _string_rows(strings, ids: dict) -> Iterator[tuple]:
+def _string_rows(strings: Iterable[Any], ids: dict) -> Iterator[tuple]:
     """strings.csv: each string with its archive id, variants as a JSON list."""
     rows = (
         strings.order_by("question_id", "id")
@@ -305,7 +306,7 @@ def _snapshot_users(events: list[tuple]) -> set:
     }
 
 
-def _event_lines(events, ids: dict) -> Iterator[tuple[str, int]]:
+def _event_lines(events: Iterable[Any], ids: dict) -> Iterator[tuple[str, int]]:
     """events.jsonl: one JSON object per audit event, its snapshots in archive ids (a
     chunk of events at a time)."""
     rows = (
@@ -375,7 +376,7 @@ def _layer_rows(collection: Collection) -> Iterator[tuple]:
         )
 
 
-def _layer_judgment_rows(layer_judgments, ids: dict) -> Iterator[tuple]:
+def _layer_judgment_rows(layer_judgments: Iterable[Any], ids: dict) -> Iterator[tuple]:
     """layer_judgments.csv: each string as one layer judged it, by its archive id."""
     for q, who, s, g, lv, at in (
         layer_judgments.order_by("layer__question_id", "layer_id", "string_id")
@@ -413,7 +414,7 @@ def _run_meta(runs: list[Run]) -> list[dict]:
 _MEMO = 200_000
 
 
-def _raw_rows(queryset) -> Iterator[tuple]:
+def _raw_rows(queryset: QuerySet) -> Iterator[tuple]:
     """The rows of a ``values_list`` queryset as the driver gives them, fetched a chunk at
     a time (on PostgreSQL through a server-side cursor: never the whole result at once),
     without the ORM's per-row work: the run answers are millions of rows."""
