@@ -26,7 +26,8 @@ migrate: install
 # the demo runs with DEBUG on (settings default to production: DEBUG off) and one job worker
 # (the database queue) beside Django's server; Ctrl+C stops both: the terminal's SIGINT and
 # the trap's SIGTERM make two signals, so a job running then is failed at once, nothing
-# written (a worker given one SIGTERM finishes its job first)
+# written (a worker given one SIGTERM finishes its job first); make returns once the worker
+# has exited
 demo: export DJANGO_DEBUG := 1
 demo: install migrate
 	$(PY) manage.py load_demo
@@ -37,7 +38,7 @@ demo: install migrate
 	@echo "  background jobs (uploads, imports, reports) run in a worker started beside it"
 	@echo ""
 	@$(PY) manage.py jobs_worker -v0 & worker=$$!; \
-	  trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
+	  trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	  $(PY) manage.py runserver $(HOST):$(PORT)
 
 # on every core (pytest-xdist, -n auto): each worker has its own test database; the tests

@@ -5,9 +5,10 @@ between its steps).  The call only records the numbers in memory and raises ``Jo
 once somebody asked to cancel; a reporter thread of the worker writes them to the job's row
 about once a second through its own database connection, so the figures are visible while
 the job's own transaction is still open, and reads the cancel flag back.  The same thread
-is the job's heartbeat: a job whose heartbeat stops (a worker killed with ``kill -9``) is
-failed by ``jobs.services.jobs_reap``.  Run inline (in a request or a command), a job has no
-reporter thread; a terminal progress bar may listen instead (``jobs.terminal``).
+is the job's heartbeat: a job whose heartbeat stops (a worker killed with ``kill -9`` on
+another machine) is failed by ``jobs.services.jobs_reap``.  A job run inline (in a request
+or a command) has its reporter thread too, but under the immediate backend (the tests); a
+terminal progress bar may listen as well (``jobs.terminal``).
 """
 
 from __future__ import annotations

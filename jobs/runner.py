@@ -113,8 +113,10 @@ def run_job(
     progress = Progress(listener)
     # a job run inline (a command's, or a request's) beats and reports too, so that no
     # web server elsewhere takes it for dead, and its page can follow and cancel it; not
-    # under the immediate backend (the tests: their rows are in the test's transaction)
-    reporter = Reporter(job.pk, progress) if in_worker or not queue_is_immediate() else None
+    # under the immediate backend (the tests), nor inside a caller's transaction (its row's
+    # claim is not committed: no other connection could see it or write it)
+    beats = in_worker or not (queue_is_immediate() or connection.in_atomic_block)
+    reporter = Reporter(job.pk, progress) if beats else None
     if reporter:
         reporter.start()
     try:

@@ -79,8 +79,9 @@ def worker_alive(worker: str) -> bool | None:
     if not where:
         return _pid_alive(int(pid))
     machine, _, started = where.partition("-")
-    if not machine or machine != this_machine():
+    if machine != this_machine():
         return None
+    # (without /proc, as on macOS, both are "": the host name is all there is to go by)
     # a live pid is the worker only if it started when the worker did (else the pid was
     # given to another process since)
     return _pid_alive(int(pid)) and (not started or process_started(int(pid)) in ("", started))

@@ -158,3 +158,14 @@ def test_a_killed_worker_not_yet_collected_by_its_parent_is_dead():
     finally:
         child.kill()
         child.wait()
+
+
+def test_without_proc_a_worker_here_is_judged_by_its_pid(monkeypatch):
+    # macOS: no boot id, no pid namespace, no start time
+    from jobs import workers
+
+    monkeypatch.setattr(workers, "this_machine", lambda: "")
+    monkeypatch.setattr(workers, "process_started", lambda pid: "")
+    assert worker_alive(workers.worker_name()) is True
+    assert worker_alive(f"{HOST}:{2**22 + 12345}:-") is False  # above pid_max
+    assert worker_alive(f"{HOST}:1:0123456789ab-5") is None  # a Linux worker's name

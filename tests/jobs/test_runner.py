@@ -5,7 +5,7 @@ a database that fails the final write, a queue that does not answer."""
 from __future__ import annotations
 
 import pytest
-from django.db import OperationalError
+from django.db import OperationalError, transaction
 from django.db.models import QuerySet
 
 from jobs import runner
@@ -126,6 +126,7 @@ class _Reporter:
         pass
 
 
+@pytest.mark.django_db(transaction=True)  # a command's connection, in no transaction
 def test_a_job_run_inline_beats_like_a_workers_but_under_the_immediate_backend(
     settings, monkeypatch
 ):
@@ -141,3 +142,8 @@ def test_a_job_run_inline_beats_like_a_workers_but_under_the_immediate_backend(
     inline = run_job(_job(f"{SAMPLE}.echo_input").pk)
     assert _Reporter.started == [inline.pk]
     assert immediate.status == inline.status == JobStatus.SUCCEEDED
+    # run inside a caller's transaction, its claim is not committed: nothing to beat on
+    with transaction.atomic():
+        in_transaction = run_job(_job(f"{SAMPLE}.echo_input").pk)
+    assert _Reporter.started == [inline.pk]
+    assert in_transaction.status == JobStatus.SUCCEEDED
