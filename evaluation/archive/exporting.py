@@ -96,9 +96,11 @@ def collection_export_to(
     chunk of rows at a time (never the whole collection in memory), all read from one
     snapshot of the database; ``progress(rows written, rows in all, "rows")`` is called as
     it goes.  Returns the number of rows written."""
+    outermost = not connection.in_atomic_block
     with transaction.atomic():
-        if connection.vendor == "postgresql":
+        if outermost and connection.vendor == "postgresql":
             # one snapshot for every member: an archive never mixes two states of the data
+            # (inside a caller's transaction, its snapshot rules)
             with connection.cursor() as cur:
                 cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         return _export(file, collection, progress or _no_progress)

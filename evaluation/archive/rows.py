@@ -87,7 +87,11 @@ def insert_rows(
     with connection.cursor() as cur:
         while batch := list(islice(it, BATCH)):
             if connection.vendor == "postgresql":
-                with cur.cursor.copy(f"COPY {table} ({cols}) FROM STDIN") as copy:
+                # the driver's own cursor: its errors become Django's (IntegrityError...)
+                with (
+                    connection.wrap_database_errors,
+                    cur.cursor.copy(f"COPY {table} ({cols}) FROM STDIN") as copy,
+                ):
                     for row in batch:
                         copy.write_row(row)
             else:
