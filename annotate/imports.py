@@ -24,7 +24,7 @@ from django.db import transaction
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q
 from django.utils import timezone
 
-from config.bulk import delete_rows, ids_in, insert_rows, update_rows
+from config.bulk import Progress, delete_rows, gc_paused, ids_in, insert_rows, update_rows
 from evaluation.metrics import InputError, Issue
 from evaluation.metrics.csvio import write_csv
 from evaluation.metrics.errors import merge_issues
@@ -681,6 +681,7 @@ def import_plan(
     raise ValueError(f"unknown import kind {kind!r}")
 
 
+@gc_paused()
 @transaction.atomic
 def collection_import(
     *,
@@ -690,14 +691,18 @@ def collection_import(
     filename: str,
     by: AnyUser | None = None,
     mark_done: bool = False,
+    progress: Progress | None = None,
 ) -> ImportPlan:
     """Validate the whole file, then write it (all or nothing); raise ImportRefused with
     every error when the file is bad.  With ``mark_done``, the questions a judgments file
-    leaves with no unjudged string are marked done.  Returns the plan that was carried out."""
+    leaves with no unjudged string are marked done.  Returns the plan that was carried out.
+    ``progress`` hears of the two steps (the file checked, then written)."""
     Collection.objects.select_for_update().filter(pk=collection.pk).first()
     plan = import_plan(collection=collection, kind=kind, data=data, filename=filename, by=by)
     if not plan.ok:
         raise ImportRefused(plan.issues)
+    if progress is not None:
+        progress(1, 2, "steps: file checked")
     plan._write()
     if mark_done and kind == "judgments":
         Question.objects.filter(pk__in=ids_in(plan.fully_judged)).update(status=QuestionStatus.DONE)
@@ -708,6 +713,8 @@ def collection_import(
         action=f"{kind}_import",
         after={"file": filename, **plan.counts},
     )
+    if progress is not None:
+        progress(2, 2, "steps: written")
     return plan
 
 
@@ -742,7 +749,12 @@ def pending_import_create(
 
 
 def pending_import_confirm(
-    *, token: str, collection: Collection, user: AbstractBaseUser, mark_done: bool = False
+    *,
+    token: str,
+    collection: Collection,
+    user: AbstractBaseUser,
+    mark_done: bool = False,
+    progress: Progress | None = None,
 ) -> tuple[PendingImport, ImportPlan]:
     """Import the file previewed under ``token`` (validated again, all or nothing) and
     consume the token in the same transaction, so it cannot be confirmed twice.  Raises
@@ -781,6 +793,7 @@ def pending_import_confirm(
                     filename=pending.filename,
                     by=user,
                     mark_done=mark_done,
+                    progress=progress,
                 )
             except ImportRefused as e:
                 refused = e  # the token stays consumed: the preview no longer holds

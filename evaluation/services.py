@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from annotate import edits, judging, matching
 from annotate.models import AnswerString, Collection, JudgmentEvent, Question, Source
-from config.bulk import Progress, insert_rows, temp_rows
+from config.bulk import Progress, gc_paused, insert_rows, temp_rows
 from evaluation.analysis.score_config import ScoreConfig
 from evaluation.analysis.significance import (
     MeanIntervals,
@@ -316,6 +316,7 @@ def run_name_problem(name: str) -> str | None:
     return None
 
 
+@gc_paused()
 def run_import(
     *,
     collection: Collection,
@@ -325,6 +326,7 @@ def run_import(
     filename: str,
     description: str = "",
     fmt: str | None = None,
+    progress: Progress | None = None,
 ) -> Run:
     """Parse, check and store a run, all or nothing.  Raises InputError listing every
     problem at once, sorted by line: a name already used in the collection, the file's own
@@ -334,7 +336,8 @@ def run_import(
     refused with the check's issue too, not a database error.  The owner submits the run:
     PermissionDenied, before anything is read, unless they may (``access.may_submit``:
     organizers always, participants while the collection is open for submissions), from
-    the upload page, the API and ``manage.py import_run`` alike."""
+    the upload page, the API and ``manage.py import_run`` alike.  ``progress`` hears of the
+    lines read, then of the answers stored."""
     require_may_submit(owner, collection)
     issues: list[Issue] = []
     name = name.strip()
@@ -357,6 +360,8 @@ def run_import(
         fmt=fmt,
         issues=issues,
     )
+    if progress is not None:
+        progress(len(ranking), len(ranking), "lines")
     try:
         with transaction.atomic():
             run = Run.objects.create(
@@ -369,6 +374,8 @@ def run_import(
                 format=fmt,
             )
             _store_answers(run, ranking, qids)
+            if progress is not None:
+                progress(len(ranking), len(ranking), "answers stored")
     except IntegrityError:
         # the name was free when checked, and another upload took it since (two uploads
         # of one name at once): the same refusal as the check's
@@ -483,8 +490,15 @@ def run_withdraw(*, run: Run, by: AbstractBaseUser) -> Run:
     return run
 
 
+@gc_paused()
 def run_replace(
-    *, run: Run, data: bytes, filename: str, by: AbstractBaseUser, fmt: str | None = None
+    *,
+    run: Run,
+    data: bytes,
+    filename: str,
+    by: AbstractBaseUser,
+    fmt: str | None = None,
+    progress: Progress | None = None,
 ) -> Run:
     """Replace the answers of ``run`` by the file ``data``, all or nothing: the file goes
     through the checks of an upload (``run_import``) and on any problem InputError lists
@@ -496,6 +510,8 @@ def run_replace(
     ranking, fmt, qids = _run_checked(
         collection=run.collection, data=data, filename=filename, name=run.name, fmt=fmt
     )
+    if progress is not None:
+        progress(len(ranking), len(ranking), "lines")
     with transaction.atomic():
         run = Run.objects.select_for_update().select_related("collection", "owner").get(pk=run.pk)
         require_may_change(run, by)
@@ -506,6 +522,8 @@ def run_replace(
         run.format = fmt
         run.save(update_fields=["source_name", "sha256", "format"])
         _store_answers(run, ranking, qids)
+        if progress is not None:
+            progress(len(ranking), len(ranking), "answers stored")
         JudgmentEvent.objects.create(
             collection=run.collection,
             question=None,
@@ -558,6 +576,7 @@ def _positions(qid: np.ndarray) -> list[int]:
     return out
 
 
+@gc_paused()
 @transaction.atomic
 def run_pool(
     *, run: Run, by: AbstractBaseUser | None = None, progress: Progress | None = None
@@ -573,6 +592,7 @@ def run_pool(
     return _runs_pool(collection=run.collection, runs=[run], by=by, progress=progress)
 
 
+@gc_paused()
 @transaction.atomic
 def runs_pool(
     *, collection: Collection, by: AbstractBaseUser | None = None, progress: Progress | None = None
@@ -660,17 +680,26 @@ def _runs_pool(
     return sum(a.added for a in added)
 
 
+@gc_paused()
 @transaction.atomic
 def collection_matching_mode_change(
-    *, collection: Collection, mode: str, by: AbstractBaseUser | None
+    *,
+    collection: Collection,
+    mode: str,
+    by: AbstractBaseUser | None,
+    progress: Progress | None = None,
 ) -> int:
     """Change ``collection``'s matching mode (DESIGN.md section 4), the one way to change
     it: annotate's ``collection_set_matching_mode`` re-keys every spelling of its strings
     and folds strings that now share a key (MatchingModeConflict, nothing written, when
     they are judged differently), then every run answer is re-keyed, in one transaction.
-    Returns the number of strings folded."""
+    Returns the number of strings folded.  ``progress`` hears of the two steps."""
     folded = matching.collection_set_matching_mode(collection=collection, mode=mode, by=by)
+    if progress is not None:
+        progress(1, 2, "steps: strings re-keyed")
     run_answers_rekey(collection=collection, mode=mode)
+    if progress is not None:
+        progress(2, 2, "steps: run answers re-keyed")
     return folded
 
 

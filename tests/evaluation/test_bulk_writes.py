@@ -311,3 +311,32 @@ def test_judgments_reimport_keeps_strings_and_their_ids():
     assert again["strings"] == first["strings"]
     assert again["keys"] == first["keys"]
     assert not spelling_keys_drift(c)
+
+
+def test_long_writes_report_their_progress():
+    c = campaign("progress", runs=1)
+    owner = make_user()
+    add_member(collection=c, user=owner, role="organizer")
+    heard = []
+
+    def progress(done, total, unit):
+        heard.append((done, total, unit))
+
+    services.run_import(
+        collection=c,
+        owner=owner,
+        name="p",
+        data=b"Q01\t1\ta\nQ02\t1\tb\n",
+        filename="p.tsv",
+        progress=progress,
+    )
+    assert heard == [(2, 2, "lines"), (2, 2, "answers stored")]
+    heard.clear()
+    data = b"question_id,synset_id,answer,level\nQ01,a,Paris,S\n"
+    imports.collection_import(
+        collection=c, kind="judgments", data=data, filename="j.csv", progress=progress
+    )
+    assert heard == [(1, 2, "steps: file checked"), (2, 2, "steps: written")]
+    heard.clear()
+    services.collection_matching_mode_change(collection=c, mode="exact", by=None, progress=progress)
+    assert [h[:2] for h in heard] == [(1, 2), (2, 2)]
