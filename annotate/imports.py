@@ -24,7 +24,7 @@ from django.db import transaction
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q
 from django.utils import timezone
 
-from config.bulk import delete_rows, ids_in, insert_rows, update_rows
+from config.bulk import delete_rows, gc_paused, ids_in, insert_rows, update_rows
 from evaluation.metrics import InputError, Issue
 from evaluation.metrics.csvio import write_csv
 from evaluation.metrics.errors import merge_issues
@@ -683,6 +683,7 @@ def import_plan(
     raise ValueError(f"unknown import kind {kind!r}")
 
 
+@gc_paused()
 @transaction.atomic
 def collection_import(
     *,
@@ -722,6 +723,8 @@ def collection_import(
         action=f"{kind}_import",
         after={"file": filename, **plan.counts},
     )
+    if progress is not None:
+        progress(2, 2, "steps: written")
     return plan
 
 

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from annotate import edits, judging, matching
 from annotate.models import AnswerString, Collection, JudgmentEvent, Question, Source
-from config.bulk import Progress, insert_rows, temp_rows
+from config.bulk import Progress, gc_paused, insert_rows, temp_rows
 from evaluation.analysis.score_config import ScoreConfig
 from evaluation.metrics import (
     InputError,
@@ -104,6 +104,7 @@ def run_name_problem(name: str) -> str | None:
     return None
 
 
+@gc_paused()
 def run_import(
     *,
     collection: Collection,
@@ -148,6 +149,8 @@ def run_import(
         issues=issues,
         progress=progress,
     )
+    if progress is not None:
+        progress(len(ranking), len(ranking), "lines")
     try:
         with transaction.atomic():
             run = Run.objects.create(
@@ -281,6 +284,7 @@ def run_withdraw(*, run: Run, by: AbstractBaseUser) -> Run:
     return run
 
 
+@gc_paused()
 def run_replace(
     *,
     run: Run,
@@ -305,6 +309,8 @@ def run_replace(
         fmt=fmt,
         progress=progress,
     )
+    if progress is not None:
+        progress(len(ranking), len(ranking), "lines")
     with transaction.atomic():
         run = Run.objects.select_for_update().select_related("collection", "owner").get(pk=run.pk)
         require_may_change(run, by)
@@ -367,6 +373,7 @@ def _positions(qid: np.ndarray) -> list[int]:
     return out
 
 
+@gc_paused()
 @transaction.atomic
 def run_pool(
     *, run: Run, by: AbstractBaseUser | None = None, progress: Progress | None = None
@@ -382,6 +389,7 @@ def run_pool(
     return _runs_pool(collection=run.collection, runs=[run], by=by, progress=progress)[0]
 
 
+@gc_paused()
 @transaction.atomic
 def runs_pool(
     *, collection: Collection, by: AbstractBaseUser | None = None, progress: Progress | None = None
@@ -478,6 +486,7 @@ def _runs_pool(
     return [a.added for a in added]
 
 
+@gc_paused()
 @transaction.atomic
 def collection_matching_mode_change(
     *,
