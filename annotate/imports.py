@@ -723,8 +723,6 @@ def collection_import(
         action=f"{kind}_import",
         after={"file": filename, **plan.counts},
     )
-    if progress is not None:
-        progress(2, 2, "steps: written")
     return plan
 
 
