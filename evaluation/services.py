@@ -149,8 +149,6 @@ def run_import(
         issues=issues,
         progress=progress,
     )
-    if progress is not None:
-        progress(len(ranking), len(ranking), "lines")
     try:
         with transaction.atomic():
             run = Run.objects.create(
@@ -309,8 +307,6 @@ def run_replace(
         fmt=fmt,
         progress=progress,
     )
-    if progress is not None:
-        progress(len(ranking), len(ranking), "lines")
     with transaction.atomic():
         run = Run.objects.select_for_update().select_related("collection", "owner").get(pk=run.pk)
         require_may_change(run, by)
