@@ -111,8 +111,15 @@ class _Report:
 
 
 def _report(
-    request: HttpRequest, collection: Collection, config: ReliabilityConfig, *, tables=False
+    request: HttpRequest,
+    collection: Collection,
+    config: ReliabilityConfig,
+    *,
+    tables: bool = False,
+    asked: bool = False,
 ) -> _Report:
+    """The report of ``config``: kept, being computed, or (small) computed now; ``asked``:
+    the person asked for it (Compute), so a job started here is in their list of jobs."""
     runs = list(Run.objects.visible_to(request.user, collection).order_by("name"))
     key = reliability_report.reliability_key(collection=collection, runs=runs, config=config)
     work = reliability_report.reliability_work(
@@ -126,7 +133,7 @@ def _report(
     if r.page is None and r.job is None and r.small:
         # small enough for the request: the job function, at once
         try:
-            job = _start(request, collection, r)
+            job = _start(request, collection, r, listed=asked)
         except JobRefused:
             return r  # the page offers to compute it, and then says why it cannot
         if job.status == JobStatus.SUCCEEDED and (
@@ -136,7 +143,9 @@ def _report(
     return r
 
 
-def _start(request: HttpRequest, collection: Collection, r: _Report) -> Job:
+def _start(request: HttpRequest, collection: Collection, r: _Report, *, listed: bool = True) -> Job:
+    """The job computing ``r``'s report (``listed`` False: the page computes a small
+    report on its own when it is read, and the person's list of jobs does not show it)."""
     return job_start(
         kind=reliability_jobs.KIND,
         label=f"Reliability of {collection.name} ({metric_label(r.config.metric)}, "
@@ -151,6 +160,7 @@ def _start(request: HttpRequest, collection: Collection, r: _Report) -> Job:
             "runs": [run.pk for run in r.runs],
         },
         inline=r.small,
+        listed=listed,
     )
 
 
@@ -184,7 +194,7 @@ def collection_reliability_compute(request: HttpRequest, slug: str) -> HttpRespo
     config, error = form.config(_levels(collection))
     if form.errors or error:
         return _page(request, collection, role, form, config, error, None, status=400)
-    r = _report(request, collection, config)
+    r = _report(request, collection, config, asked=True)
     refused = ""
     if r.page is None and r.job is None:
         try:

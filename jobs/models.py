@@ -34,6 +34,9 @@ class Job(models.Model):
     label = models.CharField(max_length=300)
     # the job function, a dotted path (``jobs.runner.run_job`` imports and calls it)
     func = models.CharField(max_length=200)
+    # False: a job the app started on its own while a page was read (a small report
+    # computed at once, then kept), not one the person asked for: not in their list
+    listed = models.BooleanField(default=True)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="jobs"
     )

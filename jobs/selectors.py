@@ -27,7 +27,10 @@ def visible_job(user: AbstractBaseUser, job_id: int) -> Job:
 
 
 def recent_jobs(user: AbstractBaseUser, limit: int = 50) -> list[Job]:
-    return list(jobs_visible(user).order_by("-created_at", "-id")[:limit])
+    """The jobs ``user`` started, newest first (not the ones the app started on its own
+    while they read a page: ``Job.listed``)."""
+    jobs = jobs_visible(user).filter(listed=True)
+    return list(jobs.order_by("-created_at", "-id")[:limit])
 
 
 def job_estimate(job: Job) -> timedelta | None:

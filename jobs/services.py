@@ -57,9 +57,11 @@ def job_start(
     input_name: str = "",
     inline: bool = False,
     listener: Callable[[Snapshot], None] | None = None,
+    listed: bool = True,
 ) -> Job:
     """Record a job and queue it (or run it now: ``inline``, or an immediate backend;
-    ``listener`` then hears its progress, as a command's progress bar does).  Raises
+    ``listener`` then hears its progress, as a command's progress bar does; ``listed``
+    False: the app started it on its own, it is not in the user's list of jobs).  Raises
     ``JobRefused`` when a conflicting job is active on the collection."""
     with transaction.atomic():
         if collection_id is not None and conflict != Conflict.NONE:
@@ -89,6 +91,7 @@ def job_start(
             params=params or {},
             input=input,
             input_name=input_name[:255],
+            listed=listed,
         )
     if inline or queue_is_immediate():
         return run_job(job.pk, listener=listener) or job

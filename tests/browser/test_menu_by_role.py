@@ -15,9 +15,9 @@ PASSWORDS = {
     "participant": "demo-participant",
 }
 MENUS = {
-    "organizer": ["Collections", "My queue", "Runs", "API tokens"],
+    "organizer": ["Collections", "My queue", "Runs", "Jobs", "API tokens"],
     "assessor1": ["Collections", "My queue"],
-    "participant": ["Collections", "Runs", "API tokens"],
+    "participant": ["Collections", "Runs", "Jobs", "API tokens"],
 }
 
 

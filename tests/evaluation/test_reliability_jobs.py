@@ -212,3 +212,16 @@ def test_a_small_report_is_computed_in_the_request_by_the_job(client, demo):
     assert job.status == JobStatus.SUCCEEDED and job.user.get_username() == "organizer"
     found = reliability_jobs.finished_report(demo, job.result["key"])
     assert found is not None and found[0] == job
+
+
+def test_a_small_report_computed_as_the_page_is_read_is_not_in_the_jobs_list(client, demo):
+    """Reading the page computes a small report at once (kept as a job's file), but the
+    reader asked for no job: their list of jobs stays as it was; Compute is listed."""
+    login(client, "organizer")
+    assert client.get(URL + "?trials=50").context["page"] is not None
+    (job,) = jobs()
+    assert job.status == JobStatus.SUCCEEDED and not job.listed
+    assert "No jobs yet." in client.get("/jobs/").content.decode()
+    client.post(COMPUTE, {"trials": 70, "metric": "q_measure", "seed": 0})
+    listed = client.get("/jobs/").content.decode()
+    assert "B = 70" in listed and "B = 50" not in listed
