@@ -7,7 +7,8 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test test-quick test-noaccel check-accel install lint fuzz bench migrate serve clean
+.PHONY: demo test test-quick test-noaccel check-accel install lint fuzz bench migrate serve clean \
+  messages
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +69,19 @@ lint: install
 	git ls-files -z 'templates/*.html' | xargs -0 $(VENV)/bin/djhtml --check
 	git ls-files -z '*.py' ':!:*/migrations/*' | xargs -0 $(VENV)/bin/django-upgrade --target-version 5.2
 	$(VENV)/bin/lint-imports --no-cache
+
+# the translations (README "Languages"): every marked string of the Python code, the
+# templates and the scripts into locale/<language>/LC_MESSAGES/*.po (translate what is new
+# there), then compiled into the .mo files the app reads (committed: `make demo` needs no
+# gettext).  Needs GNU gettext (Debian: apt-get install gettext).
+MESSAGES_IGNORE := --ignore=.venv --ignore=bench --ignore=tests --ignore=var \
+  --ignore=staticfiles --ignore=static/vendor --ignore=build --ignore=docs
+messages: export DJANGO_DEBUG := 1
+messages: install
+	$(PY) manage.py makemessages -a -d django --no-obsolete $(MESSAGES_IGNORE)
+	$(PY) manage.py makemessages -a -d djangojs --no-obsolete $(MESSAGES_IGNORE)
+	$(PY) manage.py compilemessages --ignore=.venv
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_translations.py
 
 # 15 parser fuzz tests x 12,500 generated inputs (> 100,000 in all) plus the upload page
 fuzz: install

@@ -608,3 +608,16 @@ class LayerJudgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.layer}: {self.string_id} -> {self.group}"
+
+
+class UserPreference(models.Model):
+    """What one person chose for themselves: the language of the pages (blank: the one
+    their browser asks for).  ``annotate.language`` reads and writes it."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="preference"
+    )
+    language = models.CharField(max_length=10, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.language or 'browser language'}"

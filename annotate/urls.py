@@ -1,10 +1,11 @@
 from django.urls import path
 
-from . import layer_views, views
+from . import language, layer_views, views
 
 app_name = "annotate"
 
 urlpatterns = [
+    path("language/", language.language_set, name="language-set"),
     path("collections/", views.collection_list, name="collection-list"),
     path("collections/new/", views.collection_create, name="collection-create"),
     path("collections/<slug:slug>/edit/", views.collection_edit, name="collection-edit"),

@@ -5,6 +5,7 @@ from django.http import HttpResponse, HttpResponsePermanentRedirect
 from django.templatetags.static import static
 from django.urls import include, path, reverse_lazy
 from django.views.decorators.http import require_GET
+from django.views.i18n import JavaScriptCatalog
 
 from config.auth import RateLimitedLoginView
 from config.htmx import HtmxHttpRequest, redirect_to
@@ -47,6 +48,12 @@ urlpatterns = [
     ),
     path("admin/", admin.site.urls),
     path("favicon.ico", favicon, name="favicon"),
+    # the scripts' translations (gettext() in static/js), the log-in page's too
+    path(
+        "jsi18n/",
+        login_not_required(JavaScriptCatalog.as_view()),
+        name="javascript-catalog",
+    ),
     path("jobs/", include("jobs.urls")),
     path("api/", include("api.urls")),
     path("account/", include("api.account_urls")),

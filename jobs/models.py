@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class JobStatus(models.TextChoices):
-    QUEUED = "queued", "Waiting for a worker"
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Done"
-    FAILED = "failed", "Failed"
-    CANCELLED = "cancelled", "Cancelled"
+    QUEUED = "queued", _("Waiting for a worker")
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Done")
+    FAILED = "failed", _("Failed")
+    CANCELLED = "cancelled", _("Cancelled")
 
 
 ACTIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
@@ -37,6 +38,9 @@ class Job(models.Model):
     # False: a job the app started on its own while a page was read (a small report
     # computed at once, then kept), not one the person asked for: not in their list
     listed = models.BooleanField(default=True)
+    # the language of the person who started it (their page's): the job's messages,
+    # phases and errors are written in it
+    language = models.CharField(max_length=10, blank=True)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="jobs"
     )

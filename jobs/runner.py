@@ -22,8 +22,9 @@ from typing import Any
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DatabaseError, close_old_connections, connection
 from django.db.models.functions import Now
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.module_loading import import_string
+from django.utils.translation import gettext, gettext_lazy
 from django_tasks import task, task_backends
 from django_tasks.backends.immediate import ImmediateBackend
 
@@ -121,11 +122,15 @@ def run_job(
         reporter.start()
     try:
         try:
-            outcome = _call(job, progress)
+            # its messages in the language of the person who started it
+            with translation.override(job.language or None):
+                outcome = _call(job, progress)
         except BaseException:
             # the worker is being stopped (SystemExit from a second SIGTERM or Ctrl+C): the
             # job's transaction was rolled back on the way out; say so before leaving
-            _record_end(job.pk, progress, {"status": JobStatus.FAILED, "message": STOPPED}, 2)
+            with translation.override(job.language or None):
+                stopped = str(STOPPED)
+            _record_end(job.pk, progress, {"status": JobStatus.FAILED, "message": stopped}, 2)
             raise
         # written while the reporter still beats: the row says "running" no longer than
         # the database takes to answer
@@ -137,7 +142,7 @@ def run_job(
     return job
 
 
-STOPPED = (
+STOPPED = gettext_lazy(
     "The process running this job was stopped (its worker shut down) before the job "
     "finished; its transaction was rolled back, so nothing was written. Start it again."
 )
@@ -151,14 +156,19 @@ def _call(job: Job, progress: Progress) -> dict[str, Any]:
         logger.exception("job %s: its function %s does not import", job.pk, job.func)
         return {
             "status": JobStatus.FAILED,
-            "message": f"This version of the app has no job function {job.func!r} (it was "
-            "renamed or removed since the job was queued); nothing was written. Start it "
-            "again.",
+            "message": gettext(
+                "This version of the app has no job function %(func)s (it was renamed or "
+                "removed since the job was queued); nothing was written. Start it again."
+            )
+            % {"func": repr(job.func)},
         }
     try:
         result = func(JobContext(job, progress))
     except JobCancelled:
-        return {"status": JobStatus.CANCELLED, "message": "Cancelled: nothing was written."}
+        return {
+            "status": JobStatus.CANCELLED,
+            "message": gettext("Cancelled: nothing was written."),
+        }
     except JobFailed as e:
         return {"status": JobStatus.FAILED, "message": e.message, "errors": e.errors}
     except Exception as e:
@@ -166,13 +176,18 @@ def _call(job: Job, progress: Progress) -> dict[str, Any]:
         if type(e).__name__ == "JobTimeoutException":  # RQ's, at the queue's JOBS_TIMEOUT
             return {
                 "status": JobStatus.FAILED,
-                "message": f"The job ran longer than the queue allows and was stopped ({e}); "
-                "nothing was written.",
+                "message": gettext(
+                    "The job ran longer than the queue allows and was stopped (%(reason)s); "
+                    "nothing was written."
+                )
+                % {"reason": e},
             }
         return {
             "status": JobStatus.FAILED,
-            "message": "The job stopped on an internal error; nothing was written. "
-            "The error is in the worker's log.",
+            "message": gettext(
+                "The job stopped on an internal error; nothing was written. "
+                "The error is in the worker's log."
+            ),
         }
     # the function returned: its writes are committed, whatever it returned
     if not isinstance(result, Mapping):
@@ -180,7 +195,7 @@ def _call(job: Job, progress: Progress) -> dict[str, Any]:
     result = _jsonable(dict(result))
     return {
         "status": JobStatus.SUCCEEDED,
-        "message": str(result.get("message", "Done.")),
+        "message": str(result.get("message", gettext("Done."))),
         "result": result,
     }
 

@@ -9,6 +9,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import QuerySet
 from django.http import Http404
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from .models import Job, JobStatus
 
@@ -22,7 +23,7 @@ def jobs_visible(user: AbstractBaseUser) -> QuerySet[Job]:
 def visible_job(user: AbstractBaseUser, job_id: int) -> Job:
     job = jobs_visible(user).filter(pk=job_id).first()
     if job is None:
-        raise Http404("No such job.")
+        raise Http404(gettext("No such job."))
     return job
 
 

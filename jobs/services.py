@@ -20,7 +20,9 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.db.models import BooleanField, Case, Q, When
 from django.db.models.functions import Now
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy
 from django_tasks import task_backends
 from django_tasks.base import TaskResultStatus
 from django_tasks.exceptions import TaskResultDoesNotExist
@@ -92,6 +94,7 @@ def job_start(
             input=input,
             input_name=input_name[:255],
             listed=listed,
+            language=translation.get_language() or "",
         )
     if inline or queue_is_immediate():
         return run_job(job.pk, listener=listener) or job
@@ -110,14 +113,7 @@ def _enqueue(job_id: int) -> None:
         result = execute.using(queue_name=settings.JOBS_QUEUE_NAME).enqueue(job_id)
     except Exception:
         logger.exception("job %s could not be queued", job_id)
-        Job.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(
-            status=JobStatus.FAILED,
-            finished_at=timezone.now(),
-            input=None,
-            message="The job could not be queued (the queue did not answer); nothing was "
-            "written. Try again in a moment; if it keeps failing, tell the site's "
-            "administrators (is the worker's queue, Redis, running?).",
-        )
+        _end_each([job_id], JobStatus.QUEUED, UNQUEUED)
         return
     Job.objects.filter(pk=job_id).update(task_id=str(result.id)[:64])
 
@@ -125,12 +121,7 @@ def _enqueue(job_id: int) -> None:
 def job_cancel(job: Job) -> Job:
     """Ask the job to stop: a queued job is cancelled at once; a running one stops at its
     next progress report, its transaction rolled back."""
-    Job.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(
-        status=JobStatus.CANCELLED,
-        finished_at=timezone.now(),
-        message="Cancelled before it started: nothing was written.",
-        input=None,
-    )
+    _end_each([job.pk], JobStatus.QUEUED, CANCELLED_QUEUED, status=JobStatus.CANCELLED)
     Job.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(cancel_requested=True)
     job.refresh_from_db()
     return job
@@ -161,27 +152,41 @@ def jobs_reap(*, queue: bool = True) -> int:
         alive = worker_alive(worker)
         if alive is False or (alive is None and silent):
             dead.append(pk)
-    now = timezone.now()
-    failed = 0
-    if dead:
-        failed += Job.objects.filter(pk__in=dead, status=JobStatus.RUNNING).update(
-            status=JobStatus.FAILED,
-            finished_at=now,
-            input=None,
-            message="The worker running this job stopped (killed or crashed) before it "
-            "finished; its transaction was rolled back, so nothing was written. Start it "
-            "again.",
-        )
+    failed = _end_each(dead, JobStatus.RUNNING, WORKER_DIED) if dead else 0
     lost = _lost_in_queue() if queue else []
     if lost:
-        failed += Job.objects.filter(pk__in=lost, status=JobStatus.QUEUED).update(
-            status=JobStatus.FAILED,
-            finished_at=now,
-            input=None,
-            message="The queue lost this job before a worker started it (the worker that "
-            "took it stopped, or the queue was emptied); nothing was written. Start it again.",
-        )
+        failed += _end_each(lost, JobStatus.QUEUED, LOST_IN_QUEUE)
     return failed
+
+
+UNQUEUED = gettext_lazy(
+    "The job could not be queued (the queue did not answer); nothing was written. Try "
+    "again in a moment; if it keeps failing, tell the site's administrators (is the "
+    "worker's queue, Redis, running?)."
+)
+CANCELLED_QUEUED = gettext_lazy("Cancelled before it started: nothing was written.")
+WORKER_DIED = gettext_lazy(
+    "The worker running this job stopped (killed or crashed) before it finished; its "
+    "transaction was rolled back, so nothing was written. Start it again."
+)
+LOST_IN_QUEUE = gettext_lazy(
+    "The queue lost this job before a worker started it (the worker that took it stopped, "
+    "or the queue was emptied); nothing was written. Start it again."
+)
+
+
+def _end_each(ids: list[int], was: str, message: Promise, *, status: str = JobStatus.FAILED) -> int:
+    """End the jobs ``ids`` still ``was`` with ``status`` and ``message``, written in each
+    job's language (its starter's); return how many ended."""
+    ended = 0
+    now = timezone.now()
+    for language in set(Job.objects.filter(pk__in=ids).values_list("language", flat=True)):
+        with translation.override(language or None):
+            text = str(message)
+        ended += Job.objects.filter(pk__in=ids, status=was, language=language).update(
+            status=status, finished_at=now, input=None, message=text
+        )
+    return ended
 
 
 # a queued job is looked for in its queue once it has waited QUEUE_CHECK_AFTER seconds, at

@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.utils.http import content_disposition_header
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
 from config.htmx import HtmxHttpRequest
@@ -71,5 +72,5 @@ def job_cancel(request: HtmxHttpRequest, job_id: int) -> HttpResponse:
     job = services.job_cancel(selectors.visible_job(request.user, job_id))
     if request.htmx:
         return TemplateResponse(request, "jobs/_panel.html", panel_context(job))
-    messages.info(request, f"Asked {job.label!r} to stop.")
+    messages.info(request, gettext("Asked %(job)s to stop.") % {"job": repr(job.label)})
     return redirect("jobs:job-detail", job.pk)

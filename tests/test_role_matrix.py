@@ -129,6 +129,16 @@ EXPECTED: dict[str, dict[str, str]] = {
         "GET": "login ok ok ok ok ok ok",
         "POST": "login 405 405 405 405 405 405",
     },
+    # the scripts' translations: public, as the log-in page's scripts need them
+    "javascript-catalog": {
+        "GET": "ok ok ok ok ok ok ok",
+        "POST": "405 405 405 405 405 405 405",
+    },
+    # the menu's language switcher: anyone, before log-in too (a person's choice is kept)
+    "annotate:language-set": {
+        "GET": "405 405 405 405 405 405 405",
+        "POST": "ok write write write write write write",
+    },
     # everyone manages their own API tokens; nobody revokes another user's (404)
     "account:token-list": {
         "GET": "login ok ok ok ok ok ok",
