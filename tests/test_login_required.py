@@ -8,8 +8,18 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 DUMMY = {"int": "1", "slug": "demo", "str": "x", "path": "x/y", "uuid": str(uuid.uuid4())}
 # the login pages themselves; an invited member's one-time set-password link and its last
-# page (a token decides, tested in tests/annotate/test_invite.py); the site icon
-PUBLIC = {"login", "admin:login", "set-password", "set-password-done", "favicon"}
+# page (a token decides, tested in tests/annotate/test_invite.py); the site icon; the
+# scripts' translations and the language switcher (the log-in page has both; the
+# switcher keeps a choice only for a logged-in person: tests/annotate/test_language.py)
+PUBLIC = {
+    "login",
+    "admin:login",
+    "set-password",
+    "set-password-done",
+    "favicon",
+    "javascript-catalog",
+    "annotate:language-set",
+}
 API_PAGES = {"/api/docs"}  # of /api/, pages behind the login
 # no endpoint: the root and any other path answer the JSON 404 (api:api-root, api:not-found)
 API_NOT_FOUND = {"/api/", f"/api/{DUMMY['path']}"}

@@ -387,6 +387,7 @@ SKIPPED = {"login", "admin:login"}  # the login pages themselves (public)
 # is the collection's name, ``{q}`` the question's id, ``{run}`` the run's name.  Admin
 # pages need the admin's title.
 PAGE_TEXT: dict[str, tuple[str, ...]] = {
+    "javascript-catalog": ("django.catalog",),
     "jobs:job-list": ("<h1>Jobs</h1>",),
     "jobs:job-detail": ("<h1>Job</h1>", "Report of run-secret-af"),
     "jobs:job-status": ("Report of run-secret-af",),
