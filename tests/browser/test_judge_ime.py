@@ -38,8 +38,13 @@ COMPOSE = """(target) => {
   key({key: "Enter", code: "Enter", keyCode: 229});
 }"""
 
-FULL_WIDTH_KEY = """([key, code]) => document.activeElement.dispatchEvent(new KeyboardEvent("keydown",
-  {key, code, bubbles: true, cancelable: true}))"""
+FULL_WIDTH_KEY = """([key, code]) => document.activeElement.dispatchEvent(
+  new KeyboardEvent("keydown", {key, code, bubbles: true, cancelable: true}))"""
+
+
+def ime(text: str) -> dict:
+    """Input.imeSetComposition's parameters: ``text`` composed, the caret at its end."""
+    return {"text": text, "selectionStart": len(text), "selectionEnd": len(text)}
 
 
 def _states(q):
@@ -98,7 +103,6 @@ def test_keys_of_a_composition_judge_nothing_then_full_width_keys_judge(page, li
 
 def test_full_width_three_puts_a_candidate_into_synset_three(page, live_server, demo):
     from django.contrib.auth import get_user_model
-
     from playwright.sync_api import expect
 
     q = make_question(
@@ -132,11 +136,11 @@ def test_typing_japanese_in_a_text_field_triggers_no_shortcut(page, live_server,
     cdp = page.context.new_cdp_session(page)
     for field in ("#add-text", "#notes"):
         page.locator(field).focus()
-        cdp.send("Input.imeSetComposition", {"text": "かわ", "selectionStart": 2, "selectionEnd": 2})
+        cdp.send("Input.imeSetComposition", ime("かわ"))
         page.evaluate(COMPOSE, None)  # the IME's keys, dispatched in the field
         for key in ("n", "x", "1", "d"):
             page.keyboard.press(key)  # keys typed while Chrome holds the composition
-        cdp.send("Input.imeSetComposition", {"text": "かわばた", "selectionStart": 4, "selectionEnd": 4})
+        cdp.send("Input.imeSetComposition", ime("かわばた"))
         page.keyboard.press("Escape")  # cancels the conversion, stays in the field
         expect(page.locator(field)).to_be_focused()
         cdp.send("Input.insertText", {"text": "川端"})
