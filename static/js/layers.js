@@ -48,7 +48,7 @@
     if (composing || e.isComposing || e.key === "Process" || e.keyCode === 229) return;
     const t = e.target;
     if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
-    const key = e.key.length === 1 ? e.key.normalize("NFKC") : e.key;  // full-width as ASCII
+    const key = e.key && e.key.length === 1 ? e.key.normalize("NFKC") : e.key;  // full-width as ASCII
     if (key === "j" || key === "ArrowDown") { e.preventDefault(); move(1); return; }
     if (key === "k" || key === "ArrowUp") { e.preventDefault(); move(-1); return; }
     const row = current();
