@@ -44,6 +44,7 @@ from .models import (
     QuestionStatus,
     Role,
 )
+from .selectors import my_queue_questions
 from .workspace_selectors import Workspace, WorkspaceString, collection_levels, workspace_build
 
 if TYPE_CHECKING:
@@ -451,6 +452,20 @@ def my_layers(questions: Sequence[Question], user: AnyUser) -> None:
         q.status = layer_status(la)
         q.n_synsets = la.groups
         q.n_unjudged = max(getattr(q, "n_strings", 0) - la.n, 0)
+
+
+def my_queue(user: AnyUser) -> list[Question]:
+    """The questions assigned to ``user`` in any collection, with their counts, each as the
+    user judges it (gold, or their layer: ``my_layers``): the open ones (in progress, then
+    to do) before the done ones, each part by collection (two queries; the order of
+    ``for_queue`` otherwise, a stable sort)."""
+    questions = my_queue_questions(user)
+    my_layers(questions, user)
+    rank = {QuestionStatus.IN_PROGRESS: 0, QuestionStatus.TODO: 1}
+    return sorted(
+        questions,
+        key=lambda q: (q.status == QuestionStatus.DONE, q.collection.name, rank.get(q.status, 2)),
+    )
 
 
 def label_layer_states(questions: Sequence[Question]) -> None:

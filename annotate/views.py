@@ -54,7 +54,6 @@ from .selectors import (
     collection_members_list,
     collection_overview,
     collection_rows,
-    my_queue_questions,
     next_question,
     organizer_next_steps,
     question_by_pk,
@@ -98,10 +97,7 @@ def collection_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def my_queue(request: HtmxHttpRequest) -> HttpResponse:
     """Questions assigned to the user in any collection, open ones first."""
-    questions = my_queue_questions(request.user)
-    layer_selectors.my_layers(
-        questions, request.user
-    )  # a question judged in a layer shows the layer's
+    questions = layer_selectors.my_queue(request.user)
     return render_page(
         request,
         "annotate/my_queue.html",

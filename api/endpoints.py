@@ -50,7 +50,10 @@ from .auth import AuthFailuresThrottled, TokenAuth, UserRateThrottle, docs_acces
 class Swagger(docs.Swagger):
     """ninja's Swagger UI page with its vendored files (``config.settings.NINJA_DIR``):
     ninja is not an installed app (importing it took half a second of every start), and
-    ninja's own page then falls back to its CDN copy."""
+    ninja's own page then falls back to its CDN copy.  Its template, ``api/docs.html``, is
+    ninja's with a bar that leads back to the app."""
+
+    template = "api/docs.html"
 
     def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: object) -> HttpResponse:
         self.settings["url"] = self.get_openapi_url(api, kwargs)

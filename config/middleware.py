@@ -1,14 +1,15 @@
 """Security headers Django 5.2 does not set itself; the request size limit; refusal of
-control characters."""
+control characters; the app's 404 page with DEBUG on."""
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.exceptions import SuspiciousOperation
-from django.http import HttpResponse, JsonResponse
+from django.core.exceptions import MiddlewareNotUsed, SuspiciousOperation
+from django.http import Http404, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
 from django.template import loader
+from django.urls import Resolver404, get_resolver, resolve
 
 from config.text import CONTROL_CHARACTERS
 
@@ -140,3 +141,39 @@ class ControlCharacterMiddleware:
                 status=400,
             )
         return self.get_response(request)
+
+
+class DebugNotFoundMiddleware:
+    """With DEBUG on (``make demo``), a missing page answers the app's 404 page, as with
+    DEBUG off, instead of Django's technical 404 page: that page's inline styles are
+    blocked by the Content-Security-Policy, so it showed unstyled.  DEBUG's other pages
+    (the technical 500 page among them) are kept.  Not used with DEBUG off, where Django
+    renders the 404 page itself.
+
+    Django chooses the technical page for an ``Http404`` raised before any middleware can
+    answer (no URL matches) or by a view: the first is caught by resolving the address
+    here, the second in ``process_exception``.  Placed after CommonMiddleware, which still
+    redirects an address missing its final slash."""
+
+    def __init__(self, get_response):
+        if not settings.DEBUG:
+            raise MiddlewareNotUsed
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if not _for_api(request):
+            try:
+                resolve(request.path_info, getattr(request, "urlconf", None))
+            except Resolver404 as exc:
+                return self._not_found(request, exc)
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, Http404) and not _for_api(request):
+            return self._not_found(request, exception)
+        return None
+
+    @staticmethod
+    def _not_found(request, exception: Http404) -> HttpResponse:
+        handler = get_resolver(getattr(request, "urlconf", None)).resolve_error_handler(404)
+        return handler(request, exception=exception)

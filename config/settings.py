@@ -90,6 +90,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "annotate.language.UserLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "config.middleware.DebugNotFoundMiddleware",  # DEBUG only: the app's 404, not Django's
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]

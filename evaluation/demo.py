@@ -306,6 +306,11 @@ AGREEMENT_QUESTIONS = [
         {"H2O": (1, "S"), "HOH": (1, "B"), "HO2": None, "dihydrogen monoxide": None},
     ),
 ]
+# Seconds each assessor of the agreement study spends per string judged.  The demo judges
+# through the layer services within a fraction of a second; its layers are then dated as if
+# judged at this pace, one after another (load_demo.agreement_demo_dates), so the
+# agreement page's "median time per question" shows a believable figure, not "0 s".
+AGREEMENT_PACE = {"assessor1": 14, "assessor2": 23}
 # The questions the organizer has already adjudicated, taking the named assessor's layer
 # for the strings the two layers judged differently; the others wait in the queue.
 AGREEMENT_ADJUDICATED = {

@@ -77,6 +77,29 @@ def test_404_page_is_in_the_layout(client, people):
     assert "/collections/no-such-collection-xyz/" in page
 
 
+@pytest.mark.parametrize(
+    "path",
+    (
+        "/collections/no-such-collection-xyz/",  # a view raises Http404
+        "/no/such/page/",  # no URL matches
+    ),
+)
+def test_404_page_with_debug_on_is_the_apps_not_djangos(client, people, settings, path):
+    """``make demo`` runs with DEBUG on: a missing page is still the app's 404 page, not
+    Django's technical one (its inline styles are blocked by the CSP); the missing final
+    slash is still redirected, and API addresses still answer JSON."""
+    settings.DEBUG = True
+    client.force_login(people["participant"])
+    r = client.get(path)
+    assert r.status_code == 404
+    page = r.content.decode()
+    assert 'class="mainnav"' in page and "Page not found" in page and path in page
+    assert "URLconf" not in page and "technical_404" not in page
+    assert "<style" not in page
+    assert client.get("/collections").status_code == 301
+    assert client.get("/api/v1/nothing-here").json() == {"detail": "Not found"}
+
+
 def test_favicon_is_named_and_served_without_login(client):
     r = client.get("/favicon.ico")
     assert r.status_code == 301 and r["Location"].endswith(".svg")

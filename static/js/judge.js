@@ -11,6 +11,11 @@
  * judged" and judging keys change nothing until the assessor enters the strings explicitly
  * (a click, or j/k).  `d` (done and next) and Enter (next) act only when that state is on
  * the page when they are pressed, never as keys typed ahead while a judgment is in flight.
+ *
+ * With an input method (a Japanese IME) on, keys arrive as composition (isComposing, key
+ * "Process", keyCode 229): they belong to the text being composed, never to a shortcut, and
+ * Escape then cancels the composition without leaving the field.  A full-width character
+ * (`３`, `ｎ`: the IME's full-width mode) means its ASCII key (NFKC).
  */
 (() => {
   "use strict";
@@ -200,30 +205,45 @@
 
   const HANDLED = /^([1-9]|[a-z]|\?|\/| |Escape|Delete|Enter|ArrowUp|ArrowDown)$/i;
 
+  /* a key of the IME's composition: never a shortcut (keyCode 229 is what Safari and older
+     Chrome send for the key that commits a composition, after compositionend) */
+  let composing = false;
+  document.addEventListener("compositionstart", () => { composing = true; }, true);
+  document.addEventListener("compositionend", () => { composing = false; }, true);
+  const imeKey = (e) => composing || e.isComposing || e.key === "Process" || e.keyCode === 229;
+  /* full-width digits, letters and signs (U+FF01-FF5E, the ideographic space) as ASCII */
+  const keyOf = (e) => (e.key && e.key.length === 1 ? e.key.normalize("NFKC") : e.key);
+
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey || !ws()) return;
     const t = e.target;
-    if (t && t.closest && t.closest("input, textarea, select, [contenteditable]")) {
+    const inField = t && t.closest && t.closest("input, textarea, select, [contenteditable]");
+    if (imeKey(e)) {
+      if (!inField) hint("Japanese input (IME) is on: switch it off to judge (半角/全角 key; on a Mac 英数 or Ctrl+Space)");
+      return;
+    }
+    if (inField) {
       if (e.key === "Escape") t.blur();
       return;
     }
-    if (!HANDLED.test(e.key)) return;
-    if (e.key === "Enter" && t && t.closest && t.closest("a, button, summary")) return;
+    const key = keyOf(e);
+    if (!HANDLED.test(key)) return;
+    if (key === "Enter" && t && t.closest && t.closest("a, button, summary")) return;
     e.preventDefault();
     if (busy) {
       // done / next typed ahead of a judgment in flight are dropped: they act only on the
       // state the page shows when they are pressed
-      if (e.key.toLowerCase() === "d" || e.key === "Enter") {
+      if (key.toLowerCase() === "d" || key === "Enter") {
         // ... unless the answer is in and shows "all strings judged" (htmx settles it a
         // moment later), with no other key waiting before it
-        if (swapped && !queue.length && allJudged()) queue.push(e.key);
-        else hint(`${e.key === "Enter" ? "Enter" : "d"} ignored while saving; press it again`);
+        if (swapped && !queue.length && allJudged()) queue.push(key);
+        else hint(`${key === "Enter" ? "Enter" : "d"} ignored while saving; press it again`);
         return;
       }
-      queue.push(e.key);
+      queue.push(key);
       return;
     }
-    handle(e.key, current());
+    handle(key, current());
   });
 
   function restore() {

@@ -3,8 +3,11 @@
  * Rows are [data-row] elements (tabindex 0); j/k (or arrows) move between them.  A key
  * clicks the button of the focused row whose data-key is that key; keys on buttons
  * outside any row ([data-global-key]: undo, done) work anywhere.  After the POST the page
- * comes back with #s<id> in its address and the focus returns to that row.  Keys never
- * fire in text fields or with Ctrl/Alt/Meta.
+ * comes back with #s<id> in its address and the focus returns to that row; on arrival it
+ * is on the first row the layers differ on.  Keys never fire in text fields or with
+ * Ctrl/Alt/Meta, nor during an input method's composition (isComposing, key "Process",
+ * keyCode 229: a Japanese IME on); a full-width key (`３`, `ｘ`, `［`) means its ASCII one
+ * (NFKC).
  *
  * Merge (adjudication): `m` on a row whose gold synset is known (data-merge-id) marks
  * that synset; `m` on a row of another synset merges the two with #merge-key-form
@@ -35,15 +38,22 @@
     focusRow(list[Math.max(0, Math.min(list.length - 1, i < 0 ? 0 : i + delta))]);
   }
 
+  /* keys of an IME composition are never shortcuts */
+  let composing = false;
+  document.addEventListener("compositionstart", () => { composing = true; }, true);
+  document.addEventListener("compositionend", () => { composing = false; }, true);
+
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.altKey || e.metaKey) return;
+    if (composing || e.isComposing || e.key === "Process" || e.keyCode === 229) return;
     const t = e.target;
     if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
-    if (e.key === "j" || e.key === "ArrowDown") { e.preventDefault(); move(1); return; }
-    if (e.key === "k" || e.key === "ArrowUp") { e.preventDefault(); move(-1); return; }
+    const key = e.key && e.key.length === 1 ? e.key.normalize("NFKC") : e.key;  // full-width as ASCII
+    if (key === "j" || key === "ArrowDown") { e.preventDefault(); move(1); return; }
+    if (key === "k" || key === "ArrowUp") { e.preventDefault(); move(-1); return; }
     const row = current();
-    if (e.key === "Escape") { mergeFrom = null; showMark(); return; }
-    if (e.key === "m" && row && row.dataset.mergeId && document.getElementById("merge-key-form")) {
+    if (key === "Escape") { mergeFrom = null; showMark(); return; }
+    if (key === "m" && row && row.dataset.mergeId && document.getElementById("merge-key-form")) {
       e.preventDefault();
       if (!mergeFrom || mergeFrom === row.dataset.mergeId) {
         mergeFrom = row.dataset.mergeId;
@@ -58,10 +68,10 @@
       return;
     }
     const scope = row ? Array.from(row.querySelectorAll("button[data-key]")) : [];
-    let button = scope.find((b) => b.dataset.key === e.key);
+    let button = scope.find((b) => b.dataset.key === key);
     if (!button) {
       button = Array.from(document.querySelectorAll("button[data-global-key]"))
-        .find((b) => b.dataset.globalKey === e.key);
+        .find((b) => b.dataset.globalKey === key);
     }
     if (button && !button.disabled) { e.preventDefault(); button.click(); }
   });
@@ -69,6 +79,9 @@
   document.addEventListener("DOMContentLoaded", () => {
     const id = location.hash.slice(1);
     const el = id ? document.getElementById(id) : null;
-    focusRow(el || rows()[0]);
+    // else the first row still to resolve: the layers differ on it and gold has no judgment
+    const differs = document.querySelector("[data-row].differs:not(.resolved)")
+      || document.querySelector("[data-row].differs");
+    focusRow(el || differs || rows()[0]);
   });
 })();

@@ -121,3 +121,26 @@ def test_command_prints_the_logins():
     text = out.getvalue()
     for username, password, _, _ in spec.USERS:
         assert username in text and password in text
+
+
+def test_agreement_demo_layers_take_believable_time(demo):
+    """The demo judges its layers by script within a fraction of a second; they are dated
+    at the assessors' pace (spec.AGREEMENT_PACE), so the agreement page's median time per
+    question is not "0 s": each layer's seconds run from its first edit to done, and its
+    events lie in between, in their order."""
+    from annotate.agreement_report import collection_agreement
+    from annotate.models import JudgingLayer, JudgmentEvent
+    from evaluation.management.commands.load_demo import load_agreement_demo
+
+    study = load_agreement_demo()
+    medians = {t.assessor: t.median_seconds for t in collection_agreement(study).throughput}
+    assert medians == {"assessor1": 4 * 14.0, "assessor2": 4 * 23.0}  # 4 strings each
+    for layer in JudgingLayer.objects.filter(question__collection=study):
+        times = list(
+            JudgmentEvent.objects.filter(layer=layer, user=layer.assessor)
+            .order_by("id")
+            .values_list("created_at", flat=True)
+        )
+        assert times == sorted(times) and times[0] == layer.started_at
+        assert times[-1] == layer.done_at
+        assert layer.seconds == (layer.done_at - layer.started_at).total_seconds() > 30

@@ -101,3 +101,28 @@ def test_members_add_change_remove(client):
     assert org.username in table and "bob" not in table
     # each change said what it did (messages, as the form posted without htmx)
     assert "bob is now a member: Assessor." in page and "bob removed from the collection." in page
+
+
+def test_every_control_of_the_levels_formset_has_a_label(client):
+    """The correctness-level table's 20 controls (3 levels and a blank row, 5 each) are each
+    named by a <label for> (the column headers name nothing for a screen reader)."""
+    import re
+
+    user = make_user()
+    user.user_permissions.add(Permission.objects.get(codename="add_collection"))
+    client.force_login(user)
+    html = client.get("/collections/new/").content.decode()
+    controls = re.findall(
+        r'<(?:input|textarea|select)\b[^>]*\bname="levels-\d+-[a-zA-Z]+"[^>]*>', html
+    )
+    ids = [re.search(r'\bid="([^"]+)"', c).group(1) for c in controls]
+    labels = dict(re.findall(r'<label class="sr-only" for="([^"]+)">([^<]+)</label>', html))
+    assert len(ids) == 20
+    assert [labels.get(i) for i in ids[:5]] == [
+        "code of level 1",
+        "label of level 1",
+        "gain of level 1",
+        "examples of level 1",
+        "delete level 1",
+    ]
+    assert all(labels.get(i) for i in ids), [i for i in ids if i not in labels]

@@ -59,7 +59,7 @@ def test_overview_progress_and_members_for_organizers(client):
     assert "olga" not in r.content.decode()  # members are listed to organizers only
 
 
-def test_my_queue_lists_assigned_questions_across_collections_open_first(client):
+def test_my_queue_lists_open_questions_of_every_collection_before_done_ones(client):
     a, b = make_collection(slug="a", name="A"), make_collection(slug="b", name="B")
     me, other = make_user(), make_user()
     for c in (a, b):
@@ -74,11 +74,11 @@ def test_my_queue_lists_assigned_questions_across_collections_open_first(client)
     not_mine.assessors.add(other)
     client.force_login(me)
     r = client.get("/queue/")
-    assert [q.qid for q in r.context["questions"]] == ["A-prog", "A-todo", "A-done", "B-1"]
+    assert [q.qid for q in r.context["questions"]] == ["A-prog", "A-todo", "B-1", "A-done"]
     assert r.context["open_count"] == 3
     html = r.content.decode()
     assert "A-other" not in html and 'href="/collections/b/"' in html
-    row = r.context["questions"][3]
+    row = r.context["questions"][2]
     assert (row.n_synsets, row.n_strings, row.n_unjudged) == (1, 2, 1)
 
 
@@ -126,3 +126,20 @@ def test_pages_answer_htmx_requests_too(client, demo):
         body = html.unescape(r.content.decode())
         for text in shown:
             assert text in body, (url, text)
+
+
+def test_my_queue_puts_a_question_whose_layer_i_marked_done_after_the_open_ones(client):
+    """A question judged in a layer is open or done as the assessor's layer is, not gold."""
+    from annotate import layers
+    from annotate.models import JudgingLayer
+    from tests.annotate.layer_study import PLAN_A, judge, layer_study
+
+    c, _q, _org, a, _b, la, _lb, ids = layer_study()
+    judge(la, a, ids, PLAN_A)
+    layers.layer_mark_done(layer=la, by=a)
+    later = Question.objects.create(collection=c, qid="Q2", text="?")
+    later.assessors.add(a)
+    client.force_login(a)
+    r = client.get("/queue/")
+    assert [(x.qid, x.status) for x in r.context["questions"]] == [("Q2", "todo"), ("Q1", "done")]
+    assert JudgingLayer.objects.get(pk=la.pk).done

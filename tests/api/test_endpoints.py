@@ -528,6 +528,14 @@ def test_the_docs_page_loads_nothing_from_elsewhere(world):
         assert 'src="' in tag.split(">")[0] or 'type="application/json"' in tag.split(">")[0]
 
 
+def test_the_docs_page_leads_back_to_the_app(world):
+    html = page_client(world["users"]["participant"]).get("/api/docs").content.decode()
+    bar = html.split('<header class="docs-bar"', 1)[1].split("</header>", 1)[0]
+    assert '<a href="/">Back to the app</a>' in bar
+    assert '<a href="/account/tokens/">API tokens</a>' in bar
+    assert '<div id="swagger-ui">' in html  # Swagger UI still renders below it
+
+
 # -- errors of the middleware and the database, as JSON ------------------------------------
 def test_a_control_character_is_refused_as_json(world, as_role):
     response = upload(as_role("participant"), "bad\x00name", b"EX1-BEATLES\t1\tJohn Lennon\n")

@@ -35,6 +35,8 @@ def test_api_docs_render_without_csp_violations_or_outside_requests(page, live_s
         "/api/collections/{slug}/runs/{run_id}/scores" in p.replace("\u200b", "") for p in paths
     ), paths
     assert page.locator("button.authorize").count() == 1  # the bearer token can be entered
+    page.get_by_role("link", name="Back to the app").click()  # the way back, above the docs
+    page.wait_for_url(f"{live_server.url}/collections/")
     page.goto(f"{live_server.url}/account/tokens/")
     page.fill("input[name=name]", "browser")
     page.click("text=Create a token")

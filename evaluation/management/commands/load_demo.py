@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime, timedelta
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
@@ -14,6 +15,7 @@ from annotate.models import (
     AnswerString,
     AnswerSynset,
     Collection,
+    JudgingLayer,
     JudgmentEvent,
     Level,
     Membership,
@@ -235,6 +237,7 @@ def load_agreement_demo() -> Collection:
                 )
                 made.add(group)
             layers.layer_mark_done(layer=layer, by=user)
+    agreement_demo_dates(collection, end=timezone.now())
     for qid, username in demo.AGREEMENT_ADJUDICATED.items():
         q = questions[qid]
         left = AnswerString.objects.filter(question=q, judged_at__isnull=True)
@@ -270,3 +273,31 @@ def load_agreement_demo() -> Collection:
             for r, a in enumerate(texts, start=1)
         )
     return collection
+
+
+def agreement_demo_dates(collection: Collection, *, end: datetime) -> None:
+    """Date the layers of ``collection`` (their first edit, done time, ``seconds`` and the
+    assessor's events) as if each had been judged at its assessor's pace
+    (``demo.AGREEMENT_PACE``, seconds per string), one after another up to ``end``: the
+    script judges them all within a fraction of a second, which made every median time of
+    the agreement page "0 s"."""
+    at = end
+    layers_ = (
+        JudgingLayer.objects.filter(question__collection=collection)
+        .select_related("assessor")
+        .order_by("-question_id", "-assessor__username")
+    )
+    for layer in layers_:
+        pace = timedelta(seconds=demo.AGREEMENT_PACE[layer.assessor.get_username()])
+        events = list(
+            JudgmentEvent.objects.filter(layer=layer, user=layer.assessor)
+            .order_by("-id")
+            .values_list("pk", flat=True)
+        )
+        for i, pk in enumerate(events):  # the last one (layer_done) first
+            JudgmentEvent.objects.filter(pk=pk).update(created_at=at - i * pace)
+        layer.done_at = at
+        layer.started_at = at - (len(events) - 1) * pace
+        layer.seconds = (layer.done_at - layer.started_at).total_seconds()
+        layer.save(update_fields=["started_at", "done_at", "seconds"])
+        at = layer.started_at - timedelta(minutes=2)
