@@ -79,8 +79,34 @@ CRUSHED_CELLS = """() => {
 PAGE_SCROLL = "document.documentElement.scrollWidth - window.innerWidth"
 
 
+def _measure(page, url: str, problems: list[str]) -> int:
+    """Check the page as it is shown (every <details> opened): the crushed cells it has,
+    each problem appended to ``problems``."""
+    page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+    cells = page.evaluate(CRUSHED_CELLS)
+    if cells:
+        total = page.evaluate("document.querySelectorAll('td, th').length")
+        sample = "; ".join(
+            f"{c['cell']} {c['token']!r} {c['token_px']}px in {c['cell_px']}px" for c in cells[:3]
+        )
+        problems.append(f"{url}: {len(cells)} of {total} cells crushed ({sample})")
+    extra = page.evaluate(PAGE_SCROLL)
+    if extra > 0:
+        problems.append(f"{url}: the page scrolls sideways by {extra}px")
+    return len(cells)
+
+
+# a judgments file whose preview lists the strings it adds and the spellings it folds
+JUDGMENTS = (
+    "question_id,synset_id,answer,level\n"
+    "EX1-BEATLES,1,John Winston Ono Lennon,S\n"
+    "EX1-BEATLES,1,john winston ono lennon,S\n"
+    "EX1-BEATLES,2,Sir James Paul McCartney,A\n"
+)
+
+
 @pytest.mark.parametrize("role", list(PASSWORDS))
-def test_tables_are_readable_at_phone_width(browser, live_server, demo, agreement, role):
+def test_tables_are_readable_at_phone_width(browser, live_server, demo, agreement, role, tmp_path):
     context = browser.new_context(viewport={"width": 390, "height": 860})
     page = context.new_page()
     page.set_default_timeout(15_000)
@@ -93,19 +119,21 @@ def test_tables_are_readable_at_phone_width(browser, live_server, demo, agreemen
         for url in pages:
             page.goto(live_server.url + url)
             page.wait_for_load_state("load")
-            cells = page.evaluate(CRUSHED_CELLS)
-            total = page.evaluate("document.querySelectorAll('td, th').length")
-            if cells:
-                crushed_total += len(cells)
-                pages_crushed += 1
-                sample = "; ".join(
-                    f"{c['cell']} {c['token']!r} {c['token_px']}px in {c['cell_px']}px"
-                    for c in cells[:3]
-                )
-                problems.append(f"{url}: {len(cells)} of {total} cells crushed ({sample})")
-            extra = page.evaluate(PAGE_SCROLL)
-            if extra > 0:
-                problems.append(f"{url}: the page scrolls sideways by {extra}px")
+            crushed = _measure(page, url, problems)
+            crushed_total += crushed
+            pages_crushed += bool(crushed)
+        if role == "organizer":  # the preview of an import, a page of its own
+            upload = tmp_path / "judgments.csv"
+            upload.write_text(JUDGMENTS, encoding="utf-8")
+            page.goto(f"{live_server.url}/collections/demo/import/")
+            page.select_option("select[name=kind]", "judgments")
+            page.set_input_files("input[name=file]", str(upload))
+            page.click("form.card button[type=submit]")
+            page.wait_for_selector("#preview table")
+            crushed = _measure(page, "import preview", problems)
+            crushed_total += crushed
+            pages_crushed += bool(crushed)
+            pages.append("import preview")
     finally:
         context.close()
     summary = f"{role}: {crushed_total} crushed cells on {pages_crushed} of {len(pages)} pages"
