@@ -41,6 +41,24 @@ def test_nothing_loads_from_a_cdn():
     assert offenders == []
 
 
+def test_every_data_table_scrolls_in_a_labelled_box():
+    """A table wider than a phone scrolls inside its own box (static/css/app.css,
+    .table-scroll), which a keyboard can focus and a screen reader names; the browser test
+    tests/browser/test_tables_phone.py checks the result at 390 px."""
+    box = re.compile(
+        r'<div class="table-scroll[^"]*" tabindex="0" role="region" aria-label="[^"]+">\s*$'
+    )
+    tables = unboxed = 0
+    for path in (ROOT / "templates").rglob("*.html"):
+        html = path.read_text(encoding="utf-8")
+        for m in re.finditer(r"<table\b", html):
+            tables += 1
+            if not box.search(html[: m.start()]):
+                unboxed += 1
+                print(f"{path.relative_to(ROOT)}: a <table> outside a .table-scroll box")
+    assert tables > 30 and unboxed == 0
+
+
 @pytest.mark.django_db
 def test_base_page_sends_csrf_with_htmx_and_has_the_navigation(client):
     # an organizer of some collection: every entry of the menu is theirs to use

@@ -44,6 +44,14 @@ def page(browser):
 
 
 @pytest.fixture
+def agreement(demo):
+    """The demo's agreement study (load_demo's second collection): layers, adjudication."""
+    from evaluation.management.commands.load_demo import load_agreement_demo
+
+    return load_agreement_demo()
+
+
+@pytest.fixture
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS

@@ -22,24 +22,20 @@ PASSWORDS = {
 }
 
 
-@pytest.fixture
-def agreement(demo):
-    """The demo's agreement study (load_demo's second collection): layers, adjudication."""
-    from evaluation.management.commands.load_demo import load_agreement_demo
-
-    return load_agreement_demo()
-
-
 def _pages(role: str, demo, agreement) -> list[str]:
     q = Question.objects.get(collection=demo, qid="EX1-BEATLES")
     runs = list(demo.runs.order_by("name"))
-    common = ["/collections/", "/collections/demo/"]
+    common = ["/collections/", "/collections/demo/", f"/collections/{agreement.slug}/"]
     if role == "assessor1":
+        # a layer of the agreement study, done: the page compares it with the others'
+        layered = Question.objects.filter(collection=agreement).order_by("qid").first()
         return [
             *common,
             "/queue/",
             f"/questions/{q.pk}/judge/",
+            f"/questions/{layered.pk}/judge/",
             "/collections/demo/questions/",
+            f"/collections/{agreement.slug}/questions/",
             "/queue/adjudicate/",
         ]
     scores = [
@@ -62,6 +58,7 @@ def _pages(role: str, demo, agreement) -> list[str]:
             f"/collections/demo/runs/{runs[0].pk}/withdraw/",
             f"/collections/demo/runs/{runs[0].pk}/replace/",
             "/account/tokens/",
+            "/jobs/",
         ]
     waiting = Question.objects.filter(collection=agreement).awaiting_adjudication().first()
     return [
@@ -81,7 +78,11 @@ def _pages(role: str, demo, agreement) -> list[str]:
         "/queue/adjudicate/",
         f"/collections/{agreement.slug}/agreement/",
         f"/collections/{agreement.slug}/layer-scores/",
+        f"/collections/{agreement.slug}/questions/",
+        f"/collections/{agreement.slug}/runs/",
         f"/questions/{waiting.pk}/adjudicate/",
+        "/archives/import/",
+        "/jobs/",
     ]
 
 
