@@ -1,5 +1,15 @@
-from django.contrib import admin
+"""The admin: accounts, memberships and collections' settings; the judgments are shown, not
+edited.  A judgment changed here would skip what every judging write does (the question's
+lock and version, the spelling keys, the audit trail, the collection's judgment version that
+stored scores are keyed by), so strings, synsets and levels are read-only here, and the
+matching mode is changed on the collection's Matching mode page (which re-keys every
+string); a question added or deleted here bumps the judgment version as an import does."""
 
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from .edits import collection_judgments_changed
 from .models import (
     AnswerString,
     AnswerSynset,
@@ -11,7 +21,20 @@ from .models import (
 )
 
 
-class LevelInline(admin.TabularInline):
+class ReadOnly:
+    """An admin that shows its rows and changes none (see the module's docstring)."""
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+class LevelInline(ReadOnly, admin.TabularInline):
     model = Level
     extra = 0
 
@@ -38,6 +61,10 @@ class CollectionAdmin(admin.ModelAdmin):
     prepopulated_fields = {"slug": ["name"]}
     inlines = [LevelInline, MembershipInline]
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Collection | None = None) -> list:
+        # a new mode re-keys every string: the collection's Matching mode page does it
+        return ["matching_mode"] if obj is not None else []
+
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
@@ -48,13 +75,13 @@ class MembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(Level)
-class LevelAdmin(admin.ModelAdmin):
+class LevelAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ["code", "label", "gain", "order", "collection"]
     list_filter = ["collection"]
     search_fields = ["code", "label"]
 
 
-class SynsetInline(admin.TabularInline):
+class SynsetInline(ReadOnly, admin.TabularInline):
     model = AnswerSynset
     extra = 0
 
@@ -66,10 +93,26 @@ class QuestionAdmin(admin.ModelAdmin):
     search_fields = ["qid", "text"]
     filter_horizontal = ["assessors"]
     inlines = [SynsetInline]
+    readonly_fields = ["status", "version"]
+
+    def save_model(self, request: HttpRequest, obj: Question, form: object, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if not change:  # one more question to score
+            collection_judgments_changed(collection_id=obj.collection_id)
+
+    def delete_model(self, request: HttpRequest, obj: Question) -> None:
+        super().delete_model(request, obj)
+        collection_judgments_changed(collection_id=obj.collection_id)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Question]) -> None:
+        collections = set(queryset.values_list("collection_id", flat=True))
+        super().delete_queryset(request, queryset)
+        for collection_id in collections:
+            collection_judgments_changed(collection_id=collection_id)
 
 
 @admin.register(AnswerSynset)
-class AnswerSynsetAdmin(admin.ModelAdmin):
+class AnswerSynsetAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ["question", "ordinal", "note"]
     list_filter = ["question__collection"]
     search_fields = ["question__qid", "strings__text"]
@@ -77,7 +120,7 @@ class AnswerSynsetAdmin(admin.ModelAdmin):
 
 
 @admin.register(AnswerString)
-class AnswerStringAdmin(admin.ModelAdmin):
+class AnswerStringAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ["text", "question", "synset", "level", "source", "judged_by", "judged_at"]
     list_filter = ["source", "level__code", "question__collection"]
     search_fields = ["text", "key", "question__qid"]

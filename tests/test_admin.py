@@ -21,6 +21,15 @@ EXPECTED = {
     "evaluation.run",
     "evaluation.runanswer",
 }
+# shown, not changed (annotate/admin.py, evaluation/admin.py); and what is never added here
+READ_ONLY = {
+    "annotate.judgmentevent",
+    "annotate.level",
+    "annotate.answersynset",
+    "annotate.answerstring",
+    "evaluation.runanswer",
+}
+NO_ADD = READ_ONLY - {"annotate.judgmentevent"} | {"evaluation.run"}
 
 
 def registered():
@@ -74,10 +83,63 @@ def test_admin_pages_render_with_the_demo_data(client, demo):
         assert page.status_code == 200, change
         html = page.content.decode()
         assert escape(str(obj)) in html, change
-        # the audit trail is append-only: its events are shown, never saved or deleted
-        assert ('name="_save"' in html) == (model is not JudgmentEvent), change
+        # the audit trail is append-only, judgments and run answers are read-only: shown,
+        # never saved or deleted
+        assert ('name="_save"' in html) == (opts.label_lower not in READ_ONLY), change
         add = reverse(f"admin:{opts.app_label}_{opts.model_name}_add")
         page = client.get(add)
+        if opts.label_lower in NO_ADD:
+            assert page.status_code == 403, add
+            continue
         assert page.status_code == 200, add
         assert f"Add {opts.verbose_name}" in page.content.decode(), add
     assert Collection.objects.filter(slug="demo").exists()
+
+
+def test_admin_cannot_change_a_judgment_or_the_matching_mode_and_question_edits_count(
+    client, demo
+):
+    """A judgment changed in the admin would skip the judging writes (lock, keys, audit
+    trail, judgment version): strings, synsets and levels are read-only there, the mode
+    is changed on its page; adding or deleting a question bumps the judgment version."""
+    from django.contrib.auth import get_user_model
+
+    from annotate.models import AnswerString, Question
+
+    client.force_login(get_user_model().objects.get(username="admin"))
+    string = AnswerString.objects.filter(question__collection=demo, level__isnull=False).first()
+    url = reverse("admin:annotate_answerstring_change", args=[string.pk])
+    response = client.post(url, {"text": "changed", "key": "changed"})
+    assert response.status_code == 403
+    assert AnswerString.objects.get(pk=string.pk).text == string.text
+    page = client.get(reverse("admin:annotate_collection_change", args=[demo.pk]))
+    assert 'name="matching_mode"' not in page.content.decode()
+    # a question with judged strings is not deleted here (its strings are read-only)
+    question = Question.objects.filter(collection=demo, strings__isnull=False).last()
+    delete = reverse("admin:annotate_question_delete", args=[question.pk])
+    assert client.post(delete, {"post": "yes"}).status_code == 403
+    assert Question.objects.filter(pk=question.pk).exists()
+    # one more question to score: the stored scores' version goes stale
+    version = Collection.objects.get(pk=demo.pk).judgment_version
+    add = reverse("admin:annotate_question_add")
+    context = client.get(add).context
+    form = context["adminform"].form
+    (synsets,) = context["inline_admin_formsets"]
+    data = {
+        "qid": "ADMIN-Q",
+        "text": "Added in the admin?",
+        "collection": demo.pk,
+        f"{synsets.formset.prefix}-TOTAL_FORMS": "0",
+        f"{synsets.formset.prefix}-INITIAL_FORMS": "0",
+    }
+    assert set(form.fields) >= {"qid", "text", "collection"}
+    response = client.post(add, data)
+    assert response.status_code == 302, (
+        response.context["adminform"].form.errors,
+        [f.formset.non_form_errors() for f in response.context["inline_admin_formsets"]],
+    )
+    assert Collection.objects.get(pk=demo.pk).judgment_version == version + 1
+    added = Question.objects.get(collection=demo, qid="ADMIN-Q")
+    delete = reverse("admin:annotate_question_delete", args=[added.pk])
+    assert client.post(delete, {"post": "yes"}).status_code == 302
+    assert Collection.objects.get(pk=demo.pk).judgment_version == version + 2

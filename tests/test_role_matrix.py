@@ -358,6 +358,22 @@ EXPECTED["admin:annotate_judgmentevent_delete"] = {
     "POST": "login login login login login login 403",
 }
 
+# judgments are shown in the admin, never changed there (annotate/admin.py: a change would
+# skip the judging writes' locks, keys, audit trail and judgment version), nor run answers
+# (evaluation/admin.py); a run is uploaded on its page, never added in the admin
+REFUSED = {
+    "GET": "login login login login login login 403",
+    "POST": "login login login login login login 403",
+}
+for model in ("annotate_level", "annotate_answersynset", "annotate_answerstring"):
+    EXPECTED[f"admin:{model}_add"] = REFUSED
+    EXPECTED[f"admin:{model}_delete"] = REFUSED
+    EXPECTED[f"admin:{model}_change"] = EXPECTED["admin:annotate_judgmentevent_change"]
+EXPECTED["admin:evaluation_runanswer_add"] = REFUSED
+EXPECTED["admin:evaluation_runanswer_delete"] = REFUSED
+EXPECTED["admin:evaluation_runanswer_change"] = EXPECTED["admin:annotate_judgmentevent_change"]
+EXPECTED["admin:evaluation_run_add"] = REFUSED
+
 # a job is its owner's (here the participant's) and the staff's, whoever else asks
 OWNER_ONLY = {
     "GET": "login 404 404 ok 404 404 ok",
