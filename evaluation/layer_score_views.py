@@ -56,7 +56,13 @@ def collection_layer_scores(request: HttpRequest, slug: str) -> HttpResponse:
             "result": result,
             "means": means,
             "comparisons": [
-                {"metric": metric_label(c.metric), "a": c.a, "b": c.b, "change": c.change}
+                {
+                    "metric": metric_label(c.metric),
+                    "key": c.metric,
+                    "a": c.a,
+                    "b": c.b,
+                    "change": c.change,
+                }
                 for c in result.comparisons
             ],
         },

@@ -121,6 +121,8 @@ def ranking(request: HttpRequest, slug: str) -> HttpResponse:
                 {
                     "a": metric_label(c.metric_a),
                     "b": metric_label(c.metric_b),
+                    "key_a": c.metric_a,
+                    "key_b": c.metric_b,
                     "tau": pages.fmt(c.kendall_tau),
                     "rho": pages.fmt(c.spearman_rho),
                 }
