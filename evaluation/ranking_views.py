@@ -15,7 +15,7 @@ from annotate.models import Collection
 from evaluation import comparing, selectors
 from evaluation.analysis.score_config import ScoreConfig
 from evaluation.analysis.significance import PairTests, TestConfig
-from evaluation.analysis.stats import format_p, p_text
+from evaluation.analysis.stats import format_p, format_resampled_p, p_text
 
 from . import score_pages as pages
 from .access import score_access
@@ -34,19 +34,25 @@ def _matrix(pairs: PairTests | None) -> dict[str, Any] | None:
     if pairs is None:
         return None
     sig = pairs.significant()
+    c = pairs.config
+    if c.test == "tukey":  # below its B permutations' resolution: "< 1/B"
+
+        def shown(p: float) -> str:
+            return format_resampled_p(p, c.trials)
+    else:
+        shown = format_p
     runs = [{"rank": i + 1, "name": name} for i, name in enumerate(pairs.runs[:MATRIX_RUNS])]
     rows = [
         {
             **run,
             "mean": pages.fmt(float(pairs.mean[i])),
             "cells": [
-                {"p": "" if i == j else format_p(float(pairs.p[i, j])), "sig": bool(sig[i, j])}
+                {"p": "" if i == j else shown(float(pairs.p[i, j])), "sig": bool(sig[i, j])}
                 for j in range(len(runs))
             ],
         }
         for i, run in enumerate(runs)
     ]
-    c = pairs.config
     return {
         "tests": pairs,
         "metric": metric_label(pairs.metric),

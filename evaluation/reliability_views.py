@@ -285,7 +285,11 @@ def _page(
             "job_mine": job is not None and job.user_id == request.user.pk,
             "query": reliability_jobs.config_query(config),
             "metric_label": metric_label(config.metric),
-            "curves": reliability_report.curves(page.detail) if page and page.detail else [],
+            "curves": (
+                reliability_report.curves(page.detail, trials=page.samples.trials)
+                if page and page.detail
+                else []
+            ),
             "summary": [
                 _shown({**row, "label": metric_label(row["metric"])})
                 for row in (page.summary if page else [])

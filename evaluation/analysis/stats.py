@@ -180,6 +180,19 @@ def format_p(p: float) -> str:
     return f"{p:.1e}" if 0 < p < 1e-4 else f"{p:.4f}"
 
 
+def format_resampled_p(p: float, trials: int) -> str:
+    """A p-value of a resampling test of ``trials`` samples, (count + 1) / (trials + 1)
+    (the bootstrap ASL, the randomised Tukey HSD), as a page shows it: at its floor
+    1 / (trials + 1), when no sample reached the observed figure, the p-value is below the
+    samples' resolution and reads "< 1/B" (``< 0.001`` for B = 1,000); otherwise as
+    ``format_p``.  The CSV files keep the number (``p_text``)."""
+    if p is None or math.isnan(p):
+        return format_p(p)
+    if trials >= 1 and p <= (1 + 1e-9) / (trials + 1):
+        return f"< {1 / trials:.4g}"
+    return format_p(p)
+
+
 def p_text(p: float) -> str | None:
     """A p-value as a CSV cell: its full precision (``repr``: 4.5e-08, 0.0123), None when
     there is none."""

@@ -362,3 +362,39 @@ def test_intervals_and_tests_add_no_query(client, three):
     assert count("/collections/tri/runs/?interval=bootstrap&trials=50") == count(
         "/collections/tri/runs/"
     )
+
+
+@pytest.fixture
+def apart(client):
+    """Twenty questions, a run right at rank 1 on all of them, one right only at rank 3 on
+    four and a third in between: the best and the worst differ beyond any permutation's or
+    bootstrap sample's reach."""
+    c = make_collection(slug="apart")
+    for i in range(1, 21):
+        make_question(collection=c, qid=f"Q{i:02d}", synsets=[[(f"a{i}", "S")]])
+    org = make_user(username="org-apart")
+    add_member(collection=c, user=org, role="organizer")
+    answers = {
+        "top": {f"Q{i:02d}": [f"a{i}"] for i in range(1, 21)},
+        "middle": {f"Q{i:02d}": ["x", f"a{i}"] if i % 2 else [f"a{i}"] for i in range(1, 21)},
+        "bottom": {f"Q{i:02d}": ["x", "y", f"a{i}"] if i % 5 == 0 else ["x"] for i in range(1, 21)},
+    }
+    for name, a in answers.items():
+        make_run(collection=c, owner=org, name=name, answers=a)
+    client.force_login(org)
+    return c
+
+
+def test_tukey_p_values_below_the_permutations_resolution_read_below_one_over_b(client, apart):
+    page = client.get("/collections/apart/ranking/?test=tukey&trials=1000&seed=3")
+    tests = page.context["matrix"]["tests"]
+    assert np.nanmin(tests.p) == pytest.approx(1 / 1001)  # no permutation reached it
+    body = page.content.decode()
+    matrix = re.search(r'<table class="grid compact matrix".*?</table>', body, re.S).group(0)
+    assert "&lt; 0.001*" in matrix
+    assert "0.0010" not in matrix and "0.0000" not in matrix
+    # the CSV keeps the number
+    text = client.get(
+        "/collections/apart/ranking-matrix.csv?test=tukey&trials=1000&seed=3&precision=full"
+    ).content.decode()
+    assert repr(1 / 1001) in text

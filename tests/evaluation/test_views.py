@@ -200,7 +200,14 @@ def test_ranking_orders_runs_by_hand_computed_means(client):
     tau = sps.kendalltau([1.0, 19 / 35, 3 / 16], [1.0, 0.5, 0.5]).statistic
     rho = sps.spearmanr([1.0, 19 / 35, 3 / 16], [1.0, 0.5, 0.5]).statistic
     assert page.context["corr"] == [
-        {"a": "Q-measure", "b": "RR", "tau": f"{tau:.4f}", "rho": f"{rho:.4f}"}
+        {
+            "a": "Q-measure",
+            "b": "RR",
+            "key_a": "q_measure",
+            "key_b": "rr",
+            "tau": f"{tau:.4f}",
+            "rho": f"{rho:.4f}",
+        }
     ]
     # the CSV: one row per run (by name), then the correlations
     frame = csv_frame(client.get("/collections/rk/ranking.csv?metric=q_measure&metric=rr"))
