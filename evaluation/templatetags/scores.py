@@ -23,3 +23,12 @@ def resampled_p(p: float | None, trials: int | None) -> str:
     if p is None or not trials:
         return format_p(p)
     return format_resampled_p(p, int(trials))
+
+
+@register.filter
+def percent(share: float | None) -> str:
+    """A share (0 to 1) as a percentage, ``100 %``, ``66.7 %``; a dash for none."""
+    if share is None or share != share:
+        return "—"
+    text = f"{100 * float(share):.1f}".rstrip("0").rstrip(".")
+    return f"{text} %"

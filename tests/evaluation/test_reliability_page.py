@@ -338,3 +338,12 @@ def test_asl_and_tukey_below_their_samples_resolution_read_below_one_over_b(clie
     assert "0.0010<" not in table.group(0) and "0.0000" not in table.group(0)
     # the ASL curve's point titles too
     assert "ASL &lt; 0.001</title>" in body
+
+
+def test_the_summary_sentence_gives_shares_as_percentages(client):
+    c, org = _apart()
+    client.force_login(org)
+    body = client.get(url(c, trials=200, seed=1)).content.decode()
+    assert "100 % of the run pairs are significant at 5%" in body
+    assert re.search(r"[\d.]+ % of the comparisons reach it", body)
+    assert "1.000 of the" not in body
