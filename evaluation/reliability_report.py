@@ -551,6 +551,8 @@ def run_rows(page: Reliability) -> list[dict]:
             "t_high": float(iv.t_high[i]),
             "boot_low": float(iv.boot_low[i]),
             "boot_high": float(iv.boot_high[i]),
+            # a t interval passing 0 or 1 is marked, with a note under the table
+            "t_passes": bool(iv.t_low[i] < -1e-9 or iv.t_high[i] > 1 + 1e-9),
         }
         for i, run in enumerate(page.runs)
     ]

@@ -307,3 +307,23 @@ def test_compare_page_query_count_does_not_grow(client, demo, django_assert_max_
     assert page.status_code == 200
     body = page.content.decode()
     assert "<h1>Compare runs</h1>" in body and 'id="diff-plot"' in body
+
+
+def test_tests_that_do_not_exist_say_why_in_visible_text(client):
+    """Two runs with the same answers: every question tied, so no test and no effect size;
+    each dash has a letter and the letter's reason is written under the table."""
+    c = make_collection(slug="same-answers")
+    for i in range(1, 5):
+        make_question(collection=c, qid=f"Q{i}", synsets=[[(f"a{i}", "S")]])
+    org = make_user(username="org-same")
+    add_member(collection=c, user=org, role="organizer")
+    answers = {f"Q{i}": ["x", f"a{i}"] for i in range(1, 5)}
+    a = make_run(collection=c, owner=org, name="one", answers=answers)
+    b = make_run(collection=c, owner=org, name="two", answers=answers)
+    client.force_login(org)
+    body = client.get(f"/collections/{c.slug}/compare/?a={a.pk}&b={b.pk}").content.decode()
+    table = re.search(r'<table class="grid" id="tests">.*?</table>', body, re.S).group(0)
+    assert "—</td>" not in table
+    assert table.count('—<sup class="why-mark">a</sup></td>') == 10  # 2 metrics x 5 figures
+    notes = '<ul class="why-notes" id="tests-why"><li>—<sup class="why-mark">a</sup> '
+    assert notes + "undefined: every question is tied" in body

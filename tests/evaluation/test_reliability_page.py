@@ -225,6 +225,13 @@ def test_missing_figures_show_as_a_dash(client, demo):
     login(client, "organizer")
     text = client.get(url(demo, trials=50, metric="rr")).content.decode()
     assert ">nan<" not in text.lower() and "—" in text
+    # each dash of a figure has the letter of its reason, listed under its table (visible
+    # text: a phone has no hover)
+    assert "—</td>" not in text
+    marks = set(re.findall(r'—<sup class="why-mark">(\w)</sup></td>', text))
+    assert marks
+    notes = re.findall(r'<li>—<sup class="why-mark">(\w)</sup> undefined: ([^<]+)</li>', text)
+    assert marks <= {m for m, _ in notes} and all(reason.strip() for _, reason in notes)
 
 
 def test_a_generated_fifty_run_collection(client):
@@ -347,3 +354,14 @@ def test_the_summary_sentence_gives_shares_as_percentages(client):
     assert "100 % of the run pairs are significant at 5%" in body
     assert re.search(r"[\d.]+ % of the comparisons reach it", body)
     assert "1.000 of the" not in body
+
+
+def test_a_t_interval_passing_0_is_marked_with_a_note(client):
+    c, org = _apart()
+    make_run(collection=c, owner=org, name="stray", answers={"Q01": ["a1"]})  # mean 0.05
+    client.force_login(org)
+    body = client.get(url(c, trials=50, seed=1)).content.decode()
+    table = re.search(r'id="reliability-runs">.*?</table>', body, re.S).group(0)
+    assert re.search(r"\[-0\.\d{4}, 0\.\d{4}\] †</td>", table)
+    assert table.count("†") == 1
+    assert 'id="t-passes"' in body and "not clipped" in body

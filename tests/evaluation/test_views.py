@@ -207,6 +207,7 @@ def test_ranking_orders_runs_by_hand_computed_means(client):
             "key_b": "rr",
             "tau": f"{tau:.4f}",
             "rho": f"{rho:.4f}",
+            "why": "",
         }
     ]
     # the CSV: one row per run (by name), then the correlations
