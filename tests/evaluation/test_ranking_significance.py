@@ -83,7 +83,8 @@ def test_runs_page_and_csv_show_each_mean_with_scipys_t_interval(client, three):
     assert 'href="/collections/tri/runs.csv?metric=q_measure&amp;metric=rr"' in body
     for name, x in scores.items():
         lo, hi = t_interval(x)
-        assert f'{x.mean():.4f} <span class="ci">[{lo:.4f}, {hi:.4f}]</span>' in body, name
+        mark = " †" if lo < 0 or hi > 1 else ""  # a t interval passing 0 or 1, not clipped
+        assert f'{x.mean():.4f} <span class="ci">[{lo:.4f}, {hi:.4f}]{mark}</span>' in body, name
     response = client.get("/collections/tri/runs.csv?metric=q_measure&metric=rr")
     frame = csv_frame(response).set_index("run")
     assert list(frame.columns) == [
