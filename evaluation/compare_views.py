@@ -19,7 +19,14 @@ from config.ids import request_id
 from evaluation import comparing, selectors
 from evaluation.analysis.plots import difference_plot
 from evaluation.analysis.score_config import COMPARE_METRICS, ScoreConfig
-from evaluation.analysis.stats import Paired, format_p, p_text
+from evaluation.analysis.stats import (
+    EXACT_SIGNS,
+    PERMUTATIONS,
+    Paired,
+    format_p,
+    format_resampled_p,
+    p_text,
+)
 
 from .access import score_access, visible_run
 from .exports import csv_precision, csv_response
@@ -93,7 +100,7 @@ def _test_row(t: Paired, label: str, why: Undefined) -> dict[str, Any]:
         (format_p(t.sign_p), t.sign_p, "tied"),
         (format_p(t.wilcoxon_p), t.wilcoxon_p, "tied"),
         (format_p(t.t_p), t.t_p, "spread"),
-        (format_p(t.randomization_p), t.randomization_p, "tied"),
+        (_randomization_text(t), t.randomization_p, "tied"),
         (fmt(t.effect_size), t.effect_size, "spread"),
     ]
     stats = []
@@ -119,6 +126,14 @@ def _test_row(t: Paired, label: str, why: Undefined) -> dict[str, Any]:
 
 
 TIED = "every question is tied: there is no difference to test"
+
+
+def _randomization_text(t: Paired) -> str:
+    """The randomization test's p-value: exact up to 16 non-zero differences, else from
+    ``PERMUTATIONS`` seeded permutations, "< 1/B" at their floor (as the bootstrap's)."""
+    if t.up + t.down > EXACT_SIGNS:
+        return format_resampled_p(t.randomization_p, PERMUTATIONS)
+    return format_p(t.randomization_p)
 
 
 def _compare_context(

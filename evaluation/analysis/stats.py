@@ -18,6 +18,7 @@ import pandas as pd
 from scipy import stats
 
 PERMUTATIONS = 10_000
+EXACT_SIGNS = 16  # up to this many non-zero differences the randomization test is exact
 SEED = 20040601
 
 
@@ -83,7 +84,7 @@ def randomization_p(d: np.ndarray, *, permutations: int = PERMUTATIONS, seed: in
     obs = abs(total)
     eps = 1e-9 * max(obs, 1e-300)
     m = len(nz)
-    if m <= 16:
+    if m <= EXACT_SIGNS:
         signs = 1 - 2 * _sign_bits(m)
         return float(np.mean(np.abs(signs @ nz) >= obs - eps))
     rng = np.random.default_rng(seed)

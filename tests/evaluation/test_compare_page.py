@@ -391,3 +391,31 @@ def test_plot_with_many_questions_has_no_id_ticks_and_short_ids_stand_level(clie
             assert 'viewBox="0 0 960 340"' in svg
         else:
             assert plot.x_ticks == () and 'class="x-tick"' not in svg
+
+
+def test_a_sampled_randomization_p_at_its_floor_reads_below_one_over_b(client):
+    """Twenty questions all better in B: beyond 16 differences the test samples 10,000
+    sign assignments and none reaches the observed sum: "< 0.0001", not 1.0e-04."""
+    c = make_collection(slug="rand-floor")
+    for i in range(1, 21):
+        make_question(collection=c, qid=f"Q{i:02d}", synsets=[[(f"a{i}", "S")]])
+    org = make_user(username="org-rand-floor")
+    add_member(collection=c, user=org, role="organizer")
+    a = make_run(
+        collection=c,
+        owner=org,
+        name="late",
+        answers={f"Q{i:02d}": ["x", "y", f"a{i}"] for i in range(1, 21)},
+    )
+    b = make_run(
+        collection=c,
+        owner=org,
+        name="early",
+        answers={f"Q{i:02d}": [f"a{i}"] for i in range(1, 21)},
+    )
+    client.force_login(org)
+    page = client.get(f"/collections/{c.slug}/compare/?a={a.pk}&b={b.pk}")
+    row = page.context["tests"][0]
+    assert row["t"].randomization_p == pytest.approx(1 / 10_001)
+    assert row["rand_p"] == "< 0.0001"
+    assert "&lt; 0.0001</td>" in page.content.decode()
