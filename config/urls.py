@@ -6,7 +6,7 @@ from django.templatetags.static import static
 from django.urls import include, path, reverse_lazy
 from django.views.decorators.http import require_GET
 
-from config import help
+from config import help_pages
 from config.auth import RateLimitedLoginView
 from config.htmx import HtmxHttpRequest, redirect_to
 
@@ -48,7 +48,7 @@ urlpatterns = [
     ),
     path("admin/", admin.site.urls),
     path("favicon.ico", favicon, name="favicon"),
-    path("help/glossary/", help.glossary, name="glossary"),
+    path("help/glossary/", help_pages.glossary, name="glossary"),
     path("jobs/", include("jobs.urls")),
     path("api/", include("api.urls")),
     path("account/", include("api.account_urls")),
