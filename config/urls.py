@@ -7,6 +7,7 @@ from django.urls import include, path, reverse_lazy
 from django.views.decorators.http import require_GET
 from django.views.i18n import JavaScriptCatalog
 
+from config import help_pages
 from config.auth import RateLimitedLoginView
 from config.htmx import HtmxHttpRequest, redirect_to
 
@@ -54,6 +55,7 @@ urlpatterns = [
         login_not_required(JavaScriptCatalog.as_view()),
         name="javascript-catalog",
     ),
+    path("help/glossary/", help_pages.glossary, name="glossary"),
     path("jobs/", include("jobs.urls")),
     path("api/", include("api.urls")),
     path("account/", include("api.account_urls")),

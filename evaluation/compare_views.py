@@ -4,6 +4,7 @@ view formats them, the template holds the markup."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
@@ -18,13 +19,21 @@ from config.ids import request_id
 from evaluation import comparing, selectors
 from evaluation.analysis.plots import difference_plot
 from evaluation.analysis.score_config import COMPARE_METRICS, ScoreConfig
-from evaluation.analysis.stats import format_p, p_text
+from evaluation.analysis.stats import (
+    EXACT_SIGNS,
+    PERMUTATIONS,
+    Paired,
+    format_p,
+    format_resampled_p,
+    p_text,
+)
 
 from .access import score_access, visible_run
 from .exports import csv_precision, csv_response
 from .forms import ScoreConfigForm, metric_label
 from .models import Run
 from .score_pages import (
+    Undefined,
     checked,
     fmt,
     metric_choices,
@@ -78,6 +87,55 @@ def _question_link(request: HttpRequest) -> Callable[[str], str]:
     return href
 
 
+def _test_row(t: Paired, label: str, why: Undefined) -> dict[str, Any]:
+    """One metric's row of the tests table: its figures written out, and ``stats`` the
+    p-values and the effect size as (text, footnote letter of why it is undefined)."""
+    tied = t.up + t.down == 0
+    spread = (
+        "fewer than two questions"
+        if t.n < 2
+        else "the difference is the same on every question: no spread, no t statistic"
+    )
+    figures = [
+        (format_p(t.sign_p), t.sign_p, "tied"),
+        (format_p(t.wilcoxon_p), t.wilcoxon_p, "tied"),
+        (format_p(t.t_p), t.t_p, "spread"),
+        (_randomization_text(t), t.randomization_p, "tied"),
+        (fmt(t.effect_size), t.effect_size, "spread"),
+    ]
+    stats = []
+    for text, value, kind in figures:
+        mark = ""
+        if value is None or math.isnan(value):
+            reason = TIED if tied or kind == "tied" else spread
+            mark = why.mark(reason)
+        stats.append((text, mark))
+    return {
+        "t": t,
+        "label": label,
+        "mean_a": fmt(t.mean_a),
+        "mean_b": fmt(t.mean_b),
+        "diff": signed(t.mean_diff),
+        "sign_p": stats[0][0],
+        "wilcoxon_p": stats[1][0],
+        "t_p": stats[2][0],
+        "rand_p": stats[3][0],
+        "effect": stats[4][0],
+        "stats": stats,
+    }
+
+
+TIED = "every question is tied: there is no difference to test"
+
+
+def _randomization_text(t: Paired) -> str:
+    """The randomization test's p-value: exact up to 16 non-zero differences, else from
+    ``PERMUTATIONS`` seeded permutations, "< 1/B" at their floor (as the bootstrap's)."""
+    if t.up + t.down > EXACT_SIGNS:
+        return format_resampled_p(t.randomization_p, PERMUTATIONS)
+    return format_p(t.randomization_p)
+
+
 def _compare_context(
     request: HttpRequest, collection: Collection, c: comparing.Comparison
 ) -> dict[str, Any]:
@@ -122,22 +180,10 @@ def _compare_context(
                 ],
             }
         )
+    why = Undefined()
     return {
-        "tests": [
-            {
-                "t": t,
-                "label": labels[t.metric],
-                "mean_a": fmt(t.mean_a),
-                "mean_b": fmt(t.mean_b),
-                "diff": signed(t.mean_diff),
-                "sign_p": format_p(t.sign_p),
-                "wilcoxon_p": format_p(t.wilcoxon_p),
-                "t_p": format_p(t.t_p),
-                "rand_p": format_p(t.randomization_p),
-                "effect": fmt(t.effect_size),
-            }
-            for t in c.tests
-        ],
+        "tests": [_test_row(t, labels[t.metric], why) for t in c.tests],
+        "tests_why": why.notes,
         "plot": difference_plot(
             c.diffs,
             c.order,

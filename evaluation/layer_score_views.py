@@ -3,6 +3,7 @@ and gold (evaluation/layer_scores.py); organizers only, since the page shows the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from django.http import HttpRequest, HttpResponse
@@ -12,12 +13,19 @@ from django.views.decorators.http import require_GET
 
 from annotate.models import Collection, Role
 from annotate.permissions import require_role
+from evaluation.metrics.agreement import RankingChange
 
 from .exports import csv_precision, csv_response
 from .forms import ScoreConfigForm, metric_label
 from .layer_scores import layer_scores
 from .models import Run
-from .score_pages import checked, metric_choices, refuses_bad_parameters, score_preamble
+from .score_pages import (
+    Undefined,
+    checked,
+    metric_choices,
+    refuses_bad_parameters,
+    score_preamble,
+)
 
 
 def _layer_scores(
@@ -30,9 +38,19 @@ def _layer_scores(
     return collection, ScoreConfigForm.read(request.GET, collection), runs
 
 
+def _why_no_ranking(change: RankingChange, why: Undefined) -> str:
+    """The footnote letter of why a comparison has no tau or rho (or "" when it has)."""
+    if not (math.isnan(change.kendall_tau) or math.isnan(change.spearman_rho)):
+        return ""
+    if change.n_runs < 2:
+        return why.mark("fewer than two runs: no ranking to compare")
+    return why.mark("one of the judgments gives every run the same mean: no ranking")
+
+
 @require_GET
 def collection_layer_scores(request: HttpRequest, slug: str) -> HttpResponse:
     collection, form, runs = _layer_scores(request, slug)
+    why = Undefined()
     config = form.config
     result = layer_scores(collection, runs, config)
     means = [
@@ -56,9 +74,17 @@ def collection_layer_scores(request: HttpRequest, slug: str) -> HttpResponse:
             "result": result,
             "means": means,
             "comparisons": [
-                {"metric": metric_label(c.metric), "a": c.a, "b": c.b, "change": c.change}
+                {
+                    "metric": metric_label(c.metric),
+                    "key": c.metric,
+                    "a": c.a,
+                    "b": c.b,
+                    "change": c.change,
+                    "why": _why_no_ranking(c.change, why),
+                }
                 for c in result.comparisons
             ],
+            "comparisons_why": why,
         },
     )
 

@@ -4,6 +4,7 @@ come from ``comparing.runs_rank``."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from annotate.models import Collection
 from evaluation import comparing, selectors
 from evaluation.analysis.score_config import ScoreConfig
 from evaluation.analysis.significance import PairTests, TestConfig
-from evaluation.analysis.stats import format_p, p_text
+from evaluation.analysis.stats import format_p, format_resampled_p, p_text
 
 from . import score_pages as pages
 from .access import score_access
@@ -34,19 +35,36 @@ def _matrix(pairs: PairTests | None) -> dict[str, Any] | None:
     if pairs is None:
         return None
     sig = pairs.significant()
+    c = pairs.config
+    if c.test == "tukey":  # below its B permutations' resolution: "< 1/B"
+
+        def shown(p: float) -> str:
+            return format_resampled_p(p, c.trials)
+    else:
+        shown = format_p
     runs = [{"rank": i + 1, "name": name} for i, name in enumerate(pairs.runs[:MATRIX_RUNS])]
+    why = pages.Undefined()
+
+    def cell(i: int, j: int) -> dict[str, Any]:
+        p = float(pairs.p[i, j])
+        undefined = i != j and math.isnan(p)
+        return {
+            "p": "" if i == j else shown(p),
+            "sig": bool(sig[i, j]),
+            # a paired t-test of a difference the same on every question has no t
+            "why": why.mark("the pair's difference is the same on every question: no test")
+            if undefined
+            else "",
+        }
+
     rows = [
         {
             **run,
             "mean": pages.fmt(float(pairs.mean[i])),
-            "cells": [
-                {"p": "" if i == j else format_p(float(pairs.p[i, j])), "sig": bool(sig[i, j])}
-                for j in range(len(runs))
-            ],
+            "cells": [cell(i, j) for j in range(len(runs))],
         }
         for i, run in enumerate(runs)
     ]
-    c = pairs.config
     return {
         "tests": pairs,
         "metric": metric_label(pairs.metric),
@@ -54,6 +72,7 @@ def _matrix(pairs: PairTests | None) -> dict[str, Any] | None:
         "rows": rows,
         "problem": pairs.problem,
         "significant": int(np.triu(sig, 1).sum()),
+        "why": why.notes,
         "shown": len(runs),
         "of": len(pairs.runs),
         "detail": (
@@ -102,6 +121,15 @@ def ranking(request: HttpRequest, slug: str) -> HttpResponse:
         for run in r.order
     ]
     corr = r.correlations.itertuples() if r.correlations is not None else ()
+    corr_why = pages.Undefined()
+
+    def corr_mark(tau: float, rho: float) -> str:
+        if not (math.isnan(tau) or math.isnan(rho)):
+            return ""
+        if len(r.order) < 2:
+            return corr_why.mark("fewer than two runs: no ranking to correlate")
+        return corr_why.mark("one of the metrics gives every run the same mean: no ranking")
+
     return TemplateResponse(
         request,
         "evaluation/ranking.html",
@@ -121,11 +149,15 @@ def ranking(request: HttpRequest, slug: str) -> HttpResponse:
                 {
                     "a": metric_label(c.metric_a),
                     "b": metric_label(c.metric_b),
+                    "key_a": c.metric_a,
+                    "key_b": c.metric_b,
                     "tau": pages.fmt(c.kendall_tau),
                     "rho": pages.fmt(c.spearman_rho),
+                    "why": corr_mark(c.kendall_tau, c.spearman_rho),
                 }
                 for c in corr
             ],
+            "corr_why": corr_why.notes,
         },
     )
 

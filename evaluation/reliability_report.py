@@ -25,6 +25,7 @@ import numpy as np
 
 from annotate.models import Collection
 from evaluation import services
+from evaluation.analysis.stats import format_p, format_resampled_p
 from evaluation.metrics import parse_gains, parse_metrics
 from evaluation.metrics.reliability.bootstrap import ALPHA, Discrimination
 from evaluation.metrics.reliability.comparisons import Intervals, kendall_tau
@@ -453,10 +454,15 @@ def _plot(
     }
 
 
-def curves(detail: MetricReliability) -> list[dict]:
+def _asl(p: float, trials: int | None) -> str:
+    return format_resampled_p(p, trials) if trials else format_p(p)
+
+
+def curves(detail: MetricReliability, *, trials: int | None = None) -> list[dict]:
     """The three curves of the chosen metric: minority rate against the proportion of
     ties over the fuzziness values (paper Figures 3-4), the swap rate per difference bin
-    (Tables 2-3 are read off it) and the bootstrap ASLs of the run pairs, sorted."""
+    (Tables 2-3 are read off it) and the bootstrap ASLs of the run pairs, sorted (each
+    point's title "< 1/B" below the resolution of the ``trials`` bootstrap samples)."""
     st = detail.stability
     mr, ties = st.minority_rate, st.ties
     ok = ~(np.isnan(mr) | np.isnan(ties))
@@ -494,7 +500,10 @@ def curves(detail: MetricReliability) -> list[dict]:
     asl = detail.discrimination.curve
     n = len(asl)
     asl_plot = _plot(
-        [(i + 1, float(a), f"pair {i + 1}: ASL {a:.3f}") for i, a in enumerate(asl)],
+        [
+            (i + 1, float(a), f"pair {i + 1}: ASL {_asl(float(a), trials)}")
+            for i, a in enumerate(asl)
+        ],
         Frame(xmax=max(n, 1), ymax=1.0),
         title="Bootstrap ASL",
         xlabel="run pairs (sorted)",
@@ -542,6 +551,8 @@ def run_rows(page: Reliability) -> list[dict]:
             "t_high": float(iv.t_high[i]),
             "boot_low": float(iv.boot_low[i]),
             "boot_high": float(iv.boot_high[i]),
+            # a t interval passing 0 or 1 is marked, with a note under the table
+            "t_passes": bool(iv.t_low[i] < -1e-9 or iv.t_high[i] > 1 + 1e-9),
         }
         for i, run in enumerate(page.runs)
     ]

@@ -34,6 +34,7 @@ from jobs.services import JobRefused, job_start
 
 from .exports import csv_precision
 from .models import Run
+from .score_pages import T_NOTE, Undefined
 
 DOWNLOADS = (*TABLES, "samples")
 
@@ -82,10 +83,35 @@ class ReliabilityForm(forms.Form):
         )
 
 
-def _shown(row: dict) -> dict:
+# why a figure of the reliability page does not exist, by its key (the page writes a
+# footnote letter beside the dash and the reason under the table)
+WHY = {
+    "swap_threshold": "no difference bin keeps the swap rate at or below 5%",
+    "swap_relative": "no difference bin keeps the swap rate at or below 5%",
+    "bootstrap_difference": "no run pair is significant by the bootstrap (or B × 5% < 1)",
+    "swap_share": "no comparison of run pairs",
+    "significant_share": "no run pair",
+    "ties_at_5pct_minority": "the minority rate stays above 5% at every fuzziness",
+    "tau": "a ranking in which every run ties",
+    "p_t": "the pair's difference is the same on every question: no t statistic",
+    "p_holm": "the pair's difference is the same on every question: no t statistic",
+    "asl": "the pair's difference is the same on every question",
+    "p_tukey": "not computed",
+}
+
+
+def _shown(row: dict, why: Undefined | None = None) -> dict:
     """``row`` with NaN (a figure that does not exist, e.g. no 5%-swap difference) as
-    None, which the template shows as a dash."""
-    return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
+    None, which the template shows as a dash; with ``why``, ``row["why"]`` the footnote
+    letter of each such figure (``WHY``)."""
+    out = {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
+    if why is not None:
+        out["why"] = {
+            k: why.mark(WHY.get(k, "not computed"))
+            for k, v in out.items()
+            if v is None and k in WHY
+        }
+    return out
 
 
 def _levels(collection: Collection) -> list[str]:
@@ -271,6 +297,8 @@ def _page(
     computing it, or the button that computes it."""
     page = r.page if r else None
     job = r.job if r else None
+    runs = reliability_report.run_rows(page) if page else []
+    summary_why, tau_why, pair_why = Undefined(), Undefined(), Undefined()
     return render_page(
         request,
         "evaluation/reliability.html",
@@ -285,14 +313,24 @@ def _page(
             "job_mine": job is not None and job.user_id == request.user.pk,
             "query": reliability_jobs.config_query(config),
             "metric_label": metric_label(config.metric),
-            "curves": reliability_report.curves(page.detail) if page and page.detail else [],
+            "curves": (
+                reliability_report.curves(page.detail, trials=page.samples.trials)
+                if page and page.detail
+                else []
+            ),
             "summary": [
-                _shown({**row, "label": metric_label(row["metric"])})
+                _shown({**row, "label": metric_label(row["metric"])}, summary_why)
                 for row in (page.summary if page else [])
             ],
-            "taus": [_shown(t) for t in (page.taus if page else [])],
-            "runs": reliability_report.run_rows(page) if page else [],
-            "pairs": [_shown(p) for p in reliability_report.pair_rows(page)] if page else [],
+            "summary_why": summary_why,
+            "taus": [_shown(t, tau_why) for t in (page.taus if page else [])],
+            "taus_why": tau_why,
+            "runs": runs,
+            "t_note": T_NOTE if any(row["t_passes"] for row in runs) else "",
+            "pairs": (
+                [_shown(p, pair_why) for p in reliability_report.pair_rows(page)] if page else []
+            ),
+            "pairs_why": pair_why,
             "downloads": DOWNLOADS,
         },
         partial="results",

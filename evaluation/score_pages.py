@@ -12,6 +12,7 @@ from functools import wraps
 from importlib.metadata import version
 from typing import Any
 
+import numpy as np
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -86,15 +87,32 @@ def score_forms(
     )
 
 
+EDGE = 1e-9  # floating noise at 0 and 1 is not passing them
+# the mark of an interval that passes 0 or 1 (a t interval: ``interval_note`` says why)
+PASSES = "†"
+T_NOTE = (
+    f"{PASSES} A t interval is the mean ± t·s/√n, symmetric and not clipped: where it passes "
+    "0 or 1, beyond the metric's range, the mean is imprecise, not the score negative."
+)
+
+
+def passes_range(low: float, high: float) -> bool:
+    """Whether an interval goes below 0 or above 1 (a t interval can; no score does)."""
+    return bool(low < -EDGE or high > 1 + EDGE)
+
+
 def interval(low: float, high: float) -> str:
-    """A 95% interval as a page shows it, next to the mean: ``[0.4710, 0.5530]``."""
+    """A 95% interval as a page shows it, next to the mean: ``[0.4710, 0.5530]``, marked
+    ``†`` when it passes 0 or 1 (``T_NOTE``)."""
     if math.isnan(low) or math.isnan(high):
         return ""
-    return f"[{low:.4f}, {high:.4f}]"
+    text = f"[{low:.4f}, {high:.4f}]"
+    return f"{text} {PASSES}" if passes_range(low, high) else text
 
 
 def interval_note(intervals: MeanIntervals | None) -> str:
-    """What the intervals on a page are (or why there are none)."""
+    """What the intervals on a page are (or why there are none); when one passes 0 or 1,
+    that it is a t interval, not clipped (``T_NOTE``)."""
     if intervals is None:
         return ""
     if intervals.problem:
@@ -103,7 +121,10 @@ def interval_note(intervals: MeanIntervals | None) -> str:
     text = f"In brackets: the 95% {INTERVALS[c.interval]} of each mean over the questions"
     if c.interval == "bootstrap":
         text += f" ({c.trials} bootstrap samples, seed {c.seed})"
-    return text + "."
+    text += "."
+    with np.errstate(invalid="ignore"):
+        passes = bool(np.any(intervals.low < -EDGE) or np.any(intervals.high > 1 + EDGE))
+    return f"{text} {T_NOTE}" if passes else text
 
 
 def interval_columns(metrics: Sequence[str]) -> list[str]:
@@ -131,3 +152,22 @@ def fmt(v: float | None) -> str:
 def signed(v: float) -> str:
     """A difference with its sign (``+0.1250``); a dash for none."""
     return "—" if math.isnan(v) else "0.0000" if v == 0 else f"{v:+.4f}"
+
+
+class Undefined:
+    """Why a table's undefined figures are undefined, in visible text: ``mark(reason)``
+    gives the footnote letter the page writes beside the dash ("a", "b", one per reason),
+    ``notes`` the letters and reasons the page lists under the table (the template
+    ``evaluation/_why.html``), so a reader on a phone, with no hover, reads why."""
+
+    def __init__(self) -> None:
+        self._marks: dict[str, str] = {}
+
+    def mark(self, reason: str) -> str:
+        if reason not in self._marks:
+            self._marks[reason] = "abcdefghijklmnopqrstuvwxyz"[len(self._marks) % 26]
+        return self._marks[reason]
+
+    @property
+    def notes(self) -> list[tuple[str, str]]:
+        return [(m, reason) for reason, m in self._marks.items()]

@@ -49,8 +49,6 @@ def test_admin_pages_render_with_the_demo_data(client, demo):
     from django.contrib.auth import get_user_model
     from django.utils.html import escape
 
-    from annotate.models import JudgmentEvent
-
     client.force_login(get_user_model().objects.get(username="admin"))
     make_collection(slug="second")  # a filter on a relation with one value is hidden
     index = client.get(reverse("admin:index"))
@@ -96,9 +94,7 @@ def test_admin_pages_render_with_the_demo_data(client, demo):
     assert Collection.objects.filter(slug="demo").exists()
 
 
-def test_admin_cannot_change_a_judgment_or_the_matching_mode_and_question_edits_count(
-    client, demo
-):
+def test_admin_cannot_change_a_judgment_or_the_matching_mode_and_question_edits_count(client, demo):
     """A judgment changed in the admin would skip the judging writes (lock, keys, audit
     trail, judgment version): strings, synsets and levels are read-only there, the mode
     is changed on its page; adding or deleting a question bumps the judgment version."""

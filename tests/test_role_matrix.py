@@ -56,6 +56,8 @@ EXPECTED: dict[str, dict[str, str]] = {
     "set-password-done": {"GET": "ok ok ok ok ok ok ok", "POST": "405 405 405 405 405 405 405"},
     # the icon is public: a redirect to the static file, no login needed
     "favicon": {"GET": "ok ok ok ok ok ok ok", "POST": "405 405 405 405 405 405 405"},
+    # the glossary of the figures: every signed-in user, no collection
+    "glossary": {"GET": "login ok ok ok ok ok ok", "POST": "login 405 405 405 405 405 405"},
     # logging out ends on the login page (LOGOUT_REDIRECT_URL)
     "logout": {
         "GET": "login 405 405 405 405 405 405",
@@ -409,6 +411,7 @@ PAGE_TEXT: dict[str, tuple[str, ...]] = {
     "jobs:job-status": ("Report of run-secret-af",),
     "jobs:job-output": ("a,b",),
     "annotate:collection-list": ("<h1>Collections</h1>",),
+    "glossary": ("<h1>Glossary</h1>", 'id="q-measure"'),
     "set-password": ("<h1>This link cannot be used</h1>",),
     "set-password-done": ("<h1>Your password is set</h1>",),
     "annotate:collection-create": ("<h1>New collection</h1>",),

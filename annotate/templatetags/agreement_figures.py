@@ -14,9 +14,26 @@ WHY = {
 }
 
 
+# the footnote letter beside the dash; the page lists the letters and reasons under its
+# tables (``agreement.html``), so the reason is read without a hover, on a phone too
+MARK = {"strings": "a", "correct": "b"}
+
+
 @register.inclusion_tag("annotate/_figure.html")
 def figure(value: float | None, places: int = 3, why: str = "strings") -> dict:
     """``value`` with ``places`` decimals (as ``floatformat``), or, when it is undefined
-    (nan or None), an em dash whose title says why (``WHY``)."""
+    (nan or None), an em dash with the footnote letter of why (``MARK``, ``WHY``)."""
     undefined = value is None or value != value
-    return {"value": value, "places": places, "undefined": undefined, "why": WHY.get(why, why)}
+    return {
+        "value": value,
+        "places": places,
+        "undefined": undefined,
+        "why": WHY.get(why, why),
+        "mark": MARK.get(why, ""),
+    }
+
+
+@register.inclusion_tag("annotate/_figure_notes.html")
+def figure_notes() -> dict:
+    """The footnotes of the dashes ``figure`` writes: each letter and its reason."""
+    return {"notes": [(MARK[k], WHY[k]) for k in MARK]}

@@ -46,6 +46,69 @@ class Tick:
 
 
 @dataclass(frozen=True)
+class Label:
+    """A text of the plot: where it is drawn and how it is anchored (``start`` or ``end``,
+    or ``rotate`` the angle of a question id turned to fit)."""
+
+    x: str
+    y: str
+    anchor: str
+    text: str
+    rotate: int = 0
+
+
+# the question ids on the x axis: up to this many questions, one id under each column
+MAX_ID_TICKS = 30
+ID_CHARS = 16  # an id longer than this is cut, with an ellipsis
+CHAR_W = 6.5  # the width of a character at font-size 11, a little generous
+MARK_R = 10  # the largest marker's half-size: a label closer than this touches it
+
+
+def _corner_label(
+    text: str, *, y: float, left: float, right: float, prefer: str, marks: list[tuple[float, float]]
+) -> Label:
+    """``text`` in the plot's left or right corner at baseline ``y``: ``prefer``'s side
+    unless a mark lies under it, then the other side if that one is clear (the first
+    columns of the plot are its lowest differences, the last its highest)."""
+    w = len(text) * 7.0 + 4
+
+    def hits(side: str) -> int:
+        x0, x1 = (left + 6, left + 6 + w) if side == "left" else (right - 6 - w, right - 6)
+        return sum(
+            x0 - MARK_R <= mx <= x1 + MARK_R and y - 14 - MARK_R <= my <= y + 4 + MARK_R
+            for mx, my in marks
+        )
+
+    other = "right" if prefer == "left" else "left"
+    side = prefer if hits(prefer) <= hits(other) else other
+    if side == "left":
+        return Label(_num(left + 6), _num(y), "start", text)
+    return Label(_num(right - 6), _num(y), "end", text)
+
+
+def _id_ticks(
+    order: Sequence[str], centres: np.ndarray, *, slot: float, bottom: float
+) -> tuple[tuple[Label, ...], int]:
+    """The question ids under their columns when there are at most ``MAX_ID_TICKS``:
+    level when the longest fits its column, else turned 45 degrees; and the height the
+    turned ids add below the axis (0 when level or none)."""
+    if not 0 < len(order) <= MAX_ID_TICKS:
+        return (), 0
+    ids = [q if len(q) <= ID_CHARS else q[: ID_CHARS - 1] + "…" for q in order]
+    longest = max(len(q) for q in ids) * CHAR_W
+    if longest <= slot - 4:
+        return tuple(
+            Label(_num(x), _num(bottom + 14), "middle", q)
+            for x, q in zip(centres, ids, strict=True)
+        ), 0
+    ticks = tuple(
+        Label(_num(x + 4), _num(bottom + 10), "end", q, rotate=-45)
+        for x, q in zip(centres, ids, strict=True)
+    )
+    return ticks, int(longest * 0.71) + 4
+
+
+@dataclass(frozen=True)
 class DifferencePlot:
     width: int
     height: int
@@ -64,6 +127,12 @@ class DifferencePlot:
     points: tuple[Point, ...]
     x_label: str
     y_label: str
+    # "B better" above, "A better" below: in the corner no mark is under
+    better_b: Label
+    better_a: Label
+    # the question ids under the columns (when there are few questions)
+    x_ticks: tuple[Label, ...] = ()
+    x_label_y: str = ""
 
 
 def _num(v: float) -> str:
@@ -136,9 +205,13 @@ def difference_plot(
         for t in (-ymax, -ymax / 2, 0, ymax / 2, ymax)
     )
     first = labels.get(metrics[0], metrics[0]) if metrics else ""
+    bottom = height - bottom_pad
+    x_ticks, extra = _id_ticks(order, centres, slot=slot, bottom=bottom)
+    drawn = [(float(x), float(y)) for ser in series for x, y in ser.marks]
+    corners = {"left": left, "right": width - right_pad, "marks": drawn}
     return DifferencePlot(
         width=width,
-        height=height,
+        height=height + extra,
         left=left,
         top=top,
         right=width - right_pad,
@@ -154,4 +227,8 @@ def difference_plot(
         points=tuple(points),
         x_label=f"{n} question{'s' if n != 1 else ''}, ordered by {first} difference",
         y_label=f"{name_b} − {name_a}",
+        better_b=_corner_label(f"↑ {name_b} better", y=top + 12, prefer="left", **corners),
+        better_a=_corner_label(f"↓ {name_a} better", y=bottom - 6, prefer="right", **corners),
+        x_ticks=x_ticks,
+        x_label_y=_num(height + extra - 12),
     )

@@ -18,6 +18,7 @@ import pandas as pd
 from scipy import stats
 
 PERMUTATIONS = 10_000
+EXACT_SIGNS = 16  # up to this many non-zero differences the randomization test is exact
 SEED = 20040601
 
 
@@ -83,7 +84,7 @@ def randomization_p(d: np.ndarray, *, permutations: int = PERMUTATIONS, seed: in
     obs = abs(total)
     eps = 1e-9 * max(obs, 1e-300)
     m = len(nz)
-    if m <= 16:
+    if m <= EXACT_SIGNS:
         signs = 1 - 2 * _sign_bits(m)
         return float(np.mean(np.abs(signs @ nz) >= obs - eps))
     rng = np.random.default_rng(seed)
@@ -178,6 +179,19 @@ def format_p(p: float) -> str:
     if p is None or math.isnan(p):
         return "—"
     return f"{p:.1e}" if 0 < p < 1e-4 else f"{p:.4f}"
+
+
+def format_resampled_p(p: float, trials: int) -> str:
+    """A p-value of a resampling test of ``trials`` samples, (count + 1) / (trials + 1)
+    (the bootstrap ASL, the randomised Tukey HSD), as a page shows it: at its floor
+    1 / (trials + 1), when no sample reached the observed figure, the p-value is below the
+    samples' resolution and reads "< 1/B" (``< 0.001`` for B = 1,000); otherwise as
+    ``format_p``.  The CSV files keep the number (``p_text``)."""
+    if p is None or math.isnan(p):
+        return format_p(p)
+    if trials >= 1 and p <= (1 + 1e-9) / (trials + 1):
+        return f"< {1 / trials:.4g}"
+    return format_p(p)
 
 
 def p_text(p: float) -> str | None:

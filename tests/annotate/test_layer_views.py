@@ -546,6 +546,11 @@ def test_undefined_figures_show_a_dash_that_says_why(client, study):
         '<span class="undefined" title="undefined: no string judged correct in both layers' in page
     )
     assert '<span class="undefined" title="undefined: no string judged by both layers">—' in page
+    # the reason in visible text too (a phone has no hover): a letter beside the dash, the
+    # letters' reasons under the table
+    assert '—<sup class="why-mark">a</sup></span>' in page
+    assert '—<sup class="why-mark">b</sup></span>' in page
+    assert '—<sup class="why-mark">a</sup> undefined: no string judged by both layers' in page
     # the "all layer pairs" row counts the questions the pair rows count: Q1 (Q2 has none)
     import re
 

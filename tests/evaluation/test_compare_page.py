@@ -216,8 +216,10 @@ def test_tiny_p_values_in_scientific_notation_on_the_page_and_in_the_csv(client)
     t = page.context["tests"][0]["t"]
     assert t.sign_p == pytest.approx(2 * 0.5**40) and t.sign_p < 1e-4
     table = re.search(r'id="tests">.*?</table>', page.content.decode(), re.S)[0]
-    cells = re.findall(r'<td class="num">([^<]*)</td>', table)
-    assert cells[-5:-1] == [f"{t.sign_p:.1e}", f"{t.wilcoxon_p:.1e}", "—", "1.0e-04"]
+    cells = re.findall(r'<td class="num">([^<]*)(?:<sup class="why-mark">\w</sup>)?</td>', table)
+    # no t-test of a constant difference (a dash with its reason's letter); no permutation
+    # of the 10,000 reached the observed sum: below their resolution
+    assert cells[-5:-1] == [f"{t.sign_p:.1e}", f"{t.wilcoxon_p:.1e}", "—", "&lt; 0.0001"]
     assert "1.8e-12" in table
     csv = client.get(f"/collections/tiny/compare.csv?a={a.pk}&b={b.pk}&metric=q_measure")
     frame = pd.read_csv(io.StringIO(csv.content.decode()), comment="#", dtype=str)
@@ -307,3 +309,115 @@ def test_compare_page_query_count_does_not_grow(client, demo, django_assert_max_
     assert page.status_code == 200
     body = page.content.decode()
     assert "<h1>Compare runs</h1>" in body and 'id="diff-plot"' in body
+
+
+def test_tests_that_do_not_exist_say_why_in_visible_text(client):
+    """Two runs with the same answers: every question tied, so no test and no effect size;
+    each dash has a letter and the letter's reason is written under the table."""
+    c = make_collection(slug="same-answers")
+    for i in range(1, 5):
+        make_question(collection=c, qid=f"Q{i}", synsets=[[(f"a{i}", "S")]])
+    org = make_user(username="org-same")
+    add_member(collection=c, user=org, role="organizer")
+    answers = {f"Q{i}": ["x", f"a{i}"] for i in range(1, 5)}
+    a = make_run(collection=c, owner=org, name="one", answers=answers)
+    b = make_run(collection=c, owner=org, name="two", answers=answers)
+    client.force_login(org)
+    body = client.get(f"/collections/{c.slug}/compare/?a={a.pk}&b={b.pk}").content.decode()
+    table = re.search(r'<table class="grid" id="tests">.*?</table>', body, re.S).group(0)
+    assert "—</td>" not in table
+    assert table.count('—<sup class="why-mark">a</sup></td>') == 10  # 2 metrics x 5 figures
+    notes = '<ul class="why-notes" id="tests-why"><li>—<sup class="why-mark">a</sup> '
+    assert notes + "undefined: every question is tied" in body
+
+
+def _plot_svg(body: str) -> str:
+    return re.search(r'<svg id="diff-plot".*?</svg>\s*</div>', body, re.S)[0]
+
+
+def _labels_clear_of_marks(plot) -> None:
+    """No mark lies under either corner label (its box: 7 px a character, 14 px high)."""
+    marks = [(float(x), float(y)) for s in plot.series for x, y in s.marks]
+    for label in (plot.better_b, plot.better_a):
+        x, y, w = float(label.x), float(label.y), len(label.text) * 7
+        x0, x1 = (x, x + w) if label.anchor == "start" else (x - w, x)
+        for mx, my in marks:
+            assert not (x0 - 5 <= mx <= x1 + 5 and y - 14 - 5 <= my <= y + 4 + 5), (label, mx, my)
+
+
+def test_plot_corner_labels_stay_off_the_points_and_few_questions_show_their_ids(client, demo):
+    """The questions are ordered by difference, lowest first: "A better" (B worse) goes to
+    the bottom right, not under the first, lowest point; with 12 questions each column has
+    its question id under the axis (turned when the ids are wider than the columns)."""
+    _login(client, "organizer")
+    r = _runs(demo)
+    page = client.get(f"/collections/demo/compare/?a={r['noAF'].pk}&b={r['AF'].pk}")
+    plot = page.context["plot"]
+    _labels_clear_of_marks(plot)
+    assert plot.better_a.anchor == "end" and plot.better_b.anchor == "start"
+    svg = html.unescape(_plot_svg(page.content.decode()))
+    assert re.search(
+        r'<text class="better-a" x="[\d.]+" y="[\d.]+" text-anchor="end"[^>]*>↓ noAF better<', svg
+    )
+    ticks = re.findall(r'<text class="x-tick"[^>]*>([^<]+)</text>', svg)
+    assert ticks == [p.qid if len(p.qid) <= 16 else p.qid[:15] + "…" for p in plot.points]
+    assert len(ticks) == 12 and "rotate(-45" in svg
+    height = int(re.search(r'viewBox="0 0 \d+ (\d+)"', svg)[1])
+    assert height > 340  # room below the axis for the turned ids
+    assert float(plot.x_label_y) == height - 12
+
+
+def test_plot_with_many_questions_has_no_id_ticks_and_short_ids_stand_level(client):
+    org = make_user(username="org-ticks")
+    for n, slug in ((4, "few"), (40, "many")):
+        c = make_collection(slug=f"ticks-{slug}")
+        add_member(collection=c, user=org, role="organizer")
+        for i in range(1, n + 1):
+            make_question(collection=c, qid=f"q{i}", synsets=[[(f"a{i}", "S")]])
+        a = make_run(
+            collection=c, owner=org, name="a", answers={f"q{i}": [f"a{i}"] for i in range(1, n + 1)}
+        )
+        b = make_run(
+            collection=c,
+            owner=org,
+            name="b",
+            answers={f"q{i}": ["x", f"a{i}"] for i in range(1, n + 1, 2)},
+        )
+        client.force_login(org)
+        page = client.get(f"/collections/{c.slug}/compare/?a={a.pk}&b={b.pk}")
+        plot = page.context["plot"]
+        _labels_clear_of_marks(plot)
+        svg = _plot_svg(page.content.decode())
+        if n == 4:
+            assert len(plot.x_ticks) == 4 and "rotate(-45" not in svg
+            assert 'viewBox="0 0 960 340"' in svg
+        else:
+            assert plot.x_ticks == () and 'class="x-tick"' not in svg
+
+
+def test_a_sampled_randomization_p_at_its_floor_reads_below_one_over_b(client):
+    """Twenty questions all better in B: beyond 16 differences the test samples 10,000
+    sign assignments and none reaches the observed sum: "< 0.0001", not 1.0e-04."""
+    c = make_collection(slug="rand-floor")
+    for i in range(1, 21):
+        make_question(collection=c, qid=f"Q{i:02d}", synsets=[[(f"a{i}", "S")]])
+    org = make_user(username="org-rand-floor")
+    add_member(collection=c, user=org, role="organizer")
+    a = make_run(
+        collection=c,
+        owner=org,
+        name="late",
+        answers={f"Q{i:02d}": ["x", "y", f"a{i}"] for i in range(1, 21)},
+    )
+    b = make_run(
+        collection=c,
+        owner=org,
+        name="early",
+        answers={f"Q{i:02d}": [f"a{i}"] for i in range(1, 21)},
+    )
+    client.force_login(org)
+    page = client.get(f"/collections/{c.slug}/compare/?a={a.pk}&b={b.pk}")
+    row = page.context["tests"][0]
+    assert row["t"].randomization_p == pytest.approx(1 / 10_001)
+    assert row["rand_p"] == "< 0.0001"
+    assert "&lt; 0.0001</td>" in page.content.decode()

@@ -156,3 +156,17 @@ def test_layer_i_is_the_ith_created_layer_of_each_question(study):
     result = layer_scores(c, runs, ScoreConfig(metrics=("rr",)))
     assert result.means["layer 1"]["rr"].to_dict()["r1"] == 1.0
     assert result.means["layer 2"]["rr"].to_dict()["r1"] == 0.5
+
+
+def test_a_ranking_of_one_run_shows_a_dash_and_says_why(study, client):
+    """One run: no ranking to correlate, so no tau or rho; the page said "nan"."""
+    c, runs, a, _ = study
+    adjudicate(c, "Q1", a)
+    adjudicate(c, "Q2", a)
+    for run in runs[1:]:
+        run.delete()
+    client.force_login(runs[0].owner)
+    page = client.get(f"/collections/{c.slug}/layer-scores/?metric=rr").content.decode()
+    assert ">nan<" not in page
+    assert '<td class="num">—<sup class="why-mark">a</sup></td>' in page
+    assert "undefined: fewer than two runs: no ranking to compare" in page

@@ -83,7 +83,8 @@ def test_runs_page_and_csv_show_each_mean_with_scipys_t_interval(client, three):
     assert 'href="/collections/tri/runs.csv?metric=q_measure&amp;metric=rr"' in body
     for name, x in scores.items():
         lo, hi = t_interval(x)
-        assert f'{x.mean():.4f} <span class="ci">[{lo:.4f}, {hi:.4f}]</span>' in body, name
+        mark = " †" if lo < 0 or hi > 1 else ""  # a t interval passing 0 or 1, not clipped
+        assert f'{x.mean():.4f} <span class="ci">[{lo:.4f}, {hi:.4f}]{mark}</span>' in body, name
     response = client.get("/collections/tri/runs.csv?metric=q_measure&metric=rr")
     frame = csv_frame(response).set_index("run")
     assert list(frame.columns) == [
@@ -362,3 +363,81 @@ def test_intervals_and_tests_add_no_query(client, three):
     assert count("/collections/tri/runs/?interval=bootstrap&trials=50") == count(
         "/collections/tri/runs/"
     )
+
+
+@pytest.fixture
+def apart(client):
+    """Twenty questions, a run right at rank 1 on all of them, one right only at rank 3 on
+    four and a third in between: the best and the worst differ beyond any permutation's or
+    bootstrap sample's reach."""
+    c = make_collection(slug="apart")
+    for i in range(1, 21):
+        make_question(collection=c, qid=f"Q{i:02d}", synsets=[[(f"a{i}", "S")]])
+    org = make_user(username="org-apart")
+    add_member(collection=c, user=org, role="organizer")
+    answers = {
+        "top": {f"Q{i:02d}": [f"a{i}"] for i in range(1, 21)},
+        "middle": {f"Q{i:02d}": ["x", f"a{i}"] if i % 2 else [f"a{i}"] for i in range(1, 21)},
+        "bottom": {f"Q{i:02d}": ["x", "y", f"a{i}"] if i % 5 == 0 else ["x"] for i in range(1, 21)},
+    }
+    for name, a in answers.items():
+        make_run(collection=c, owner=org, name=name, answers=a)
+    client.force_login(org)
+    return c
+
+
+def test_tukey_p_values_below_the_permutations_resolution_read_below_one_over_b(client, apart):
+    page = client.get("/collections/apart/ranking/?test=tukey&trials=1000&seed=3")
+    tests = page.context["matrix"]["tests"]
+    assert np.nanmin(tests.p) == pytest.approx(1 / 1001)  # no permutation reached it
+    body = page.content.decode()
+    matrix = re.search(r'<table class="grid compact matrix".*?</table>', body, re.S).group(0)
+    assert "&lt; 0.001*" in matrix
+    assert "0.0010" not in matrix and "0.0000" not in matrix
+    # the CSV keeps the number
+    text = client.get(
+        "/collections/apart/ranking-matrix.csv?test=tukey&trials=1000&seed=3&precision=full"
+    ).content.decode()
+    assert repr(1 / 1001) in text
+
+
+def test_an_interval_passing_0_says_it_is_a_t_interval_not_clipped(client):
+    c = make_collection(slug="edge")
+    for i in range(1, 11):
+        make_question(collection=c, qid=f"Q{i:02d}", synsets=[[(f"a{i}", "S")]])
+    org = make_user(username="org-edge")
+    add_member(collection=c, user=org, role="organizer")
+    make_run(collection=c, owner=org, name="rare", answers={"Q01": ["a1"]})  # mean 0.1
+    make_run(
+        collection=c, owner=org, name="all", answers={f"Q{i:02d}": [f"a{i}"] for i in range(1, 11)}
+    )
+    client.force_login(org)
+    for page in ("runs", "ranking"):
+        body = client.get(f"/collections/edge/{page}/?metric=q_measure").content.decode()
+        assert re.search(r'<span class="ci">\[-0\.\d{4}, 0\.\d{4}\] †</span>', body), page
+        assert "symmetric and not clipped: where it passes 0 or 1" in body
+        assert "[1.0000, 1.0000]</span>" in body  # inside the range: no mark
+        body = client.get(f"/collections/edge/{page}/?metric=q_measure&interval=bootstrap")
+        body = body.content.decode()
+        assert "†" not in body and "not clipped" not in body
+
+
+def test_a_correlation_that_does_not_exist_says_why(client):
+    """RR gives both runs 1: no ranking, so no tau or rho; the dash's letter and reason."""
+    c = make_collection(slug="flat")
+    for i in range(1, 4):
+        make_question(collection=c, qid=f"Q{i}", synsets=[[(f"a{i}", "S")], [(f"b{i}", "S")]])
+    org = make_user(username="org-flat")
+    add_member(collection=c, user=org, role="organizer")
+    make_run(
+        collection=c,
+        owner=org,
+        name="both",
+        answers={f"Q{i}": [f"a{i}", f"b{i}"] for i in range(1, 4)},
+    )
+    make_run(collection=c, owner=org, name="one", answers={f"Q{i}": [f"a{i}"] for i in range(1, 4)})
+    client.force_login(org)
+    body = client.get("/collections/flat/ranking/?metric=q_measure&metric=rr").content.decode()
+    table = re.search(r'id="correlations">.*?</table>', body, re.S).group(0)
+    assert table.count('—<sup class="why-mark">a</sup></td>') == 2
+    assert "one of the metrics gives every run the same mean: no ranking" in body

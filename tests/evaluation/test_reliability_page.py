@@ -3,6 +3,7 @@ discrimination, exports with their preamble, the samples file (the CLI recompute
 page's figures from it), access and the query budget."""
 
 import io
+import re
 
 import numpy as np
 import pytest
@@ -199,8 +200,8 @@ def test_hand_checked_figures_on_a_small_collection(client):
     assert d.swaps.counter[20] == 40 and d.swaps.swaps.sum() == 0
     assert d.swaps.threshold == 0.2 and d.swaps.share == 1.0
     assert d.discrimination.asl.tolist() == [1 / 41]  # a constant difference of 1
-    # shown as every p-value (``format_p``), never as 0
-    assert '<td class="num significant">0.0244</td>' in response.content.decode()
+    # no bootstrap sample reached it: below the resolution of B = 40, never 0 nor 0.0244
+    assert '<td class="num significant">&lt; 0.025</td>' in response.content.decode()
     assert np.allclose(d.intervals.mean, [1, 0])
 
 
@@ -224,6 +225,13 @@ def test_missing_figures_show_as_a_dash(client, demo):
     login(client, "organizer")
     text = client.get(url(demo, trials=50, metric="rr")).content.decode()
     assert ">nan<" not in text.lower() and "—" in text
+    # each dash of a figure has the letter of its reason, listed under its table (visible
+    # text: a phone has no hover)
+    assert "—</td>" not in text
+    marks = set(re.findall(r'—<sup class="why-mark">(\w)</sup></td>', text))
+    assert marks
+    notes = re.findall(r'<li>—<sup class="why-mark">(\w)</sup> undefined: ([^<]+)</li>', text)
+    assert marks <= {m for m, _ in notes} and all(reason.strip() for _, reason in notes)
 
 
 def test_a_generated_fifty_run_collection(client):
@@ -304,3 +312,56 @@ def test_table_downloads_honour_full_precision(client, demo):
     for a, b in zip(short[2], full[2], strict=True):
         assert a[:4] == b[:4]
         assert [x and float(x) for x in a[4:]] == [y and float(f"{float(y):.6g}") for y in b[4:]]
+
+
+def _apart():
+    """Twenty questions; runs right at rank 1 everywhere, at rank 2 on every other
+    question, and nearly never: the extreme pair is beyond every bootstrap sample."""
+    c = make_collection(slug="rel-apart")
+    for i in range(1, 21):
+        make_question(collection=c, qid=f"Q{i:02d}", synsets=[[(f"a{i}", "S")]])
+    org = make_user(username="org-rel-apart")
+    add_member(collection=c, user=org, role="organizer")
+    answers = {
+        "top": {f"Q{i:02d}": [f"a{i}"] for i in range(1, 21)},
+        "middle": {f"Q{i:02d}": ["x", f"a{i}"] if i % 2 else [f"a{i}"] for i in range(1, 21)},
+        "bottom": {f"Q{i:02d}": ["x", "y", f"a{i}"] if i % 5 == 0 else ["x"] for i in range(1, 21)},
+    }
+    for name, a in answers.items():
+        make_run(collection=c, owner=org, name=name, answers=a)
+    return c, org
+
+
+def test_asl_and_tukey_below_their_samples_resolution_read_below_one_over_b(client):
+    c, org = _apart()
+    client.force_login(org)
+    page = client.get(url(c, trials=1000, seed=1))
+    pairs = page.context["pairs"]
+    floor = [p for p in pairs if p["asl"] == pytest.approx(1 / 1001)]
+    assert floor and any(p["p_tukey"] == pytest.approx(1 / 1001) for p in pairs)
+    body = page.content.decode()
+    table = re.search(r'<table class="grid compact" id="reliability-pairs">.*?</table>', body, re.S)
+    assert table.group(0).count("&lt; 0.001") >= 2
+    assert "0.0010<" not in table.group(0) and "0.0000" not in table.group(0)
+    # the ASL curve's point titles too
+    assert "ASL &lt; 0.001</title>" in body
+
+
+def test_the_summary_sentence_gives_shares_as_percentages(client):
+    c, org = _apart()
+    client.force_login(org)
+    body = client.get(url(c, trials=200, seed=1)).content.decode()
+    assert "100 % of the run pairs are significant at 5%" in body
+    assert re.search(r"[\d.]+ % of the comparisons reach it", body)
+    assert "1.000 of the" not in body
+
+
+def test_a_t_interval_passing_0_is_marked_with_a_note(client):
+    c, org = _apart()
+    make_run(collection=c, owner=org, name="stray", answers={"Q01": ["a1"]})  # mean 0.05
+    client.force_login(org)
+    body = client.get(url(c, trials=50, seed=1)).content.decode()
+    table = re.search(r'id="reliability-runs">.*?</table>', body, re.S).group(0)
+    assert re.search(r"\[-0\.\d{4}, 0\.\d{4}\] †</td>", table)
+    assert table.count("†") == 1
+    assert 'id="t-passes"' in body and "not clipped" in body

@@ -117,3 +117,13 @@ def test_randomization_p_is_the_definition_and_never_zero():
     big = np.full(30, 0.5)
     assert randomization_p(big, permutations=999) == 1 / 1000
     assert reference_randomization_p(big, 999, 20040601) == 1 / 1000
+
+
+def test_a_resampled_p_value_at_its_floor_reads_below_one_over_b():
+    from evaluation.analysis.stats import format_resampled_p
+
+    assert format_resampled_p(1 / 1001, 1000) == "< 0.001"
+    assert format_resampled_p(1 / 2001, 2000) == "< 0.0005"
+    assert format_resampled_p(2 / 1001, 1000) == "0.0020"
+    assert format_resampled_p(0.5, 1000) == "0.5000"
+    assert format_resampled_p(math.nan, 1000) == "—"

@@ -194,13 +194,21 @@ def test_ranking_orders_runs_by_hand_computed_means(client):
     # each mean with its 95% t interval, as scipy computes it from the two questions
     lo, hi = sps.t.interval(0.95, 1, loc=19 / 35, scale=sps.sem([2 / 7, 4 / 5]))
     assert (
-        f'<td>b-mid</td><td class="num">0.5429 <span class="ci">[{lo:.4f}, {hi:.4f}]</span></td>'
+        f'<td>b-mid</td><td class="num">0.5429 <span class="ci">[{lo:.4f}, {hi:.4f}] †</span></td>'
         '<td class="num">2</td>' in body
     )
     tau = sps.kendalltau([1.0, 19 / 35, 3 / 16], [1.0, 0.5, 0.5]).statistic
     rho = sps.spearmanr([1.0, 19 / 35, 3 / 16], [1.0, 0.5, 0.5]).statistic
     assert page.context["corr"] == [
-        {"a": "Q-measure", "b": "RR", "tau": f"{tau:.4f}", "rho": f"{rho:.4f}"}
+        {
+            "a": "Q-measure",
+            "b": "RR",
+            "key_a": "q_measure",
+            "key_b": "rr",
+            "tau": f"{tau:.4f}",
+            "rho": f"{rho:.4f}",
+            "why": "",
+        }
     ]
     # the CSV: one row per run (by name), then the correlations
     frame = csv_frame(client.get("/collections/rk/ranking.csv?metric=q_measure&metric=rr"))

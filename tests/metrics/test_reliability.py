@@ -432,6 +432,23 @@ def test_summary_is_sorted_by_discrimination():
     assert text.startswith("# table=summary\n") and "sharp,g," in text
 
 
+def test_a_tie_in_discrimination_goes_to_the_smaller_relative_difference():
+    """Two metrics whose scores differ by a constant: the same differences, so the same
+    swaps and significance, but the higher one's 5%-swap difference is the smaller share of
+    its scores; it comes first, whatever the names' alphabetical order."""
+    rng = np.random.default_rng(0)
+    low = rng.random((4, 1)) * 0.3 + rng.random((4, 40)) * 0.4
+    samples = draw_samples([str(i) for i in range(40)], trials=100, seed=0)
+    report = reliability_report(
+        {("a_low", "g"): low, ("z_high", "g"): low + 0.3}, list("abcd"), samples
+    )
+    rows = report.summary()
+    a, z = sorted(rows, key=lambda r: r["metric"])
+    assert (a["swap_share"], a["significant_share"]) == (z["swap_share"], z["significant_share"])
+    assert z["swap_relative"] < a["swap_relative"]
+    assert [r["metric"] for r in rows] == ["z_high", "a_low"]
+
+
 # -- properties ------------------------------------------------------------------------------
 values = st.sampled_from([0.0, 0.125, 0.25, 0.3, 1 / 3, 0.5, 0.7, 1.0])
 

@@ -5,6 +5,7 @@ profile, with Kendall's tau of each profile's ranking against the collection's d
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -136,7 +137,9 @@ class Report:
     def summary(self) -> list[dict[str, object]]:
         """One row per (metric, gains), sorted by discrimination as in the paper's
         Tables 2-3: the share of comparisons reaching the 5%-swap difference, then the
-        share of pairs significant by the bootstrap (both descending)."""
+        share of pairs significant by the bootstrap (both descending), then the relative
+        5%-swap difference (ascending: the metric that needs the smaller difference for
+        its scores discriminates better; none last), then by name."""
         rows = []
         for (metric, gains), r in self.results.items():
             rows.append(
@@ -157,15 +160,16 @@ class Report:
             key=lambda row: (
                 -_num(row["swap_share"]),
                 -_num(row["significant_share"]),
+                _num(row["swap_relative"], missing=math.inf),
                 row["metric"],
                 row["gains"],
             ),
         )
 
 
-def _num(v) -> float:
+def _num(v, missing: float = -1.0) -> float:
     v = float(v)  # type: ignore[arg-type]
-    return -1.0 if np.isnan(v) else v
+    return missing if np.isnan(v) else v
 
 
 def reliability_report(
