@@ -12,7 +12,8 @@ README's "A real deployment") and one ``manage.py jobs_worker`` on the database 
 (``JOBS_QUEUE=database``), logs in as the campaign's organizer, assessor and first
 participant through the login page, and does, in this order (``--ops`` picks some; the
 operations marked * write, and so work on a copy of the campaign made by the archive
-import, which is deleted at the end, so the campaign stays as built):
+import, which is deleted at the end, so the campaign stays as built; ``--in-place``: on the
+campaign itself, which they change, with no copy):
 
 - ``archive``: Export archive of the campaign (its page's POST, the job, the download),
   then Import archive of that zip as a new collection (the copy);
@@ -36,8 +37,8 @@ A job's page polls ``/jobs/{id}/status/`` every second as the browser does; the 
 watches the Job row and stops the clock when the job has ended.  Per operation it prints
 the wall time (first request to the job's end and the page after it), the CPU seconds of
 the server's processes and of the worker (from /proc: utime + stime; a process that exits
-meanwhile loses its share), the CPU of the database backends of this database that were
-there at the end (approximate: the connections are kept 60 s), the job's own duration
+meanwhile loses its share), the CPU of the database backends of this database (read
+every half second while a job runs: approximate), the job's own duration
 (``started_at`` to ``finished_at``), the peak RSS of the largest server process and of the
 worker during the operation (``VmHWM``, reset through ``/proc/PID/clear_refs``), the number
 of requests and the slowest one.  Every request over 2 s is listed at the end, loudly,
@@ -222,10 +223,16 @@ class Processes:
 
 class Meter:
     """CPU seconds and peak RSS of the server and the worker, and the CPU of this
-    database's backends, over one operation."""
+    database's backends, over one operation (a backend is read whenever ``sample`` is
+    called, as the bench waits for a job, so one that ends with its job still counts up
+    to its last reading)."""
+
+    current: Meter | None = None  # the meter of the operation under way
 
     def __init__(self, procs: Processes):
         self.procs = procs
+        self.seen: dict[int, float] = {}
+        self.sampled = 0.0
 
     def _backends(self) -> dict[int, float]:
         from django.db import connection
@@ -245,6 +252,14 @@ class Meter:
                 _reset_hwm(pid)
         self.cpu0 = {pid: _stat(pid) for pids in self.pids.values() for pid in pids}
         self.db0 = self._backends()
+        self.seen = dict(self.db0)
+        Meter.current = self
+
+    def sample(self, every: float = 0.5) -> None:
+        """Read the database backends' CPU (at most every ``every`` seconds)."""
+        if time.monotonic() - self.sampled >= every:
+            self.sampled = time.monotonic()
+            self.seen.update(self._backends())
 
     def stop(self) -> dict[str, float]:
         now = self.procs.pids()
@@ -259,8 +274,9 @@ class Meter:
                 cpu += s[1] - (before[1] if before else 0.0)
             out[f"cpu_{role}"] = cpu
             out[f"rss_{role}"] = max((_hwm_mb(pid) for pid in pids), default=0.0)
-        db = self._backends()
-        out["cpu_db"] = sum(v - self.db0.get(p, 0.0) for p, v in db.items())
+        self.seen.update(self._backends())
+        out["cpu_db"] = sum(v - self.db0.get(p, 0.0) for p, v in self.seen.items())
+        Meter.current = None
         return out
 
 
@@ -491,6 +507,8 @@ def follow(browser: Browser, job, *, api: bool = False, poll: float = 1.0):
         job = Job.objects.defer("input").get(pk=job.pk)
         if job.status not in ("queued", "running"):
             return job
+        if Meter.current is not None:
+            Meter.current.sample()
         if time.monotonic() - last >= poll:
             last = time.monotonic()
             status, _, _ = browser.get(path, api=api) if api else browser.get(path)
@@ -887,6 +905,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--repeats", type=int, default=10, help="warm views per page and role (10)")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     ap.add_argument("--keep-copy", action="store_true", help="keep the copy of the campaign")
+    ap.add_argument(
+        "--in-place",
+        action="store_true",
+        help="the writing operations work on the campaign itself, which they change (runs "
+        "added, answers pooled): no copy, so no archive import unless asked for",
+    )
     args = ap.parse_args(argv)
     ops = [o.strip() for o in args.ops.split(",") if o.strip()]
     unknown = [o for o in ops if o not in OPS]
@@ -971,7 +995,7 @@ def main(argv: list[str] | None = None) -> int:
         role: User.objects.get(username=campaign.users[role][0])
         for role in ("organizer", "assessor", "participant")
     }
-    copy = f"{campaign.slug}-copy"
+    copy = campaign.slug if args.in_place else f"{campaign.slug}-copy"
     judged = f"{campaign.slug}-judgments"
     workdir = Path(tempfile.mkdtemp(prefix="campaign-bench-"))
     log: list[Request] = []
@@ -979,8 +1003,8 @@ def main(argv: list[str] | None = None) -> int:
     bench = Bench(procs, log)
     interrupted = False
     try:
-        for slug in (copy, judged):  # a run stopped earlier may have left them
-            Collection.objects.filter(slug=slug).delete()
+        # a run stopped earlier may have left them (never the campaign itself)
+        Collection.objects.filter(slug__in=[f"{campaign.slug}-copy", judged]).delete()
         procs.start()
         base = f"http://127.0.0.1:{procs.port}"
         print(
@@ -993,10 +1017,11 @@ def main(argv: list[str] | None = None) -> int:
             b.login(*campaign.users[role])
         print(HEADER)
         ops = args.ops
-        need_copy = any(o in ON_COPY for o in ops)
+        need_copy = not args.in_place and any(o in ON_COPY for o in ops)
         org = browsers["organizer"]
         if "archive" in ops or need_copy:
-            op_archive(bench, org, users["organizer"], campaign.slug, copy, workdir)
+            archived = f"{campaign.slug}-copy"
+            op_archive(bench, org, users["organizer"], campaign.slug, archived, workdir)
         if "reliability" in ops:
             op_reliability(bench, org, users["organizer"], copy, args.trials)
         if "judgments" in ops:
@@ -1024,7 +1049,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         procs.stop()
         if not args.keep_copy:
-            Collection.objects.filter(slug__in=[copy, judged]).delete()
+            Collection.objects.filter(slug__in=[f"{campaign.slug}-copy", judged]).delete()
     print()
     for line in summary(bench, log):
         print(line)
