@@ -41,9 +41,10 @@ meanwhile loses its share), the CPU of the database backends of this database (r
 every half second while a job runs: approximate), the job's own duration
 (``started_at`` to ``finished_at``), the peak RSS of the largest server process and of the
 worker during the operation (``VmHWM``, reset through ``/proc/PID/clear_refs``), the number
-of requests and the slowest one.  Every request over 2 s is listed at the end, loudly,
-and the issue's targets (for M, on a quiet machine) are checked.  The processes are
-stopped on exit, on Ctrl-C and on SIGTERM too.
+of requests and the slowest one, and under it the statements seen running a second or
+more in the database (``pg_stat_activity``, read with the backends).  Every request over
+2 s is listed at the end, loudly, and the issue's targets (for M, on a quiet machine) are
+checked.  The processes are stopped on exit, on Ctrl-C and on SIGTERM too.
 """
 
 from __future__ import annotations
@@ -239,13 +240,25 @@ class Meter:
 
         with connection.cursor() as cur:
             cur.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                "SELECT pid, state = 'active', "
+                "EXTRACT(EPOCH FROM clock_timestamp() - query_start), query "
+                "FROM pg_stat_activity WHERE datname = current_database() "
                 "AND pid <> pg_backend_pid()"
             )
-            pids = [r[0] for r in cur.fetchall()]
-        return {p: s[1] for p in pids if (s := _stat(p)) is not None}
+            rows = cur.fetchall()
+        for pid, active, age, query in rows:
+            # the statements running a second or more: what a slow job waits for
+            if active and age is not None and age >= 1.0:
+                key = (pid, " ".join(query.split())[:160])
+                self.statements[key] = max(self.statements.get(key, 0.0), float(age))
+        return {r[0]: s[1] for r in rows if (s := _stat(r[0])) is not None}
+
+    def long_statements(self, n: int = 3) -> list[tuple[float, str]]:
+        """The ``n`` longest statements seen running (seconds seen, its text)."""
+        return sorted(((a, q) for (_, q), a in self.statements.items()), reverse=True)[:n]
 
     def start(self) -> None:
+        self.statements: dict[tuple[int, str], float] = {}
         self.pids = self.procs.pids()
         for pids in self.pids.values():
             for pid in pids:
@@ -416,6 +429,7 @@ class Row:
     requests: int = 0
     slowest: float = 0.0
     slowest_request: str = ""
+    statements: list = field(default_factory=list)  # [(seconds seen running, SQL)]
     note: str = ""
 
 
@@ -474,7 +488,10 @@ class Bench:
             if job.status != "succeeded" and not row.note:
                 row.note = f"job {job.status}: {job.message[:120]}"
         self.rows.append(row)
+        row.statements = self.meter.long_statements()
         print(format_row(row), flush=True)
+        for seconds, sql in row.statements:
+            print(f"    db: a statement seen running {seconds:.1f} s: {sql}", flush=True)
         return row
 
 
@@ -777,7 +794,9 @@ def op_layers(bench: Bench, b: Browser, user, slug: str, assessors: list[int]) -
     bench.measure("layer request (all, k=2)", [b], go)
 
 
-def op_pages(bench: Bench, browsers: dict[str, Browser], campaign, cold: int, warm: int) -> None:
+def op_pages(
+    bench: Bench, browsers: dict[str, Browser], campaign, cold: int, warm: int, only: set[str]
+) -> None:
     from django.contrib.auth import get_user_model
 
     from bench.pages_bench import forget_scores, judge_once, pages
@@ -790,6 +809,8 @@ def op_pages(bench: Bench, browsers: dict[str, Browser], campaign, cold: int, wa
         f"{'warm p50':>9} {'p95':>7} {'max':>7}"
     )
     for name, url, roles in pages(campaign):
+        if only and name not in only:
+            continue
         for role in roles:
             b = browsers[role]
             row = PageRow(name, role)
@@ -903,6 +924,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--trials", type=int, default=1000, help="reliability B (1000)")
     ap.add_argument("--cold", type=int, default=3, help="first views per page and role (3)")
     ap.add_argument("--repeats", type=int, default=10, help="warm views per page and role (10)")
+    ap.add_argument(
+        "--pages", default="", help="comma list of the page names to time (default: all)"
+    )
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     ap.add_argument("--keep-copy", action="store_true", help="keep the copy of the campaign")
     ap.add_argument(
@@ -1042,7 +1066,8 @@ def main(argv: list[str] | None = None) -> int:
                 [users["assessor"].pk, users["organizer"].pk],
             )
         if "pages" in ops:
-            op_pages(bench, browsers, campaign, args.cold, args.repeats)
+            only = {p.strip() for p in args.pages.split(",") if p.strip()}
+            op_pages(bench, browsers, campaign, args.cold, args.repeats, only)
     except KeyboardInterrupt:
         interrupted = True
         print("\ninterrupted: stopping the server and the worker", file=sys.stderr)
