@@ -254,8 +254,12 @@ class Meter:
         return {r[0]: s[1] for r in rows if (s := _stat(r[0])) is not None}
 
     def long_statements(self, n: int = 3) -> list[tuple[float, str]]:
-        """The ``n`` longest statements seen running (seconds seen, its text)."""
-        return sorted(((a, q) for (_, q), a in self.statements.items()), reverse=True)[:n]
+        """The ``n`` longest statements seen running (seconds seen, its text; one line for
+        a statement that several processes ran, as PostgreSQL's parallel workers do)."""
+        longest: dict[str, float] = {}
+        for (_, sql), age in self.statements.items():
+            longest[sql] = max(longest.get(sql, 0.0), age)
+        return sorted(((a, q) for q, a in longest.items()), reverse=True)[:n]
 
     def start(self) -> None:
         self.statements: dict[tuple[int, str], float] = {}
