@@ -359,6 +359,9 @@ class Browser:
                 status, hdrs, content = r.status, dict(r.headers), r.read()
         except urllib.error.HTTPError as e:
             status, hdrs, content = e.code, dict(e.headers), e.read()
+        except OSError as e:  # the server closed the connection (a 413 before the body)
+            self.log.append(Request(self.op, method, path.split("?")[0], 0, 0.0))
+            raise OperationFailed(f"{method} {path.split('?')[0]}: no answer ({e})") from e
         seconds = time.perf_counter() - t
         self.log.append(Request(self.op, method, path.split("?")[0], status, seconds))
         return status, hdrs, content
@@ -888,7 +891,7 @@ def summary(bench: Bench, log: list[Request]) -> list[str]:
             f"!! {len(errors)} answer(s) >= 500: "
             + ", ".join(f"{r.method} {r.path} {r.status}" for r in errors[:10])
         )
-    by = {r.name: r for r in bench.rows}
+    by = {r.name: r for r in bench.rows if not r.note.startswith("FAILED")}
     checks = []
     for name, limit in TARGETS.items():
         if name == "archive export + import":

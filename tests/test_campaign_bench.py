@@ -62,3 +62,6 @@ def test_the_summary_lists_slow_requests_and_checks_the_targets():
     assert "judgments import                 1.00 s  (< 5 s: met)" in text
     assert "(< 0.3 s: met; judging page, assessor)" in text
     assert summary(bench, log[1:])[0] == "no request over 2 s (1 requests)"
+    # an operation that failed is not held against a target
+    bench.rows[1].note = "FAILED: POST /archives/import/: no answer"
+    assert "archive export + import" not in "\n".join(summary(bench, log))
