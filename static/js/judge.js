@@ -65,14 +65,19 @@
     markFocused();
   }
 
-  /* the level the next key will use, on the focused candidate row (data-next-level, shown
+  /* the level the next key will use, on the focused candidate row (data-next-level, with
+     its label data-next-label in the page's language, shown
      by app.css as a badge: no inline style, the CSP forbids it) */
   function markFocused() {
     document.querySelectorAll("#workspace [data-next-level]").forEach((x) => {
       delete x.dataset.nextLevel;
+      delete x.dataset.nextLabel;
     });
     const cur = current();
-    if (cur && cur.classList.contains("cand")) cur.dataset.nextLevel = level || levels()[0] || "";
+    if (cur && cur.classList.contains("cand")) {
+      cur.dataset.nextLevel = level || levels()[0] || "";
+      cur.dataset.nextLabel = gettext("next:");
+    }
   }
 
   /* where the focus goes after ``el`` is judged: the next item of the same kind */

@@ -99,6 +99,8 @@ def test_an_assessor_judges_a_question_in_japanese(ja_page, live_server, demo, a
     # the workspace, in Japanese
     focused = page.locator("#workspace [data-item]:focus .text")
     expect(focused).to_have_text("川端康成")
+    # the badge of the level the next key gives (app.css shows the label and the code)
+    expect(page.locator("#workspace .cand:focus")).to_have_attribute("data-next-label", "次:")
     legend = page.locator("#legend")
     expect(legend).to_contain_text("シンセットへ")
     expect(legend).to_contain_text("不正解")
