@@ -19,7 +19,8 @@ from .test_judge_ime import COMPOSE, FULL_WIDTH_KEY
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 # the workspace's visible text without the data and the key names: what is left must
-# hold no English word of the UI
+# hold no English word of the UI (the history's lines hold user names: checked apart; the
+# status is the model's label)
 UI_TEXT = """() => {
   const copy = document.getElementById("workspace").cloneNode(true);
   const data = [
@@ -165,6 +166,16 @@ def test_an_assessor_judges_a_question_in_japanese(ja_page, live_server, demo, a
     )
     assert page.locator(".notice").count() == 0
     expect(page.locator(".synset .muted.small").first).to_contain_text("3 文字列")
+    expect(page.locator(".history .event")).to_have_text(
+        [
+            "assessor1 がシンセット 2 をシンセット 1 に統合しました",
+            "assessor1 が「カワバタ」(シンセット 2)の正解レベルを B にしました",
+            "assessor1 が「三島由紀夫」を不正解と判定しました",
+            "assessor1 が「カワバタ」を新しいシンセット 2 に入れました(正解レベル A)",
+            "assessor1 が「川端」をシンセット 1 に入れました(正解レベル A)",
+            "assessor1 が「川端康成」を新しいシンセット 1 に入れました(正解レベル S)",
+        ]
+    )
     assert _english_words(page.evaluate(UI_TEXT)) == set()
     page.screenshot(path=str(artifacts / "judge-ja-4-judged.png"), full_page=True)
     assert _states(q) == {
