@@ -269,7 +269,6 @@ PENDING_PYTHON = {
     "annotate/forms.py",
     "annotate/import_jobs.py",
     "annotate/layer_jobs.py",
-    "annotate/layer_views.py",
     "annotate/models.py",
     "annotate/permissions.py",
     "annotate/views.py",
