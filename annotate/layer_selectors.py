@@ -149,8 +149,8 @@ class CellMark:
     @property
     def label(self) -> str:
         if not self.judged:
-            return "unjudged"
-        return f"{self.group} {self.level}" if self.group is not None else "incorrect"
+            return gettext("unjudged")
+        return f"{self.group} {self.level}" if self.group is not None else gettext("incorrect")
 
 
 def _cell(j: tuple | None, codes: dict[int, str]) -> CellMark:

@@ -14,6 +14,7 @@ from annotate.models import AnswerString, Question, QuestionStatus
 from tests.factories import make_question
 
 from .conftest import login
+from .test_adjudicate_page import adjudicated  # noqa: F401 (a fixture)
 from .test_judge_ime import COMPOSE, FULL_WIDTH_KEY
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -206,3 +207,47 @@ def test_the_pages_stay_english_without_a_japanese_browser(page, live_server, de
     expect(page.locator("#legend")).to_contain_text("into synset")
     page.evaluate(COMPOSE, None)
     expect(page.locator("#key-hint")).to_contain_text("Japanese input (IME) is on")
+
+
+def test_the_adjudication_pages_in_japanese(ja_page, live_server, adjudicated, artifacts):  # noqa: F811
+    """The organizer's To adjudicate list and a question's adjudication page, in Japanese:
+    the keys' help, the columns and the buttons (still one line a row at 1366 px)."""
+    from playwright.sync_api import expect
+
+    page, q = ja_page, adjudicated
+    login(page, live_server, "organizer", "demo-organizer")
+    page.wait_for_url(f"{live_server.url}/collections/")
+    page.locator("#mainnav").get_by_role("link", name="裁定待ち").click()
+    expect(page.locator("h1")).to_have_text("裁定待ち")
+    expect(page.locator("#adjudication-queue thead")).to_contain_text("未解決の文字列")
+    page.locator("#adjudication-queue").get_by_role("link", name="裁定する").first.click()
+    page.wait_for_url(f"{live_server.url}/questions/{q.pk}/adjudicate/")
+    expect(page.locator("h1")).to_have_text("BEATLES の裁定")
+    expect(page.locator("p.help")).to_contain_text("キー:")
+    expect(page.locator("p.help")).to_contain_text("assessor1 の判定を採用")
+    expect(page.locator("#adjudication thead")).to_contain_text("ゴールド")
+    expect(page.locator("[data-row]:focus")).to_contain_text("McCartney")
+    expect(page.locator("[data-row]:focus")).to_contain_text("不一致")
+    page.screenshot(path=str(artifacts / "judge-ja-6-adjudicate.png"), full_page=True)
+    text = page.evaluate(
+        """() => {
+          const copy = document.querySelector("main").cloneNode(true);
+          copy.querySelectorAll("kbd, .qid, td:first-child, th, [hidden]")
+            .forEach((el) => el.remove());
+          document.body.appendChild(copy);
+          const text = copy.innerText;
+          copy.remove();
+          return text;
+        }"""
+    )
+    # the data: the collection's name, the question, the answer strings (in the synset
+    # lists), the assessors
+    data = "QAC demo Sakai examples Who was in the Beatles Lennon John McCartney Ringo Yoko"
+    data += " assessor"
+    assert _english_words(text) - set(data.split()) == set()
+    lines = page.evaluate(
+        """() => Array.from(document.querySelectorAll("#adjudication [data-row]")).map((tr) =>
+          new Set(Array.from(tr.querySelectorAll("td:last-child button"))
+            .map((b) => Math.round(b.getBoundingClientRect().top))).size)"""
+    )
+    assert lines and all(n == 1 for n in lines), lines
