@@ -25,6 +25,7 @@ from django.db.models import (
     OuterRef,
 )
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from .models import (
     AnswerString,
@@ -196,12 +197,15 @@ class Edit:
             s = AnswerString.objects.get(pk=int(pk), question=self.question)
         except (AnswerString.DoesNotExist, ValueError, TypeError):
             raise Conflict(
-                "That answer string no longer exists (someone deleted or edited it)."
+                gettext("That answer string no longer exists (someone deleted or edited it).")
             ) from None
         if expect is not None and expect != string_token(s):
             raise Conflict(
-                f"“{s.text}” was changed by someone else since your page was "
-                "loaded; your edit was not applied."
+                gettext(
+                    "“%(text)s” was changed by someone else since your page was loaded; your "
+                    "edit was not applied."
+                )
+                % {"text": s.text}
             )
         self.touch(s)
         return s
@@ -220,7 +224,10 @@ class Edit:
             if str(syn.pk) == str(pk):
                 return syn
         raise Conflict(
-            "That synset no longer exists (it was merged or emptied); your edit was not applied."
+            gettext(
+                "That synset no longer exists (it was merged or emptied); your edit was not "
+                "applied."
+            )
         )
 
     def _page_synset(self, ref: PageSynset) -> AnswerSynset:
@@ -230,25 +237,33 @@ class Edit:
             # nothing changed since the page was rendered
             if self.stale:
                 raise Conflict(
-                    f"Someone else changed this question since your page was "
-                    f"loaded, so synset {n} may no longer be the one you saw; "
-                    "your edit was not applied."
+                    gettext(
+                        "Someone else changed this question since your page was loaded, so "
+                        "synset %(n)d may no longer be the one you saw; your edit was not "
+                        "applied."
+                    )
+                    % {"n": n}
                 )
             for syn in self.synsets:
                 if syn.ordinal == n:
                     return syn
-            raise Conflict(f"There is no synset {n}.")
+            raise Conflict(gettext("There is no synset %(n)d.") % {"n": n})
         meant = next((syn for syn in self.synsets if syn.pk == ref.pk), None)
         if meant is None:
             raise Conflict(
-                f"Synset {n} of your page no longer exists (someone merged, "
-                "emptied or undid it); your edit was not applied."
+                gettext(
+                    "Synset %(n)d of your page no longer exists (someone merged, emptied or "
+                    "undid it); your edit was not applied."
+                )
+                % {"n": n}
             )
         if meant.ordinal != n:
             raise Conflict(
-                f"The synsets were renumbered since your page was loaded: your "
-                f"synset {n} is now synset {meant.ordinal}; your edit was not "
-                "applied."
+                gettext(
+                    "The synsets were renumbered since your page was loaded: your synset "
+                    "%(n)d is now synset %(now)d; your edit was not applied."
+                )
+                % {"n": n, "now": meant.ordinal}
             )
         return meant
 
@@ -259,7 +274,7 @@ class Edit:
         for lv in levels:
             if lv == level or str(lv.pk) == str(level) or lv.code == level:
                 return lv
-        raise Conflict(f"Unknown level {level!r}.")
+        raise Conflict(gettext("Unknown level %(level)r.") % {"level": level})
 
     # writes
     def new_synset(self) -> AnswerSynset:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 from config.bulk import ids_in, insert_rows, update_rows
 from evaluation.metrics.normalize import NIL, normalize_many
@@ -278,7 +279,9 @@ def string_set_level(
     op = Edit(question=question, by=by, version=version, action="string_level")
     s = op.string(string, expect)
     if s.synset_id is None:
-        raise Conflict(f"“{s.text}” is not in a synset, so it has no level.")
+        raise Conflict(
+            gettext("“%(text)s” is not in a synset, so it has no level.") % {"text": s.text}
+        )
     lv = op.level(level)
     op.place(s, s.synset, lv)
     op.detail = {"text": s.text, "level": lv.code}
@@ -305,7 +308,7 @@ def string_unjudge(
 
 def _key_free(op: Edit, key: str, *, except_pk: int | None = None) -> None:
     if not key:
-        raise Conflict("An answer string cannot be empty (after normalization).")
+        raise Conflict(gettext("An answer string cannot be empty (after normalization)."))
     clash = (
         AnswerString.objects.filter(spelling_keys__question=op.question, spelling_keys__key=key)
         .exclude(pk=except_pk)
@@ -313,7 +316,8 @@ def _key_free(op: Edit, key: str, *, except_pk: int | None = None) -> None:
     )
     if clash is not None:
         raise Conflict(
-            f"“{clash.text}” already has the same matching key; edit that string instead."
+            gettext("“%(text)s” already has the same matching key; edit that string instead.")
+            % {"text": clash.text}
         )
 
 
@@ -377,10 +381,10 @@ def string_edit(
     return op.finish()
 
 
-def _layer_judged(strings: Sequence[AnswerString], what: str) -> None:
+def _layer_judged(strings: Sequence[AnswerString], what: Callable[[int], str]) -> None:
     """Conflict when one of ``strings`` is judged in assessors' layers (DESIGN.md section
     9): deleting it would delete those judgments with it, and gold's undo brings back the
-    string, not them."""
+    string, not them.  ``what(n)`` is the refusal with ``%(text)s`` and ``%(n)d``."""
     counts: dict[int, int] = {}
     for pk in LayerJudgment.objects.filter(string__in=[s.pk for s in strings]).values_list(
         "string_id", flat=True
@@ -389,11 +393,7 @@ def _layer_judged(strings: Sequence[AnswerString], what: str) -> None:
     judged = [(s, counts[s.pk]) for s in strings if s.pk in counts]
     if judged:
         s, n = judged[0]
-        raise Conflict(
-            f"“{s.text}” is judged in {n} assessor layer{'s' if n != 1 else ''} of this "
-            f"question; it cannot be {what}, which would delete those judgments "
-            "(judge it in gold instead)."
-        )
+        raise Conflict(what(n) % {"text": s.text, "n": n})
 
 
 @transaction.atomic
@@ -409,7 +409,16 @@ def string_delete(
     when assessors judged it in their layers (``_layer_judged``)."""
     op = Edit(question=question, by=by, version=version, action="string_delete")
     s = op.string(string, expect)
-    _layer_judged([s], "deleted")
+    _layer_judged(
+        [s],
+        lambda n: ngettext(
+            "“%(text)s” is judged in %(n)d assessor layer of this question; it cannot be "
+            "deleted, which would delete those judgments (judge it in gold instead).",
+            "“%(text)s” is judged in %(n)d assessor layers of this question; it cannot be "
+            "deleted, which would delete those judgments (judge it in gold instead).",
+            n,
+        ),
+    )
     op.detail = {"text": s.text}
     pk = s.pk
     s.delete()
@@ -430,7 +439,7 @@ def synset_merge(
     op = Edit(question=question, by=by, version=version, action="synset_merge")
     targets = [op.synset(pk) for pk in synsets]
     if len({t.pk for t in targets}) < 2:
-        raise Conflict("Choose at least two different synsets to merge.")
+        raise Conflict(gettext("Choose at least two different synsets to merge."))
     into, others = targets[0], targets[1:]
     moving = list(AnswerString.objects.filter(synset__in=others))
     for s in moving:
@@ -455,7 +464,7 @@ def synset_split(
     expect = list(expect) if expect else [None] * len(strings)
     picked = [op.string(pk, e) for pk, e in zip(strings, expect, strict=True)]
     if not picked or any(s.synset_id is None for s in picked):
-        raise Conflict("Only strings in a synset can be split out.")
+        raise Conflict(gettext("Only strings in a synset can be split out."))
     target = op.new_synset()
     for s in picked:
         op.place(s, target, s.level)
@@ -513,13 +522,13 @@ def question_set_status(
 ) -> JudgmentEvent:
     """Mark a question done (or reopen it)."""
     if status not in QuestionStatus.values:
-        raise Conflict(f"Unknown status {status!r}.")
+        raise Conflict(gettext("Unknown status %(status)r.") % {"status": status})
     op = Edit(question=question, by=by, version=version, action=f"question_{status}")
     if (
         status == QuestionStatus.DONE
         and AnswerString.objects.filter(question=op.question, judged_at__isnull=True).exists()
     ):
-        raise Conflict("Judge every candidate before marking the question done.")
+        raise Conflict(gettext("Judge every candidate before marking the question done."))
     op.question.status = status
     return op.finish(judgments=False)
 
@@ -537,7 +546,9 @@ def question_claim(*, question: Question | int, by: AnyUser | None) -> bool:
     if by.pk in assigned:
         return False
     if assigned:
-        raise Conflict("Another assessor took this question meanwhile; your edit was not applied.")
+        raise Conflict(
+            gettext("Another assessor took this question meanwhile; your edit was not applied.")
+        )
     through.objects.create(question_id=q.pk, user_id=by.pk)
     JudgmentEvent.objects.create(
         collection_id=q.collection_id,
@@ -565,7 +576,7 @@ def _undoable(question: Question) -> JudgmentEvent | None:
     return None
 
 
-UNREADABLE = "The record of that action cannot be read; it cannot be undone."
+UNREADABLE = gettext_noop("The record of that action cannot be read; it cannot be undone.")
 
 
 def _undo_record(event: JudgmentEvent) -> tuple[dict, dict, list]:
@@ -587,7 +598,7 @@ def _undo_record(event: JudgmentEvent) -> tuple[dict, dict, list]:
             ):
                 raise TypeError
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):
-        raise Conflict(UNREADABLE) from None
+        raise Conflict(gettext(UNREADABLE)) from None
     return snaps, after_snaps, synsets
 
 
@@ -597,22 +608,24 @@ def _undo_restorable(snap: dict, syn_ids: set[int], levels: set[int]) -> None:
     variants well formed."""
     synset, level = snap.get("synset"), snap.get("level")
     if synset is not None and synset not in syn_ids:
-        raise Conflict(UNREADABLE)
+        raise Conflict(gettext(UNREADABLE))
     if level is not None and level not in levels:
-        raise Conflict("That action names a level that no longer exists; it cannot be undone.")
+        raise Conflict(
+            gettext("That action names a level that no longer exists; it cannot be undone.")
+        )
     if (synset is None) != (level is None) or (synset is not None and not snap.get("judged_at")):
-        raise Conflict(UNREADABLE)
+        raise Conflict(gettext(UNREADABLE))
     try:
         if snap["judged_at"]:
             datetime.fromisoformat(snap["judged_at"])
     except (KeyError, TypeError, ValueError):
-        raise Conflict(UNREADABLE) from None
+        raise Conflict(gettext(UNREADABLE)) from None
     if (
         snap.get("source") not in Source.values
         or not isinstance(snap.get("judged_by"), int | None)
         or not isinstance(snap.get("variants", []), list)
     ):
-        raise Conflict(UNREADABLE)
+        raise Conflict(gettext(UNREADABLE))
 
 
 def _undo_checked(op: Edit, event: JudgmentEvent) -> tuple[dict, list, dict]:
@@ -625,7 +638,9 @@ def _undo_checked(op: Edit, event: JudgmentEvent) -> tuple[dict, list, dict]:
     snaps, after_snaps, synsets = _undo_record(event)
     ids = set(snaps) | set(after_snaps)
     foreign = Conflict(
-        "That action names answer strings or synsets of another question; it cannot be undone."
+        gettext(
+            "That action names answer strings or synsets of another question; it cannot be undone."
+        )
     )
     if AnswerString.objects.filter(pk__in=ids).exclude(question=op.question).exists():
         raise foreign
@@ -638,7 +653,9 @@ def _undo_checked(op: Edit, event: JudgmentEvent) -> tuple[dict, list, dict]:
         if (snap is None) != (s is None) or (
             s is not None and _judgment_snap(string_snap(s)) != _judgment_snap(snap)
         ):
-            raise Conflict("The strings of that action have changed since; it cannot be undone.")
+            raise Conflict(
+                gettext("The strings of that action have changed since; it cannot be undone.")
+            )
     levels = set(
         Level.objects.filter(collection_id=op.question.collection_id).values_list("pk", flat=True)
     )
@@ -649,7 +666,7 @@ def _undo_checked(op: Edit, event: JudgmentEvent) -> tuple[dict, list, dict]:
     if before.get("status") not in QuestionStatus.values or not isinstance(
         before.get("notes"), str
     ):
-        raise Conflict(UNREADABLE)
+        raise Conflict(gettext(UNREADABLE))
     # keys: a restored string must not take a key of a string added since (by pooling), by
     # its text or by one of its variants
     mode = op.question.collection.matching_mode
@@ -660,7 +677,9 @@ def _undo_checked(op: Edit, event: JudgmentEvent) -> tuple[dict, list, dict]:
     )
     if len(set(every)) != len(every) or others.exists():
         raise Conflict(
-            "An answer string of that action has been added again since; it cannot be undone."
+            gettext(
+                "An answer string of that action has been added again since; it cannot be undone."
+            )
         )
     return snaps, synsets, current
 
@@ -745,17 +764,26 @@ def question_undo(
     op = Edit(question=question, by=by, version=version, action="undo")
     event = _undoable(op.question)
     if event is None:
-        raise Conflict("Nothing to undo.")
+        raise Conflict(gettext("Nothing to undo."))
     if event.user_id != (op.by.pk if op.by else None) and not any_user:
         raise Conflict(
-            f"The last change was made by {event.user or 'someone else'}; only they can undo it."
+            gettext("The last change was made by %(user)s; only they can undo it.")
+            % {"user": event.user or gettext("someone else")}
         )
     snaps, synsets, current = _undo_checked(op, event)
     _undo_synsets(op, synsets)
     # undoing a string's arrival would delete it, and with it its layer judgments
     _layer_judged(
         [current[pk] for pk, snap in snaps.items() if snap is None and pk in current],
-        "removed by the undo",
+        lambda n: ngettext(
+            "“%(text)s” is judged in %(n)d assessor layer of this question; it cannot be "
+            "removed by the undo, which would delete those judgments (judge it in gold "
+            "instead).",
+            "“%(text)s” is judged in %(n)d assessor layers of this question; it cannot be "
+            "removed by the undo, which would delete those judgments (judge it in gold "
+            "instead).",
+            n,
+        ),
     )
     _undo_strings(op, snaps, current)
     op.question.status = event.before["status"]

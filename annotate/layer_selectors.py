@@ -21,6 +21,7 @@ from django.db.models import (
     Value,
 )
 from django.db.models.functions import Coalesce
+from django.utils.translation import gettext, gettext_noop
 
 from evaluation.metrics.agreement import (
     Mark,
@@ -148,8 +149,8 @@ class CellMark:
     @property
     def label(self) -> str:
         if not self.judged:
-            return "unjudged"
-        return f"{self.group} {self.level}" if self.group is not None else "incorrect"
+            return gettext("unjudged")
+        return f"{self.group} {self.level}" if self.group is not None else gettext("incorrect")
 
 
 def _cell(j: tuple | None, codes: dict[int, str]) -> CellMark:
@@ -385,18 +386,19 @@ def layer_workspace(layer: JudgingLayer) -> Workspace:
     )
 
 
-# action -> what happened in the layer, after the user's name ({text}: the string, quoted)
+# action -> what happened in the layer, in the page's language ({who}: the user, {text}:
+# the string, quoted)
 _LAYER_WORDS = {
-    "layer_new_synset": "put {text} in a new synset",
-    "layer_add": "put {text} in a synset",
-    "layer_incorrect": "judged {text} incorrect",
-    "layer_level": "changed the level of {text}",
-    "layer_unjudge": "returned {text} to the candidates",
-    "layer_merge": "merged synsets",
-    "layer_split": "split strings out into a new synset",
-    "layer_undo": "undid the last change",
-    "layer_done": "marked the layer done",
-    "layer_reopen": "reopened the layer",
+    "layer_new_synset": gettext_noop("{who} put {text} in a new synset"),
+    "layer_add": gettext_noop("{who} put {text} in a synset"),
+    "layer_incorrect": gettext_noop("{who} judged {text} incorrect"),
+    "layer_level": gettext_noop("{who} changed the level of {text}"),
+    "layer_unjudge": gettext_noop("{who} returned {text} to the candidates"),
+    "layer_merge": gettext_noop("{who} merged synsets"),
+    "layer_split": gettext_noop("{who} split strings out into a new synset"),
+    "layer_undo": gettext_noop("{who} undid the last change"),
+    "layer_done": gettext_noop("{who} marked the layer done"),
+    "layer_reopen": gettext_noop("{who} reopened the layer"),
 }
 
 
@@ -410,9 +412,18 @@ def layer_history(layer: JudgingLayer, limit: int = 30) -> list[dict]:
     )
     for row in rows:
         after = row.pop("after") or {}
-        text = f"“{after['text']}”" if after.get("text") else "a string"
-        words = _LAYER_WORDS.get(row["action"], row["action"].replace("_", " "))
-        row["sentence"] = f"{row['user_name'] or 'system'} {words.format(text=text)}"
+        text = (
+            gettext("“%(text)s”") % {"text": after["text"]}
+            if after.get("text")
+            else gettext("a string")
+        )
+        who = row["user_name"] or gettext("system")
+        words = _LAYER_WORDS.get(row["action"])
+        row["sentence"] = (
+            gettext(words).format(who=who, text=text)
+            if words
+            else f"{who} {row['action'].replace('_', ' ')}"
+        )
     return rows
 
 

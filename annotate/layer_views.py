@@ -15,6 +15,7 @@ from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from config.downloads import csv_download
@@ -117,9 +118,9 @@ def collection_layers_request(request: HtmxHttpRequest, slug: str) -> HttpRespon
             collection=collection, user=request.user, params=params
         )
     except ValueError:
-        messages.error(request, "k, the sample size and the seed are whole numbers.")
+        messages.error(request, _("k, the sample size and the seed are whole numbers."))
     except JobRefused as e:
-        messages.error(request, f"No layer was requested: {e}")
+        messages.error(request, _("No layer was requested: %(error)s") % {"error": e})
     else:
         if job.active:
             return job_started(request, job)
@@ -147,14 +148,14 @@ def collection_layers_import(request: HtmxHttpRequest, slug: str) -> HttpRespons
     require_role(request, collection, Role.ORGANIZER)
     upload = request.FILES.get("file")
     if upload is None:
-        messages.error(request, "Choose a layers CSV file.")
+        messages.error(request, _("Choose a layers CSV file."))
         return redirect_to(request, "annotate:collection-agreement", slug)
     try:
         job = import_jobs.layers_import_start(
             collection=collection, user=request.user, data=upload.read(), filename=upload.name
         )
     except JobRefused as e:
-        messages.error(request, f"Nothing imported: {e}")
+        messages.error(request, _("Nothing imported: %(error)s") % {"error": e})
         return redirect_to(request, "annotate:collection-agreement", slug)
     if job.active:
         return job_started(request, job)
@@ -173,7 +174,7 @@ def _adjudicable(request: HtmxHttpRequest, pk: int) -> Question:
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
     role = require_role(request, question.collection, *JUDGE_ROLES)
     if not layer_selectors.can_adjudicate(request.user, question, role):
-        raise PermissionDenied("Only an organizer or the named adjudicator adjudicates.")
+        raise PermissionDenied(_("Only an organizer or the named adjudicator adjudicates."))
     return question
 
 
@@ -212,7 +213,7 @@ def question_adjudicate_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             adjudication.adjudication_lock(question=question, version=version)
             operations.apply_adjudication(request, question, version)
     except operations.Incomplete:
-        messages.error(request, "That request was incomplete; nothing was changed.")
+        messages.error(request, _("That request was incomplete; nothing was changed."))
     except edits.Conflict as e:
         messages.error(request, str(e))
     return redirect_to(
@@ -226,7 +227,7 @@ def _own_layer(request: HtmxHttpRequest, pk: int) -> JudgingLayer:
     require_role(request, question.collection, *JUDGE_ROLES)
     layer = layer_selectors.layer_for(question=question, user=request.user)
     if layer is None:
-        raise Http404("You have no layer of this question.")
+        raise Http404(_("You have no layer of this question."))
     layer.question = question
     return layer
 

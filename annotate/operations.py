@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from django.utils.translation import gettext, gettext_noop
+
 from config.htmx import HtmxHttpRequest
 
 from . import adjudication, forms, judging, layers
@@ -95,7 +97,7 @@ def apply_operation(
     written.  Gold's operations (``OPERATIONS``) and a layer's (``LAYER_OPERATIONS``) alike."""
     op = request.POST.get("op", "")
     if op not in operations:
-        raise Conflict(f"Unknown operation {op!r}.")
+        raise Conflict(gettext("Unknown operation %(op)r.") % {"op": op})
     form_class, call = operations[op]
     form = form_class(request.POST)
     if not form.is_valid():
@@ -123,8 +125,11 @@ def _group(ref) -> int | None:
 def _not_in_layers(what: str):
     def refuse(d, c):
         raise Conflict(
-            f"{what} is not available in your layer: you judge the strings as they are; "
-            "the organizers change the question itself."
+            gettext(
+                "%(what)s is not available in your layer: you judge the strings as they are; "
+                "the organizers change the question itself."
+            )
+            % {"what": gettext(what)}
         )
 
     return refuse
@@ -132,7 +137,7 @@ def _not_in_layers(what: str):
 
 def _layer_merge(d: dict, c: dict) -> JudgmentEvent:
     if d["synset"] is None:
-        raise Conflict("Choose the synset of your layer to merge into.")
+        raise Conflict(gettext("Choose the synset of your layer to merge into."))
     return layers.layer_merge(groups=[_group(d["synset"]), *d["merge"]], **c)
 
 
@@ -177,11 +182,11 @@ LAYER_OPERATIONS: dict[str, tuple[type[forms.JudgeForm], Callable[..., JudgmentE
         lambda d, c: layers.layer_mark_done(layer=c["layer"], by=c["by"], done=False),
     ),
     "undo": (forms.JudgeForm, lambda d, c: layers.layer_undo(layer=c["layer"], by=c["by"])),
-    "edit": (forms.JudgeForm, _not_in_layers("Correcting a string")),
-    "delete": (forms.JudgeForm, _not_in_layers("Deleting a string")),
-    "type": (forms.JudgeForm, _not_in_layers("Adding a string")),
-    "nil": (forms.JudgeForm, _not_in_layers("Marking the question NIL")),
-    "notes": (forms.JudgeForm, _not_in_layers("Editing the question's notes")),
+    "edit": (forms.JudgeForm, _not_in_layers(gettext_noop("Correcting a string"))),
+    "delete": (forms.JudgeForm, _not_in_layers(gettext_noop("Deleting a string"))),
+    "type": (forms.JudgeForm, _not_in_layers(gettext_noop("Adding a string"))),
+    "nil": (forms.JudgeForm, _not_in_layers(gettext_noop("Marking the question NIL"))),
+    "notes": (forms.JudgeForm, _not_in_layers(gettext_noop("Editing the question's notes"))),
 }
 
 
@@ -246,7 +251,7 @@ def apply_adjudication(
     a refusal, Incomplete for a request its form refuses."""
     op = request.POST.get("op", "")
     if op not in ADJUDICATION_OPERATIONS:
-        raise Conflict(f"Unknown operation {op!r}.")
+        raise Conflict(gettext("Unknown operation %(op)r.") % {"op": op})
     form_class, call = ADJUDICATION_OPERATIONS[op]
     form = form_class(request.POST)
     if not form.is_valid():

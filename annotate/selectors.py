@@ -29,6 +29,7 @@ from django.db.models import (
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 from config.ids import request_id
 
@@ -215,85 +216,95 @@ def question_history(question: Question, limit: int = 30) -> list[dict[str, Any]
 
 
 _REOPEN_WORDS = {
-    Source.POOL: "answers of a run were pooled",
-    Source.FLAT: "a list of answers was imported",
-    Source.ASSESSOR: "a string was typed",
+    Source.POOL: gettext_noop("answers of a run were pooled"),
+    Source.FLAT: gettext_noop("a list of answers was imported"),
+    Source.ASSESSOR: gettext_noop("a string was typed"),
 }
 
 
 def _quoted(text: object) -> str:
-    return f"“{text}”"
+    return gettext("“%(text)s”") % {"text": text}
 
 
-# action -> what happened, said after the user's name; {text} is the string (quoted)
+# action -> what happened, in the page's language; {who} is the user, {text} the string
+# (quoted)
 _HISTORY_WORDS = {
-    "string_new_synset": "put {text} in new {syn}{level}",
-    "string_add": "put {text} in {syn}{level}",
-    "string_move": "moved {text} to {syn}{level}",
-    "string_incorrect": "judged {text} incorrect",
-    "string_level": "gave {text}{where_of} level {level_code}",
-    "string_unjudge": "returned {text} to the candidates",
-    "string_type": "added the string {text}{where_to}{level}",
-    "string_edit": "corrected {old} to {text}",
-    "string_delete": "deleted the string {text}",
-    "question_nil": "marked the question as having no answer (NIL)",
-    "question_notes": "edited the notes",
-    "question_done": "marked the question done",
-    "question_in_progress": "reopened the question",
-    "question_todo": "set the question back to to-do",
-    "question_claim": "took the question",
+    "string_new_synset": gettext_noop("{who} put {text} in new {syn}{level}"),
+    "string_add": gettext_noop("{who} put {text} in {syn}{level}"),
+    "string_move": gettext_noop("{who} moved {text} to {syn}{level}"),
+    "string_incorrect": gettext_noop("{who} judged {text} incorrect"),
+    "string_level": gettext_noop("{who} gave {text}{where_of} level {level_code}"),
+    "string_unjudge": gettext_noop("{who} returned {text} to the candidates"),
+    "string_type": gettext_noop("{who} added the string {text}{where_to}{level}"),
+    "string_edit": gettext_noop("{who} corrected {old} to {text}"),
+    "string_delete": gettext_noop("{who} deleted the string {text}"),
+    "question_nil": gettext_noop("{who} marked the question as having no answer (NIL)"),
+    "question_notes": gettext_noop("{who} edited the notes"),
+    "question_done": gettext_noop("{who} marked the question done"),
+    "question_in_progress": gettext_noop("{who} reopened the question"),
+    "question_todo": gettext_noop("{who} set the question back to to-do"),
+    "question_claim": gettext_noop("{who} took the question"),
 }
 _UNDONE_WORDS = {
-    "string_new_synset": "a new synset",
-    "string_add": "a string put in a synset",
-    "string_move": "a move",
-    "string_incorrect": "an incorrect judgment",
-    "string_level": "a level change",
-    "string_unjudge": "a return to the candidates",
-    "string_type": "a typed string",
-    "string_edit": "a correction",
-    "string_delete": "a deletion",
-    "synset_merge": "a merge",
-    "synset_split": "a split",
-    "question_nil": "the NIL mark",
-    "question_notes": "a notes edit",
-    "question_done": "the done mark",
-    "question_in_progress": "a reopening",
+    "string_new_synset": gettext_noop("a new synset"),
+    "string_add": gettext_noop("a string put in a synset"),
+    "string_move": gettext_noop("a move"),
+    "string_incorrect": gettext_noop("an incorrect judgment"),
+    "string_level": gettext_noop("a level change"),
+    "string_unjudge": gettext_noop("a return to the candidates"),
+    "string_type": gettext_noop("a typed string"),
+    "string_edit": gettext_noop("a correction"),
+    "string_delete": gettext_noop("a deletion"),
+    "synset_merge": gettext_noop("a merge"),
+    "synset_split": gettext_noop("a split"),
+    "question_nil": gettext_noop("the NIL mark"),
+    "question_notes": gettext_noop("a notes edit"),
+    "question_done": gettext_noop("the done mark"),
+    "question_in_progress": gettext_noop("a reopening"),
 }
 
 
 def _merge_sentence(who: str, ev: dict[str, Any]) -> str:
     merged = ev.get("merged") or []
     if not merged:
-        return f"{who} merged synsets"
-    numbers = ", ".join(str(m) for m in merged)
-    plural = "s" if len(merged) > 1 else ""
-    return f"{who} merged synset{plural} {numbers} into synset {ev.get('into')}"
+        return gettext("%(who)s merged synsets") % {"who": who}
+    return ngettext(
+        "%(who)s merged synset %(numbers)s into synset %(into)s",
+        "%(who)s merged synsets %(numbers)s into synset %(into)s",
+        len(merged),
+    ) % {"who": who, "numbers": ", ".join(str(m) for m in merged), "into": ev.get("into")}
 
 
 def _split_sentence(who: str, ev: dict[str, Any]) -> str:
-    strings = ", ".join(_quoted(t) for t in ev.get("texts") or []) or "strings"
-    return f"{who} split {strings} out into synset {ev.get('into')}"
+    strings = ", ".join(_quoted(t) for t in ev.get("texts") or []) or gettext("strings")
+    return gettext("%(who)s split %(strings)s out into synset %(into)s") % {
+        "who": who,
+        "strings": strings,
+        "into": ev.get("into"),
+    }
 
 
 def _undo_sentence(who: str, ev: dict[str, Any]) -> str:
-    return f"{who} undid {_UNDONE_WORDS.get(ev.get('undone_action') or '', 'the last change')}"
+    what = _UNDONE_WORDS.get(ev.get("undone_action") or "", gettext_noop("the last change"))
+    return gettext("%(who)s undid %(what)s") % {"who": who, "what": gettext(what)}
 
 
 def _reopen_sentence(who: str, ev: dict[str, Any]) -> str:
     # never the event's free-text reason: it names the pooled run, and run names never
     # reach assessors
-    why = _REOPEN_WORDS.get(ev.get("source") or "", "new unjudged strings arrived")
-    return f"the question was reopened ({why})"
+    why = _REOPEN_WORDS.get(ev.get("source") or "", gettext_noop("new unjudged strings arrived"))
+    return gettext("the question was reopened (%(why)s)") % {"why": gettext(why)}
 
 
 def _layer_remove_sentence(who: str, ev: dict[str, Any]) -> str:
     n = ev.get("judgments") or "0"
-    return (
-        f"{who} removed the layer {ev.get('assessor') or 'an assessor'} had not marked "
-        f"done ({n} judgment{'' if str(n) == '1' else 's'}): they no longer judge in this "
-        "collection"
-    )
+    return ngettext(
+        "%(who)s removed the layer %(assessor)s had not marked done (%(n)s judgment): they "
+        "no longer judge in this collection",
+        "%(who)s removed the layer %(assessor)s had not marked done (%(n)s judgments): they "
+        "no longer judge in this collection",
+        1 if str(n) == "1" else 2,
+    ) % {"who": who, "assessor": ev.get("assessor") or gettext("an assessor"), "n": n}
 
 
 # actions whose sentence is not one of _HISTORY_WORDS' patterns
@@ -308,29 +319,30 @@ _SENTENCES = {
 
 def history_sentence(ev: dict[str, Any]) -> str:
     """One history line in words, e.g. ``assessor1 put “Kawabata” in synset 2 (level A)``,
-    from the event's action and the details its JSON holds (plain text: the template
-    escapes it).  An action this does not know is named by its code."""
-    who = ev.get("user_name") or "system"
+    in the page's language, from the event's action and the details its JSON holds (plain
+    text: the template escapes it).  An action this does not know is named by its code."""
+    who = ev.get("user_name") or gettext("system")
     action = ev.get("action") or ""
     if action in _SENTENCES:
         return _SENTENCES[action](who, ev)
-    text = _quoted(ev["text"]) if ev.get("text") else "a string"
+    text = _quoted(ev["text"]) if ev.get("text") else gettext("a string")
     words = _HISTORY_WORDS.get(action)
     if words is None:
         return f"{who}: {action.replace('_', ' ')}" + (f" {text}" if ev.get("text") else "")
     level, ordinal = ev.get("level"), ev.get("ordinal")
-    return (
-        who
-        + " "
-        + words.format(
-            text=text,
-            old=_quoted(ev.get("old_text") or "?"),
-            syn=f"synset {ordinal}" if ordinal is not None else "a synset",
-            where_of=f" (synset {ordinal})" if ordinal is not None else "",
-            where_to=f" to synset {ordinal}" if ordinal is not None else " to the candidates",
-            level=f" (level {level})" if level else "",
-            level_code=level or "?",
-        )
+    return gettext(words).format(
+        who=who,
+        text=text,
+        old=_quoted(ev.get("old_text") or "?"),
+        syn=gettext("synset %(n)s") % {"n": ordinal}
+        if ordinal is not None
+        else gettext("a synset"),
+        where_of=gettext(" (synset %(n)s)") % {"n": ordinal} if ordinal is not None else "",
+        where_to=gettext(" to synset %(n)s") % {"n": ordinal}
+        if ordinal is not None
+        else gettext(" to the candidates"),
+        level=gettext(" (level %(level)s)") % {"level": level} if level else "",
+        level_code=level or "?",
     )
 
 

@@ -23,15 +23,17 @@ from typing import Any
 
 from django import template
 from django.template.backends.utils import csrf_input
-from django.utils.html import conditional_escape, format_html, format_html_join
+from django.utils import translation
+from django.utils.html import conditional_escape, escape, format_html, format_html_join
 from django.utils.safestring import SafeString
+from django.utils.translation import get_language, gettext
 
 from ..workspace_selectors import WorkspaceString
 
 register = template.Library()
 
-_TICK = '<input type="checkbox" name="strings" value="{0}" tabindex="-1" aria-label="tick">'
-_EDIT = ' <a href="?edit={0}" class="edit-link small" tabindex="-1">edit</a>'
+_TICK = '<input type="checkbox" name="strings" value="{0}" tabindex="-1" aria-label="@tick@">'
+_EDIT = ' <a href="?edit={0}" class="edit-link small" tabindex="-1">@edit@</a>'
 _MEMBER = (
     '<li class="item member" tabindex="0" data-item data-id="{0}" data-token="{1}" '
     'data-synset="{2}">{tick} <span class="badge level-{3}">{4}</span> '
@@ -41,15 +43,54 @@ _WRONG = (
     '<li class="item wrong" tabindex="0" data-item data-id="{0}" data-token="{1}">'
     '<span class="text">{5}</span>{6}{edit}</li>'
 )
-# (kind, may_write) -> the row's format; {0} pk, {1} token, {2} synset id, {3} level rank,
-# {4} level code, {5} text, {6} the other spellings
-_ROWS = {
-    (kind, may_write): row.replace("{tick}", _TICK if may_write else "").replace(
-        "{edit}", _EDIT if may_write else ""
-    )
-    for kind, row in (("member", _MEMBER), ("wrong", _WRONG))
-    for may_write in (True, False)
-}
+
+
+@lru_cache(maxsize=16)
+def _words(language: str) -> dict[str, str]:
+    """The words of the rows people read, in ``language`` (the page's, ``get_language()``),
+    escaped and with their braces doubled, to be put into the rows' formats as they are."""
+    with translation.override(language):
+        words = {
+            "tick": gettext("tick"),
+            "edit": gettext("edit"),
+            "also": gettext("also:"),
+            "spellings": gettext("other spellings with the same matching key"),
+            "freq": gettext("number of runs that returned it"),
+            "suggested": gettext("suggested synset {0}: {1} (a suggestion only)"),
+            "similar": gettext("similar string"),
+            "number": gettext("synset number"),
+            "level": gettext("level"),
+            "add": gettext("Add"),
+            "new": gettext("New"),
+        }
+    kept = {"suggested"}  # a format itself: its {0} and {1} stay
+    return {
+        k: str(escape(v)) if k in kept else str(escape(v)).replace("{", "{{").replace("}", "}}")
+        for k, v in words.items()
+    }
+
+
+def _in(fmt: str, language: str) -> str:
+    """``fmt`` with its ``@word@`` markers replaced by the words in ``language``."""
+    for key, word in _words(language).items():
+        fmt = fmt.replace(f"@{key}@", word)
+    return fmt
+
+
+@lru_cache(maxsize=16)
+def _row_formats(language: str) -> dict[tuple[str, bool], str]:
+    """(kind, may_write) -> the row's format; {0} pk, {1} token, {2} synset id, {3} level
+    rank, {4} level code, {5} text, {6} the other spellings."""
+    return {
+        (kind, may_write): _in(
+            row.replace("{tick}", _TICK if may_write else "").replace(
+                "{edit}", _EDIT if may_write else ""
+            ),
+            language,
+        )
+        for kind, row in (("member", _MEMBER), ("wrong", _WRONG))
+        for may_write in (True, False)
+    }
 
 
 @register.filter(expects_localtime=True)
@@ -60,16 +101,16 @@ def event_time(value: datetime) -> str:
     return value.strftime("%m-%d %H:%M:%S")
 
 
+_ALSO = ' <span class="variants small muted" title="@spellings@">@also@ {}</span>'
+
+
 @register.simple_tag
-def also(variants: Sequence[str]) -> SafeString | str:
-    """The other spellings of a string (same matching key), or ""."""
+def also(variants: Sequence[str], language: str | None = None) -> SafeString | str:
+    """The other spellings of a string (same matching key), or "" (in ``language``, by
+    default the page's)."""
     if not variants:
         return ""
-    return format_html(
-        ' <span class="variants small muted" title="other spellings with the '
-        'same matching key">also: {}</span>',
-        " · ".join(variants),
-    )
+    return format_html(_in(_ALSO, language or get_language()), " · ".join(variants))
 
 
 # Per process, each cache holds at most a few MB: a row is about 0.7 KB with its key, and
@@ -78,6 +119,7 @@ def also(variants: Sequence[str]) -> SafeString | str:
 @lru_cache(maxsize=8192)
 def _row(
     fmt: str,
+    language: str,
     pk: int,
     token: str,
     synset_id: int | None,
@@ -86,11 +128,11 @@ def _row(
     text: str,
     variants: tuple[str, ...],
 ) -> SafeString:
-    return format_html(fmt, pk, token, synset_id, rank, code, text, also(variants))
+    return format_html(fmt, pk, token, synset_id, rank, code, text, also(variants, language))
 
 
-def _join(fmt: str, rows: tuple[tuple[Any, ...], ...]) -> SafeString:
-    return format_html_join("", "{}", ((_row(fmt, *row),) for row in rows))
+def _join(fmt: str, language: str, rows: tuple[tuple[Any, ...], ...]) -> SafeString:
+    return format_html_join("", "{}", ((_row(fmt, language, *row),) for row in rows))
 
 
 # The rows of a synset joined, as the last keypresses left them: joining them again cost as
@@ -118,17 +160,18 @@ def string_rows(
         )
         for s in strings
     )
-    fmt = _ROWS[kind, bool(context.get("may_write"))]
-    return (_joined if len(rows) <= _JOINED_ROWS else _join)(fmt, rows)
+    language = get_language()
+    fmt = _row_formats(language)[kind, bool(context.get("may_write"))]
+    return (_joined if len(rows) <= _JOINED_ROWS else _join)(fmt, language, rows)
 
 
 _CANDIDATE = (
     '<li class="item cand" tabindex="0" data-item data-id="{0}" data-token="{1}">{2}{3}</li>'
 )
 _CANDIDATE_TEXT = '<span class="text">{0}</span>{1}{2}{3}'
-_FREQ = ' <span class="freq small muted" title="number of runs that returned it">×{}</span>'
+_FREQ = ' <span class="freq small muted" title="@freq@">×{}</span>'
 _SUGGEST = (
-    ' <span class="suggest small" title="suggested synset {0}: {1} (a suggestion only)">'
+    ' <span class="suggest small" title="@suggested@">'
     '→ {0}? <span class="suggest-reason muted">{1}</span></span>'
 )
 # the form's inputs that are the same on every row of one response (the CSRF input is
@@ -138,34 +181,44 @@ _ROW_FORM_PAGE = '{0}<input type="hidden" name="version" value="{1}">'
 _ROW_FORM_FIELDS = (
     '<input type="hidden" name="string" value="{pk}">'
     '<input type="hidden" name="expect" value="{token}">'
-    '<input type="number" name="ordinal" min="1" aria-label="synset number" '
+    '<input type="number" name="ordinal" min="1" aria-label="@number@" '
     'placeholder="#" class="ordinal-in"{value}>'
-    '<select name="level" aria-label="level">{options}</select>'
-    '<button type="submit" name="op" value="add" tabindex="-1">Add</button>'
-    '<button type="submit" name="op" value="new" tabindex="-1">New</button>'
+    '<select name="level" aria-label="@level@">{options}</select>'
+    '<button type="submit" name="op" value="add" tabindex="-1">@add@</button>'
+    '<button type="submit" name="op" value="new" tabindex="-1">@new@</button>'
     '<button type="submit" name="op" value="incorrect" tabindex="-1">✗</button>'
 )
 
 
 @lru_cache(maxsize=4096)
 def _candidate_text(
-    text: str, variants: tuple[str, ...], freq: int, ordinal: int | None, reason: str
+    text: str,
+    variants: tuple[str, ...],
+    freq: int,
+    ordinal: int | None,
+    reason: str,
+    language: str,
 ) -> SafeString:
-    """A candidate's text, other spellings, run frequency and suggested synset."""
+    """A candidate's text, other spellings, run frequency and suggested synset, in
+    ``language``."""
     return format_html(
         _CANDIDATE_TEXT,
         text,
-        also(variants),
-        format_html(_FREQ, freq) if freq else "",
-        format_html(_SUGGEST, ordinal, reason) if ordinal is not None else "",
+        also(variants, language),
+        format_html(_in(_FREQ, language), freq) if freq else "",
+        format_html(_in(_SUGGEST, language), ordinal, reason or _words(language)["similar"])
+        if ordinal is not None
+        else "",
     )
 
 
 @lru_cache(maxsize=4096)
-def _candidate_fields(pk: int, token: str, ordinal: int | None, options: str) -> SafeString:
+def _candidate_fields(
+    pk: int, token: str, ordinal: int | None, options: str, language: str
+) -> SafeString:
     """A candidate's own inputs in its form: the suggestion filled in as its synset number."""
     return format_html(
-        _ROW_FORM_FIELDS,
+        _in(_ROW_FORM_FIELDS, language),
         pk=pk,
         token=token,
         value=format_html(' value="{}"', ordinal) if ordinal is not None else "",
@@ -179,6 +232,7 @@ def candidate_rows(context: template.Context, candidates: Iterable[WorkspaceStri
     suggested synset and, when the page may write, a form to judge it (the suggestion
     filled in as its synset number)."""
     may_write = bool(context.get("may_write"))
+    language = get_language()
     if may_write:
         page = format_html(_ROW_FORM_PAGE, csrf_input(context.request), context["question"].version)
         options = format_html_join(
@@ -193,10 +247,13 @@ def candidate_rows(context: template.Context, candidates: Iterable[WorkspaceStri
             tuple(c.variants),
             c.freq,
             ordinal,
-            (c.suggestion_reason or "similar string") if ordinal is not None else "",
+            c.suggestion_reason if ordinal is not None else "",
+            language,
         )
         form = (
-            format_html(_ROW_FORM, url, page, _candidate_fields(c.pk, c.token, ordinal, options))
+            format_html(
+                _ROW_FORM, url, page, _candidate_fields(c.pk, c.token, ordinal, options, language)
+            )
             if may_write
             else ""
         )

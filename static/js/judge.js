@@ -19,6 +19,9 @@
  */
 (() => {
   "use strict";
+  // the page's language (Django's JavaScript catalog, /jsi18n/, loaded before this script);
+  // English if it is missing
+  const gettext = window.gettext || ((s) => s);
   let level = null;            // level code for the next judgments (null: the highest)
   let pending = null;          // {id, index} to focus once the new workspace is in
   let busy = false;
@@ -62,14 +65,19 @@
     markFocused();
   }
 
-  /* the level the next key will use, on the focused candidate row (data-next-level, shown
+  /* the level the next key will use, on the focused candidate row (data-next-level, with
+     its label data-next-label in the page's language, shown
      by app.css as a badge: no inline style, the CSP forbids it) */
   function markFocused() {
     document.querySelectorAll("#workspace [data-next-level]").forEach((x) => {
       delete x.dataset.nextLevel;
+      delete x.dataset.nextLabel;
     });
     const cur = current();
-    if (cur && cur.classList.contains("cand")) cur.dataset.nextLevel = level || levels()[0] || "";
+    if (cur && cur.classList.contains("cand")) {
+      cur.dataset.nextLevel = level || levels()[0] || "";
+      cur.dataset.nextLabel = gettext("next:");
+    }
   }
 
   /* where the focus goes after ``el`` is judged: the next item of the same kind */
@@ -93,7 +101,7 @@
   function send(fields, focusAfter) {
     const form = document.getElementById("keyform");
     if (!form || ws().dataset.mayWrite !== "1") {
-      hint("read only");
+      hint(gettext("read only"));
       return;
     }
     form.querySelectorAll("input[data-k]").forEach((i) => i.remove());
@@ -129,7 +137,7 @@
     if (key === "k" || key === "ArrowUp") return move(-1);
     if (key === "u") return send({ op: "undo" }, cur ? after(cur, true) : null);
     if (key === "d") {
-      if (!allJudged()) return hint("judge every candidate first; then d marks the question done");
+      if (!allJudged()) return hint(gettext("judge every candidate first; then d marks the question done"));
       return send({ op: "done" }, null);
     }
     if (key === "Enter") {
@@ -180,7 +188,7 @@
     if (key === "r") return send(stringFields(cur, { op: "unjudge" }), after(cur, false));
     if (key === "m" && member) {
       mergeArmed = true;
-      return hint("merge this synset into… (digit)");
+      return hint(gettext("merge this synset into… (digit)"));
     }
     if (key === " " && member) {
       const box = cur.querySelector("input[name=strings]");
@@ -189,7 +197,7 @@
     }
     if (key === "e") {
       const old = cur.querySelector(".text").textContent;
-      const text = window.prompt("Edit the answer string", old);
+      const text = window.prompt(gettext("Edit the answer string"), old);
       if (text !== null && text.trim() && text !== old) {
         send(stringFields(cur, { op: "edit", text }), after(cur, true));
       }
@@ -219,7 +227,7 @@
     const t = e.target;
     const inField = t && t.closest && t.closest("input, textarea, select, [contenteditable]");
     if (imeKey(e)) {
-      if (!inField) hint("Japanese input (IME) is on: switch it off to judge (半角/全角 key; on a Mac 英数 or Ctrl+Space)");
+      if (!inField) hint(gettext("Japanese input (IME) is on: switch it off to judge (半角/全角 key; on a Mac 英数 or Ctrl+Space)"));
       return;
     }
     if (inField) {
@@ -237,7 +245,7 @@
         // ... unless the answer is in and shows "all strings judged" (htmx settles it a
         // moment later), with no other key waiting before it
         if (swapped && !queue.length && allJudged()) queue.push(key);
-        else hint(`${key === "Enter" ? "Enter" : "d"} ignored while saving; press it again`);
+        else hint(key === "Enter" ? gettext("Enter ignored while saving; press it again") : gettext("d ignored while saving; press it again"));
         return;
       }
       queue.push(key);
@@ -269,7 +277,7 @@
     }
     const notice = document.querySelector("#workspace .notice");
     const done = allJudged();
-    hint(notice ? "refused — see the notice" : !current() && done ? done.dataset.hint : "");
+    hint(notice ? gettext("refused — see the notice") : !current() && done ? done.dataset.hint : "");
     if (notice) queue.length = 0;  // the page changed under us: do not replay blind keys
     while (queue.length && !busy) handle(queue.shift(), current());
   }
@@ -309,7 +317,7 @@
     if (!e.detail.successful) {
       busy = false;
       queue.length = 0;
-      hint("the request failed; reload the page");
+      hint(gettext("the request failed; reload the page"));
     }
   });
   document.addEventListener("DOMContentLoaded", () => {

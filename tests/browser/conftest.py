@@ -61,4 +61,4 @@ def login(page, live_server, username: str, password: str) -> None:
     page.goto(f"{live_server.url}/accounts/login/")
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", password)
-    page.click("button[type=submit]")
+    page.click("main button[type=submit]")  # not the menu's language buttons
