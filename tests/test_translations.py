@@ -267,12 +267,7 @@ def test_no_template_has_unmarked_text_but_the_pending_ones():
 
 # not marked for translation yet (issue 25): take a file off once it is
 PENDING_PYTHON = {
-    "annotate/forms.py",
-    "annotate/import_jobs.py",
-    "annotate/layer_jobs.py",
     "annotate/layer_views.py",
-    "annotate/models.py",
-    "annotate/permissions.py",
     "annotate/views.py",
     "api/forms.py",
     "api/models.py",
