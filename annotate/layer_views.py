@@ -15,6 +15,7 @@ from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
 from config.downloads import csv_download
@@ -117,9 +118,9 @@ def collection_layers_request(request: HtmxHttpRequest, slug: str) -> HttpRespon
             collection=collection, user=request.user, params=params
         )
     except ValueError:
-        messages.error(request, "k, the sample size and the seed are whole numbers.")
+        messages.error(request, gettext("k, the sample size and the seed are whole numbers."))
     except JobRefused as e:
-        messages.error(request, f"No layer was requested: {e}")
+        messages.error(request, gettext("No layer was requested: %(why)s") % {"why": e})
     else:
         if job.active:
             return job_started(request, job)
@@ -147,14 +148,14 @@ def collection_layers_import(request: HtmxHttpRequest, slug: str) -> HttpRespons
     require_role(request, collection, Role.ORGANIZER)
     upload = request.FILES.get("file")
     if upload is None:
-        messages.error(request, "Choose a layers CSV file.")
+        messages.error(request, gettext("Choose a layers CSV file."))
         return redirect_to(request, "annotate:collection-agreement", slug)
     try:
         job = import_jobs.layers_import_start(
             collection=collection, user=request.user, data=upload.read(), filename=upload.name
         )
     except JobRefused as e:
-        messages.error(request, f"Nothing imported: {e}")
+        messages.error(request, gettext("Nothing imported: %(why)s") % {"why": e})
         return redirect_to(request, "annotate:collection-agreement", slug)
     if job.active:
         return job_started(request, job)

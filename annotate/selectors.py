@@ -29,6 +29,7 @@ from django.db.models import (
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from config.ids import request_id
 
@@ -672,21 +673,27 @@ def organizer_next_steps(collection: Collection, stats: dict) -> list[dict]:
         steps.append(
             {
                 "step": "import",
-                "text": "Import the questions (a CSV or TSV of id and "
-                "text), then the answers to judge or a judgments file.",
+                "text": gettext(
+                    "Import the questions (a CSV or TSV of id and text), then the answers to "
+                    "judge or a judgments file."
+                ),
             }
         )
     has_assessors = Membership.objects.filter(collection=collection, role=Role.ASSESSOR).exists()
     if not has_assessors:
-        steps.append({"step": "members", "text": "Add assessors (and participants) as members."})
+        text = gettext("Add assessors (and participants) as members.")
+        steps.append({"step": "members", "text": text})
     if stats["questions"] and has_assessors:
         unassigned = Question.objects.filter(collection=collection, assessors=None).count()
         if unassigned == stats["questions"]:
             steps.append(
                 {
                     "step": "assign",
-                    "text": f"Assign the {unassigned} questions to "
-                    "assessors (unassigned ones are offered to every assessor).",
+                    "text": gettext(
+                        "Assign the %(n)s questions to assessors (unassigned ones are offered "
+                        "to every assessor)."
+                    )
+                    % {"n": unassigned},
                 }
             )
     return steps
