@@ -45,6 +45,16 @@ def test_the_import_preview_in_japanese_keeps_each_errors_line(organizer_client)
     assert "a.csv: エラー 1 件、何もインポートしていません" in page
     assert "a.csv:3: 不明な質問 'Q9'" in page
     assert "nothing imported" not in page and "unknown question" not in page
+    # a good file: the preview's counts, lists and columns in Japanese
+    response = organizer_client.post(
+        "/collections/ja-org/import/",
+        {"kind": "flat", "file": SimpleUploadedFile("a.csv", b"question_id,answer\nQ1,Paris\n")},
+        headers=JA,
+    )
+    page = html.unescape(response.content.decode())
+    assert "a.csv のプレビュー" in page and "追加する候補文字列" in page
+    assert "追加する文字列（未判定） (1)" in page and "<th>回答</th>" in page
+    assert "インポートを確定" in page
     # the same file in English: the same line, the English message
     response = organizer_client.post(
         "/collections/ja-org/import/",
