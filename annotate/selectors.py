@@ -60,7 +60,10 @@ if TYPE_CHECKING:
 def collection_rows(user: AnyUser) -> list[dict[str, Any]]:
     """The collections ``user`` sees, each with their role in it and its progress."""
     collections = Collection.objects.visible_to(user).with_counts()
-    roles = dict(Membership.objects.filter(user=user).values_list("collection_id", "role"))
+    roles = {
+        pk: Role(role)
+        for pk, role in Membership.objects.filter(user=user).values_list("collection_id", "role")
+    }
     staff = is_site_staff(user)
     return [
         {

@@ -32,6 +32,9 @@ def test_the_collection_overview_in_japanese(organizer_client):
     assert response["Content-Language"] == "ja"
     assert "正解レベル" in page and "ダッシュボード" in page and "インポート / エクスポート" in page
     assert "Correctness levels" not in page and "Dashboard" not in page
+    assert "あなたの役割: <strong>主催者</strong>" in page
+    english = organizer_client.get("/collections/ja-org/").content.decode()
+    assert "Your role: <strong>organizer</strong>" in english and "Correctness levels" in english
 
 
 def test_the_import_preview_in_japanese_keeps_each_errors_line(organizer_client):
