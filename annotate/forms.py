@@ -7,6 +7,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.forms import formset_factory
+from django.utils.translation import gettext_lazy as _
 
 from config.ids import request_id, request_ids
 from config.uploads import check_upload_size
@@ -20,7 +21,7 @@ from .models import Collection, LevelRow, Role
 class CollectionForm(forms.ModelForm):
     # the database refuses L' = 0 (a check constraint); the form says so beside the field
     max_output_size = forms.IntegerField(
-        label="Max output size L'",
+        label=_("Max output size L'"),
         min_value=1,
         max_value=32767,
         initial=5,
@@ -47,19 +48,20 @@ class CollectionForm(forms.ModelForm):
             # page does it (``collection_matching_mode_change``), not this form
             field = self.fields["matching_mode"]
             field.disabled = True
-            field.help_text = "change it on the collection's Matching mode page"
+            field.help_text = _("change it on the collection's Matching mode page")
 
 
 class LevelForm(forms.Form):
-    code = forms.CharField(max_length=8)
-    label = forms.CharField(max_length=100, required=False)
-    gain = forms.FloatField(min_value=0, max_value=MAX_GAIN)
+    code = forms.CharField(label=_("Code"), max_length=8)
+    label = forms.CharField(label=_("Label"), max_length=100, required=False)
+    gain = forms.FloatField(label=_("Gain"), min_value=0, max_value=MAX_GAIN)
     examples = forms.CharField(
+        label=_("Examples"),
         max_length=2000,
         required=False,
         strip=True,
         widget=forms.Textarea(attrs={"rows": 2, "cols": 30}),
-        help_text="example answers of this level, one per line",
+        help_text=_("example answers of this level, one per line"),
     )
 
     def clean_gain(self):
@@ -79,9 +81,9 @@ class BaseLevelFormSet(forms.BaseFormSet):
             if f.cleaned_data and not self._should_delete_form(f)
         ]
         if not codes:
-            raise forms.ValidationError("A collection needs at least one level.")
+            raise forms.ValidationError(_("A collection needs at least one level."))
         if len(set(codes)) != len(codes):
-            raise forms.ValidationError("Level codes must differ.")
+            raise forms.ValidationError(_("Level codes must differ."))
 
     def rows(self) -> list[LevelRow]:
         """The levels kept, in order (after ``is_valid``)."""
@@ -107,15 +109,15 @@ MEMBER_ROLE_CHOICES = [
 
 
 class MemberAddForm(forms.Form):
-    username = forms.CharField(max_length=150)
-    role = forms.ChoiceField(choices=MEMBER_ROLE_CHOICES, initial=Role.PARTICIPANT)
+    username = forms.CharField(label=_("Username"), max_length=150)
+    role = forms.ChoiceField(label=_("Role"), choices=MEMBER_ROLE_CHOICES, initial=Role.PARTICIPANT)
 
     def clean_username(self):
         name = self.cleaned_data["username"].strip()
         try:
             self.user = get_user_model().objects.get(username=name)
         except get_user_model().DoesNotExist:
-            raise forms.ValidationError(f"No user {name!r}.") from None
+            raise forms.ValidationError(_("No user %(name)s.") % {"name": repr(name)}) from None
         return name
 
 
@@ -123,17 +125,24 @@ class MemberInviteForm(forms.Form):
     """A new account for someone who has none yet; they set its password on a one-time
     link."""
 
-    username = forms.CharField(max_length=150, help_text="letters, digits and @.+-_ only")
-    email = forms.EmailField(required=False, help_text="optional, for your records")
-    role = forms.ChoiceField(choices=MEMBER_ROLE_CHOICES, initial=Role.PARTICIPANT)
+    username = forms.CharField(
+        label=_("Username"), max_length=150, help_text=_("letters, digits and @.+-_ only")
+    )
+    email = forms.EmailField(
+        label=_("Email"), required=False, help_text=_("optional, for your records")
+    )
+    role = forms.ChoiceField(label=_("Role"), choices=MEMBER_ROLE_CHOICES, initial=Role.PARTICIPANT)
 
     def clean_username(self):
         name = self.cleaned_data["username"].strip()
         UnicodeUsernameValidator()(name)
         if get_user_model().objects.filter(username__iexact=name).exists():
             raise forms.ValidationError(
-                f"The username {name!r} is taken: add that user "
-                "above instead, or choose another name."
+                _(
+                    "The username %(name)s is taken: add that user above instead, "
+                    "or choose another name."
+                )
+                % {"name": repr(name)}
             )
         return name
 
@@ -150,13 +159,13 @@ class MemberChangeForm(forms.Form):
         pk = request_id(self.cleaned_data["user"])
         user = get_user_model().objects.filter(pk=pk).first() if pk is not None else None
         if user is None:
-            raise forms.ValidationError("No such user.")
+            raise forms.ValidationError(_("No such user."))
         return user
 
 
 class ImportForm(forms.Form):
-    kind = forms.ChoiceField(choices=list(KINDS.items()))
-    file = forms.FileField()
+    kind = forms.ChoiceField(label=_("Kind"), choices=list(KINDS.items()))
+    file = forms.FileField(label=_("File"))
 
     def clean_file(self):
         return check_upload_size(self.cleaned_data["file"], settings.IMPORT_MAX_MB, "imports")
@@ -182,7 +191,7 @@ class WithLevel(forms.Form):
 
 
 class WithText(forms.Form):
-    text = forms.CharField(error_messages={"required": "Type an answer string first."})
+    text = forms.CharField(error_messages={"required": _("Type an answer string first.")})
 
 
 class IdsField(forms.Field):
@@ -194,7 +203,7 @@ class IdsField(forms.Field):
         try:
             return [int(v) for v in value or ()]
         except (TypeError, ValueError):
-            raise forms.ValidationError("Those are not ids of this page.") from None
+            raise forms.ValidationError(_("Those are not ids of this page.")) from None
 
 
 class StringForm(JudgeForm):
@@ -202,8 +211,8 @@ class StringForm(JudgeForm):
 
     string = forms.IntegerField(
         error_messages={
-            "required": "No answer string chosen.",
-            "invalid": "No answer string chosen.",
+            "required": _("No answer string chosen."),
+            "invalid": _("No answer string chosen."),
         }
     )
     expect = forms.CharField(required=False)
@@ -230,13 +239,16 @@ class WithSynset(forms.Form):
     def _page_synset(self, ordinal: str, page_synsets: str) -> PageSynset | None:
         n = request_id(ordinal) or 0
         if n < 1:
-            self.add_error("ordinal", f"There is no synset {ordinal}.")
+            self.add_error("ordinal", _("There is no synset %(n)s.") % {"n": ordinal})
             return None
         if "page_synsets" not in self.data:
             return PageSynset(ordinal=n)
         shown = page_synsets.split()
         if n > len(shown) or request_id(shown[n - 1]) is None:
-            self.add_error("ordinal", f"There is no synset {n} on your page; nothing was changed.")
+            self.add_error(
+                "ordinal",
+                _("There is no synset %(n)s on your page; nothing was changed.") % {"n": n},
+            )
             return None
         return PageSynset(ordinal=n, pk=int(shown[n - 1]))
 
@@ -264,7 +276,7 @@ class SynsetMergeForm(JudgeForm, WithSynset):
 
 
 class SynsetSplitForm(JudgeForm):
-    strings = IdsField(error_messages={"required": "Tick the strings to split out first."})
+    strings = IdsField(error_messages={"required": _("Tick the strings to split out first.")})
 
 
 class LevelOnlyForm(JudgeForm, WithLevel):
@@ -324,7 +336,7 @@ class AdjudicatePlaceForm(AdjudicateStringForm):
         try:
             return int(synset)
         except ValueError:
-            raise forms.ValidationError("Choose a synset or a new one.") from None
+            raise forms.ValidationError(_("Choose a synset or a new one.")) from None
 
     def clean_level(self) -> str | None:
         return self.cleaned_data["level"] or None

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import PermissionDenied
 from django.db.models.functions import Length
 from django.urls import reverse
+from django.utils.translation import gettext, ngettext
 
 from evaluation.metrics import Issue
 from jobs.models import Conflict, Job
@@ -81,10 +82,11 @@ def issues_of(job: Job) -> list[Issue]:
 
 def _refused(issues: list[Issue]) -> JobFailed:
     n = len(issues)
-    name = issues[0].file if issues else "the file"
-    return JobFailed(
-        f"{name}: {n} error{'s' if n != 1 else ''}, nothing imported.", errors_of(issues)
+    name = issues[0].file if issues else gettext("the file")
+    message = ngettext(
+        "%(name)s: %(n)s error, nothing imported.", "%(name)s: %(n)s errors, nothing imported.", n
     )
+    return JobFailed(message % {"name": name, "n": n}, errors_of(issues))
 
 
 def _collection(ctx: JobContext) -> Collection:
@@ -96,7 +98,7 @@ def _collection(ctx: JobContext) -> Collection:
             require_role(ctx.job.user, collection, Role.ORGANIZER)
         except PermissionDenied:
             raise JobFailed(
-                "Nothing was imported: you are no longer an organizer of this collection."
+                gettext("Nothing was imported: you are no longer an organizer of this collection.")
             ) from None
     return collection
 
@@ -105,11 +107,12 @@ def _done(ctx: JobContext, collection: Collection, plan: ImportPlan, filename: s
     keys, unit = WRITTEN.get(plan.kind, ((), "questions"))
     written = sum(plan.counts.get(k, 0) for k in keys)
     ctx.progress(written, written, unit)
-    summary = ", ".join(f"{k}: {v}" for k, v in plan.counts.items())
+    summary = ", ".join(f"{gettext(k)}: {v}" for k, v in plan.counts.items())
     return {
-        "message": f"Imported {filename} ({summary}).",
+        "message": gettext("Imported %(name)s (%(summary)s).")
+        % {"name": filename, "summary": summary},
         "url": reverse("annotate:collection-detail", args=[collection.slug]),
-        "link": "Open the collection",
+        "link": gettext("Open the collection"),
         "kind": plan.kind,
         # pairs: a JSON object's keys lose their order in PostgreSQL's jsonb
         "counts": list(plan.counts.items()),
@@ -122,12 +125,20 @@ def run_import(ctx: JobContext) -> dict:
     only).  Fails with every error of the file; writes all or nothing."""
     p = ctx.params
     collection = _collection(ctx)
-    filename = p.get("filename") or ctx.job.input_name or "the file"
-    report = phased(ctx.progress, {"lines": f"Reading {filename}", "questions": "Writing"})
+    filename = p.get("filename") or ctx.job.input_name or gettext("the file")
+    report = phased(
+        ctx.progress,
+        {
+            "lines": gettext("Reading %(name)s") % {"name": filename},
+            "questions": gettext("Writing"),
+        },
+    )
     try:
         if p.get("token"):
             if ctx.job.user is None:
-                raise JobFailed("Nothing was imported: the user who previewed the file is gone.")
+                raise JobFailed(
+                    gettext("Nothing was imported: the user who previewed the file is gone.")
+                )
             pending, plan = pending_import_confirm(
                 token=p["token"],
                 collection=collection,
@@ -137,14 +148,15 @@ def run_import(ctx: JobContext) -> dict:
             )
             filename = pending.filename
         elif p.get("dry_run"):
-            ctx.progress.phase(f"Checking {filename}")
+            ctx.progress.phase(gettext("Checking %(name)s") % {"name": filename})
             plan = import_plan(
                 collection=collection, kind=p["kind"], data=ctx.input, filename=filename
             )
             if not plan.ok:
                 raise ImportRefused(plan.issues)
             counts = list(plan.counts.items())
-            return {"message": f"Checked {filename}: nothing written.", "counts": counts}
+            message = gettext("Checked %(name)s: nothing written.") % {"name": filename}
+            return {"message": message, "counts": counts}
         else:
             plan = collection_import(
                 collection=collection,
@@ -166,8 +178,8 @@ def run_layers_import(ctx: JobContext) -> dict:
     """The job of a layers CSV imported from the agreement page (``layer_io``): every
     error of the file, or the layers replaced by its rows."""
     collection = _collection(ctx)
-    filename = ctx.job.input_name or "the file"
-    ctx.progress.phase(f"Importing {filename}")
+    filename = ctx.job.input_name or gettext("the file")
+    ctx.progress.phase(gettext("Importing %(name)s") % {"name": filename})
     result = layers_import(
         collection=collection, data=ctx.input, filename=filename, by=ctx.job.user
     )
@@ -175,9 +187,10 @@ def run_layers_import(ctx: JobContext) -> dict:
         raise _refused(result.issues)
     ctx.progress(result.layers, result.layers, "layers")
     return {
-        "message": f"Imported {result.judgments} judgments in {result.layers} layers.",
+        "message": gettext("Imported %(judgments)s judgments in %(layers)s layers.")
+        % {"judgments": result.judgments, "layers": result.layers},
         "url": reverse("annotate:collection-agreement", args=[collection.slug]),
-        "link": "Open the agreement page",
+        "link": gettext("Open the agreement page"),
     }
 
 
@@ -196,7 +209,8 @@ def import_confirm_start(
     filename = pending["filename"] if pending else ""
     return job_start(
         kind="import",
-        label=f"Import of {filename or 'a previewed file'} into {collection.name}",
+        label=gettext("Import of %(name)s into %(collection)s")
+        % {"name": filename or gettext("a previewed file"), "collection": collection.name},
         func=RUN_IMPORT,
         user=user,
         collection_id=collection.pk,
@@ -222,7 +236,12 @@ def import_file_start(
     Raises ``JobRefused`` while a job that excludes imports runs on the collection."""
     return job_start(
         kind="import",
-        label=f"{'Check' if dry_run else 'Import'} of {filename} into {collection.name}",
+        label=(
+            gettext("Check of %(name)s into %(collection)s")
+            if dry_run
+            else gettext("Import of %(name)s into %(collection)s")
+        )
+        % {"name": filename, "collection": collection.name},
         func=RUN_IMPORT,
         user=user,
         collection_id=collection.pk,
@@ -241,7 +260,8 @@ def layers_import_start(
     """Start the import of a layers CSV from the agreement page (at once when small)."""
     return job_start(
         kind="layers_import",
-        label=f"Layers import of {filename} into {collection.name}",
+        label=gettext("Layers import of %(name)s into %(collection)s")
+        % {"name": filename, "collection": collection.name},
         func=RUN_LAYERS_IMPORT,
         user=user,
         collection_id=collection.pk,

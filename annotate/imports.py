@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from django.db import transaction
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy, gettext_noop, ngettext
 
 from config.bulk import delete_rows, gc_paused, ids_in, insert_rows, update_rows
 from evaluation.metrics import InputError, Issue
@@ -70,10 +71,10 @@ if TYPE_CHECKING:
     from .edits import AnyUser
 
 KINDS = {
-    "questions": "Questions CSV (question_id,question)",
-    "flat": "Flat answer list (question_id,answer)",
-    "judgments": "Judgments CSV (question_id,synset_id,answer,level)",
-    "layers": "Layers CSV (question_id,synset_id,answer,level,assessor,done)",
+    "questions": gettext_lazy("Questions CSV (question_id,question)"),
+    "flat": gettext_lazy("Flat answer list (question_id,answer)"),
+    "judgments": gettext_lazy("Judgments CSV (question_id,synset_id,answer,level)"),
+    "layers": gettext_lazy("Layers CSV (question_id,synset_id,answer,level,assessor,done)"),
 }
 # how long a previewed file waits for its confirmation (PendingImport rows)
 PENDING_TTL = timedelta(hours=1)
@@ -88,7 +89,8 @@ class ImportRefused(Exception):
 @dataclass
 class PreviewList:
     """One list of the preview: the strings (or questions) an import adds, skips, folds or
-    replaces, so the organizer sees what will change and not only how much."""
+    replaces, so the organizer sees what will change and not only how much.  ``title``,
+    ``columns`` and ``help`` are English (``gettext_noop``): the page translates them."""
 
     title: str
     columns: tuple[str, ...]
@@ -99,7 +101,9 @@ class PreviewList:
 
 @dataclass
 class ImportPlan:
-    """What an import would do: ``counts`` and ``lists`` for the preview, or ``issues``."""
+    """What an import would do: ``counts`` and ``lists`` for the preview, or ``issues``.
+    The names of ``counts`` stay English (``gettext_noop``: they are the audit event's keys
+    and the jobs' too); the page translates them."""
 
     kind: str
     filename: str
@@ -127,7 +131,10 @@ def _plan_questions(collection: Collection, data: bytes, filename: str) -> Impor
         if len(qid) > 100:
             plan.issues.append(
                 Issue(
-                    filename, r.line, f"question_id {qid[:20]!r}... is longer than 100 characters"
+                    filename,
+                    r.line,
+                    gettext("question_id %(qid)s... is longer than 100 characters")
+                    % {"qid": repr(qid[:20])},
                 )
             )
             continue
@@ -136,10 +143,11 @@ def _plan_questions(collection: Collection, data: bytes, filename: str) -> Impor
                 Issue(
                     filename,
                     r.line,
-                    (
-                        f"question_id {r.question_id!r} is {qid!r} once its spreadsheet-formula "
-                        f"quote is taken off, the same question as line {seen[qid]}"
-                    ),
+                    gettext(
+                        "question_id %(given)s is %(qid)s once its spreadsheet-formula quote "
+                        "is taken off, the same question as line %(line)s"
+                    )
+                    % {"given": repr(r.question_id), "qid": repr(qid), "line": seen[qid]},
                 )
             )
             continue
@@ -150,15 +158,20 @@ def _plan_questions(collection: Collection, data: bytes, filename: str) -> Impor
             update.append((qid, text))
     plan.issues = merge_issues(filename, parse_issues, plan.issues)
     plan.counts = {
-        "questions to create": len(create),
-        "questions to update": len(update),
-        "questions unchanged": len(rows) - len(create) - len(update),
+        gettext_noop("questions to create"): len(create),
+        gettext_noop("questions to update"): len(update),
+        gettext_noop("questions unchanged"): len(rows) - len(create) - len(update),
     }
     plan.lists = [
-        PreviewList("Questions to create", ("question", "text"), create, css_id="preview-create"),
         PreviewList(
-            "Questions whose text changes",
-            ("question", "text now", "new text"),
+            gettext_noop("Questions to create"),
+            (gettext_noop("question"), gettext_noop("text")),
+            create,
+            css_id="preview-create",
+        ),
+        PreviewList(
+            gettext_noop("Questions whose text changes"),
+            (gettext_noop("question"), gettext_noop("text now"), gettext_noop("new text")),
             [(q, existing[q], t) for q, t in update],
             css_id="preview-update",
         ),
@@ -190,7 +203,7 @@ def _plan_flat(
     for r in rows:
         qid, answer = r.question_id, r.answer
         if qid not in questions:
-            plan.issues.append(Issue(filename, r.line, f"unknown question {qid!r}"))
+            plan.issues.append(Issue(filename, r.line, _unknown_question(qid)))
             continue
         key = normalize_answer(answer, mode)
         if not key:
@@ -219,34 +232,49 @@ def _plan_flat(
             seen[(q, key)] = [text]
             added.append((r.line, qid_of[q], text))
         elif text in spellings:
-            where = "in the collection" if (q, key) in known else "earlier in the file"
-            skipped.append((r.line, qid_of[q], text, f'"{spellings[0]}" is {where}'))
+            where = (
+                gettext('"%(text)s" is in the collection')
+                if (q, key) in known
+                else gettext('"%(text)s" is earlier in the file')
+            )
+            skipped.append((r.line, qid_of[q], text, where % {"text": spellings[0]}))
         else:
             spellings.append(text)
-            variants.append((r.line, qid_of[q], text, f'a variant of "{spellings[0]}"'))
+            why = gettext('a variant of "%(text)s"') % {"text": spellings[0]}
+            variants.append((r.line, qid_of[q], text, why))
+    c_line, c_question, c_answer, c_why = (
+        gettext_noop("line"),
+        gettext_noop("question"),
+        gettext_noop("answer"),
+        gettext_noop("why"),
+    )
     plan.lists = [
         PreviewList(
-            "Strings to add (unjudged)", ("line", "question", "answer"), added, css_id="preview-add"
+            gettext_noop("Strings to add (unjudged)"),
+            (c_line, c_question, c_answer),
+            added,
+            css_id="preview-add",
         ),
         PreviewList(
-            "Spellings kept as variants of a string",
-            ("line", "question", "answer", "why"),
+            gettext_noop("Spellings kept as variants of a string"),
+            (c_line, c_question, c_answer, c_why),
             variants,
             css_id="preview-variants",
         ),
         PreviewList(
-            "Rows skipped (the string is there already)",
-            ("line", "question", "answer", "why"),
+            gettext_noop("Rows skipped (the string is there already)"),
+            (c_line, c_question, c_answer, c_why),
             skipped,
             css_id="preview-skip",
         ),
     ]
     plan.issues = merge_issues(filename, parse_issues, plan.issues)
     plan.counts = {
-        "candidate strings to add": len(new),
-        "rows naming a string already there or earlier in the file": len(good) - len(new),
-        "spellings kept as variants": sum(len(v) for v in folded.values()) - len(new),
-        "questions concerned": len({q for q, _ in new}),
+        gettext_noop("candidate strings to add"): len(new),
+        gettext_noop("rows naming a string already there or earlier in the file"): len(good)
+        - len(new),
+        gettext_noop("spellings kept as variants"): sum(len(v) for v in folded.values()) - len(new),
+        gettext_noop("questions concerned"): len({q for q, _ in new}),
     }
 
     def write():
@@ -287,8 +315,14 @@ class _String:
     level_id: int | None
 
 
+def _unknown_question(qid: str) -> str:
+    return gettext("unknown question %(qid)s") % {"qid": repr(qid)}
+
+
 def _judgment(synset: str, level: str) -> str:
-    return f"synset {synset}, level {level}" if synset else "judged incorrect"
+    if not synset:
+        return gettext("judged incorrect")
+    return gettext("synset %(synset)s, level %(level)s") % {"synset": synset, "level": level}
 
 
 def _csv_header(data: bytes | str) -> tuple[list[str], int]:
@@ -324,8 +358,10 @@ def _plan_judgments(
             Issue(
                 filename,
                 line,
-                "this is a layers CSV (it has the columns assessor and done): choose the "
-                "kind Layers CSV",
+                gettext(
+                    "this is a layers CSV (it has the columns assessor and done): choose the "
+                    "kind Layers CSV"
+                ),
             )
         )
         return plan
@@ -341,12 +377,11 @@ def _plan_judgments(
     for r, key in zip(rows, keys, strict=True):
         qid, syn, answer = r.question_id, r.synset_id, r.answer
         if qid not in questions:
-            plan.issues.append(Issue(filename, r.line, f"unknown question {qid!r}"))
+            plan.issues.append(Issue(filename, r.line, _unknown_question(qid)))
             continue
         if len(syn) > 100:
-            plan.issues.append(
-                Issue(filename, r.line, f"synset_id {syn[:20]!r}... is longer than 100 characters")
-            )
+            message = gettext("synset_id %(synset)s... is longer than 100 characters")
+            plan.issues.append(Issue(filename, r.line, message % {"synset": repr(syn[:20])}))
             continue
         q = questions[qid]
         if not key:
@@ -360,12 +395,20 @@ def _plan_judgments(
                 Issue(
                     filename,
                     r.line,
-                    (
-                        f'question {qid!r}: "{answer}" ({_judgment(syn, r.level)}) matches '
-                        f'"{kept.text}" on line {kept.lines[0]} '
-                        f"({_judgment(kept.synset, kept.level)})"
-                        f" under {mode} matching; one string has one judgment"
-                    ),
+                    gettext(
+                        'question %(qid)s: "%(answer)s" (%(judgment)s) matches "%(kept)s" on '
+                        "line %(line)s (%(kept_judgment)s) under %(mode)s matching; one string "
+                        "has one judgment"
+                    )
+                    % {
+                        "qid": repr(qid),
+                        "answer": answer,
+                        "judgment": _judgment(syn, r.level),
+                        "kept": kept.text,
+                        "line": kept.lines[0],
+                        "kept_judgment": _judgment(kept.synset, kept.level),
+                        "mode": mode,
+                    },
                 )
             )
         else:
@@ -401,12 +444,18 @@ def _plan_judgments(
                 Issue(
                     filename,
                     first_line[q],
-                    (
-                        f'question {qid_of[q]!r}: "{s.text}" is judged in {s.n_layers} '
-                        f"assessor layer{'s' if s.n_layers != 1 else ''}; the file does not "
-                        "name it, and removing it would delete those judgments: add a row "
-                        "for it (its judgment in gold), or leave this question out of the file"
-                    ),
+                    ngettext(
+                        'question %(qid)s: "%(text)s" is judged in %(n)s assessor layer; the '
+                        "file does not name it, and removing it would delete those judgments: "
+                        "add a row for it (its judgment in gold), or leave this question out "
+                        "of the file",
+                        'question %(qid)s: "%(text)s" is judged in %(n)s assessor layers; the '
+                        "file does not name it, and removing it would delete those judgments: "
+                        "add a row for it (its judgment in gold), or leave this question out "
+                        "of the file",
+                        s.n_layers,
+                    )
+                    % {"qid": repr(qid_of[q]), "text": s.text, "n": s.n_layers},
                 )
             )
     plan.issues = merge_issues(filename, parse_issues, plan.issues)
@@ -416,13 +465,17 @@ def _plan_judgments(
         _replaced_list(current, {s.pk: strings[k] for k, s in existing.items()}, qids=qid_of)
     ]
     plan.counts = {
-        "questions with judgments": len(touched),
-        "synsets to create": sum(len(s) for s in synsets.values()),
-        "correct strings": sum(len(m) for s in synsets.values() for m in s.values()),
-        "incorrect strings": sum(len(v) for v in incorrect.values()),
-        "spellings folded into another string": sum(len(f.lines) - 1 for f in plan.folds),
-        "questions whose judgments are replaced": len({s.question_id for s in current if s.judged}),
-        "questions fully judged by the file": len(plan.fully_judged),
+        gettext_noop("questions with judgments"): len(touched),
+        gettext_noop("synsets to create"): sum(len(s) for s in synsets.values()),
+        gettext_noop("correct strings"): sum(len(m) for s in synsets.values() for m in s.values()),
+        gettext_noop("incorrect strings"): sum(len(v) for v in incorrect.values()),
+        gettext_noop("spellings folded into another string"): sum(
+            len(f.lines) - 1 for f in plan.folds
+        ),
+        gettext_noop("questions whose judgments are replaced"): len(
+            {s.question_id for s in current if s.judged}
+        ),
+        gettext_noop("questions fully judged by the file"): len(plan.fully_judged),
     }
 
     def write():
@@ -580,9 +633,9 @@ def _replaced_list(
     rows = []
     for s in current:
         if not s.judged:
-            now = "unjudged"
+            now = gettext("unjudged")
         elif s.synset_id is None:
-            now = "judged incorrect"
+            now = gettext("judged incorrect")
         else:
             now = _judgment(s.synset, s.level or "?")
         f = named.get(s.pk)
@@ -590,9 +643,9 @@ def _replaced_list(
             _judgment(f.synset, f.level)
             if f
             else (
-                "unjudged strings not in the file stay unjudged"
+                gettext("unjudged strings not in the file stay unjudged")
                 if not s.judged
-                else "removed (not in the file)"
+                else gettext("removed (not in the file)")
             )
         )
         if f is None and not s.judged:
@@ -600,11 +653,18 @@ def _replaced_list(
         if now != after:
             rows.append((qids[s.question_id], s.text, now, after))
     return PreviewList(
-        "Strings whose judgment changes",
-        ("question", "answer", "now", "after the import"),
+        gettext_noop("Strings whose judgment changes"),
+        (
+            gettext_noop("question"),
+            gettext_noop("answer"),
+            gettext_noop("now"),
+            gettext_noop("after the import"),
+        ),
         rows,
-        help="Judgments of the questions in the file are replaced by the "
-        "file's; a judged string the file does not name is removed.",
+        help=gettext_noop(
+            "Judgments of the questions in the file are replaced by the file's; a judged "
+            "string the file does not name is removed."
+        ),
         css_id="preview-replace",
     )
 
@@ -621,37 +681,47 @@ def _plan_layers(
         return plan
     replaced = set(checked.replaced)
     plan.counts = {
-        "layers to create": len(checked.planned) - len(replaced),
-        "layers to replace": len(replaced),
-        "layer judgments": checked.judgments,
-        "strings to add unjudged": len(checked.new_strings),
-        "layers marked done": sum(checked.done.get(k, False) for k in checked.planned),
+        gettext_noop("layers to create"): len(checked.planned) - len(replaced),
+        gettext_noop("layers to replace"): len(replaced),
+        gettext_noop("layer judgments"): checked.judgments,
+        gettext_noop("strings to add unjudged"): len(checked.new_strings),
+        gettext_noop("layers marked done"): sum(
+            checked.done.get(k, False) for k in checked.planned
+        ),
     }
     plan.lists = [
         PreviewList(
-            "Layers",
-            ("question", "assessor", "judgments", "done", "change"),
+            gettext_noop("Layers"),
+            (
+                gettext_noop("question"),
+                gettext_noop("assessor"),
+                gettext_noop("judgments"),
+                gettext_noop("done"),
+                gettext_noop("change"),
+            ),
             [
                 (
                     checked.names[q],
                     checked.users[u],
                     len(rows),
-                    "yes" if checked.done.get((q, u)) else "",
-                    "replaced" if (q, u) in replaced else "new",
+                    gettext("yes") if checked.done.get((q, u)) else "",
+                    gettext("replaced") if (q, u) in replaced else gettext("new"),
                 )
                 for (q, u), rows in sorted(
                     checked.planned.items(),
                     key=lambda kv: (checked.names[kv[0][0]], checked.users[kv[0][1]]),
                 )
             ],
-            help="A layer named in the file is replaced by its rows. When all the layers of "
-            "a question are done, the strings they agree on go to gold and the others wait "
-            "for adjudication, as when the last layer is marked done on the judging page.",
+            help=gettext_noop(
+                "A layer named in the file is replaced by its rows. When all the layers of a "
+                "question are done, the strings they agree on go to gold and the others wait "
+                "for adjudication, as when the last layer is marked done on the judging page."
+            ),
             css_id="preview-layers",
         ),
         PreviewList(
-            "Strings to add unjudged",
-            ("question", "answer"),
+            gettext_noop("Strings to add unjudged"),
+            (gettext_noop("question"), gettext_noop("answer")),
             [(checked.names[q], checked.texts[q, k]) for q, k in checked.new_strings],
             css_id="preview-layer-strings",
         ),
@@ -716,7 +786,7 @@ def collection_import(
     plan._write()
     if mark_done and kind == "judgments":
         Question.objects.filter(pk__in=ids_in(plan.fully_judged)).update(status=QuestionStatus.DONE)
-        plan.counts["questions marked done"] = len(plan.fully_judged)
+        plan.counts[gettext_noop("questions marked done")] = len(plan.fully_judged)
     JudgmentEvent.objects.create(
         collection=collection,
         user=by if by is not None and by.is_authenticated else None,
@@ -774,23 +844,23 @@ def pending_import_confirm(
         pending = PendingImport.objects.select_for_update().filter(token=token or "").first()
         expired = pending is not None and pending.created_at < timezone.now() - PENDING_TTL
         if pending is None:
-            error = (
+            error = gettext(
                 "That preview is no longer pending (it was imported already, replaced "
                 "by a newer preview, or it expired); upload the file again."
             )
         elif pending.user_id != user.pk:
-            error = "That preview was made by another user; upload the file yourself."
+            error = gettext("That preview was made by another user; upload the file yourself.")
         elif pending.collection_id != collection.pk:
-            error = "That preview is for another collection; upload the file here."
+            error = gettext("That preview is for another collection; upload the file here.")
         elif expired:
-            error = (
-                f"That preview expired (previews are kept for "
-                f"{int(PENDING_TTL.total_seconds() // 60)} minutes); upload the file again."
-            )
+            error = gettext(
+                "That preview expired (previews are kept for %(minutes)s minutes); upload "
+                "the file again."
+            ) % {"minutes": int(PENDING_TTL.total_seconds() // 60)}
         if pending is not None and (error is None or expired):
             # the count guards against a concurrent confirmation of the same token
             if not PendingImport.objects.filter(pk=pending.pk).delete()[0] and error is None:
-                error = "That preview was confirmed already."
+                error = gettext("That preview was confirmed already.")
         pending_imports_clear()
         if error is None:
             try:

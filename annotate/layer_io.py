@@ -19,6 +19,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from evaluation.metrics.csvio import CsvFormatError, read_records, write_csv
 from evaluation.metrics.errors import Issue
@@ -177,7 +178,8 @@ def _read_records(plan: LayersPlan, data: bytes) -> list[dict[str, str]] | None:
             Issue(
                 plan.filename,
                 line,
-                f"not UTF-8 text: byte 0x{e.object[e.start]:02x} (save the file as UTF-8)",
+                gettext("not UTF-8 text: byte 0x%(byte)s (save the file as UTF-8)")
+                % {"byte": f"{e.object[e.start]:02x}"},
             )
         )
         return None
@@ -209,7 +211,8 @@ def _plan_rows(plan: LayersPlan, collection: Collection, records: list[dict[str,
     for line, r in enumerate(records, start=2):
         missing = [c for c in HEADER[:5] if c not in r]
         if missing:
-            plan.issues.append(Issue(filename, 1, f"missing column(s) {', '.join(missing)}"))
+            message = gettext("missing column(s) %(columns)s") % {"columns": ", ".join(missing)}
+            plan.issues.append(Issue(filename, 1, message))
             break
         qid, syn, answer, level, who = (r[c].strip() for c in HEADER[:5])
         refusal = _row_refusal(qid, syn, level, who, questions, judges, levels)
@@ -225,10 +228,16 @@ def _plan_rows(plan: LayersPlan, collection: Collection, records: list[dict[str,
             )
         if refusal is None and (q, u) in done_line and done[q, u] != is_done:
             refusal = (
-                f"{who}'s layer of {qid} is marked {'done' if is_done else 'not done'} "
-                f"here but {'done' if done[q, u] else 'not done'} on line "
-                f"{done_line[q, u]}: one value of done for all rows of a layer"
-            )
+                gettext(
+                    "%(who)s's layer of %(qid)s is marked done here but not done on line "
+                    "%(line)s: one value of done for all rows of a layer"
+                )
+                if is_done
+                else gettext(
+                    "%(who)s's layer of %(qid)s is marked not done here but done on line "
+                    "%(line)s: one value of done for all rows of a layer"
+                )
+            ) % {"who": who, "qid": qid, "line": done_line[q, u]}
         if refusal is not None:
             plan.issues.append(Issue(filename, line, refusal))
             continue
@@ -252,15 +261,17 @@ def _row_refusal(
     """Why a row cannot be read on its own (its question, assessor, synset and level), or
     None."""
     if qid not in questions:
-        return f"unknown question {qid!r}"
+        return gettext("unknown question %(qid)s") % {"qid": repr(qid)}
     if who not in judges:
-        return f"{who!r} is not an assessor of this collection"
+        return gettext("%(who)s is not an assessor of this collection") % {"who": repr(who)}
     if bool(syn) != bool(level) or (level and level not in levels):
-        return f"level {level!r} with synset_id {syn!r}: a known level with a synset, or neither"
+        return gettext(
+            "level %(level)s with synset_id %(synset)s: a known level with a synset, or neither"
+        ) % {"level": repr(level), "synset": repr(syn)}
     if syn and not _GROUP.fullmatch(syn):
         # ASCII digits only ("²".isdigit() is true but int() refuses it), within the
         # column; 0 would be written back as "no synset" (incorrect) by export_layers
-        return f"a layer's synset_id is a number from 1 to {_MAX_GROUP}"
+        return gettext("a layer's synset_id is a number from 1 to %(max)s") % {"max": _MAX_GROUP}
     return None
 
 
@@ -276,12 +287,15 @@ def _layer_refusal(
     """Why a row does not fit its layer's rows so far (the same string judged otherwise)
     or has no readable done, or None."""
     if key in rows and rows[key][:2] != judged:
-        return f"{answer!r} is judged twice by {who} in different ways"
+        return gettext("%(answer)s is judged twice by %(who)s in different ways") % {
+            "answer": repr(answer),
+            "who": who,
+        }
     if is_done is None:
-        return (
-            f"done {raw_done!r}: 1, true or yes for a layer marked done; 0, false, "
-            "no or empty for one still open"
-        )
+        return gettext(
+            "done %(done)s: 1, true or yes for a layer marked done; 0, false, no or empty for "
+            "one still open"
+        ) % {"done": repr(raw_done)}
     return None
 
 
@@ -303,8 +317,10 @@ def _refuse_adjudicators(plan: LayersPlan, planned: Planned) -> None:
                 Issue(
                     plan.filename,
                     _first_line(rows),
-                    f"{plan.users[u]} is the named adjudicator of {plan.names[q]}, so cannot "
-                    "judge it in a layer",
+                    gettext(
+                        "%(who)s is the named adjudicator of %(qid)s, so cannot judge it in a layer"
+                    )
+                    % {"who": plan.users[u], "qid": plan.names[q]},
                 )
             )
 
@@ -321,8 +337,11 @@ def _refuse_sealed(plan: LayersPlan, planned: Planned) -> None:
             Issue(
                 plan.filename,
                 first_line[q],
-                f"question {plan.names[q]!r}: gold was already derived from its layers "
-                "(every layer done); its layers can no longer be replaced",
+                gettext(
+                    "question %(qid)s: gold was already derived from its layers (every layer "
+                    "done); its layers can no longer be replaced"
+                )
+                % {"qid": repr(plan.names[q])},
             )
         )
 
@@ -361,17 +380,27 @@ def _refuse_over_k(plan: LayersPlan, planned: Planned) -> None:
         if not over:
             continue
         line, u = over[0]
-        them = f" (by {', '.join(sorted(names[a] for a in have[q]))})" if have[q] else ""
-        plan.issues.append(
-            Issue(
-                plan.filename,
-                line,
-                f"question {plan.names[q]!r} asks for k = {k} independent layers and has "
-                f"{len(have[q])}{them}: a layer by {plan.users[u]} would be one too many; "
-                "request more layers for it first (a larger k), or name only the assessors "
-                "it has",
+        values = {
+            "qid": repr(plan.names[q]),
+            "k": k,
+            "n": len(have[q]),
+            "names": ", ".join(sorted(names[a] for a in have[q])),
+            "who": plan.users[u],
+        }
+        message = (
+            gettext(
+                "question %(qid)s asks for k = %(k)s independent layers and has %(n)s (by "
+                "%(names)s): a layer by %(who)s would be one too many; request more layers "
+                "for it first (a larger k), or name only the assessors it has"
+            )
+            if have[q]
+            else gettext(
+                "question %(qid)s asks for k = %(k)s independent layers and has %(n)s: a "
+                "layer by %(who)s would be one too many; request more layers for it first (a "
+                "larger k), or name only the assessors it has"
             )
         )
+        plan.issues.append(Issue(plan.filename, line, message % values))
 
 
 def _refuse_unjudged_done(plan: LayersPlan, planned: Planned) -> None:
@@ -390,9 +419,17 @@ def _refuse_unjudged_done(plan: LayersPlan, planned: Planned) -> None:
                 Issue(
                     plan.filename,
                     _first_line(rows),
-                    f"{plan.users[u]}'s layer of {plan.names[q]} is marked done but leaves "
-                    f"{len(left)} string(s) of the question unjudged (e.g. a string with "
-                    f"the key {min(left)!r}): judge them all, or leave done empty",
+                    gettext(
+                        "%(who)s's layer of %(qid)s is marked done but leaves %(n)s string(s) "
+                        "of the question unjudged (e.g. a string with the key %(key)s): judge "
+                        "them all, or leave done empty"
+                    )
+                    % {
+                        "who": plan.users[u],
+                        "qid": plan.names[q],
+                        "n": len(left),
+                        "key": repr(min(left)),
+                    },
                 )
             )
 
@@ -438,8 +475,16 @@ def _judged_apart(
                     Issue(
                         filename,
                         row[2],
-                        f"{texts[q, key]!r} and {texts[q, first[0]]!r} (line {first[1][2]}) "
-                        f"are spellings of one string, judged by {users[u]} in different ways",
+                        gettext(
+                            "%(text)s and %(other)s (line %(line)s) are spellings of one "
+                            "string, judged by %(who)s in different ways"
+                        )
+                        % {
+                            "text": repr(texts[q, key]),
+                            "other": repr(texts[q, first[0]]),
+                            "line": first[1][2],
+                            "who": users[u],
+                        },
                     )
                 )
     return issues

@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.urls import reverse
+from django.utils.translation import gettext, ngettext
 
 from jobs.models import Conflict as JobConflict
 from jobs.models import Job
@@ -45,8 +46,8 @@ def layers_selection(collection: Collection, filters: dict[str, str]) -> QuerySe
     ).only("pk", "qid", "collection_id")
 
 
-def _left_out(n: int, why: str) -> str:
-    return f"{n} question{'s' if n != 1 else ''} left out: {why}"
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
 
 
 def run_layers_request(ctx: JobContext) -> dict[str, Any]:
@@ -58,15 +59,17 @@ def run_layers_request(ctx: JobContext) -> dict[str, Any]:
     try:
         require_role(ctx.job.user, collection, Role.ORGANIZER)
     except PermissionDenied:
-        raise JobFailed("No layer was requested: you are no longer an organizer here.") from None
-    ctx.progress.phase("Choosing the questions")
+        raise JobFailed(
+            gettext("No layer was requested: you are no longer an organizer here.")
+        ) from None
+    ctx.progress.phase(gettext("Choosing the questions"))
     questions = list(layers_selection(collection, p.get("filters", {})))
     if not questions:
-        raise JobFailed("No question matches the filters; nothing was requested.")
+        raise JobFailed(gettext("No question matches the filters; nothing was requested."))
     users = get_user_model().objects
     assessors = list(users.filter(pk__in=p.get("assessors", [])).order_by("username"))
     adjudicator = users.filter(pk=p["adjudicator"]).first() if p.get("adjudicator") else None
-    ctx.progress.phase("Requesting layers", total=len(questions), unit="questions")
+    ctx.progress.phase(gettext("Requesting layers"), total=len(questions), unit="questions")
     try:
         done = layers_request(
             collection=collection,
@@ -81,37 +84,42 @@ def run_layers_request(ctx: JobContext) -> dict[str, Any]:
         )
     except Conflict as e:
         raise JobFailed(str(e)) from None
-    success = (
-        f"{done.layers} layers requested on {done.questions} "
-        f"question{'s' if done.questions != 1 else ''}."
-    )
+    success = ngettext(
+        "%(layers)s layers requested on %(n)s question.",
+        "%(layers)s layers requested on %(n)s questions.",
+        done.questions,
+    ) % {"layers": done.layers, "n": done.questions}
     warnings = []
     if done.layered:
         n = len(done.layered)
         warnings.append(
-            _left_out(
+            ngettext(
+                "%(n)s question left out: it has layers already, which stay as they are "
+                "(more would make more than k): %(names)s.",
+                "%(n)s questions left out: they have layers already, which stay as they are "
+                "(more would make more than k): %(names)s.",
                 n,
-                f"{'they have' if n != 1 else 'it has'} layers already, which stay as they "
-                f"are (more would make more than k): {', '.join(done.layered[:20])}"
-                f"{', ...' if n > 20 else ''}.",
             )
+            % {"n": n, "names": _listed(done.layered)}
         )
     if done.refused:
         n = len(done.refused)
         warnings.append(
-            _left_out(
+            ngettext(
+                "%(n)s question left out: gold was already derived from its layers, which "
+                "more layers would not change: %(names)s.",
+                "%(n)s questions left out: gold was already derived from their layers, which "
+                "more layers would not change: %(names)s.",
                 n,
-                f"gold was already derived from {'their' if n != 1 else 'its'} layers, which "
-                f"more layers would not change: {', '.join(done.refused[:20])}"
-                f"{', ...' if n > 20 else ''}.",
             )
+            % {"n": n, "names": _listed(done.refused)}
         )
     return {
         "message": " ".join([success, *warnings]),
         "success": success,
         "warnings": warnings,
         "url": reverse("annotate:collection-agreement", args=[collection.slug]),
-        "link": "Open the agreement page",
+        "link": gettext("Open the agreement page"),
     }
 
 
@@ -125,7 +133,12 @@ def layers_request_start(
         n = max(0, min(n, params["sample"]))
     return job_start(
         kind="layers_request",
-        label=f"Layer request on {n} question{'s' if n != 1 else ''} of {collection.name}",
+        label=ngettext(
+            "Layer request on %(n)s question of %(collection)s",
+            "Layer request on %(n)s questions of %(collection)s",
+            n,
+        )
+        % {"n": n, "collection": collection.name},
         func=RUN_LAYERS_REQUEST,
         user=user,
         collection_id=collection.pk,

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Case, Count, Exists, F, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
+from django.utils.translation import gettext_lazy as _
 
 from evaluation.metrics.levels import DEFAULT_LEVELS as DEFAULT_LEVEL_CODES
 from evaluation.metrics.levels import default_gains
@@ -47,9 +48,9 @@ def is_site_staff(user) -> bool:
 
 
 class Role(models.TextChoices):
-    ORGANIZER = "organizer", "Organizer"
-    ASSESSOR = "assessor", "Assessor"
-    PARTICIPANT = "participant", "Participant"
+    ORGANIZER = "organizer", _("Organizer")
+    ASSESSOR = "assessor", _("Assessor")
+    PARTICIPANT = "participant", _("Participant")
 
     @property
     def is_organizer(self) -> bool:
@@ -62,9 +63,9 @@ JUDGE_ROLES: tuple[Role, ...] = (Role.ORGANIZER, Role.ASSESSOR)
 
 
 class QuestionStatus(models.TextChoices):
-    TODO = "todo", "To do"
-    IN_PROGRESS = "in_progress", "In progress"
-    DONE = "done", "Done"
+    TODO = "todo", _("To do")
+    IN_PROGRESS = "in_progress", _("In progress")
+    DONE = "done", _("Done")
 
 
 class LayerState(models.TextChoices):
@@ -72,17 +73,17 @@ class LayerState(models.TextChoices):
     definition every page, queue and write asks (``QuestionQuerySet.with_layer_state``).
     ``k`` is its request's: fewer layers than that are no independent judgment yet."""
 
-    NONE = "", "Not judged in layers"
-    OPEN = "open", "Layers being judged"  # a layer is not done yet
-    SHORT = "short", "Waiting for a new layer"  # all done, fewer than k (an assessor left)
-    WAITING = "waiting", "Waiting for adjudication"  # k done, gold has unjudged strings
-    COMPLETE = "complete", "Adjudicated"  # k done, gold has judged every string
+    NONE = "", _("Not judged in layers")
+    OPEN = "open", _("Layers being judged")  # a layer is not done yet
+    SHORT = "short", _("Waiting for a new layer")  # all done, fewer than k (an assessor left)
+    WAITING = "waiting", _("Waiting for adjudication")  # k done, gold has unjudged strings
+    COMPLETE = "complete", _("Adjudicated")  # k done, gold has judged every string
 
 
 class MatchingMode(models.TextChoices):
-    NORMALIZED = "normalized", "Normalized (NFKC, case, spaces, punctuation)"
-    EXACT = "exact", "Exact (surrounding spaces only)"
-    SQUAD = "squad", "SQuAD (case, punctuation anywhere, articles a/an/the, spaces)"
+    NORMALIZED = "normalized", _("Normalized (NFKC, case, spaces, punctuation)")
+    EXACT = "exact", _("Exact (surrounding spaces only)")
+    SQUAD = "squad", _("SQuAD (case, punctuation anywhere, articles a/an/the, spaces)")
 
 
 def percent_done(done: int, total: int) -> int:
@@ -112,19 +113,21 @@ class CollectionQuerySet(models.QuerySet):
 
 
 class Collection(models.Model):
-    name = models.CharField(max_length=200)
-    slug = models.SlugField(max_length=80, unique=True)
-    description = models.TextField(blank=True)
-    guidelines = models.TextField("assessor guidelines", blank=True)
+    name = models.CharField(_("name"), max_length=200)
+    slug = models.SlugField(_("slug"), max_length=80, unique=True)
+    description = models.TextField(_("description"), blank=True)
+    guidelines = models.TextField(_("assessor guidelines"), blank=True)
     matching_mode = models.CharField(
-        max_length=12, choices=MatchingMode, default=MatchingMode.NORMALIZED
+        _("matching mode"), max_length=12, choices=MatchingMode, default=MatchingMode.NORMALIZED
     )
     max_output_size = models.PositiveSmallIntegerField(
-        "max output size L'", default=5, help_text="answers per question a run may return"
+        _("max output size L'"), default=5, help_text=_("answers per question a run may return")
     )
-    open_for_submissions = models.BooleanField(default=False)
+    open_for_submissions = models.BooleanField(_("open for submissions"), default=False)
     leaderboard_published = models.BooleanField(
-        default=False, help_text="participants see every run's scores, not only their own"
+        _("leaderboard published"),
+        default=False,
+        help_text=_("participants see every run's scores, not only their own"),
     )
     judgment_version = models.PositiveIntegerField(default=0, editable=False)
     judgments_changed_at = models.DateTimeField(null=True, blank=True, editable=False)
@@ -172,7 +175,7 @@ class Level(models.Model):
     examples = models.TextField(
         blank=True,
         max_length=2000,
-        help_text="example answers of this level, one per line, shown in the guidelines",
+        help_text=_("example answers of this level, one per line, shown in the guidelines"),
     )
 
     class Meta:
@@ -288,7 +291,7 @@ class QuestionQuerySet(models.QuerySet):
 
 class Question(models.Model):
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="questions")
-    qid = models.CharField("question id", max_length=100)
+    qid = models.CharField(_("question id"), max_length=100)
     text = models.TextField()
     status = models.CharField(max_length=12, choices=QuestionStatus, default=QuestionStatus.TODO)
     assessors = models.ManyToManyField(
@@ -317,8 +320,10 @@ class AnswerSynset(models.Model):
         max_length=100,
         blank=True,
         default="",
-        help_text="the synset id of an imported judgments file (``gold``, ``Q1-a``); kept "
-        "so that an export writes it back",
+        help_text=_(
+            "the synset id of an imported judgments file (``gold``, ``Q1-a``); kept "
+            "so that an export writes it back"
+        ),
     )
     note = models.TextField(blank=True)
 
@@ -343,15 +348,19 @@ class AnswerString(models.Model):
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="strings")
     text = models.TextField()
     key = models.TextField(
-        help_text="matching key of ``text`` under the collection's matching mode (the keys of "
-        "every spelling are in SpellingKey)"
+        help_text=_(
+            "matching key of ``text`` under the collection's matching mode (the keys of "
+            "every spelling are in SpellingKey)"
+        )
     )
     variants = models.JSONField(
         default=list,
         blank=True,
-        help_text="other spellings of the string, folded into it because they had its key "
-        "under the mode of the time (DESIGN.md section 4): nothing typed or imported is lost, "
-        "and they match under every later mode (SpellingKey)",
+        help_text=_(
+            "other spellings of the string, folded into it because they had its key "
+            "under the mode of the time (DESIGN.md section 4): nothing typed or imported is lost, "
+            "and they match under every later mode (SpellingKey)"
+        ),
     )
     synset = models.ForeignKey(
         AnswerSynset, null=True, blank=True, on_delete=models.RESTRICT, related_name="strings"
@@ -439,7 +448,7 @@ class JudgmentEvent(models.Model):
         blank=True,
         on_delete=models.CASCADE,
         related_name="events",
-        help_text="the assessor's layer this event changed; null for the gold judgments",
+        help_text=_("the assessor's layer this event changed; null for the gold judgments"),
     )
     action = models.CharField(max_length=40)
     before = models.JSONField(default=dict, blank=True)
@@ -490,14 +499,14 @@ class LayerRequest(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
-        help_text="who resolves disagreements besides the organizers",
+        help_text=_("who resolves disagreements besides the organizers"),
     )
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
     gold_at = models.DateTimeField(
-        null=True, blank=True, help_text="when the agreed strings went to gold"
+        null=True, blank=True, help_text=_("when the agreed strings went to gold")
     )
 
     class Meta:
@@ -561,7 +570,7 @@ class JudgingLayer(models.Model):
         null=True,
         blank=True,
         editable=False,
-        help_text="from the first edit to done, for throughput (set when marked done)",
+        help_text=_("from the first edit to done, for throughput (set when marked done)"),
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

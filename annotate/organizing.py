@@ -19,6 +19,7 @@ from django.db.models import (
 )
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
+from django.utils.translation import gettext
 
 from evaluation.metrics.gains import check_gain
 
@@ -69,9 +70,12 @@ def questions_assign(
     )
     strangers = [u.get_username() for u in assessors if u.pk not in members]
     if strangers:
-        raise Conflict(f"Not an assessor of this collection: {', '.join(strangers)}.")
+        raise Conflict(
+            gettext("Not an assessor of this collection: %(names)s.")
+            % {"names": ", ".join(strangers)}
+        )
     if not assessors:
-        raise Conflict("Choose at least one assessor.")
+        raise Conflict(gettext("Choose at least one assessor."))
     questions = [q for q in questions if q.collection_id == collection.pk]
     through = Question.assessors.through
     ids = [q.pk for q in questions]
@@ -104,7 +108,7 @@ def _levels_set(collection: Collection, levels: list[LevelRow]) -> None:
     that stay; Conflict when none is given, a gain is out of range or a level to remove is
     still used by a judged string or a layer judgment."""
     if not levels:
-        raise Conflict("A collection needs at least one level.")
+        raise Conflict(gettext("A collection needs at least one level."))
     for code, _, gain, _ in levels:
         try:
             check_gain(gain, f"the gain of level {code!r}")
@@ -116,7 +120,8 @@ def _levels_set(collection: Collection, levels: list[LevelRow]) -> None:
     used = [lv.code for lv in gone if lv.strings.exists() or lv.layer_judgments.exists()]
     if used:
         raise Conflict(
-            f"Level(s) {', '.join(used)} are used by judged strings; change those strings first."
+            gettext("Level(s) %(codes)s are used by judged strings; change those strings first.")
+            % {"codes": ", ".join(used)}
         )
     Level.objects.filter(pk__in=[lv.pk for lv in gone]).delete()
     Level.objects.filter(collection=collection).update(order=F("order") + 1000)
@@ -156,8 +161,10 @@ def collection_save(
         )
         if old_mode != collection.matching_mode:
             raise Conflict(
-                "The matching mode is changed on the collection's Matching mode page, which "
-                "re-keys its strings and its runs' answers together."
+                gettext(
+                    "The matching mode is changed on the collection's Matching mode page, "
+                    "which re-keys its strings and its runs' answers together."
+                )
             )
     collection.save()
     if created and not levels:
@@ -191,7 +198,7 @@ def membership_set(
     collection, so their queue no longer lists its questions, and the layers they had not
     marked done (``_open_layers_remove``)."""
     if role is not None and role not in Role.values:
-        raise Conflict(f"Unknown role {role!r}.")
+        raise Conflict(gettext("Unknown role %(role)s.") % {"role": repr(role)})
     # the organizer rows stay locked until the end: two organizers removing each other at
     # the same moment cannot both succeed and leave the collection without one
     organizers = set(
@@ -206,8 +213,11 @@ def membership_set(
     )
     if current == Role.ORGANIZER and role != Role.ORGANIZER and organizers == {user.pk}:
         raise Conflict(
-            f"{user.get_username()} is the last organizer of “{collection.name}”: "
-            "make another member an organizer first."
+            gettext(
+                "%(name)s is the last organizer of “%(collection)s”: make another member an "
+                "organizer first."
+            )
+            % {"name": user.get_username(), "collection": collection.name}
         )
     if role is None:
         Membership.objects.filter(collection=collection, user=user).delete()
@@ -323,8 +333,11 @@ def member_invite(
     username = username.strip()
     if User.objects.filter(username__iexact=username).exists():
         raise Conflict(
-            f"The username {username!r} is taken: add that user as a member "
-            "instead, or choose another name."
+            gettext(
+                "The username %(name)s is taken: add that user as a member instead, or "
+                "choose another name."
+            )
+            % {"name": repr(username)}
         )
     user = User(username=username, email=email.strip())
     user.set_unusable_password()

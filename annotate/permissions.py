@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef
+from django.utils.translation import gettext
 
 from .models import (
     JUDGE_ROLES,
@@ -46,7 +47,7 @@ def require_role(request_or_user, collection: Collection, *roles: Role) -> Role:
     user = getattr(request_or_user, "user", request_or_user)
     role = collection_role(user, collection)
     if role is None or (roles and role not in roles):
-        raise PermissionDenied("You do not have access to this page of this collection.")
+        raise PermissionDenied(gettext("You do not have access to this page of this collection."))
     return role
 
 

@@ -60,7 +60,10 @@ if TYPE_CHECKING:
 def collection_rows(user: AnyUser) -> list[dict[str, Any]]:
     """The collections ``user`` sees, each with their role in it and its progress."""
     collections = Collection.objects.visible_to(user).with_counts()
-    roles = dict(Membership.objects.filter(user=user).values_list("collection_id", "role"))
+    roles = {
+        pk: Role(role)
+        for pk, role in Membership.objects.filter(user=user).values_list("collection_id", "role")
+    }
     staff = is_site_staff(user)
     return [
         {
@@ -684,21 +687,27 @@ def organizer_next_steps(collection: Collection, stats: dict) -> list[dict]:
         steps.append(
             {
                 "step": "import",
-                "text": "Import the questions (a CSV or TSV of id and "
-                "text), then the answers to judge or a judgments file.",
+                "text": gettext(
+                    "Import the questions (a CSV or TSV of id and text), then the answers to "
+                    "judge or a judgments file."
+                ),
             }
         )
     has_assessors = Membership.objects.filter(collection=collection, role=Role.ASSESSOR).exists()
     if not has_assessors:
-        steps.append({"step": "members", "text": "Add assessors (and participants) as members."})
+        text = gettext("Add assessors (and participants) as members.")
+        steps.append({"step": "members", "text": text})
     if stats["questions"] and has_assessors:
         unassigned = Question.objects.filter(collection=collection, assessors=None).count()
         if unassigned == stats["questions"]:
             steps.append(
                 {
                     "step": "assign",
-                    "text": f"Assign the {unassigned} questions to "
-                    "assessors (unassigned ones are offered to every assessor).",
+                    "text": gettext(
+                        "Assign the %(n)s questions to assessors (unassigned ones are offered "
+                        "to every assessor)."
+                    )
+                    % {"n": unassigned},
                 }
             )
     return steps

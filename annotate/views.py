@@ -16,6 +16,7 @@ from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from config.downloads import csv_download
@@ -367,7 +368,7 @@ def _collection_form_page(request: HtmxHttpRequest, collection: Collection | Non
             except edits.Conflict as e:
                 levels._non_form_errors = levels.error_class([str(e)])
             else:
-                messages.success(request, f"Saved {saved.name}.")
+                messages.success(request, gettext("Saved %(name)s.") % {"name": saved.name})
                 return redirect_to(request, "annotate:collection-detail", saved.slug)
     else:
         form = forms.CollectionForm(instance=collection)
@@ -385,8 +386,10 @@ def collection_create(request: HtmxHttpRequest) -> HttpResponse:
     collection; its creator becomes its organizer."""
     if not can_create_collection(request.user):
         raise PermissionDenied(
-            "Only organizers may create collections. Ask an administrator "
-            "for the right to create one."
+            gettext(
+                "Only organizers may create collections. Ask an administrator for the right "
+                "to create one."
+            )
         )
     return _collection_form_page(request, None)
 
@@ -427,8 +430,9 @@ def _member_add(request: HtmxHttpRequest, collection: Collection) -> _MembersOut
     except edits.Conflict as e:
         form.add_error("role", str(e))
         return _MembersOutcome(form=form)
+    notice = gettext("%(name)s is now a member: %(role)s.")
     return _MembersOutcome(
-        notice=f"{form.user.get_username()} is now a member: {Role(role).label}."
+        notice=notice % {"name": form.user.get_username(), "role": Role(role).label}
     )
 
 
@@ -451,10 +455,11 @@ def _member_invite(request: HtmxHttpRequest, collection: Collection) -> _Members
         invite.add_error("username", str(e))
         return _MembersOutcome(invite=invite)
     return _MembersOutcome(
-        notice=(
-            f"Account {made.user.get_username()} created ({Role(d['role']).label}). Send them "
-            "this link to choose their password; it works once."
-        ),
+        notice=gettext(
+            "Account %(name)s created (%(role)s). Send them this link to choose their "
+            "password; it works once."
+        )
+        % {"name": made.user.get_username(), "role": Role(d["role"]).label},
         link=request.build_absolute_uri(reverse("set-password", args=[made.uidb64, made.token])),
     )
 
@@ -463,7 +468,7 @@ def _member_change(request: HtmxHttpRequest, collection: Collection) -> _Members
     """``action=role`` (a member's new role) or ``action=remove``; an unknown user is a 404."""
     change = forms.MemberChangeForm(request.POST)
     if not change.is_valid():
-        raise Http404("No such user.")
+        raise Http404(gettext("No such user."))
     user = change.cleaned_data["user"]
     role = None if request.POST.get("action") == "remove" else change.cleaned_data["role"]
     try:
@@ -472,9 +477,9 @@ def _member_change(request: HtmxHttpRequest, collection: Collection) -> _Members
         return _MembersOutcome(error=str(e))
     name = user.get_username()
     return _MembersOutcome(
-        notice=f"{name} removed from the collection."
+        notice=gettext("%(name)s removed from the collection.") % {"name": name}
         if role is None
-        else f"{name} is now {Role(role).label.lower()}."
+        else gettext("%(name)s is now %(role)s.") % {"name": name, "role": Role(role).label.lower()}
     )
 
 
@@ -610,7 +615,7 @@ def collection_export(request: HtmxHttpRequest, slug: str, what: str) -> HttpRes
     collection = get_object_or_404(Collection, slug=slug)
     require_role(request, collection, Role.ORGANIZER)
     if what not in EXPORTS:
-        raise Http404("unknown export")
+        raise Http404(gettext("unknown export"))
     if what == "events":  # not the events of the layers the organizer is blind to
         return csv_download(export_events(collection, reader=request.user), f"{slug}-events.csv")
     return csv_download(EXPORTS[what](collection), f"{slug}-{what}.csv")

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from django import template
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext_lazy as _
 
 register = template.Library()
 
 # why a figure is nan (``evaluation.metrics.agreement``: kappa and alpha are 1.0 when a
 # single class occurs, so they are undefined only with nothing to compare)
 WHY = {
-    "strings": "undefined: no string judged by both layers",
-    "correct": "undefined: no string judged correct in both layers (no grouping to compare)",
+    "strings": _("undefined: no string judged by both layers"),
+    "correct": _("undefined: no string judged correct in both layers (no grouping to compare)"),
 }
 
 
@@ -19,18 +22,20 @@ WHY = {
 MARK = {"strings": "a", "correct": "b"}
 
 
-@register.inclusion_tag("annotate/_figure.html")
-def figure(value: float | None, places: int = 3, why: str = "strings") -> dict:
+@register.simple_tag
+def figure(value: float | None, places: int = 3, why: str = "strings") -> SafeString:
     """``value`` with ``places`` decimals (as ``floatformat``), or, when it is undefined
-    (nan or None), an em dash with the footnote letter of why (``MARK``, ``WHY``)."""
+    (nan or None), an em dash with the footnote letter of why (``MARK``, ``WHY``);
+    ``{% figure x as name %}`` keeps it for a sentence (``blocktranslate``)."""
     undefined = value is None or value != value
-    return {
+    context = {
         "value": value,
         "places": places,
         "undefined": undefined,
         "why": WHY.get(why, why),
         "mark": MARK.get(why, ""),
     }
+    return SafeString(render_to_string("annotate/_figure.html", context).strip())
 
 
 @register.inclusion_tag("annotate/_figure_notes.html")
