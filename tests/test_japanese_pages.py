@@ -5,6 +5,7 @@ run file's own parse errors (evaluation.metrics, which has no Django) stay Engli
 from __future__ import annotations
 
 import html
+import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -52,6 +53,10 @@ def test_the_run_upload_page_in_japanese(client, participant):
     assert "1つの質問の回答は最大 5 件までです" in page
     assert "自動判別" in page  # the format menu's first choice
     assert "Upload a run" not in page
+    # upload.js's notes come from the catalog the page loads first
+    assert page.index('src="/jsi18n/"') < page.index("js/upload.js")
+    catalog = client.get("/jsi18n/", headers=JA).content.decode()
+    assert json.dumps("処理中: ランを確認して保存しています…") in catalog  # JSON-escaped
     # a bad file: the page's words in Japanese, the file's problems as the parser says them
     bad = SimpleUploadedFile("r.tsv", b"Q1\t1\tParis\nQ1\tx\tLyon\nNOPE\t1\tRome\n")
     r = client.post("/collections/ja-runs/runs/upload/", {"name": "r1", "file": bad}, headers=JA)
