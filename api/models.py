@@ -13,6 +13,7 @@ import secrets
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 TOKEN_PREFIX = "qas_"
 PREFIX_LENGTH = len(TOKEN_PREFIX) + 8  # "qas_" and the first 8 characters of the secret
@@ -38,7 +39,9 @@ class ApiToken(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
     )
-    name = models.CharField(max_length=100, help_text="what the token is for, e.g. 'CI'")
+    name = models.CharField(
+        _("name"), max_length=100, help_text=_("what the token is for, e.g. 'CI'")
+    )
     prefix = models.CharField(max_length=PREFIX_LENGTH, editable=False)
     digest = models.CharField(max_length=64, unique=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from .models import ApiToken, new_token, token_digest
 
@@ -40,8 +41,11 @@ def api_token_create(*, user: AbstractBaseUser, name: str) -> NewToken:
     get_user_model().objects.select_for_update().filter(pk=user.pk).first()
     if ApiToken.objects.filter(user=user, revoked_at__isnull=True).count() >= MAX_ACTIVE_TOKENS:
         raise TooManyTokens(
-            f"You already have {MAX_ACTIVE_TOKENS} active tokens, the most one user may hold; "
-            "revoke one you no longer use first."
+            _(
+                "You already have %(max)s active tokens, the most one user may hold; "
+                "revoke one you no longer use first."
+            )
+            % {"max": MAX_ACTIVE_TOKENS}
         )
     secret = new_token()
     token = ApiToken.objects.create(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from config.htmx import redirect_to
@@ -42,6 +43,6 @@ def token_list(request: HttpRequest) -> HttpResponse:
 @require_POST
 def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
     if not api_token_revoke(user=request.user, token_id=token_id):
-        raise Http404("No such token")
-    messages.success(request, "Token revoked: it no longer works.")
+        raise Http404(_("No such token"))
+    messages.success(request, _("Token revoked: it no longer works."))
     return redirect_to(request, "account:token-list")

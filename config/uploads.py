@@ -18,15 +18,28 @@ from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import TemporaryUploadedFile, UploadedFile
 from django.core.files.uploadhandler import TemporaryFileUploadHandler
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+
+# the refusal of a file too large, by what the limit is for (whole sentences: the word
+# order differs between languages)
+TOO_LARGE = {
+    "runs": _("The file is %(size)s MB; runs may be at most %(limit)s MB."),
+    "imports": _("The file is %(size)s MB; imports may be at most %(limit)s MB."),
+    "archives": _("The file is %(size)s MB; archives may be at most %(limit)s MB."),
+}
 
 
 def check_upload_size(f: UploadedFile, max_mb: int, what: str) -> UploadedFile:
     """Return ``f`` if it is at most ``max_mb`` MB; otherwise raise a ValidationError saying
-    its size and the limit (``what``: "imports", "runs" -- what the limit is for).  Every
-    form with a file field checks its size here."""
+    its size and the limit (``what``: "imports", "runs", "archives" -- what the limit is
+    for, a key of ``TOO_LARGE``).  Every form with a file field checks its size here."""
     if f.size > max_mb * 1024 * 1024:
+        message = TOO_LARGE.get(what) or gettext(
+            "The file is %(size)s MB; %(what)s may be at most %(limit)s MB."
+        )
         raise forms.ValidationError(
-            f"The file is {f.size / 1048576:.1f} MB; {what} may be at most {max_mb} MB."
+            str(message) % {"size": f"{f.size / 1048576:.1f}", "limit": max_mb, "what": what}
         )
     return f
 

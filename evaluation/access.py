@@ -10,6 +10,8 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from annotate.models import Collection, Role
 from annotate.permissions import collection_role, require_role
@@ -18,9 +20,9 @@ from .models import Run
 
 # scores and runs are for organizers and participants; assessors judge blind
 SCORE_ROLES = (Role.ORGANIZER, Role.PARTICIPANT)
-NOT_OPEN = "This collection is not open for submissions."
-NOT_A_SUBMITTER = "Only the collection's organizers and participants may submit runs to it."
-MAY_NOT_CHANGE = (
+NOT_OPEN = _("This collection is not open for submissions.")
+NOT_A_SUBMITTER = _("Only the collection's organizers and participants may submit runs to it.")
+MAY_NOT_CHANGE = _(
     "Only the run's owner while the collection is open for submissions, or an organizer, "
     "may change this run."
 )
@@ -41,8 +43,8 @@ def visible_run(*, user: Any, collection: Collection, run_id: int | str) -> Run:
     run = Run.objects.visible_to(user, collection).select_related("owner").filter(pk=run_id).first()
     if run is None:
         if Run.objects.active().filter(collection=collection, pk=run_id).exists():
-            raise PermissionDenied("This run is not visible to you.")
-        raise Http404("No such run")
+            raise PermissionDenied(gettext("This run is not visible to you."))
+        raise Http404(gettext("No such run"))
     return run
 
 
@@ -78,6 +80,6 @@ def run_may_change(run: Run, user: Any) -> bool:
 def require_may_change(run: Run, user: Any) -> None:
     """``run_may_change``, or PermissionDenied saying why not."""
     if run.withdrawn_at is not None:
-        raise PermissionDenied("This run has been withdrawn.")
+        raise PermissionDenied(gettext("This run has been withdrawn."))
     if not run_may_change(run, user):
         raise PermissionDenied(MAY_NOT_CHANGE)

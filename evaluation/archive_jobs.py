@@ -16,6 +16,8 @@ import io
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from django.utils.formats import number_format
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotate.models import Collection, Role
 from annotate.permissions import can_create_collection, require_role
@@ -28,11 +30,11 @@ from jobs.runner import JobContext, JobFailed
 ARCHIVE_TYPE = "application/zip"
 # what the archive's progress units are shown as, one phase each
 PHASES = {
-    "rows": "Writing the archive",
-    "members read": "Reading the archive",
-    "rows read": "Checking the rows",
-    "run answers checked": "Checking the run answers",
-    "rows written": "Writing",
+    "rows": gettext_lazy("Writing the archive"),
+    "members read": gettext_lazy("Reading the archive"),
+    "rows read": gettext_lazy("Checking the rows"),
+    "run answers checked": gettext_lazy("Checking the run answers"),
+    "rows written": gettext_lazy("Writing"),
 }
 # a collection with fewer rows than this is exported in the request (well under a second)
 INLINE_EXPORT_ROWS = 20_000
@@ -50,7 +52,7 @@ class _Phases:
     def __call__(self, done: int, total: int | None = None, unit: str | None = None) -> None:
         if unit != self.unit:
             self.unit = unit
-            label = PHASES.get(unit or "", unit or "")
+            label = str(PHASES.get(unit or "", unit or ""))
             if unit == "rows written" and self.prefix:
                 label = f"{self.prefix} {label.lower()}"
             self.ctx.progress.phase(label, total=total, unit=unit or "")
@@ -73,20 +75,24 @@ def export_archive(ctx: JobContext) -> dict:
     collection = Collection.objects.get(pk=ctx.job.collection_id)
     if not _from_cli(ctx):
         if ctx.job.user is None:
-            raise JobFailed("The user who asked for this archive no longer exists.")
+            raise JobFailed(_("The user who asked for this archive no longer exists."))
         try:
             require_role(ctx.job.user, collection, Role.ORGANIZER)
         except PermissionDenied as e:
-            raise JobFailed("Only an organizer of the collection may export it.") from e
+            raise JobFailed(_("Only an organizer of the collection may export it.")) from e
     buf = io.BytesIO()
     rows = collection_export_to(buf, collection=collection, progress=_Phases(ctx))
     data = buf.getvalue()
     output = ctx.save_output(f"{collection.slug}.zip", data, ARCHIVE_TYPE)
     return {
-        "message": f"The archive of {collection.name}: {number_format(rows, force_grouping=True)} "
-        f"rows in {len(data) / 1048576:.1f} MB.",
+        "message": _("The archive of %(name)s: %(rows)s rows in %(size)s MB.")
+        % {
+            "name": collection.name,
+            "rows": number_format(rows, force_grouping=True),
+            "size": f"{len(data) / 1048576:.1f}",
+        },
         "url": reverse("jobs:job-output", args=[ctx.job.pk, output.pk]),
-        "link": "Download the archive",
+        "link": _("Download the archive"),
         "output": output.pk,
         "rows": rows,
         "bytes": len(data),
@@ -101,7 +107,7 @@ def import_archive(ctx: JobContext) -> dict:
     if not _from_cli(ctx):
         user = ctx.job.user
         if user is None or not can_create_collection(user):
-            raise JobFailed("Only organizers may create collections, from an archive too.")
+            raise JobFailed(_("Only organizers may create collections, from an archive too."))
     slug, name = ctx.params["slug"], ctx.params.get("name") or None
     try:
         collection = collection_import(
@@ -114,16 +120,20 @@ def import_archive(ctx: JobContext) -> dict:
         )
     except InputError as e:
         raise JobFailed(
-            "The archive was not imported; nothing was written.",
+            _("The archive was not imported; nothing was written."),
             [{"file": i.file, "line": i.line, "message": i.message} for i in e.issues],
         ) from e
     questions, runs = collection.questions.count(), collection.runs.count()
     return {
-        "message": f"Imported {collection.name} ({collection.slug}): "
-        f"{number_format(questions, force_grouping=True)} questions, "
-        f"{number_format(runs, force_grouping=True)} runs.",
+        "message": _("Imported %(name)s (%(slug)s): %(questions)s questions, %(runs)s runs.")
+        % {
+            "name": collection.name,
+            "slug": collection.slug,
+            "questions": number_format(questions, force_grouping=True),
+            "runs": number_format(runs, force_grouping=True),
+        },
         "url": reverse("annotate:collection-detail", args=[collection.slug]),
-        "link": "Open the collection",
+        "link": _("Open the collection"),
         "slug": collection.slug,
         "questions": questions,
         "runs": runs,

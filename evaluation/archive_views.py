@@ -12,6 +12,8 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_http_methods
 
 from annotate.models import Collection, Role
@@ -28,13 +30,19 @@ from . import archive_jobs
 
 class ArchiveImportForm(forms.Form):
     file = forms.FileField(
-        label="Archive", help_text="a zip made by Export archive or manage.py export_collection"
+        label=_("Archive"),
+        help_text=_("a zip made by Export archive or manage.py export_collection"),
     )
     slug = forms.SlugField(
-        max_length=80, help_text="the new collection's short name in its address"
+        max_length=80,
+        label=_("Slug"),
+        help_text=_("the new collection's short name in its address"),
     )
     name = forms.CharField(
-        max_length=200, required=False, help_text="empty: the name the archive gives"
+        max_length=200,
+        required=False,
+        label=_("Name"),
+        help_text=_("empty: the name the archive gives"),
     )
 
     def clean_file(self):
@@ -43,13 +51,16 @@ class ArchiveImportForm(forms.Form):
     def clean_slug(self):
         slug = self.cleaned_data["slug"]
         if Collection.objects.filter(slug=slug).exists():
-            raise forms.ValidationError(f"A collection with the slug {slug!r} already exists.")
+            raise forms.ValidationError(
+                gettext("A collection with the slug %(slug)s already exists.")
+                % {"slug": repr(slug)}
+            )
         return slug
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()
         if CONTROL_CHARACTERS.search(name):
-            raise forms.ValidationError("The name may not hold control characters.")
+            raise forms.ValidationError(gettext("The name may not hold control characters."))
         return name
 
 
@@ -70,7 +81,7 @@ def archive_export(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         try:
             job = job_start(
                 kind="archive-export",
-                label=f"Archive of {collection.name}",
+                label=gettext("Archive of %(name)s") % {"name": collection.name},
                 func="evaluation.archive_jobs.export_archive",
                 user=request.user,
                 collection_id=collection.pk,
@@ -100,8 +111,10 @@ def archive_import(request: HtmxHttpRequest) -> HttpResponse:
     problem with its member and line, as the command prints them."""
     if not can_create_collection(request.user):
         raise PermissionDenied(
-            "Only organizers may create collections. Ask an administrator for the right to "
-            "create one."
+            gettext(
+                "Only organizers may create collections. Ask an administrator for the right "
+                "to create one."
+            )
         )
     posted = request.method == "POST"
     form = ArchiveImportForm(request.POST, request.FILES) if posted else ArchiveImportForm()
@@ -113,7 +126,8 @@ def archive_import(request: HtmxHttpRequest) -> HttpResponse:
         try:
             job = job_start(
                 kind="archive-import",
-                label=f"Import of {upload.name} as {form.cleaned_data['slug']}",
+                label=gettext("Import of %(file)s as %(slug)s")
+                % {"file": upload.name, "slug": form.cleaned_data["slug"]},
                 func="evaluation.archive_jobs.import_archive",
                 user=request.user,
                 conflict=Conflict.NONE,

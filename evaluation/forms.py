@@ -6,6 +6,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS
+from django.utils.translation import gettext_lazy as _
 
 from annotate.models import Collection, MatchingMode
 from config.uploads import check_upload_size
@@ -49,12 +50,12 @@ def metric_label(name: str) -> str:
 
 METRIC_CHOICES = [(m, metric_label(m)) for m in (*BASE_METRICS, *CUTOFFS)]
 GAIN_CHOICES = [
-    ("default", "collection's gains"),
+    ("default", _("collection's gains")),
     ("3:2:1", "3:2:1"),
-    ("1:1:1", "1:1:1 (binary)"),
-    ("10:5:1", "10:5:1 (steep)"),
-    ("adjusted", "adjusted (eq. 7)"),
-    ("custom", "custom…"),
+    ("1:1:1", _("1:1:1 (binary)")),
+    ("10:5:1", _("10:5:1 (steep)")),
+    ("adjusted", _("adjusted (eq. 7)")),
+    ("custom", _("custom…")),
 ]
 
 
@@ -108,15 +109,21 @@ class ScoreConfigForm(forms.Form):
     defaults (``default_metrics``, the collection's gains), and its errors say why."""
 
     metric = MetricField(
-        choices=METRIC_CHOICES, required=False, widget=forms.CheckboxSelectMultiple
+        choices=METRIC_CHOICES,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label=_("Metric"),
     )
-    gains = GainsField(choices=GAIN_CHOICES, required=False)
+    gains = GainsField(choices=GAIN_CHOICES, required=False, label=_("Gains"))
     custom_gains = forms.CharField(
-        required=False, max_length=200, help_text="e.g. S=4,A=2,B=1 or adjusted:10:5:1"
+        required=False,
+        max_length=200,
+        label=_("Custom gains"),
+        help_text=_("e.g. S=4,A=2,B=1 or adjusted:10:5:1"),
     )
     # ranges: the engine's one check (gains.check_parameters), as for qa-score
-    beta = forms.FloatField(required=False)
-    rbp_p = forms.FloatField(required=False, label="RBP p")
+    beta = forms.FloatField(required=False, label=_("Beta"))
+    rbp_p = forms.FloatField(required=False, label=_("RBP p"))
 
     def __init__(
         self,
@@ -219,11 +226,13 @@ class TestConfigForm(forms.Form):
     all-pairs tests, read from the query string: a valid form's ``config`` is what it asks
     for (``significance.check_test_config``), an invalid one's the defaults."""
 
-    interval = forms.ChoiceField(choices=list(INTERVALS.items()), required=False, label="95% CI")
-    test = forms.ChoiceField(choices=list(TESTS.items()), required=False, label="Pair test")
+    interval = forms.ChoiceField(choices=list(INTERVALS.items()), required=False, label=_("95% CI"))
+    test = forms.ChoiceField(choices=list(TESTS.items()), required=False, label=_("Pair test"))
     # bootstrap samples / Tukey permutations (the template's label says which)
-    trials = forms.IntegerField(required=False, min_value=1, max_value=MAX_TRIALS, label="Trials")
-    seed = forms.IntegerField(required=False, min_value=0, max_value=2**63 - 1)
+    trials = forms.IntegerField(
+        required=False, min_value=1, max_value=MAX_TRIALS, label=_("Trials")
+    )
+    seed = forms.IntegerField(required=False, min_value=0, max_value=2**63 - 1, label=_("Seed"))
 
     def __init__(self, data: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(data, **kwargs)
@@ -271,23 +280,37 @@ class TestConfigForm(forms.Form):
         return self if self.errors else self.showing(self.config)
 
 
+# a run file's formats, "detect" (blank) first
+FORMAT_CHOICES = [
+    ("", _("detect")),
+    ("qa", _("QA run (TSV or CSV)")),
+    ("trec", _("TREC run")),
+]
+
+
 class RunUploadForm(forms.Form):
     """A run's upload: its name, description, format and file, checked before anything is
     read (the name's characters, the file's size); the upload job reads the file
     (``evaluation.run_jobs.run_upload_start``, for the upload page and the API alike)."""
 
-    name = forms.CharField(max_length=100, help_text="the run tag, unique in the collection")
-    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    format = forms.ChoiceField(
-        choices=[("", "detect"), ("qa", "QA run (TSV or CSV)"), ("trec", "TREC run")],
-        required=False,
+    name = forms.CharField(
+        max_length=100,
+        label=_("Name"),
+        help_text=_("the run tag, unique in the collection"),
     )
+    description = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2}), label=_("Description")
+    )
+    format = forms.ChoiceField(choices=FORMAT_CHOICES, required=False, label=_("Format"))
     # help texts are rendered as HTML by Django's form templates: no angle brackets here
     file = forms.FileField(
-        help_text="QA TSV, tab-separated: question_id, rank, answer and an "
-        "optional score; CSV with a header "
-        "question_id,rank,answer[,score]; or TREC: "
-        "qid Q0 docno rank score tag"
+        label=_("File"),
+        help_text=_(
+            "QA TSV, tab-separated: question_id, rank, answer and an "
+            "optional score; CSV with a header "
+            "question_id,rank,answer[,score]; or TREC: "
+            "qid Q0 docno rank score tag"
+        ),
     )
 
     def clean_name(self):
@@ -303,11 +326,8 @@ class RunUploadForm(forms.Form):
 class RunReplaceForm(forms.Form):
     """A new file for an existing run (its name and description stay)."""
 
-    format = forms.ChoiceField(
-        choices=[("", "detect"), ("qa", "QA run (TSV or CSV)"), ("trec", "TREC run")],
-        required=False,
-    )
-    file = forms.FileField(help_text=RunUploadForm.base_fields["file"].help_text)
+    format = forms.ChoiceField(choices=FORMAT_CHOICES, required=False, label=_("Format"))
+    file = forms.FileField(label=_("File"), help_text=RunUploadForm.base_fields["file"].help_text)
 
     def clean_file(self):
         return check_upload_size(self.cleaned_data["file"], settings.RUN_UPLOAD_MAX_MB, "runs")
@@ -316,4 +336,4 @@ class RunReplaceForm(forms.Form):
 class MatchingModeForm(forms.Form):
     """The Matching mode page's one field (``matching_views.collection_matching_mode``)."""
 
-    matching_mode = forms.ChoiceField(choices=MatchingMode.choices)
+    matching_mode = forms.ChoiceField(choices=MatchingMode.choices, label=_("Matching mode"))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
+from django.utils.translation import gettext as _
 
 from annotate.edits import Conflict
 from annotate.models import AnswerString, Collection, Role
@@ -42,9 +43,9 @@ def run_mode_change(ctx: JobContext) -> dict[str, Any]:
         require_role(ctx.job.user, collection, Role.ORGANIZER)
     except PermissionDenied:
         raise JobFailed(
-            "The matching mode was not changed: you are no longer an organizer here."
+            _("The matching mode was not changed: you are no longer an organizer here.")
         ) from None
-    ctx.progress.phase("Re-keying the strings, then the run answers", total=2, unit="steps")
+    ctx.progress.phase(_("Re-keying the strings, then the run answers"), total=2, unit="steps")
     try:
         folded = services.collection_matching_mode_change(
             collection=collection, mode=ctx.params["mode"], by=ctx.job.user, progress=ctx.progress
@@ -53,10 +54,14 @@ def run_mode_change(ctx: JobContext) -> dict[str, Any]:
         raise JobFailed(str(e)) from None
     collection.refresh_from_db(fields=["matching_mode"])
     return {
-        "message": f"Matching mode: {collection.get_matching_mode_display()}"
-        + (f"; {folded} string(s) folded into others." if folded else "."),
+        "message": (
+            _("Matching mode: %(mode)s; %(folded)s string(s) folded into others.")
+            if folded
+            else _("Matching mode: %(mode)s.")
+        )
+        % {"mode": collection.get_matching_mode_display(), "folded": folded},
         "url": reverse("annotate:collection-detail", args=[collection.slug]),
-        "link": "Open the collection",
+        "link": _("Open the collection"),
         "folded": folded,
     }
 
@@ -74,7 +79,8 @@ def mode_change_start(*, collection: Collection, user: AbstractBaseUser, mode: s
     collection.  Raises ``JobRefused`` while any other job runs there."""
     return job_start(
         kind="matching_mode",
-        label=f"Matching mode change of {collection.name} to {mode}",
+        label=_("Matching mode change of %(name)s to %(mode)s")
+        % {"name": collection.name, "mode": mode},
         func=RUN_MODE_CHANGE,
         user=user,
         collection_id=collection.pk,

@@ -5,13 +5,14 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from annotate.models import Role, is_site_staff
 
 
 class RunFormat(models.TextChoices):
-    QA = "qa", "QA run (question_id, rank, answer)"
-    TREC = "trec", "TREC run (qid Q0 docno rank score tag)"
+    QA = "qa", _("QA run (question_id, rank, answer)")
+    TREC = "trec", _("TREC run (qid Q0 docno rank score tag)")
 
 
 class RunQuerySet(models.QuerySet):
@@ -45,27 +46,43 @@ class RunQuerySet(models.QuerySet):
 
 class Run(models.Model):
     collection = models.ForeignKey(
-        "annotate.Collection", on_delete=models.CASCADE, related_name="runs"
+        "annotate.Collection",
+        on_delete=models.CASCADE,
+        related_name="runs",
+        verbose_name=_("collection"),
     )
-    name = models.CharField(max_length=100, help_text="the run tag")
+    name = models.CharField(_("name"), max_length=100, help_text=_("the run tag"))
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="runs"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="runs",
+        verbose_name=_("owner"),
     )
-    description = models.TextField(blank=True)
-    uploaded_at = models.DateTimeField(auto_now_add=True)
-    source_name = models.CharField(max_length=255, blank=True)
-    sha256 = models.CharField(max_length=64, blank=True)
-    format = models.CharField(max_length=4, choices=RunFormat, default=RunFormat.QA)
+    description = models.TextField(_("description"), blank=True)
+    uploaded_at = models.DateTimeField(_("uploaded at"), auto_now_add=True)
+    source_name = models.CharField(_("source name"), max_length=255, blank=True)
+    sha256 = models.CharField(_("sha256"), max_length=64, blank=True)
+    format = models.CharField(_("format"), max_length=4, choices=RunFormat, default=RunFormat.QA)
     withdrawn_at = models.DateTimeField(
-        null=True, blank=True, help_text="set when the run is withdrawn (soft delete)"
+        _("withdrawn at"),
+        null=True,
+        blank=True,
+        help_text=_("set when the run is withdrawn (soft delete)"),
     )
     withdrawn_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("withdrawn by"),
     )
 
     objects = RunQuerySet.as_manager()
 
     class Meta:
+        verbose_name = _("run")
+        verbose_name_plural = _("runs")
         ordering = ["collection", "name"]
         constraints = [
             # a withdrawn run frees its name
@@ -91,6 +108,8 @@ class RunAnswer(models.Model):
     score = models.FloatField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("run answer")
+        verbose_name_plural = _("run answers")
         ordering = ["run", "question", "rank"]
         constraints = [
             models.UniqueConstraint(

@@ -21,6 +21,8 @@ from typing import Any
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotate.models import Collection, Role
 from annotate.permissions import require_role
@@ -43,10 +45,14 @@ RUN_INLINE_LINES = 2000
 # pooling this many run answers or fewer runs in the request
 POOL_INLINE_ANSWERS = 2000
 
-UPLOAD_STEPS = {"lines": "Reading the file", "answers": "Storing the answers"}
+# the phases' labels, by the services' progress units (lazy: shown in the job's language)
+UPLOAD_STEPS = {
+    "lines": gettext_lazy("Reading the file"),
+    "answers": gettext_lazy("Storing the answers"),
+}
 POOL_STEPS = {
-    "questions": "Sending answers to the assessors' pool",
-    "runs": "Sending answers to the assessors' pool",
+    "questions": gettext_lazy("Sending answers to the assessors' pool"),
+    "runs": gettext_lazy("Sending answers to the assessors' pool"),
 }
 
 
@@ -54,7 +60,7 @@ class _Steps:
     """A service's ``progress(done, total, unit)`` as the job's phases: each new unit
     starts the phase ``labels[unit]`` (the file's lines, then the answers stored)."""
 
-    def __init__(self, progress: Progress, labels: dict[str, str], unit: str) -> None:
+    def __init__(self, progress: Progress, labels: dict[str, Any], unit: str) -> None:
         """``unit``: the one of the phase the job has started already."""
         self.progress = progress
         self.labels = labels
@@ -64,7 +70,7 @@ class _Steps:
         if unit is not None and unit != self.unit:
             self.unit = unit
             label = self.labels.get(unit) or unit[:1].upper() + unit[1:]
-            self.progress.phase(label, total=total, unit=unit)
+            self.progress.phase(str(label), total=total, unit=unit)
         self.progress(done, total, unit)
 
 
@@ -79,7 +85,7 @@ def issue_errors(issues: list[Issue]) -> list[dict[str, Any]]:
 
 def _user(ctx: JobContext) -> AbstractBaseUser:
     if ctx.job.user is None:
-        raise JobFailed("The account that started this job no longer exists; nothing was done.")
+        raise JobFailed(_("The account that started this job no longer exists; nothing was done."))
     return ctx.job.user
 
 
@@ -92,7 +98,7 @@ def _scored(ctx: JobContext, collection: Collection, run: Run) -> dict[str, floa
     scores are computed, and cached, before anyone opens the page).  The run is stored by
     now: a cancel or a scoring failure here leaves it stored and the job succeeded."""
     try:
-        ctx.progress.phase("Scoring the run", total=1, unit="run")
+        ctx.progress.phase(_("Scoring the run"), total=1, unit="run")
         config = ScoreConfigForm.read(None, collection).config
         means = services.score_runs(collection, [run], config).means().loc[run.name]
         ctx.progress(1)
@@ -108,7 +114,7 @@ def _run_result(run: Run, answers: int, message: str, means: dict[str, float | N
     return {
         "message": message,
         "url": _run_url(run),
-        "link": "Open the run",
+        "link": _("Open the run"),
         "run_id": run.pk,
         "run_name": run.name,
         "answers": answers,
@@ -134,7 +140,7 @@ def run_upload_start(
     ``jobs.services.JobRefused`` when a conflicting job holds the collection."""
     return job_start(
         kind="run-upload",
-        label=f"Upload of run {name.strip()!r}",
+        label=_("Upload of run %(name)s") % {"name": repr(name.strip())},
         func="evaluation.run_jobs.run_upload",
         user=user,
         collection_id=collection.pk,
@@ -151,7 +157,7 @@ def run_upload(ctx: JobContext) -> dict:
     """Read, check, store and score a run (``services.run_import``, all or nothing)."""
     collection = Collection.objects.get(pk=ctx.job.collection_id)
     params = ctx.params
-    ctx.progress.phase(UPLOAD_STEPS["lines"], unit="lines")
+    ctx.progress.phase(str(UPLOAD_STEPS["lines"]), unit="lines")
     try:
         run = services.run_import(
             collection=collection,
@@ -167,13 +173,15 @@ def run_upload(ctx: JobContext) -> dict:
         raise JobFailed(str(e)) from None
     except InputError as e:
         raise JobFailed(
-            f"The run was not stored: {len(e.issues)} problem(s).", issue_errors(e.issues)
+            _("The run was not stored: %(count)s problem(s).") % {"count": len(e.issues)},
+            issue_errors(e.issues),
         ) from None
     answers = run.answers.count()
     return _run_result(
         run,
         answers,
-        f"Run {run.name!r} uploaded: {answers} answers.",
+        _("Run %(name)s uploaded: %(answers)s answers.")
+        % {"name": repr(run.name), "answers": answers},
         _scored(ctx, collection, run),
     )
 
@@ -191,7 +199,7 @@ def run_replace_start(
     """Start replacing ``run``'s file (``run_replace``), at once for a small file."""
     return job_start(
         kind="run-replace",
-        label=f"Replacement of run {run.name!r}",
+        label=_("Replacement of run %(name)s") % {"name": repr(run.name)},
         func="evaluation.run_jobs.run_replace",
         user=user,
         collection_id=run.collection_id,
@@ -208,8 +216,8 @@ def run_replace(ctx: JobContext) -> dict:
     bad file leaves the run as it was)."""
     run = Run.objects.select_related("collection").filter(pk=ctx.params["run"]).first()
     if run is None:
-        raise JobFailed("The run is gone; nothing was changed.")
-    ctx.progress.phase(UPLOAD_STEPS["lines"], unit="lines")
+        raise JobFailed(_("The run is gone; nothing was changed."))
+    ctx.progress.phase(str(UPLOAD_STEPS["lines"]), unit="lines")
     try:
         run = services.run_replace(
             run=run,
@@ -223,13 +231,15 @@ def run_replace(ctx: JobContext) -> dict:
         raise JobFailed(str(e)) from None
     except InputError as e:
         raise JobFailed(
-            f"The run was not changed: {len(e.issues)} problem(s).", issue_errors(e.issues)
+            _("The run was not changed: %(count)s problem(s).") % {"count": len(e.issues)},
+            issue_errors(e.issues),
         ) from None
     answers = run.answers.count()
     return _run_result(
         run,
         answers,
-        f"Run {run.name!r} replaced: {answers} answers.",
+        _("Run %(name)s replaced: %(answers)s answers.")
+        % {"name": repr(run.name), "answers": answers},
         _scored(ctx, run.collection, run),
     )
 
@@ -241,7 +251,7 @@ def run_pool_start(*, run: Run, user: AbstractBaseUser, inline: bool | None = No
         inline = RunAnswer.objects.filter(run=run).count() <= POOL_INLINE_ANSWERS
     return job_start(
         kind="run-pool",
-        label=f"Pooling of run {run.name!r}",
+        label=_("Pooling of run %(name)s") % {"name": repr(run.name)},
         func="evaluation.run_jobs.run_pool",
         user=user,
         collection_id=run.collection_id,
@@ -256,7 +266,7 @@ def _organizer(ctx: JobContext, collection: Collection) -> AbstractBaseUser:
     try:
         require_role(user, collection, Role.ORGANIZER)
     except PermissionDenied as e:
-        raise JobFailed(str(e) or "Only the collection's organizers may pool runs.") from None
+        raise JobFailed(str(e) or _("Only the collection's organizers may pool runs.")) from None
     return user
 
 
@@ -269,9 +279,9 @@ def run_pool(ctx: JobContext) -> dict:
         .first()
     )
     if run is None:
-        raise JobFailed("The run is gone or was withdrawn; nothing was pooled.")
+        raise JobFailed(_("The run is gone or was withdrawn; nothing was pooled."))
     user = _organizer(ctx, run.collection)
-    ctx.progress.phase(POOL_STEPS["questions"], unit="questions")
+    ctx.progress.phase(str(POOL_STEPS["questions"]), unit="questions")
     try:
         added = services.run_pool(
             run=run, by=user, progress=_Steps(ctx.progress, POOL_STEPS, "questions")
@@ -279,9 +289,10 @@ def run_pool(ctx: JobContext) -> dict:
     except PermissionDenied as e:
         raise JobFailed(str(e)) from None
     return {
-        "message": f"{added} unjudged answer(s) of {run.name} sent to the assessors' pool.",
+        "message": _("%(added)s unjudged answer(s) of %(run)s sent to the assessors' pool.")
+        % {"added": added, "run": run.name},
         "url": _run_url(run),
-        "link": "Open the run",
+        "link": _("Open the run"),
         "run_id": run.pk,
         "added": added,
     }
@@ -297,7 +308,7 @@ def runs_pool_all_start(
         inline = answers.count() <= POOL_INLINE_ANSWERS
     return job_start(
         kind="run-pool-all",
-        label="Pooling of all runs",
+        label=_("Pooling of all runs"),
         func="evaluation.run_jobs.runs_pool_all",
         user=user,
         collection_id=collection.pk,
@@ -313,7 +324,7 @@ def runs_pool_all(ctx: JobContext) -> dict:
     collection = Collection.objects.get(pk=ctx.job.collection_id)
     user = _organizer(ctx, collection)
     runs = Run.objects.active().filter(collection=collection).count()
-    ctx.progress.phase("Pooling the runs", total=runs, unit="runs")
+    ctx.progress.phase(_("Pooling the runs"), total=runs, unit="runs")
     pooled = [
         {"run_id": run.pk, "run": run.name, "added": added}
         for run, added in services.runs_pool_each(
@@ -322,10 +333,10 @@ def runs_pool_all(ctx: JobContext) -> dict:
     ]
     added = sum(p["added"] for p in pooled)
     return {
-        "message": f"{added} unjudged answer(s) of {len(pooled)} run(s) sent to the "
-        "assessors' pool.",
+        "message": _("%(added)s unjudged answer(s) of %(runs)s run(s) sent to the assessors' pool.")
+        % {"added": added, "runs": len(pooled)},
         "url": reverse("evaluation:run-list", args=[collection.slug]),
-        "link": "Open the runs",
+        "link": _("Open the runs"),
         "added": added,
         "runs": pooled,
     }

@@ -15,6 +15,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate.models import Collection, Role
@@ -328,7 +329,7 @@ def run_withdraw(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     collection, run = _changeable_run(request, slug, run_id)
     if request.method == "POST":
         services.run_withdraw(run=run, by=request.user)
-        messages.success(request, f"Run {run.name!r} withdrawn.")
+        messages.success(request, _("Run %(name)s withdrawn.") % {"name": repr(run.name)})
         return redirect_to(request, "evaluation:run-list", collection.slug)
     return TemplateResponse(
         request,

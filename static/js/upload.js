@@ -1,7 +1,12 @@
 // Run upload: a progress bar while the file is sent (htmx:xhr:progress), then a
-// "processing" state; a file over the size limit is stopped before it is sent.
+// "processing" state; a file over the size limit is stopped before it is sent.  Its words
+// come from the /jsi18n/ catalog the page loads first (English without it).
 (function () {
   "use strict";
+  var gettext = window.gettext || function (s) { return s; };
+  var interpolate = window.interpolate || function (fmt, obj) {
+    return fmt.replace(/%\((\w+)\)s/g, function (m, name) { return String(obj[name]); });
+  };
   document.body.addEventListener("htmx:configRequest", function (e) {
     var form = e.target.closest && e.target.closest("#upload-form");
     if (!form) return;
@@ -9,9 +14,9 @@
     var limit = parseInt(form.dataset.maxBytes, 10);
     if (input && input.files[0] && input.files[0].size > limit) {
       e.preventDefault();
-      document.getElementById("upload-note").textContent =
-        "This file is " + (input.files[0].size / 1048576).toFixed(1) +
-        " MB; runs may be at most " + (limit / 1048576) + " MB.";
+      document.getElementById("upload-note").textContent = interpolate(
+        gettext("This file is %(size)s MB; runs may be at most %(limit)s MB."),
+        { size: (input.files[0].size / 1048576).toFixed(1), limit: limit / 1048576 }, true);
     }
   });
   document.body.addEventListener("htmx:xhr:progress", function (e) {
@@ -21,7 +26,9 @@
     bar.hidden = false;
     var pct = Math.round(e.detail.loaded * 100 / e.detail.total);
     bar.value = pct;
-    note.textContent = pct < 100 ? "Uploading… " + pct + "%" : "Processing: checking and storing the run…";
+    note.textContent = pct < 100
+      ? interpolate(gettext("Uploading… %(percent)s"), { percent: pct + "%" }, true)
+      : gettext("Processing: checking and storing the run…");
     if (pct >= 100) bar.removeAttribute("value");
   });
 })();

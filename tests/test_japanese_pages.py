@@ -1,0 +1,77 @@
+"""Pages in Japanese (issue 25): with ``Accept-Language: ja`` the error pages and the
+participant's run pages speak Japanese, their data (run names, file names) as it is; the
+run file's own parse errors (evaluation.metrics, which has no Django) stay English."""
+
+from __future__ import annotations
+
+import html
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.template import loader
+from django.utils import translation
+
+from evaluation.models import Run
+from tests.factories import add_member, make_collection, make_question, make_user
+
+pytestmark = pytest.mark.django_db
+
+JA = {"accept-language": "ja,en;q=0.5"}
+
+
+@pytest.fixture
+def participant():
+    collection = make_collection(slug="ja-runs", max_output_size=5, open_for_submissions=True)
+    make_question(collection=collection, qid="Q1")
+    user = make_user(username="ja-participant")
+    add_member(collection=collection, user=user, role="participant")
+    return user
+
+
+def test_the_404_page_in_japanese(client, participant):
+    client.force_login(participant)
+    r = client.get("/collections/no-such-collection-xyz/", headers=JA)
+    assert r.status_code == 404 and r["Content-Language"] == "ja"
+    page = r.content.decode()
+    assert '<html lang="ja">' in page
+    assert "ページが見つかりません" in page and "コレクション一覧に戻る" in page
+    assert "<code>/collections/no-such-collection-xyz/</code> には何もありません" in page
+    assert "Page not found" not in page
+
+
+def test_the_500_page_in_japanese_without_a_request():
+    with translation.override("ja"):
+        page = loader.get_template("500.html").render()
+    assert "サーバーエラー" in page and "Server error" not in page
+
+
+def test_the_run_upload_page_in_japanese(client, participant):
+    client.force_login(participant)
+    page = client.get("/collections/ja-runs/runs/upload/", headers=JA).content.decode()
+    assert "<h1>ランをアップロード</h1>" in page
+    assert "1つの質問の回答は最大 5 件までです" in page
+    assert "自動判別" in page  # the format menu's first choice
+    assert "Upload a run" not in page
+    # upload.js's notes come from the catalog the page loads first
+    assert page.index('src="/jsi18n/"') < page.index("js/upload.js")
+    catalog = client.get("/jsi18n/", headers=JA).content.decode()
+    assert json.dumps("処理中: ランを確認して保存しています…") in catalog  # JSON-escaped
+    # a bad file: the page's words in Japanese, the file's problems as the parser says them
+    bad = SimpleUploadedFile("r.tsv", b"Q1\t1\tParis\nQ1\tx\tLyon\nNOPE\t1\tRome\n")
+    r = client.post("/collections/ja-runs/runs/upload/", {"name": "r1", "file": bad}, headers=JA)
+    page = html.unescape(r.content.decode())
+    assert "ランは保存されませんでした。" in page
+    assert "2 件の問題が見つかりました（行の順）:" in page
+    assert "2 行目:" in page and "3 行目:" in page
+    assert "question 'NOPE' is not in this collection" in page
+    assert not Run.objects.exists()
+
+
+def test_a_run_uploaded_in_japanese_says_so_in_japanese(client, participant):
+    client.force_login(participant)
+    good = SimpleUploadedFile("r.tsv", b"Q1\t1\tParis\n")
+    r = client.post(
+        "/collections/ja-runs/runs/upload/", {"name": "r1", "file": good}, headers=JA, follow=True
+    )
+    assert "ラン 'r1' をアップロードしました: 回答 1 件。" in html.unescape(r.content.decode())
