@@ -1,5 +1,6 @@
-"""A run import killed mid-way (kill -9 while it writes its answers, after its first batch
-of answers is written) leaves no partial run; the same file then imports completely."""
+"""A run import killed mid-way (kill -9 while it writes its answers: its COPY has written
+some of them in its transaction) leaves no partial run; the same file then imports
+completely."""
 
 import os
 import signal
@@ -21,20 +22,23 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 
-N_QUESTIONS, L = 3000, 5  # 15,000 answers: three bulk INSERTs of 5,000
+# 100,000 answers: one COPY (config.bulk.insert_rows) long enough to be caught mid-way
+N_QUESTIONS, L = 20_000, 5
 
 
-def writing_backend(dbname: str) -> tuple[int, object] | None:
-    """The backend pid that is inserting run answers into ``dbname`` and when its INSERT
-    started, if any."""
+def writing_backend(dbname: str) -> int | None:
+    """The backend pid whose COPY of run answers into ``dbname`` has written some rows
+    (PostgreSQL's pg_stat_progress_copy), if any."""
     with connection.cursor() as cur:
         cur.execute(
-            "SELECT pid, query_start FROM pg_stat_activity WHERE datname = %s "
-            "AND state = 'active' AND query LIKE 'INSERT INTO \"evaluation_runanswer\"%%' "
-            "AND pid <> pg_backend_pid()",
+            "SELECT a.pid FROM pg_stat_activity a JOIN pg_stat_progress_copy p "
+            "ON p.pid = a.pid WHERE a.datname = %s AND a.state = 'active' "
+            "AND a.query LIKE 'COPY \"evaluation_runanswer\"%%' AND p.tuples_processed > 0 "
+            "AND a.pid <> pg_backend_pid()",
             [dbname],
         )
-        return cur.fetchone()
+        row = cur.fetchone()
+        return row[0] if row else None
 
 
 def backend_alive(pid: int) -> bool:
@@ -71,18 +75,14 @@ def test_import_run_killed_while_writing_leaves_no_partial_run(tmp_path):
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env=app_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
-    # kill it in a later INSERT than its first (a new query_start): one batch of answers is
-    # then written in its transaction, and must go with it
-    first = backend = None
-    deadline = time.monotonic() + 40
+    # kill it while its COPY streams the answers: the rows written so far are in its
+    # transaction, and must go with it
+    backend = None
+    deadline = time.monotonic() + 60
     while backend is None and proc.poll() is None and time.monotonic() < deadline:
-        seen = writing_backend(dbname)
-        if seen is not None and first is None:
-            first = seen
-        elif seen is not None and seen != first:
-            backend = seen[0]
+        backend = writing_backend(dbname)
         time.sleep(0.002)
-    assert backend is not None, "never saw the import write a second batch: " + (
+    assert backend is not None, "never saw the import's COPY write answers: " + (
         proc.communicate()[0].decode()[-500:] if proc.poll() is not None else "timeout"
     )
     os.kill(proc.pid, signal.SIGKILL)
