@@ -10,6 +10,7 @@ from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
 from django.template import loader
 from django.urls import Resolver404, get_resolver, resolve
+from django.utils import translation
 
 from config.text import CONTROL_CHARACTERS
 
@@ -61,11 +62,15 @@ class RequestSizeLimitMiddleware:
                     },
                     status=413,
                 )
-            # rendered without the request: no session or user exists yet at this point
-            body = loader.get_template("413.html").render(
-                {"size_mb": length / mb, "limit_mb": limit // mb}
-            )
-            return HttpResponse(body, status=413)
+            # rendered without the request: no session or user exists yet at this point; in
+            # the language of the cookie or the browser (LocaleMiddleware has not run yet)
+            with translation.override(translation.get_language_from_request(request)):
+                body = loader.get_template("413.html").render(
+                    {"size_mb": length / mb, "limit_mb": limit // mb}
+                )
+                return HttpResponse(
+                    body, status=413, headers={"Content-Language": translation.get_language()}
+                )
         return self.get_response(request)
 
 

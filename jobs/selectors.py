@@ -9,7 +9,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import QuerySet
 from django.http import Http404
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from .models import Job, JobStatus
 
@@ -32,6 +32,33 @@ def recent_jobs(user: AbstractBaseUser, limit: int = 50) -> list[Job]:
     while they read a page: ``Job.listed``)."""
     jobs = jobs_visible(user).filter(listed=True)
     return list(jobs.order_by("-created_at", "-id")[:limit])
+
+
+# what jobs count, as the apps name them (``ctx.progress(done, total, unit)``): marked here
+# for translation, shown by ``unit_label`` in the page's language
+UNITS = (
+    gettext_noop("lines"),
+    gettext_noop("questions"),
+    gettext_noop("layers"),
+    gettext_noop("run"),
+    gettext_noop("runs"),
+    gettext_noop("answers"),
+    gettext_noop("steps"),
+    gettext_noop("rows"),
+    gettext_noop("rows read"),
+    gettext_noop("rows written"),
+    gettext_noop("members read"),
+    gettext_noop("run answers checked"),
+    gettext_noop("answer texts keyed"),
+    gettext_noop("runs read"),
+    gettext_noop("bootstrap samples"),
+    gettext_noop("gain profiles"),
+)
+
+
+def unit_label(unit: str) -> str:
+    """A job's count unit in the page's language (as it is when no translation has it)."""
+    return gettext(unit) if unit else ""
 
 
 def job_estimate(job: Job) -> timedelta | None:

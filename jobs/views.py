@@ -22,6 +22,7 @@ def panel_context(job: Job) -> dict[str, object]:
     return {
         "job": job,
         "estimate": selectors.job_estimate(job),
+        "unit": selectors.unit_label(job.unit),
         "outputs": list(job.outputs.defer("data")) if not job.active else [],
     }
 

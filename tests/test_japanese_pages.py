@@ -75,3 +75,45 @@ def test_a_run_uploaded_in_japanese_says_so_in_japanese(client, participant):
         "/collections/ja-runs/runs/upload/", {"name": "r1", "file": good}, headers=JA, follow=True
     )
     assert "ラン 'r1' をアップロードしました: 回答 1 件。" in html.unescape(r.content.decode())
+
+
+def test_the_413_page_in_the_browsers_language(settings):
+    """The size check answers before LocaleMiddleware runs: it reads the language from the
+    browser itself."""
+    from django.test import Client
+
+    too_big = str(settings.MAX_REQUEST_BODY_BYTES + 1)
+    for accept, lang in (("ja,en;q=0.5", "ja"), ("en", "en")):
+        response = Client().generic(
+            "POST",
+            "/accounts/login/",
+            b"",
+            CONTENT_LENGTH=too_big,
+            CONTENT_TYPE="multipart/form-data; boundary=xyz",
+            headers={"accept-language": accept},
+        )
+        assert response.status_code == 413 and response["Content-Language"] == lang
+        assert f'<html lang="{lang}">' in response.content.decode()
+
+
+def test_a_jobs_count_unit_in_the_pages_language(client, participant):
+    from django.utils import timezone
+
+    from jobs.models import Job, JobStatus
+
+    job = Job.objects.create(
+        kind="t",
+        label="t",
+        func="x.y",
+        user=participant,
+        status=JobStatus.RUNNING,
+        done=3,
+        total=10,
+        unit="lines",
+        heartbeat_at=timezone.now(),  # a live worker's: not reaped
+    )
+    client.force_login(participant)
+    page = client.get(f"/jobs/{job.pk}/status/", headers=JA).content.decode()
+    assert "3 / 10 行" in page
+    page = client.get(f"/jobs/{job.pk}/status/").content.decode()
+    assert "3 of 10 lines" in page
