@@ -37,6 +37,23 @@ class ContentSecurityPolicyMiddleware:
         return response
 
 
+class LanguageScopeMiddleware:
+    """First of all: the language a request's page is in (``LocaleMiddleware`` and
+    ``annotate.language`` activate it for the thread) ends with the request, so whatever
+    the thread does next (another request's checks before LocaleMiddleware, a service
+    called outside any request, a test) is not in this request's language."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        previous = translation.get_language()
+        try:
+            return self.get_response(request)
+        finally:
+            translation.activate(previous) if previous else translation.deactivate()
+
+
 class RequestSizeLimitMiddleware:
     """Refuses a request whose declared body (CONTENT_LENGTH) exceeds
     ``settings.MAX_REQUEST_BODY_BYTES`` with 413, before anything reads the body: an

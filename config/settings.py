@@ -77,6 +77,7 @@ INSTALLED_APPS = [
 # Static files are answered by whitenoise before anything that touches the database
 # (sessions, authentication), and an over-size body is refused before anything reads it.
 MIDDLEWARE = [
+    "config.middleware.LanguageScopeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

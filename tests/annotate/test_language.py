@@ -95,3 +95,17 @@ def test_the_switcher_shows_each_language_in_its_own_name(client, assessor):
     assert 'lang="en" aria-pressed="false">English</button>' in switch
     assert 'lang="ja" aria-pressed="true">日本語</button>' in switch
     assert 'name="next" value="/collections/"' in switch
+
+
+def test_a_pages_language_ends_with_its_request(client, assessor):
+    """LocaleMiddleware activates the browser's language for the thread; a service called
+    after the request (a command, a job run here, a test) must not speak it."""
+    from django.utils import translation
+    from django.utils.translation import gettext
+
+    before = translation.get_language()
+    client.force_login(assessor)
+    client.post(SWITCH, {"language": "ja", "next": "/collections/"})
+    client.get("/collections/", headers={"accept-language": "ja"})
+    assert translation.get_language() == before
+    assert gettext("Log out") == "Log out"
