@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import secrets
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -57,6 +60,28 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+_collected: list[bool] = []
+
+
+def collect_static(env: dict) -> None:
+    """The static files production settings serve (collectstatic's manifest), collected
+    once per test process, under a lock: two collectstatic runs into the one STATIC_ROOT at
+    once delete each other's hashed files (seen once in CI: FileNotFoundError)."""
+    if _collected:
+        return
+    digest = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]
+    lock = Path(tempfile.gettempdir()) / f"qasynset-collectstatic-{digest}.lock"
+    with lock.open("w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        subprocess.run(
+            [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
+            cwd=ROOT,
+            env=env,
+            check=True,
+        )
+    _collected.append(True)
+
+
 def start_gunicorn(
     port: int, log: Path, workers: int = 2, threads: int = 0, **extra_env
 ) -> subprocess.Popen:
@@ -70,13 +95,7 @@ def start_gunicorn(
         DJANGO_CONN_MAX_AGE="60",
         **extra_env,
     )
-    # production settings serve static files from the collectstatic manifest
-    subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-    )
+    collect_static(env)
     proc = subprocess.Popen(
         [
             sys.executable,
