@@ -140,3 +140,22 @@ def make_big_question(
     AnswerString.objects.bulk_create(strings)
     string_keys_sync(strings=strings, mode=collection.matching_mode)
     return q
+
+
+def make_runs_far_apart(*, slug: str, organizer: str) -> tuple[Collection, object]:
+    """Twenty questions and three runs of an organizer: right at rank 1 everywhere, right
+    at rank 1 or 2 in turn, and right (at rank 3) on four questions only: the best and the
+    worst differ beyond any permutation's or bootstrap sample's reach."""
+    c = make_collection(slug=slug)
+    for i in range(1, 21):
+        make_question(collection=c, qid=f"Q{i:02d}", synsets=[[(f"a{i}", "S")]])
+    org = make_user(username=organizer)
+    add_member(collection=c, user=org, role="organizer")
+    answers = {
+        "top": {f"Q{i:02d}": [f"a{i}"] for i in range(1, 21)},
+        "middle": {f"Q{i:02d}": ["x", f"a{i}"] if i % 2 else [f"a{i}"] for i in range(1, 21)},
+        "bottom": {f"Q{i:02d}": ["x", "y", f"a{i}"] if i % 5 == 0 else ["x"] for i in range(1, 21)},
+    }
+    for name, a in answers.items():
+        make_run(collection=c, owner=org, name=name, answers=a)
+    return c, org

@@ -228,16 +228,23 @@ def test_the_unmarked_text_finder_finds_text_and_ignores_what_is_marked():
     assert found == [(3, "Close it"), (5, "Unmarked words")]
 
 
-def test_no_template_has_unmarked_text_but_the_pending_ones():
+def ratchet(files: list[Path], finder, pending: set[str]) -> tuple[list[str], list[str]]:
+    """What ``finder`` finds unmarked in ``files`` outside ``pending`` (file:line: text),
+    and the pending files where it finds nothing any more."""
     problems, done = [], []
-    for path in templates():
+    for path in files:
         name = str(path.relative_to(ROOT))
-        found = unmarked_template_text(path.read_text(encoding="utf-8"))
-        if name in PENDING_TEMPLATES:
+        found = finder(path.read_text(encoding="utf-8"))
+        if name in pending:
             if not found:
                 done.append(name)
             continue
         problems += [f"{name}:{line}: {text}" for line, text in found]
+    return problems, done
+
+
+def test_no_template_has_unmarked_text_but_the_pending_ones():
+    problems, done = ratchet(templates(), unmarked_template_text, PENDING_TEMPLATES)
     assert not problems, "unmarked text (wrap it in {% translate %}):\n" + "\n".join(problems)
     assert not done, f"marked now, take them off PENDING_TEMPLATES: {done}"
 
@@ -324,14 +331,6 @@ def test_the_unmarked_string_finder():
 
 
 def test_no_python_module_has_unmarked_strings_but_the_pending_ones():
-    problems, done = [], []
-    for path in python_files():
-        name = str(path.relative_to(ROOT))
-        found = unmarked_python_strings(path.read_text(encoding="utf-8"))
-        if name in PENDING_PYTHON:
-            if not found:
-                done.append(name)
-            continue
-        problems += [f"{name}:{line}: {text}" for line, text in found]
+    problems, done = ratchet(python_files(), unmarked_python_strings, PENDING_PYTHON)
     assert not problems, "unmarked strings (wrap them in gettext):\n" + "\n".join(problems)
     assert not done, f"marked now, take them off PENDING_PYTHON: {done}"

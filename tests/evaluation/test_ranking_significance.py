@@ -18,7 +18,14 @@ from evaluation.metrics.csvio import read_csv
 from evaluation.metrics.reliability.comparisons import holm, paired_t, tukey_hsd
 from evaluation.metrics.reliability.pairs import run_pairs
 from evaluation.models import Run
-from tests.factories import add_member, make_collection, make_question, make_run, make_user
+from tests.factories import (
+    add_member,
+    make_collection,
+    make_question,
+    make_run,
+    make_runs_far_apart,
+    make_user,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -370,18 +377,7 @@ def apart(client):
     """Twenty questions, a run right at rank 1 on all of them, one right only at rank 3 on
     four and a third in between: the best and the worst differ beyond any permutation's or
     bootstrap sample's reach."""
-    c = make_collection(slug="apart")
-    for i in range(1, 21):
-        make_question(collection=c, qid=f"Q{i:02d}", synsets=[[(f"a{i}", "S")]])
-    org = make_user(username="org-apart")
-    add_member(collection=c, user=org, role="organizer")
-    answers = {
-        "top": {f"Q{i:02d}": [f"a{i}"] for i in range(1, 21)},
-        "middle": {f"Q{i:02d}": ["x", f"a{i}"] if i % 2 else [f"a{i}"] for i in range(1, 21)},
-        "bottom": {f"Q{i:02d}": ["x", "y", f"a{i}"] if i % 5 == 0 else ["x"] for i in range(1, 21)},
-    }
-    for name, a in answers.items():
-        make_run(collection=c, owner=org, name=name, answers=a)
+    c, org = make_runs_far_apart(slug="apart", organizer="org-apart")
     client.force_login(org)
     return c
 

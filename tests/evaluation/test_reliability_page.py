@@ -15,7 +15,14 @@ from evaluation.metrics.reliability.figures import metric_reliability
 from evaluation.metrics.reliability.samples import draw_samples
 from evaluation.metrics.reliability.stability import FUZZINESS
 from evaluation.models import Run
-from tests.factories import add_member, make_collection, make_question, make_run, make_user
+from tests.factories import (
+    add_member,
+    make_collection,
+    make_question,
+    make_run,
+    make_runs_far_apart,
+    make_user,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -317,18 +324,7 @@ def test_table_downloads_honour_full_precision(client, demo):
 def _apart():
     """Twenty questions; runs right at rank 1 everywhere, at rank 2 on every other
     question, and nearly never: the extreme pair is beyond every bootstrap sample."""
-    c = make_collection(slug="rel-apart")
-    for i in range(1, 21):
-        make_question(collection=c, qid=f"Q{i:02d}", synsets=[[(f"a{i}", "S")]])
-    org = make_user(username="org-rel-apart")
-    add_member(collection=c, user=org, role="organizer")
-    answers = {
-        "top": {f"Q{i:02d}": [f"a{i}"] for i in range(1, 21)},
-        "middle": {f"Q{i:02d}": ["x", f"a{i}"] if i % 2 else [f"a{i}"] for i in range(1, 21)},
-        "bottom": {f"Q{i:02d}": ["x", "y", f"a{i}"] if i % 5 == 0 else ["x"] for i in range(1, 21)},
-    }
-    for name, a in answers.items():
-        make_run(collection=c, owner=org, name=name, answers=a)
+    c, org = make_runs_far_apart(slug="rel-apart", organizer="org-rel-apart")
     return c, org
 
 
