@@ -31,13 +31,14 @@ from annotate.permissions import require_role
 from annotate.selectors import attach_assessors, question_list_queryset
 from config.downloads import csv_download
 from config.errors import RETRY_AFTER_SECONDS, is_database_unavailable
-from evaluation import comparing, run_jobs, services
+from evaluation import comparing, run_jobs, score_jobs, services
 from evaluation.access import require_may_submit, score_access, visible_run
 from evaluation.analysis.score_config import COMPARE_METRICS, ScoreConfig
 from evaluation.forms import RunUploadForm, ScoreConfigForm, form_problem_list, form_problems
 from evaluation.metrics import DEFAULT_METRICS
 from evaluation.metrics.csvio import read_records
 from evaluation.models import Run
+from evaluation.score_store import ScoresPending
 from evaluation.selectors import question_table, visible_runs
 from jobs.models import Job
 from jobs.selectors import visible_job
@@ -96,6 +97,7 @@ READABLE_DIGITS = 6  # as the CSV downloads (float_format ".6f")
 # never rounded to decimals (4.5e-8 is not 0): 6 significant digits, or every digit
 P_VALUES = ("sign_p", "wilcoxon_p", "t_p", "randomization_p")
 NOT_FOUND = "Not found"  # every 404's detail: no name or slug is echoed back
+SCORES_RETRY_AFTER = 3  # seconds: a score request answered 202 while a job computes them
 
 
 @api.exception_handler(PermissionDenied)
@@ -125,6 +127,37 @@ def _database_error(request: HttpRequest, exc: DatabaseError) -> HttpResponse:
         request, {"detail": "The database is busy or unavailable; try again shortly."}, status=503
     )
     response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+@api.exception_handler(ScoresPending)
+def _scores_pending(request: HttpRequest, exc: ScoresPending) -> HttpResponse:
+    """Scores a job computes first (the judgments changed since they were stored, and
+    scoring them again takes longer than a request may: ``evaluation.score_jobs``): 202
+    with the job's progress and Retry-After; the same request asked again answers the
+    scores once they are stored."""
+    try:
+        job = score_jobs.scores_start(exc.collection, exc.config)
+        progress = {
+            "status": job.status,
+            "phase": job.phase,
+            "done": job.done,
+            "total": job.total,
+            "unit": job.unit,
+        }
+        detail = (
+            "The scores are being computed by a background job (the judgments changed "
+            "since they were stored); ask again in a few seconds."
+        )
+    except JobRefused as e:
+        progress = {"status": "waiting", "phase": "", "done": 0, "total": None, "unit": ""}
+        detail = f"The scores wait for another job on this collection: {e}"
+    response = api.create_response(
+        request,
+        {"detail": detail, "job": progress, "retry_after": SCORES_RETRY_AFTER},
+        status=202,
+    )
+    response["Retry-After"] = str(SCORES_RETRY_AFTER)
     return response
 
 

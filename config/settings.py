@@ -94,6 +94,8 @@ MIDDLEWARE = [
     "config.middleware.DebugNotFoundMiddleware",  # DEBUG only: the app's 404, not Django's
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # a score page whose scores a job computes answers the job's progress (202)
+    "evaluation.middleware.ScoresPendingMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"

@@ -100,7 +100,8 @@ def _scored(ctx: JobContext, collection: Collection, run: Run) -> dict[str, floa
     try:
         ctx.progress.phase(_("Scoring the run"), total=1, unit="run")
         config = ScoreConfigForm.read(None, collection).config
-        means = services.score_runs(collection, [run], config).means().loc[run.name]
+        scores = services.score_runs(collection, [run], config, in_request=False)
+        means = scores.means().loc[run.name]
         ctx.progress(1)
     except JobCancelled:
         return {}

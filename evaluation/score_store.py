@@ -62,6 +62,18 @@ MAX_CONFIGS = 16
 ATTEMPTS = 3  # a judgment written during a view: read again, then score without storing
 
 
+class ScoresPending(Exception):
+    """Scoring ``collection``'s runs under ``config`` would read more answers (``answers``,
+    at least) than the caller's ``budget`` allows: a web request leaves the work to a job
+    (``evaluation.score_jobs``) and shows its progress instead of scoring for seconds."""
+
+    def __init__(self, collection: Collection, config: ScoreConfig, answers: int) -> None:
+        super().__init__(
+            f"scoring {collection.slug} would read {answers:,} run answers; left to a job"
+        )
+        self.collection, self.config, self.answers = collection, config, answers
+
+
 def config_digest(config: ScoreConfig) -> str:
     """The ``RunScores.config`` of ``config``."""
     return hashlib.sha256(config.key().encode()).hexdigest()
@@ -479,23 +491,35 @@ class StoredScores:
         return evaluate(judgments, rankings, self.config.metrics[:1]).marked.frame()
 
 
-def run_scores(*, collection: Collection, runs: Sequence[Run], config: ScoreConfig) -> StoredScores:
+def run_scores(
+    *,
+    collection: Collection,
+    runs: Sequence[Run],
+    config: ScoreConfig,
+    budget: int | None = None,
+) -> StoredScores:
     """The scores of ``runs`` under ``config`` for the current judgments: read from the
     stored rows, patched with the questions judged since, computed and stored where
-    missing (see the module's docstring)."""
+    missing (see the module's docstring).  With a ``budget``, ``ScoresPending`` is raised
+    before any scoring when that would read more run answers than ``budget``."""
     runs = list(runs)
     for _ in range(ATTEMPTS):
-        scores = _attempt(collection, runs, config, store=True)
+        scores = _attempt(collection, runs, config, store=True, budget=budget)
         if scores is not None:
             return scores
     # judgments written all along: every run scored on one read, stored nowhere
-    scores = _attempt(collection, runs, config, store=False)
+    scores = _attempt(collection, runs, config, store=False, budget=budget)
     assert scores is not None
     return scores
 
 
 def _attempt(
-    collection: Collection, runs: list[Run], config: ScoreConfig, *, store: bool
+    collection: Collection,
+    runs: list[Run],
+    config: ScoreConfig,
+    *,
+    store: bool,
+    budget: int | None = None,
 ) -> StoredScores | None:
     """One try of ``run_scores``; None when the judgments changed under it.  Without
     ``store``, every run is scored in full from one read of the judgments."""
@@ -522,6 +546,8 @@ def _attempt(
     # the questions judged since each basis, and how many answers scoring them reads
     changes = {b: stamps.changed_since(_basis_stamps(b)) for b in stale} if stamps else {}
     delta = sum(f.answers_to(changes[b]) for b, pairs in stale.items() for _, f in pairs)
+    if budget is not None:
+        _within(collection, config, missing, delta, len(qid_of), budget)
     write = store and (bool(missing) or delta > MAX_DELTA_ANSWERS)
     computed: dict[int, _RunFigures] = {}
     axes: set[bytes] = set()
@@ -561,6 +587,28 @@ def _attempt(
         figures=by_name,
         now=now,
     )
+
+
+def _within(
+    collection: Collection,
+    config: ScoreConfig,
+    missing: Sequence[Run],
+    delta: int,
+    questions: int,
+    budget: int,
+) -> None:
+    """Raise ``ScoresPending`` when the answers of the runs ``missing`` (scored in full)
+    and the ``delta`` answers (re-scored on the questions judged since) are more than
+    ``budget``.  The runs' answers are counted only when their bound (L' a question) is
+    over the budget, and then no further than it."""
+    work = delta
+    if missing and delta <= budget:
+        bound = len(missing) * questions * max(collection.max_output_size, 1)
+        if delta + bound > budget:
+            counted = RunAnswer.objects.filter(run_id__in=[r.pk for r in missing])
+            work += counted[: budget - delta + 1].count()
+    if work > budget:
+        raise ScoresPending(collection, config, work)
 
 
 def _rows(runs: Sequence[Run], digest: str) -> dict[int, dict[str, Any]]:

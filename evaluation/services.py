@@ -40,6 +40,7 @@ from evaluation.metrics.parsers import (
     run_answer_lines,
     run_rows,
 )
+from jobs.runner import queue_is_immediate
 
 from . import score_store
 from .access import require_may_change, require_may_submit
@@ -84,13 +85,27 @@ def run_ranking(run: Run) -> Ranking:
     return score_store.run_ranking(run)
 
 
+# run answers a web request may score (well under a second); more is a job's work
+REQUEST_SCORING_ANSWERS = 50_000
+
+
 def score_runs(
-    collection: Collection, runs: Sequence[Run], config: ScoreConfig
+    collection: Collection,
+    runs: Sequence[Run],
+    config: ScoreConfig,
+    *,
+    in_request: bool = True,
 ) -> score_store.StoredScores:
     """Scores of ``runs`` under ``config`` for the current judgments, kept in the database
     per run, judgment version and configuration (``evaluation.score_store``): the engine's
-    ``Scores`` figures, with each run's answer counts."""
-    return score_store.run_scores(collection=collection, runs=runs, config=config)
+    ``Scores`` figures, with each run's answer counts.  For a request (``in_request``),
+    ``score_store.ScoresPending`` when that would score more than
+    ``REQUEST_SCORING_ANSWERS`` run answers (after a judgments import, a change of mode or
+    levels, an archive import): the page shows the progress of the job that scores them
+    (``evaluation.score_jobs``).  Where no worker runs (the immediate task backend: tests,
+    a deployment without one) the request scores them itself, as a job would."""
+    budget = REQUEST_SCORING_ANSWERS if in_request and not queue_is_immediate() else None
+    return score_store.run_scores(collection=collection, runs=runs, config=config, budget=budget)
 
 
 # -- writes -------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from . import (
     ranking_views,
     reliability_views,
     run_views,
+    score_job_views,
 )
 
 app_name = "evaluation"
@@ -15,6 +16,11 @@ app_name = "evaluation"
 urlpatterns = [
     path("runs/", run_views.my_runs, name="my-runs"),
     path("collections/<slug:slug>/runs/", run_views.run_list, name="run-list"),
+    path(
+        "collections/<slug:slug>/scores/jobs/<int:job_id>/",
+        score_job_views.scores_progress,
+        name="scores-progress",
+    ),
     path("collections/<slug:slug>/runs.csv", run_views.run_list_csv, name="run-list-csv"),
     path("collections/<slug:slug>/runs/upload/", run_views.run_upload, name="run-upload"),
     path("collections/<slug:slug>/runs/pool/", run_views.run_pool_all, name="run-pool-all"),
