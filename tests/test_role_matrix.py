@@ -207,6 +207,10 @@ EXPECTED: dict[str, dict[str, str]] = {
         "GET": "login 403 403 ok ok ok ok",
         "POST": "login 405 405 405 405 405 405",
     },
+    "evaluation:scores-progress": {
+        "GET": "login 403 403 ok ok ok ok",
+        "POST": "login 405 405 405 405 405 405",
+    },
     "evaluation:run-list-csv": {
         "GET": "login 403 403 ok ok ok ok",
         "POST": "login 405 405 405 405 405 405",
@@ -434,6 +438,7 @@ PAGE_TEXT: dict[str, tuple[str, ...]] = {
     "evaluation:layer-scores-csv": ("# collection=demo", "\njudgments,run,question_id,"),
     "evaluation:my-runs": ("<h1>Runs</h1>",),
     "evaluation:run-list": ("<h1>Runs</h1>",),
+    "evaluation:scores-progress": ("The scores are ready.",),
     "evaluation:run-list-csv": ("# collection=demo", "# interval=t", "\nrun,owner,"),
     "evaluation:run-upload": ("<h1>Upload a run</h1>",),
     "evaluation:run-detail": ("<h1>Run {run}</h1>",),
@@ -559,6 +564,16 @@ def world(demo):
     output = JobOutput.objects.create(
         job=job, name="report.csv", content_type="text/csv", size=9, data=b"a,b\n=1,2\n"
     )
+    # the app's job scoring the runs (the page that waits for it polls its progress)
+    scores_job = Job.objects.create(
+        kind="scores",
+        label="Scoring the runs of Demo",
+        func="evaluation.score_jobs.score_collection",
+        collection=demo,
+        status=JobStatus.SUCCEEDED,
+        listed=False,
+        message="Scores of 3 run(s) computed for the current judgments.",
+    )
 
     elsewhere = make_collection(slug="elsewhere", open_for_submissions=True)
     outsiders = {
@@ -581,6 +596,7 @@ def world(demo):
         "elsewhere_run": erun,
         "token": token,
         "job": job,
+        "scores_job": scores_job,
         "output": output,
     }
 
@@ -630,6 +646,8 @@ def url_for(key: str, route: str, w: dict) -> str:
         "uidb64": "MQ",
         "token": "no-such-token",
     }
+    if key == "evaluation:scores-progress":
+        values["job_id"] = str(w["scores_job"].pk)
     if key == "admin:view_on_site":
         values = {
             "content_type_id": str(ContentType.objects.get_for_model(Collection).pk),
