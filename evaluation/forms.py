@@ -38,6 +38,10 @@ METRIC_LABELS = {
     "ndcg_trunc": "nDCG′",
     "rbp_trunc": "RBP′",
 }
+# the intervals' and the pair tests' names (evaluation.analysis.significance's keys)
+INTERVAL_LABELS = {"t": _("t interval"), "bootstrap": _("bootstrap percentile interval")}
+TEST_LABELS = {"holm": _("paired t-test, Holm-corrected"), "tukey": _("randomised Tukey HSD")}
+assert INTERVAL_LABELS.keys() == INTERVALS.keys() and TEST_LABELS.keys() == TESTS.keys()
 CUTOFFS = ("p@1", "p@3", "p@5", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10")
 
 
@@ -226,8 +230,12 @@ class TestConfigForm(forms.Form):
     all-pairs tests, read from the query string: a valid form's ``config`` is what it asks
     for (``significance.check_test_config``), an invalid one's the defaults."""
 
-    interval = forms.ChoiceField(choices=list(INTERVALS.items()), required=False, label=_("95% CI"))
-    test = forms.ChoiceField(choices=list(TESTS.items()), required=False, label=_("Pair test"))
+    interval = forms.ChoiceField(
+        choices=list(INTERVAL_LABELS.items()), required=False, label=_("95% CI")
+    )
+    test = forms.ChoiceField(
+        choices=list(TEST_LABELS.items()), required=False, label=_("Pair test")
+    )
     # bootstrap samples / Tukey permutations (the template's label says which)
     trials = forms.IntegerField(
         required=False, min_value=1, max_value=MAX_TRIALS, label=_("Trials")

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from annotate.models import Collection, Role
@@ -17,7 +18,7 @@ from evaluation.metrics.agreement import RankingChange
 
 from .exports import csv_precision, csv_response
 from .forms import ScoreConfigForm, metric_label
-from .layer_scores import layer_scores
+from .layer_scores import GOLD, layer_scores
 from .models import Run
 from .score_pages import (
     Undefined,
@@ -38,13 +39,22 @@ def _layer_scores(
     return collection, ScoreConfigForm.read(request.GET, collection), runs
 
 
+def _judgments_label(name: str) -> str:
+    """A set of judgments as the page names it: ``gold``, ``layer 1``... in the page's
+    language (the CSV keeps the names)."""
+    if name == GOLD:
+        return _("gold")
+    position = name.removeprefix("layer ")
+    return _("layer %(n)s") % {"n": position} if position.isdigit() else name
+
+
 def _why_no_ranking(change: RankingChange, why: Undefined) -> str:
     """The footnote letter of why a comparison has no tau or rho (or "" when it has)."""
     if not (math.isnan(change.kendall_tau) or math.isnan(change.spearman_rho)):
         return ""
     if change.n_runs < 2:
-        return why.mark("fewer than two runs: no ranking to compare")
-    return why.mark("one of the judgments gives every run the same mean: no ranking")
+        return why.mark(_("fewer than two runs: no ranking to compare"))
+    return why.mark(_("one of the judgments gives every run the same mean: no ranking"))
 
 
 @require_GET
@@ -56,6 +66,7 @@ def collection_layer_scores(request: HttpRequest, slug: str) -> HttpResponse:
     means = [
         {
             "name": name,
+            "label": _judgments_label(name),
             "rows": [
                 {"run": run, "values": [result.means[name].at[run, m] for m in config.metrics]}
                 for run in result.means[name].index
@@ -79,6 +90,8 @@ def collection_layer_scores(request: HttpRequest, slug: str) -> HttpResponse:
                     "key": c.metric,
                     "a": c.a,
                     "b": c.b,
+                    "a_label": _judgments_label(c.a),
+                    "b_label": _judgments_label(c.b),
                     "change": c.change,
                     "why": _why_no_ranking(c.change, why),
                 }

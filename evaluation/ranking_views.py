@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET
 
 from annotate.models import Collection
@@ -52,7 +54,7 @@ def _matrix(pairs: PairTests | None) -> dict[str, Any] | None:
             "p": "" if i == j else shown(p),
             "sig": bool(sig[i, j]),
             # a paired t-test of a difference the same on every question has no t
-            "why": why.mark("the pair's difference is the same on every question: no test")
+            "why": why.mark(_("the pair's difference is the same on every question: no test"))
             if undefined
             else "",
         }
@@ -70,15 +72,19 @@ def _matrix(pairs: PairTests | None) -> dict[str, Any] | None:
         "metric": metric_label(pairs.metric),
         "runs": runs,
         "rows": rows,
-        "problem": pairs.problem,
+        "test_label": pages.test_label(c.test),
+        "problem": pages.problem_text(pairs.problem),
         "significant": int(np.triu(sig, 1).sum()),
         "why": why.notes,
         "shown": len(runs),
         "of": len(pairs.runs),
         "detail": (
-            f"{c.trials} permutations, seed {c.seed}"
+            _("%(trials)s permutations, seed %(seed)s") % {"trials": c.trials, "seed": c.seed}
             if c.test == "tukey"
-            else f"correction over the {pairs.pairs} pair{'s' if pairs.pairs != 1 else ''}"
+            else ngettext(
+                "correction over the %(n)s pair", "correction over the %(n)s pairs", pairs.pairs
+            )
+            % {"n": pairs.pairs}
         ),
     }
 
@@ -127,8 +133,8 @@ def ranking(request: HttpRequest, slug: str) -> HttpResponse:
         if not (math.isnan(tau) or math.isnan(rho)):
             return ""
         if len(r.order) < 2:
-            return corr_why.mark("fewer than two runs: no ranking to correlate")
-        return corr_why.mark("one of the metrics gives every run the same mean: no ranking")
+            return corr_why.mark(_("fewer than two runs: no ranking to correlate"))
+        return corr_why.mark(_("one of the metrics gives every run the same mean: no ranking"))
 
     return TemplateResponse(
         request,

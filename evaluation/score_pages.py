@@ -7,6 +7,7 @@ each (``ScoreConfigForm``, ``TestConfigForm``), as the API reads them."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from functools import wraps
 from importlib.metadata import version
@@ -15,12 +16,22 @@ from typing import Any
 import numpy as np
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.text import format_lazy
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from annotate.models import Collection
 from evaluation.analysis.score_config import ScoreConfig
-from evaluation.analysis.significance import INTERVALS, MeanIntervals
+from evaluation.analysis.significance import MeanIntervals
 
-from .forms import ScoreConfigForm, TestConfigForm, form_problems, metric_label
+from .forms import (
+    INTERVAL_LABELS,
+    TEST_LABELS,
+    ScoreConfigForm,
+    TestConfigForm,
+    form_problems,
+    metric_label,
+)
 from .selectors import level_gains
 
 APP_VERSION = version("qasynset")
@@ -41,7 +52,12 @@ def refuses_bad_parameters(view: Callable[..., HttpResponse]) -> Callable[..., H
         try:
             return view(request, *args, **kwargs)
         except BadParameters as e:
-            return render(request, "400.html", {"reason": f"Invalid parameters: {e}"}, status=400)
+            return render(
+                request,
+                "400.html",
+                {"reason": _("Invalid parameters: %(problems)s") % {"problems": e}},
+                status=400,
+            )
 
     return wrapper
 
@@ -90,9 +106,13 @@ def score_forms(
 EDGE = 1e-9  # floating noise at 0 and 1 is not passing them
 # the mark of an interval that passes 0 or 1 (a t interval: ``interval_note`` says why)
 PASSES = "†"
-T_NOTE = (
-    f"{PASSES} A t interval is the mean ± t·s/√n, symmetric and not clipped: where it passes "
-    "0 or 1, beyond the metric's range, the mean is imprecise, not the score negative."
+T_NOTE = format_lazy(
+    "{mark} {text}",
+    mark=PASSES,
+    text=gettext_lazy(
+        "A t interval is the mean ± t·s/√n, symmetric and not clipped: where it passes "
+        "0 or 1, beyond the metric's range, the mean is imprecise, not the score negative."
+    ),
 )
 
 
@@ -116,15 +136,64 @@ def interval_note(intervals: MeanIntervals | None) -> str:
     if intervals is None:
         return ""
     if intervals.problem:
-        return intervals.problem
+        return problem_text(intervals.problem)
     c = intervals.config
-    text = f"In brackets: the 95% {INTERVALS[c.interval]} of each mean over the questions"
     if c.interval == "bootstrap":
-        text += f" ({c.trials} bootstrap samples, seed {c.seed})"
-    text += "."
+        text = _(
+            "In brackets: the 95%% %(interval)s of each mean over the questions "
+            "(%(trials)s bootstrap samples, seed %(seed)s)."
+        ) % {"interval": INTERVAL_LABELS[c.interval], "trials": c.trials, "seed": c.seed}
+    else:
+        text = _("In brackets: the 95%% %(interval)s of each mean over the questions.") % {
+            "interval": INTERVAL_LABELS[c.interval]
+        }
     with np.errstate(invalid="ignore"):
         passes = bool(np.any(intervals.low < -EDGE) or np.any(intervals.high > 1 + EDGE))
     return f"{text} {T_NOTE}" if passes else text
+
+
+def test_label(test: str) -> str:
+    """The name of an all-pairs test (``holm``, ``tukey``) in the page's language."""
+    return str(TEST_LABELS.get(test, test))
+
+
+# why there are no intervals or tests (evaluation.analysis.significance, which has no
+# Django, says it in English): the page says it in its language
+_PROBLEMS = {
+    gettext_noop("A confidence interval needs at least two judged questions."),
+    gettext_noop("The tests compare runs: at least two are needed."),
+    gettext_noop("The tests need at least two judged questions."),
+}
+_TOO_MUCH = re.compile(
+    r"(?P<trials>\d+) (?P<what>bootstrap samples|Tukey permutations) are too much work for "
+    r"this many runs and questions(?:; choose at most (?P<fit>\d+) trials)?\.$"
+)
+
+
+def problem_text(problem: str | None) -> str | None:
+    """Why a page has no intervals or tests, in the page's language (``None``: none)."""
+    if not problem:
+        return problem
+    if problem in _PROBLEMS:
+        return _(problem)
+    too_much = _TOO_MUCH.match(problem)
+    if too_much is None:
+        return problem
+    what = (
+        _("bootstrap samples")
+        if too_much["what"] == "bootstrap samples"
+        else _("Tukey permutations")
+    )
+    values = {"trials": too_much["trials"], "what": what, "fit": too_much["fit"]}
+    if values["fit"]:
+        return (
+            _(
+                "%(trials)s %(what)s are too much work for this many runs and questions; "
+                "choose at most %(fit)s trials."
+            )
+            % values
+        )
+    return _("%(trials)s %(what)s are too much work for this many runs and questions.") % values
 
 
 def interval_columns(metrics: Sequence[str]) -> list[str]:

@@ -149,19 +149,10 @@ def test_the_compiled_file_says_what_its_po_says(po):
 
 # not marked for translation yet (issue 25): take a file off once it is
 PENDING_TEMPLATES = {
-    "templates/evaluation/_why.html",
     "templates/help/_term.html",
     "templates/help/glossary.html",
-    "templates/evaluation/_marks.html",
-    "templates/evaluation/_score_config.html",
-    "templates/evaluation/_side_by_side.html",
-    "templates/evaluation/compare.html",
-    "templates/evaluation/layer_scores.html",
-    "templates/evaluation/ranking.html",
     "templates/evaluation/reliability.html",
     "templates/evaluation/reliability_curve.html",
-    "templates/evaluation/run_detail.html",
-    "templates/evaluation/run_list.html",
 }
 
 # the templates of the project (the vendored API docs page is ninja's)
