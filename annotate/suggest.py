@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -162,16 +162,70 @@ _ASCII_PUNCT = str.maketrans(
 _ROMAN = re.compile(r"M{0,4}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})")
 
 
+def gettext_noop(message: str) -> str:
+    """``message`` as it is: marks it for translation (``makemessages`` finds the calls by
+    this name) in a module that imports no Django; the page translates the reason
+    (``Suggestion.reason_in``)."""
+    return message
+
+
+# why a synset is suggested, in words (English; ``Suggestion.reason_in`` translates)
+REASONS = {
+    "key": gettext_noop("same key"),
+    "differs": gettext_noop("differs only in %(what)s: %(text)s ~ %(string)s"),
+    "order": gettext_noop("same words in another order: %(text)s ~ %(string)s"),
+    "typo1": gettext_noop("one-letter typo of %(string)s"),
+    "typo2": gettext_noop("two-letter typo of %(string)s"),
+}
+# what rule 2 finds different, and how a list of them is written
+DIFFERENCES = {
+    "case": gettext_noop("letter case"),
+    "articles": gettext_noop("articles"),
+    "punctuation": gettext_noop("punctuation"),
+    "spacing": gettext_noop("spacing"),
+    "accents": gettext_noop("accents"),
+}
+LIST_SEPARATOR = gettext_noop(", ")
+LIST_LAST = gettext_noop("%(list)s and %(last)s")
+
+
+def _same(message: str) -> str:
+    return message
+
+
 @dataclass(frozen=True, slots=True)
 class Suggestion:
     """A suggested synset (the key of ``groups`` it was found under), how similar the
     candidate is to the judged string that suggested it (``score``, 0-100), that string
-    (``string``) and why, in words (``reason``)."""
+    (``string``) and why (``why``: the key of ``REASONS``, the candidate's text and, for
+    rule 2, the keys of ``DIFFERENCES``), in words by ``reason``."""
 
     synset: Hashable
     score: int
-    reason: str
     string: str
+    why: str
+    text: str = ""
+    differences: tuple[str, ...] = ()
+
+    @property
+    def reason(self) -> str:
+        """Why, in words (English)."""
+        return self.reason_in(_same)
+
+    def reason_in(self, gettext: Callable[[str], str]) -> str:
+        """Why, in words, each message passed through ``gettext`` (the page's language)."""
+        words = [gettext(DIFFERENCES[d]) for d in self.differences]
+        what = (
+            gettext(LIST_LAST)
+            % {"list": gettext(LIST_SEPARATOR).join(words[:-1]), "last": words[-1]}
+            if len(words) > 1
+            else "".join(words)
+        )
+        return gettext(REASONS[self.why]) % {
+            "what": what,
+            "text": _quote(self.text),
+            "string": _quote(self.string),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,10 +317,10 @@ def _form(text: str, mode: str) -> _Form:
     )
 
 
-def _differences(a: _Form, b: _Form, mode: str) -> str:
-    """What tells ``a`` from ``b`` when rule 2 finds them equal, in words."""
+def _differences(a: _Form, b: _Form, mode: str) -> tuple[str, ...]:
+    """What tells ``a`` from ``b`` when rule 2 finds them equal (keys of ``DIFFERENCES``)."""
     cased = mode == "exact" and _cased(a.text, a.articles) != _cased(b.text, b.articles)
-    what = ["letter case"] if cased else []
+    what = ["case"] if cased else []
     if a.articles != b.articles:
         what.append("articles")
     if [ch for ch in a.text if _is_punct(ch)] != [ch for ch in b.text if _is_punct(ch)]:
@@ -277,7 +331,7 @@ def _differences(a: _Form, b: _Form, mode: str) -> str:
         what.append("accents")
     if not what:
         what.append("spacing")
-    return what[0] if len(what) == 1 else ", ".join(what[:-1]) + " and " + what[-1]
+    return tuple(what)
 
 
 def _adjacent(x: str, y: str) -> bool:
@@ -435,10 +489,17 @@ class Suggester:
             return None
         return hits[0]
 
-    def _result(self, i: int, c: _Form, reason: str) -> Suggestion:
+    def _result(self, i: int, c: _Form, why: str, differences: tuple[str, ...] = ()) -> Suggestion:
         group, m = self._forms[i]
         score = min(99, round(fuzz.ratio(c.spaced, m.spaced)))
-        return Suggestion(synset=group, score=score, reason=reason, string=m.text)
+        return Suggestion(
+            synset=group,
+            score=score,
+            string=m.text,
+            why=why,
+            text=c.text,
+            differences=differences,
+        )
 
     def suggest(self, text: str) -> Suggestion | None:
         """The synset the candidate ``text`` probably belongs to, with why, or None (see the
@@ -468,7 +529,7 @@ class Suggester:
             group, m = self._forms[i]
             if group is self._wrong:
                 return None
-            return Suggestion(synset=group, score=100, reason="same key", string=m.text)
+            return Suggestion(synset=group, score=100, string=m.text, why="key", text=c.text)
         if not c.compact:
             return None
         if c.compact in self._by_compact:
@@ -476,21 +537,12 @@ class Suggester:
             if i is None:
                 return None
             m = self._forms[i][1]
-            return self._result(
-                i,
-                c,
-                f"differs only in {_differences(c, m, self.mode)}: "
-                f"{_quote(c.text)} ~ {_quote(m.text)}",
-            )
+            return self._result(i, c, "differs", _differences(c, m, self.mode))
         if len(c.bag) > 1 and c.bag in self._by_bag:
             i = self._one(self._by_bag[c.bag], c, ordered=False)
             if i is None:
                 return None
-            return self._result(
-                i,
-                c,
-                f"same words in another order: {_quote(c.text)} ~ {_quote(self._forms[i][1].text)}",
-            )
+            return self._result(i, c, "order")
         if near is None:  # (distance, index) of the strings within 2 edits
             near = [
                 (d, i)
@@ -526,8 +578,7 @@ class Suggester:
                 for _, _, j in shape
             ):
                 return None
-            word = "one-letter" if d == 1 else "two-letter"
-            return self._result(i, c, f"{word} typo of {_quote(m.text)}")
+            return self._result(i, c, "typo1" if d == 1 else "typo2")
         return None
 
 

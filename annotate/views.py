@@ -16,7 +16,7 @@ from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy, ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from config.downloads import csv_download
@@ -124,7 +124,7 @@ def _workspace_context(
     ).context()
 
 
-GOLD_CLOSED = (
+GOLD_CLOSED = gettext_lazy(
     "This question is judged independently by several assessors, each in a layer of their "
     "own; its judgments are written by the organizers and by adjudication. Nothing was "
     "changed."
@@ -143,7 +143,7 @@ def question_judge(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     if gold_closed(question, role):
         if layer_selectors.can_adjudicate(request.user, question, role):
             return redirect_to(request, "annotate:question-adjudicate", question.pk)
-        raise PermissionDenied(GOLD_CLOSED)
+        raise PermissionDenied(str(GOLD_CLOSED))
     return render_page(
         request,
         "annotate/question_judge.html",
@@ -158,7 +158,7 @@ def _applied_notice(event: JudgmentEvent, posted_version: str | None) -> tuple[s
     notice, kind = "", "warning"
     if posted_version and event.before.get("version") != request_id(posted_version):
         notice, kind = (
-            (
+            gettext(
                 "Someone else changed this question meanwhile; your edit still "
                 "applied and the workspace now shows their changes too."
             ),
@@ -171,10 +171,11 @@ def _applied_notice(event: JudgmentEvent, posted_version: str | None) -> tuple[s
                 None,
                 [
                     notice,
-                    (
-                        f"Spellings that no longer match the new text were dropped: "
-                        f"{' · '.join(dropped)}. Undo brings them back."
-                    ),
+                    gettext(
+                        "Spellings that no longer match the new text were dropped: "
+                        "%(spellings)s. Undo brings them back."
+                    )
+                    % {"spellings": " · ".join(dropped)},
                 ],
             )
         )
@@ -190,11 +191,11 @@ def question_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     question = get_object_or_404(Question.objects.select_related("collection"), pk=pk)
     role, may_write = judge_access(request, question)
     if role != Role.ORGANIZER and layer_selectors.layer_for(question=question, user=request.user):
-        raise PermissionDenied("You judge this question in your own layer.")
+        raise PermissionDenied(gettext("You judge this question in your own layer."))
     if gold_closed(question, role):
         if request.htmx:  # the page loaded before the request: the judging page says why
             return redirect_to(request, "annotate:question-judge", question.pk)
-        raise PermissionDenied(GOLD_CLOSED)
+        raise PermissionDenied(str(GOLD_CLOSED))
     if not may_write:
         if request.htmx:  # e.g. another assessor claimed it since the page was loaded
             context = _workspace_context(
@@ -202,7 +203,7 @@ def question_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
                 question,
                 role,
                 may_write,
-                (
+                gettext(
                     "This question is assigned to another assessor (it may have been taken "
                     "since your page was loaded); nothing was changed."
                 ),
@@ -210,14 +211,15 @@ def question_act(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             return render_page(
                 request, "annotate/question_judge.html", context, partial="workspace"
             )
-        raise PermissionDenied("This question is not assigned to you.")
+        raise PermissionDenied(gettext("This question is not assigned to you."))
     try:
         with transaction.atomic():
             if role != Role.ORGANIZER:  # an unassigned question: the first change claims it
                 judging.question_claim(question=question, by=request.user)
             event = operations.apply_to_gold(request, question, role)
     except edits.Conflict as e:
-        event, notice, kind = None, f"{e} The workspace has been refreshed.", "warning"
+        notice = gettext("%(problem)s The workspace has been refreshed.") % {"problem": e}
+        event, kind = None, "warning"
     else:
         notice, kind = _applied_notice(event, request.POST.get("version"))
     if request.POST.get("op") == "done" and event is not None:
@@ -251,7 +253,7 @@ def next_to_judge(request: HtmxHttpRequest) -> HttpResponse:
     after = question_by_pk(request_id(request.GET.get("after")))
     nxt = next_question(request.user, collection=collection, organizer=organizer, after=after)
     if nxt is None:
-        messages.info(request, "Nothing left to judge. Well done!")
+        messages.info(request, gettext("Nothing left to judge. Well done!"))
         return redirect_to(request, "annotate:my-queue")
     return redirect_to(request, "annotate:question-judge", nxt.pk)
 
@@ -344,7 +346,10 @@ def question_assign(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     except edits.Conflict as e:
         messages.error(request, str(e))
     else:
-        messages.success(request, f"Assigned {n} question{'s' if n != 1 else ''}.")
+        messages.success(
+            request,
+            ngettext("Assigned %(n)s question.", "Assigned %(n)s questions.", n) % {"n": n},
+        )
     query = urlencode([(k[2:], v) for k, v in p.items() if k.startswith("f_") and v])
     return redirect_to(
         request, reverse("annotate:question-list", args=[slug]) + (f"?{query}" if query else "")

@@ -19,6 +19,7 @@ from django.db.models import (
     TextField,
 )
 from django.db.models.functions import Cast
+from django.utils.translation import gettext
 
 from .models import AnswerString, AnswerSynset, Level, Question, SpellingKey, state_token
 from .selectors import consistent_read
@@ -183,7 +184,7 @@ def _suggest(
     for c, hit in zip(candidates, suggester.suggest_many(c.text for c in candidates), strict=True):
         if hit is not None:
             c.suggestion, c.suggestion_score = hit.synset, hit.score
-            c.suggestion_reason = hit.reason
+            c.suggestion_reason = hit.reason_in(gettext)  # in the page's language
 
 
 def collection_levels(question: Question) -> list[Level]:

@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_GET
 
 from annotate.models import Collection
@@ -92,9 +93,9 @@ def _test_row(t: Paired, label: str, why: Undefined) -> dict[str, Any]:
     p-values and the effect size as (text, footnote letter of why it is undefined)."""
     tied = t.up + t.down == 0
     spread = (
-        "fewer than two questions"
+        gettext("fewer than two questions")
         if t.n < 2
-        else "the difference is the same on every question: no spread, no t statistic"
+        else gettext("the difference is the same on every question: no spread, no t statistic")
     )
     figures = [
         (format_p(t.sign_p), t.sign_p, "tied"),
@@ -107,7 +108,7 @@ def _test_row(t: Paired, label: str, why: Undefined) -> dict[str, Any]:
     for text, value, kind in figures:
         mark = ""
         if value is None or math.isnan(value):
-            reason = TIED if tied or kind == "tied" else spread
+            reason = str(TIED) if tied or kind == "tied" else spread
             mark = why.mark(reason)
         stats.append((text, mark))
     return {
@@ -125,7 +126,7 @@ def _test_row(t: Paired, label: str, why: Undefined) -> dict[str, Any]:
     }
 
 
-TIED = "every question is tied: there is no difference to test"
+TIED = gettext_lazy("every question is tied: there is no difference to test")
 
 
 def _randomization_text(t: Paired) -> str:
@@ -235,7 +236,7 @@ def compare_csv(request: HttpRequest, slug: str) -> HttpResponse:
     config = checked(ScoreConfigForm.read(request.GET, collection, default_metrics=COMPARE_METRICS))
     c = _compare_runs(collection, a, b, config)
     if c is None:
-        raise Http404("Choose two different runs to compare")
+        raise Http404(gettext("Choose two different runs to compare."))
     rows: list[list[object]] = []
     for t in c.tests:
         rows.append(

@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 from django.core.cache import caches
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
+from django.utils.translation import gettext, gettext_lazy
 
 from annotate.models import Collection, Role
 from annotate.permissions import require_role
@@ -33,9 +34,9 @@ from jobs.runner import JobContext, JobFailed
 KIND = "reliability"
 NPZ = "application/octet-stream"
 PHASES = {
-    "runs read": "Reading the runs",
-    "bootstrap samples": "Resampling: the figures of each metric",
-    "gain profiles": "Ranking under each gain profile",
+    "runs read": gettext_lazy("Reading the runs"),
+    "bootstrap samples": gettext_lazy("Resampling: the figures of each metric"),
+    "gain profiles": gettext_lazy("Ranking under each gain profile"),
 }
 
 
@@ -51,11 +52,11 @@ def compute_report(ctx: JobContext) -> dict:
     collection = Collection.objects.get(pk=ctx.job.collection_id)
     if not ctx.params.get("cli"):
         if ctx.job.user is None:
-            raise JobFailed("The user who asked for this report no longer exists.")
+            raise JobFailed(gettext("The user who asked for this report no longer exists."))
         try:
             require_role(ctx.job.user, collection, Role.ORGANIZER)
         except PermissionDenied as e:
-            raise JobFailed("Only an organizer of the collection may compute it.") from e
+            raise JobFailed(gettext("Only an organizer of the collection may compute it.")) from e
     config = ReliabilityConfig(**ctx.params["config"])
     runs = list(
         Run.objects.active()
@@ -70,7 +71,9 @@ def compute_report(ctx: JobContext) -> dict:
     def progress(done: int, total: int | None = None, unit: str | None = None) -> None:
         if unit != unit_seen["unit"]:
             unit_seen["unit"] = unit
-            ctx.progress.phase(PHASES.get(unit or "", unit or ""), total=total, unit=unit or "")
+            ctx.progress.phase(
+                str(PHASES.get(unit or "", unit or "")), total=total, unit=unit or ""
+            )
         ctx.progress(done, total, unit)
 
     page = compute_reliability(collection=collection, runs=runs, config=config, progress=progress)
@@ -81,11 +84,12 @@ def compute_report(ctx: JobContext) -> dict:
     )
     url = reverse("evaluation:reliability", args=[collection.slug]) + "?" + config_query(config)
     return {
-        "message": page.problem
-        or f"Reliability of {len(page.runs)} runs over {page.questions} questions "
-        f"(B = {config.trials}).",
+        "message": gettext(page.problem)
+        if page.problem
+        else gettext("Reliability of %(runs)s runs over %(questions)s questions (B = %(trials)s).")
+        % {"runs": len(page.runs), "questions": page.questions, "trials": config.trials},
         "url": url,
-        "link": "Open the report",
+        "link": gettext("Open the report"),
         "key": key,
         "output": output.pk,
     }

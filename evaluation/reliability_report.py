@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import version
 
 import numpy as np
+from django.utils.translation import gettext, gettext_noop
 
 from annotate.models import Collection
 from evaluation import services
@@ -90,9 +91,11 @@ def check_reliability_config(
     profile = parse_gains(None if gains == "default" else gains)
     profile.resolve(tuple(levels), [1.0] * len(levels))  # raises on a mismatch
     if not 1 <= trials <= MAX_TRIALS:
-        raise ValueError(f"the number of trials must be from 1 to {MAX_TRIALS}")
+        raise ValueError(
+            gettext("the number of trials must be from 1 to %(most)s") % {"most": MAX_TRIALS}
+        )
     if subset_size is not None and subset_size < 1:
-        raise ValueError("the subset size must be at least 1")
+        raise ValueError(gettext("the subset size must be at least 1"))
     return ReliabilityConfig(name, gains, int(trials), subset_size, int(seed))
 
 
@@ -191,7 +194,11 @@ def compute_reliability(
     runs = list(runs)
     if len(runs) < 2:
         return Reliability(
-            config, problem="Reliability compares runs: this collection needs at least two runs."
+            config,
+            # kept in English with the report, shown in the page's language
+            problem=gettext_noop(
+                "Reliability compares runs: this collection needs at least two runs."
+            ),
         )
     judgments = services.collection_judgments(collection)
     rankings = []
@@ -201,7 +208,9 @@ def compute_reliability(
         progress(i, len(runs), "runs read")
     questions = [str(q) for q in judgments.questions]
     if len(questions) < 2:
-        return Reliability(config, problem="Reliability needs at least two judged questions.")
+        return Reliability(
+            config, problem=gettext_noop("Reliability needs at least two judged questions.")
+        )
     try:
         samples = _samples(questions, config)
     except ValueError as e:
@@ -469,13 +478,18 @@ def curves(detail: MetricReliability, *, trials: int | None = None) -> list[dict
     ymax = _nice(float(mr[ok].max()) if ok.any() else 0.05)
     stability = _plot(
         [
-            (float(t), float(m), f"f={f:g}: ties {t:.3f}, minority {m:.4f}")
+            (
+                float(t),
+                float(m),
+                gettext("f=%(f)s: ties %(ties)s, minority %(minority)s")
+                % {"f": f"{f:g}", "ties": f"{t:.3f}", "minority": f"{m:.4f}"},
+            )
             for f, t, m in zip(st.fuzziness[ok], ties[ok], mr[ok], strict=True)
         ],
         Frame(xmax=1.0, ymax=ymax),
-        title="Stability",
-        xlabel="proportion of ties",
-        ylabel="minority rate",
+        title=gettext("Stability"),
+        xlabel=gettext("proportion of ties"),
+        ylabel=gettext("minority rate"),
         xticks=(0, 0.25, 0.5, 0.75, 1),
         yticks=[ymax * k / 4 for k in range(5)],
         level=SWAP_LEVEL,
@@ -484,14 +498,19 @@ def curves(detail: MetricReliability, *, trials: int | None = None) -> list[dict
     rate = sw.rate
     swap = _plot(
         [
-            (float(e), float(r), f"{e:.2f} ≤ d: swap rate {r:.3f} of {int(c)}")
+            (
+                float(e),
+                float(r),
+                gettext("%(bin)s ≤ d: swap rate %(rate)s of %(count)s")
+                % {"bin": f"{e:.2f}", "rate": f"{r:.3f}", "count": int(c)},
+            )
             for e, r, c in zip(sw.edges, rate, sw.counter, strict=True)
             if not np.isnan(r)
         ],
         Frame(xmax=0.2, ymax=1.0),
-        title="Swap rate",
-        xlabel="difference bin",
-        ylabel="swap rate",
+        title=gettext("Swap rate"),
+        xlabel=gettext("difference bin"),
+        ylabel=gettext("swap rate"),
         xticks=(0, 0.05, 0.1, 0.15, 0.2),
         yticks=(0, 0.25, 0.5, 0.75, 1),
         level=SWAP_LEVEL,
@@ -501,12 +520,16 @@ def curves(detail: MetricReliability, *, trials: int | None = None) -> list[dict
     n = len(asl)
     asl_plot = _plot(
         [
-            (i + 1, float(a), f"pair {i + 1}: ASL {_asl(float(a), trials)}")
+            (
+                i + 1,
+                float(a),
+                gettext("pair %(n)s: ASL %(asl)s") % {"n": i + 1, "asl": _asl(float(a), trials)},
+            )
             for i, a in enumerate(asl)
         ],
         Frame(xmax=max(n, 1), ymax=1.0),
-        title="Bootstrap ASL",
-        xlabel="run pairs (sorted)",
+        title=gettext("Bootstrap ASL"),
+        xlabel=gettext("run pairs (sorted)"),
         ylabel="ASL",
         xticks=sorted({1, max(1, n // 2), max(n, 1)}),
         yticks=(0, 0.25, 0.5, 0.75, 1),

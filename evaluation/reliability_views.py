@@ -19,6 +19,7 @@ from django import forms
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from annotate.models import Collection, Role
@@ -37,6 +38,14 @@ from .models import Run
 from .score_pages import T_NOTE, Undefined
 
 DOWNLOADS = (*TABLES, "samples")
+# the download links' words, by file
+DOWNLOAD_LABELS = {
+    "summary": gettext_lazy("summary (CSV)"),
+    "curves": gettext_lazy("curves (CSV)"),
+    "pairs": gettext_lazy("pairs (CSV)"),
+    "runs": gettext_lazy("runs (CSV)"),
+    "samples": gettext_lazy("samples file (CSV)"),
+}
 
 
 class ReliabilityForm(forms.Form):
@@ -45,9 +54,14 @@ class ReliabilityForm(forms.Form):
     metric = forms.ChoiceField(choices=METRIC_CHOICES, required=False)
     gains = forms.ChoiceField(choices=[c for c in GAIN_CHOICES if c[0] != "custom"], required=False)
     trials = forms.IntegerField(
-        required=False, min_value=1, max_value=reliability_report.MAX_TRIALS, label="Trials B"
+        required=False,
+        min_value=1,
+        max_value=reliability_report.MAX_TRIALS,
+        label=gettext_lazy("Trials B"),
     )
-    subset_size = forms.IntegerField(required=False, min_value=1, label="Subset size c")
+    subset_size = forms.IntegerField(
+        required=False, min_value=1, label=gettext_lazy("Subset size c")
+    )
     seed = forms.IntegerField(required=False, min_value=0, max_value=2**63 - 1)
 
     def config(self, levels: list[str]) -> tuple[ReliabilityConfig, str | None]:
@@ -85,18 +99,21 @@ class ReliabilityForm(forms.Form):
 
 # why a figure of the reliability page does not exist, by its key (the page writes a
 # footnote letter beside the dash and the reason under the table)
+NOT_COMPUTED = gettext_lazy("not computed")
 WHY = {
-    "swap_threshold": "no difference bin keeps the swap rate at or below 5%",
-    "swap_relative": "no difference bin keeps the swap rate at or below 5%",
-    "bootstrap_difference": "no run pair is significant by the bootstrap (or B × 5% < 1)",
-    "swap_share": "no comparison of run pairs",
-    "significant_share": "no run pair",
-    "ties_at_5pct_minority": "the minority rate stays above 5% at every fuzziness",
-    "tau": "a ranking in which every run ties",
-    "p_t": "the pair's difference is the same on every question: no t statistic",
-    "p_holm": "the pair's difference is the same on every question: no t statistic",
-    "asl": "the pair's difference is the same on every question",
-    "p_tukey": "not computed",
+    "swap_threshold": gettext_lazy("no difference bin keeps the swap rate at or below 5%"),
+    "swap_relative": gettext_lazy("no difference bin keeps the swap rate at or below 5%"),
+    "bootstrap_difference": gettext_lazy(
+        "no run pair is significant by the bootstrap (or B × 5% < 1)"
+    ),
+    "swap_share": gettext_lazy("no comparison of run pairs"),
+    "significant_share": gettext_lazy("no run pair"),
+    "ties_at_5pct_minority": gettext_lazy("the minority rate stays above 5% at every fuzziness"),
+    "tau": gettext_lazy("a ranking in which every run ties"),
+    "p_t": gettext_lazy("the pair's difference is the same on every question: no t statistic"),
+    "p_holm": gettext_lazy("the pair's difference is the same on every question: no t statistic"),
+    "asl": gettext_lazy("the pair's difference is the same on every question"),
+    "p_tukey": NOT_COMPUTED,
 }
 
 
@@ -107,7 +124,7 @@ def _shown(row: dict, why: Undefined | None = None) -> dict:
     out = {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
     if why is not None:
         out["why"] = {
-            k: why.mark(WHY.get(k, "not computed"))
+            k: why.mark(str(WHY.get(k, NOT_COMPUTED)))
             for k, v in out.items()
             if v is None and k in WHY
         }
@@ -174,8 +191,13 @@ def _start(request: HttpRequest, collection: Collection, r: _Report, *, listed: 
     report on its own when it is read, and the person's list of jobs does not show it)."""
     return job_start(
         kind=reliability_jobs.KIND,
-        label=f"Reliability of {collection.name} ({metric_label(r.config.metric)}, "
-        f"gains {r.config.gains}, B = {r.config.trials})",
+        label=gettext("Reliability of %(name)s (%(metric)s, gains %(gains)s, B = %(trials)s)")
+        % {
+            "name": collection.name,
+            "metric": metric_label(r.config.metric),
+            "gains": r.config.gains,
+            "trials": r.config.trials,
+        },
         func="evaluation.reliability_jobs.compute_report",
         user=request.user,
         collection_id=collection.pk,
@@ -240,10 +262,17 @@ def _moved_download(request: HttpRequest, collection: Collection) -> HttpRespons
     query = request.GET.copy()
     kind = query.pop("download")[-1]
     if kind not in DOWNLOADS:
-        reason = f"download: Select a valid choice. {kind} is not one of the available choices."
-        return render(request, "400.html", {"reason": f"Invalid parameters: {reason}"}, status=400)
+        reason = "download: " + gettext(
+            "Select a valid choice. %(value)s is not one of the available choices."
+        ) % {"value": kind}
+        return _bad_parameters(request, reason)
     target = reverse("evaluation:reliability-download", args=[collection.slug, kind])
     return redirect(target + (f"?{query.urlencode()}" if query else ""))
+
+
+def _bad_parameters(request: HttpRequest, reason: str) -> HttpResponse:
+    text = gettext("Invalid parameters: %(reason)s") % {"reason": reason}
+    return render(request, "400.html", {"reason": text}, status=400)
 
 
 @require_GET
@@ -255,14 +284,14 @@ def collection_reliability_download(request: HttpRequest, slug: str, kind: str) 
     collection = get_object_or_404(Collection, slug=slug)
     role = require_role(request, collection, Role.ORGANIZER)
     if kind not in DOWNLOADS:
-        raise Http404("no such reliability download")
+        raise Http404(gettext("No such reliability download."))
     form = ReliabilityForm(request.GET or None)
     config, error = form.config(_levels(collection))
     if form.errors or error:
         reason = error or "; ".join(
             f"{field}: {m}" for field, messages in form.errors.items() for m in messages
         )
-        return render(request, "400.html", {"reason": f"Invalid parameters: {reason}"}, status=400)
+        return _bad_parameters(request, reason)
     if kind == "samples":
         try:
             pieces = reliability_report.samples_csv(collection=collection, config=config)
@@ -331,7 +360,7 @@ def _page(
                 [_shown(p, pair_why) for p in reliability_report.pair_rows(page)] if page else []
             ),
             "pairs_why": pair_why,
-            "downloads": DOWNLOADS,
+            "downloads": [(d, DOWNLOAD_LABELS.get(d, d)) for d in DOWNLOADS],
         },
         partial="results",
         status=status,

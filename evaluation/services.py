@@ -20,6 +20,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotate import edits, judging, matching
 from annotate.models import AnswerString, Collection, JudgmentEvent, Question, Source
@@ -115,7 +116,9 @@ def run_name_problem(name: str) -> str | None:
     bad = sorted({c for c in name if unicodedata.category(c) in ("Cc", "Zl", "Zp")})
     if bad:
         shown = ", ".join(f"U+{ord(c):04X}" for c in bad)
-        return f"the run name must not contain control characters or line breaks ({shown})"
+        return gettext(
+            "the run name must not contain control characters or line breaks (%(characters)s)"
+        ) % {"characters": shown}
     return None
 
 
@@ -147,10 +150,11 @@ def run_import(
     taken = Issue(
         filename,
         None,
-        f"a run named {name!r} already exists in this collection; choose another name",
+        gettext("a run named %(name)s already exists in this collection; choose another name")
+        % {"name": repr(name)},
     )
     if not name:
-        issues.append(Issue(filename, None, "the run needs a name"))
+        issues.append(Issue(filename, None, gettext("the run needs a name")))
     elif problem := run_name_problem(name):
         issues.append(Issue(filename, None, problem))
     elif Run.objects.active().filter(collection=collection, name=name).exists():
@@ -220,9 +224,17 @@ def _run_checked(
                     Issue(
                         filename,
                         None,
-                        f"the file has {lines:,} answer lines; a run of this collection holds "
-                        f"at most {most:,} answers ({len(qids):,} questions x L' = {limit}): "
-                        "refused without reading further",
+                        gettext(
+                            "the file has %(lines)s answer lines; a run of this collection "
+                            "holds at most %(most)s answers (%(questions)s questions x L' = "
+                            "%(limit)s): refused without reading further"
+                        )
+                        % {
+                            "lines": f"{lines:,}",
+                            "most": f"{most:,}",
+                            "questions": f"{len(qids):,}",
+                            "limit": limit,
+                        },
                     )
                 ],
             )
@@ -396,7 +408,7 @@ def run_pool(
     the number of strings added; writes one JudgmentEvent.  A withdrawn run is refused
     (PermissionDenied)."""
     if run.withdrawn_at is not None:
-        raise PermissionDenied("This run has been withdrawn; its answers are not pooled.")
+        raise PermissionDenied(gettext("This run has been withdrawn; its answers are not pooled."))
     return _runs_pool(collection=run.collection, runs=[run], by=by, progress=progress)[0]
 
 

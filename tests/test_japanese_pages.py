@@ -117,3 +117,79 @@ def test_a_jobs_count_unit_in_the_pages_language(client, participant):
     assert "3 / 10 行" in page
     page = client.get(f"/jobs/{job.pk}/status/").content.decode()
     assert "3 of 10 lines" in page
+
+
+def _organizer(client):
+    from django.contrib.auth import get_user_model
+
+    client.force_login(get_user_model().objects.get(username="organizer"))
+
+
+def test_the_glossary_in_japanese(client, demo):
+    _organizer(client)
+    r = client.get("/help/glossary/", headers=JA)
+    assert r.status_code == 200 and r["Content-Language"] == "ja"
+    page = html.unescape(r.content.decode())
+    assert "<h1>用語集</h1>" in page
+    assert "打ち切り対応の評価指標: RR′、AP′、nDCG′、RBP′" in page
+    assert "κ（Cohen のカッパ）" in page and "ASL（達成有意水準）" in page and "識別力" in page
+    # the formulas and the metric symbols as they are
+    assert "(β·cg(r) + count(r)) / (β·cig(r) + r)" in page and "Q-measure" in page
+    assert "95% t 区間" in page and "スワップ率 5% となる差" in page  # no doubled %
+    assert "What the figures" not in page and "Cohen's kappa" not in page
+
+
+def test_the_reliability_page_in_japanese(client, demo):
+    _organizer(client)
+    r = client.get(f"/collections/{demo.slug}/reliability/?trials=20", headers=JA)
+    assert r.status_code == 200 and r["Content-Language"] == "ja"
+    page = html.unescape(r.content.decode())
+    assert "<h1>信頼性</h1>" in page and "識別力順の評価指標" in page
+    assert "ランの全ペア" in page and "ゲインに対する頑健性" in page
+    assert "安定性" in page and "同順位の割合" in page  # a curve's title and axis
+    assert "要約（CSV）" in page and "標本ファイル（CSV）" in page
+    # a glossary link's words
+    assert '#discriminative-power">有意なペア（ブートストラップ）</a>' in page
+    for english in ("Metrics sorted by discrimination", "All pairs of runs", "Dashed line"):
+        assert english not in page, english
+    # an invalid configuration: the reason and the page's words in Japanese
+    page = client.get(
+        f"/collections/{demo.slug}/reliability/?trials=20&subset_size=0", headers=JA
+    ).content.decode()
+    assert "部分集合のサイズ c" in page
+
+
+def test_a_reliability_configuration_refused_in_japanese(client, demo):
+    _organizer(client)
+    page = html.unescape(
+        client.get(
+            f"/collections/{demo.slug}/reliability/runs.csv?trials=99999999", headers=JA
+        ).content.decode()
+    )
+    assert "パラメータが不正です:" in page
+
+
+def test_a_glossary_mark_in_japanese():
+    from django.template import Context, Template
+
+    with translation.override("ja"):
+        page = Template('{% load glossary %}{% term "q_measure" "Q-measure" True %}').render(
+            Context()
+        )
+    assert 'aria-label="用語集の Q-measure">?</a>' in page
+
+
+def test_a_suggestions_reason_in_japanese():
+    """annotate.suggest imports no Django: the workspace translates its reasons."""
+    from django.utils.translation import gettext
+
+    from annotate.suggest import suggest
+
+    hit = suggest("the epi dérmis!", {7: ["epidermis"]})
+    typo = suggest("Kawabta", {1: ["Kawabata"]})
+    with translation.override("ja"):
+        assert hit.reason_in(gettext) == (
+            "冠詞、句読点、空白とアクセント記号のみが異なる: 'the epi dérmis!' ~ 'epidermis'"
+        )
+        assert typo.reason_in(gettext) == "'Kawabata' の1文字の打ち間違い"
+        assert typo.reason == "one-letter typo of 'Kawabata'"  # English, as the engine says

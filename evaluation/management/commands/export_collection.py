@@ -4,6 +4,7 @@ job function of the page's "Export archive", run here with a progress bar)."""
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext, gettext_noop
 
 from annotate.models import Collection
 from evaluation.management.progress import issue_lines, run_inline
@@ -11,7 +12,14 @@ from jobs.models import JobStatus
 
 
 class Command(BaseCommand):
-    help = "Export a collection (levels, members, questions, judgments, events, runs) to a zip."
+    help = gettext_noop(
+        "Export a collection (levels, members, questions, judgments, events, runs) to a zip."
+    )
+
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        parser = super().create_parser(prog_name, subcommand, **kwargs)
+        parser.description = gettext(self.help)  # in the language the command runs in
+        return parser
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
@@ -21,10 +29,12 @@ class Command(BaseCommand):
         try:
             collection = Collection.objects.get(slug=opts["slug"])
         except Collection.DoesNotExist as e:
-            raise CommandError(f"no collection {opts['slug']!r}") from e
+            raise CommandError(
+                gettext("no collection %(slug)s") % {"slug": repr(opts["slug"])}
+            ) from e
         job = run_inline(
             kind="archive-export",
-            label=f"Archive of {collection.name}",
+            label=gettext("Archive of %(name)s") % {"name": collection.name},
             func="evaluation.archive_jobs.export_archive",
             stream=self.stderr,
             collection_id=collection.pk,
@@ -36,4 +46,9 @@ class Command(BaseCommand):
         data = bytes(output.data)
         Path(opts["archive"]).write_bytes(data)
         output.delete()  # the file is where the command was asked to put it
-        self.stdout.write(self.style.SUCCESS(f"Wrote {opts['archive']} ({len(data)} bytes)."))
+        self.stdout.write(
+            self.style.SUCCESS(
+                gettext("Wrote %(path)s (%(bytes)s bytes).")
+                % {"path": opts["archive"], "bytes": len(data)}
+            )
+        )

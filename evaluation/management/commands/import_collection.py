@@ -5,28 +5,41 @@ bar)."""
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext, gettext_noop
 
 from evaluation.management.progress import issue_lines, run_inline
 from jobs.models import JobStatus
 
 
 class Command(BaseCommand):
-    help = "Import a collection archive made by export_collection as a new collection."
+    help = gettext_noop(
+        "Import a collection archive made by export_collection as a new collection."
+    )
+
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        parser = super().create_parser(prog_name, subcommand, **kwargs)
+        parser.description = gettext(self.help)  # in the language the command runs in
+        return parser
 
     def add_arguments(self, parser):
         parser.add_argument("archive")
-        parser.add_argument("--slug", required=True, help="slug of the new collection")
-        parser.add_argument("--name", help="name of the new collection (default: as exported)")
+        parser.add_argument("--slug", required=True, help=gettext("slug of the new collection"))
+        parser.add_argument(
+            "--name", help=gettext("name of the new collection (default: as exported)")
+        )
 
     def handle(self, *args, **opts):
         path = Path(opts["archive"])
         try:
             data = path.read_bytes()
         except OSError as e:
-            raise CommandError(f"cannot read {path}: {e.strerror}") from e
+            raise CommandError(
+                gettext("cannot read %(path)s: %(error)s") % {"path": path, "error": e.strerror}
+            ) from e
         job = run_inline(
             kind="archive-import",
-            label=f"Import of {path.name} as {opts['slug']}",
+            label=gettext("Import of %(name)s as %(slug)s")
+            % {"name": path.name, "slug": opts["slug"]},
             func="evaluation.archive_jobs.import_archive",
             stream=self.stderr,
             params={"slug": opts["slug"], "name": opts["name"]},
@@ -36,12 +49,16 @@ class Command(BaseCommand):
         if job.status != JobStatus.SUCCEEDED:
             if job.errors:
                 self.stderr.write(issue_lines(job))
-                raise CommandError("the archive was not imported; nothing was written")
+                raise CommandError(gettext("the archive was not imported; nothing was written"))
             raise CommandError(job.message)
         result = job.result
         self.stdout.write(
             self.style.SUCCESS(
-                f"Imported collection {result['slug']!r}: {result['questions']} questions, "
-                f"{result['runs']} runs."
+                gettext("Imported collection %(slug)s: %(questions)s questions, %(runs)s runs.")
+                % {
+                    "slug": repr(result["slug"]),
+                    "questions": result["questions"],
+                    "runs": result["runs"],
+                }
             )
         )
