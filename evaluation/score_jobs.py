@@ -29,6 +29,8 @@ from .score_store import FULL_CHUNK_ANSWERS, config_digest
 KIND = "scores"
 SCORE_COLLECTION = "evaluation.score_jobs.score_collection"
 LABEL = gettext_lazy("Scoring the runs of %(collection)s")
+# ahead of uploads, imports and reports in the queue: a page is waiting for it
+SCORES_PRIORITY = 50
 
 
 def config_params(config: ScoreConfig) -> dict[str, Any]:
@@ -91,4 +93,5 @@ def scores_start(collection: Collection, config: ScoreConfig) -> Job:
             conflict=Conflict.SHARED,
             params={"config": config_params(config)},
             listed=False,
+            priority=SCORES_PRIORITY,
         )

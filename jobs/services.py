@@ -60,11 +60,14 @@ def job_start(
     inline: bool = False,
     listener: Callable[[Snapshot], None] | None = None,
     listed: bool = True,
+    priority: int = 0,
 ) -> Job:
     """Record a job and queue it (or run it now: ``inline``, or an immediate backend;
     ``listener`` then hears its progress, as a command's progress bar does; ``listed``
-    False: the app started it on its own, it is not in the user's list of jobs).  Raises
-    ``JobRefused`` when a conflicting job is active on the collection."""
+    False: the app started it on its own, it is not in the user's list of jobs; a higher
+    ``priority`` is taken first by the workers, where the queue orders by it: a page
+    waits for it).  Raises ``JobRefused`` when a conflicting job is active on the
+    collection."""
     with transaction.atomic():
         if collection_id is not None and conflict != Conflict.NONE:
             lock, _ = JobLock.objects.get_or_create(key=f"collection:{collection_id}")
@@ -100,17 +103,22 @@ def job_start(
         return run_job(job.pk, listener=listener) or job
     # the worker must find the job's row: queue it once the row is committed (at once,
     # unless the caller is inside a transaction of its own)
-    transaction.on_commit(lambda: _enqueue(job.pk))
+    transaction.on_commit(lambda: _enqueue(job.pk, priority))
     if not transaction.get_connection().in_atomic_block:
         job.refresh_from_db(fields=["status", "message", "finished_at", "task_id"])
     return job
 
 
-def _enqueue(job_id: int) -> None:
-    """Queue the job for a worker; a queue that does not answer (Redis down) fails the job
-    with a message instead of leaving it waiting for ever."""
+def _enqueue(job_id: int, priority: int = 0) -> None:
+    """Queue the job for a worker (ahead of the others with a ``priority``, where the
+    queue orders by it: the database queue does, RQ does not); a queue that does not
+    answer (Redis down) fails the job with a message instead of leaving it waiting for
+    ever."""
     try:
-        result = execute.using(queue_name=settings.JOBS_QUEUE_NAME).enqueue(job_id)
+        task = execute.using(queue_name=settings.JOBS_QUEUE_NAME)
+        if priority and task_backends["default"].supports_priority:
+            task = task.using(priority=priority)
+        result = task.enqueue(job_id)
     except Exception:
         logger.exception("job %s could not be queued", job_id)
         _end_each([job_id], JobStatus.QUEUED, UNQUEUED)

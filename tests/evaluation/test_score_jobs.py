@@ -94,9 +94,7 @@ def test_a_page_over_the_budget_waits_for_one_job_then_shows_the_engines_scores(
     assert page.status_code == 200
     config = page.context["config"]
     stored = services.score_runs(c, world["runs"], config)
-    fresh = score_store.run_scores(
-        collection=c, runs=world["runs"], config=config, budget=None
-    )
+    fresh = score_store.run_scores(collection=c, runs=world["runs"], config=config, budget=None)
     np.testing.assert_array_equal(stored.values, fresh.values)
     assert Job.objects.filter(kind="scores").count() == 1
 
@@ -185,3 +183,26 @@ def test_while_a_mode_change_holds_the_collection_the_page_asks_again(world, que
     assert response.status_code == 202 and response["Refresh"] == "5"
     assert "The scores wait for another job on this collection." in response.content.decode()
     assert not Job.objects.filter(kind="scores").exists()
+
+
+def test_the_scores_job_is_queued_ahead_of_the_others(
+    world, queued, django_capture_on_commit_callbacks
+):
+    from django_tasks_db.models import DBTaskResult
+
+    c = world["c"]
+    with django_capture_on_commit_callbacks(execute=True):
+        job_start(
+            kind="run-pool-all",
+            label="Pool all runs",
+            func="evaluation.run_jobs.runs_pool_all",
+            user=world["organizer"],
+            collection_id=c.pk,
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_for(world["organizer"]).get(reverse("evaluation:run-list", args=[c.slug]))
+    assert response.status_code == 202
+    scores = Job.objects.get(kind="scores")
+    tasks = {t.args_kwargs["args"][0]: t.priority for t in DBTaskResult.objects.all()}
+    assert tasks[scores.pk] == 50 and list(tasks.values()).count(0) == 1
+    assert DBTaskResult.objects.ready().first().args_kwargs["args"][0] == scores.pk
