@@ -18,9 +18,18 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 # measured as a nowrap span inside the token's own element (so in its very font); and
 # whether any token's own line boxes sit on more than one line (a token broken mid-word).
 # Text out of the flow (position absolute, such as .sr-only) or not rendered (display
-# none, a closed <details>) and the options of a <select> are left out.
-CRUSHED_CELLS = """() => {
+# none, a closed <details>) and the options of a <select> are left out.  With ``words``
+# (the Japanese sweep, test_tables_phone_ja.py) a run of CJK characters is split into its
+# words (Intl.Segmenter's dictionary) instead of single characters: "判定者" broken one
+# character per line is as crushed as "participant" is.
+CRUSHED_CELLS = """(words) => {
   const cjk = /([\\u2e80-\\u9fff\\uac00-\\ud7af\\uf900-\\ufaff\\uff00-\\uffef])/g;
+  const segmenter = words ? new Intl.Segmenter("ja", { granularity: "word" }) : null;
+  const cjkRun = new RegExp(cjk.source.slice(1, -1) + "+", "g");
+  const wordsOf = (run) => [...segmenter.segment(run)].map((s) => s.segment).join(" ");
+  const split = (text) => words
+    ? text.replace(cjkRun, (run) => ` ${wordsOf(run)} `)
+    : text.replace(cjk, " $1 ");
   const out = [];
   for (const cell of document.querySelectorAll("td, th")) {
     if (!cell.getClientRects().length) continue;
@@ -43,7 +52,7 @@ CRUSHED_CELLS = """() => {
       const probe = document.createElement("span");
       probe.style.cssText = "position:absolute;visibility:hidden;white-space:nowrap;left:0;top:0";
       node.parentElement.appendChild(probe);
-      const text = node.data.replace(cjk, " $1 ").replace(/-(?=\\p{L})/gu, "- ");
+      const text = split(node.data).replace(/-(?=\\p{L})/gu, "- ");
       for (const token of new Set(text.split(/\\s+/))) {
         if (!token) continue;
         probe.textContent = token;
@@ -79,11 +88,11 @@ CRUSHED_CELLS = """() => {
 PAGE_SCROLL = "document.documentElement.scrollWidth - window.innerWidth"
 
 
-def _measure(page, url: str, problems: list[str]) -> int:
+def _measure(page, url: str, problems: list[str], words: bool = False) -> int:
     """Check the page as it is shown (every <details> opened): the crushed cells it has,
-    each problem appended to ``problems``."""
+    each problem appended to ``problems`` (``words``: CJK text split into words)."""
     page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")
-    cells = page.evaluate(CRUSHED_CELLS)
+    cells = page.evaluate(CRUSHED_CELLS, words)
     if cells:
         total = page.evaluate("document.querySelectorAll('td, th').length")
         sample = "; ".join(
