@@ -26,8 +26,8 @@ from jobs.progress import Progress, Snapshot
 from jobs.runner import JobContext, JobFailed
 from jobs.services import job_start
 
+from .import_plans import ImportPlan
 from .imports import (
-    ImportPlan,
     ImportRefused,
     PendingImportRefused,
     collection_import,

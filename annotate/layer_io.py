@@ -562,7 +562,7 @@ def layers_import(
     """Replace the layers the file names (question x assessor) with its rows; strings the
     question lacks are added unjudged to gold.  The whole file is checked first: on any
     error nothing is written and ``issues`` lists them.  (The import page previews the
-    same file as the kind ``layers``: ``annotate.imports``.)"""
+    same file as the kind ``layers``: ``annotate.import_plans``.)"""
     plan = layers_plan(collection=collection, data=data, filename=filename)
     if not plan.ok:
         return LayersImported(issues=plan.issues)

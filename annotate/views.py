@@ -36,14 +36,9 @@ from . import (
     operations,
     organizing,
 )
-from .imports import (
-    ImportPlan,
-    export_events,
-    export_judgments,
-    export_questions,
-    import_plan,
-    pending_import_create,
-)
+from .exports import export_events, export_judgments, export_questions
+from .import_plans import ImportPlan
+from .imports import import_plan, pending_import_create
 from .judge_page import judge_page
 from .models import JUDGE_ROLES, Collection, JudgmentEvent, Question, QuestionStatus, Role
 from .permissions import can_create_collection, gold_closed, judge_access, require_role

@@ -25,7 +25,7 @@ from ninja import File, Form, NinjaAPI, Query, Status, UploadedFile
 from ninja.errors import HttpError
 from ninja.openapi import docs
 
-from annotate.imports import export_judgments
+from annotate.exports import export_judgments
 from annotate.models import Collection, Membership, Role, is_site_staff
 from annotate.permissions import require_role
 from annotate.selectors import attach_assessors, question_list_queryset

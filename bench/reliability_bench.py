@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT))
 
 from evaluation.metrics import evaluate  # noqa: E402
 from evaluation.metrics.fast import read_inputs  # noqa: E402
-from evaluation.metrics.parsers import parse_qrels, parse_run  # noqa: E402
+from evaluation.metrics.judgment_parsers import parse_qrels  # noqa: E402
+from evaluation.metrics.parsers import parse_run  # noqa: E402
 from evaluation.metrics.reliability.bootstrap import bootstrap_asl  # noqa: E402
 from evaluation.metrics.reliability.comparisons import holm, mean_intervals, paired_t, tukey_hsd  # noqa: E402
 from evaluation.metrics.reliability.figures import MetricReliability, Report  # noqa: E402

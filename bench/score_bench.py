@@ -133,7 +133,8 @@ def workload_files(d: Path, name: str) -> tuple[Path, list[Path]]:
 def work_engine(judg: Path, runs: list[Path]) -> dict:
     from evaluation.metrics import DEFAULT_METRICS, evaluate
     from evaluation.metrics.fast import read_inputs
-    from evaluation.metrics.parsers import parse_judgments_csv, parse_qrels, parse_run
+    from evaluation.metrics.judgment_parsers import parse_judgments_csv, parse_qrels
+    from evaluation.metrics.parsers import parse_run
 
     files = [(str(p), p.read_bytes()) for p in runs]
     if judg.suffix == ".csv":

@@ -13,7 +13,8 @@ import pytest
 from django.core.management import call_command
 
 from annotate import judging
-from annotate.imports import collection_import, export_judgments, export_questions
+from annotate.exports import export_judgments, export_questions
+from annotate.imports import collection_import
 from annotate.models import AnswerString, Collection, Question
 from evaluation import services
 from evaluation.archive.exporting import collection_export

@@ -16,7 +16,8 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotate.imports import collection_import, export_judgments, export_questions
+from annotate.exports import export_judgments, export_questions
+from annotate.imports import collection_import
 from annotate.models import AnswerString, AnswerSynset, Level
 from annotate.normalize import normalize_answer
 from evaluation.archive.exporting import collection_export

@@ -22,7 +22,8 @@ import pytest
 from django.core.management import call_command
 
 from annotate.edits import Conflict
-from annotate.imports import collection_import, export_judgments, import_plan
+from annotate.exports import export_judgments
+from annotate.imports import collection_import, import_plan
 from annotate.judging import question_undo
 from annotate.models import AnswerString, AnswerSynset, JudgmentEvent, Question
 from evaluation import services
@@ -30,12 +31,11 @@ from evaluation.analysis import score_config
 from evaluation.archive.exporting import collection_export
 from evaluation.archive.importing import collection_import as archive_import
 from evaluation.metrics import Ranking, evaluate
+from evaluation.metrics.judgment_parsers import parse_judgments_csv, parse_qrels
 from evaluation.metrics.normalize import normalize_answer
 from evaluation.metrics.parsers import (
     detect_run_format,
     parse_flat_answers,
-    parse_judgments_csv,
-    parse_qrels,
     parse_questions_csv,
     parse_run,
 )

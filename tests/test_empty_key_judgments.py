@@ -24,7 +24,8 @@ from annotate.models import AnswerString, JudgingLayer
 from evaluation.archive.exporting import collection_export
 from evaluation.archive.importing import collection_import as archive_import
 from evaluation.metrics import InputError, evaluate
-from evaluation.metrics.parsers import parse_judgments_csv, parse_qa_run
+from evaluation.metrics.judgment_parsers import parse_judgments_csv
+from evaluation.metrics.parsers import parse_qa_run
 from tests.factories import add_member, make_collection, make_question, make_user
 
 ROOT = Path(__file__).resolve().parents[1]

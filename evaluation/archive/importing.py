@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from annotate.models import (
@@ -43,7 +44,7 @@ from evaluation.models import Run, RunAnswer
 
 from .answers import AnswersProblem, answer_rows
 from .format import COLLECTION_FIELDS, COLUMNS, RUN_EVENTS, parse_when
-from .rows import insert_rows, reserve_ids
+from .rows import insert_rows, reserve_ids, triggers_paused
 from .validation import Archive
 from .values import Row
 
@@ -479,20 +480,34 @@ def _events(
 
 def _answers(plan: ImportPlan, q_of: dict, run_of: dict, written: _Written) -> None:
     """The run answers, checked row by row as they stream from the archive into the
-    database (``answer_rows``: ``AnswersProblem`` at the first problem)."""
+    database (``answer_rows``: ``AnswersProblem`` at the first problem).  Their foreign
+    keys name the runs and questions this transaction created; where the database lets
+    the import pause its per-row checks (``rows.triggers_paused``), one query checks them
+    all instead."""
     archive = plan.archive
-    insert_rows(
-        RunAnswer,
-        ["run", "question", "rank", "text", "key", "score"],
-        answer_rows(
-            archive.open_member,
-            COLUMNS[archive.version]["run_answers.csv"],
-            archive.answers_scope,
-            [run_of[r["name"]].pk for r in plan.runs],
-            [q_of[q["question_id"]].pk for q in plan.questions],
-        ),
-        written=written.table(),
-    )
+    run_ids = [run_of[r["name"]].pk for r in plan.runs]
+    with triggers_paused() as paused:
+        n = insert_rows(
+            RunAnswer,
+            ["run", "question", "rank", "text", "key", "score"],
+            answer_rows(
+                archive.open_member,
+                COLUMNS[archive.version]["run_answers.csv"],
+                archive.answers_scope,
+                run_ids,
+                [q_of[q["question_id"]].pk for q in plan.questions],
+            ),
+            written=written.table(),
+        )
+    if paused and _answers_with_keys(run_ids) != n:
+        raise IntegrityError("a run answer names no run or question of the collection")
+
+
+def _answers_with_keys(run_ids: list[int]) -> int:
+    """The run answers of ``run_ids`` whose question exists: every answer written, once
+    the foreign keys hold (the run answers of these new runs are the import's only)."""
+    question = Question.objects.filter(pk=OuterRef("question_id"))
+    return RunAnswer.objects.filter(Exists(question), run_id__in=run_ids).count()
 
 
 def _strip_ids(side: dict, action: str) -> dict:

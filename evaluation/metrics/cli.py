@@ -219,7 +219,8 @@ def parse_inputs(data: bytes, path: str, run_files, opts, levels, reading=None):
     reader started on the files (``accel.start_reading``), if it was."""
     from .errors import InputError  # numpy-loading modules, as in score()
     from .fast import read_inputs
-    from .parsers import parse_judgments_csv, parse_qrels, parse_run
+    from .judgment_parsers import parse_judgments_csv, parse_qrels
+    from .parsers import parse_run
 
     fast = None
     issues: list = []

@@ -2,7 +2,8 @@
 
 Both are column arrays (numpy), built once and then read by the vectorized marking and
 metric code in ``engine.py``.  Nothing here knows about files or the database: the parsers
-(``parsers.py``) and the ORM adapter (``evaluation/services.py``) build these objects.
+(``parsers.py``, ``judgment_parsers.py``) and the ORM adapter (``evaluation/services.py``)
+build these objects.
 """
 
 from __future__ import annotations

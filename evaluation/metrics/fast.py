@@ -18,7 +18,8 @@ from .accel import TREC_RUN, Reading, start_reading
 from .accel import fastparse as _fastparse
 from .arrays import factorize
 from .data import Interned, Judgments, Ranking, StringTable
-from .parsers import Data, _default_name, qrels_judgments
+from .judgment_parsers import qrels_judgments
+from .parsers import Data, _default_name
 
 
 def available() -> bool:

@@ -6,7 +6,8 @@ import pytest
 from django.urls import reverse
 
 from annotate import adjudication, agreement_report, layer_selectors, layer_state, layers
-from annotate.imports import ImportRefused, collection_import, export_judgments, import_plan
+from annotate.exports import export_judgments
+from annotate.imports import ImportRefused, collection_import, import_plan
 from annotate.models import AnswerString, JudgingLayer, LayerJudgment
 
 from .test_layers import judge

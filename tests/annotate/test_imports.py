@@ -6,14 +6,8 @@ import io
 import pytest
 from django.core.management import call_command
 
-from annotate.imports import (
-    ImportRefused,
-    collection_import,
-    export_events,
-    export_judgments,
-    export_questions,
-    import_plan,
-)
+from annotate.exports import export_events, export_judgments, export_questions
+from annotate.imports import ImportRefused, collection_import, import_plan
 from annotate.models import AnswerString, AnswerSynset, Question
 from evaluation.metrics.csvio import neutralise, restore
 from tests.factories import make_collection, make_question, make_user

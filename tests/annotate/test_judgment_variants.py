@@ -7,10 +7,11 @@ import io
 
 import pytest
 
-from annotate.imports import collection_import, export_judgments, import_plan
+from annotate.exports import export_judgments
+from annotate.imports import collection_import, import_plan
 from annotate.models import AnswerString, AnswerSynset, Question
 from evaluation.analysis.score_config import ScoreConfig
-from evaluation.metrics.parsers import parse_judgments_csv
+from evaluation.metrics.judgment_parsers import parse_judgments_csv
 from evaluation.services import collection_judgments, score_runs
 from tests.factories import make_collection, make_question, make_run, make_user
 

@@ -1,6 +1,6 @@
 """The layers CSV is a kind of the main import page: checked whole and previewed
-like the other kinds, written all or nothing on confirmation (annotate/imports.py
-``_plan_layers`` over annotate/layer_io.py)."""
+like the other kinds, written all or nothing on confirmation (annotate/import_plans.py
+``plan_layers`` over annotate/layer_io.py)."""
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile

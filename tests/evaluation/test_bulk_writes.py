@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotate import imports
+from annotate import imports, judgments_plan
 from annotate.models import (
     AnswerString,
     AnswerSynset,
@@ -282,7 +282,7 @@ def test_judgments_import_failing_at_its_last_write_leaves_nothing(monkeypatch):
     def fail(*args, **kwargs):
         raise Boom
 
-    monkeypatch.setattr(imports, "spelling_keys_write", fail)
+    monkeypatch.setattr(judgments_plan, "spelling_keys_write", fail)
     with pytest.raises(Boom):
         imports.collection_import(collection=c, kind="judgments", data=data, filename="j.csv")
     assert snapshot(c) == before

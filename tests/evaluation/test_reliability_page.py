@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from annotate.imports import export_judgments
+from annotate.exports import export_judgments
 from evaluation.metrics.csvio import read_csv
 from evaluation.metrics.reliability.figures import metric_reliability
 from evaluation.metrics.reliability.samples import draw_samples

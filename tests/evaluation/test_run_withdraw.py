@@ -9,7 +9,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from annotate.imports import export_events
+from annotate.exports import export_events
 from annotate.models import JudgmentEvent
 from api.services import api_token_create
 from evaluation import services

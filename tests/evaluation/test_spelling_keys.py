@@ -9,7 +9,8 @@ import io
 
 import pytest
 
-from annotate.imports import collection_import, export_judgments
+from annotate.exports import export_judgments
+from annotate.imports import collection_import
 from annotate.judging import string_judge
 from annotate.models import AnswerString, Membership, Role
 from annotate.workspace_selectors import question_workspace

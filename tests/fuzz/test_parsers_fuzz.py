@@ -13,12 +13,10 @@ from hypothesis import strategies as st
 from evaluation.metrics import InputError, Ranking, evaluate
 from evaluation.metrics.arrays import factorize
 from evaluation.metrics.fast import available, read_inputs
+from evaluation.metrics.judgment_parsers import _slow_qrels, parse_judgments_csv, parse_qrels
 from evaluation.metrics.parsers import (
-    _slow_qrels,
     parse_flat_answers,
-    parse_judgments_csv,
     parse_qa_run,
-    parse_qrels,
     parse_questions_csv,
     parse_run,
     parse_trec_run,

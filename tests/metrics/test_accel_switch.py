@@ -16,7 +16,7 @@ TREC = ROOT / "tests" / "data" / "trec_eval"
 PROBE = """
 import json, sys
 from evaluation.metrics import accel, fast, normalize
-from evaluation.metrics.parsers import parse_judgments_csv
+from evaluation.metrics.judgment_parsers import parse_judgments_csv
 j = parse_judgments_csv(
     b"question_id,synset_id,answer,level\\nQ1,1,Paul,S\\nQ2,1,Caf\\xc3\\xa9,A\\n")
 got = fast.read_inputs(qrels=None, judgments=j,

@@ -7,7 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evaluation.metrics import evaluate, parse_gains
-from evaluation.metrics.parsers import parse_qrels, parse_trec_run
+from evaluation.metrics.judgment_parsers import parse_qrels
+from evaluation.metrics.parsers import parse_trec_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 ntcir = pytest.importorskip("pyNTCIREVAL.metrics")

@@ -153,7 +153,7 @@ def test_malformed_text_is_a_value_error_with_its_line():
 
 
 def test_the_parsers_read_back_what_the_writer_wrote():
-    from evaluation.metrics.parsers import parse_judgments_csv, read_judgment_rows
+    from evaluation.metrics.judgment_parsers import parse_judgments_csv, read_judgment_rows
 
     answers = ["=1+1", "'=1+1", "+81", "'Tis", "''quoted''", "-40", "@home", "a,b", 'say "x"']
     rows = [

@@ -8,8 +8,9 @@ CI runs this file with and without QASYNSET_NO_ACCEL."""
 import pytest
 
 from evaluation.metrics import InputError, Judgments, evaluate, fast
+from evaluation.metrics.judgment_parsers import parse_judgments_csv
 from evaluation.metrics.normalize import normalize_answer
-from evaluation.metrics.parsers import parse_judgments_csv, parse_qa_run
+from evaluation.metrics.parsers import parse_qa_run
 
 from .helpers import judgments, score
 

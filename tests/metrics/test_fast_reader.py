@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from evaluation.metrics import BASE_METRICS, InputError, evaluate
 from evaluation.metrics.accel import why_unused
 from evaluation.metrics.fast import available, read_inputs
+from evaluation.metrics.judgment_parsers import parse_judgments_csv, parse_qrels
 from evaluation.metrics.normalize import normalize_answer
-from evaluation.metrics.parsers import parse_judgments_csv, parse_qa_run, parse_qrels, parse_run
+from evaluation.metrics.parsers import parse_qa_run, parse_run
 
 # tests of the C reader itself (the parsers' tests below run with or without it)
 needs_c = pytest.mark.skipif(not available(), reason=str(why_unused()))

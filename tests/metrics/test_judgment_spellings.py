@@ -5,7 +5,7 @@ naming both lines and both judgments (DESIGN.md section 4)."""
 import pytest
 
 from evaluation.metrics import InputError, Ranking, evaluate
-from evaluation.metrics.parsers import parse_judgments_csv
+from evaluation.metrics.judgment_parsers import parse_judgments_csv
 
 HEADER = "question_id,synset_id,answer,level\n"
 

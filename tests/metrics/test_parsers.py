@@ -3,12 +3,11 @@
 import pytest
 
 from evaluation.metrics import InputError
+from evaluation.metrics.judgment_parsers import parse_judgments_csv, parse_qrels
 from evaluation.metrics.parsers import (
     detect_run_format,
     parse_flat_answers,
-    parse_judgments_csv,
     parse_qa_run,
-    parse_qrels,
     parse_questions_csv,
     parse_run,
     parse_trec_run,
@@ -89,7 +88,7 @@ def _judgment_columns(j):
 def test_plain_judgments_read_as_the_line_reader_reads_them(body):
     """A plain judgments file (no quotes, one good row per line) is read by whole-column
     operations; the same file in another form (CRLF: the csv line reader) gives the same."""
-    from evaluation.metrics.parsers import _plain_judgments
+    from evaluation.metrics.judgment_parsers import _plain_judgments
 
     assert _plain_judgments(body, ("S", "A", "B")) is not None
     assert _plain_judgments(body.replace("\n", "\r\n"), ("S", "A", "B")) is None
@@ -114,7 +113,7 @@ def test_plain_judgments_read_as_the_line_reader_reads_them(body):
     ],
 )
 def test_other_judgments_files_go_to_the_line_reader(body):
-    from evaluation.metrics.parsers import _plain_judgments
+    from evaluation.metrics.judgment_parsers import _plain_judgments
 
     assert _plain_judgments(body, ("S", "A", "B")) is None
 
@@ -235,7 +234,7 @@ def test_empty_files_are_errors():
 
 
 def test_large_judgments_file():
-    from evaluation.metrics.parsers import read_judgment_rows
+    from evaluation.metrics.judgment_parsers import read_judgment_rows
 
     lines = ["question_id,synset_id,answer,level"]
     for q in range(3000):

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from evaluation.metrics import InputError
 from evaluation.metrics.fast import available, read_inputs
-from evaluation.metrics.parsers import parse_judgments_csv, parse_qrels, parse_run
+from evaluation.metrics.judgment_parsers import parse_judgments_csv, parse_qrels
+from evaluation.metrics.parsers import parse_run
 from evaluation.metrics.text_rules import CONTROL_CHARACTERS
 
 from .test_accel_switch import BUILT

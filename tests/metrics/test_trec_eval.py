@@ -6,7 +6,8 @@ import re
 import pytest
 
 from evaluation.metrics import evaluate
-from evaluation.metrics.parsers import parse_qrels, parse_run
+from evaluation.metrics.judgment_parsers import parse_qrels
+from evaluation.metrics.parsers import parse_run
 
 MEASURE = re.compile(r"^(map|recip_rank|Rprec|ndcg|P_(\d+)|ndcg_cut_(\d+))$")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.imports import export_events, export_judgments, export_questions
+from annotate.exports import export_events, export_judgments, export_questions
 from annotate.models import Collection
 
 EXPORTS = {"judgments": export_judgments, "questions": export_questions, "events": export_events}

@@ -8,7 +8,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from .bootstrap import t_statistic, tail_p
 from .pairs import TOL, run_order, run_pairs, zero_small
@@ -30,6 +29,10 @@ class Intervals:
 
 def t_intervals(X: np.ndarray, *, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) per run: mean +- t_{(1+level)/2, n-1} s/sqrt(n) over the questions."""
+    # scipy here, not at the top: the forms and commands that import this module for its
+    # names start without scipy's second of imports (tests/test_startup_imports.py)
+    from scipy import stats
+
     X = np.asarray(X, dtype=float)
     n = X.shape[1]
     mean = X.mean(axis=1)
@@ -83,6 +86,8 @@ def paired_t(X: np.ndarray) -> np.ndarray:
     every question).  The pairs' differences are taken a block of pairs at a time: each
     pair's mean and deviation are a reduction over its own row, so the figures are the
     same to the last bit, in a bounded amount of memory."""
+    from scipy import stats  # as in t_intervals
+
     X = np.asarray(X, dtype=float)
     x, y = run_pairs(len(X))
     n = X.shape[1]
@@ -153,4 +158,6 @@ def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:
     """Kendall's tau-b between two rankings of the same runs given by their scores."""
     if len(a) < 2:
         return float("nan")
+    from scipy import stats  # as in t_intervals
+
     return float(stats.kendalltau(a, b).statistic)

@@ -10,13 +10,15 @@ import io
 import json
 import zipfile
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
-import pandas as pd
 
 from ..csvio import CsvFormatError, cell, read_csv, restore, write_csv
 from .samples import KINDS, Samples
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SAMPLES_FORMAT = "qa-reliability-samples/1"
 
@@ -126,6 +128,10 @@ def _head(text: str) -> tuple[int, dict]:
 
 def _rows(text: str) -> pd.DataFrame:
     """The sample rows, by pandas' C reader (kinds and question ids as categories)."""
+    # pandas here, not at the top: ``manage.py reliability`` and the pages that import this
+    # module start without it (tests/test_startup_imports.py)
+    import pandas as pd
+
     try:
         return pd.read_csv(
             io.StringIO(text),
