@@ -510,9 +510,13 @@ def run_answers_rekey(
     *, collection: Collection, mode: str, progress: Progress | None = None
 ) -> int:
     """Re-key every run answer of ``collection`` under matching ``mode`` with the engine's
-    key function: each distinct answer text keyed once, in Python, and the keys written by
-    one ``UPDATE ... FROM`` a temporary table of (text, key), in the caller's transaction.
-    Returns how many answers changed."""
+    key function: each distinct answer text keyed once, in Python (a key depends on the
+    text and the mode only), and the keys written by one ``UPDATE ... FROM`` a temporary
+    table of (text, key), hash-joined on the text, to the answers whose key changes only,
+    in the caller's transaction.  The join is cheap (seconds for 2 million answers); the
+    writes are what cost, and no index holds the key and the table keeps room on its pages
+    (``RunAnswer``'s docstring), so on PostgreSQL each is a heap-only update, no index
+    entry written: bench/mode_change_bench.py.  Returns how many answers changed."""
     answers = RunAnswer.objects.filter(run__collection=collection)
     texts = list(answers.order_by().values_list("text", flat=True).distinct())
     keys = normalize_many(texts, mode)
