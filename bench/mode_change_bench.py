@@ -62,6 +62,26 @@ def timed(label: str, fn):
     return out, (label, time.perf_counter() - t0, time.process_time() - c0)
 
 
+def hot() -> str:
+    """On PostgreSQL: how many of the run answers' updates in this transaction were
+    heap-only (no index entry written; RunAnswer's docstring).  A transaction running long
+    in any database of the server (its xid older than the last change's) keeps the pages
+    from being pruned of the versions the last change left, and the updates then move the
+    rows to new pages."""
+    from django.db import connection
+
+    from evaluation.models import RunAnswer
+
+    if connection.vendor != "postgresql":
+        return ""
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT pg_stat_get_xact_tuples_hot_updated(%s::regclass)",
+            [RunAnswer._meta.db_table],
+        )
+        return f", {cur.fetchone()[0]:,} heap-only"
+
+
 def change(collection, mode: str, owner, *, explain: bool) -> None:
     """One mode change, its two steps timed apart (the service runs them in this order)."""
     from django.db import connection
@@ -79,7 +99,7 @@ def change(collection, mode: str, owner, *, explain: bool) -> None:
 
     def rekey(**kw):
         out, step = timed("run answers", lambda: real_rekey(**kw))
-        steps.append((step[0] + f" ({out:,} changed)", *step[1:]))
+        steps.append((step[0] + f" ({out:,} changed{hot()})", *step[1:]))
         return out
 
     stmts = Statements()
