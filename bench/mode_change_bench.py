@@ -14,7 +14,9 @@ the backend's utime + stime from /proc), the time of each of its two steps (the 
 re-key, ``annotate.matching``; the run answers', ``run_answers_rekey``), the number of
 statements and the slowest ones.  ``--explain`` prints ``EXPLAIN (ANALYZE, BUFFERS)`` of
 every statement that writes the run answers (run once more for it, in a savepoint rolled
-back).  The database is the configured one (``DATABASE_URL``; a throw-away SQLite file
+back).  ``--vacuum`` runs VACUUM of the run answers after each change, as autovacuum
+would (the next change's updates are heap-only then; the bench prints how many were).
+The database is the configured one (``DATABASE_URL``; a throw-away SQLite file
 under $TMPDIR when unset).
 
 ``--judgments-csv`` also times the collection's judgments CSV export both ways (issue 24:
@@ -177,6 +179,23 @@ def judgments_csv(collection) -> None:
     print("    same bytes")
 
 
+def vacuum() -> None:
+    """VACUUM of the run answers (PostgreSQL), timed: the room the versions a change left
+    took made free for the next change's, as autovacuum does once a change is committed
+    (a server without autovacuum, or a transaction running long elsewhere on it, leaves
+    the next change to find no room on the pages: its updates then write index entries)."""
+    from django.db import connection
+
+    from evaluation.models import RunAnswer
+
+    if connection.vendor != "postgresql":
+        return
+    t0 = time.perf_counter()
+    with connection.cursor() as cur:
+        cur.execute(f"VACUUM {connection.ops.quote_name(RunAnswer._meta.db_table)}")
+    print(f"    VACUUM of the run answers    wall {time.perf_counter() - t0:7.2f} s")
+
+
 def setup_django() -> None:
     if not os.environ.get("DATABASE_URL"):
         path = Path(tempfile.mkdtemp(prefix="mode-bench-")) / "bench.sqlite3"
@@ -200,6 +219,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--modes", default="exact,normalized", help="comma list, in order")
     ap.add_argument(
         "--explain", action="store_true", help="EXPLAIN ANALYZE the run answers' writes"
+    )
+    ap.add_argument(
+        "--vacuum",
+        action="store_true",
+        help="VACUUM the run answers after each change (what autovacuum does a while later)",
     )
     ap.add_argument("--judgments-csv", action="store_true", help="time the judgments export too")
     ap.add_argument("--no-modes", action="store_true", help="no mode change (with --judgments-csv)")
@@ -228,6 +252,8 @@ def main(argv: list[str] | None = None) -> None:
         judgments_csv(c)
     for mode in [] if args.no_modes else args.modes.split(","):
         change(c, mode.strip(), owner, explain=args.explain)
+        if args.vacuum:
+            vacuum()
 
 
 if __name__ == "__main__":
