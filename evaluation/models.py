@@ -98,7 +98,16 @@ class Run(models.Model):
 
 
 class RunAnswer(models.Model):
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="answers")
+    """One answer of a run to a question, at a rank, with its matching ``key`` (the
+    collection's matching mode's key of ``text``, rewritten for every answer whose key
+    changes when the mode changes: ``services.run_answers_rekey``).  No index holds ``key``
+    (nor ``text``) so that a re-key is a heap-only (HOT) update on PostgreSQL: no index entry
+    written per answer, where five indexes made a mode change at size M (2 million answers)
+    take minutes; and the table's pages are kept half empty (fillfactor 50, migration 0005)
+    so that every new version fits on its page.  ``run`` has no index of its own: the unique
+    (run, question, rank) serves its lookups."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="answers", db_index=False)
     question = models.ForeignKey(
         "annotate.Question", on_delete=models.CASCADE, related_name="run_answers"
     )
@@ -117,7 +126,6 @@ class RunAnswer(models.Model):
             ),
             models.CheckConstraint(condition=Q(rank__gte=1), name="run_answer_rank_positive"),
         ]
-        indexes = [models.Index(fields=["question", "key"])]
 
     def __str__(self) -> str:
         return f"{self.run} {self.question_id} #{self.rank}"

@@ -24,7 +24,7 @@ from django.utils.translation import gettext
 
 from annotate import edits, judging, matching
 from annotate.models import AnswerString, Collection, JudgmentEvent, Question, Source
-from config.bulk import Progress, gc_paused, insert_rows, temp_rows
+from config.bulk import Progress, gc_paused, ids_in, insert_rows, temp_rows
 from evaluation.analysis.score_config import ScoreConfig
 from evaluation.metrics import (
     InputError,
@@ -537,28 +537,45 @@ def run_answers_rekey(
     *, collection: Collection, mode: str, progress: Progress | None = None
 ) -> int:
     """Re-key every run answer of ``collection`` under matching ``mode`` with the engine's
-    key function: each distinct answer text keyed once, in Python, and the keys written by
-    one ``UPDATE ... FROM`` a temporary table of (text, key), in the caller's transaction.
-    Returns how many answers changed."""
-    answers = RunAnswer.objects.filter(run__collection=collection)
-    texts = list(answers.order_by().values_list("text", flat=True).distinct())
+    key function: each distinct answer text keyed once, in Python (a key depends on the
+    text and the mode only), and the keys of the texts some answer holds another key of
+    written by one ``UPDATE ... FROM`` a temporary table of (text, key), hash-joined on the
+    text, to the answers whose key changes only, in the caller's transaction (none: no
+    statement).  The join is cheap (3 s of the statement's 10 at 2 million answers); the
+    writes are what cost, and no index holds the key and the table keeps room on its pages
+    (``RunAnswer``'s docstring), so on PostgreSQL each is a heap-only update, no index
+    entry written: bench/mode_change_bench.py.  Returns how many answers changed."""
+    run_ids = list(Run.objects.filter(collection=collection).values_list("pk", flat=True))
+    answers = RunAnswer.objects.filter(run_id__in=ids_in(run_ids)).order_by()
+    held: dict[str, set[str]] = {}
+    for text, key in answers.values_list("text", "key").distinct():
+        held.setdefault(text, set()).add(key)
+    texts = list(held)
     keys = normalize_many(texts, mode)
     if progress is not None:
         progress(len(texts), len(texts), "answer texts keyed")
-    qn = connection.ops.quote_name
-    table, runs = qn(RunAnswer._meta.db_table), qn(Run._meta.db_table)
+    rows = [(t, k) for t, k in zip(texts, keys, strict=True) if held[t] != {k}]
+    if not rows:
+        return 0
+    table = connection.ops.quote_name(RunAnswer._meta.db_table)
+    # the collection's runs as an array on PostgreSQL: a filter of the scan, where a
+    # subquery of the runs was one more hash join of every answer (half a second at M)
+    runs, params = (
+        ("= ANY(%s::bigint[])", [run_ids])
+        if connection.vendor == "postgresql"
+        else (f"IN ({', '.join(['%s'] * len(run_ids))})", run_ids)
+    )
     with transaction.atomic():
         if connection.vendor == "postgresql":
             # the join's hash table of (text, key) in memory rather than in batches on disk
             with connection.cursor() as cur:
                 cur.execute("SET LOCAL work_mem = '64MB'")
-        rows = zip(texts, keys, strict=True)
         with temp_rows([("text", "text"), ("key", "text")], rows, index=["text"]) as t:
             with connection.cursor() as cur:
                 cur.execute(
                     f'UPDATE {table} SET "key" = {t}."key" FROM {t} '
                     f'WHERE {table}."text" = {t}."text" AND {table}."key" <> {t}."key" '
-                    f'AND {table}."run_id" IN (SELECT "id" FROM {runs} WHERE "collection_id" = %s)',
-                    [collection.pk],
+                    f'AND {table}."run_id" {runs}',
+                    params,
                 )
                 return cur.rowcount

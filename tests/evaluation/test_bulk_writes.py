@@ -157,6 +157,20 @@ def test_rekeying_run_answers_gives_each_the_engine_key():
     assert sorted(RunAnswer.objects.filter(run__collection=other).values_list("pk", "key")) == keys
 
 
+def test_rekeying_writes_only_the_texts_whose_key_changes():
+    c = campaign("rekey-none")
+    services.run_answers_rekey(collection=c, mode="exact")
+    # every answer holds its key already: nothing to write, no UPDATE
+    with CaptureQueriesContext(connection) as ctx:
+        assert services.run_answers_rekey(collection=c, mode="exact") == 0
+    assert not [q for q in ctx.captured_queries if "UPDATE" in q["sql"].upper()]
+    # one answer of a text holding a stale key: that answer alone is rewritten
+    a = RunAnswer.objects.filter(run__collection=c).order_by("pk").first()
+    RunAnswer.objects.filter(pk=a.pk).update(key="stale")
+    assert services.run_answers_rekey(collection=c, mode="exact") == 1
+    assert RunAnswer.objects.get(pk=a.pk).key == normalize_answer(a.text, "exact")
+
+
 def test_mode_change_rekeys_strings_spellings_and_answers_and_back():
     c = campaign("modes")
     services.runs_pool(collection=c)
