@@ -11,11 +11,10 @@ import json
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from django.db.models import F
-
 from evaluation.metrics.csvio import write_csv
 
-from .models import AnswerString, AnswerSynset, Collection, JudgingLayer, JudgmentEvent, Question
+from .judgments_csv import HEADER, judgment_rows
+from .models import AnswerSynset, Collection, JudgingLayer, JudgmentEvent, Question
 from .selectors import attach_assessors
 
 if TYPE_CHECKING:
@@ -51,28 +50,7 @@ def export_judgments(collection: Collection) -> str:
     (its text, then its variants, all with the string's judgment), synsets by their label
     or ordinal, judged-incorrect strings with empty synset_id and level; extra columns
     question, assessor, updated.  Re-imported, the rows fold back into the same strings."""
-    synset_ids = _synset_ids(collection)
-    strings = (
-        AnswerString.objects.filter(question__collection=collection, judged_at__isnull=False)
-        .select_related("question", "level", "judged_by")
-        .order_by("question_id", F("synset__ordinal").asc(nulls_last=True), "id")
-    )
-    rows = (
-        [
-            s.question.qid,
-            synset_ids[s.synset_id] if s.synset_id else "",
-            text,
-            s.level.code if s.level_id else "",
-            s.question.text,
-            s.judged_by.get_username() if s.judged_by_id else "",
-            s.judged_at.isoformat(timespec="seconds"),
-        ]
-        for s in strings.iterator(2000)
-        for text in (s.text, *s.variants)
-    )
-    return write_csv(
-        ["question_id", "synset_id", "answer", "level", "question", "assessor", "updated"], rows
-    )
+    return write_csv(HEADER, judgment_rows(collection, _synset_ids(collection)))
 
 
 def export_questions(collection: Collection) -> str:

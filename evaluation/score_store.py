@@ -8,7 +8,7 @@ configuration.  A ``RunScores`` row holds one run's per-question scores and answ
 under one configuration against a ``ScoreBasis``: the collection's judgment version then,
 and the version of each of its questions.  Every write of a judgment bumps the
 collection's judgment version and the version of each question it changed
-(``annotate.edits``, ``annotate.imports``; tests/evaluation/test_score_store.py checks
+(``annotate.edits``, ``annotate.judgments_plan``; tests/evaluation/test_score_store.py checks
 every writer), so once the collection's version has moved on, the questions whose version
 changed are the only ones whose scores may have changed -- unless the matching mode or the
 levels changed (the basis's ``signature``): then every question.  A view

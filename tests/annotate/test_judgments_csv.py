@@ -6,7 +6,8 @@ judged incorrect, no assessor, a formula-like and a multi-line answer)."""
 import pytest
 from django.db.models import F
 
-from annotate.imports import _synset_ids, collection_import, export_judgments
+from annotate.exports import _synset_ids, export_judgments
+from annotate.imports import collection_import
 from annotate.judgments_csv import HEADER, judgment_rows
 from annotate.models import AnswerString
 from evaluation.metrics.csvio import write_csv
