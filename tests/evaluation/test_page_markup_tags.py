@@ -27,6 +27,9 @@ MARKS_TEMPLATE = """<ol class="marks">
   {% endfor %}
 </ol>"""
 
+# the loop the ``unjudged_rows`` tag replaces (evaluation/run_detail.html)
+UNJUDGED_TEMPLATE = """{% for u in unjudged %}<tr><td class="qid">{{ u.question_id }}</td><td class="num">{{ u.rank }}</td><td>{{ u.answer }}</td><td>{% if u.pooled %}{% translate "in the pool" %}{% elif u.poolable %}{% translate "not pooled" %}{% elif u.empty_key %}{% translate "matches nothing (empty key)" %}{% else %}{% translate "beyond L'" %}{% endif %}</td></tr>{% endfor %}"""
+
 # the loops the ``plot_marks`` and ``plot_columns`` tags replace (evaluation/compare.html)
 PLOT_TEMPLATE = """{% for s in plot.series %}<g>{% for x, y in s.marks %}<use href="#mk-{{ s.shape }}" x="{{ x }}" y="{{ y }}"/>{% endfor %}</g>{% endfor %}
 <svg>{% for p in plot.points %}<a href="{{ p.href }}" data-qid="{{ p.qid }}"><title>{{ p.title }}</title><rect class="hit" x="{{ p.column }}" width="1" height="1" fill="transparent"/></a>{% endfor %}</svg>"""
@@ -66,10 +69,31 @@ MARKS = [
 def test_the_marks_tag_writes_what_the_template_wrote(language, marks):
     with translation.override(language):
         want = render(MARKS_TEMPLATE, marks=marks)
-        got = render("{% load marks %}{% marks_list marks %}", marks=marks)
+        got = render("{% load run_answers %}{% marks_list marks %}", marks=marks)
     assert squeeze(got) == squeeze(want)
     assert "&lt;Fuji&gt; &amp; &#x27;co&#x27;" in got or not marks
     assert language == "en" or not marks or "シンセット" in got
+
+
+UNJUDGED = [
+    {"question_id": "Q<1>", "rank": 1, "answer": "a & b", "pooled": True, "poolable": False,
+     "empty_key": False},
+    {"question_id": "Q2", "rank": 12, "answer": "'quoted'", "pooled": False, "poolable": True,
+     "empty_key": False},
+    {"question_id": "Q3", "rank": 2, "answer": "?", "pooled": False, "poolable": False,
+     "empty_key": True},
+    {"question_id": "Q4", "rank": 1001, "answer": "<i>far</i>", "pooled": False,
+     "poolable": False, "empty_key": False},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_the_unjudged_rows_tag_writes_what_the_template_wrote(language):
+    with translation.override(language):
+        want = render(UNJUDGED_TEMPLATE, unjudged=UNJUDGED)
+        got = render("{% load run_answers %}{% unjudged_rows unjudged %}", unjudged=UNJUDGED)
+    assert got == want
+    assert "beyond L'" in got or language == "ja"
 
 
 def test_the_plot_tags_write_what_the_template_loops_wrote():

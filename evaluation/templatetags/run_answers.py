@@ -1,11 +1,11 @@
-"""A run's marked answers to one question as an ordered list (the run page's rows, the
-compare page's side-by-side lists): rank, answer, and the synset it earns credit from,
-or why it earns none.  Written in Python in one join: the run page lists 50 questions of
-10 answers and the compare page 40 lists, and rendering each ``<li>`` through the
-template engine cost a tenth of a second a page.  The texts are the template's own
-(the same msgids, translated the same way) and every value is escaped as the template
-would: ``{% translate %}``'s literal text is not escaped, a ``{% blocktranslate %}``'s
-variables and every ``{{ value }}`` are."""
+"""A run's answers as the run and compare pages list them, written in Python in one join:
+the marked answers to one question (``marks_list``: the run page's 50 rows of 10 answers,
+the compare page's 40 lists), and the run's unjudged answers (``unjudged_rows``: up to 200
+rows).  Through the template engine, one ``<li>`` or ``<tr>`` at a time, they cost a
+tenth of a second a page at size M.  The texts are the templates' own (the same msgids,
+translated the same way) and every value is escaped as the template would: a
+``{% translate %}`` literal is not escaped, a ``{% blocktranslate %}``'s variables and
+every ``{{ value }}`` are."""
 
 from __future__ import annotations
 
@@ -62,3 +62,24 @@ def marks_list(marks: Iterable[Mapping[str, Any]]) -> SafeString:
             f'\n  <li class="muted">{gettext("no answers (scored as an empty ranking)")}</li>'
         )
     return mark_safe(f'<ol class="marks">{"".join(items)}\n</ol>')
+
+
+@register.simple_tag
+def unjudged_rows(unjudged: Iterable[Mapping[str, Any]]) -> SafeString:
+    """The ``<tr>`` of each unjudged answer (``selectors.unjudged_answers``): question,
+    best rank, answer, and where it is (in the pool, not pooled, matching nothing, or
+    beyond L')."""
+    states = {
+        "pooled": gettext("in the pool"),
+        "poolable": gettext("not pooled"),
+        "empty_key": gettext("matches nothing (empty key)"),
+        "": gettext("beyond L'"),
+    }
+    rows = []
+    for u in unjudged:
+        state = next((k for k in ("pooled", "poolable", "empty_key") if u[k]), "")
+        rows.append(
+            f'<tr><td class="qid">{_v(u["question_id"])}</td><td class="num">{_v(u["rank"])}'
+            f"</td><td>{_v(u['answer'])}</td><td>{states[state]}</td></tr>"
+        )
+    return mark_safe("".join(rows))
