@@ -14,6 +14,7 @@ from html import escape
 from typing import Any
 
 from django import template
+from django.conf import settings
 from django.utils.formats import localize
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
@@ -22,9 +23,12 @@ register = template.Library()
 
 
 def _v(value: Any) -> str:
-    """``{{ value }}`` (localized, escaped)."""
+    """``{{ value }}`` (localized, escaped; an int is localized to itself unless the
+    settings group thousands, and is asked for 2,000 times a page)."""
     if isinstance(value, str):
         return escape(value)
+    if type(value) is int and not settings.USE_THOUSAND_SEPARATOR:
+        return str(value)
     return escape(str(localize(value)))
 
 
