@@ -75,7 +75,7 @@ def runs_compare(
     pa = scores.per_question[run_a.name][list(metrics)]
     pb = scores.per_question[run_b.name][list(metrics)]
     diffs = pb - pa
-    tests = tuple(paired(m, pa[m], pb[m]) for m in metrics)
+    tests = tuple(_paired(m, pa[m], pb[m]) for m in metrics)
     q_metric = "q_measure" if "q_measure" in metrics else metrics[0]
     rr_metric = "rr" if "rr" in metrics else metrics[-1]
     disagree = (
@@ -95,6 +95,25 @@ def runs_compare(
         rr_metric=rr_metric,
         disagree=disagree,
     )
+
+
+def _paired(metric: str, a: pd.Series, b: pd.Series) -> Paired:
+    """``stats.paired``, cached under the scores it compares (as ``_pair_tests``): its
+    randomization test draws 10,000 permutations of 2,000 differences at size M, a fifth
+    of the compare page's time, for the same answer every time.  The key hashes the
+    scores themselves: no query."""
+    x = np.ascontiguousarray(a.to_numpy(dtype=float))
+    y = np.ascontiguousarray(b.to_numpy(dtype=float))
+    digest = hashlib.sha256(x.tobytes())
+    digest.update(y.tobytes())
+    digest.update(metric.encode())
+    key = "paired:" + digest.hexdigest()
+    cache = caches["scores"]
+    tested = cache.get(key)
+    if tested is None:
+        tested = paired(metric, x, y)
+        cache.set(key, tested, 600)
+    return tested
 
 
 @dataclass(frozen=True)

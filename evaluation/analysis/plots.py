@@ -65,19 +65,19 @@ MARK_R = 10  # the largest marker's half-size: a label closer than this touches 
 
 
 def _corner_label(
-    text: str, *, y: float, left: float, right: float, prefer: str, marks: list[tuple[float, float]]
+    text: str, *, y: float, left: float, right: float, prefer: str, marks: np.ndarray
 ) -> Label:
     """``text`` in the plot's left or right corner at baseline ``y``: ``prefer``'s side
     unless a mark lies under it, then the other side if that one is clear (the first
-    columns of the plot are its lowest differences, the last its highest)."""
+    columns of the plot are its lowest differences, the last its highest).  ``marks``:
+    the drawn marks' (x, y), one row each."""
     w = len(text) * 7.0 + 4
+    mx, my = marks[:, 0], marks[:, 1]
+    level = (y - 14 - MARK_R <= my) & (my <= y + 4 + MARK_R)
 
     def hits(side: str) -> int:
         x0, x1 = (left + 6, left + 6 + w) if side == "left" else (right - 6 - w, right - 6)
-        return sum(
-            x0 - MARK_R <= mx <= x1 + MARK_R and y - 14 - MARK_R <= my <= y + 4 + MARK_R
-            for mx, my in marks
-        )
+        return int(np.count_nonzero(level & (x0 - MARK_R <= mx) & (mx <= x1 + MARK_R)))
 
     other = "right" if prefer == "left" else "left"
     side = prefer if hits(prefer) <= hits(other) else other
@@ -140,7 +140,7 @@ def _num(v: float) -> str:
 
 
 def _nums(v: np.ndarray) -> list[str]:
-    return np.char.mod("%.1f", v).tolist() if len(v) else []
+    return [f"{x:.1f}" for x in v.tolist()]
 
 
 def difference_plot(
@@ -177,26 +177,30 @@ def difference_plot(
     centres = left + slot * (np.arange(n) + 0.5)
     series = []
     shown = []  # per metric, each question's difference as the title writes it
+    drawn_x: list[str] = []  # every mark's x and y as drawn (written rounded)
+    drawn_y: list[str] = []
     for k, m in enumerate(metrics):
         dx = (k - (len(metrics) - 1) / 2) * spread
         xs = _nums(centres + dx)
         ys = _nums(top + inner_h / 2 - (rows[:, k] / ymax) * (inner_h / 2)) if n else []
+        drawn_x += xs
+        drawn_y += ys
+        label = labels.get(m, m)
         series.append(
             Series(
                 m,
-                labels.get(m, m),
+                label,
                 SHAPES[k % len(SHAPES)],
                 COLORS[k % len(COLORS)],
                 tuple(zip(xs, ys, strict=True)),
             )
         )
-        signed = np.char.mod("%+.3f", rows[:, k]).tolist() if n else []
         shown.append(
-            [t if v else "0" for t, v in zip(signed, rows[:, k].tolist(), strict=True)] if n else []
+            [f"{label} {v:+.3f}" if v else f"{label} 0" for v in rows[:, k].tolist()] if n else []
         )
     points = []
-    for i, qid in enumerate(order):
-        parts = ", ".join(f"{s.label} {shown[k][i]}" for k, s in enumerate(series))
+    for i, (qid, *each) in enumerate(zip(order, *shown, strict=True)):
+        parts = ", ".join(each)
         text = texts.get(qid, "")
         title = f"{qid} · {text} — {parts}" if text else f"{qid} — {parts}"
         points.append(Point(qid=qid, href=href(qid), title=title, column=str(i)))
@@ -207,7 +211,7 @@ def difference_plot(
     first = labels.get(metrics[0], metrics[0]) if metrics else ""
     bottom = height - bottom_pad
     x_ticks, extra = _id_ticks(order, centres, slot=slot, bottom=bottom)
-    drawn = [(float(x), float(y)) for ser in series for x, y in ser.marks]
+    drawn = np.column_stack([np.array(drawn_x, dtype=float), np.array(drawn_y, dtype=float)])
     corners = {"left": left, "right": width - right_pad, "marks": drawn}
     return DifferencePlot(
         width=width,
