@@ -612,8 +612,9 @@ def _within(
     if missing and delta <= budget:
         bound = len(missing) * questions * max(collection.max_output_size, 1)
         if delta + bound > budget:
-            counted = RunAnswer.objects.filter(run_id__in=[r.pk for r in missing])
-            work += counted[: budget - delta + 1].count()
+            # no ordering: the model's default one would join and sort in the subquery
+            counted = RunAnswer.objects.filter(run_id__in=[r.pk for r in missing]).order_by()
+            work += counted.values("pk")[: budget - delta + 1].count()
     if work > budget:
         raise ScoresPending(collection, config, work)
 
