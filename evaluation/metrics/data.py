@@ -259,14 +259,14 @@ class Judgments:
                     where(i),
                     (
                         _(
-                            'question %(qid)s: "%(answer)s" (%(judgment)s) matches "%(other)s" '
-                            "on line %(line)s (%(other_judgment)s) under %(match)s matching; "
+                            'question %(qid)s: "%(answer)s" (%(judgment)s) matches "%(kept)s" '
+                            "on line %(line)s (%(kept_judgment)s) under %(mode)s matching; "
                             "one string has one judgment"
                         )
                         if lines
                         else _(
-                            'question %(qid)s: "%(answer)s" (%(judgment)s) matches "%(other)s" '
-                            "(%(other_judgment)s) under %(match)s matching; one string has one "
+                            'question %(qid)s: "%(answer)s" (%(judgment)s) matches "%(kept)s" '
+                            "(%(kept_judgment)s) under %(mode)s matching; one string has one "
                             "judgment"
                         )
                     )
@@ -274,10 +274,10 @@ class Judgments:
                         "qid": repr(questions[str_q[i]]),
                         "answer": text_arr[i],
                         "judgment": judgment(i),
-                        "other": text_arr[j],
+                        "kept": text_arr[j],
                         "line": where(j),
-                        "other_judgment": judgment(j),
-                        "match": match,
+                        "kept_judgment": judgment(j),
+                        "mode": match,
                     },
                 )
             if folded.any():

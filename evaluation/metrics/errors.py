@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 def gettext_noop(message: str) -> str:
@@ -40,8 +40,13 @@ def _(message: str) -> str:
 
 
 def is_truncated(issue: Issue) -> bool:
-    """Whether ``issue`` is the note that counting stopped (in any language)."""
-    return issue.line is None and issue.message in (TRUNCATED, _(TRUNCATED))
+    """Whether ``issue`` is the note that counting stopped (made in whatever language)."""
+    return issue.line is None and (issue.truncated or issue.message in (TRUNCATED, _(TRUNCATED)))
+
+
+def truncated_note(file: str) -> Issue:
+    """The last issue of a list that stopped counting, in the reader's language."""
+    return Issue(file, None, _(TRUNCATED), truncated=True)
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,8 @@ class Issue:
     file: str
     line: int | None
     message: str
+    # the note that counting stopped (``truncated_note``), whatever its language
+    truncated: bool = field(default=False, compare=False, repr=False)
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line is not None else self.file
@@ -111,7 +118,7 @@ class IssueList:
 
     def all(self) -> list[Issue]:
         """Every issue, sorted by line, with a last note when counting stopped."""
-        note = [Issue(self.file, None, _(TRUNCATED))] if self.truncated else []
+        note = [truncated_note(self.file)] if self.truncated else []
         return sort_issues(self.issues) + note
 
     def raise_if_any(self) -> None:
@@ -136,5 +143,5 @@ def merge_issues(file: str, *groups) -> list[Issue]:
         items = [i for i in items if i.line is None or i.line <= stop]
     items = sort_issues(items)
     if stop is not None or len(items) > MAX_ISSUES:
-        items = [*items[:MAX_ISSUES], Issue(file, None, _(TRUNCATED))]
+        items = [*items[:MAX_ISSUES], truncated_note(file)]
     return items
