@@ -143,3 +143,23 @@ def test_a_bad_judgments_csv_is_explained_in_japanese():
             "両方とも空にする（不正解と判定）必要があります",
         ),
     ]
+
+
+def test_csv_format_errors_in_japanese():
+    from evaluation.metrics.csvio import CsvFormatError, read_csv
+
+    with translation.override("ja"), pytest.raises(CsvFormatError) as e:
+        read_csv("# bad\nq,a\n")
+    assert str(e.value) == "1 行目: '# key=value' の行が必要ですが、'# bad' があります"
+    with translation.override("en"), pytest.raises(CsvFormatError) as e:
+        read_csv("# bad\nq,a\n")
+    assert str(e.value) == "line 1: expected a '# key=value' line, found '# bad'"
+
+
+@pytest.mark.django_db
+def test_an_unreadable_archive_is_explained_in_japanese():
+    from evaluation.archive.validation import Archive
+
+    with translation.override("ja"):
+        archive = Archive(b"not a zip", "c.zip")
+    assert archive.issues and archive.issues[0].message.startswith("アーカイブを読めません: ")
