@@ -45,7 +45,6 @@ from .values import (
     _COLLECTION_CHECKS,
     _RUN_KEYS,
     _SHARED,
-    _TOO_DEEP,
     _UNREADABLE,
     Row,
     Table,
@@ -59,6 +58,7 @@ from .values import (
     _is_when,
     _OverBudget,
     _variants,
+    too_deep,
 )
 
 # a line ends at LF, CRLF or CR (``evaluation.metrics.sniff``, every reader's count)
@@ -265,7 +265,7 @@ class Archive:
     def _json(self, name: str):
         text = self._zip.read(name).decode("utf-8")
         if json_depth(text) > MAX_JSON_DEPTH:
-            self.add(name, None, _TOO_DEEP)
+            self.add(name, None, too_deep())
             return None
         try:
             value = json.loads(text, parse_constant=self._no_constant)
@@ -304,7 +304,7 @@ class Archive:
         """The JSON object on line ``n``; None, with its problem added, when it is not
         one."""
         if json_depth(line) > MAX_JSON_DEPTH:
-            self.add(name, n, _TOO_DEEP)
+            self.add(name, n, too_deep())
             return None
         try:
             value = json.loads(line, parse_constant=self._no_constant)
