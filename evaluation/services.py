@@ -369,7 +369,13 @@ def run_row_issues(
     for r in rows:
         q = r.question_id
         if q not in qids:
-            out.append(Issue(filename, r.line, f"question {q!r} is not in this collection"))
+            out.append(
+                Issue(
+                    filename,
+                    r.line,
+                    gettext("question %(qid)s is not in this collection") % {"qid": repr(q)},
+                )
+            )
             continue
         seen[q] = seen.get(q, 0) + 1
         if seen[q] == limit + 1:
@@ -377,10 +383,12 @@ def run_row_issues(
                 Issue(
                     filename,
                     r.line,
-                    (
-                        f"question {q!r} has more than {limit} answers, the collection's maximum "
-                        f"output size L' ({total[q]} answers; this line is answer {limit + 1})"
-                    ),
+                    gettext(
+                        "question %(qid)s has more than %(limit)s answers, the collection's "
+                        "maximum output size L' (%(total)s answers; this line is answer "
+                        "%(this)s)"
+                    )
+                    % {"qid": repr(q), "limit": limit, "total": total[q], "this": limit + 1},
                 )
             )
     return out

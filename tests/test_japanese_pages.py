@@ -1,6 +1,6 @@
 """Pages in Japanese (issue 25): with ``Accept-Language: ja`` the error pages and the
-participant's run pages speak Japanese, their data (run names, file names) as it is; the
-run file's own parse errors (evaluation.metrics, which has no Django) stay English."""
+participant's run pages speak Japanese, their data (run names, file names) as it is; so do the run
+file's own parse errors (evaluation.metrics, through the translator Django installs)."""
 
 from __future__ import annotations
 
@@ -57,14 +57,16 @@ def test_the_run_upload_page_in_japanese(client, participant):
     assert page.index('src="/jsi18n/"') < page.index("js/upload.js")
     catalog = client.get("/jsi18n/", headers=JA).content.decode()
     assert json.dumps("処理中: ランを確認して保存しています…") in catalog  # JSON-escaped
-    # a bad file: the page's words in Japanese, the file's problems as the parser says them
+    # a bad file: the page's words and the file's problems in Japanese
     bad = SimpleUploadedFile("r.tsv", b"Q1\t1\tParis\nQ1\tx\tLyon\nNOPE\t1\tRome\n")
     r = client.post("/collections/ja-runs/runs/upload/", {"name": "r1", "file": bad}, headers=JA)
     page = html.unescape(r.content.decode())
     assert "ランは保存されませんでした。" in page
     assert "2 件の問題が見つかりました（行の順）:" in page
     assert "2 行目:" in page and "3 行目:" in page
-    assert "question 'NOPE' is not in this collection" in page
+    assert "rank 'x' は正の整数ではありません" in page
+    assert "質問 'NOPE' はこのコレクションにありません" in page
+    assert "is not in this collection" not in page
     assert not Run.objects.exists()
 
 

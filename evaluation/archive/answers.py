@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
+from django.utils.translation import gettext
 
 from evaluation.metrics import Issue
 from evaluation.metrics.csvio import CsvFormatError, read_csv_lines
@@ -69,8 +70,16 @@ def _malformed(record: list[str], width: int) -> str | None:
     """Why a record has no fields to check (the wrong number, or a control character in
     one), or None."""
     if len(record) != width:
-        return f"{width} fields expected"
+        return gettext("%(width)s fields expected") % {"width": width}
     return next((m for v in record if (m := _control_text(v))), None)
+
+
+def columns_message(header: list[str], want: tuple[str, ...] | list[str]) -> str:
+    """A CSV member whose header is not the expected one."""
+    return gettext("columns %(header)s; expected %(want)s") % {
+        "header": ",".join(header),
+        "want": ",".join(want),
+    }
 
 
 def _field_problems(record: list[str], at: list[int], scope: Scope) -> list[str]:
@@ -78,16 +87,16 @@ def _field_problems(record: list[str], at: list[int], scope: Scope) -> list[str]
     run, qid, rank, score = record[at[0]], record[at[1]], record[at[2]], record[at[5]]
     problems = []
     if run not in scope.runs:
-        problems.append(f"unknown run {run!r}")
+        problems.append(gettext("unknown run %(run)s") % {"run": repr(run)})
     if qid not in scope.questions:
-        problems.append(f"unknown question {qid!r}")
+        problems.append(gettext("unknown question %(qid)s") % {"qid": repr(qid)})
     if _rank(rank) is None:
-        problems.append(f"rank {rank!r} is not a number >= 1")
+        problems.append(gettext("rank %(rank)s is not a number >= 1") % {"rank": repr(rank)})
     if score:
         try:
             float(score)
         except ValueError:
-            problems.append(f"score {score!r} is not a number")
+            problems.append(gettext("score %(score)s is not a number") % {"score": repr(score)})
     return problems
 
 
@@ -131,9 +140,9 @@ def check_answers(
     try:
         at, records, f = _records(open_member, want)
     except _Columns as e:
-        return [Issue(where, 1, f"columns {','.join(e.header)}; expected {','.join(want)}")]
+        return [Issue(where, 1, columns_message(e.header, want))]
     except CsvFormatError as e:
-        return [Issue(where, None, f"not CSV: {e}")]
+        return [Issue(where, None, gettext("not CSV: %(error)s") % {"error": e})]
     block = _Block(scope, where)
     limit, width = max_answers(), len(want)
     try:
@@ -141,7 +150,12 @@ def check_answers(
             for n, record in records:
                 if n - 1 > limit:
                     block.issues.append(
-                        Issue(where, n, f"more than {limit} run answers (ARCHIVE_MAX_ANSWERS)")
+                        Issue(
+                            where,
+                            n,
+                            gettext("more than %(limit)s run answers (ARCHIVE_MAX_ANSWERS)")
+                            % {"limit": limit},
+                        )
                     )
                     break
                 block.row(n, record, width, at)
@@ -151,7 +165,7 @@ def check_answers(
                     if len(block.issues) >= MAX_ISSUES:
                         break
     except CsvFormatError as e:
-        return [Issue(where, None, f"not CSV: {e}")]
+        return [Issue(where, None, gettext("not CSV: %(error)s") % {"error": e})]
     block.close()
     return block.issues[:MAX_ISSUES]
 
@@ -196,7 +210,12 @@ class _Block:
         if self.lines:
             again = self.seen.block(self.pairs, self.ranks)
             self.found += [
-                Issue(self.where, self.lines[i], f"rank {rank} of {run!r} on {qid!r} appears twice")
+                Issue(
+                    self.where,
+                    self.lines[i],
+                    gettext("rank %(rank)s of %(run)s on %(qid)s appears twice")
+                    % {"rank": rank, "run": repr(run), "qid": repr(qid)},
+                )
                 for i in np.flatnonzero(again).tolist()
                 for rank, run, qid in [self.shown[i]]
             ]

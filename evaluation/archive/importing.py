@@ -22,6 +22,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotate.models import (
     JUDGE_ROLES,
@@ -114,7 +115,14 @@ def archive_checked(
         raise InputError(archive.issues)
     if Collection.objects.filter(slug=slug).exists():
         raise InputError(
-            [Issue(filename, None, f"a collection with the slug {slug!r} already exists")]
+            [
+                Issue(
+                    filename,
+                    None,
+                    gettext("a collection with the slug %(slug)s already exists")
+                    % {"slug": repr(slug)},
+                )
+            ]
         )
     if name is not None and (not 0 < len(name.strip()) <= 200 or CONTROL_CHARACTERS.search(name)):
         raise InputError(
@@ -122,7 +130,7 @@ def archive_checked(
                 Issue(
                     filename,
                     None,
-                    "the name must be 1 to 200 characters, without control characters",
+                    gettext("the name must be 1 to 200 characters, without control characters"),
                 )
             ]
         )

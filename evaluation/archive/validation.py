@@ -13,6 +13,8 @@ from collections.abc import Callable
 from functools import partial
 from itertools import islice
 
+from django.utils.translation import gettext
+
 from annotate.models import JUDGE_ROLES, MatchingMode, QuestionStatus, Role, Source
 from evaluation.metrics import Issue
 from evaluation.metrics.csvio import CsvFormatError, read_csv_lines
@@ -23,7 +25,7 @@ from evaluation.metrics.text_rules import empty_key_message
 from evaluation.models import RunFormat
 from evaluation.services import run_name_problem
 
-from .answers import Scope, check_answers
+from .answers import Scope, check_answers, columns_message
 from .format import (
     COLUMNS,
     FORMAT,
@@ -43,7 +45,6 @@ from .values import (
     _COLLECTION_CHECKS,
     _RUN_KEYS,
     _SHARED,
-    _TOO_DEEP,
     _UNREADABLE,
     Row,
     Table,
@@ -57,6 +58,7 @@ from .values import (
     _is_when,
     _OverBudget,
     _variants,
+    too_deep,
 )
 
 # a line ends at LF, CRLF or CR (``evaluation.metrics.sniff``, every reader's count)
@@ -95,7 +97,7 @@ class Archive:
         except _OverBudget:
             pass
         except _UNREADABLE as e:
-            self.add(None, None, f"unreadable archive: {e}")
+            self.add(None, None, gettext("unreadable archive: %(error)s") % {"error": e})
         finally:
             self._zip = None
             self._shared = {}
@@ -121,8 +123,12 @@ class Archive:
             self.add(
                 "manifest.json",
                 None,
-                f"not a {FORMAT} archive of version "
-                f"{' or '.join(map(str, READS))} (version {version!r})",
+                gettext("not a %(format)s archive of version %(versions)s (version %(version)s)")
+                % {
+                    "format": FORMAT,
+                    "versions": " or ".join(map(str, READS)),
+                    "version": repr(version),
+                },
             )
             return
         self.version = m["version"]
@@ -136,7 +142,7 @@ class Archive:
         if self.version >= 3:
             missing = [name for name in LAYER_MEMBERS if name not in self.sizes]
             for name in missing:
-                self.add(None, None, f"member {name!r} is missing")
+                self.add(None, None, gettext("member %(name)s is missing") % {"name": repr(name)})
             if missing:
                 return
             self.layers = self._table("layers.csv")
@@ -161,17 +167,27 @@ class Archive:
         repeated or missing."""
         infos = z.infolist()
         if len(infos) > 2 * len(MEMBERS + LAYER_MEMBERS):
-            self.add(None, None, f"{len(infos)} members; an archive has {len(MEMBERS)}")
+            self.add(
+                None,
+                None,
+                gettext("%(count)s members; an archive has %(expected)s")
+                % {"count": len(infos), "expected": len(MEMBERS)},
+            )
             return []
         names = [i.filename for i in infos]
         for name in sorted(set(names)):
             if name not in MEMBERS + LAYER_MEMBERS:
-                self.add(None, None, f"unexpected member {name!r}")
+                self.add(None, None, gettext("unexpected member %(name)s") % {"name": repr(name)})
             elif names.count(name) > 1:
-                self.add(None, None, f"member {name!r} appears {names.count(name)} times")
+                self.add(
+                    None,
+                    None,
+                    gettext("member %(name)s appears %(count)s times")
+                    % {"name": repr(name), "count": names.count(name)},
+                )
         for name in MEMBERS:
             if name not in names:
-                self.add(None, None, f"member {name!r} is missing")
+                self.add(None, None, gettext("member %(name)s is missing") % {"name": repr(name)})
         return names
 
     def _measure(self, names: list[str]) -> dict[str, int]:
@@ -220,7 +236,12 @@ class Archive:
             decoder.decode(chunk, final)
         except UnicodeDecodeError as e:
             at = offset - pending + e.start
-            self.add(name, None, f"not UTF-8 text ({e.reason} at byte {at})")
+            self.add(
+                name,
+                None,
+                gettext("not UTF-8 text (%(reason)s at byte %(at)s)")
+                % {"reason": e.reason, "at": at},
+            )
             return False
         return True
 
@@ -236,19 +257,22 @@ class Archive:
             self.add(
                 name,
                 line,
-                f"more than {limit} rows, CSV rows and events together (ARCHIVE_MAX_ROWS)",
+                gettext("more than %(limit)s rows, CSV rows and events together (ARCHIVE_MAX_ROWS)")
+                % {"limit": limit},
             )
             raise _OverBudget
 
     def _json(self, name: str):
         text = self._zip.read(name).decode("utf-8")
         if json_depth(text) > MAX_JSON_DEPTH:
-            self.add(name, None, _TOO_DEEP)
+            self.add(name, None, too_deep())
             return None
         try:
             value = json.loads(text, parse_constant=self._no_constant)
         except ValueError as e:
-            self.add(name, getattr(e, "lineno", None), f"not JSON: {e}")
+            self.add(
+                name, getattr(e, "lineno", None), gettext("not JSON: %(error)s") % {"error": e}
+            )
             return None
         if problem := _control(value):
             self.add(name, None, problem)
@@ -280,15 +304,15 @@ class Archive:
         """The JSON object on line ``n``; None, with its problem added, when it is not
         one."""
         if json_depth(line) > MAX_JSON_DEPTH:
-            self.add(name, n, _TOO_DEEP)
+            self.add(name, n, too_deep())
             return None
         try:
             value = json.loads(line, parse_constant=self._no_constant)
         except ValueError as e:
-            self.add(name, n, f"not JSON: {e}")
+            self.add(name, n, gettext("not JSON: %(error)s") % {"error": e})
             return None
         if not isinstance(value, dict):
-            self.add(name, n, "not a JSON object")
+            self.add(name, n, gettext("not a JSON object"))
         elif problem := _control(value):
             self.add(name, n, problem)
         else:
@@ -306,12 +330,12 @@ class Archive:
                 if sorted(header) != sorted(want):
                     for _ in records:  # a member that is not CSV says so first
                         pass
-                    self.add(name, 1, f"columns {','.join(header)}; expected {','.join(want)}")
+                    self.add(name, 1, columns_message(header, want))
                     return Table()
                 return self._rows(name, header, records)
         except CsvFormatError as e:
             del self.issues[mark:]
-            self.add(name, None, f"not CSV: {e}")
+            self.add(name, None, gettext("not CSV: %(error)s") % {"error": e})
             return Table()
 
     def _rows(self, name: str, header: list[str], records) -> Table:
@@ -321,7 +345,7 @@ class Archive:
         for n, record in enumerate(records, start=2):
             self._count_row(name, n)
             if len(record) != width:
-                self.add(name, n, f"{width} fields expected")
+                self.add(name, n, gettext("%(width)s fields expected") % {"width": width})
             elif problem := next((m for v in record if (m := _control_text(v))), None):
                 self.add(name, n, problem)
             else:

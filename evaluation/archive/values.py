@@ -11,6 +11,7 @@ from array import array
 
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext
 
 from annotate.models import MatchingMode
 from evaluation.metrics.text_rules import CONTROL_CHARACTERS, refused_character
@@ -86,7 +87,7 @@ def _control_text(text: str) -> str | None:
     found = CONTROL_CHARACTERS.search(text)
     if found is None:
         return None
-    return f"holds {refused_character(found.group())}"
+    return gettext("holds %(character)s") % {"character": refused_character(found.group())}
 
 
 def _control(value) -> str | None:
@@ -115,7 +116,13 @@ _COLLECTION_CHECKS = {
 _RUN_KEYS = {"name", "owner", "description", "uploaded_at", "source_name", "sha256", "format"}
 
 
-_TOO_DEEP = f"JSON nested more than {MAX_JSON_DEPTH} deep; the format needs no more"
+def too_deep() -> str:
+    """A JSON member or line nested deeper than MAX_JSON_DEPTH, in the reader's language."""
+    return gettext("JSON nested more than %(depth)s deep; the format needs no more") % {
+        "depth": MAX_JSON_DEPTH
+    }
+
+
 _UNREADABLE = (
     zipfile.BadZipFile,
     zipfile.LargeZipFile,

@@ -39,6 +39,8 @@ import numbers
 import re
 from collections.abc import Iterable, Iterator, Mapping
 
+from .errors import _
+
 FORMULA_CHARS = "=+-@\t\r"
 # text that a spreadsheet would run: quotes, then a formula character
 _FORMULA = re.compile(r"'*[=+\-@\t\r]")
@@ -55,7 +57,11 @@ class CsvFormatError(ValueError):
 
     def __init__(self, message: str, line: int | None = None):
         self.line = line
-        super().__init__(f"line {line}: {message}" if line else message)
+        super().__init__(
+            _("line %(line)s: %(message)s") % {"line": line, "message": message}
+            if line
+            else message
+        )
 
 
 def neutralise(text: str) -> str:
@@ -145,7 +151,10 @@ def read_csv(text: str | bytes) -> tuple[dict[str, str], list[str], list[list[st
         if raw:
             key, eq, value = raw[1:].lstrip(" ").partition("=")
             if not eq or not _KEY.fullmatch(key):
-                raise CsvFormatError(f"expected a '# key=value' line, found {raw[:40]!r}", line)
+                raise CsvFormatError(
+                    _("expected a '# key=value' line, found %(found)s") % {"found": repr(raw[:40])},
+                    line,
+                )
             preamble[key] = _PREAMBLE_IN.sub(lambda m: chr(int(m.group(1), 16)), value)
         pos, line = end + 1, line + 1
     # split at LF only: a CR outside quotes is malformed, never a line end of its own
@@ -156,9 +165,11 @@ def read_csv(text: str | bytes) -> tuple[dict[str, str], list[str], list[list[st
             if record:
                 records.append([c[1:] if c[:1] == "'" and _ESCAPED.match(c) else c for c in record])
     except csv.Error as e:
-        raise CsvFormatError(f"malformed CSV: {e}", line - 1 + reader.line_num) from e
+        raise CsvFormatError(
+            _("malformed CSV: %(error)s") % {"error": e}, line - 1 + reader.line_num
+        ) from e
     if not records:
-        raise CsvFormatError("no header", line)
+        raise CsvFormatError(_("no header"), line)
     return preamble, records[0], records[1:]
 
 
@@ -182,7 +193,10 @@ def read_csv_lines(
         if raw:
             key, eq, value = raw[1:].lstrip(" ").partition("=")
             if not eq or not _KEY.fullmatch(key):
-                raise CsvFormatError(f"expected a '# key=value' line, found {raw[:40]!r}", line)
+                raise CsvFormatError(
+                    _("expected a '# key=value' line, found %(found)s") % {"found": repr(raw[:40])},
+                    line,
+                )
             preamble[key] = _PREAMBLE_IN.sub(lambda m: chr(int(m.group(1), 16)), value)
         line += 1
     reader = csv.reader(it if first is None else itertools.chain((first,), it), strict=True)
@@ -193,22 +207,27 @@ def read_csv_lines(
                 if record:
                     yield [c[1:] if c[:1] == "'" and _ESCAPED.match(c) else c for c in record]
         except csv.Error as e:
-            raise CsvFormatError(f"malformed CSV: {e}", line - 1 + reader.line_num) from e
+            raise CsvFormatError(
+                _("malformed CSV: %(error)s") % {"error": e}, line - 1 + reader.line_num
+            ) from e
 
     rows = records()
     header = next(rows, None)
     if header is None:
-        raise CsvFormatError("no header", line)
+        raise CsvFormatError(_("no header"), line)
     return preamble, header, rows
 
 
 def read_records(text: str | bytes) -> list[dict[str, str]]:
     """The rows of ``read_csv(text)`` as dicts keyed by the header; a row with another
     number of cells than the header is a CsvFormatError."""
-    _, header, rows = read_csv(text)
+    _preamble, header, rows = read_csv(text)
     out = []
     for i, row in enumerate(rows, start=1):
         if len(row) != len(header):
-            raise CsvFormatError(f"row {i} has {len(row)} cells, the header {len(header)}")
+            raise CsvFormatError(
+                _("row %(row)s has %(cells)s cells, the header %(header)s")
+                % {"row": i, "cells": len(row), "header": len(header)}
+            )
         out.append(dict(zip(header, row, strict=True)))
     return out

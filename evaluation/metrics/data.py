@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 
 from .arrays import Index, factorize, unique
-from .errors import InputError, IssueList
+from .errors import InputError, IssueList, _
 from .levels import DEFAULT_LEVELS, default_gains
 from .normalize import MATCH_MODES, NIL_KEY, normalize_many
 
@@ -220,7 +220,9 @@ class Judgments:
         unknown = in_syn & (level_pos < 0)
         for i in np.flatnonzero(unknown):
             issues.add(
-                where(i), f"unknown level {levels_of[i]!r} (expected one of {', '.join(levels)})"
+                where(i),
+                _("unknown level %(level)s (expected one of %(levels)s)")
+                % {"level": repr(levels_of[i]), "levels": ", ".join(levels)},
             )
         str_level = np.where(in_syn & ~unknown, level_pos, -1).astype(np.int64)
 
@@ -228,7 +230,7 @@ class Judgments:
         pair = str_q * max(len(kuniq), 1) + kcodes
         dup = np.zeros(n, dtype=bool)
         if n:
-            _, inverse, counts = np.unique(pair, return_inverse=True, return_counts=True)
+            _uniq, inverse, counts = np.unique(pair, return_inverse=True, return_counts=True)
             dup = counts[inverse.ravel()] > 1
             if "" in kuniq.tolist():  # an empty key matches nothing: no spellings of one
                 dup &= key_arr != ""
@@ -237,8 +239,11 @@ class Judgments:
             # first (DESIGN.md section 4), rows with another judgment are an error
             def judgment(i: int) -> str:
                 if syn_raw[i] is None:
-                    return "judged incorrect"
-                return f"synset {syn_raw[i]}, level {levels_of[i]}"
+                    return _("judged incorrect")
+                return _("synset %(synset)s, level %(level)s") % {
+                    "synset": syn_raw[i],
+                    "level": levels_of[i],
+                }
 
             first_at: dict[tuple[int, str], int] = {}
             folded = np.zeros(n, dtype=bool)
@@ -252,11 +257,28 @@ class Judgments:
                     continue
                 issues.add(
                     where(i),
-                    f'question {questions[str_q[i]]!r}: "{text_arr[i]}" '
-                    f'({judgment(i)}) matches "{text_arr[j]}"'
-                    + (f" on line {where(j)}" if lines else "")
-                    + f" ({judgment(j)}) under {match} matching; one string has one "
-                    "judgment",
+                    (
+                        _(
+                            'question %(qid)s: "%(answer)s" (%(judgment)s) matches "%(kept)s" '
+                            "on line %(line)s (%(kept_judgment)s) under %(mode)s matching; "
+                            "one string has one judgment"
+                        )
+                        if lines
+                        else _(
+                            'question %(qid)s: "%(answer)s" (%(judgment)s) matches "%(kept)s" '
+                            "(%(kept_judgment)s) under %(mode)s matching; one string has one "
+                            "judgment"
+                        )
+                    )
+                    % {
+                        "qid": repr(questions[str_q[i]]),
+                        "answer": text_arr[i],
+                        "judgment": judgment(i),
+                        "kept": text_arr[j],
+                        "line": where(j),
+                        "kept_judgment": judgment(j),
+                        "mode": match,
+                    },
                 )
             if folded.any():
                 keep = ~folded
@@ -400,7 +422,7 @@ def check_unique_names(rankings: Sequence[Ranking]) -> None:
     issues = IssueList("<runs>")
     for r in rankings:
         if r.name in seen:
-            issues.add(None, f"two runs are named {r.name!r}")
+            issues.add(None, _("two runs are named %(name)s") % {"name": repr(r.name)})
         seen.add(r.name)
     issues.raise_if_any()
 

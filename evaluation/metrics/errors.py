@@ -2,10 +2,51 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+def gettext_noop(message: str) -> str:
+    """Marks a msgid built before it is shown (xgettext finds it by this name); ``_()``
+    translates it where it is used."""
+    return message
+
 
 MAX_ISSUES = 1000  # collected per file; far more than the 20 every report must show
-TRUNCATED = "too many errors; stopped counting"
+TRUNCATED = gettext_noop("too many errors; stopped counting")  # English; shown as _(TRUNCATED)
+
+
+def _identity(message: str) -> str:
+    return message
+
+
+# The translator of every message the parsers give people.  The engine knows no Django: by
+# default messages stay English (the command-line tools); the web app installs Django's
+# ``gettext`` at start-up (evaluation.apps), which translates into the language active in
+# the thread (the request's, or a job's under ``translation.override``).
+_translator: Callable[[str], str] = _identity
+
+
+def set_translator(translator: Callable[[str], str] | None) -> None:
+    """Install ``translator`` for the parsers' messages (None: back to English)."""
+    global _translator
+    _translator = translator or _identity
+
+
+def _(message: str) -> str:
+    """``message`` (an English msgid with named ``%(name)s`` placeholders) in the reader's
+    language, by the installed translator.  xgettext finds the msgids by this name."""
+    return _translator(message)
+
+
+def is_truncated(issue: Issue) -> bool:
+    """Whether ``issue`` is the note that counting stopped (made in whatever language)."""
+    return issue.line is None and (issue.truncated or issue.message in (TRUNCATED, _(TRUNCATED)))
+
+
+def truncated_note(file: str) -> Issue:
+    """The last issue of a list that stopped counting, in the reader's language."""
+    return Issue(file, None, _(TRUNCATED), truncated=True)
 
 
 @dataclass(frozen=True)
@@ -13,6 +54,8 @@ class Issue:
     file: str
     line: int | None
     message: str
+    # the note that counting stopped (``truncated_note``), whatever its language
+    truncated: bool = field(default=False, compare=False, repr=False)
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line is not None else self.file
@@ -29,7 +72,7 @@ def sort_issues(issues) -> list[Issue]:
         issues,
         key=lambda i: (
             files[i.file],
-            i.message == TRUNCATED and i.line is None,
+            is_truncated(i),
             i.line is not None,
             i.line or 0,
         ),
@@ -51,7 +94,7 @@ class InputError(ValueError):
         lines = [str(issue) for issue in shown]
         more = len(self.issues) - len(shown)
         if more > 0:
-            lines.append(f"... and {more} more error(s)")
+            lines.append(_("... and %(count)s more error(s)") % {"count": more})
         return "\n".join(lines)
 
 
@@ -75,7 +118,7 @@ class IssueList:
 
     def all(self) -> list[Issue]:
         """Every issue, sorted by line, with a last note when counting stopped."""
-        note = [Issue(self.file, None, TRUNCATED)] if self.truncated else []
+        note = [truncated_note(self.file)] if self.truncated else []
         return sort_issues(self.issues) + note
 
     def raise_if_any(self) -> None:
@@ -92,13 +135,13 @@ def merge_issues(file: str, *groups) -> list[Issue]:
     items: list[Issue] = []
     for group in groups:
         group = list(group)
-        if any(i.line is None and i.message == TRUNCATED for i in group):
+        if any(is_truncated(i) for i in group):
             last = max((i.line for i in group if i.line is not None), default=0)
             stop = last if stop is None else min(stop, last)
-        items += [i for i in group if not (i.line is None and i.message == TRUNCATED)]
+        items += [i for i in group if not is_truncated(i)]
     if stop is not None:
         items = [i for i in items if i.line is None or i.line <= stop]
     items = sort_issues(items)
     if stop is not None or len(items) > MAX_ISSUES:
-        items = [*items[:MAX_ISSUES], Issue(file, None, TRUNCATED)]
+        items = [*items[:MAX_ISSUES], truncated_note(file)]
     return items

@@ -19,7 +19,7 @@ import numpy as np
 
 from .arrays import Index, factorize
 from .data import DEFAULT_LEVELS, ID_MATCH, Judgments
-from .errors import InputError, Issue, IssueList, merge_issues
+from .errors import InputError, Issue, IssueList, _, merge_issues
 from .normalize import normalize_many
 from .parsers import MAX_LINE, _csv_rows, _decoded, _fields, _raise_or, decode
 from .sniff import _INT, Data
@@ -61,25 +61,35 @@ def judgment_rows(
         answer = row["answer"].strip()
         level = row["level"].strip()
         if not qid:
-            issues.add(n, "empty question_id")
+            issues.add(n, _("empty question_id"))
             continue
         if not answer:
-            issues.add(n, f"empty answer for question {qid!r}")
+            issues.add(n, _("empty answer for question %(qid)s") % {"qid": repr(qid)})
             continue
         if bool(syn) != bool(level):
             issues.add(
                 n,
-                f"answer {answer!r}: synset_id and level must both be set (a correct "
-                "answer) or both be empty (judged incorrect)",
+                _(
+                    "answer %(answer)s: synset_id and level must both be set (a correct "
+                    "answer) or both be empty (judged incorrect)"
+                )
+                % {"answer": repr(answer)},
             )
             continue
         if level and level not in known:
-            issues.add(n, f"unknown level {level!r} (expected one of {', '.join(levels)})")
+            issues.add(n, unknown_level_message(level, levels))
             continue
         out.append(JudgmentRow(n, qid, syn, answer, level))
     if header and not rows and not issues:
-        issues.add(None, "no judgments in the file")
+        issues.add(None, _("no judgments in the file"))
     return out, issues.all()
+
+
+def unknown_level_message(level: str, levels: Sequence[str]) -> str:
+    return _("unknown level %(level)s (expected one of %(levels)s)") % {
+        "level": repr(level),
+        "levels": ", ".join(levels),
+    }
 
 
 _JUDGMENT_COLUMNS = ("question_id", "synset_id", "answer", "level")
@@ -102,7 +112,7 @@ def _plain_judgments(
         return None
     if text.startswith("'") or ",'" in text or "\n'" in text:  # a cell to ``restore``
         return None
-    head, _, body = text.partition("\n")
+    head, _sep, body = text.partition("\n")
     body = body.removesuffix("\n")
     lines = body.split("\n")
     if not body or max(len(head), *map(len, lines)) > MAX_LINE:
@@ -162,7 +172,7 @@ def parse_judgments_csv(
 ) -> Judgments:
     """Judgments CSV -> Judgments.  A string in two synsets of a question, and an answer
     whose matching key is empty (``empty_key_message``), are errors."""
-    text, _ = _decoded(data, filename)
+    text, _bad = _decoded(data, filename)
     plain = _plain_judgments(text, levels) if text is not None else None
     issues: list[Issue] = []
     if plain is not None:  # the common file: every row good, no quotes
@@ -258,23 +268,31 @@ def _slow_qrels(text: str, file: str) -> tuple[list[str], list[str], list[int]]:
     seen: dict[tuple[str, str], int] = {}
     for n, fields in _fields(text, issues):
         if len(fields) != 4:
-            issues.add(n, f"expected 4 fields 'qid iter docno grade', found {len(fields)}")
+            issues.add(
+                n,
+                _("expected 4 fields 'qid iter docno grade', found %(found)s")
+                % {"found": len(fields)},
+            )
             continue
-        q, _, d, g = fields
+        q, _iter, d, g = fields
         if not _INT.fullmatch(g):
-            issues.add(n, f"grade {g!r} is not an integer")
+            issues.add(n, _("grade %(grade)s is not an integer") % {"grade": repr(g)})
             continue
         if not -(2**63) <= int(g) < 2**63:
-            issues.add(n, f"grade {g} is out of range")
+            issues.add(n, _("grade %(grade)s is out of range") % {"grade": g})
             continue
         if (q, d) in seen:
-            issues.add(n, f"document {d!r} of topic {q!r} is judged twice (line {seen[q, d]})")
+            issues.add(
+                n,
+                _("document %(doc)s of topic %(topic)s is judged twice (line %(line)s)")
+                % {"doc": repr(d), "topic": repr(q), "line": seen[q, d]},
+            )
             continue
         seen[q, d] = n
         qids.append(q)
         docs.append(d)
         grades.append(int(g))
     if not qids and not issues:
-        issues.add(None, "no judgments in the file")
+        issues.add(None, _("no judgments in the file"))
     issues.raise_if_any()
     return qids, docs, grades

@@ -28,7 +28,7 @@ import numpy as np
 from .arrays import factorize
 from .csvio import restore
 from .data import Ranking
-from .errors import InputError, Issue, IssueList
+from .errors import InputError, Issue, IssueList, _
 from .sniff import _LINE_END, _POS_INT, Data, _is_number, _lines, detect_run_format
 from .text_rules import (
     CONTROL_CHARACTERS,
@@ -63,8 +63,11 @@ def decode(data: Data, file: str) -> str:
                 except UnicodeDecodeError as e:
                     issues.add(
                         n,
-                        f"not valid UTF-8 (byte 0x{raw[e.start]:02x} at column "
-                        f"{e.start + 1}); save the file as UTF-8",
+                        _(
+                            "not valid UTF-8 (byte 0x%(byte)s at column %(column)s); "
+                            "save the file as UTF-8"
+                        )
+                        % {"byte": f"{raw[e.start]:02x}", "column": e.start + 1},
                     )
             issues.raise_if_any()
             raise  # pragma: no cover - some line must have failed
@@ -76,7 +79,11 @@ def _line_ok(issues: IssueList, n: int, line: str) -> bool:
         issues.add(n, message)
         return False
     if len(line) > MAX_LINE:
-        issues.add(n, f"line is {len(line)} characters long (at most {MAX_LINE})")
+        issues.add(
+            n,
+            _("line is %(length)s characters long (at most %(max)s)")
+            % {"length": len(line), "max": MAX_LINE},
+        )
         return False
     return True
 
@@ -114,12 +121,15 @@ def _csv_rows(
         except csv.Error as e:  # the reader goes on at the next line
             issues.add(
                 n,
-                f"malformed CSV: {e}"
-                + (
-                    f" (in the record that starts on this line and ends on line {reader.line_num})"
+                (
+                    _(
+                        "malformed CSV: %(error)s (in the record that starts on this line "
+                        "and ends on line %(end)s)"
+                    )
                     if reader.line_num > n
-                    else ""
-                ),
+                    else _("malformed CSV: %(error)s")
+                )
+                % {"error": e, "end": reader.line_num},
             )
             continue
         if not record or (not record[0].strip() and all(not c.strip() for c in record)):
@@ -130,26 +140,42 @@ def _csv_rows(
             if missing:
                 issues.add(
                     n,
-                    f"header must name the columns {','.join(required)}"
-                    + (f" (optional: {','.join(optional)})" if optional else "")
-                    + f"; missing {', '.join(missing)} in {','.join(record)!r}",
+                    (
+                        _(
+                            "header must name the columns %(required)s (optional: "
+                            "%(optional)s); missing %(missing)s in %(header)s"
+                        )
+                        if optional
+                        else _(
+                            "header must name the columns %(required)s; missing %(missing)s "
+                            "in %(header)s"
+                        )
+                    )
+                    % {
+                        "required": ",".join(required),
+                        "optional": ",".join(optional),
+                        "missing": ", ".join(missing),
+                        "header": repr(",".join(record)),
+                    },
                 )
                 return header, []
             dups = {c for c in header if c and header.count(c) > 1}
             if dups:
-                issues.add(n, f"header names column(s) {', '.join(sorted(dups))} twice")
+                issues.add(
+                    n,
+                    _("header names column(s) %(columns)s twice")
+                    % {"columns": ", ".join(sorted(dups))},
+                )
                 return header, []
             width = len(header)
             continue
         if len(record) > len(header) and any(c.strip() for c in record[len(header) :]):
-            issues.add(n, f"expected {len(header)} columns as in the header, found {len(record)}")
+            issues.add(n, _columns_message(len(header), len(record)))
             continue
         if len(record) < len(header):
             needed = max(header.index(c) for c in required) + 1
             if len(record) < needed:
-                issues.add(
-                    n, f"expected {len(header)} columns as in the header, found {len(record)}"
-                )
+                issues.add(n, _columns_message(len(header), len(record)))
                 continue
         if len(record) == width:  # the usual row: no cell to add, no loop in Python
             rows.append(
@@ -160,8 +186,17 @@ def _csv_rows(
             (n, {h: (restore(record[i]) if i < len(record) else "") for i, h in enumerate(header)})
         )
     if not header and not issues:
-        issues.add(1, f"empty file: expected a header {','.join(required)}")
+        issues.add(
+            1, _("empty file: expected a header %(header)s") % {"header": ",".join(required)}
+        )
     return header, rows
+
+
+def _columns_message(expected: int, found: int) -> str:
+    return _("expected %(expected)s columns as in the header, found %(found)s") % {
+        "expected": expected,
+        "found": found,
+    }
 
 
 @dataclass(frozen=True)
@@ -213,18 +248,22 @@ def question_rows(
     for n, row in rows:
         qid, text = row["question_id"].strip(), row["question"].strip()
         if not qid:
-            issues.add(n, "empty question_id")
+            issues.add(n, _("empty question_id"))
             continue
         if not text:
-            issues.add(n, f"question {qid!r} has an empty question text")
+            issues.add(n, _("question %(qid)s has an empty question text") % {"qid": repr(qid)})
         if qid in seen:
-            issues.add(n, f"question_id {qid!r} repeats line {seen[qid]}")
+            issues.add(
+                n,
+                _("question_id %(qid)s repeats line %(line)s")
+                % {"qid": repr(qid), "line": seen[qid]},
+            )
             continue
         seen[qid] = n
         extra = {k: v for k, v in row.items() if k not in ("question_id", "question") and k}
         out.append(QuestionRow(n, qid, text, extra))
     if header and not rows and not issues:
-        issues.add(None, "no questions in the file")
+        issues.add(None, _("no questions in the file"))
     return out, issues.all()
 
 
@@ -246,13 +285,13 @@ def flat_answer_rows(
     for n, row in rows:
         qid, answer = row["question_id"].strip(), row["answer"].strip()
         if not qid:
-            issues.add(n, "empty question_id")
+            issues.add(n, _("empty question_id"))
         elif not answer:
-            issues.add(n, f"empty answer for question {qid!r}")
+            issues.add(n, _("empty answer for question %(qid)s") % {"qid": repr(qid)})
         else:
             out.append(AnswerRow(n, qid, answer))
     if header and not rows and not issues:
-        issues.add(None, "no answers in the file")
+        issues.add(None, _("no answers in the file"))
     return out, issues.all()
 
 
@@ -309,7 +348,7 @@ def run_rows(
     issues = IssueList(filename)
     rows = _trec_rows(text, issues, progress) if fmt == "trec" else _qa_rows(text, issues, progress)
     if not rows and not issues:
-        issues.add(None, "no answers in the run")
+        issues.add(None, _("no answers in the run"))
     return rows, issues.all()
 
 
@@ -433,14 +472,22 @@ def _trec_rows(text: str, issues: IssueList, progress: ProgressFn | None = None)
     seen: dict[tuple[str, str], int] = {}
     for n, fields in _reporting(_fields(text, issues), text, progress):
         if len(fields) < 6:  # like trec_eval, text after the sixth field is ignored
-            issues.add(n, f"expected 6 fields 'qid Q0 docno rank score tag', found {len(fields)}")
+            issues.add(
+                n,
+                _("expected 6 fields 'qid Q0 docno rank score tag', found %(found)s")
+                % {"found": len(fields)},
+            )
             continue
-        q, _, d, _, score, t = fields[:6]
+        q, d, score, t = fields[0], fields[2], fields[4], fields[5]
         if not _is_number(score):
-            issues.add(n, f"score {score!r} is not a number")
+            issues.add(n, _("score %(score)s is not a number") % {"score": repr(score)})
             continue
         if (q, d) in seen:
-            issues.add(n, f"document {d!r} appears twice for topic {q!r} (line {seen[q, d]})")
+            issues.add(
+                n,
+                _("document %(doc)s appears twice for topic %(topic)s (line %(line)s)")
+                % {"doc": repr(d), "topic": repr(q), "line": seen[q, d]},
+            )
             continue
         seen[q, d] = n
         rows.append(RunRow(n, q, d, None, float(score), t))
@@ -465,7 +512,7 @@ def _qa_rows(text: str, issues: IssueList, progress: ProgressFn | None = None) -
     rows: list[RunRow] = []
     seen: dict[tuple[str, int], int] = {}
     if _csv_header(text):
-        _, records = _csv_rows(text, issues, ("question_id", "rank", "answer"), ("score",))
+        _header, records = _csv_rows(text, issues, ("question_id", "rank", "answer"), ("score",))
         for n, rec in _reporting(records, text, progress):
             fields = [rec["question_id"], rec["rank"], rec["answer"]]
             if rec.get("score", "").strip():
@@ -481,8 +528,11 @@ def _qa_rows(text: str, issues: IssueList, progress: ProgressFn | None = None) -
         if len(fields) not in (3, 4):
             issues.add(
                 n,
-                "expected 3 or 4 tab-separated fields 'question_id<TAB>rank<TAB>answer"
-                f"[<TAB>score]', found {len(fields)}",
+                _(
+                    "expected 3 or 4 tab-separated fields 'question_id<TAB>rank<TAB>answer"
+                    "[<TAB>score]', found %(found)s"
+                )
+                % {"found": len(fields)},
             )
             continue
         _check_qa_fields(issues, n, fields, seen, rows)
@@ -499,25 +549,34 @@ def _check_qa_fields(
     qid, rank, answer = (f.strip() for f in fields[:3])
     score = fields[3].strip() if len(fields) > 3 else ""
     if not qid:
-        issues.add(n, "empty question_id")
+        issues.add(n, _("empty question_id"))
         return
     if not _POS_INT.fullmatch(rank):
-        issues.add(n, f"rank {rank!r} is not a positive integer")
+        issues.add(n, _("rank %(rank)s is not a positive integer") % {"rank": repr(rank)})
         return
     digits = rank.lstrip("+0")
     if len(digits) > len(str(MAX_RANK)) or int(digits) > MAX_RANK:
         shown = rank if len(rank) <= 30 else rank[:30] + "..."
-        issues.add(n, f"rank {shown} is too large (at most {MAX_RANK})")
+        issues.add(
+            n, _("rank %(rank)s is too large (at most %(max)s)") % {"rank": shown, "max": MAX_RANK}
+        )
         return
     r = int(digits)
     if not answer:
-        issues.add(n, f"empty answer for question {qid!r} at rank {r}")
+        issues.add(
+            n,
+            _("empty answer for question %(qid)s at rank %(rank)s") % {"qid": repr(qid), "rank": r},
+        )
         return
     if score and not _is_number(score):
-        issues.add(n, f"score {score!r} is not a number")
+        issues.add(n, _("score %(score)s is not a number") % {"score": repr(score)})
         return
     if (qid, r) in seen:
-        issues.add(n, f"question {qid!r} has rank {r} twice (line {seen[qid, r]})")
+        issues.add(
+            n,
+            _("question %(qid)s has rank %(rank)s twice (line %(line)s)")
+            % {"qid": repr(qid), "rank": r, "line": seen[qid, r]},
+        )
         return
     seen[qid, r] = n
     rows.append(RunRow(n, qid, answer, r, float(score) if score else math.nan))

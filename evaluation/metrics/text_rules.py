@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import Issue
+from .errors import Issue, _, gettext_noop
 from .sniff import _lines
 
 # The one rule of what text may hold, for every way in (forms, files, archives, the API): a
@@ -27,11 +27,19 @@ from .sniff import _lines
 # is checked line by line.  Tab, newline and carriage return are text (or separators).
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
 NUL_BYTE = "contains a NUL byte"
-_ALLOWED = "only tab, newline and carriage return are allowed in text"
+# English msgids, translated where they are used (``refused_character``)
 _NAMES = {
-    "\u2028": f"the line separator U+2028 (end lines with LF or CRLF); {_ALLOWED}",
-    "\u2029": f"the paragraph separator U+2029 (end lines with LF or CRLF); {_ALLOWED}",
-    "\ufeff": "U+FEFF (a byte-order mark, which may only open a file, before its first line)",
+    "\u2028": gettext_noop(
+        "the line separator U+2028 (end lines with LF or CRLF); only tab, newline and "
+        "carriage return are allowed in text"
+    ),
+    "\u2029": gettext_noop(
+        "the paragraph separator U+2029 (end lines with LF or CRLF); only tab, newline and "
+        "carriage return are allowed in text"
+    ),
+    "\ufeff": gettext_noop(
+        "U+FEFF (a byte-order mark, which may only open a file, before its first line)"
+    ),
 }
 
 
@@ -40,8 +48,13 @@ def refused_character(char: str) -> str:
     the messages of every reader: "a NUL byte", "the control character U+001B; only tab,
     newline and carriage return are allowed in text"..."""
     if char == "\x00":
-        return "a NUL byte"
-    return _NAMES.get(char) or f"the control character U+{ord(char):04X}; {_ALLOWED}"
+        return _("a NUL byte")
+    if char in _NAMES:
+        return _(_NAMES[char])
+    return _(
+        "the control character U+%(code)s; only tab, newline and carriage return are "
+        "allowed in text"
+    ) % {"code": f"{ord(char):04X}"}
 
 
 def control_message(line: str) -> str | None:
@@ -50,7 +63,7 @@ def control_message(line: str) -> str | None:
     found = CONTROL_CHARACTERS.search(line)
     if found is None:
         return None
-    return f"contains {refused_character(found.group())}"
+    return _("contains %(character)s") % {"character": refused_character(found.group())}
 
 
 def control_issues(text: str, file: str) -> list[Issue]:
@@ -72,7 +85,7 @@ def empty_key_message(qid: str, answer: str, match: str) -> str:
     parser, the web imports, a collection archive: an empty key matches nothing (DESIGN.md
     section 4), so such a judgment would never credit an answer.  Runs accept such answers
     (they match nothing)."""
-    return (
-        f"question {qid!r}: answer {answer!r} has an empty matching key under {match} "
+    return _(
+        "question %(qid)s: answer %(answer)s has an empty matching key under %(match)s "
         "matching (an empty key matches nothing): leave it out"
-    )
+    ) % {"qid": repr(qid), "answer": repr(answer), "match": match}
