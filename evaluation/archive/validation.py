@@ -19,7 +19,7 @@ from annotate.models import JUDGE_ROLES, MatchingMode, QuestionStatus, Role, Sou
 from evaluation.metrics import Issue
 from evaluation.metrics.csvio import CsvFormatError, read_csv_lines
 from evaluation.metrics.errors import MAX_ISSUES
-from evaluation.metrics.gains import check_gain
+from evaluation.metrics.gains import MAX_GAIN, check_gain
 from evaluation.metrics.normalize import normalize_many
 from evaluation.metrics.text_rules import empty_key_message
 from evaluation.models import RunFormat
@@ -207,7 +207,8 @@ class Archive:
                         self.add(
                             None,
                             None,
-                            f"larger than {limit // 1048576} MB once unpacked (ARCHIVE_MAX_MB)",
+                            gettext("larger than %(mb)s MB once unpacked (ARCHIVE_MAX_MB)")
+                            % {"mb": limit // 1048576},
                         )
                         return {}
                     text = text and self._decoded(name, decoder, chunk, size)
@@ -222,8 +223,10 @@ class Archive:
             self.add(
                 None,
                 None,
-                f"{', '.join(JSON_MEMBERS)} together larger than {json_limit // 1048576} MB "
-                "once unpacked (ARCHIVE_JSON_MAX_MB)",
+                gettext(
+                    "%(members)s together larger than %(mb)s MB once unpacked (ARCHIVE_JSON_MAX_MB)"
+                )
+                % {"members": ", ".join(JSON_MEMBERS), "mb": json_limit // 1048576},
             )
         return sizes
 
@@ -280,7 +283,7 @@ class Archive:
 
     @staticmethod
     def _no_constant(name):
-        raise ValueError(f"{name} is not a number here")
+        raise ValueError(gettext("%(name)s is not a number here") % {"name": name})
 
     def _jsonl(self, name: str) -> list[tuple[int, dict]]:
         rows, n = [], 0
@@ -363,16 +366,22 @@ class Archive:
         m, add = self.manifest, partial(self.add, "manifest.json", None)
         c = m.get("collection")
         if not isinstance(c, dict):
-            add('no "collection" object')
+            add(gettext('no "collection" object'))
             c = {}
         for field, ok in _COLLECTION_CHECKS.items():
             if field not in c or not ok(c[field]):
-                add(f"collection.{field}: {c.get(field)!r} is missing or not allowed")
+                add(
+                    gettext("collection.%(field)s: %(value)s is missing or not allowed")
+                    % {"field": field, "value": repr(c.get(field))}
+                )
         if not _is_when(c.get("judgments_changed_at", "")):
-            add(f"collection.judgments_changed_at: {c['judgments_changed_at']!r} is not a time")
+            add(
+                gettext("collection.judgments_changed_at: %(value)s is not a time")
+                % {"value": repr(c["judgments_changed_at"])}
+            )
         levels = m.get("levels")
         if not isinstance(levels, list) or not levels:
-            add('"levels" must list at least one level')
+            add(gettext('"levels" must list at least one level'))
             levels = []
         self.level_codes: set[str] = set()
         orders: set = set()
@@ -385,34 +394,61 @@ class Archive:
         add = partial(self.add, "manifest.json", None)
         keys = {"code", "label", "gain", "order"} | ({"examples"} if self.version >= 4 else set())
         if not isinstance(lv, dict) or set(lv) != keys:
-            add(f"level {i}: needs exactly {', '.join(sorted(keys))}")
+            add(
+                gettext("level %(level)s: needs exactly %(keys)s")
+                % {"level": i, "keys": ", ".join(sorted(keys))}
+            )
             return
         if "examples" in lv and (not isinstance(lv["examples"], str) or len(lv["examples"]) > 2000):
-            add(f"level {i}: examples must be text of at most 2000 characters")
+            add(
+                gettext("level %(level)s: examples must be text of at most 2000 characters")
+                % {"level": i}
+            )
         code, gain = lv["code"], lv["gain"]
         if not isinstance(code, str) or not 0 < len(code.strip()) <= 8:
-            add(f"level {i}: code {code!r} must be 1 to 8 characters")
+            add(
+                gettext("level %(level)s: code %(code)s must be 1 to 8 characters")
+                % {"level": i, "code": repr(code)}
+            )
         elif code in self.level_codes:
-            add(f"level {i}: code {code!r} appears twice")
+            add(
+                gettext("level %(level)s: code %(code)s appears twice")
+                % {"level": i, "code": repr(code)}
+            )
         self.level_codes.add(code)
         if not isinstance(lv["label"], str) or len(lv["label"]) > 100:
-            add(f"level {i}: label must be text of at most 100 characters")
+            add(
+                gettext("level %(level)s: label must be text of at most 100 characters")
+                % {"level": i}
+            )
         if isinstance(gain, bool) or not isinstance(gain, int | float):
-            add(f"level {i}: gain {gain!r} must be a number")
+            add(
+                gettext("level %(level)s: gain %(gain)s must be a number")
+                % {"level": i, "gain": repr(gain)}
+            )
         else:
             try:
-                check_gain(gain, f"level {i}: gain")
-            except ValueError as e:
-                add(str(e))
+                check_gain(gain)
+            except ValueError:
+                add(
+                    gettext(
+                        "level %(level)s: gain %(gain)s is out of range: gains are numbers "
+                        "from 0 to %(max)s"
+                    )
+                    % {"level": i, "gain": repr(gain), "max": f"{MAX_GAIN:g}"}
+                )
         if not _is_json_int(lv["order"], 0, 32767) or lv["order"] in orders:
-            add(f"level {i}: order {lv['order']!r} must be a distinct number 0..32767")
+            add(
+                gettext("level %(level)s: order %(order)s must be a distinct number 0..32767")
+                % {"level": i, "order": repr(lv["order"])}
+            )
         orders.add(lv["order"])
 
     def _check_members(self, members) -> None:
         """The manifest's members: ``roles`` maps each valid username to its role."""
         add = partial(self.add, "manifest.json", None)
         if not isinstance(members, list):
-            add('"members" must be a list')
+            add(gettext('"members" must be a list'))
             members = []
         self.roles: dict[str, str] = {}
         for i, mem in enumerate(members, start=1):
@@ -421,9 +457,15 @@ class Archive:
                 or not _is_username(mem.get("username"))
                 or mem.get("role") not in Role.values
             ):
-                add(f"member {i}: needs a valid username and a role ({', '.join(Role.values)})")
+                add(
+                    gettext("member %(member)s: needs a valid username and a role (%(roles)s)")
+                    % {"member": i, "roles": ", ".join(Role.values)}
+                )
             elif mem["username"] in self.roles:
-                add(f"member {i}: {mem['username']!r} appears twice")
+                add(
+                    gettext("member %(member)s: %(username)s appears twice")
+                    % {"member": i, "username": repr(mem["username"])}
+                )
             else:
                 self.roles[mem["username"]] = mem["role"]
 
@@ -434,17 +476,26 @@ class Archive:
             add = partial(self.add, "questions.csv", n)
             qid = q["question_id"]
             if not qid.strip() or len(qid) > 100:
-                add(f"question_id {qid!r} must be 1 to 100 characters")
+                add(gettext("question_id %(qid)s must be 1 to 100 characters") % {"qid": repr(qid)})
             elif qid in self.qids:
-                add(f"question {qid!r} appears twice")
+                add(gettext("question %(qid)s appears twice") % {"qid": repr(qid)})
             self.qids.add(qid)
             if q["status"] not in QuestionStatus.values:
-                add(f"status {q['status']!r} is not one of {', '.join(QuestionStatus.values)}")
+                add(
+                    gettext("status %(status)s is not one of %(allowed)s")
+                    % {"status": repr(q["status"]), "allowed": ", ".join(QuestionStatus.values)}
+                )
             if q["version"] and not _is_int(q["version"]):
-                add(f"version {q['version']!r} is not a number >= 0")
+                add(
+                    gettext("version %(version)s is not a number >= 0")
+                    % {"version": repr(q["version"])}
+                )
             for u in q["assessors"].split():
                 if not _is_username(u):
-                    add(f"assessor {u!r} is not a valid username")
+                    add(
+                        gettext("assessor %(username)s is not a valid username")
+                        % {"username": repr(u)}
+                    )
 
     def _check_synsets(self) -> None:
         self.synset_of: dict[int, str] = {}  # archive synset id -> question id
@@ -452,20 +503,26 @@ class Archive:
         for n, s in self.synsets:
             add = partial(self.add, "synsets.csv", n)
             if s["question_id"] not in self.qids:
-                add(f"unknown question {s['question_id']!r}")
+                add(gettext("unknown question %(qid)s") % {"qid": repr(s["question_id"])})
             if not _is_int(s["synset_id"], 1):
-                add(f"synset_id {s['synset_id']!r} is not a number >= 1")
+                add(
+                    gettext("synset_id %(synset)s is not a number >= 1")
+                    % {"synset": repr(s["synset_id"])}
+                )
             elif (s["question_id"], int(s["synset_id"])) in self.syn_keys:
-                add(f"synset {s['synset_id']} of {s['question_id']!r} appears twice")
+                add(
+                    gettext("synset %(synset)s of %(qid)s appears twice")
+                    % {"synset": s["synset_id"], "qid": repr(s["question_id"])}
+                )
             else:
                 self.syn_keys.add((s["question_id"], int(s["synset_id"])))
             if self.version >= 2:
                 if not _is_int(s["id"], 1) or int(s["id"]) in self.synset_of:
-                    add(f"id {s['id']!r} is not a distinct number >= 1")
+                    add(gettext("id %(id)s is not a distinct number >= 1") % {"id": repr(s["id"])})
                 else:
                     self.synset_of[int(s["id"])] = s["question_id"]
                 if len(s["label"]) > 100:
-                    add("label longer than 100 characters")
+                    add(gettext("label longer than 100 characters"))
 
     def _check_strings(self) -> None:
         self.string_of: dict[int, str] = {}  # archive string id -> question id
@@ -478,7 +535,10 @@ class Archive:
             if not s["key"]:
                 add(empty_key_message(s["question_id"], s["answer"], mode))
             elif (s["question_id"], s["key"]) in keys:
-                add(f"key {s['key']!r} appears twice in question {s['question_id']!r}")
+                add(
+                    gettext("key %(key)s appears twice in question %(qid)s")
+                    % {"key": repr(s["key"]), "qid": repr(s["question_id"])}
+                )
             keys.add((s["question_id"], s["key"]))
             if self.version >= 2:
                 self._check_string_id(s, add)
@@ -508,65 +568,95 @@ class Archive:
                     self.add(
                         "strings.csv",
                         n,
-                        f"{text!r} has the key {key!r} of a spelling of the string on line "
-                        f"{first} (question {qid!r}): two strings never share a key",
+                        gettext(
+                            "%(text)s has the key %(key)s of a spelling of the string on line "
+                            "%(line)s (question %(qid)s): two strings never share a key"
+                        )
+                        % {"text": repr(text), "key": repr(key), "line": first, "qid": repr(qid)},
                     )
 
     def _check_judgment(self, s: dict, add) -> None:
         """A row of strings.csv: its question, synset, level, source, judge and times."""
         qid, synset, level = s["question_id"], s["synset_id"], s["level"]
         if qid not in self.qids:
-            add(f"unknown question {qid!r}")
+            add(gettext("unknown question %(qid)s") % {"qid": repr(qid)})
         if synset and (not _is_int(synset, 1) or (qid, int(synset)) not in self.syn_keys):
-            add(f"unknown synset {synset!r} of question {qid!r}")
+            add(
+                gettext("unknown synset %(synset)s of question %(qid)s")
+                % {"synset": repr(synset), "qid": repr(qid)}
+            )
         if level and level not in self.level_codes:
-            add(f"unknown level {level!r}")
+            add(gettext("unknown level %(level)s") % {"level": repr(level)})
         if bool(synset) != bool(level):
-            add("a string in a synset needs a level, and only such a string has one")
+            add(gettext("a string in a synset needs a level, and only such a string has one"))
         if synset and not s["judged_at"]:
-            add("a string in a synset needs judged_at")
+            add(gettext("a string in a synset needs judged_at"))
         if s["source"] not in Source.values:
-            add(f"source {s['source']!r} is not one of {', '.join(Source.values)}")
+            add(
+                gettext("source %(source)s is not one of %(allowed)s")
+                % {"source": repr(s["source"]), "allowed": ", ".join(Source.values)}
+            )
         if s["judged_by"] and not _is_username(s["judged_by"]):
-            add(f"judged_by {s['judged_by']!r} is not a valid username")
+            add(
+                gettext("judged_by %(username)s is not a valid username")
+                % {"username": repr(s["judged_by"])}
+            )
         for field in ("judged_at", "created_at"):
             if not _is_when(s[field]):
-                add(f"{field} {s[field]!r} is not a time")
+                add(
+                    gettext("%(field)s %(value)s is not a time")
+                    % {"field": field, "value": repr(s[field])}
+                )
 
     def _check_string_id(self, s: dict, add) -> None:
         """A version 2 row of strings.csv: its archive id and its variants."""
         if not _is_int(s["id"], 1) or int(s["id"]) in self.string_of:
-            add(f"id {s['id']!r} is not a distinct number >= 1")
+            add(gettext("id %(id)s is not a distinct number >= 1") % {"id": repr(s["id"])})
         else:
             self.string_of[int(s["id"])] = s["question_id"]
         if not _is_text_list(_variants(s["variants"])):
-            add(f"variants {s['variants']!r} is not a JSON list of strings")
+            add(
+                gettext("variants %(variants)s is not a JSON list of strings")
+                % {"variants": repr(s["variants"])}
+            )
 
     def _check_runs(self) -> None:
         add = partial(self.add, "runs.json", None)
         if not isinstance(self.runs, list):
-            add("not a JSON list")
+            add(gettext("not a JSON list"))
             self.runs = []
         self.run_names: set[str] = set()
         for i, r in enumerate(self.runs, start=1):
             if not isinstance(r, dict) or set(r) != _RUN_KEYS:
-                add(f"run {i}: needs exactly {', '.join(sorted(_RUN_KEYS))}")
+                add(
+                    gettext("run %(run)s: needs exactly %(keys)s")
+                    % {"run": i, "keys": ", ".join(sorted(_RUN_KEYS))}
+                )
                 continue
             self._check_run(i, r, add)
 
     def _check_run(self, i: int, r: dict, add) -> None:
         """Run ``i`` of runs.json; its name joins ``run_names``."""
         if not isinstance(r["name"], str) or not 0 < len(r["name"].strip()) <= 100:
-            add(f"run {i}: name must be 1 to 100 characters")
+            add(gettext("run %(run)s: name must be 1 to 100 characters") % {"run": i})
         elif problem := run_name_problem(r["name"]):
-            add(f"run {i}: {problem}")
+            add(gettext("run %(run)s: %(problem)s") % {"run": i, "problem": problem})
         elif r["name"] in self.run_names:
-            add(f"run {i}: name {r['name']!r} appears twice")
+            add(
+                gettext("run %(run)s: name %(name)s appears twice")
+                % {"run": i, "name": repr(r["name"])}
+            )
         self.run_names.add(r["name"])
         if not _is_username(r["owner"]):
-            add(f"run {i}: owner {r['owner']!r} is not a valid username")
+            add(
+                gettext("run %(run)s: owner %(username)s is not a valid username")
+                % {"run": i, "username": repr(r["owner"])}
+            )
         if r["format"] not in RunFormat.values:
-            add(f"run {i}: format {r['format']!r} is not one of {', '.join(RunFormat.values)}")
+            add(
+                gettext("run %(run)s: format %(format)s is not one of %(allowed)s")
+                % {"run": i, "format": repr(r["format"]), "allowed": ", ".join(RunFormat.values)}
+            )
         if (
             not isinstance(r["description"], str)
             or not isinstance(r["source_name"], str)
@@ -577,8 +667,11 @@ class Archive:
             or not _is_when(r["uploaded_at"])
         ):
             add(
-                f"run {i}: description, source_name (<= 255), sha256 (<= 64) and "
-                "uploaded_at (a time) must be text"
+                gettext(
+                    "run %(run)s: description, source_name (<= 255), sha256 (<= 64) and "
+                    "uploaded_at (a time) must be text"
+                )
+                % {"run": i}
             )
 
     def _check_answers(self) -> None:
@@ -625,22 +718,34 @@ class Archive:
             add = partial(self.add, "layers.csv", n)
             key = (la["question_id"], la["assessor"])
             if la["question_id"] not in self.qids:
-                add(f"unknown question {la['question_id']!r}")
+                add(gettext("unknown question %(qid)s") % {"qid": repr(la["question_id"])})
             elif la["assessor"] not in judges:
-                add(f"{la['assessor']!r} is not an assessor or organizer of the collection")
+                add(
+                    gettext("%(username)s is not an assessor or organizer of the collection")
+                    % {"username": repr(la["assessor"])}
+                )
             elif key in self.layer_keys:
-                add(f"a second layer of {la['assessor']!r} for {la['question_id']!r}")
+                add(
+                    gettext("a second layer of %(username)s for %(qid)s")
+                    % {"username": repr(la["assessor"]), "qid": repr(la["question_id"])}
+                )
             elif not _is_int(la["k"], 1, 99) or not _is_int(la["version"]):
-                add("k (1 to 99) and version are numbers")
+                add(gettext("k (1 to 99) and version are numbers"))
             elif la["adjudicator"] and la["adjudicator"] not in judges:
-                add(f"adjudicator {la['adjudicator']!r} is not an assessor or organizer")
+                add(
+                    gettext("adjudicator %(username)s is not an assessor or organizer")
+                    % {"username": repr(la["adjudicator"])}
+                )
             elif not all(_is_when(la[f]) for f in ("gold_at", "started_at", "done_at")):
-                add("gold_at, started_at and done_at are times (or empty)")
+                add(gettext("gold_at, started_at and done_at are times (or empty)"))
             else:
                 try:
                     float(la["seconds"] or 0)
                 except ValueError:
-                    add(f"seconds {la['seconds']!r} is not a number")
+                    add(
+                        gettext("seconds %(seconds)s is not a number")
+                        % {"seconds": repr(la["seconds"])}
+                    )
                     continue
                 self.layer_keys.add(key)
 
@@ -650,21 +755,30 @@ class Archive:
             add = partial(self.add, "layer_judgments.csv", n)
             key = (j["question_id"], j["assessor"])
             if key not in self.layer_keys:
-                add(f"no layer of {j['assessor']!r} for {j['question_id']!r} in layers.csv")
+                add(
+                    gettext("no layer of %(username)s for %(qid)s in layers.csv")
+                    % {"username": repr(j["assessor"]), "qid": repr(j["question_id"])}
+                )
             elif (
                 not _is_int(j["string_id"], 1)
                 or self.string_of.get(int(j["string_id"])) != j["question_id"]
             ):
-                add(f"string {j['string_id']!r} is not a string of {j['question_id']!r}")
+                add(
+                    gettext("string %(string)s is not a string of %(qid)s")
+                    % {"string": repr(j["string_id"]), "qid": repr(j["question_id"])}
+                )
             elif (key, j["string_id"]) in seen:
-                add(f"string {j['string_id']} judged twice in one layer")
+                add(
+                    gettext("string %(string)s judged twice in one layer")
+                    % {"string": j["string_id"]}
+                )
             elif bool(j["synset_id"]) != bool(j["level"]) or (
                 j["synset_id"]
                 and (not _is_int(j["synset_id"], 1) or j["level"] not in self.level_codes)
             ):
-                add("a synset number with a known level, or neither")
+                add(gettext("a synset number with a known level, or neither"))
             elif not j["judged_at"] or not _is_when(j["judged_at"]):
-                add(f"judged_at {j['judged_at']!r} is not a time")
+                add(gettext("judged_at %(value)s is not a time") % {"value": repr(j["judged_at"])})
             else:
                 seen.add((key, j["string_id"]))
 
@@ -679,21 +793,26 @@ class Archive:
                 add(problem)
                 continue
             if e["question_id"] is not None and e["question_id"] not in self.qids:
-                add(f"unknown question {e['question_id']!r}")
+                add(gettext("unknown question %(qid)s") % {"qid": repr(e["question_id"])})
             if e["user"] is not None and not _is_username(e["user"]):
-                add(f"user {e['user']!r} is not a valid username")
+                add(
+                    gettext("user %(username)s is not a valid username")
+                    % {"username": repr(e["user"])}
+                )
             if not isinstance(e["action"], str) or not 0 < len(e["action"]) <= 40:
-                add("action must be 1 to 40 characters")
+                add(gettext("action must be 1 to 40 characters"))
             if not isinstance(e["before"], dict) or not isinstance(e["after"], dict):
-                add("before and after must be JSON objects")
+                add(gettext("before and after must be JSON objects"))
                 continue
             if not isinstance(e["created_at"], str) or not _is_when(e["created_at"]):
-                add(f"created_at {e['created_at']!r} is not a time")
+                add(
+                    gettext("created_at %(value)s is not a time") % {"value": repr(e["created_at"])}
+                )
             if self.version >= 2:
                 for problem in self._event_references(e):
                     add(problem)
                 if not _is_json_int(e["id"], 1) or e["id"] in self.event_ids:
-                    add(f"id {e['id']!r} is not a distinct number >= 1")
+                    add(gettext("id %(id)s is not a distinct number >= 1") % {"id": repr(e["id"])})
                 else:
                     self.event_ids.add(e["id"])
 
@@ -709,9 +828,11 @@ class Archive:
                 e.get("layer") is not None
                 and (e.get("question_id"), e["layer"]) not in self.layer_keys
             ):
-                return f"names the layer of {e['layer']!r}, which layers.csv does not have"
+                return gettext(
+                    "names the layer of %(username)s, which layers.csv does not have"
+                ) % {"username": repr(e["layer"])}
         if set(e) != want:
-            return f"needs exactly {', '.join(sorted(want))}"
+            return gettext("needs exactly %(keys)s") % {"keys": ", ".join(sorted(want))}
         return None
 
     def _event_references(self, e: dict):
@@ -728,9 +849,11 @@ class Archive:
             yield from self._snapshot_rows(qid, rows)
             undoes = side.get("undoes")
             if undoes is not None and (not _is_json_int(undoes, 1) or undoes not in self.event_ids):
-                yield f"undoes {undoes!r}, which is not an earlier event"
+                yield gettext("undoes %(event)s, which is not an earlier event") % {
+                    "event": repr(undoes)
+                }
             if e["action"] in RUN_EVENTS and side.get("run") not in (None, *self.run_names):
-                yield f"unknown run {side.get('run')!r}"
+                yield gettext("unknown run %(run)s") % {"run": repr(side.get("run"))}
 
     def _owned(self, kind: str, value, qid) -> str | None:
         """The problem of a string or synset id an event of question ``qid`` names: not an
@@ -742,17 +865,25 @@ class Archive:
             else (self.synset_of, self.dead_synsets)
         )
         if not _is_int(value, 1) or isinstance(value, bool):
-            return f"{kind} id {value!r} is not a number >= 1"
+            return (
+                gettext("string id %(id)s is not a number >= 1")
+                if kind == "string"
+                else gettext("synset id %(id)s is not a number >= 1")
+            ) % {"id": repr(value)}
         value = int(value)
         owner = live[value] if value in live else dead.setdefault(value, qid)
         if owner != qid:
-            return f"names {kind} {value} of question {owner!r}, not of {qid!r}"
+            return (
+                gettext("names string %(id)s of question %(owner)s, not of %(qid)s")
+                if kind == "string"
+                else gettext("names synset %(id)s of question %(owner)s, not of %(qid)s")
+            ) % {"id": value, "owner": repr(owner), "qid": repr(qid)}
         return None
 
     def _snapshot_strings(self, qid, strings):
         """The problems of a snapshot's strings (id -> the string as it was, or None)."""
         if strings is not None and not isinstance(strings, dict):
-            yield "strings must be a JSON object"
+            yield gettext("strings must be a JSON object")
             strings = {}
         for key, snap in (strings or {}).items():
             if problem := self._owned("string", key, qid):
@@ -769,34 +900,42 @@ class Archive:
             or snap.get("source") not in Source.values
             or not _is_when(snap.get("judged_at"))
         ):
-            yield f"string {key}: text, key, source and judged_at are needed"
+            yield gettext("string %(string)s: text, key, source and judged_at are needed") % {
+                "string": key
+            }
             return
         if snap.get("synset") is not None and (
             problem := self._owned("synset", snap["synset"], qid)
         ):
             yield problem
         if snap.get("level") is not None and snap["level"] not in self.level_codes:
-            yield f"string {key}: unknown level {snap['level']!r}"
+            yield gettext("string %(string)s: unknown level %(level)s") % {
+                "string": key,
+                "level": repr(snap["level"]),
+            }
         if snap.get("judged_by") is not None and not _is_username(snap["judged_by"]):
-            yield f"string {key}: judged_by {snap['judged_by']!r} is not a username"
+            yield gettext("string %(string)s: judged_by %(username)s is not a username") % {
+                "string": key,
+                "username": repr(snap["judged_by"]),
+            }
         if not _is_text_list(snap.get("variants", [])):
-            yield f"string {key}: variants must be a list of strings"
+            yield gettext("string %(string)s: variants must be a list of strings") % {"string": key}
 
     def _snapshot_synsets(self, qid, synsets):
         """The problems of a snapshot's synsets ([id, note, label] each)."""
         if synsets is not None and not isinstance(synsets, list):
-            yield "synsets must be a JSON list"
+            yield gettext("synsets must be a JSON list")
             synsets = []
         for row in synsets or []:
             if not isinstance(row, list) or len(row) not in (2, 3) or not _is_text_list(row[1:]):
-                yield "each synset must be [id, note, label]"
+                yield gettext("each synset must be [id, note, label]")
             elif problem := self._owned("synset", row[0], qid):
                 yield problem
 
     def _snapshot_rows(self, qid, rows):
         """The problems of a layer event's rows (string id -> [synset, level, judged_at])."""
         if rows is not None and not isinstance(rows, dict):
-            yield "rows must be a JSON object"
+            yield gettext("rows must be a JSON object")
             rows = {}
         for key, row in (rows or {}).items():
             if problem := self._owned("string", key, qid):
@@ -809,4 +948,6 @@ class Archive:
                 and isinstance(row[2], str)
                 and _is_when(row[2])
             ):
-                yield f"row {key}: [synset, level, judged_at] expected"
+                yield gettext("row %(string)s: [synset, level, judged_at] expected") % {
+                    "string": key
+                }
