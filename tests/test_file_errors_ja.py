@@ -163,3 +163,68 @@ def test_an_unreadable_archive_is_explained_in_japanese():
     with translation.override("ja"):
         archive = Archive(b"not a zip", "c.zip")
     assert archive.issues and archive.issues[0].message.startswith("アーカイブを読めません: ")
+
+
+def _broken_levels(m):
+    m["collection"]["judgments_changed_at"] = "yesterday"
+    m["levels"][0]["gain"] = -1
+    m["levels"][1]["label"] = 7
+    m["levels"][1]["order"] = m["levels"][0]["order"]
+
+
+ARCHIVE_EN = [
+    ("c.zip:manifest.json", None, "collection.judgments_changed_at: 'yesterday' is not a time"),
+    (
+        "c.zip:manifest.json",
+        None,
+        "level 1: gain -1 is out of range: gains are numbers from 0 to 1e+06",
+    ),
+    ("c.zip:manifest.json", None, "level 2: label must be text of at most 100 characters"),
+    ("c.zip:manifest.json", None, "level 2: order 0 must be a distinct number 0..32767"),
+    ("c.zip:questions.csv", 2, "status 'finished' is not one of todo, in_progress, done"),
+    ("c.zip:questions.csv", 2, "version '-1' is not a number >= 0"),
+    ("c.zip:questions.csv", 2, "assessor 'bad!name' is not a valid username"),
+]
+ARCHIVE_JA = [
+    (
+        "c.zip:manifest.json",
+        None,
+        "collection.judgments_changed_at: 'yesterday' は日時ではありません",
+    ),
+    (
+        "c.zip:manifest.json",
+        None,
+        "level 1: gain -1 が範囲外です。gain は 0 から 1e+06 までの数値です",
+    ),
+    ("c.zip:manifest.json", None, "level 2: label は 100 文字以内のテキストにしてください"),
+    ("c.zip:manifest.json", None, "level 2: order 0 は 0〜32767 の重複しない数値にしてください"),
+    (
+        "c.zip:questions.csv",
+        2,
+        "status 'finished' は todo, in_progress, done のいずれでもありません",
+    ),
+    ("c.zip:questions.csv", 2, "version '-1' は 0 以上の数値ではありません"),
+    ("c.zip:questions.csv", 2, "判定者 'bad!name' は有効なユーザー名ではありません"),
+]
+
+
+@pytest.mark.django_db
+def test_an_archive_s_content_errors_in_japanese_and_english(demo):
+    """The checks of an archive's manifest and tables speak the reader's language; in
+    English they say what they always said."""
+    from evaluation.archive.exporting import collection_export
+    from evaluation.archive.validation import Archive
+    from tests.evaluation.test_archive import manifest, rewrite
+
+    old = "EX1-BEATLES,Who played in the Beatles?,done,,0,assessor1"
+    new = "EX1-BEATLES,Who played in the Beatles?,finished,,-1,bad!name"
+    data = rewrite(
+        collection_export(collection=demo),
+        manifest_json=manifest(_broken_levels),
+        questions_csv=lambda text: text.replace(old, new, 1),
+    )
+    found = {}
+    for language in ("ja", "en"):
+        with translation.override(language):
+            found[language] = [(i.file, i.line, i.message) for i in Archive(data, "c.zip").issues]
+    assert found == {"ja": ARCHIVE_JA, "en": ARCHIVE_EN}
