@@ -111,7 +111,7 @@ def _levels_set(collection: Collection, levels: list[LevelRow]) -> None:
         raise Conflict(gettext("A collection needs at least one level."))
     for code, _, gain, _ in levels:
         try:
-            check_gain(gain, f"the gain of level {code!r}")
+            check_gain(gain, gettext("the gain of level %(code)s") % {"code": repr(code)})
         except ValueError as e:
             raise Conflict(str(e)) from e
     existing = {lv.code: lv for lv in Level.objects.filter(collection=collection)}

@@ -228,3 +228,38 @@ def test_an_archive_s_content_errors_in_japanese_and_english(demo):
         with translation.override(language):
             found[language] = [(i.file, i.line, i.message) for i in Archive(data, "c.zip").issues]
     assert found == {"ja": ARCHIVE_JA, "en": ARCHIVE_EN}
+
+
+def test_score_parameter_errors_in_japanese_and_english():
+    """The engine's checks of the score parameters (gains, beta, RBP's p, metric names), as
+    the score pages' forms and the level editor show them."""
+    from evaluation.metrics import parse_gains, parse_metrics
+    from evaluation.metrics.gains import check_parameters
+
+    def message(call) -> str:
+        with pytest.raises(ValueError) as raised:
+            call()
+        return str(raised.value)
+
+    cases = [
+        lambda: parse_gains("3:x"),
+        lambda: parse_gains("S=-1"),
+        lambda: check_parameters(beta=-1),
+        lambda: check_parameters(rbp_p=1.5),
+        lambda: parse_metrics("q_measure,nope"),
+    ]
+    with translation.override("en"):
+        english = [message(c) for c in cases]
+    with translation.override("ja"):
+        japanese = [message(c) for c in cases]
+    assert english == [
+        "bad gain profile '3:x' (expected e.g. 3:2:1, 1:1:1, 10:5:1, S=3,A=2,B=1 or adjusted)",
+        "gain of 'S' -1.0 is out of range: gains are numbers from 0 to 1e+06",
+        "beta -1 is out of range: it must be from 0 to 1000",
+        "the RBP persistence p 1.5 is out of range: it must be in [0, 1)",
+        "unknown metric(s) nope; known: " + english[4].split("known: ", 1)[1],
+    ]
+    assert japanese[0].startswith("利得プロファイル '3:x' が不正です")
+    assert japanese[1] == "'S' の利得 -1.0 は範囲外です: 利得は 0 から 1e+06 までの数値です"
+    assert "範囲外" in japanese[2] and "範囲外" in japanese[3]
+    assert japanese[4].startswith("不明な評価指標 nope")

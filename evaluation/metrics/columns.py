@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .errors import _
+
 # the scoring parameters' defaults everywhere (pages, API, command line): Q-measure's
 # beta = 1 (the paper's choice) and the RBP persistence p = 0.5
 DEFAULT_BETA = 1.0
@@ -36,10 +38,11 @@ def parse_metrics(spec: str | Sequence[str]) -> list[str]:
     names = [m.strip() for m in spec.split(",")] if isinstance(spec, str) else list(spec)
     names = [m for m in names if m]
     if not names:
-        raise ValueError("no metric named")
+        raise ValueError(_("no metric named"))
     bad = [m for m in names if m not in BASE_METRICS and not _CUTOFF.match(m)]
     if bad:
         raise ValueError(
-            f"unknown metric(s) {', '.join(bad)}; known: {', '.join(BASE_METRICS)}, p@k, ndcg@k"
+            _("unknown metric(s) %(bad)s; known: %(known)s, p@k, ndcg@k")
+            % {"bad": ", ".join(bad), "known": ", ".join(BASE_METRICS)}
         )
     return list(dict.fromkeys(names))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .columns import DEFAULT_BETA, DEFAULT_RBP_P
+from .errors import _
 
 # Bounds that keep every metric finite (gains near 1e308 overflow the cumulated gains to
 # inf and the scores to NaN); far beyond any meaningful setting.
@@ -23,12 +24,14 @@ MAX_GAIN = 1e6
 MAX_BETA = 1000.0
 
 
-def check_gain(value: float, what: str = "gain") -> float:
-    """``value`` as a float if it is a finite gain in [0, MAX_GAIN]; else ValueError."""
+def check_gain(value: float, what: str | None = None) -> float:
+    """``value`` as a float if it is a finite gain in [0, MAX_GAIN]; else ValueError
+    (``what``: what the message calls the value, in the reader's language; "gain")."""
     g = float(value)
     if not math.isfinite(g) or not 0 <= g <= MAX_GAIN:
         raise ValueError(
-            f"{what} {value!r} is out of range: gains are numbers from 0 to {MAX_GAIN:g}"
+            _("%(what)s %(value)s is out of range: gains are numbers from 0 to %(max)s")
+            % {"what": what or _("gain"), "value": repr(value), "max": f"{MAX_GAIN:g}"}
         )
     return g
 
@@ -38,9 +41,15 @@ def check_parameters(*, beta: float = DEFAULT_BETA, rbp_p: float = DEFAULT_RBP_P
     services all call it): beta in [0, MAX_BETA], the RBP persistence p in [0, 1)."""
     b, p = float(beta), float(rbp_p)
     if not (math.isfinite(b) and 0 <= b <= MAX_BETA):
-        raise ValueError(f"beta {beta!r} is out of range: it must be from 0 to {MAX_BETA:g}")
+        raise ValueError(
+            _("beta %(beta)s is out of range: it must be from 0 to %(max)s")
+            % {"beta": repr(beta), "max": f"{MAX_BETA:g}"}
+        )
     if not (math.isfinite(p) and 0 <= p < 1):
-        raise ValueError(f"the RBP persistence p {rbp_p!r} is out of range: it must be in [0, 1)")
+        raise ValueError(
+            _("the RBP persistence p %(p)s is out of range: it must be in [0, 1)")
+            % {"p": repr(rbp_p)}
+        )
 
 
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
@@ -64,19 +73,35 @@ class GainProfile:
             unknown = [lv for lv in self.values if lv not in levels]
             if unknown:
                 raise ValueError(
-                    f"gain profile {self.label!r} names level(s) {', '.join(unknown)} that "
-                    f"the judgments do not have (their levels: {', '.join(levels)})"
+                    _(
+                        "gain profile %(profile)s names level(s) %(unknown)s that the "
+                        "judgments do not have (their levels: %(levels)s)"
+                    )
+                    % {
+                        "profile": repr(self.label),
+                        "unknown": ", ".join(unknown),
+                        "levels": ", ".join(levels),
+                    }
                 )
             missing = [lv for lv in levels if lv not in self.values]
             if missing:
                 raise ValueError(
-                    f"gain profile {self.label!r} gives no gain for level(s) {', '.join(missing)}"
+                    _("gain profile %(profile)s gives no gain for level(s) %(missing)s")
+                    % {"profile": repr(self.label), "missing": ", ".join(missing)}
                 )
             return np.asarray([self.values[lv] for lv in levels], dtype=float)
         if len(self.values) < len(levels):
             raise ValueError(
-                f"gain profile {self.label!r} has {len(self.values)} value(s) "
-                f"but there are {len(levels)} levels ({', '.join(levels)})"
+                _(
+                    "gain profile %(profile)s has %(n)s value(s) but there are %(levels_n)s "
+                    "levels (%(levels)s)"
+                )
+                % {
+                    "profile": repr(self.label),
+                    "n": len(self.values),
+                    "levels_n": len(levels),
+                    "levels": ", ".join(levels),
+                }
             )
         return np.asarray(self.values[: len(levels)], dtype=float)
 
@@ -116,14 +141,21 @@ def parse_gains(spec: str | None) -> GainProfile:
         for part in text.split(","):
             m = re.fullmatch(rf"\s*([^=\s]+)\s*=\s*({_NUM})\s*", part)
             if not m:
-                raise ValueError(f"bad gain {part!r} in {spec!r} (expected LEVEL=number)")
-            values[m.group(1)] = check_gain(float(m.group(2)), f"gain of {m.group(1)!r}")
+                raise ValueError(
+                    _("bad gain %(part)s in %(spec)s (expected LEVEL=number)")
+                    % {"part": repr(part), "spec": repr(spec)}
+                )
+            what = _("gain of %(level)s") % {"level": repr(m.group(1))}
+            values[m.group(1)] = check_gain(float(m.group(2)), what)
         return GainProfile(values, adjusted, spec.strip())  # type: ignore[arg-type]
     parts = text.split(":")
     if not all(re.fullmatch(_NUM, p.strip()) for p in parts):
         raise ValueError(
-            f"bad gain profile {spec!r} (expected e.g. 3:2:1, 1:1:1, 10:5:1, "
-            "S=3,A=2,B=1 or adjusted)"
+            _(
+                "bad gain profile %(spec)s (expected e.g. 3:2:1, 1:1:1, 10:5:1, "
+                "S=3,A=2,B=1 or adjusted)"
+            )
+            % {"spec": repr(spec)}
         )
     values_t = tuple(check_gain(float(p)) for p in parts)
     return GainProfile(values_t, adjusted, spec.strip())
