@@ -30,7 +30,7 @@ from evaluation import services
 from evaluation.analysis import score_config
 from evaluation.archive.exporting import collection_export
 from evaluation.archive.importing import collection_import as archive_import
-from evaluation.metrics import Ranking, evaluate
+from evaluation.metrics import Judgments, Ranking, evaluate
 from evaluation.metrics.judgment_parsers import parse_judgments_csv, parse_qrels
 from evaluation.metrics.normalize import normalize_answer
 from evaluation.metrics.parsers import (
@@ -105,6 +105,36 @@ def test_matching_keys_table():
         assert normalize_answer(text, "normalized") == normalized, text
         assert normalize_answer(text, "exact") == exact, text
     assert normalize_answer("-40") == normalize_answer("40")  # the page's warning
+
+
+def test_japanese_keys_table():
+    """The Japanese table: NFKC under normalized (full-width Latin, half-width katakana),
+    none under squad; and its worked case's reciprocal ranks."""
+    start = TEXT.index("| answer as written | `normalized` key | `squad` key | `exact` key |")
+    row = re.compile(r"^\| `([^`]+)` \| `([^`]+)` \| `([^`]+)` \| `([^`]+)` \|$")
+    rows = []
+    for line in TEXT[start:].splitlines()[2:]:
+        m = row.match(line)
+        if not m:
+            break
+        rows.append(m.groups())
+    assert len(rows) == 7
+    for text, normalized, squad, exact in rows:
+        assert normalize_answer(text, "normalized") == normalized, text
+        assert normalize_answer(text, "squad") == squad, text
+        assert normalize_answer(text, "exact") == exact, text
+    for mode, rr in (("normalized", 1.0), ("squad", 0.0), ("exact", 0.0)):
+        judgments = Judgments.build(
+            qids=["Q1"],
+            synsets=["1"],
+            texts=["トウキョウ"],
+            levels_of=["S"],
+            levels=["S"],
+            gains=[1.0],
+            match=mode,
+        )
+        run = Ranking("r", np.asarray(["Q1"], dtype=object), np.asarray(["ﾄｳｷｮｳ"], dtype=object))
+        assert evaluate(judgments, [run], ["rr"]).values[0, 0, 0] == rr, mode
 
 
 def test_questions_csv():
