@@ -63,22 +63,41 @@ def free_port() -> int:
 _collected: list[bool] = []
 
 
+def _static_digest() -> str:
+    """What the collected files depend on: Django's version (the admin's files) and every
+    file under static/ (its path, size and modification time)."""
+    import django
+
+    h = hashlib.sha256(django.__version__.encode())
+    for path in sorted((ROOT / "static").rglob("*")):
+        if path.is_file():
+            st = path.stat()
+            h.update(f"{path.relative_to(ROOT)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:16]
+
+
 def collect_static(env: dict) -> None:
     """The static files production settings serve (collectstatic's manifest), collected
-    once per test process, under a lock: two collectstatic runs into the one STATIC_ROOT at
-    once delete each other's hashed files (seen once in CI: FileNotFoundError)."""
+    once for the checkout, under a lock, then marked done (``STATIC_ROOT/.collected-*``):
+    a collectstatic rewrites hashed files (deleted, then saved again), so one running in
+    another test process while a gunicorn boots there made whitenoise's scan of
+    STATIC_ROOT fail with FileNotFoundError (seen twice in CI: the worker failed to boot).
+    With the mark, only the first process collects; the others wait for it, then skip."""
     if _collected:
         return
     digest = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]
     lock = Path(tempfile.gettempdir()) / f"qasynset-collectstatic-{digest}.lock"
+    done = ROOT / "staticfiles" / f".collected-{_static_digest()}"
     with lock.open("w") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
-        subprocess.run(
-            [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
-            cwd=ROOT,
-            env=env,
-            check=True,
-        )
+        if not done.exists():
+            subprocess.run(
+                [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
+                cwd=ROOT,
+                env=env,
+                check=True,
+            )
+            done.touch()
     _collected.append(True)
 
 
